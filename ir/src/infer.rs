@@ -1,0 +1,304 @@
+//! Result dtype and shape of a node from its op's table row, attributes and input types. The
+//! frontend calls this when an op is written (so errors come early) and the verifier calls it on
+//! every node between stages.
+
+use crate::dtype::{DType, DTypeKind};
+use crate::error::{IrError, Result};
+use crate::graph::Attrs;
+use crate::ops::{Arity, AttrKind, DTypeRule, OpClass, OpKind};
+use crate::shape::{can_broadcast_to, numel, Shape};
+
+fn attrs_err(op: OpKind, message: impl Into<String>) -> IrError {
+    IrError::InvalidAttrs { op: op.name().to_string(), message: message.into() }
+}
+
+fn check_axes(op: OpKind, axes: &[usize], rank: usize) -> Result<()> {
+    for w in axes.windows(2) {
+        if w[0] >= w[1] {
+            return Err(attrs_err(op, format!("axes {axes:?} must be sorted and distinct")));
+        }
+    }
+    if let Some(&a) = axes.iter().find(|&&a| a >= rank) {
+        return Err(IrError::AxisOutOfBounds { op: op.name().into(), axis: a as i64, rank });
+    }
+    Ok(())
+}
+
+/// The dtype and shape of `op` applied to inputs of the given dtypes and shapes.
+///
+/// Leaves have no rule (their node declares its type): for them this is an error.
+pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<(DType, Shape)> {
+    let info = op.info();
+    let name = info.name;
+    match info.arity {
+        Arity::Fixed(n) if inputs.len() != n => {
+            return Err(IrError::Arity { op: name.into(), expected: n.to_string(), got: inputs.len() })
+        }
+        Arity::Variadic if inputs.is_empty() => {
+            return Err(IrError::Arity { op: name.into(), expected: "at least 1".into(), got: 0 })
+        }
+        _ => {}
+    }
+    if attrs.kind() != info.attrs {
+        return Err(attrs_err(op, format!("expected {:?} attributes, got {:?}", info.attrs, attrs.kind())));
+    }
+    // The operands whose dtype the domain and the Same rule constrain.
+    let data: &[(DType, &[usize])] = if info.dtype_rule == DTypeRule::Select { &inputs[1..] } else { inputs };
+    for &(d, _) in data {
+        if !info.domain.contains(d) {
+            return Err(IrError::UnsupportedDType {
+                op: name.into(),
+                dtypes: inputs.iter().map(|i| i.0).collect(),
+                accepted: info.domain.describe(),
+            });
+        }
+    }
+    let same_dtype = || -> Result<DType> {
+        let d0 = data[0].0;
+        if data.iter().any(|&(d, _)| d != d0) {
+            return Err(IrError::DTypeMismatch { op: name.into(), dtypes: inputs.iter().map(|i| i.0).collect() });
+        }
+        Ok(d0)
+    };
+    let dtype = match info.dtype_rule {
+        DTypeRule::Declared => return Err(attrs_err(op, "a leaf's type is declared, not inferred")),
+        DTypeRule::Same => same_dtype()?,
+        DTypeRule::Bool => {
+            same_dtype()?;
+            DType::Bool
+        }
+        DTypeRule::Real => same_dtype()?.real_dtype(),
+        DTypeRule::SumLike => match same_dtype()?.kind() {
+            DTypeKind::Bool | DTypeKind::SignedInt => DType::Int64,
+            DTypeKind::UnsignedInt => DType::UInt64,
+            _ => data[0].0,
+        },
+        DTypeRule::Index => DType::Int64,
+        DTypeRule::Select => {
+            if inputs[0].0 != DType::Bool {
+                return Err(IrError::UnsupportedDType {
+                    op: name.into(),
+                    dtypes: inputs.iter().map(|i| i.0).collect(),
+                    accepted: "a bool condition".into(),
+                });
+            }
+            same_dtype()?
+        }
+        DTypeRule::Attribute => match attrs {
+            Attrs::DType { dtype } => *dtype,
+            _ => unreachable!("checked against the schema above"),
+        },
+        DTypeRule::Complex => same_dtype()?,
+    };
+
+    let s0: &[usize] = inputs[0].1;
+    let shape: Shape = match info.class {
+        OpClass::Leaf => unreachable!("leaves have the Declared rule"),
+        OpClass::Elementwise => {
+            if inputs.iter().any(|&(_, s)| s != s0) {
+                return Err(IrError::ShapeMismatch { op: name.into(), shapes: inputs.iter().map(|i| i.1.into()).collect() });
+            }
+            s0.into()
+        }
+        OpClass::Reduce => {
+            let Attrs::Reduce { axes, keepdims } = attrs else { unreachable!() };
+            check_axes(op, axes, s0.len())?;
+            if matches!(op, OpKind::ArgMax | OpKind::ArgMin) && axes.len() != 1 {
+                return Err(attrs_err(op, "argmax/argmin reduce exactly one axis"));
+            }
+            let reduced: usize = axes.iter().map(|&a| s0[a]).product();
+            if reduced == 0 && matches!(op, OpKind::Max | OpKind::Min | OpKind::ArgMax | OpKind::ArgMin) {
+                return Err(IrError::EmptyReduction { op: name.into(), shape: s0.into(), axes: axes.to_vec() });
+            }
+            (0..s0.len())
+                .filter_map(|i| {
+                    if axes.contains(&i) {
+                        keepdims.then_some(1)
+                    } else {
+                        Some(s0[i])
+                    }
+                })
+                .collect()
+        }
+        OpClass::View => view_shape(op, attrs, s0)?,
+        OpClass::Copy => match attrs {
+            Attrs::None => s0.into(),
+            Attrs::Axis { axis } => {
+                let axis = *axis;
+                let stack = op == OpKind::Stack;
+                let rank = s0.len() + stack as usize;
+                if axis >= rank {
+                    return Err(IrError::AxisOutOfBounds { op: name.into(), axis: axis as i64, rank });
+                }
+                for &(_, s) in inputs {
+                    let ok = s.len() == s0.len()
+                        && (0..s0.len()).all(|i| s[i] == s0[i] || (!stack && i == axis));
+                    if !ok {
+                        return Err(IrError::ShapeMismatch { op: name.into(), shapes: inputs.iter().map(|i| i.1.into()).collect() });
+                    }
+                }
+                let mut out: Shape = s0.into();
+                if stack {
+                    out.insert(axis, inputs.len());
+                } else {
+                    out[axis] = inputs.iter().map(|i| i.1[axis]).sum();
+                }
+                out
+            }
+            _ => unreachable!(),
+        },
+        OpClass::Vendor => match op {
+            OpKind::MatMul => matmul_shape(inputs[0].1, inputs[1].1)?,
+            OpKind::Fft => {
+                let Attrs::Fft { axis, .. } = attrs else { unreachable!() };
+                if *axis >= s0.len() {
+                    return Err(IrError::AxisOutOfBounds { op: name.into(), axis: *axis as i64, rank: s0.len() });
+                }
+                s0.into()
+            }
+            other => return Err(attrs_err(other, "not a vendor op")),
+        },
+        OpClass::Custom => return Err(attrs_err(op, "a custom kernel's type is declared, not inferred")),
+    };
+    Ok((dtype, shape))
+}
+
+fn view_shape(op: OpKind, attrs: &Attrs, s0: &[usize]) -> Result<Shape> {
+    let name = op.name();
+    Ok(match (op, attrs) {
+        (OpKind::Reshape, Attrs::Shape { shape }) => {
+            if numel(shape) != numel(s0) {
+                return Err(IrError::Reshape { op: name.into(), size: numel(s0), to: shape.clone() });
+            }
+            shape.clone()
+        }
+        (OpKind::BroadcastTo, Attrs::Shape { shape }) => {
+            if !can_broadcast_to(s0, shape) {
+                return Err(IrError::Broadcast { op: name.into(), shapes: vec![s0.into(), shape.clone()] });
+            }
+            shape.clone()
+        }
+        (OpKind::Permute, Attrs::Perm { perm }) => {
+            let mut seen = vec![false; s0.len()];
+            if perm.len() != s0.len() || perm.iter().any(|&p| p >= s0.len() || std::mem::replace(&mut seen[p], true)) {
+                return Err(attrs_err(op, format!("axes {perm:?} don't match array of dimension {}", s0.len())));
+            }
+            perm.iter().map(|&p| s0[p]).collect()
+        }
+        (OpKind::Slice, Attrs::Slice { dims }) => {
+            if dims.len() != s0.len() {
+                return Err(attrs_err(op, format!("{} slice dims for an array of dimension {}", dims.len(), s0.len())));
+            }
+            for (d, &n) in dims.iter().zip(s0) {
+                let last = d.start as isize + (d.len as isize - 1) * d.step;
+                if d.step == 0 || (d.len > 0 && (d.start >= n || last < 0 || last >= n as isize)) {
+                    return Err(attrs_err(op, format!("slice {d:?} out of bounds for extent {n}")));
+                }
+            }
+            dims.iter().map(|d| d.len).collect()
+        }
+        (OpKind::ExpandDims, Attrs::Axes { axes }) => {
+            let rank = s0.len() + axes.len();
+            check_axes(op, axes, rank)?;
+            let mut it = s0.iter();
+            (0..rank).map(|i| if axes.contains(&i) { 1 } else { *it.next().unwrap() }).collect()
+        }
+        (OpKind::Squeeze, Attrs::Axes { axes }) => {
+            check_axes(op, axes, s0.len())?;
+            if let Some(&a) = axes.iter().find(|&&a| s0[a] != 1) {
+                return Err(IrError::InvalidShape {
+                    op: name.into(),
+                    shape: s0.into(),
+                    message: format!("cannot select an axis to squeeze out which has size not equal to one (axis {a})"),
+                });
+            }
+            (0..s0.len()).filter(|i| !axes.contains(i)).map(|i| s0[i]).collect()
+        }
+        (OpKind::Flip, Attrs::Axes { axes }) => {
+            check_axes(op, axes, s0.len())?;
+            s0.into()
+        }
+        _ => return Err(attrs_err(op, "not a view op with these attributes")),
+    })
+}
+
+/// `np.matmul`'s shape rule for operands of rank >= 2 (the frontend handles rank 1 by adding and
+/// removing an axis): batch axes broadcast, `(.., m, k) @ (.., k, n) -> (.., m, n)`.
+pub fn matmul_shape(a: &[usize], b: &[usize]) -> Result<Shape> {
+    if a.len() < 2 || b.len() < 2 {
+        return Err(IrError::InvalidShape {
+            op: "matmul".into(),
+            shape: if a.len() < 2 { a.into() } else { b.into() },
+            message: "operands of the IR's matmul have rank >= 2".into(),
+        });
+    }
+    let (m, k1) = (a[a.len() - 2], a[a.len() - 1]);
+    let (k2, n) = (b[b.len() - 2], b[b.len() - 1]);
+    if k1 != k2 {
+        return Err(IrError::MatMulShape { op: "matmul".into(), a: a.into(), b: b.into(), k1, k2 });
+    }
+    let mut out = crate::shape::broadcast_shapes("matmul", &a[..a.len() - 2], &b[..b.len() - 2])?;
+    out.push(m);
+    out.push(n);
+    Ok(out)
+}
+
+/// Whether the attribute schema of `op` is [`AttrKind::None`].
+pub fn takes_no_attrs(op: OpKind) -> bool {
+    op.info().attrs == AttrKind::None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smallvec::smallvec;
+
+    #[test]
+    fn elementwise_rules() {
+        let s: &[usize] = &[2, 3];
+        assert_eq!(infer(OpKind::Add, &Attrs::None, &[(DType::Int8, s), (DType::Int8, s)]).unwrap().0, DType::Int8);
+        assert_eq!(infer(OpKind::Lt, &Attrs::None, &[(DType::Float32, s), (DType::Float32, s)]).unwrap().0, DType::Bool);
+        assert_eq!(infer(OpKind::Abs, &Attrs::None, &[(DType::Complex64, s)]).unwrap().0, DType::Float32);
+        assert!(matches!(
+            infer(OpKind::Add, &Attrs::None, &[(DType::Int8, s), (DType::Int16, s)]),
+            Err(IrError::DTypeMismatch { .. })
+        ));
+        assert!(matches!(infer(OpKind::Sin, &Attrs::None, &[(DType::Int32, s)]), Err(IrError::UnsupportedDType { .. })));
+        assert!(matches!(
+            infer(OpKind::Add, &Attrs::None, &[(DType::Int8, s), (DType::Int8, &[3])]),
+            Err(IrError::ShapeMismatch { .. })
+        ));
+        let w = infer(OpKind::Where, &Attrs::None, &[(DType::Bool, s), (DType::Float64, s), (DType::Float64, s)]).unwrap();
+        assert_eq!(w.0, DType::Float64);
+    }
+
+    #[test]
+    fn reduction_rules() {
+        let s: &[usize] = &[2, 0, 4];
+        let r = infer(OpKind::Sum, &Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[(DType::Int8, s)]).unwrap();
+        assert_eq!((r.0, r.1.as_slice()), (DType::Int64, &[2usize, 4][..]));
+        let r = infer(OpKind::Sum, &Attrs::Reduce { axes: smallvec![0, 2], keepdims: true }, &[(DType::UInt8, s)]).unwrap();
+        assert_eq!((r.0, r.1.as_slice()), (DType::UInt64, &[1usize, 0, 1][..]));
+        let e = infer(OpKind::Max, &Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[(DType::Float32, s)]);
+        assert!(matches!(e, Err(IrError::EmptyReduction { .. })));
+        assert!(infer(OpKind::Max, &Attrs::Reduce { axes: smallvec![0], keepdims: false }, &[(DType::Float32, &[3, 0])]).is_ok());
+    }
+
+    #[test]
+    fn view_rules() {
+        let s: &[usize] = &[2, 3];
+        let r = infer(OpKind::Permute, &Attrs::Perm { perm: smallvec![1, 0] }, &[(DType::Bool, s)]).unwrap();
+        assert_eq!(r.1.as_slice(), &[3, 2]);
+        assert!(infer(OpKind::Reshape, &Attrs::Shape { shape: smallvec![5] }, &[(DType::Bool, s)]).is_err());
+        let r = infer(OpKind::ExpandDims, &Attrs::Axes { axes: smallvec![0, 3] }, &[(DType::Bool, s)]).unwrap();
+        assert_eq!(r.1.as_slice(), &[1, 2, 3, 1]);
+        assert!(infer(OpKind::Squeeze, &Attrs::Axes { axes: smallvec![0] }, &[(DType::Bool, s)]).is_err());
+        let c = infer(OpKind::Concatenate, &Attrs::Axis { axis: 1 }, &[(DType::Bool, s), (DType::Bool, &[2, 5])]).unwrap();
+        assert_eq!(c.1.as_slice(), &[2, 8]);
+        let st = infer(OpKind::Stack, &Attrs::Axis { axis: 2 }, &[(DType::Bool, s), (DType::Bool, s)]).unwrap();
+        assert_eq!(st.1.as_slice(), &[2, 3, 2]);
+        let m = matmul_shape(&[5, 1, 2, 3], &[4, 3, 7]).unwrap();
+        assert_eq!(m.as_slice(), &[5, 4, 2, 7]);
+        assert!(matches!(matmul_shape(&[2, 3], &[4, 5]), Err(IrError::MatMulShape { .. })));
+    }
+}

@@ -1,0 +1,339 @@
+//! The op set, declared once.
+//!
+//! Every op of kiln is one row of the table in [`ops!`] below: its IR name, class, arity, the
+//! dtypes it accepts, the rule for its result dtype, the attributes it carries and a one-line doc.
+//! The textual IR, the verifier ([`crate::infer`]), the reference evaluator and the compiler's
+//! e-graph language all read this table; adding an op is adding a row (and its semantics in the
+//! evaluator, which an exhaustive `match` enforces).
+//!
+//! Elementwise ops in the IR take operands of one dtype and one shape: the frontend makes
+//! promotion (`cast`) and broadcasting (`broadcast_to`) explicit before it builds a node.
+
+use crate::dtype::{DType, DTypeKind};
+
+/// What an op does to memory, which decides how it fuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpClass {
+    /// No inputs: materialised arrays, constants, index ramps.
+    Leaf,
+    /// One output element from the same element of each input.
+    Elementwise,
+    /// Reduces over axes.
+    Reduce,
+    /// Re-indexes its input without computing (reshape, transpose, broadcast, slice ...).
+    View,
+    /// Builds a new array from whole inputs (concatenate, stack, contiguous copy).
+    Copy,
+    /// Handed to a vendor library (cuBLAS, cuFFT): a fusion boundary.
+    Vendor,
+    /// A user's raw kernel: a fusion boundary.
+    Custom,
+}
+
+/// Number of inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arity {
+    Fixed(usize),
+    /// One or more.
+    Variadic,
+}
+
+/// A set of dtype kinds, as a bit mask over [`DTypeKind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Domain(pub u8);
+
+impl Domain {
+    pub const B: Domain = Domain(1);
+    pub const I: Domain = Domain(2);
+    pub const U: Domain = Domain(4);
+    pub const F: Domain = Domain(8);
+    pub const C: Domain = Domain(16);
+    pub const ANY: Domain = Domain(31);
+    pub const INT: Domain = Domain(2 | 4);
+    pub const INT_BOOL: Domain = Domain(1 | 2 | 4);
+    pub const NUM: Domain = Domain(2 | 4 | 8 | 16);
+    pub const REAL_NUM: Domain = Domain(2 | 4 | 8);
+    pub const INEXACT: Domain = Domain(8 | 16);
+
+    pub const fn contains(self, d: DType) -> bool {
+        let bit = match d.kind() {
+            DTypeKind::Bool => 1,
+            DTypeKind::SignedInt => 2,
+            DTypeKind::UnsignedInt => 4,
+            DTypeKind::Float => 8,
+            DTypeKind::Complex => 16,
+        };
+        self.0 & bit != 0
+    }
+
+    /// Names of the kinds in the set, for error messages: `"int, uint, float"`.
+    pub fn describe(self) -> String {
+        let names = ["bool", "int", "uint", "float", "complex"];
+        (0..5).filter(|b| self.0 & (1 << b) != 0).map(|b| names[b]).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// How an op's result dtype follows from its inputs and attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DTypeRule {
+    /// Leaves: the node declares its dtype.
+    Declared,
+    /// All inputs share one dtype, which is the result's.
+    Same,
+    /// All inputs share one dtype; the result is bool (comparisons, predicates).
+    Bool,
+    /// The real dtype of the input (`abs`, `real`, `imag`: complex64 → float32).
+    Real,
+    /// NumPy's sum/prod accumulator: bool and signed ints → int64, unsigned → uint64, else same.
+    SumLike,
+    /// int64 indices (argmax, argmin).
+    Index,
+    /// `where(cond, x, y)`: cond is bool, x and y share the result's dtype.
+    Select,
+    /// The `dtype` attribute (`cast`).
+    Attribute,
+    /// complex of the input's precision (fft).
+    Complex,
+}
+
+/// Which attributes an op carries (the schema; [`crate::graph::Attrs`] holds the values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttrKind {
+    None,
+    /// `index`: position in the graph's list of materialised inputs.
+    Input,
+    /// `value`: a scalar literal.
+    Const,
+    /// `axis`: the axis along which the ramp counts 0, 1, 2, ...
+    Iota,
+    /// `dtype`: the target dtype.
+    DType,
+    /// `shape`: the result shape.
+    Shape,
+    /// `perm`: result axis k is input axis perm[k].
+    Perm,
+    /// `axes` (sorted, normalised) and `keepdims`.
+    Reduce,
+    /// `axes` (sorted, normalised).
+    Axes,
+    /// `axis` (normalised).
+    Axis,
+    /// `start`, `step`, `len` per axis (normalised: start in bounds, len the result extent).
+    Slice,
+    /// `axis`, `inverse`, `norm`.
+    Fft,
+    /// `name` of a user kernel.
+    Custom,
+}
+
+/// One row of the op table.
+#[derive(Debug)]
+pub struct OpInfo {
+    /// The op's name in the textual IR and the e-graph language (NumPy's ufunc name where one
+    /// exists).
+    pub name: &'static str,
+    pub class: OpClass,
+    pub arity: Arity,
+    /// dtypes the inputs may have (for `where`, the dtypes of `x` and `y`).
+    pub domain: Domain,
+    pub dtype_rule: DTypeRule,
+    pub attrs: AttrKind,
+    /// One line: what it computes and its NumPy equivalent.
+    pub doc: &'static str,
+}
+
+macro_rules! ops {
+    ($( $variant:ident, $name:literal, $class:ident, $arity:expr, $domain:ident, $rule:ident, $attrs:ident, $doc:literal; )*) => {
+        /// An op of the IR; [`OpKind::info`] gives its row of the table.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum OpKind { $( #[doc = $doc] $variant, )* }
+
+        impl OpKind {
+            /// Every op, in table order.
+            pub const ALL: &'static [OpKind] = &[ $( OpKind::$variant, )* ];
+
+            /// The op's row of the table.
+            pub fn info(self) -> &'static OpInfo {
+                match self {
+                    $( OpKind::$variant => &OpInfo {
+                        name: $name,
+                        class: OpClass::$class,
+                        arity: $arity,
+                        domain: Domain::$domain,
+                        dtype_rule: DTypeRule::$rule,
+                        attrs: AttrKind::$attrs,
+                        doc: $doc,
+                    }, )*
+                }
+            }
+        }
+    };
+}
+
+use Arity::{Fixed, Variadic};
+
+ops! {
+    // variant       name             class        arity     domain    dtype rule  attrs    doc
+    Input,           "input",         Leaf,        Fixed(0), ANY,      Declared,  Input,   "an array already materialised: the graph's input number `index`";
+    Const,           "const",         Leaf,        Fixed(0), ANY,      Declared,  Const,   "a scalar constant (rank 0)";
+    Iota,            "iota",          Leaf,        Fixed(0), NUM,      Declared,  Iota,    "the index along `axis` at each element: 0, 1, 2, ... (np.arange broadcast along axis)";
+
+    Neg,             "negative",      Elementwise, Fixed(1), NUM,      Same,      None,    "-x (np.negative); wraps for integers";
+    Abs,             "absolute",      Elementwise, Fixed(1), ANY,      Real,      None,    "|x| (np.absolute); complex gives its modulus";
+    Sign,            "sign",          Elementwise, Fixed(1), NUM,      Same,      None,    "-1, 0 or 1 (np.sign); NaN stays NaN; complex gives x/|x|";
+    Sqrt,            "sqrt",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "square root (np.sqrt)";
+    Cbrt,            "cbrt",          Elementwise, Fixed(1), F,        Same,      None,    "cube root (np.cbrt)";
+    Square,          "square",        Elementwise, Fixed(1), NUM,      Same,      None,    "x*x (np.square)";
+    Reciprocal,      "reciprocal",    Elementwise, Fixed(1), NUM,      Same,      None,    "1/x (np.reciprocal); integer division for integers";
+    Exp,             "exp",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "e**x (np.exp)";
+    Exp2,            "exp2",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "2**x (np.exp2)";
+    Expm1,           "expm1",         Elementwise, Fixed(1), INEXACT,  Same,      None,    "e**x - 1, exact near 0 (np.expm1)";
+    Log,             "log",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "natural logarithm (np.log)";
+    Log2,            "log2",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "base-2 logarithm (np.log2)";
+    Log10,           "log10",         Elementwise, Fixed(1), INEXACT,  Same,      None,    "base-10 logarithm (np.log10)";
+    Log1p,           "log1p",         Elementwise, Fixed(1), INEXACT,  Same,      None,    "log(1 + x), exact near 0 (np.log1p)";
+    Sin,             "sin",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "sine, radians (np.sin)";
+    Cos,             "cos",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "cosine, radians (np.cos)";
+    Tan,             "tan",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "tangent, radians (np.tan)";
+    Arcsin,          "arcsin",        Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse sine (np.arcsin)";
+    Arccos,          "arccos",        Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse cosine (np.arccos)";
+    Arctan,          "arctan",        Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse tangent (np.arctan)";
+    Sinh,            "sinh",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "hyperbolic sine (np.sinh)";
+    Cosh,            "cosh",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "hyperbolic cosine (np.cosh)";
+    Tanh,            "tanh",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "hyperbolic tangent (np.tanh)";
+    Arcsinh,         "arcsinh",       Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic sine (np.arcsinh)";
+    Arccosh,         "arccosh",       Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic cosine (np.arccosh)";
+    Arctanh,         "arctanh",       Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic tangent (np.arctanh)";
+    Floor,           "floor",         Elementwise, Fixed(1), F,        Same,      None,    "largest integer <= x (np.floor)";
+    Ceil,            "ceil",          Elementwise, Fixed(1), F,        Same,      None,    "smallest integer >= x (np.ceil)";
+    Trunc,           "trunc",         Elementwise, Fixed(1), F,        Same,      None,    "x rounded toward zero (np.trunc)";
+    Rint,            "rint",          Elementwise, Fixed(1), F,        Same,      None,    "x rounded to nearest, ties to even (np.rint)";
+    Erf,             "erf",           Elementwise, Fixed(1), F,        Same,      None,    "the error function (scipy.special.erf)";
+    IsNan,           "isnan",         Elementwise, Fixed(1), INEXACT,  Bool,      None,    "x is NaN (np.isnan)";
+    IsInf,           "isinf",         Elementwise, Fixed(1), INEXACT,  Bool,      None,    "x is ±inf (np.isinf)";
+    IsFinite,        "isfinite",      Elementwise, Fixed(1), INEXACT,  Bool,      None,    "x is neither NaN nor ±inf (np.isfinite)";
+    LogicalNot,      "logical_not",   Elementwise, Fixed(1), B,        Same,      None,    "not x, on bools (np.logical_not)";
+    Invert,          "invert",        Elementwise, Fixed(1), INT_BOOL, Same,      None,    "bitwise not, ~x (np.invert)";
+    Real,            "real",          Elementwise, Fixed(1), C,        Real,      None,    "real part (np.real)";
+    Imag,            "imag",          Elementwise, Fixed(1), C,        Real,      None,    "imaginary part (np.imag)";
+    Conj,            "conjugate",     Elementwise, Fixed(1), C,        Same,      None,    "complex conjugate (np.conjugate)";
+
+    Add,             "add",           Elementwise, Fixed(2), ANY,      Same,      None,    "x + y (np.add); logical or on bools";
+    Sub,             "subtract",      Elementwise, Fixed(2), NUM,      Same,      None,    "x - y (np.subtract)";
+    Mul,             "multiply",      Elementwise, Fixed(2), ANY,      Same,      None,    "x * y (np.multiply); logical and on bools";
+    Div,             "divide",        Elementwise, Fixed(2), INEXACT,  Same,      None,    "x / y (np.true_divide)";
+    FloorDiv,        "floor_divide",  Elementwise, Fixed(2), REAL_NUM, Same,      None,    "floor(x / y) (np.floor_divide); integer division by 0 gives 0";
+    Remainder,       "remainder",     Elementwise, Fixed(2), REAL_NUM, Same,      None,    "x mod y with the sign of y (np.remainder, Python's %)";
+    Power,           "power",         Elementwise, Fixed(2), NUM,      Same,      None,    "x ** y (np.power)";
+    Maximum,         "maximum",       Elementwise, Fixed(2), ANY,      Same,      None,    "larger of x, y; NaN propagates (np.maximum)";
+    Minimum,         "minimum",       Elementwise, Fixed(2), ANY,      Same,      None,    "smaller of x, y; NaN propagates (np.minimum)";
+    Fmax,            "fmax",          Elementwise, Fixed(2), ANY,      Same,      None,    "larger of x, y; NaN ignored (np.fmax)";
+    Fmin,            "fmin",          Elementwise, Fixed(2), ANY,      Same,      None,    "smaller of x, y; NaN ignored (np.fmin)";
+    Arctan2,         "arctan2",       Elementwise, Fixed(2), F,        Same,      None,    "angle of (x=y_arg, y=x_arg): arctan(x1/x2) by quadrant (np.arctan2)";
+    Hypot,           "hypot",         Elementwise, Fixed(2), F,        Same,      None,    "sqrt(x*x + y*y) without overflow (np.hypot)";
+    LogAddExp,       "logaddexp",     Elementwise, Fixed(2), F,        Same,      None,    "log(exp(x) + exp(y)) without overflow (np.logaddexp)";
+    CopySign,        "copysign",      Elementwise, Fixed(2), F,        Same,      None,    "|x| with the sign of y (np.copysign)";
+    Eq,              "equal",         Elementwise, Fixed(2), ANY,      Bool,      None,    "x == y (np.equal)";
+    Ne,              "not_equal",     Elementwise, Fixed(2), ANY,      Bool,      None,    "x != y (np.not_equal)";
+    Lt,              "less",          Elementwise, Fixed(2), ANY,      Bool,      None,    "x < y (np.less); complex compares lexicographically";
+    Le,              "less_equal",    Elementwise, Fixed(2), ANY,      Bool,      None,    "x <= y (np.less_equal)";
+    Gt,              "greater",       Elementwise, Fixed(2), ANY,      Bool,      None,    "x > y (np.greater)";
+    Ge,              "greater_equal", Elementwise, Fixed(2), ANY,      Bool,      None,    "x >= y (np.greater_equal)";
+    LogicalAnd,      "logical_and",   Elementwise, Fixed(2), B,        Same,      None,    "x and y, on bools (np.logical_and)";
+    LogicalOr,       "logical_or",    Elementwise, Fixed(2), B,        Same,      None,    "x or y, on bools (np.logical_or)";
+    LogicalXor,      "logical_xor",   Elementwise, Fixed(2), B,        Same,      None,    "x xor y, on bools (np.logical_xor)";
+    BitwiseAnd,      "bitwise_and",   Elementwise, Fixed(2), INT_BOOL, Same,      None,    "x & y (np.bitwise_and)";
+    BitwiseOr,       "bitwise_or",    Elementwise, Fixed(2), INT_BOOL, Same,      None,    "x | y (np.bitwise_or)";
+    BitwiseXor,      "bitwise_xor",   Elementwise, Fixed(2), INT_BOOL, Same,      None,    "x ^ y (np.bitwise_xor)";
+    LeftShift,       "left_shift",    Elementwise, Fixed(2), INT,      Same,      None,    "x << y (np.left_shift); shifts of the bit width or more give 0";
+    RightShift,      "right_shift",   Elementwise, Fixed(2), INT,      Same,      None,    "x >> y, arithmetic for signed (np.right_shift)";
+    Where,           "where",         Elementwise, Fixed(3), ANY,      Select,    None,    "x where cond else y (np.where(cond, x, y))";
+    Cast,            "cast",          Elementwise, Fixed(1), ANY,      Attribute, DType,   "x converted to `dtype` (ndarray.astype, unsafe casting)";
+
+    Sum,             "sum",           Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "sum over `axes` (np.sum); float16/bfloat16 accumulate in float32";
+    Prod,            "prod",          Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "product over `axes` (np.prod)";
+    Max,             "max",           Reduce,      Fixed(1), ANY,      Same,      Reduce,  "maximum over `axes`; NaN propagates (np.max)";
+    Min,             "min",           Reduce,      Fixed(1), ANY,      Same,      Reduce,  "minimum over `axes`; NaN propagates (np.min)";
+    ArgMax,          "argmax",        Reduce,      Fixed(1), ANY,      Index,     Reduce,  "index of the first maximum along one axis; the first NaN wins (np.argmax)";
+    ArgMin,          "argmin",        Reduce,      Fixed(1), ANY,      Index,     Reduce,  "index of the first minimum along one axis; the first NaN wins (np.argmin)";
+    All,             "all",           Reduce,      Fixed(1), ANY,      Bool,      Reduce,  "every element is truthy (np.all)";
+    Any,             "any",           Reduce,      Fixed(1), ANY,      Bool,      Reduce,  "some element is truthy (np.any)";
+
+    Reshape,         "reshape",       View,        Fixed(1), ANY,      Same,      Shape,   "the same elements in C order with a new `shape` (np.reshape)";
+    Permute,         "permute",       View,        Fixed(1), ANY,      Same,      Perm,    "axes reordered by `perm` (np.transpose)";
+    BroadcastTo,     "broadcast_to",  View,        Fixed(1), ANY,      Same,      Shape,   "stretched to `shape` by NumPy's broadcasting (np.broadcast_to)";
+    Slice,           "slice",         View,        Fixed(1), ANY,      Same,      Slice,   "a basic slice start:stop:step per axis (x[a:b:c])";
+    ExpandDims,      "expand_dims",   View,        Fixed(1), ANY,      Same,      Axes,    "new axes of extent 1 at `axes` of the result (np.expand_dims)";
+    Squeeze,         "squeeze",       View,        Fixed(1), ANY,      Same,      Axes,    "axes of extent 1 at `axes` removed (np.squeeze)";
+    Flip,            "flip",          View,        Fixed(1), ANY,      Same,      Axes,    "order reversed along `axes` (np.flip)";
+
+    Concatenate,     "concatenate",   Copy,        Variadic, ANY,      Same,      Axis,    "inputs joined along an existing `axis` (np.concatenate)";
+    Stack,           "stack",         Copy,        Variadic, ANY,      Same,      Axis,    "inputs joined along a new `axis` (np.stack)";
+    Contiguous,      "contiguous",    Copy,        Fixed(1), ANY,      Same,      None,    "a C-contiguous copy (np.ascontiguousarray)";
+
+    MatMul,          "matmul",        Vendor,      Fixed(2), NUM,      Same,      None,    "matrix product over the last two axes, batch axes broadcast (np.matmul)";
+    Fft,             "fft",           Vendor,      Fixed(1), C,        Complex,   Fft,     "discrete Fourier transform along `axis` (np.fft.fft / ifft)";
+
+    CustomKernel,    "custom",        Custom,      Variadic, ANY,      Declared,  Custom,  "a user's raw kernel named `name`: a fusion boundary";
+}
+
+impl OpKind {
+    /// The op's IR name.
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// The op with this IR name.
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OpKind::ALL.iter().copied().find(|op| op.name() == name)
+    }
+
+    pub fn class(self) -> OpClass {
+        self.info().class
+    }
+
+    pub fn is_elementwise(self) -> bool {
+        self.class() == OpClass::Elementwise
+    }
+
+    pub fn is_reduction(self) -> bool {
+        self.class() == OpClass::Reduce
+    }
+
+    pub fn is_view(self) -> bool {
+        self.class() == OpClass::View
+    }
+
+    pub fn is_leaf(self) -> bool {
+        self.class() == OpClass::Leaf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        let mut seen = std::collections::HashSet::new();
+        for &op in OpKind::ALL {
+            assert!(seen.insert(op.name()), "duplicate op name {}", op.name());
+            assert_eq!(OpKind::from_name(op.name()), Some(op));
+            assert!(!op.info().doc.is_empty());
+        }
+        assert_eq!(OpKind::from_name("nope"), None);
+    }
+
+    #[test]
+    fn table_rows_are_consistent() {
+        for &op in OpKind::ALL {
+            let i = op.info();
+            if i.class == OpClass::Leaf {
+                assert_eq!(i.arity, Arity::Fixed(0), "{}", i.name);
+            }
+            if i.class == OpClass::Reduce {
+                assert_eq!(i.attrs, AttrKind::Reduce, "{}", i.name);
+            }
+        }
+    }
+}
