@@ -11,6 +11,9 @@ pub mod infer;
 pub mod ops;
 pub mod promote;
 pub mod shape;
+pub mod text;
+pub mod verify;
+pub mod eval;
 
 pub use dtype::{DType, DTypeKind, Element};
 pub use error::{IrError, Result};
