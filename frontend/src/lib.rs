@@ -1,1 +1,36 @@
-//! kiln-frontend
+//! kiln's array API: the lazy [`Array`], NumPy/CuPy's names and semantics, and materialisation.
+//!
+//! Operations build an expression graph; nothing runs until a result is asked for. Shape and
+//! dtype errors are reported where the op is written: every fallible op has a `try_` form
+//! returning [`Result`], and a panicking form (and operator overloads) with the same message.
+
+mod array;
+mod creation;
+pub mod dump;
+mod elementwise;
+mod error;
+mod io;
+mod materialize;
+mod operators;
+mod reduce;
+mod views;
+
+pub use array::Array;
+pub use creation::{arange, arange_step, eye, full, full_like, identity, linspace, ones, ones_like, try_arange_step, zeros, zeros_like};
+pub use elementwise::{try_where_, where_, Operand};
+pub use error::{Error, Result};
+pub use io::load_npy;
+pub use materialize::{eval_all, explain, lower, try_eval_all, Lowered};
+pub use reduce::{all_axes, axis, AxisArg};
+pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};
+
+pub use kiln_ir::{DType, HostArray};
+
+/// Unwraps a result, panicking with the error's message at the caller's location.
+#[track_caller]
+pub(crate) fn unwrap<T>(r: Result<T>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    }
+}

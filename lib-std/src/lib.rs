@@ -1,1 +1,35 @@
-//! kiln-std
+//! kiln's standard library: composite operations built from the primitives of the array API,
+//! each one lazy and fusable (softmax, logsumexp, layer norm, l2 norm).
+
+use kiln_frontend::{axis, Array, Result};
+
+/// `scipy.special.logsumexp(x, axis)`: `log(sum(exp(x)))` computed stably as
+/// `m + log(sum(exp(x - m)))` with `m = max(x)`. Errors: as `max` (an empty axis).
+pub fn logsumexp(x: &Array, ax: i64) -> Result<Array> {
+    let m = x.try_max(axis(ax).keepdims())?;
+    let s = x.try_subtract(&m)?.try_exp()?.try_sum(axis(ax).keepdims())?;
+    s.try_log()?.try_add(&m)?.try_squeeze(Some(&[ax]))
+}
+
+/// `softmax(x, axis)` as `scipy.special.softmax`: `exp(x - max) / sum(exp(x - max))`.
+pub fn softmax(x: &Array, ax: i64) -> Result<Array> {
+    let m = x.try_max(axis(ax).keepdims())?;
+    let e = x.try_subtract(&m)?.try_exp()?;
+    let s = e.try_sum(axis(ax).keepdims())?;
+    e.try_divide(&s)
+}
+
+/// Layer normalisation over the last axis (`torch.nn.functional.layer_norm` with
+/// `normalized_shape = x.shape[-1:]`): `(x - mean) / sqrt(var + eps) * weight + bias`, the
+/// variance biased (ddof 0). `weight` and `bias` broadcast against `x`.
+pub fn layer_norm(x: &Array, weight: &Array, bias: &Array, eps: f64) -> Result<Array> {
+    let mean = x.try_mean(axis(-1).keepdims())?;
+    let d = x.try_subtract(&mean)?;
+    let var = d.try_square()?.try_mean(axis(-1).keepdims())?;
+    d.try_divide(&var.try_add(eps)?.try_sqrt()?)?.try_multiply(weight)?.try_add(bias)
+}
+
+/// Euclidean norm of each row of the last axis: `sqrt(sum(x*x, axis=-1))`.
+pub fn l2norm_rows(x: &Array) -> Result<Array> {
+    x.try_square()?.try_sum(-1)?.try_sqrt()
+}

@@ -1,0 +1,110 @@
+//! The lazy [`Array`]: a node of an expression DAG, computed when a result is asked for.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use kiln_ir::infer::infer;
+use kiln_ir::shape::ShapeDisplay;
+use kiln_ir::{Attrs, DType, HostArray, Literal, OpKind, Shape};
+use smallvec::SmallVec;
+
+use crate::error::Result;
+
+/// One expression: an op of the IR applied to other arrays. `value` is filled when the array is
+/// materialised ([`Array::eval`]) or was created from data; later graphs then read it as an
+/// input instead of recomputing it.
+pub(crate) struct Expr {
+    pub(crate) op: OpKind,
+    pub(crate) attrs: Attrs,
+    pub(crate) inputs: SmallVec<[Array; 3]>,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Shape,
+    pub(crate) value: OnceLock<Arc<HostArray>>,
+}
+
+/// A lazy n-dimensional array, CuPy's `ndarray` with deferred evaluation.
+///
+/// Operations on arrays build an expression graph and return at once; shape and dtype errors are
+/// reported where the op is written. The work runs when a result is needed (`to_vec`, `item`,
+/// `to_ndarray`, `save_npy`, `eval`). Cloning an `Array` is cheap: it shares the expression.
+#[derive(Clone)]
+pub struct Array {
+    pub(crate) e: Arc<Expr>,
+}
+
+impl Array {
+    /// A non-leaf array: `op` applied to `inputs`, its dtype and shape inferred (and checked) by
+    /// the op table's rules.
+    pub(crate) fn apply(op: OpKind, attrs: Attrs, inputs: &[&Array]) -> Result<Array> {
+        let types: SmallVec<[(DType, &[usize]); 3]> = inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
+        let (dtype, shape) = infer(op, &attrs, &types)?;
+        Ok(Array::node(op, attrs, inputs.iter().map(|&a| a.clone()).collect(), dtype, shape))
+    }
+
+    pub(crate) fn node(op: OpKind, attrs: Attrs, inputs: SmallVec<[Array; 3]>, dtype: DType, shape: Shape) -> Array {
+        Array { e: Arc::new(Expr { op, attrs, inputs, dtype, shape, value: OnceLock::new() }) }
+    }
+
+    /// An array holding materialised host data.
+    pub fn from_host(h: HostArray) -> Array {
+        let a = Array::node(OpKind::Input, Attrs::Input { index: 0 }, SmallVec::new(), h.dtype(), h.shape().into());
+        let _ = a.e.value.set(Arc::new(h));
+        a
+    }
+
+    /// A rank-0 constant. The literal must already be of `dtype`.
+    pub(crate) fn literal(dtype: DType, value: Literal) -> Array {
+        debug_assert!(value.fits(dtype), "{value:?} as {dtype}");
+        Array::node(OpKind::Const, Attrs::Const { value }, SmallVec::new(), dtype, Shape::new())
+    }
+
+    /// The element type (`ndarray.dtype`).
+    pub fn dtype(&self) -> DType {
+        self.e.dtype
+    }
+
+    /// Extent of each axis (`ndarray.shape`).
+    pub fn shape(&self) -> &[usize] {
+        &self.e.shape
+    }
+
+    /// Number of axes (`ndarray.ndim`).
+    pub fn ndim(&self) -> usize {
+        self.e.shape.len()
+    }
+
+    /// Number of elements (`ndarray.size`).
+    pub fn size(&self) -> usize {
+        self.e.shape.iter().product()
+    }
+
+    /// Bytes of the elements (`ndarray.nbytes`).
+    pub fn nbytes(&self) -> usize {
+        self.size() * self.dtype().itemsize()
+    }
+
+    /// Whether the value has been computed and is held (after `eval`, or for data arrays).
+    pub fn is_materialized(&self) -> bool {
+        self.e.value.get().is_some()
+    }
+
+    /// The held value, if materialised.
+    pub(crate) fn value(&self) -> Option<&Arc<HostArray>> {
+        self.e.value.get()
+    }
+
+    /// Whether two handles are the same expression.
+    pub fn same_expr(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.e, &other.e)
+    }
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Array({} {}, {}", self.dtype(), ShapeDisplay(self.shape()), self.e.op.name())?;
+        if self.is_materialized() {
+            f.write_str(", materialized")?;
+        }
+        f.write_str(")")
+    }
+}

@@ -1,0 +1,167 @@
+//! Array creation: from data, and lazily from constants and index ramps (`zeros`, `arange`, ...
+//! take no memory until used).
+
+use kiln_ir::{Attrs, DType, HostArray, HostElement, Literal, OpKind, Shape, WeakScalar};
+use smallvec::SmallVec;
+
+use crate::array::Array;
+use crate::elementwise::{scalar_literal, Operand};
+use crate::error::{value_err, Result};
+
+impl Array {
+    /// An array of `shape` holding `data` in C order (`np.array(data).reshape(shape)`).
+    ///
+    /// Errors: `data.len()` is not the product of `shape`.
+    pub fn try_from_vec<T: HostElement>(data: Vec<T>, shape: &[usize]) -> Result<Array> {
+        Ok(Array::from_host(HostArray::from_vec(shape, data)?))
+    }
+
+    /// An array of `shape` holding `data` in C order. Panics if the sizes disagree.
+    #[track_caller]
+    pub fn from_vec<T: HostElement>(data: Vec<T>, shape: &[usize]) -> Array {
+        crate::unwrap(Array::try_from_vec(data, shape))
+    }
+
+    /// A copy of `data` as an array of `shape`. Panics if the sizes disagree.
+    #[track_caller]
+    pub fn from_slice<T: HostElement>(data: &[T], shape: &[usize]) -> Array {
+        Array::from_vec(data.to_vec(), shape)
+    }
+
+    /// A 1-D array of `data`.
+    pub fn from_vec1<T: HostElement>(data: Vec<T>) -> Array {
+        let n = data.len();
+        Array::from_vec(data, &[n])
+    }
+
+    /// A copy of an `ndarray` array (any layout) with its shape.
+    pub fn from_ndarray<T: HostElement, S, D>(a: &ndarray::ArrayBase<S, D>) -> Array
+    where
+        S: ndarray::Data<Elem = T>,
+        D: ndarray::Dimension,
+    {
+        let shape: Vec<usize> = a.shape().to_vec();
+        Array::from_vec(a.iter().copied().collect(), &shape)
+    }
+
+    /// A rank-0 array holding a Rust scalar, with the scalar's default dtype (int64, float64,
+    /// complex128, bool).
+    pub fn scalar(value: impl Into<Operand>) -> Array {
+        match value.into() {
+            Operand::Array(a) => a,
+            Operand::Scalar(s) => {
+                let d = s.default_dtype();
+                Array::literal(d, scalar_literal(d, s))
+            }
+        }
+    }
+}
+
+/// `np.full(shape, value, dtype)`: lazy (a constant broadcast to `shape`).
+pub fn full(shape: &[usize], value: impl Into<Operand>, dtype: DType) -> Array {
+    let lit = match value.into() {
+        Operand::Scalar(s) => scalar_literal(dtype, s),
+        Operand::Array(a) => return a.astype(dtype).broadcast_to(shape),
+    };
+    let c = Array::literal(dtype, lit);
+    crate::unwrap(c.broadcast_to_shape(shape))
+}
+
+/// `np.zeros(shape, dtype)`.
+pub fn zeros(shape: &[usize], dtype: DType) -> Array {
+    full(shape, 0i64, dtype)
+}
+
+/// `np.ones(shape, dtype)`.
+pub fn ones(shape: &[usize], dtype: DType) -> Array {
+    full(shape, 1i64, dtype)
+}
+
+/// `np.zeros_like(a)`.
+pub fn zeros_like(a: &Array) -> Array {
+    zeros(a.shape(), a.dtype())
+}
+
+/// `np.ones_like(a)`.
+pub fn ones_like(a: &Array) -> Array {
+    ones(a.shape(), a.dtype())
+}
+
+/// `np.full_like(a, value)`.
+pub fn full_like(a: &Array, value: impl Into<Operand>) -> Array {
+    full(a.shape(), value, a.dtype())
+}
+
+/// The index ramp 0, 1, ..., n-1 along `axis` of `shape`, of `dtype`.
+pub(crate) fn iota(dtype: DType, shape: &[usize], axis: usize) -> Array {
+    Array::node(OpKind::Iota, Attrs::Iota { axis }, SmallVec::new(), dtype, Shape::from(shape))
+}
+
+/// `np.arange(stop)`: int64 values 0, 1, ..., stop-1 (empty when stop <= 0).
+pub fn arange(stop: i64) -> Array {
+    iota(DType::Int64, &[stop.max(0) as usize], 0)
+}
+
+/// `np.arange(start, stop, step)`: values `start + i*step` while below `stop` (above, for a
+/// negative step). The dtype is int64 when all three are integers, else float64, as NumPy's
+/// default. Errors: `step == 0`.
+pub fn try_arange_step(start: impl Into<Operand>, stop: impl Into<Operand>, step: impl Into<Operand>) -> Result<Array> {
+    let as_weak = |o: Operand| match o {
+        Operand::Scalar(s) => Ok(s),
+        Operand::Array(_) => Err(value_err("arange", "start, stop and step are scalars")),
+    };
+    let (a, b, s) = (as_weak(start.into())?, as_weak(stop.into())?, as_weak(step.into())?);
+    let num = |w: WeakScalar| match w {
+        WeakScalar::Bool(v) => v as u8 as f64,
+        WeakScalar::Int(v) => v as f64,
+        WeakScalar::Float(v) => v,
+        WeakScalar::Complex(z) => z.re,
+    };
+    let all_int = [a, b, s].iter().all(|w| matches!(w, WeakScalar::Int(_) | WeakScalar::Bool(_)));
+    let dtype = if all_int { DType::Int64 } else { DType::Float64 };
+    let (fa, fb, fs) = (num(a), num(b), num(s));
+    if fs == 0.0 {
+        return Err(value_err("arange", "Maximum allowed size exceeded (step is zero)"));
+    }
+    let n = ((fb - fa) / fs).ceil().max(0.0) as usize;
+    let i = iota(dtype, &[n], 0);
+    // NumPy fills start + i*delta with delta = (start + step) - start.
+    let start_lit = scalar_literal(dtype, a);
+    let delta = if all_int { Literal::from_f64(dtype, fs) } else { Literal::from_f64(dtype, (fa + fs) - fa) };
+    let d = Array::literal(dtype, delta);
+    let st = Array::literal(dtype, start_lit);
+    Ok(&(&i * &d) + &st)
+}
+
+/// `np.arange(start, stop, step)`. Panics where [`try_arange_step`] errs.
+#[track_caller]
+pub fn arange_step(start: impl Into<Operand>, stop: impl Into<Operand>, step: impl Into<Operand>) -> Array {
+    crate::unwrap(try_arange_step(start, stop, step))
+}
+
+/// `np.linspace(start, stop, num)`: `num` evenly spaced float64 values from `start` to `stop`
+/// inclusive (NumPy's formula: `start + i*step`, the last value set to `stop`).
+pub fn linspace(start: f64, stop: f64, num: usize) -> Array {
+    let div = num.saturating_sub(1).max(1) as f64;
+    let step = (stop - start) / div;
+    let i = iota(DType::Float64, &[num], 0);
+    let y = &(&i * step) + start;
+    if num > 1 {
+        crate::elementwise::where_(i.equal((num - 1) as f64), stop, y)
+    } else {
+        y
+    }
+}
+
+/// `np.eye(n, m, k, dtype)`: ones on the `k`-th diagonal of an `n`×`m` matrix.
+pub fn eye(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Array {
+    let m = m.unwrap_or(n);
+    let rows = iota(DType::Int64, &[n, m], 0);
+    let cols = iota(DType::Int64, &[n, m], 1);
+    (&rows + k).equal(&cols).astype(dtype)
+}
+
+/// `np.identity(n, dtype)`.
+pub fn identity(n: usize, dtype: DType) -> Array {
+    eye(n, None, 0, dtype)
+}

@@ -1,0 +1,473 @@
+//! Elementwise operations: NumPy's ufuncs with promotion and broadcasting made explicit.
+//!
+//! For every op the frontend (1) finds the compute dtype: `result_type` of the operands, Rust
+//! scalars being NEP 50 weak scalars; (2) coerces it to a dtype the op's table row accepts
+//! (integers to float for float-only ufuncs, anything to bool for logical ones), as NumPy's loop
+//! selection does; (3) inserts `cast` and `broadcast_to` nodes; (4) builds the node, whose rules
+//! the op table checks.
+
+use kiln_ir::ops::Domain;
+use kiln_ir::promote::{result_type, result_type_weak};
+use kiln_ir::shape::broadcast_shapes;
+use kiln_ir::{Attrs, DType, Literal, OpKind, WeakScalar};
+use num_complex::{Complex32, Complex64};
+
+use crate::array::Array;
+use crate::error::Result;
+
+/// An operand of an elementwise op: an array or a weak Rust scalar.
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Array(Array),
+    Scalar(WeakScalar),
+}
+
+impl From<Array> for Operand {
+    fn from(a: Array) -> Operand {
+        Operand::Array(a)
+    }
+}
+impl From<&Array> for Operand {
+    fn from(a: &Array) -> Operand {
+        Operand::Array(a.clone())
+    }
+}
+impl From<&&Array> for Operand {
+    fn from(a: &&Array) -> Operand {
+        Operand::Array((*a).clone())
+    }
+}
+macro_rules! weak_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Operand {
+            fn from(v: $t) -> Operand { Operand::Scalar(WeakScalar::Int(v as i128)) }
+        }
+    )*};
+}
+weak_int!(i8, i16, i32, i64, u8, u16, u32, u64, isize, usize);
+impl From<f64> for Operand {
+    fn from(v: f64) -> Operand {
+        Operand::Scalar(WeakScalar::Float(v))
+    }
+}
+impl From<f32> for Operand {
+    fn from(v: f32) -> Operand {
+        Operand::Scalar(WeakScalar::Float(v as f64))
+    }
+}
+impl From<bool> for Operand {
+    fn from(v: bool) -> Operand {
+        Operand::Scalar(WeakScalar::Bool(v))
+    }
+}
+impl From<Complex64> for Operand {
+    fn from(v: Complex64) -> Operand {
+        Operand::Scalar(WeakScalar::Complex(v))
+    }
+}
+impl From<Complex32> for Operand {
+    fn from(v: Complex32) -> Operand {
+        Operand::Scalar(WeakScalar::Complex(Complex64::new(v.re as f64, v.im as f64)))
+    }
+}
+
+/// The literal of `dtype` for a weak scalar (its dtype already decided by promotion).
+pub(crate) fn scalar_literal(dtype: DType, s: WeakScalar) -> Literal {
+    match s {
+        WeakScalar::Bool(b) => Literal::from_i128(dtype, b as i128),
+        WeakScalar::Int(v) => Literal::from_i128(dtype, v),
+        WeakScalar::Float(x) => Literal::from_f64(dtype, x),
+        WeakScalar::Complex(z) => {
+            if dtype.is_complex() {
+                Literal::complex(dtype, z)
+            } else {
+                Literal::from_f64(dtype, z.re)
+            }
+        }
+    }
+}
+
+/// The smallest float dtype NumPy's float ufuncs use for an integer or bool input.
+fn float_for(d: DType) -> DType {
+    match d.itemsize() {
+        1 => DType::Float16,
+        2 => DType::Float32,
+        _ => DType::Float64,
+    }
+}
+
+/// The dtype `op` computes in when its operands promote to `d` (NumPy's loop selection).
+fn coerce(op: OpKind, d: DType) -> DType {
+    let domain = op.info().domain;
+    if domain.contains(d) {
+        return d;
+    }
+    if domain == Domain::B {
+        return DType::Bool;
+    }
+    if (d.is_bool() || d.is_integer()) && domain.contains(DType::Float64) {
+        return if op == OpKind::Div { DType::Float64 } else { float_for(d) };
+    }
+    if d.is_bool() && domain.contains(DType::Int8) && !matches!(op, OpKind::Neg | OpKind::Sub) {
+        return DType::Int8;
+    }
+    d
+}
+
+impl Array {
+    /// `self` as `dtype`, adding a cast only when the dtype differs.
+    pub(crate) fn cast_to(&self, dtype: DType) -> Array {
+        if self.dtype() == dtype {
+            return self.clone();
+        }
+        Array::apply(OpKind::Cast, Attrs::DType { dtype }, &[self]).expect("cast accepts every dtype")
+    }
+
+    /// `self` broadcast to `shape`, adding a node only when the shape differs.
+    pub(crate) fn broadcast_to_shape(&self, shape: &[usize]) -> Result<Array> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        Array::apply(OpKind::BroadcastTo, Attrs::Shape { shape: shape.into() }, &[self])
+    }
+
+    /// Applies an elementwise op of the table to `self` (NumPy's unary ufunc).
+    pub(crate) fn unary(&self, op: OpKind) -> Result<Array> {
+        let d = coerce(op, self.dtype());
+        Array::apply(op, Attrs::None, &[&self.cast_to(d)])
+    }
+}
+
+/// Promotes, coerces and broadcasts operands for `op`; returns the arrays to feed the node.
+pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
+    let name = op.name();
+    // Promotion: arrays are strong, scalars weak; all-scalar operands take their default dtypes.
+    let strong: Option<DType> = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Array(a) => Some(a.dtype()),
+            Operand::Scalar(_) => None,
+        })
+        .reduce(result_type);
+    let mut dtype = match strong {
+        Some(d) => d,
+        None => operands
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Scalar(s) => Some(s.default_dtype()),
+                Operand::Array(_) => None,
+            })
+            .reduce(result_type)
+            .expect("at least one operand"),
+    };
+    if strong.is_some() {
+        for o in operands {
+            if let Operand::Scalar(s) = o {
+                dtype = result_type_weak(name, dtype, *s)?;
+            }
+        }
+    }
+    let dtype = coerce(op, dtype);
+    // Broadcasting.
+    let mut shape = kiln_ir::Shape::new();
+    for o in operands {
+        if let Operand::Array(a) = o {
+            shape = broadcast_shapes(name, &shape, a.shape()).map_err(|e| match e {
+                kiln_ir::IrError::Broadcast { op, .. } => kiln_ir::IrError::Broadcast {
+                    op,
+                    shapes: operands
+                        .iter()
+                        .filter_map(|o| match o {
+                            Operand::Array(a) => Some(a.shape().into()),
+                            Operand::Scalar(_) => None,
+                        })
+                        .collect(),
+                },
+                other => other,
+            })?;
+        }
+    }
+    operands
+        .iter()
+        .map(|o| {
+            let a = match o {
+                Operand::Array(a) => a.cast_to(dtype),
+                Operand::Scalar(s) => Array::literal(dtype, scalar_literal(dtype, *s)),
+            };
+            a.broadcast_to_shape(&shape)
+        })
+        .collect()
+}
+
+/// Applies a binary elementwise op (NumPy's binary ufunc).
+pub(crate) fn binary(op: OpKind, a: Operand, b: Operand) -> Result<Array> {
+    let args = prepare(op, &[a, b])?;
+    Array::apply(op, Attrs::None, &[&args[0], &args[1]])
+}
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident, $try_name:ident => $op:ident;)*) => {
+        impl Array {$(
+            $(#[$doc])*
+            ///
+            /// Errors: a dtype the ufunc has no loop for.
+            pub fn $try_name(&self) -> Result<Array> {
+                self.unary(OpKind::$op)
+            }
+            $(#[$doc])*
+            ///
+            /// Panics where the `try_` form errs.
+            #[track_caller]
+            pub fn $name(&self) -> Array {
+                crate::unwrap(self.$try_name())
+            }
+        )*}
+    };
+}
+
+unary_methods! {
+    /// `np.negative(x)`, `-x`.
+    negative, try_negative => Neg;
+    /// `np.absolute(x)`; complex gives float.
+    abs, try_abs => Abs;
+    /// `np.sign(x)`.
+    sign, try_sign => Sign;
+    /// `np.sqrt(x)`; integers compute in float (int8 → float16, int16 → float32, wider → float64).
+    sqrt, try_sqrt => Sqrt;
+    /// `np.cbrt(x)`.
+    cbrt, try_cbrt => Cbrt;
+    /// `np.square(x)`.
+    square, try_square => Square;
+    /// `np.reciprocal(x)`; integer division for integers.
+    reciprocal, try_reciprocal => Reciprocal;
+    /// `np.exp(x)`.
+    exp, try_exp => Exp;
+    /// `np.exp2(x)`.
+    exp2, try_exp2 => Exp2;
+    /// `np.expm1(x)`.
+    expm1, try_expm1 => Expm1;
+    /// `np.log(x)`.
+    log, try_log => Log;
+    /// `np.log2(x)`.
+    log2, try_log2 => Log2;
+    /// `np.log10(x)`.
+    log10, try_log10 => Log10;
+    /// `np.log1p(x)`.
+    log1p, try_log1p => Log1p;
+    /// `np.sin(x)`, radians.
+    sin, try_sin => Sin;
+    /// `np.cos(x)`, radians.
+    cos, try_cos => Cos;
+    /// `np.tan(x)`, radians.
+    tan, try_tan => Tan;
+    /// `np.arcsin(x)`.
+    arcsin, try_arcsin => Arcsin;
+    /// `np.arccos(x)`.
+    arccos, try_arccos => Arccos;
+    /// `np.arctan(x)`.
+    arctan, try_arctan => Arctan;
+    /// `np.sinh(x)`.
+    sinh, try_sinh => Sinh;
+    /// `np.cosh(x)`.
+    cosh, try_cosh => Cosh;
+    /// `np.tanh(x)`.
+    tanh, try_tanh => Tanh;
+    /// `np.arcsinh(x)`.
+    arcsinh, try_arcsinh => Arcsinh;
+    /// `np.arccosh(x)`.
+    arccosh, try_arccosh => Arccosh;
+    /// `np.arctanh(x)`.
+    arctanh, try_arctanh => Arctanh;
+    /// `np.rint(x)`: round half to even.
+    rint, try_rint => Rint;
+    /// `scipy.special.erf(x)`.
+    erf, try_erf => Erf;
+    /// `np.isnan(x)` (bool).
+    isnan, try_isnan => IsNan;
+    /// `np.isinf(x)` (bool).
+    isinf, try_isinf => IsInf;
+    /// `np.isfinite(x)` (bool).
+    isfinite, try_isfinite => IsFinite;
+    /// `np.logical_not(x)` (bool; other dtypes test `x != 0`).
+    logical_not, try_logical_not => LogicalNot;
+    /// `np.invert(x)`, `~x`: bitwise not of integers, logical not of bools.
+    invert, try_invert => Invert;
+}
+
+macro_rules! rounding_methods {
+    ($($(#[$doc:meta])* $name:ident, $try_name:ident => $op:ident;)*) => {
+        impl Array {$(
+            $(#[$doc])*
+            /// Integers and bools are returned unchanged, as NumPy 2 does.
+            pub fn $try_name(&self) -> Result<Array> {
+                if self.dtype().is_integer() || self.dtype().is_bool() {
+                    return Ok(self.clone());
+                }
+                self.unary(OpKind::$op)
+            }
+            $(#[$doc])*
+            #[track_caller]
+            pub fn $name(&self) -> Array {
+                crate::unwrap(self.$try_name())
+            }
+        )*}
+    };
+}
+
+rounding_methods! {
+    /// `np.floor(x)`.
+    floor, try_floor => Floor;
+    /// `np.ceil(x)`.
+    ceil, try_ceil => Ceil;
+    /// `np.trunc(x)`.
+    trunc, try_trunc => Trunc;
+}
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $name:ident, $try_name:ident => $op:ident;)*) => {
+        impl Array {$(
+            $(#[$doc])*
+            ///
+            /// `other` is an array or a Rust scalar (a weak scalar, NEP 50). Errors: shapes that do
+            /// not broadcast, dtypes without a loop, an integer scalar out of the array dtype's range.
+            pub fn $try_name(&self, other: impl Into<Operand>) -> Result<Array> {
+                binary(OpKind::$op, self.into(), other.into())
+            }
+            $(#[$doc])*
+            ///
+            /// Panics where the `try_` form errs.
+            #[track_caller]
+            pub fn $name(&self, other: impl Into<Operand>) -> Array {
+                crate::unwrap(self.$try_name(other))
+            }
+        )*}
+    };
+}
+
+binary_methods! {
+    /// `np.add(x, y)`, `x + y`.
+    add, try_add => Add;
+    /// `np.subtract(x, y)`, `x - y`.
+    subtract, try_subtract => Sub;
+    /// `np.multiply(x, y)`, `x * y`.
+    multiply, try_multiply => Mul;
+    /// `np.true_divide(x, y)`, `x / y`; integers divide in float64.
+    divide, try_divide => Div;
+    /// `np.floor_divide(x, y)`, `x // y`.
+    floor_divide, try_floor_divide => FloorDiv;
+    /// `np.remainder(x, y)`, `x % y` (sign of `y`).
+    remainder, try_remainder => Remainder;
+    /// `np.power(x, y)`, `x ** y`.
+    power, try_power => Power;
+    /// `np.maximum(x, y)`: NaN propagates.
+    maximum, try_maximum => Maximum;
+    /// `np.minimum(x, y)`: NaN propagates.
+    minimum, try_minimum => Minimum;
+    /// `np.fmax(x, y)`: NaN ignored.
+    fmax, try_fmax => Fmax;
+    /// `np.fmin(x, y)`: NaN ignored.
+    fmin, try_fmin => Fmin;
+    /// `np.arctan2(self, other)`: the angle of the point (other, self).
+    arctan2, try_arctan2 => Arctan2;
+    /// `np.hypot(x, y)`.
+    hypot, try_hypot => Hypot;
+    /// `np.logaddexp(x, y)`.
+    logaddexp, try_logaddexp => LogAddExp;
+    /// `np.copysign(x, y)`.
+    copysign, try_copysign => CopySign;
+    /// `np.equal(x, y)`, `x == y` (bool).
+    equal, try_equal => Eq;
+    /// `np.not_equal(x, y)`, `x != y` (bool).
+    not_equal, try_not_equal => Ne;
+    /// `np.less(x, y)`, `x < y` (bool).
+    less, try_less => Lt;
+    /// `np.less_equal(x, y)`, `x <= y` (bool).
+    less_equal, try_less_equal => Le;
+    /// `np.greater(x, y)`, `x > y` (bool).
+    greater, try_greater => Gt;
+    /// `np.greater_equal(x, y)`, `x >= y` (bool).
+    greater_equal, try_greater_equal => Ge;
+    /// `np.logical_and(x, y)` (bool).
+    logical_and, try_logical_and => LogicalAnd;
+    /// `np.logical_or(x, y)` (bool).
+    logical_or, try_logical_or => LogicalOr;
+    /// `np.logical_xor(x, y)` (bool).
+    logical_xor, try_logical_xor => LogicalXor;
+    /// `np.bitwise_and(x, y)`, `x & y`.
+    bitwise_and, try_bitwise_and => BitwiseAnd;
+    /// `np.bitwise_or(x, y)`, `x | y`.
+    bitwise_or, try_bitwise_or => BitwiseOr;
+    /// `np.bitwise_xor(x, y)`, `x ^ y`.
+    bitwise_xor, try_bitwise_xor => BitwiseXor;
+    /// `np.left_shift(x, y)`, `x << y`.
+    left_shift, try_left_shift => LeftShift;
+    /// `np.right_shift(x, y)`, `x >> y`.
+    right_shift, try_right_shift => RightShift;
+}
+
+impl Array {
+    /// `x.astype(dtype)`: NumPy's unsafe casting (integers wrap, floats truncate toward zero
+    /// into integers, anything to bool is `x != 0`, complex to real drops the imaginary part).
+    pub fn astype(&self, dtype: DType) -> Array {
+        self.cast_to(dtype)
+    }
+
+    /// `np.real(x)`: the real part (the array itself when not complex).
+    pub fn real(&self) -> Array {
+        if self.dtype().is_complex() {
+            crate::unwrap(self.unary(OpKind::Real))
+        } else {
+            self.clone()
+        }
+    }
+
+    /// `np.imag(x)`: the imaginary part (zeros when not complex).
+    pub fn imag(&self) -> Array {
+        if self.dtype().is_complex() {
+            crate::unwrap(self.unary(OpKind::Imag))
+        } else {
+            crate::creation::zeros_like(self)
+        }
+    }
+
+    /// `np.conjugate(x)` (the array itself when not complex).
+    pub fn conj(&self) -> Array {
+        if self.dtype().is_complex() {
+            crate::unwrap(self.unary(OpKind::Conj))
+        } else {
+            self.clone()
+        }
+    }
+
+    /// `np.clip(x, lo, hi)` = `minimum(maximum(x, lo), hi)`; NaN in `x` propagates.
+    pub fn try_clip(&self, lo: impl Into<Operand>, hi: impl Into<Operand>) -> Result<Array> {
+        self.try_maximum(lo)?.try_minimum(hi)
+    }
+
+    /// `np.clip(x, lo, hi)`. Panics where [`Array::try_clip`] errs.
+    #[track_caller]
+    pub fn clip(&self, lo: impl Into<Operand>, hi: impl Into<Operand>) -> Array {
+        crate::unwrap(self.try_clip(lo, hi))
+    }
+}
+
+/// `np.where(cond, x, y)`: `x` where `cond` is true, else `y`. `cond` is tested for truth
+/// (`!= 0`); `x` and `y` promote together; all three broadcast.
+pub fn try_where_(cond: impl Into<Operand>, x: impl Into<Operand>, y: impl Into<Operand>) -> Result<Array> {
+    let c = match cond.into() {
+        Operand::Array(a) => a.cast_to(DType::Bool),
+        Operand::Scalar(s) => Array::literal(DType::Bool, scalar_literal(DType::Bool, s)),
+    };
+    let xy = prepare(OpKind::Where, &[x.into(), y.into()])?;
+    let shape = broadcast_shapes("where", c.shape(), xy[0].shape())?;
+    let c = c.broadcast_to_shape(&shape)?;
+    let x = xy[0].broadcast_to_shape(&shape)?;
+    let y = xy[1].broadcast_to_shape(&shape)?;
+    Array::apply(OpKind::Where, Attrs::None, &[&c, &x, &y])
+}
+
+/// `np.where(cond, x, y)`. Panics where [`try_where_`] errs.
+#[track_caller]
+pub fn where_(cond: impl Into<Operand>, x: impl Into<Operand>, y: impl Into<Operand>) -> Array {
+    crate::unwrap(try_where_(cond, x, y))
+}
