@@ -333,6 +333,13 @@ impl Graph {
         id
     }
 
+    /// Appends a node with no checks and no deduplication, for tests of the verifier.
+    #[cfg(test)]
+    pub(crate) fn push_unchecked(&mut self, node: Node) -> NodeId {
+        self.nodes.push(node);
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+
     /// Adds a non-leaf node, its dtype and shape inferred from the op table's rules.
     /// Errors: the op's dtype, shape, arity or attribute rules ([`crate::infer::infer`]).
     pub fn add(&mut self, op: OpKind, attrs: Attrs, inputs: &[NodeId]) -> Result<NodeId> {
