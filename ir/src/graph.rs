@@ -31,7 +31,7 @@ impl fmt::Display for NodeId {
 /// A scalar constant, already converted to its node's dtype. Floats are kept as the bits of an
 /// `f64` (exact for every float dtype), so literals hash and compare bit-wise; NaNs are
 /// canonicalised to one NaN.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Literal {
     Bool(bool),
     Int(i64),
@@ -151,7 +151,7 @@ pub fn wrap_unsigned(dtype: DType, v: i128) -> u64 {
 }
 
 /// Normalisation of `np.fft`'s `norm` argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FftNorm {
     /// No scaling forward, 1/n inverse.
     Backward,
@@ -173,7 +173,7 @@ impl FftNorm {
 
 /// One axis of a basic slice, normalised: the result has `len` elements along the axis, the
 /// first at input index `start`, then every `step` (negative steps walk backwards).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SliceDim {
     pub start: usize,
     pub step: isize,
@@ -208,7 +208,7 @@ pub type Axes = SmallVec<[usize; 4]>;
 
 /// The attribute values of a node; which variant an op takes is its table row's
 /// [`crate::ops::AttrKind`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Attrs {
     None,
     Input { index: u32 },
@@ -248,7 +248,7 @@ impl Attrs {
 }
 
 /// One operation: op, attributes, inputs, and its result's dtype and shape.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Node {
     pub op: OpKind,
     pub attrs: Attrs,
