@@ -48,13 +48,43 @@ fn canon(x: f64) -> u64 {
     }
 }
 
-/// Rounds an f64 to the precision of a float dtype (f16, bf16, f32 or f64).
+/// Rounds an f64 to the precision of a float dtype (f16, bf16, f32 or f64), to nearest with ties
+/// to even, correctly (one rounding: `half`'s `from_f64` drops the low 32 bits of the f64 first,
+/// which double-rounds some ties).
 pub fn round_to(dtype: DType, x: f64) -> f64 {
     match dtype.real_dtype() {
-        DType::Float16 => half::f16::from_f64(x).to_f64(),
-        DType::BFloat16 => half::bf16::from_f64(x).to_f64(),
+        DType::Float16 => round_significand(x, 11, -14, 15),
+        DType::BFloat16 => round_significand(x, 8, -126, 127),
         DType::Float32 => x as f32 as f64,
         _ => x,
+    }
+}
+
+/// `x` rounded to nearest-even in a binary format with `p` significand bits (implicit bit
+/// included), smallest normal exponent `emin` and largest exponent `emax` (gradual underflow,
+/// overflow to ±inf). Exact for `p <= 53` and formats narrower than f64.
+fn round_significand(x: f64, p: i32, emin: i32, emax: i32) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    // f64 subnormals are far below every narrower format's smallest subnormal.
+    let biased = ((x.to_bits() >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        return 0.0f64.copysign(x);
+    }
+    let e = biased - 1023;
+    // The weight of the last significand bit at x's magnitude.
+    let q = e.max(emin) - (p - 1);
+    let scale = 2f64.powi(q);
+    // Division and multiplication by a power of two are exact here; the quotient is < 2^p.
+    let r = (x / scale).round_ties_even() * scale;
+    let max = (2.0 - 2f64.powi(1 - p)) * 2f64.powi(emax);
+    if r.abs() > max {
+        f64::INFINITY.copysign(x)
+    } else if r == 0.0 {
+        0.0f64.copysign(x)
+    } else {
+        r
     }
 }
 
