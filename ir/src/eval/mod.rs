@@ -18,10 +18,11 @@
 //!   where NumPy's float32 loops (SIMD, libm's float functions) may be off by an ulp; likewise
 //!   complex64 computes in `Complex<f64>`. Float sums are compensated (nearly exact) where
 //!   NumPy's are pairwise; matmul and fft accumulate in f64.
-//! - complex transcendental functions (exp, log, trig, hyperbolic and their inverses) use
-//!   `num-complex`'s formulas, whose results on special values (infinities, NaNs, signed zeros)
-//!   may differ from C99 Annex G as NumPy's do.
+//! - complex functions are computed accurately (Kahan's formulas for the inverse trigonometric
+//!   and hyperbolic ones, [`cmath`]) with C99 Annex G's special values, as glibc's that NumPy
+//!   uses on Linux; complex `log1p` is accurate near 0 where NumPy's formula is not.
 
+mod cmath;
 mod elementwise;
 mod reduce;
 mod value;
@@ -352,15 +353,97 @@ impl Tensor {
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    use crate::graph::Graph;
+    use num_complex::Complex64;
+
+    use super::value::{load, Value};
+    use crate::graph::{Attrs, Graph};
     use crate::host::{HostArray, HostElement};
+    use crate::ops::OpKind;
 
     pub fn arr<T: HostElement>(shape: &[usize], v: Vec<T>) -> HostArray {
         HostArray::from_vec(shape, v).unwrap()
     }
 
+    /// A rank-1 array.
+    pub fn vec1<T: HostElement>(v: Vec<T>) -> HostArray {
+        let n = v.len();
+        arr(&[n], v)
+    }
+
     pub fn run(g: &Graph, inputs: &[HostArray]) -> Vec<HostArray> {
         let refs: Vec<&HostArray> = inputs.iter().collect();
         super::evaluate(g, &refs).unwrap()
+    }
+
+    /// `op` applied to the inputs (no attributes).
+    pub fn apply(op: OpKind, inputs: &[HostArray]) -> HostArray {
+        apply_with(op, Attrs::None, inputs)
+    }
+
+    pub fn apply_with(op: OpKind, attrs: Attrs, inputs: &[HostArray]) -> HostArray {
+        let mut g = Graph::new();
+        let ids: Vec<_> = inputs.iter().enumerate().map(|(i, a)| g.input(i as u32, a.dtype(), a.shape())).collect();
+        let r = g.add(op, attrs, &ids).unwrap();
+        g.push_output(r);
+        run(&g, inputs).pop().unwrap()
+    }
+
+    pub fn values(a: &HostArray) -> Vec<Value> {
+        load(a.data())
+    }
+
+    /// The elements of a float array as f64.
+    pub fn f64s(a: &HostArray) -> Vec<f64> {
+        values(a)
+            .into_iter()
+            .map(|v| match v {
+                Value::Float(x) => x,
+                other => panic!("{other:?} is not a float"),
+            })
+            .collect()
+    }
+
+    pub fn c64s(a: &HostArray) -> Vec<Complex64> {
+        values(a)
+            .into_iter()
+            .map(|v| match v {
+                Value::Complex(z) => z,
+                other => panic!("{other:?} is not complex"),
+            })
+            .collect()
+    }
+
+    pub fn bools(a: &HostArray) -> Vec<bool> {
+        a.as_slice::<bool>().unwrap().to_vec()
+    }
+
+    /// Exact equality, NaN equal to NaN, and the sign of zero checked.
+    #[track_caller]
+    pub fn assert_same(got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+        for (g, w) in got.iter().zip(want) {
+            let ok = (g.is_nan() && w.is_nan()) || (g == w && g.is_sign_negative() == w.is_sign_negative());
+            assert!(ok, "got {got:?}, want {want:?}");
+        }
+    }
+
+    /// Within `rel` relative error (NaN equal to NaN, infinities exact).
+    #[track_caller]
+    pub fn assert_close(got: &[f64], want: &[f64], rel: f64) {
+        assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+        for (g, w) in got.iter().zip(want) {
+            let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= rel * w.abs();
+            assert!(ok, "got {got:?}, want {want:?} (rel {rel})");
+        }
+    }
+
+    #[track_caller]
+    pub fn assert_close_c(got: &[Complex64], want: &[Complex64], rel: f64) {
+        assert_eq!(got.len(), want.len());
+        let scale = want.iter().map(|z| z.norm()).fold(0.0, f64::max);
+        for (g, w) in got.iter().zip(want) {
+            let ok = (g - w).norm() <= rel * scale.max(1e-300) || (g.re.is_nan() && w.re.is_nan());
+            assert!(ok, "got {got:?}, want {want:?} (rel {rel})");
+        }
     }
 }
