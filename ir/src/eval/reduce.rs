@@ -88,9 +88,9 @@ pub fn prod(x: &Tensor, axes: &[usize], dtype: DType, shape: Shape) -> Tensor {
         }
         Some(Value::UInt(_)) => Value::UInt(g.iter().fold(1u64, |acc, v| acc.wrapping_mul(as_u64(*v)))),
         Some(Value::Float(_)) => Value::Float(g.iter().fold(1.0, |acc, v| acc * as_f64(*v))),
-        Some(Value::Complex(_)) => g.iter().fold(Value::Complex(Complex64::new(1.0, 0.0)), |acc, v| {
-            elementwise::multiply(dtype, acc, *v)
-        }),
+        Some(Value::Complex(_)) => {
+            g.iter().fold(Value::Complex(Complex64::new(1.0, 0.0)), |acc, v| elementwise::multiply(dtype, acc, *v))
+        }
     })
 }
 
@@ -115,9 +115,27 @@ pub fn arg_extreme(x: &Tensor, axes: &[usize], shape: Shape, is_max: bool) -> Op
     // `better(v, best)`: v replaces the best so far (strictly better, or a NaN).
     let better = |v: Value, best: Value| -> bool {
         match (v, best) {
-            (Value::Bool(a), Value::Bool(b)) => if is_max { a & !b } else { !a & b },
-            (Value::Int(a), Value::Int(b)) => if is_max { a > b } else { a < b },
-            (Value::UInt(a), Value::UInt(b)) => if is_max { a > b } else { a < b },
+            (Value::Bool(a), Value::Bool(b)) => {
+                if is_max {
+                    a & !b
+                } else {
+                    !a & b
+                }
+            }
+            (Value::Int(a), Value::Int(b)) => {
+                if is_max {
+                    a > b
+                } else {
+                    a < b
+                }
+            }
+            (Value::UInt(a), Value::UInt(b)) => {
+                if is_max {
+                    a > b
+                } else {
+                    a < b
+                }
+            }
             (Value::Float(a), Value::Float(b)) => a.is_nan() || if is_max { a > b } else { a < b },
             (Value::Complex(a), Value::Complex(b)) => {
                 a.re.is_nan()
@@ -187,6 +205,7 @@ fn as_c64(v: Value) -> Complex64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::approx_constant, clippy::excessive_precision)]
 mod tests {
     use half::f16;
     use num_complex::{Complex32, Complex64};
@@ -232,7 +251,12 @@ mod tests {
         // the oracle gives the exact 1.0 (as np.sum of the float64 array).
         assert_eq!(red(Sum, &[0], false, vec1(vec![1e8f32, 1.0, -1e8])).as_slice::<f32>().unwrap(), &[1.0]);
         // np.sum(np.array([1+2j, 3-1j, 0.5+0.25j], np.complex64)) -> 4.5+1.25j
-        let r = red(Sum, &[0], false, vec1(vec![Complex32::new(1.0, 2.0), Complex32::new(3.0, -1.0), Complex32::new(0.5, 0.25)]));
+        let r = red(
+            Sum,
+            &[0],
+            false,
+            vec1(vec![Complex32::new(1.0, 2.0), Complex32::new(3.0, -1.0), Complex32::new(0.5, 0.25)]),
+        );
         assert_eq!(r.as_slice::<Complex32>().unwrap(), &[Complex32::new(4.5, 1.25)]);
         // np.prod(np.array([300, 300, 0.001], np.float16)) -> 90.0625 (no float16 overflow midway)
         let r = red(Prod, &[0], false, vec1(vec![f16::from_f64(300.0), f16::from_f64(300.0), f16::from_f64(0.001)]));
