@@ -1,8 +1,8 @@
 //! The reference evaluator: a plain host interpreter of the graph with NumPy's semantics. It is
 //! the oracle every later stage is checked against: simple and obviously correct, not fast.
 //!
-//! Every intermediate is a [`Tensor`]: a dtype, a shape and its elements in C order as
-//! [`value::Value`]s in the canonical form of the dtype (see [`value`]). Nodes are evaluated in
+//! Every intermediate is a `Tensor`: a dtype, a shape and its elements in C order as
+//! [`Value`]s in the canonical form of the dtype (see [`Value`]). Nodes are evaluated in
 //! order (the graph is topological); nodes that no output depends on are skipped, and each
 //! intermediate is dropped after its last use. Every node is type-checked again
 //! ([`crate::infer::infer`]) before it is evaluated, so the op functions can rely on their
@@ -13,13 +13,13 @@
 //!   x = 1, ±1 for x = -1, 0 otherwise;
 //! - integer `reciprocal` of 0 (undefined in NumPy; x86 gives the dtype's minimum) gives 0;
 //! - float → integer casts of NaN, ±inf and out-of-range values reproduce NumPy on x86-64
-//!   ([`value::float_to_int`]);
+//!   ([`float_to_int`]);
 //! - float16/bfloat16/float32 ops compute in f64 and round once, so they are correctly rounded
 //!   where NumPy's float32 loops (SIMD, libm's float functions) may be off by an ulp; likewise
 //!   complex64 computes in `Complex<f64>`. Float sums are compensated (nearly exact) where
 //!   NumPy's are pairwise; matmul and fft accumulate in f64.
 //! - complex functions are computed accurately (Kahan's formulas for the inverse trigonometric
-//!   and hyperbolic ones, [`cmath`]) with C99 Annex G's special values, as glibc's that NumPy
+//!   and hyperbolic ones, in the `cmath` module) with C99 Annex G's special values, as glibc's that NumPy
 //!   uses on Linux; complex `log1p` is accurate near 0 where NumPy's formula is not.
 
 mod cmath;

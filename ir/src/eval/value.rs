@@ -15,7 +15,10 @@ use crate::dtype::{DType, DTypeKind};
 use crate::graph::{round_to, wrap_signed, wrap_unsigned, Literal};
 use crate::host::Data;
 
-/// One element of any dtype.
+/// One element of any dtype. In an array of dtype `d` every element is in `d`'s canonical form:
+/// `Bool` for bool, `Int` within range for signed integers, `UInt` within range for unsigned
+/// ones, `Float` exactly representable in `d` for the floats, `Complex` with both parts
+/// representable in `d`'s real dtype for complex. [`cast`] converts any value into that form.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
     Bool(bool),
