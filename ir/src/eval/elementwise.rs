@@ -8,6 +8,9 @@
 
 use num_complex::Complex64 as C64;
 
+use super::cmath::{
+    cacos, cacosh, casin, casinh, catan, catanh, cdiv, cexp, cexp2, clog, clog1p, cmul, cpow, csqrt, ctan, ctanh,
+};
 use super::value::Value::{self, Bool, Complex, Float, Int, UInt};
 use crate::dtype::DType;
 
@@ -49,107 +52,7 @@ fn width(dt: DType) -> i64 {
     dt.itemsize() as i64 * 8
 }
 
-// ---------------------------------------------------------------- complex helpers (NumPy's loops)
-
-fn cmul(a: C64, b: C64) -> C64 {
-    C64::new(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
-}
-
-/// NumPy's complex division (Smith's algorithm; a zero divisor gives inf or NaN parts).
-fn cdiv(a: C64, b: C64) -> C64 {
-    let (br_abs, bi_abs) = (b.re.abs(), b.im.abs());
-    if br_abs >= bi_abs {
-        if br_abs == 0.0 && bi_abs == 0.0 {
-            C64::new(a.re / br_abs, a.im / br_abs)
-        } else {
-            let rat = b.im / b.re;
-            let scl = 1.0 / (b.re + b.im * rat);
-            C64::new((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl)
-        }
-    } else {
-        let rat = b.re / b.im;
-        let scl = 1.0 / (b.im + b.re * rat);
-        C64::new((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl)
-    }
-}
-
-/// The principal square root, C99's `csqrt` (special values per Annex G; scaled so that no
-/// intermediate overflows).
-fn csqrt(z: C64) -> C64 {
-    let (x, y) = (z.re, z.im);
-    if y.is_infinite() {
-        return C64::new(f64::INFINITY, y);
-    }
-    if x.is_nan() {
-        return C64::new(x, f64::NAN);
-    }
-    if x.is_infinite() {
-        if y.is_nan() {
-            return if x > 0.0 { C64::new(x, y) } else { C64::new(y, f64::INFINITY) };
-        }
-        return if x > 0.0 {
-            C64::new(x, 0.0f64.copysign(y))
-        } else {
-            C64::new(0.0, f64::INFINITY.copysign(y))
-        };
-    }
-    if y.is_nan() {
-        return C64::new(f64::NAN, f64::NAN);
-    }
-    if x == 0.0 && y == 0.0 {
-        return C64::new(0.0, y);
-    }
-    // Scale huge inputs down by 4 (result up by 2) and tiny ones up.
-    let big = f64::MAX / 4.0;
-    let (x, y, k) = if x.abs() > big || y.abs() > big {
-        (x * 0.25, y * 0.25, 2.0)
-    } else if x.abs() < 1e-300 && y.abs() < 1e-300 {
-        (x * 2f64.powi(600), y * 2f64.powi(600), 2f64.powi(-300))
-    } else {
-        (x, y, 1.0)
-    };
-    let t = ((x.abs() + x.hypot(y)) * 0.5).sqrt();
-    if x >= 0.0 {
-        C64::new(t * k, y / (2.0 * t) * k)
-    } else {
-        C64::new(y.abs() / (2.0 * t) * k, t.copysign(y) * k)
-    }
-}
-
-/// NumPy's complex power (`nc_pow`): x**0 = 1; 0**y is 0 for real y > 0 and NaN otherwise; small
-/// integer exponents by repeated multiplication; else exp(y·log(x)).
-fn cpow(a: C64, b: C64) -> C64 {
-    if b.re == 0.0 && b.im == 0.0 {
-        return C64::new(1.0, 0.0);
-    }
-    if a.re == 0.0 && a.im == 0.0 {
-        return if b.re > 0.0 && b.im == 0.0 { C64::new(0.0, 0.0) } else { C64::new(f64::NAN, f64::NAN) };
-    }
-    if b.im == 0.0 && b.re == b.re.trunc() && b.re.abs() < 100.0 {
-        let n = b.re as i64;
-        match n {
-            1 => return a,
-            2 => return cmul(a, a),
-            3 => return cmul(cmul(a, a), a),
-            _ => {
-                let mut m = n.unsigned_abs();
-                let (mut acc, mut p) = (C64::new(1.0, 0.0), a);
-                loop {
-                    if m & 1 == 1 {
-                        acc = cmul(acc, p);
-                    }
-                    m >>= 1;
-                    if m == 0 {
-                        break;
-                    }
-                    p = cmul(p, p);
-                }
-                return if n < 0 { cdiv(C64::new(1.0, 0.0), acc) } else { acc };
-            }
-        }
-    }
-    (b * a.ln()).exp()
-}
+// ----------------------------------------------------------------------- complex ordering
 
 /// NumPy's ordering macros for complex (lexicographic; a NaN in an imaginary part spoils `<`).
 fn c_lt(a: C64, b: C64) -> bool {
@@ -256,11 +159,11 @@ pub fn reciprocal(_: DType, v: Value) -> Value {
 }
 
 pub fn exp(_: DType, v: Value) -> Value {
-    inexact("exp", v, f64::exp, |z| z.exp())
+    inexact("exp", v, f64::exp, cexp)
 }
 
 pub fn exp2(_: DType, v: Value) -> Value {
-    inexact("exp2", v, f64::exp2, |z| (z * std::f64::consts::LN_2).exp())
+    inexact("exp2", v, f64::exp2, cexp2)
 }
 
 /// NumPy's complex expm1: (expm1(x)·cos(y) - 2·sin²(y/2), exp(x)·sin(y)).
@@ -272,20 +175,20 @@ pub fn expm1(_: DType, v: Value) -> Value {
 }
 
 pub fn log(_: DType, v: Value) -> Value {
-    inexact("log", v, f64::ln, |z| z.ln())
+    inexact("log", v, f64::ln, clog)
 }
 
 pub fn log2(_: DType, v: Value) -> Value {
-    inexact("log2", v, f64::log2, |z| z.ln() * std::f64::consts::LOG2_E)
+    inexact("log2", v, f64::log2, |z| clog(z) * std::f64::consts::LOG2_E)
 }
 
 pub fn log10(_: DType, v: Value) -> Value {
-    inexact("log10", v, f64::log10, |z| z.ln() * std::f64::consts::LOG10_E)
+    inexact("log10", v, f64::log10, |z| clog(z) * std::f64::consts::LOG10_E)
 }
 
-/// NumPy's complex log1p: (log(hypot(x + 1, y)), atan2(y, x + 1)).
+/// log(1 + x); complex: accurate near 0 (NumPy's formula log(hypot(1 + x, y)) is not).
 pub fn log1p(_: DType, v: Value) -> Value {
-    inexact("log1p", v, f64::ln_1p, |z| C64::new((z.re + 1.0).hypot(z.im).ln(), z.im.atan2(z.re + 1.0)))
+    inexact("log1p", v, f64::ln_1p, clog1p)
 }
 
 pub fn sin(_: DType, v: Value) -> Value {
@@ -295,16 +198,16 @@ pub fn cos(_: DType, v: Value) -> Value {
     inexact("cos", v, f64::cos, |z| z.cos())
 }
 pub fn tan(_: DType, v: Value) -> Value {
-    inexact("tan", v, f64::tan, |z| z.tan())
+    inexact("tan", v, f64::tan, ctan)
 }
 pub fn arcsin(_: DType, v: Value) -> Value {
-    inexact("arcsin", v, f64::asin, |z| z.asin())
+    inexact("arcsin", v, f64::asin, casin)
 }
 pub fn arccos(_: DType, v: Value) -> Value {
-    inexact("arccos", v, f64::acos, |z| z.acos())
+    inexact("arccos", v, f64::acos, cacos)
 }
 pub fn arctan(_: DType, v: Value) -> Value {
-    inexact("arctan", v, f64::atan, |z| z.atan())
+    inexact("arctan", v, f64::atan, catan)
 }
 pub fn sinh(_: DType, v: Value) -> Value {
     inexact("sinh", v, f64::sinh, |z| z.sinh())
@@ -313,16 +216,16 @@ pub fn cosh(_: DType, v: Value) -> Value {
     inexact("cosh", v, f64::cosh, |z| z.cosh())
 }
 pub fn tanh(_: DType, v: Value) -> Value {
-    inexact("tanh", v, f64::tanh, |z| z.tanh())
+    inexact("tanh", v, f64::tanh, ctanh)
 }
 pub fn arcsinh(_: DType, v: Value) -> Value {
-    inexact("arcsinh", v, f64::asinh, |z| z.asinh())
+    inexact("arcsinh", v, f64::asinh, casinh)
 }
 pub fn arccosh(_: DType, v: Value) -> Value {
-    inexact("arccosh", v, f64::acosh, |z| z.acosh())
+    inexact("arccosh", v, f64::acosh, cacosh)
 }
 pub fn arctanh(_: DType, v: Value) -> Value {
-    inexact("arctanh", v, f64::atanh, |z| z.atanh())
+    inexact("arctanh", v, f64::atanh, catanh)
 }
 
 pub fn floor(_: DType, v: Value) -> Value {
@@ -491,7 +394,7 @@ pub fn floor_divide(_: DType, a: Value, b: Value) -> Value {
                 q
             }
         }),
-        (UInt(x), UInt(y)) => UInt(if y == 0 { 0 } else { x / y }),
+        (UInt(x), UInt(y)) => UInt(x.checked_div(y).unwrap_or(0)),
         (Float(x), Float(y)) => Float(float_divmod(x, y).0),
         _ => bad("floor_divide", &[a, b]),
     }
@@ -729,5 +632,695 @@ pub fn right_shift(dt: DType, a: Value, b: Value) -> Value {
         }),
         (UInt(x), UInt(y)) => UInt(if y < w as u64 { x >> y } else { 0 }),
         _ => bad("right_shift", &[a, b]),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::approx_constant, clippy::excessive_precision)]
+mod tests {
+    use half::{bf16, f16};
+    use num_complex::{Complex32, Complex64};
+
+    use super::super::testutil::*;
+    use crate::graph::Attrs;
+    use crate::ops::OpKind::{self, *};
+    use crate::DType;
+
+    fn c(re: f64, im: f64) -> Complex64 {
+        Complex64::new(re, im)
+    }
+
+    #[test]
+    fn integer_wrap_around() {
+        // np.array([127], np.int8) + np.array([1], np.int8) -> [-128]
+        assert_eq!(apply(Add, &[vec1(vec![127i8]), vec1(vec![1i8])]).as_slice::<i8>().unwrap(), &[-128]);
+        // np.array([-2**31], np.int32) - np.array([1], np.int32) -> [2147483647]
+        assert_eq!(apply(Sub, &[vec1(vec![i32::MIN]), vec1(vec![1i32])]).as_slice::<i32>().unwrap(), &[i32::MAX]);
+        // np.array([0], np.uint8) - np.array([1], np.uint8) -> [255]
+        assert_eq!(apply(Sub, &[vec1(vec![0u8]), vec1(vec![1u8])]).as_slice::<u8>().unwrap(), &[255]);
+        // np.array([100], np.int8) * np.array([3], np.int8) -> [44]
+        assert_eq!(apply(Mul, &[vec1(vec![100i8]), vec1(vec![3i8])]).as_slice::<i8>().unwrap(), &[44]);
+        // np.array([2**63-1]) + np.array([1]) -> [-9223372036854775808]
+        assert_eq!(apply(Add, &[vec1(vec![i64::MAX]), vec1(vec![1i64])]).as_slice::<i64>().unwrap(), &[i64::MIN]);
+        // np.negative(np.array([1, 0], np.uint8)) -> [255, 0]; np.negative(np.int8 -128) -> -128
+        assert_eq!(apply(Neg, &[vec1(vec![1u8, 0])]).as_slice::<u8>().unwrap(), &[255, 0]);
+        assert_eq!(apply(Neg, &[vec1(vec![-128i8])]).as_slice::<i8>().unwrap(), &[-128]);
+        assert_eq!(apply(Neg, &[vec1(vec![1u64, 0])]).as_slice::<u64>().unwrap(), &[u64::MAX, 0]);
+        // np.abs(np.array([-128, 5, -5], np.int8)) -> [-128, 5, 5]
+        assert_eq!(apply(Abs, &[vec1(vec![-128i8, 5, -5])]).as_slice::<i8>().unwrap(), &[-128, 5, 5]);
+        // np.square(np.array([16, -100], np.int8)) -> [0, 16]
+        assert_eq!(apply(Square, &[vec1(vec![16i8, -100])]).as_slice::<i8>().unwrap(), &[0, 16]);
+        // np.invert(np.array([0, -1, 127], np.int8)) -> [-1, 0, -128]; uint8 [0, 5] -> [255, 250]
+        assert_eq!(apply(Invert, &[vec1(vec![0i8, -1, 127])]).as_slice::<i8>().unwrap(), &[-1, 0, -128]);
+        assert_eq!(apply(Invert, &[vec1(vec![0u8, 5])]).as_slice::<u8>().unwrap(), &[255, 250]);
+    }
+
+    #[test]
+    fn integer_floor_divide_and_remainder() {
+        // a = np.array([7, -7, 7, -7, 5, 0, -128], np.int8); b = np.array([2, 2, -2, -2, 0, 0, -1], np.int8)
+        // a // b -> [3, -4, -4, 3, 0, 0, -128]; a % b -> [1, 1, -1, -1, 0, 0, 0]
+        let a = vec1(vec![7i8, -7, 7, -7, 5, 0, -128]);
+        let b = vec1(vec![2i8, 2, -2, -2, 0, 0, -1]);
+        assert_eq!(apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<i8>().unwrap(), &[3, -4, -4, 3, 0, 0, -128]);
+        assert_eq!(apply(Remainder, &[a, b]).as_slice::<i8>().unwrap(), &[1, 1, -1, -1, 0, 0, 0]);
+        // np.array([7, 5], np.uint16) // np.array([2, 0], np.uint16) -> [3, 0]; % -> [1, 0]
+        let (a, b) = (vec1(vec![7u16, 5]), vec1(vec![2u16, 0]));
+        assert_eq!(apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<u16>().unwrap(), &[3, 0]);
+        assert_eq!(apply(Remainder, &[a, b]).as_slice::<u16>().unwrap(), &[1, 0]);
+        // np.int64(-2**63) // np.int64(-1) -> -2**63 (overflow wraps)
+        let (a, b) = (vec1(vec![i64::MIN]), vec1(vec![-1i64]));
+        assert_eq!(apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<i64>().unwrap(), &[i64::MIN]);
+        assert_eq!(apply(Remainder, &[a, b]).as_slice::<i64>().unwrap(), &[0]);
+    }
+
+    #[test]
+    fn float_floor_divide_and_remainder() {
+        // a = np.array([7., -7., 7., -7., 1., -1., 0., -1., 5., -5., 0.5])
+        // b = np.array([2., 2., -2., -2., 0., 0., 0., 3., np.inf, np.inf, -0.25])
+        let inf = f64::INFINITY;
+        let nan = f64::NAN;
+        let a = vec1(vec![7., -7., 7., -7., 1., -1., 0., -1., 5., -5., 0.5]);
+        let b = vec1(vec![2., 2., -2., -2., 0., 0., 0., 3., inf, inf, -0.25]);
+        // a // b -> [3, -4, -4, 3, inf, -inf, nan, -1, 0, -1, -2]
+        assert_same(
+            &f64s(&apply(FloorDiv, &[a.clone(), b.clone()])),
+            &[3., -4., -4., 3., inf, -inf, nan, -1., 0., -1., -2.],
+        );
+        // a % b -> [1, 1, -1, -1, nan, nan, nan, 2, 5, inf, -0.0]  (np.remainder(-1.0, 3.0) == 2.0)
+        assert_same(&f64s(&apply(Remainder, &[a, b])), &[1., 1., -1., -1., nan, nan, nan, 2., 5., inf, -0.0]);
+        // float32: np.array([-7.5], np.float32) // np.float32(2) -> [-4.]; % -> [0.5]
+        let (a, b) = (vec1(vec![-7.5f32]), vec1(vec![2.0f32]));
+        assert_eq!(apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<f32>().unwrap(), &[-4.0]);
+        assert_eq!(apply(Remainder, &[a, b]).as_slice::<f32>().unwrap(), &[0.5]);
+    }
+
+    #[test]
+    fn float16_and_bfloat16_round_after_each_op() {
+        // x = np.array([0.1, 2048, 1.0, 1.0, 65504, 0.0001], np.float16)
+        // y = np.array([0.2, 1, 2**-11, 3*2**-11, 16, 0.0001], np.float16)
+        // (x + y).astype(np.float64) -> [0.2998046875, 2048.0, 1.0, 1.001953125, inf, 0.00020003318786621094]
+        // (x * y).astype(np.float64) -> [0.019989013671875, 2048.0, 0.00048828125, 0.00146484375, inf, 0.0]
+        let h = |v: &[f64]| vec1(v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>());
+        let x = h(&[0.1, 2048.0, 1.0, 1.0, 65504.0, 0.0001]);
+        let y = h(&[0.2, 1.0, 2f64.powi(-11), 3.0 * 2f64.powi(-11), 16.0, 0.0001]);
+        let inf = f64::INFINITY;
+        assert_same(
+            &f64s(&apply(Add, &[x.clone(), y.clone()])),
+            &[0.2998046875, 2048.0, 1.0, 1.001953125, inf, 0.00020003318786621094],
+        );
+        assert_same(&f64s(&apply(Mul, &[x, y])), &[0.019989013671875, 2048.0, 0.00048828125, 0.00146484375, inf, 0.0]);
+        // b = ml_dtypes.bfloat16; x = np.array([1.0, 1.0, 256, 0.1], b); y = np.array([3*2**-8, 2**-8, 1, 0.2], b)
+        // (x + y).astype(np.float64) -> [1.015625, 1.0, 256.0, 0.30078125]
+        let b = |v: &[f64]| vec1(v.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<_>>());
+        let x = b(&[1.0, 1.0, 256.0, 0.1]);
+        let y = b(&[3.0 * 2f64.powi(-8), 2f64.powi(-8), 1.0, 0.2]);
+        assert_same(&f64s(&apply(Add, &[x, y])), &[1.015625, 1.0, 256.0, 0.30078125]);
+    }
+
+    #[test]
+    fn nan_rules_of_maximum_and_fmax() {
+        let nan = f64::NAN;
+        // x = np.array([nan, 1.0, nan, 1.0, -0.0, 2.0]); y = np.array([2.0, nan, -nan, 3.0, 0.0, 1.0])
+        let x = vec1(vec![nan, 1.0, nan, 1.0, -0.0, 2.0]);
+        let y = vec1(vec![2.0, nan, -nan, 3.0, 0.0, 1.0]);
+        let xy = [x, y];
+        // np.maximum -> [nan, nan, nan, 3.0, 0.0, 2.0]; np.minimum -> [nan, nan, nan, 1.0, 0.0, 1.0]
+        // (on ±0 ties NumPy's loops return the second operand)
+        assert_same(&f64s(&apply(Maximum, &xy)), &[nan, nan, nan, 3.0, 0.0, 2.0]);
+        assert_same(&f64s(&apply(Minimum, &xy)), &[nan, nan, nan, 1.0, 0.0, 1.0]);
+        // np.fmax -> [2.0, 1.0, nan, 3.0, -0.0, 2.0]; np.fmin -> [2.0, 1.0, nan, 1.0, -0.0, 1.0]
+        assert_same(&f64s(&apply(Fmax, &xy)), &[2.0, 1.0, nan, 3.0, -0.0, 2.0]);
+        assert_same(&f64s(&apply(Fmin, &xy)), &[2.0, 1.0, nan, 1.0, -0.0, 1.0]);
+        // np.maximum(np.array([complex(nan, 0), 1+1j]), np.array([1+0j, complex(0, nan)]))
+        //   -> [nan+0j, 0+nanj]
+        let got = c64s(&apply(Maximum, &[vec1(vec![c(nan, 0.0), c(1.0, 1.0)]), vec1(vec![c(1.0, 0.0), c(0.0, nan)])]));
+        assert!(got[0].re.is_nan() && got[0].im == 0.0 && got[1].re == 0.0 && got[1].im.is_nan(), "{got:?}");
+        // Integers and bools: np.maximum([True, False], [False, False]) -> [True, False]
+        assert_eq!(bools(&apply(Maximum, &[vec1(vec![true, false]), vec1(vec![false, false])])), vec![true, false]);
+        assert_eq!(apply(Minimum, &[vec1(vec![3u32, 9]), vec1(vec![5u32, 1])]).as_slice::<u32>().unwrap(), &[3, 1]);
+    }
+
+    #[test]
+    fn shifts() {
+        // np.left_shift(np.array([1, 1, 1, -3, 5, 1], np.int8), np.array([7, 8, -1, 2, 0, 100], np.int8))
+        //   -> [-128, 0, 0, -12, 5, 0]
+        let a = vec1(vec![1i8, 1, 1, -3, 5, 1]);
+        let b = vec1(vec![7i8, 8, -1, 2, 0, 100]);
+        assert_eq!(apply(LeftShift, &[a, b]).as_slice::<i8>().unwrap(), &[-128, 0, 0, -12, 5, 0]);
+        // np.right_shift(np.array([-5, -5, 5, -128, 64, 5], np.int8), np.array([-1, 9, 1, 7, 6, 8], np.int8))
+        //   -> [-1, -1, 2, -1, 1, 0]
+        let a = vec1(vec![-5i8, -5, 5, -128, 64, 5]);
+        let b = vec1(vec![-1i8, 9, 1, 7, 6, 8]);
+        assert_eq!(apply(RightShift, &[a, b]).as_slice::<i8>().unwrap(), &[-1, -1, 2, -1, 1, 0]);
+        // np.left_shift(np.array([1, 255, 3], np.uint8), np.array([7, 1, 8], np.uint8)) -> [128, 254, 0]
+        let r = apply(LeftShift, &[vec1(vec![1u8, 255, 3]), vec1(vec![7u8, 1, 8])]);
+        assert_eq!(r.as_slice::<u8>().unwrap(), &[128, 254, 0]);
+        // np.right_shift(np.array([255, 255, 2**64-1], np.uint64), np.array([4, 64, 63], np.uint64)) -> [15, 0, 1]
+        let r = apply(RightShift, &[vec1(vec![255u64, 255, u64::MAX]), vec1(vec![4u64, 64, 63])]);
+        assert_eq!(r.as_slice::<u64>().unwrap(), &[15, 0, 1]);
+        // np.left_shift(np.array([1, 1]), np.array([63, 64])) -> [-2**63, 0];
+        // np.right_shift(np.array([-2**63]), 63) -> [-1]
+        let r = apply(LeftShift, &[vec1(vec![1i64, 1]), vec1(vec![63i64, 64])]);
+        assert_eq!(r.as_slice::<i64>().unwrap(), &[i64::MIN, 0]);
+        let r = apply(RightShift, &[vec1(vec![i64::MIN]), vec1(vec![63i64])]);
+        assert_eq!(r.as_slice::<i64>().unwrap(), &[-1]);
+    }
+
+    #[test]
+    fn where_and_bool_arithmetic() {
+        // np.where([True, False, True], np.float32([1.5, 2.5, 3.5]), np.float32([-1, -2, -3])) -> [1.5, -2, 3.5]
+        let r = apply(
+            Where,
+            &[vec1(vec![true, false, true]), vec1(vec![1.5f32, 2.5, 3.5]), vec1(vec![-1.0f32, -2.0, -3.0])],
+        );
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[1.5, -2.0, 3.5]);
+        // np.add / np.multiply on bools: [T, T, F, F] (+,*) [T, F, T, F] -> or / and
+        let (a, b) = (vec1(vec![true, true, false, false]), vec1(vec![true, false, true, false]));
+        assert_eq!(bools(&apply(Add, &[a.clone(), b.clone()])), vec![true, true, true, false]);
+        assert_eq!(bools(&apply(Mul, &[a.clone(), b.clone()])), vec![true, false, false, false]);
+        assert_eq!(bools(&apply(BitwiseXor, &[a.clone(), b.clone()])), vec![false, true, true, false]);
+        assert_eq!(bools(&apply(LogicalXor, &[a.clone(), b.clone()])), vec![false, true, true, false]);
+        assert_eq!(bools(&apply(LogicalAnd, &[a.clone(), b.clone()])), vec![true, false, false, false]);
+        assert_eq!(bools(&apply(BitwiseOr, &[a.clone(), b])), vec![true, true, true, false]);
+        assert_eq!(bools(&apply(Invert, std::slice::from_ref(&a))), vec![false, false, true, true]);
+        assert_eq!(bools(&apply(LogicalNot, &[a])), vec![false, false, true, true]);
+        // np.bitwise_and(np.int16([12, -1]), np.int16([10, 7])) -> [8, 7]
+        let r = apply(BitwiseAnd, &[vec1(vec![12i16, -1]), vec1(vec![10i16, 7])]);
+        assert_eq!(r.as_slice::<i16>().unwrap(), &[8, 7]);
+    }
+
+    #[test]
+    fn comparisons() {
+        let nan = f64::NAN;
+        // np.array([nan, 1.0, nan]) != np.array([nan, 1.0, 1.0]) -> [True, False, True]
+        let (a, b) = (vec1(vec![nan, 1.0, nan]), vec1(vec![nan, 1.0, 1.0]));
+        assert_eq!(bools(&apply(Ne, &[a.clone(), b.clone()])), vec![true, false, true]);
+        assert_eq!(bools(&apply(Eq, &[a.clone(), b.clone()])), vec![false, true, false]);
+        assert_eq!(bools(&apply(Le, &[a.clone(), b.clone()])), vec![false, true, false]);
+        assert_eq!(bools(&apply(Ge, &[a, b])), vec![false, true, false]);
+        // np.array([1+1j, 1+2j, complex(1, nan), 2+0j]) < np.array([1+2j, 1+1j, 2+0j, complex(nan, 0)])
+        //   -> [True, False, False, False]
+        let a = vec1(vec![c(1.0, 1.0), c(1.0, 2.0), c(1.0, nan), c(2.0, 0.0)]);
+        let b = vec1(vec![c(1.0, 2.0), c(1.0, 1.0), c(2.0, 0.0), c(nan, 0.0)]);
+        assert_eq!(bools(&apply(Lt, &[a.clone(), b.clone()])), vec![true, false, false, false]);
+        assert_eq!(bools(&apply(Gt, &[a, b])), vec![false, true, false, false]);
+        // Unsigned and bool orderings: np.uint64(2**63) > np.uint64(1); True > False
+        assert_eq!(bools(&apply(Gt, &[vec1(vec![1u64 << 63]), vec1(vec![1u64])])), vec![true]);
+        assert_eq!(bools(&apply(Gt, &[vec1(vec![true, false]), vec1(vec![false, false])])), vec![true, false]);
+    }
+
+    #[test]
+    fn powers() {
+        // np.power(np.array([2, 3, -2, 0, 7], np.int8), np.array([7, 5, 7, 0, 3], np.int8)) -> [-128, -13, -128, 1, 87]
+        let r = apply(Power, &[vec1(vec![2i8, 3, -2, 0, 7]), vec1(vec![7i8, 5, 7, 0, 3])]);
+        assert_eq!(r.as_slice::<i8>().unwrap(), &[-128, -13, -128, 1, 87]);
+        // np.power(np.array([3], np.uint64), np.array([41], np.uint64)) -> [18026252303461234787]
+        let r = apply(Power, &[vec1(vec![3u64]), vec1(vec![41u64])]);
+        assert_eq!(r.as_slice::<u64>().unwrap(), &[18026252303461234787]);
+        // Negative integer exponents (a NumPy error): 1**-3 = 1, (-1)**-3 = -1, (-1)**-2 = 1, 2**-1 = 0
+        let r = apply(Power, &[vec1(vec![1i32, -1, -1, 2]), vec1(vec![-3i32, -3, -2, -1])]);
+        assert_eq!(r.as_slice::<i32>().unwrap(), &[1, -1, 1, 0]);
+        // np.power(np.float32([2, -8, 0, -1]), np.float32([0.5, 1/3, -1, inf])) -> [1.4142135381698608, nan, inf, 1.0]
+        let r =
+            apply(Power, &[vec1(vec![2.0f32, -8.0, 0.0, -1.0]), vec1(vec![0.5f32, 1.0 / 3.0, -1.0, f32::INFINITY])]);
+        assert_same(&f64s(&r), &[1.4142135381698608, f64::NAN, f64::INFINITY, 1.0]);
+        // np.power(np.array([1+2j, 1+2j, 2+0j, 0j, 1j]), np.array([3+0j, -2+0j, 0.5+0.5j, 2+0j, 0j]))
+        //   -> [-11-2j, -0.12-0.16j, 1.3301274004259787+0.48037599714809626j, 0j, 1+0j]
+        let r = apply(
+            Power,
+            &[
+                vec1(vec![c(1.0, 2.0), c(1.0, 2.0), c(2.0, 0.0), c(0.0, 0.0), c(0.0, 1.0)]),
+                vec1(vec![c(3.0, 0.0), c(-2.0, 0.0), c(0.5, 0.5), c(2.0, 0.0), c(0.0, 0.0)]),
+            ],
+        );
+        let want =
+            [c(-11.0, -2.0), c(-0.12, -0.16), c(1.3301274004259787, 0.48037599714809626), c(0.0, 0.0), c(1.0, 0.0)];
+        for (g, w) in c64s(&r).iter().zip(&want) {
+            assert!((g - w).norm() <= 4e-16 * w.norm().max(1.0), "{g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn signs_abs_rounding_and_friends() {
+        let (nan, inf) = (f64::NAN, f64::INFINITY);
+        // np.sign(np.array([-3.5, 0.0, -0.0, nan, inf])) -> [-1.0, 0.0, 0.0, nan, 1.0]
+        assert_same(&f64s(&apply(Sign, &[vec1(vec![-3.5, 0.0, -0.0, nan, inf])])), &[-1.0, 0.0, 0.0, nan, 1.0]);
+        assert_eq!(apply(Sign, &[vec1(vec![-3i16, 0, 5])]).as_slice::<i16>().unwrap(), &[-1, 0, 1]);
+        // np.sign(np.array([3+4j, 0j, complex(inf, 1), complex(1, -inf), complex(nan, 1), complex(inf, inf)]))
+        //   -> [0.6+0.8j, 0j, 1+0j, -1j, nan+nanj, nan+nanj]
+        let z = vec1(vec![c(3.0, 4.0), c(0.0, 0.0), c(inf, 1.0), c(1.0, -inf), c(nan, 1.0), c(inf, inf)]);
+        let got = c64s(&apply(Sign, &[z]));
+        assert_eq!(&got[..4], &[c(0.6, 0.8), c(0.0, 0.0), c(1.0, 0.0), c(0.0, -1.0)]);
+        assert!(got[4].re.is_nan() && got[4].im.is_nan() && got[5].re.is_nan() && got[5].im.is_nan());
+        // np.abs(np.array([3+4j, complex(-inf, nan)])) -> [5.0, inf]; np.abs(3e200+4e200j) -> 4.9999999999999995e+200
+        let r = apply(Abs, &[vec1(vec![c(3.0, 4.0), c(-inf, nan), c(3e200, 4e200)])]);
+        assert_eq!(r.dtype(), DType::Float64);
+        assert_same(&f64s(&r), &[5.0, inf, 4.9999999999999995e200]);
+        // complex64 abs is float32: np.abs(np.complex64(1+1j)) -> 1.4142135
+        let r = apply(Abs, &[vec1(vec![Complex32::new(1.0, 1.0)])]);
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[std::f32::consts::SQRT_2]);
+        // np.rint(np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4999999999999996])) -> [0, 2, 2, -0, -2, 2]
+        let r = apply(Rint, &[vec1(vec![0.5, 1.5, 2.5, -0.5, -1.5, 2.4999999999999996])]);
+        assert_same(&f64s(&r), &[0.0, 2.0, 2.0, -0.0, -2.0, 2.0]);
+        // np.logaddexp([inf, -inf, 1, nan, 1000, -1000], [inf, -inf, 2, 1, 1000, -999])
+        //   -> [inf, -inf, 2.313261687518223, nan, 1000.6931471805599, -998.6867383124818]
+        let r = apply(
+            LogAddExp,
+            &[vec1(vec![inf, -inf, 1.0, nan, 1000.0, -1000.0]), vec1(vec![inf, -inf, 2.0, 1.0, 1000.0, -999.0])],
+        );
+        assert_same(&f64s(&r), &[inf, -inf, 2.313261687518223, nan, 1000.6931471805599, -998.6867383124818]);
+        // np.hypot([3, 1e300, inf], [4, 1e300, nan]) -> [5.0, 1.4142135623730952e+300, inf]
+        let r = apply(Hypot, &[vec1(vec![3.0, 1e300, inf]), vec1(vec![4.0, 1e300, nan])]);
+        assert_same(&f64s(&r), &[5.0, 1.4142135623730952e300, inf]);
+        // np.arctan2([1, -0., 0., -1], [-1, -1, -0., 0]) -> [2.356194490192345, -pi, pi, -pi/2]
+        let r = apply(Arctan2, &[vec1(vec![1.0, -0.0, 0.0, -1.0]), vec1(vec![-1.0, -1.0, -0.0, 0.0])]);
+        assert_same(&f64s(&r), &[2.356194490192345, -3.141592653589793, 3.141592653589793, -1.5707963267948966]);
+        // np.copysign([1, -2, 3], [-0., 1, nan]) -> [-1, 2, 3]
+        let r = apply(CopySign, &[vec1(vec![1.0, -2.0, 3.0]), vec1(vec![-0.0, 1.0, nan])]);
+        assert_same(&f64s(&r), &[-1.0, 2.0, 3.0]);
+        // [math.erf(v) for v in [0.0, 0.5, -1.0, 1e-10, 3.0, 6.0]]
+        let r = apply(Erf, &[vec1(vec![0.0, 0.5, -1.0, 1e-10, 3.0, 6.0])]);
+        assert_same(
+            &f64s(&r),
+            &[0.0, 0.5204998778130465, -0.8427007929497149, 1.1283791670955126e-10, 0.9999779095030014, 1.0],
+        );
+        // np.reciprocal(np.int16([1, -1, 2, -3])) -> [1, -1, 0, 0]; float [2, 0, -0.] -> [0.5, inf, -inf]
+        assert_eq!(apply(Reciprocal, &[vec1(vec![1i16, -1, 2, -3])]).as_slice::<i16>().unwrap(), &[1, -1, 0, 0]);
+        assert_same(&f64s(&apply(Reciprocal, &[vec1(vec![2.0, 0.0, -0.0])])), &[0.5, inf, -inf]);
+        // np.reciprocal(np.array([1+1j, 3-4j])) -> [0.5-0.5j, 0.12+0.16j]
+        assert_close_c(
+            &c64s(&apply(Reciprocal, &[vec1(vec![c(1.0, 1.0), c(3.0, -4.0)])])),
+            &[c(0.5, -0.5), c(0.12, 0.16)],
+            1e-16,
+        );
+        // np.array([1+2j, 1+1j, 1+0j]) / np.array([3-4j, 0j, 0j]) -> [-0.2+0.4j, inf+infj, inf+nanj]
+        let r = c64s(&apply(
+            Div,
+            &[vec1(vec![c(1.0, 2.0), c(1.0, 1.0), c(1.0, 0.0)]), vec1(vec![c(3.0, -4.0), c(0.0, 0.0), c(0.0, 0.0)])],
+        ));
+        assert_close_c(&r[..1], &[c(-0.2, 0.4)], 1e-16);
+        assert_eq!(r[1], c(inf, inf));
+        assert!(r[2].re == inf && r[2].im.is_nan());
+        // isnan/isinf/isfinite on complex look at both parts
+        let z = vec1(vec![c(1.0, nan), c(0.0, 1.0), c(1.0, inf)]);
+        assert_eq!(bools(&apply(IsNan, std::slice::from_ref(&z))), vec![true, false, false]);
+        assert_eq!(bools(&apply(IsInf, std::slice::from_ref(&z))), vec![false, false, true]);
+        assert_eq!(bools(&apply(IsFinite, &[z])), vec![false, true, false]);
+        // real/imag/conjugate: np.real(np.complex64(1+2j)) is float32 1.0
+        let z = vec1(vec![Complex32::new(1.0, 2.0)]);
+        assert_eq!(apply(Real, std::slice::from_ref(&z)).as_slice::<f32>().unwrap(), &[1.0]);
+        assert_eq!(apply(Imag, std::slice::from_ref(&z)).as_slice::<f32>().unwrap(), &[2.0]);
+        assert_eq!(apply(Conj, &[z]).as_slice::<Complex32>().unwrap(), &[Complex32::new(1.0, -2.0)]);
+    }
+
+    /// f64 results against NumPy (np.FUNC(X)); libm may differ from NumPy's by an ulp.
+    #[test]
+    fn real_functions_match_numpy() {
+        const X: [f64; 6] = [0.3, -0.7, 1.5, 2.0, 1e-8, 10.0];
+        let table: &[(&str, [f64; 6])] = &[
+            (
+                "exp",
+                [
+                    1.3498588075760032,
+                    0.4965853037914095,
+                    4.4816890703380645,
+                    7.38905609893065,
+                    1.00000001,
+                    22026.465794806718,
+                ],
+            ),
+            ("exp2", [1.2311444133449163, 0.6155722066724582, 2.8284271247461903, 4.0, 1.0000000069314718, 1024.0]),
+            (
+                "expm1",
+                [
+                    0.3498588075760031,
+                    -0.5034146962085905,
+                    3.481689070338065,
+                    6.38905609893065,
+                    1.0000000050000001e-08,
+                    22025.465794806718,
+                ],
+            ),
+            (
+                "log",
+                [
+                    -1.2039728043259361,
+                    f64::NAN,
+                    0.4054651081081644,
+                    0.6931471805599453,
+                    -18.420680743952367,
+                    2.302585092994046,
+                ],
+            ),
+            ("log2", [-1.7369655941662063, f64::NAN, 0.5849625007211562, 1.0, -26.575424759098897, 3.321928094887362]),
+            ("log10", [-0.5228787452803376, f64::NAN, 0.17609125905568124, 0.3010299956639812, -8.0, 1.0]),
+            (
+                "log1p",
+                [
+                    0.26236426446749106,
+                    -1.203972804325936,
+                    0.9162907318741551,
+                    1.0986122886681098,
+                    9.999999950000001e-09,
+                    2.3978952727983707,
+                ],
+            ),
+            (
+                "sin",
+                [
+                    0.29552020666133955,
+                    -0.644217687237691,
+                    0.9974949866040544,
+                    0.9092974268256817,
+                    1e-08,
+                    -0.5440211108893698,
+                ],
+            ),
+            (
+                "cos",
+                [
+                    0.955336489125606,
+                    0.7648421872844885,
+                    0.0707372016677029,
+                    -0.4161468365471424,
+                    1.0,
+                    -0.8390715290764524,
+                ],
+            ),
+            (
+                "tan",
+                [
+                    0.3093362496096232,
+                    -0.8422883804630794,
+                    14.101419947171719,
+                    -2.185039863261519,
+                    1e-08,
+                    0.6483608274590866,
+                ],
+            ),
+            ("arcsin", [0.30469265401539747, -0.775397496610753, f64::NAN, f64::NAN, 1e-08, f64::NAN]),
+            ("arccos", [1.2661036727794992, 2.34619382340565, f64::NAN, f64::NAN, 1.5707963167948966, f64::NAN]),
+            (
+                "arctan",
+                [
+                    0.2914567944778671,
+                    -0.6107259643892086,
+                    0.982793723247329,
+                    1.1071487177940904,
+                    1e-08,
+                    1.4711276743037347,
+                ],
+            ),
+            (
+                "sinh",
+                [
+                    0.3045202934471426,
+                    -0.7585837018395335,
+                    2.1292794550948173,
+                    3.6268604078470186,
+                    1e-08,
+                    11013.232874703393,
+                ],
+            ),
+            (
+                "cosh",
+                [1.0453385141288605, 1.255169005630943, 2.352409615243247, 3.7621956910836314, 1.0, 11013.232920103323],
+            ),
+            (
+                "tanh",
+                [
+                    0.2913126124515909,
+                    -0.6043677771171634,
+                    0.9051482536448665,
+                    0.9640275800758169,
+                    1e-08,
+                    0.9999999958776927,
+                ],
+            ),
+            (
+                "arcsinh",
+                [
+                    0.29567304756342244,
+                    -0.6526665660823557,
+                    1.1947632172871092,
+                    1.4436354751788103,
+                    1e-08,
+                    2.99822295029797,
+                ],
+            ),
+            ("arccosh", [f64::NAN, f64::NAN, 0.9624236501192069, 1.3169578969248168, f64::NAN, 2.993222846126381]),
+            ("arctanh", [0.3095196042031117, -0.8673005276940531, f64::NAN, f64::NAN, 1e-08, f64::NAN]),
+            ("sqrt", [0.5477225575051661, f64::NAN, 1.224744871391589, 1.4142135623730951, 0.0001, 3.1622776601683795]),
+            (
+                "cbrt",
+                [
+                    0.6694329500821695,
+                    -0.8879040017426006,
+                    1.1447142425533319,
+                    1.2599210498948732,
+                    0.002154434690031884,
+                    2.154434690031884,
+                ],
+            ),
+            ("floor", [0.0, -1.0, 1.0, 2.0, 0.0, 10.0]),
+            ("ceil", [1.0, -0.0, 2.0, 2.0, 1.0, 10.0]),
+            ("trunc", [0.0, -0.0, 1.0, 2.0, 0.0, 10.0]),
+            ("square", [0.09, 0.48999999999999994, 2.25, 4.0, 1.0000000000000001e-16, 100.0]),
+        ];
+        for (name, want) in table {
+            let op = OpKind::from_name(name).unwrap();
+            let got = f64s(&apply(op, &[vec1(X.to_vec())]));
+            assert_close(&got, want, 4.5e-16);
+        }
+    }
+
+    /// complex128 results against NumPy (np.FUNC(Z)).
+    #[test]
+    fn complex_functions_match_numpy() {
+        let zs = vec![c(0.3, 0.4), c(-1.5, 0.2), c(2.0, -1.0), c(-0.5, -0.5)];
+        let table: &[(&str, [Complex64; 4])] = &[
+            (
+                "exp",
+                [
+                    c(1.2433022950695027, 0.5256597791969788),
+                    c(0.2186824124698398, 0.04432911959688339),
+                    c(3.992324048441272, -6.217676312367968),
+                    c(0.5322807302156708, -0.29078628821269187),
+                ],
+            ),
+            (
+                "exp2",
+                [
+                    c(1.184126211560744, 0.33698914167254423),
+                    c(0.3501615121026693, 0.04885606862992747),
+                    c(3.0769556054558884, -2.555845105254539),
+                    c(0.6650637002129894, -0.24018799857404816),
+                ],
+            ),
+            (
+                "expm1",
+                [
+                    c(0.24330229506950263, 0.5256597791969788),
+                    c(-0.7813175875301602, 0.04432911959688339),
+                    c(2.992324048441272, -6.217676312367968),
+                    c(-0.4677192697843293, -0.29078628821269187),
+                ],
+            ),
+            (
+                "log",
+                [
+                    c(-0.6931471805599453, 0.9272952180016123),
+                    c(0.41427590878307413, 3.0090411212931194),
+                    c(0.8047189562170503, -0.4636476090008061),
+                    c(-0.34657359027997264, -2.356194490192345),
+                ],
+            ),
+            (
+                "log2",
+                [
+                    c(-1.0, 1.3378042124509764),
+                    c(0.5976737991611096, 4.341128703520549),
+                    c(1.1609640474436813, -0.6689021062254881),
+                    c(-0.5, -3.399270106370395),
+                ],
+            ),
+            (
+                "log10",
+                [
+                    c(-0.3010299956639812, 0.40271919627337316),
+                    c(0.179917741169944, 1.3068099547975751),
+                    c(0.34948500216800943, -0.20135959813668655),
+                    c(-0.1505149978319906, -1.023282265381381),
+                ],
+            ),
+            (
+                "log1p",
+                [
+                    c(0.30759281954511686, 0.2984989315861793),
+                    c(-0.6189371780008087, 2.761086276477428),
+                    c(1.151292546497023, -0.3217505543966422),
+                    c(-0.3465735902799726, -0.7853981633974483),
+                ],
+            ),
+            (
+                "sin",
+                [
+                    c(0.31947873074156474, 0.3924066848326388),
+                    c(-1.0175114747314913, 0.014241945414718512),
+                    c(1.4031192506220405, 0.4890562590412937),
+                    c(-0.5406126857131534, -0.4573041531842493),
+                ],
+            ),
+            (
+                "cos",
+                [
+                    c(1.0327878842028413, -0.12138561220787392),
+                    c(0.07215666780674598, 0.20083165315764245),
+                    c(-0.64214812471552, 1.0686074213827783),
+                    c(0.9895848833999199, -0.24982639750046154),
+                ],
+            ),
+            (
+                "tan",
+                [
+                    c(0.26107368184166296, 0.4106334708425564),
+                    c(-1.5494093255078936, 4.509803342719125),
+                    c(-0.2434582011857253, -1.16673625724092),
+                    c(-0.40389645531602575, -0.5640831412674985),
+                ],
+            ),
+            (
+                "arcsin",
+                [
+                    c(0.2806295622918058, 0.4051123371780309),
+                    c(-1.395847113661427, 0.9829370179713875),
+                    c(1.0634400235777521, -1.4693517443681852),
+                    c(-0.45227844715119064, -0.5306375309525179),
+                ],
+            ),
+            (
+                "arccos",
+                [
+                    c(1.2901667645030908, -0.4051123371780309),
+                    c(2.9666434404563238, -0.9829370179713875),
+                    c(0.5073563032171445, 1.4693517443681852),
+                    c(2.0230747739460875, 0.5306375309525179),
+                ],
+            ),
+            (
+                "arctan",
+                [
+                    c(0.3373704711117763, 0.37908687234202215),
+                    c(-0.9884471925562561, 0.06109248898202376),
+                    c(1.1780972450961724, -0.17328679513998632),
+                    c(-0.5535743588970452, -0.40235947810852507),
+                ],
+            ),
+            (
+                "sinh",
+                [
+                    c(0.2804817641764754, 0.4070739913234487),
+                    c(-2.0868356288224414, 0.46735164401624335),
+                    c(1.9596010414216063, -3.165778513216168),
+                    c(-0.4573041531842493, -0.5406126857131534),
+                ],
+            ),
+            (
+                "cosh",
+                [
+                    c(0.9628205308930272, 0.11858578787353008),
+                    c(2.3055180412922813, -0.42302252441935995),
+                    c(2.0327230070196656, -3.0518977991518),
+                    c(0.9895848833999199, 0.24982639750046154),
+                ],
+            ),
+            (
+                "tanh",
+                [
+                    c(0.33825474326547145, 0.3811320742724429),
+                    c(-0.9116505108670387, 0.03543799790665429),
+                    c(1.0147936161466335, -0.03381282607989669),
+                    c(-0.5640831412674985, -0.40389645531602575),
+                ],
+            ),
+            (
+                "arcsinh",
+                [
+                    c(0.3189624333048184, 0.3903162045220237),
+                    c(-1.1998761507906222, 0.11069455915999243),
+                    c(1.528570919480998, -0.42707858639247614),
+                    c(-0.5306375309525179, -0.45227844715119064),
+                ],
+            ),
+            (
+                "arccosh",
+                [
+                    c(0.4051123371780309, 1.2901667645030908),
+                    c(0.9829370179713875, 2.9666434404563238),
+                    c(1.4693517443681852, -0.5073563032171445),
+                    c(0.5306375309525179, -2.0230747739460875),
+                ],
+            ),
+            (
+                "arctanh",
+                [
+                    c(0.2614921387956719, 0.4088225229163511),
+                    c(-0.7692088566784916, 1.4204581310948328),
+                    c(0.40235947810852507, -1.3389725222944935),
+                    c(-0.40235947810852507, -0.5535743588970452),
+                ],
+            ),
+            (
+                "sqrt",
+                [
+                    c(0.6324555320336759, 0.31622776601683794),
+                    c(0.08146961102814838, 1.2274515458954287),
+                    c(1.455346690225355, -0.34356074972251244),
+                    c(0.3217971264527913, -0.7768869870150187),
+                ],
+            ),
+            ("square", [c(-0.07000000000000003, 0.24), c(2.21, -0.6000000000000001), c(3.0, -4.0), c(0.0, 0.5)]),
+            (
+                "reciprocal",
+                [c(1.1999999999999997, -1.6), c(-0.6550218340611353, -0.08733624454148471), c(0.4, 0.2), c(-1.0, 1.0)],
+            ),
+        ];
+        for (name, want) in table {
+            let op = OpKind::from_name(name).unwrap();
+            let got = c64s(&apply(op, &[vec1(zs.clone())]));
+            for (g, w) in got.iter().zip(want) {
+                assert!((g - w).norm() <= 1e-15 * w.norm(), "{name}: {g} vs {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn float32_ops_are_correctly_rounded() {
+        // np.exp(np.float32(0.3).astype(np.float64)).astype(np.float32) -> 1.3498588800430298
+        // (NumPy's own float32 exp gives 1.3498587608337402, an ulp off; the oracle rounds once)
+        let r = apply(Exp, &[vec1(vec![0.3f32, 10.0])]);
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[1.3498588800430298f64 as f32, 22026.46484375]);
+        // np.sin(np.float32([0.3, 2.0])) -> [0.29552021622657776, 0.9092974066734314]
+        let r = apply(Sin, &[vec1(vec![0.3f32, 2.0])]);
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[0.29552021622657776f64 as f32, 0.9092974066734314f64 as f32]);
+    }
+
+    #[test]
+    fn casts() {
+        let cast = |to: DType, x: crate::HostArray| apply_with(OpKind::Cast, Attrs::DType { dtype: to }, &[x]);
+        // np.array([2.7, -2.7, -0.5], np.float32).astype(np.int32) -> [2, -2, 0]
+        assert_eq!(cast(DType::Int32, vec1(vec![2.7f32, -2.7, -0.5])).as_slice::<i32>().unwrap(), &[2, -2, 0]);
+        // np.array([1.5-2j]).astype(np.float64) -> [1.5]
+        assert_eq!(cast(DType::Float64, vec1(vec![c(1.5, -2.0)])).as_slice::<f64>().unwrap(), &[1.5]);
+        // np.array([0.0, -0.0, nan, 0.1]).astype(bool) -> [False, False, True, True]
+        assert_eq!(bools(&cast(DType::Bool, vec1(vec![0.0, -0.0, f64::NAN, 0.1]))), vec![false, false, true, true]);
+        // np.array([300, -1], np.int32).astype(np.uint8) -> [44, 255]
+        assert_eq!(cast(DType::UInt8, vec1(vec![300i32, -1])).as_slice::<u8>().unwrap(), &[44, 255]);
+        // np.array([0.1]).astype(np.float16) -> 0.0999755859375; .astype(ml_dtypes.bfloat16) -> 0.10009765625
+        assert_eq!(f64s(&cast(DType::Float16, vec1(vec![0.1]))), vec![0.0999755859375]);
+        assert_eq!(f64s(&cast(DType::BFloat16, vec1(vec![0.1]))), vec![0.10009765625]);
+        // np.array([True, False]).astype(np.complex64) -> [1+0j, 0j]
+        let r = cast(DType::Complex64, vec1(vec![true, false]));
+        assert_eq!(r.as_slice::<Complex32>().unwrap(), &[Complex32::new(1.0, 0.0), Complex32::new(0.0, 0.0)]);
     }
 }

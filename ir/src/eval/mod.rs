@@ -1,8 +1,8 @@
 //! The reference evaluator: a plain host interpreter of the graph with NumPy's semantics. It is
 //! the oracle every later stage is checked against: simple and obviously correct, not fast.
 //!
-//! Every intermediate is a [`Tensor`]: a dtype, a shape and its elements in C order as
-//! [`value::Value`]s in the canonical form of the dtype (see [`value`]). Nodes are evaluated in
+//! Every intermediate is a `Tensor`: a dtype, a shape and its elements in C order as
+//! [`Value`]s in the canonical form of the dtype (see [`Value`]). Nodes are evaluated in
 //! order (the graph is topological); nodes that no output depends on are skipped, and each
 //! intermediate is dropped after its last use. Every node is type-checked again
 //! ([`crate::infer::infer`]) before it is evaluated, so the op functions can rely on their
@@ -13,15 +13,16 @@
 //!   x = 1, ±1 for x = -1, 0 otherwise;
 //! - integer `reciprocal` of 0 (undefined in NumPy; x86 gives the dtype's minimum) gives 0;
 //! - float → integer casts of NaN, ±inf and out-of-range values reproduce NumPy on x86-64
-//!   ([`value::float_to_int`]);
+//!   ([`float_to_int`]);
 //! - float16/bfloat16/float32 ops compute in f64 and round once, so they are correctly rounded
 //!   where NumPy's float32 loops (SIMD, libm's float functions) may be off by an ulp; likewise
 //!   complex64 computes in `Complex<f64>`. Float sums are compensated (nearly exact) where
 //!   NumPy's are pairwise; matmul and fft accumulate in f64.
-//! - complex transcendental functions (exp, log, trig, hyperbolic and their inverses) use
-//!   `num-complex`'s formulas, whose results on special values (infinities, NaNs, signed zeros)
-//!   may differ from C99 Annex G as NumPy's do.
+//! - complex functions are computed accurately (Kahan's formulas for the inverse trigonometric
+//!   and hyperbolic ones, in the `cmath` module) with C99 Annex G's special values, as glibc's that NumPy
+//!   uses on Linux; complex `log1p` is accurate near 0 where NumPy's formula is not.
 
+mod cmath;
 mod elementwise;
 mod reduce;
 mod value;
@@ -210,7 +211,8 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
                 return Err(err(format!("iota axis {axis} for shape {:?}", node.shape)));
             }
             let (stride, extent) = (c_strides(&node.shape)[axis] as usize, node.shape[axis]);
-            let vals = (0..numel(&node.shape)).map(|f| cast(Value::Int(((f / stride) % extent) as i64), node.dtype)).collect();
+            let vals =
+                (0..numel(&node.shape)).map(|f| cast(Value::Int(((f / stride) % extent) as i64), node.dtype)).collect();
             Ok(Tensor { dtype: node.dtype, shape: shape(), vals })
         }
 
@@ -288,7 +290,8 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         RightShift => bin(ew::right_shift),
         Where => {
             let (c, x, y) = (args[0], args[1], args[2]);
-            let vals = c.vals.iter().zip(x.vals.iter().zip(&y.vals)).map(|(c, (&a, &b))| if c.truthy() { a } else { b });
+            let vals =
+                c.vals.iter().zip(x.vals.iter().zip(&y.vals)).map(|(c, (&a, &b))| if c.truthy() { a } else { b });
             Ok(Tensor { dtype: node.dtype, shape: shape(), vals: vals.collect() })
         }
 
@@ -324,7 +327,9 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         // ---- vendor
         MatMul => Ok(vendor::matmul(args[0], args[1], node.dtype, shape()).cast_to(node.dtype)),
         Fft => match node.attrs {
-            Attrs::Fft { axis, inverse, norm } => Ok(vendor::fft(args[0], axis, inverse, norm, node.dtype).cast_to(node.dtype)),
+            Attrs::Fft { axis, inverse, norm } => {
+                Ok(vendor::fft(args[0], axis, inverse, norm, node.dtype).cast_to(node.dtype))
+            }
             _ => unreachable!("checked by infer"),
         },
 
@@ -352,15 +357,316 @@ impl Tensor {
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    use crate::graph::Graph;
+    use num_complex::Complex64;
+
+    use super::value::{load, Value};
+    use crate::graph::{Attrs, Graph};
     use crate::host::{HostArray, HostElement};
+    use crate::ops::OpKind;
 
     pub fn arr<T: HostElement>(shape: &[usize], v: Vec<T>) -> HostArray {
         HostArray::from_vec(shape, v).unwrap()
     }
 
+    /// A rank-1 array.
+    pub fn vec1<T: HostElement>(v: Vec<T>) -> HostArray {
+        let n = v.len();
+        arr(&[n], v)
+    }
+
     pub fn run(g: &Graph, inputs: &[HostArray]) -> Vec<HostArray> {
         let refs: Vec<&HostArray> = inputs.iter().collect();
         super::evaluate(g, &refs).unwrap()
+    }
+
+    /// `op` applied to the inputs (no attributes).
+    pub fn apply(op: OpKind, inputs: &[HostArray]) -> HostArray {
+        apply_with(op, Attrs::None, inputs)
+    }
+
+    pub fn apply_with(op: OpKind, attrs: Attrs, inputs: &[HostArray]) -> HostArray {
+        let mut g = Graph::new();
+        let ids: Vec<_> = inputs.iter().enumerate().map(|(i, a)| g.input(i as u32, a.dtype(), a.shape())).collect();
+        let r = g.add(op, attrs, &ids).unwrap();
+        g.push_output(r);
+        run(&g, inputs).pop().unwrap()
+    }
+
+    pub fn values(a: &HostArray) -> Vec<Value> {
+        load(a.data())
+    }
+
+    /// The elements of a float array as f64.
+    pub fn f64s(a: &HostArray) -> Vec<f64> {
+        values(a)
+            .into_iter()
+            .map(|v| match v {
+                Value::Float(x) => x,
+                other => panic!("{other:?} is not a float"),
+            })
+            .collect()
+    }
+
+    pub fn c64s(a: &HostArray) -> Vec<Complex64> {
+        values(a)
+            .into_iter()
+            .map(|v| match v {
+                Value::Complex(z) => z,
+                other => panic!("{other:?} is not complex"),
+            })
+            .collect()
+    }
+
+    pub fn bools(a: &HostArray) -> Vec<bool> {
+        a.as_slice::<bool>().unwrap().to_vec()
+    }
+
+    /// Exact equality, NaN equal to NaN, and the sign of zero checked.
+    #[track_caller]
+    pub fn assert_same(got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+        for (g, w) in got.iter().zip(want) {
+            let ok = (g.is_nan() && w.is_nan()) || (g == w && g.is_sign_negative() == w.is_sign_negative());
+            assert!(ok, "got {got:?}, want {want:?}");
+        }
+    }
+
+    /// Within `rel` relative error (NaN equal to NaN, infinities exact).
+    #[track_caller]
+    pub fn assert_close(got: &[f64], want: &[f64], rel: f64) {
+        assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+        for (g, w) in got.iter().zip(want) {
+            let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= rel * w.abs();
+            assert!(ok, "got {got:?}, want {want:?} (rel {rel})");
+        }
+    }
+
+    #[track_caller]
+    pub fn assert_close_c(got: &[Complex64], want: &[Complex64], rel: f64) {
+        assert_eq!(got.len(), want.len());
+        let scale = want.iter().map(|z| z.norm()).fold(0.0, f64::max);
+        for (g, w) in got.iter().zip(want) {
+            let ok = (g - w).norm() <= rel * scale.max(1e-300) || (g.re.is_nan() && w.re.is_nan());
+            assert!(ok, "got {got:?}, want {want:?} (rel {rel})");
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::approx_constant, clippy::excessive_precision)]
+mod tests {
+    use half::bf16;
+    use smallvec::smallvec;
+
+    use super::testutil::*;
+    use super::*;
+    use crate::graph::{Literal, NodeId};
+
+    #[test]
+    fn leaves_const_and_iota() {
+        let mut g = Graph::new();
+        // np.arange(3)[None, :] broadcast to (2, 3) as float16, and along axis 0 as int8
+        let i1 = g.iota(DType::Float16, &[2, 3], 1).unwrap();
+        let i0 = g.iota(DType::Int8, &[2, 3], 0).unwrap();
+        let k = g.constant(DType::BFloat16, Literal::float(DType::BFloat16, 0.1)).unwrap();
+        g.set_outputs(vec![i1, i0, k]);
+        let out = evaluate(&g, &[]).unwrap();
+        assert_eq!(f64s(&out[0]), vec![0., 1., 2., 0., 1., 2.]);
+        assert_eq!(out[1].as_slice::<i8>().unwrap(), &[0, 0, 0, 1, 1, 1]);
+        assert_eq!(out[2].shape(), &[] as &[usize]);
+        // ml_dtypes.bfloat16(0.1) -> 0.10009765625
+        assert_eq!(out[2].as_slice::<bf16>().unwrap(), &[bf16::from_f64(0.10009765625)]);
+        // iota rounds to its dtype: np.arange(2050).astype(np.float16)[2049] -> 2048.0
+        let mut g = Graph::new();
+        let i = g.iota(DType::Float16, &[2050], 0).unwrap();
+        g.push_output(i);
+        assert_eq!(f64s(&evaluate(&g, &[]).unwrap()[0])[2049], 2048.0);
+    }
+
+    #[test]
+    fn a_small_program_with_shared_intermediates() {
+        // x = np.array([[1., 2., 3.], [4., 5., 6.]], np.float32); b = np.array([10., 20., 30.], np.float32)
+        // y = x + b (broadcast); z = np.sum(y * y, axis=1) -> [1694., 2117.]; np.sqrt(z) -> [41.158234, 46.010868]
+        // and y itself as a second output
+        let mut g = Graph::new();
+        let x = g.input(0, DType::Float32, &[2, 3]);
+        let b = g.input(1, DType::Float32, &[3]);
+        let bb = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![2, 3] }, &[b]).unwrap();
+        let y = g.add(OpKind::Add, Attrs::None, &[x, bb]).unwrap();
+        let yy = g.add(OpKind::Mul, Attrs::None, &[y, y]).unwrap();
+        let z = g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[yy]).unwrap();
+        let s = g.add(OpKind::Sqrt, Attrs::None, &[z]).unwrap();
+        g.set_outputs(vec![s, y, s]);
+        let out = run(&g, &[arr(&[2, 3], vec![1f32, 2., 3., 4., 5., 6.]), vec1(vec![10f32, 20., 30.])]);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0].as_slice::<f32>().unwrap(), &[1694f32.sqrt(), 2117f32.sqrt()]);
+        assert_eq!(out[1].as_slice::<f32>().unwrap(), &[11., 22., 33., 14., 25., 36.]);
+        assert_eq!(out[2], out[0]);
+    }
+
+    #[test]
+    fn an_output_can_be_an_input() {
+        let mut g = Graph::new();
+        let x = g.input(0, DType::UInt16, &[2]);
+        g.push_output(x);
+        let out = run(&g, &[vec1(vec![1u16, 2])]);
+        assert_eq!(out[0].as_slice::<u16>().unwrap(), &[1, 2]);
+    }
+
+    #[test]
+    fn input_errors() {
+        let mut g = Graph::new();
+        let x = g.input(0, DType::Float32, &[2]);
+        let y = g.add(OpKind::Neg, Attrs::None, &[x]).unwrap();
+        g.push_output(y);
+        let e = evaluate(&g, &[]).unwrap_err();
+        assert!(matches!(&e, IrError::Eval { node: 0, op, .. } if op == "input"), "{e}");
+        let wrong_dtype = vec1(vec![1.0f64, 2.0]);
+        assert!(matches!(evaluate(&g, &[&wrong_dtype]), Err(IrError::Eval { node: 0, .. })));
+        let wrong_shape = vec1(vec![1.0f32, 2.0, 3.0]);
+        let e = evaluate(&g, &[&wrong_shape]).unwrap_err();
+        assert!(e.to_string().contains("input 0 is float32"), "{e}");
+    }
+
+    #[test]
+    fn custom_kernels_have_no_reference_body() {
+        let mut g = Graph::new();
+        let x = g.input(0, DType::Float32, &[2]);
+        let k = g.insert(Node {
+            op: OpKind::CustomKernel,
+            attrs: Attrs::Custom { name: "my_kernel".into() },
+            inputs: smallvec![x],
+            dtype: DType::Float32,
+            shape: smallvec![2],
+        });
+        g.push_output(k);
+        let e = evaluate(&g, &[&vec1(vec![1.0f32, 2.0])]).unwrap_err();
+        assert_eq!(e.to_string(), "evaluator: node %1 (custom): custom kernel my_kernel has no reference body");
+    }
+
+    #[test]
+    fn mistyped_nodes_are_rejected() {
+        // A node inserted unchecked whose declared dtype does not follow from its operands.
+        let mut g = Graph::new();
+        let x = g.input(0, DType::Int8, &[2]);
+        let y = g.insert(Node {
+            op: OpKind::Neg,
+            attrs: Attrs::None,
+            inputs: smallvec![x],
+            dtype: DType::Int16,
+            shape: smallvec![2],
+        });
+        g.push_output(y);
+        let e = evaluate(&g, &[&vec1(vec![1i8, 2])]).unwrap_err();
+        assert!(matches!(e, IrError::Eval { node: 1, .. }), "{e}");
+        // An op applied outside its domain.
+        let mut g = Graph::new();
+        let x = g.input(0, DType::Int8, &[2]);
+        let y = g.insert(Node {
+            op: OpKind::Sin,
+            attrs: Attrs::None,
+            inputs: smallvec![x],
+            dtype: DType::Int8,
+            shape: smallvec![2],
+        });
+        g.push_output(y);
+        assert!(matches!(evaluate(&g, &[&vec1(vec![1i8, 2])]), Err(IrError::Eval { node: 1, .. })));
+    }
+
+    #[test]
+    fn dead_nodes_are_not_evaluated() {
+        // A custom kernel no output needs does not fail the evaluation.
+        let mut g = Graph::new();
+        let x = g.input(0, DType::Float32, &[2]);
+        g.insert(Node {
+            op: OpKind::CustomKernel,
+            attrs: Attrs::Custom { name: "unused".into() },
+            inputs: smallvec![x],
+            dtype: DType::Float32,
+            shape: smallvec![2],
+        });
+        let y = g.add(OpKind::Neg, Attrs::None, &[x]).unwrap();
+        g.push_output(y);
+        let out = run(&g, &[vec1(vec![1.0f32, -2.0])]);
+        assert_eq!(out[0].as_slice::<f32>().unwrap(), &[-1.0, 2.0]);
+        assert_eq!(g.node(NodeId(2)).op, OpKind::Neg);
+    }
+
+    #[test]
+    fn every_op_has_a_meaning() {
+        // Build each non-leaf op of the table on small operands of an accepted dtype and
+        // evaluate it; the exhaustive match in eval_node guarantees there is a case for it.
+        for &op in OpKind::ALL {
+            let info = op.info();
+            if op.is_leaf() || op == OpKind::CustomKernel {
+                continue;
+            }
+            let dt = [DType::Float64, DType::Complex128, DType::Int32, DType::Bool]
+                .into_iter()
+                .find(|&d| info.domain.contains(d))
+                .unwrap();
+            let mut g = Graph::new();
+            let attrs = match info.attrs {
+                crate::ops::AttrKind::None => Attrs::None,
+                crate::ops::AttrKind::DType => Attrs::DType { dtype: DType::Float32 },
+                crate::ops::AttrKind::Shape => Attrs::Shape { shape: smallvec![2, 2] },
+                crate::ops::AttrKind::Perm => Attrs::Perm { perm: smallvec![1, 0] },
+                crate::ops::AttrKind::Reduce => Attrs::Reduce { axes: smallvec![1], keepdims: false },
+                crate::ops::AttrKind::Axes => Attrs::Axes { axes: smallvec![0] },
+                crate::ops::AttrKind::Axis => Attrs::Axis { axis: 0 },
+                crate::ops::AttrKind::Slice => Attrs::Slice {
+                    dims: smallvec![
+                        crate::SliceDim::normalize(2, None, None, -1),
+                        crate::SliceDim::normalize(2, None, None, 1)
+                    ],
+                },
+                crate::ops::AttrKind::Fft => Attrs::Fft { axis: 1, inverse: false, norm: crate::FftNorm::Backward },
+                other => unreachable!("{other:?}"),
+            };
+            let shape: &[usize] = match op {
+                OpKind::ExpandDims => &[2],
+                OpKind::Squeeze => &[1, 2],
+                _ => &[2, 2],
+            };
+            let (n, inputs) = match (op, info.arity) {
+                (OpKind::Where, _) => (
+                    3,
+                    vec![
+                        HostArray::zeros(DType::Bool, shape),
+                        HostArray::zeros(dt, shape),
+                        HostArray::zeros(dt, shape),
+                    ],
+                ),
+                (_, crate::ops::Arity::Fixed(n)) => (n, (0..n).map(|_| HostArray::zeros(dt, shape)).collect()),
+                (_, crate::ops::Arity::Variadic) => (2, vec![HostArray::zeros(dt, shape), HostArray::zeros(dt, shape)]),
+            };
+            let ids: Vec<_> = inputs.iter().enumerate().map(|(i, a)| g.input(i as u32, a.dtype(), a.shape())).collect();
+            assert_eq!(ids.len(), n);
+            let r = g.add(op, attrs, &ids).unwrap_or_else(|e| panic!("{}: {e}", op.name()));
+            g.push_output(r);
+            let out = run(&g, &inputs);
+            assert_eq!(out[0].dtype(), g.node(r).dtype, "{}", op.name());
+            assert_eq!(out[0].shape(), g.node(r).shape.as_slice(), "{}", op.name());
+        }
+    }
+
+    #[test]
+    fn a_million_elements_is_quick() {
+        // Elementwise chain and a reduction over 1e6 float32 elements; generous bound for debug
+        // builds on a shared machine (release is far faster).
+        let n = 1_000_000;
+        let mut g = Graph::new();
+        let x = g.input(0, DType::Float32, &[1000, 1000]);
+        let s = g.add(OpKind::Sin, Attrs::None, &[x]).unwrap();
+        let m = g.add(OpKind::Mul, Attrs::None, &[s, x]).unwrap();
+        let t = g.add(OpKind::Permute, Attrs::Perm { perm: smallvec![1, 0] }, &[m]).unwrap();
+        let r = g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![0], keepdims: false }, &[t]).unwrap();
+        g.push_output(r);
+        let a = arr(&[1000, 1000], (0..n).map(|i| i as f32 * 1e-6).collect::<Vec<_>>());
+        let t0 = std::time::Instant::now();
+        let out = run(&g, &[a]);
+        assert_eq!(out[0].shape(), &[1000]);
+        eprintln!("1e6-element graph evaluated in {:?}", t0.elapsed());
+        assert!(t0.elapsed().as_secs_f64() < 20.0, "{:?}", t0.elapsed());
     }
 }

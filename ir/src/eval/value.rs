@@ -15,7 +15,10 @@ use crate::dtype::{DType, DTypeKind};
 use crate::graph::{round_to, wrap_signed, wrap_unsigned, Literal};
 use crate::host::Data;
 
-/// One element of any dtype.
+/// One element of any dtype. In an array of dtype `d` every element is in `d`'s canonical form:
+/// `Bool` for bool, `Int` within range for signed integers, `UInt` within range for unsigned
+/// ones, `Float` exactly representable in `d` for the floats, `Complex` with both parts
+/// representable in `d`'s real dtype for complex. [`cast`] converts any value into that form.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
     Bool(bool),
@@ -163,7 +166,7 @@ fn real_of(v: Value, to: DType) -> f64 {
 /// An integer correctly rounded (nearest, ties to even) to the float dtype `to` (or the real
 /// dtype of a complex `to`), returned as the f64 that holds it exactly.
 pub fn int_to_float(v: i128, to: DType) -> f64 {
-    let p = to.mantissa_bits().expect("a float or complex dtype") as u32;
+    let p = to.mantissa_bits().expect("a float or complex dtype");
     let a = v.unsigned_abs();
     let bits = 128 - a.leading_zeros();
     let mag = if bits <= 53 {
@@ -195,7 +198,7 @@ pub fn int_to_float(v: i128, to: DType) -> f64 {
 pub fn float_to_int(x: f64, to: DType) -> i128 {
     fn cvt32(x: f64) -> i128 {
         let t = x.trunc();
-        if t >= -2147483648.0 && t <= 2147483647.0 {
+        if (-2147483648.0..=2147483647.0).contains(&t) {
             t as i128
         } else {
             i32::MIN as i128
@@ -204,7 +207,7 @@ pub fn float_to_int(x: f64, to: DType) -> i128 {
     fn cvt64(x: f64) -> i128 {
         let t = x.trunc();
         // 2**63 is not an i64; every f64 below it is.
-        if t >= -9223372036854775808.0 && t < 9223372036854775808.0 {
+        if (-9223372036854775808.0..9223372036854775808.0).contains(&t) {
             t as i128
         } else {
             i64::MIN as i128
@@ -226,6 +229,7 @@ pub fn float_to_int(x: f64, to: DType) -> i128 {
 }
 
 #[cfg(test)]
+#[allow(clippy::approx_constant, clippy::excessive_precision)]
 mod tests {
     use super::*;
 

@@ -94,6 +94,7 @@ pub fn stack(xs: &[&Tensor], axis: usize, out_shape: Shape) -> Tensor {
 }
 
 #[cfg(test)]
+#[allow(clippy::approx_constant, clippy::excessive_precision)]
 mod tests {
     use smallvec::smallvec;
 
