@@ -1,1 +1,22 @@
-fn main(){}
+//! kiln's integration tests: ONE test binary (it links LLVM, so one link is all we can afford).
+//!
+//! The modules live in `tests/suite/` rather than as `tests/*.rs` files, because Cargo would
+//! build every `tests/*.rs` as a test binary of its own.
+//!
+//! - `numpy_fixtures`: NumPy's outputs (`tests/fixtures/`, written by `make_fixtures.py`)
+//!   against kiln's, case by case.
+//! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
+//! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
+//! - `properties`: proptest on broadcasting; promotion against NumPy's table.
+
+#[path = "suite/numpy_fixtures.rs"]
+mod numpy_fixtures;
+
+#[path = "suite/errors.rs"]
+mod errors;
+
+#[path = "suite/api.rs"]
+mod api;
+
+#[path = "suite/properties.rs"]
+mod properties;

@@ -79,8 +79,10 @@ fn run_case<F: Fn(&[Array]) -> Array>(name: &str, build: F) {
     let g = got.try_to_host().unwrap_or_else(|e| panic!("{name}: materialising: {e}"));
     assert_eq!(g.dtype(), exp.dtype(), "{name}: dtype of the computed value");
     assert_eq!(g.shape(), exp.shape(), "{name}: shape of the computed value");
-    if let Err(msg) = compare(&exp, &g, case.tol, case.zero_sign) {
-        panic!("{name} ({:?}, {} {:?}): {msg}", case.tol, exp.dtype(), exp.shape());
+    match compare(&exp, &g, case.tol, case.zero_sign) {
+        // Shown with `--nocapture`: how close each case came.
+        Ok(worst) => eprintln!("{name}: ok, {} {:?}, largest distance {worst} ulp ({:?})", exp.dtype(), exp.shape(), case.tol),
+        Err(msg) => panic!("{name} ({:?}, {} {:?}): {msg}", case.tol, exp.dtype(), exp.shape()),
     }
 }
 
@@ -95,9 +97,6 @@ trait Float: Copy + std::fmt::Debug {
     fn ordered(self) -> i64;
     /// Distance to the next float above |x|.
     fn ulp_of(self) -> f64;
-    fn is_nan(self) -> bool {
-        self.to_f64().is_nan()
-    }
     fn sign_bit(self) -> bool {
         self.to_f64().is_sign_negative()
     }
@@ -184,9 +183,9 @@ impl Report {
             self.bad.push(format!("at {:?}: {what}", unravel(i, &self.shape)));
         }
     }
-    fn finish(self, n: usize) -> Result<(), String> {
+    fn finish(self, n: usize) -> Result<u64, String> {
         if self.count == 0 {
-            return Ok(());
+            return Ok(self.worst_ulp);
         }
         Err(format!(
             "{} of {n} elements differ (largest ulp distance {}):\n    {}",
@@ -211,7 +210,10 @@ fn float_ok<T: Float>(exp: T, got: T, tol: Tol, zero_sign: bool, scale: Option<T
         return !zero_sign || exp.sign_bit() == got.sign_bit();
     }
     let d = exp.ordered().abs_diff(got.ordered());
-    *worst = (*worst).max(d);
+    *worst = (*worst).max(match scale {
+        Some(s) => ((g - e).abs() / s.ulp_of()).ceil() as u64,
+        None => d,
+    });
     match tol {
         Tol::Exact => d == 0,
         Tol::Ulp(n) => match scale {
@@ -222,7 +224,7 @@ fn float_ok<T: Float>(exp: T, got: T, tol: Tol, zero_sign: bool, scale: Option<T
     }
 }
 
-fn cmp_exact<T: PartialEq + std::fmt::Debug>(e: &[T], g: &[T], shape: &[usize]) -> Result<(), String> {
+fn cmp_exact<T: PartialEq + std::fmt::Debug>(e: &[T], g: &[T], shape: &[usize]) -> Result<u64, String> {
     let mut r = Report::new(shape);
     for (i, (a, b)) in e.iter().zip(g).enumerate() {
         if a != b {
@@ -232,7 +234,7 @@ fn cmp_exact<T: PartialEq + std::fmt::Debug>(e: &[T], g: &[T], shape: &[usize]) 
     r.finish(e.len())
 }
 
-fn cmp_float<T: Float>(e: &[T], g: &[T], shape: &[usize], tol: Tol, zero_sign: bool) -> Result<(), String> {
+fn cmp_float<T: Float>(e: &[T], g: &[T], shape: &[usize], tol: Tol, zero_sign: bool) -> Result<u64, String> {
     let mut r = Report::new(shape);
     for (i, (&a, &b)) in e.iter().zip(g).enumerate() {
         let mut w = 0;
@@ -251,7 +253,7 @@ fn cmp_complex<T: Float + num_traits_lite::Abs>(
     shape: &[usize],
     tol: Tol,
     zero_sign: bool,
-) -> Result<(), String> {
+) -> Result<u64, String> {
     let mut r = Report::new(shape);
     for (i, (a, b)) in e.iter().zip(g).enumerate() {
         let scale = if a.re.abs_val().to_f64() >= a.im.abs_val().to_f64() { a.re.abs_val() } else { a.im.abs_val() };
@@ -282,8 +284,9 @@ mod num_traits_lite {
     }
 }
 
-/// Compares a computed array with NumPy's (same dtype and shape already checked).
-fn compare(exp: &HostArray, got: &HostArray, tol: Tol, zero_sign: bool) -> Result<(), String> {
+/// Compares a computed array with NumPy's (same dtype and shape already checked); on success,
+/// the largest distance in ulps seen.
+fn compare(exp: &HostArray, got: &HostArray, tol: Tol, zero_sign: bool) -> Result<u64, String> {
     let sh = exp.shape();
     match (exp.data(), got.data()) {
         (Data::Bool(e), Data::Bool(g)) => cmp_exact(e, g, sh),
@@ -317,6 +320,28 @@ fn comparison_helpers() {
     assert_eq!(f16::from_f32(1.0).ulp_of(), 2f64.powi(-10));
     assert_eq!(1.0f64.ulp_of(), f64::EPSILON);
     assert!(f32::from_bits(1).ordered() - (-f32::from_bits(1)).ordered() == 2);
+}
+
+/// The harness itself: wrong answers must fail (a wrong op, a perturbation of 1 ulp where the
+/// case is exact, the sign of a zero, a NaN, an off-by-one integer, a wrong dtype or shape).
+#[test]
+fn harness_detects_wrong_results() {
+    let fails = |name: &str, f: fn(&[Array]) -> Array| {
+        let r = std::panic::catch_unwind(|| run_case(name, f));
+        assert!(r.is_err(), "case {name} accepted a wrong answer");
+    };
+    fails("sin_f32", |a| a[0].cos());
+    fails("sin_f32", |a| (&a[0] * 1.001).sin());
+    fails("add_f64", |a| &(&a[0] + &a[1]) * (1.0 + f64::EPSILON));
+    fails("negative_special_f64", |a| 0.0 - &a[0]); // +0.0 where NumPy has -0.0
+    fails("sqrt_special_f64", |a| a[0].abs().sqrt()); // no NaN for negative inputs
+    fails("sum_i8_all", |a| &a[0].sum(None) + 1);
+    fails("sum_i8_all", |a| a[0].astype(DType::Int32).sum(None).astype(DType::Int32)); // dtype
+    fails("sum_f32_axis1", |a| a[0].sum(2)); // shape
+    fails("sum_f32_axis1", |a| &a[0].sum(1) * 1.0001); // outside rel:1e-5
+    // ... and right answers computed differently pass.
+    run_case("negative_special_f64", |a| &a[0] * -1.0);
+    run_case("sum_f32_axis1", |a| a[0].flip(Some(&[1])).sum(1));
 }
 
 #[test]
