@@ -58,13 +58,25 @@ impl Array {
 }
 
 /// `np.full(shape, value, dtype)`: lazy (a constant broadcast to `shape`).
-pub fn full(shape: &[usize], value: impl Into<Operand>, dtype: DType) -> Array {
+///
+/// Errors: an integer `value` out of the range of an integer `dtype` (NumPy's OverflowError).
+pub fn try_full(shape: &[usize], value: impl Into<Operand>, dtype: DType) -> Result<Array> {
     let lit = match value.into() {
-        Operand::Scalar(s) => scalar_literal(dtype, s),
-        Operand::Array(a) => return a.astype(dtype).broadcast_to(shape),
+        Operand::Scalar(s) => {
+            if let (WeakScalar::Int(_), true) = (s, dtype.is_integer()) {
+                kiln_ir::result_type_weak("full", dtype, s)?;
+            }
+            scalar_literal(dtype, s)
+        }
+        Operand::Array(a) => return a.astype(dtype).try_broadcast_to(shape),
     };
-    let c = Array::literal(dtype, lit);
-    crate::unwrap(c.broadcast_to_shape(shape))
+    Array::literal(dtype, lit).broadcast_to_shape(shape)
+}
+
+/// `np.full(shape, value, dtype)`. Panics where [`try_full`] errs.
+#[track_caller]
+pub fn full(shape: &[usize], value: impl Into<Operand>, dtype: DType) -> Array {
+    crate::unwrap(try_full(shape, value, dtype))
 }
 
 /// `np.zeros(shape, dtype)`.

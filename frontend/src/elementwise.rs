@@ -96,7 +96,11 @@ fn float_for(d: DType) -> DType {
     }
 }
 
-/// The dtype `op` computes in when its operands promote to `d` (NumPy's loop selection).
+/// The dtype `op` computes in when its operands promote to `d` (NumPy's loop selection):
+/// bools take int8 loops where the ufunc has integer loops, integers and bools take float loops
+/// (int8 → float16, int16 → float32, wider → float64; true division always float64) where it
+/// has only float loops, and logical ufuncs test truth. NumPy has no bool loop for negative,
+/// subtract and sign, so bools stay bool there and the op table rejects them.
 fn coerce(op: OpKind, d: DType) -> DType {
     let domain = op.info().domain;
     if domain.contains(d) {
@@ -105,13 +109,21 @@ fn coerce(op: OpKind, d: DType) -> DType {
     if domain == Domain::B {
         return DType::Bool;
     }
+    if d.is_bool() && matches!(op, OpKind::Neg | OpKind::Sub | OpKind::Sign) {
+        return d;
+    }
+    if d.is_bool() && domain.contains(DType::Int8) {
+        return DType::Int8;
+    }
     if (d.is_bool() || d.is_integer()) && domain.contains(DType::Float64) {
         return if op == OpKind::Div { DType::Float64 } else { float_for(d) };
     }
-    if d.is_bool() && domain.contains(DType::Int8) && !matches!(op, OpKind::Neg | OpKind::Sub) {
-        return DType::Int8;
-    }
     d
+}
+
+/// Whether `op` compares (its result is bool from operands of one dtype).
+fn is_comparison(op: OpKind) -> bool {
+    op.info().dtype_rule == kiln_ir::ops::DTypeRule::Bool && op.info().arity == kiln_ir::ops::Arity::Fixed(2)
 }
 
 impl Array {
@@ -163,7 +175,14 @@ pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
     if strong.is_some() {
         for o in operands {
             if let Operand::Scalar(s) = o {
-                dtype = result_type_weak(name, dtype, *s)?;
+                dtype = match result_type_weak(name, dtype, *s) {
+                    // NumPy 2 compares integers with out-of-range Python integers exactly.
+                    Err(kiln_ir::IrError::ScalarOutOfBounds { .. }) if is_comparison(op) => {
+                        let wide = if dtype == DType::UInt64 { DType::Float64 } else { DType::Int64 };
+                        result_type_weak(name, wide, *s).unwrap_or(DType::Float64)
+                    }
+                    other => other?,
+                };
             }
         }
     }

@@ -16,7 +16,7 @@ mod reduce;
 mod views;
 
 pub use array::Array;
-pub use creation::{arange, arange_step, eye, full, full_like, identity, linspace, ones, ones_like, try_arange_step, zeros, zeros_like};
+pub use creation::{arange, arange_step, eye, full, full_like, identity, linspace, ones, ones_like, try_arange_step, try_full, zeros, zeros_like};
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use io::load_npy;

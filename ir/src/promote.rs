@@ -33,8 +33,8 @@ pub fn result_type(a: DType, b: DType) -> DType {
                 }
             }
         },
-        (DTypeKind::Float, _) => result_type(a, float_holding(b)),
-        (_, DTypeKind::Float) => result_type(float_holding(a), b),
+        (DTypeKind::Float, _) => float_with_int(a, b),
+        (_, DTypeKind::Float) => float_with_int(b, a),
         (ka, kb) if ka == kb => {
             if a.itemsize() >= b.itemsize() {
                 a
@@ -59,6 +59,16 @@ pub fn result_type(a: DType, b: DType) -> DType {
     }
 }
 
+/// A float dtype promoted with an integer dtype: the float if it holds every value of the
+/// integer exactly (8-bit integers fit float16 and bfloat16), else the smallest that does.
+fn float_with_int(float: DType, int: DType) -> DType {
+    if int.itemsize() == 1 {
+        float
+    } else {
+        result_type(float, float_holding(int))
+    }
+}
+
 /// The smallest float dtype that holds every value of an integer dtype exactly.
 fn float_holding(int: DType) -> DType {
     match int.itemsize() {
@@ -68,9 +78,20 @@ fn float_holding(int: DType) -> DType {
     }
 }
 
-/// `np.result_type` over several dtypes (left fold, as NumPy's is associative on these).
+/// `np.result_type` over several dtypes. NumPy promotes a sequence as a whole, not pairwise
+/// left to right: the dtypes of the highest category (complex, then float, then integer) absorb
+/// the lower ones first, so `(int8, uint8, float16)` gives float16 where a left fold would give
+/// float32. Folding in that order reproduces it.
 pub fn result_type_many(dtypes: &[DType]) -> Option<DType> {
-    dtypes.iter().copied().reduce(result_type)
+    let category = |d: &DType| match d.kind() {
+        DTypeKind::Complex => 0,
+        DTypeKind::Float => 1,
+        DTypeKind::SignedInt | DTypeKind::UnsignedInt => 2,
+        DTypeKind::Bool => 3,
+    };
+    let mut sorted = dtypes.to_vec();
+    sorted.sort_by_key(category);
+    sorted.into_iter().reduce(result_type)
 }
 
 /// A Rust scalar as an operand: *weak* in NEP 50's sense, so it takes the array's dtype where its
