@@ -8,6 +8,7 @@
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
 //! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
 //! - `properties`: proptest on broadcasting; promotion against NumPy's table.
+//! - `examples`: the examples run as a user runs them, against NumPy.
 
 #[path = "suite/numpy_fixtures.rs"]
 mod numpy_fixtures;
@@ -20,3 +21,6 @@ mod api;
 
 #[path = "suite/properties.rs"]
 mod properties;
+
+#[path = "suite/examples.rs"]
+mod examples;
