@@ -22,5 +22,8 @@ mod api;
 #[path = "suite/properties.rs"]
 mod properties;
 
+#[path = "suite/fusion.rs"]
+mod fusion;
+
 #[path = "suite/examples.rs"]
 mod examples;

@@ -1,1 +1,3 @@
 //! kiln-compiler
+
+pub mod fusion;

@@ -1,0 +1,231 @@
+//! Fusion: the simplified graph partitioned into regions, each one kernel.
+//!
+//! A region has an iteration *space* and a body: a small graph whose `input {index=k}` nodes are
+//! the region's inputs (buffers materialised by other regions, or the graph's inputs) and whose
+//! outputs are the values it writes. Views and broadcasts inside a body are index maps on the
+//! loads of its inputs, never copies.
+//!
+//! - An **elementwise** region iterates over its output shape: any connected set of elementwise,
+//!   cast, broadcast and view ops, constants and index ramps.
+//! - A **reduction** region iterates over a shape `S` and reduces axes `A`: an elementwise prologue
+//!   feeding one or more reductions over `(S, A)`, which may feed each other through broadcasts
+//!   (softmax, layernorm, var), an epilogue on their results, and reductions nested inside the
+//!   prologue whose result has shape `S` (a k-means assignment step).
+//! - Copies (concatenate, stack, contiguous), vendor ops (matmul, fft) and custom kernels are
+//!   regions of their own: fusion boundaries.
+//!
+//! [`partition`] decides what is materialised (see its docs for the rules) and reports, for every
+//! edge left unfused, why ([`UnfusedReason`]).
+
+mod partition;
+mod run;
+mod text;
+
+pub use partition::partition;
+pub use run::run_regions;
+pub use text::{parse_regions, print_regions};
+
+use std::fmt;
+
+use kiln_ir::graph::Axes;
+use kiln_ir::shape::ShapeDisplay;
+use kiln_ir::{DType, Graph, NodeId, Shape};
+
+/// What a region iterates over.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// One work item per element of `shape`.
+    Elementwise { shape: Shape },
+    /// Reductions over `axes` of `shape`; one work group per element of the kept axes.
+    Reduce { shape: Shape, axes: Axes },
+    /// A boundary op: its own launch (library call, copy or user kernel).
+    Opaque,
+}
+
+impl fmt::Display for Space {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims = |s: &[usize]| s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+        match self {
+            Space::Elementwise { shape } => write!(f, "elementwise shape=[{}]", dims(shape)),
+            Space::Reduce { shape, axes } => write!(f, "reduce shape=[{}] axes=[{}]", dims(shape), dims(axes)),
+            Space::Opaque => f.write_str("opaque"),
+        }
+    }
+}
+
+/// Why a region is the kind it is, for reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegionKind {
+    Elementwise,
+    Reduction,
+    /// concatenate, stack, contiguous.
+    Copy,
+    /// matmul, fft.
+    Vendor,
+    /// A user's raw kernel.
+    Custom,
+}
+
+impl RegionKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RegionKind::Elementwise => "elementwise",
+            RegionKind::Reduction => "reduction",
+            RegionKind::Copy => "copy",
+            RegionKind::Vendor => "vendor",
+            RegionKind::Custom => "custom",
+        }
+    }
+}
+
+/// One fused kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Region {
+    pub kind: RegionKind,
+    pub space: Space,
+    /// The computation; its `input {index=k}` reads `inputs[k]`, its outputs are `outputs`.
+    pub body: Graph,
+    /// Nodes of the partitioned graph the region reads (materialised elsewhere).
+    pub inputs: Vec<NodeId>,
+    /// Nodes of the partitioned graph the region writes, in the order of the body's outputs.
+    pub outputs: Vec<NodeId>,
+}
+
+impl Region {
+    /// Bytes the region must move at the least: each input read once, each output written once.
+    pub fn bytes(&self) -> usize {
+        let nbytes = |id: NodeId| {
+            let n = self.body.node(id);
+            n.shape.iter().product::<usize>() * n.dtype.itemsize()
+        };
+        let inputs: usize = self
+            .body
+            .nodes()
+            .iter()
+            .filter(|n| n.op == kiln_ir::OpKind::Input)
+            .map(|n| n.shape.iter().product::<usize>() * n.dtype.itemsize())
+            .sum();
+        inputs + self.body.outputs().iter().map(|&o| nbytes(o)).sum::<usize>()
+    }
+
+    /// The names of the ops the region computes (not its inputs), in body order.
+    pub fn op_names(&self) -> Vec<&'static str> {
+        self.body.nodes().iter().filter(|n| n.op != kiln_ir::OpKind::Input).map(|n| n.op.name()).collect()
+    }
+}
+
+/// Why an edge of the graph was not fused: the producer is materialised and the consumer reads
+/// it from memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnfusedReason {
+    /// The producer is a requested result, written to memory anyway.
+    GraphOutput,
+    /// The producer or consumer is a library call (matmul, fft).
+    VendorBoundary,
+    /// The producer or consumer is a copy (concatenate, stack, contiguous).
+    CopyBoundary,
+    /// The producer or consumer is a user's raw kernel.
+    CustomBoundary,
+    /// A reduction whose consumers iterate over a space it cannot be computed in.
+    ReductionSpaceMismatch,
+    /// A reduction read by several kernels: recomputing it would read its input again.
+    ReductionShared,
+    /// A shared elementwise value too costly to recompute in each kernel that reads it.
+    RecomputeTooCostly,
+}
+
+impl UnfusedReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnfusedReason::GraphOutput => "graph_output",
+            UnfusedReason::VendorBoundary => "vendor_boundary",
+            UnfusedReason::CopyBoundary => "copy_boundary",
+            UnfusedReason::CustomBoundary => "custom_boundary",
+            UnfusedReason::ReductionSpaceMismatch => "reduction_space_mismatch",
+            UnfusedReason::ReductionShared => "reduction_shared",
+            UnfusedReason::RecomputeTooCostly => "recompute_too_costly",
+        }
+    }
+}
+
+/// An edge left unfused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnfusedEdge {
+    pub producer: NodeId,
+    pub consumer: NodeId,
+    pub reason: UnfusedReason,
+}
+
+/// A summary of one region, for reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionSummary {
+    pub kind: RegionKind,
+    pub space: Space,
+    pub ops: Vec<&'static str>,
+    pub inputs: Vec<(NodeId, DType, Shape)>,
+    pub outputs: Vec<(NodeId, DType, Shape)>,
+    /// Fewest bytes moved: inputs read once, outputs written once.
+    pub bytes: usize,
+}
+
+/// What fusion did with a graph: users read it to tune, tests assert on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FusionReport {
+    pub regions: Vec<RegionSummary>,
+    pub unfused: Vec<UnfusedEdge>,
+}
+
+impl FusionReport {
+    /// Number of kernels (regions).
+    pub fn kernel_count(&self) -> usize {
+        self.regions.len()
+    }
+}
+
+impl fmt::Display for FusionReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ty = |v: &[(NodeId, DType, Shape)]| {
+            v.iter().map(|(id, d, s)| format!("{id}: {} {}", d.short_name(), ShapeDisplay(s))).collect::<Vec<_>>().join(", ")
+        };
+        writeln!(f, "{} region(s)", self.regions.len())?;
+        for (i, r) in self.regions.iter().enumerate() {
+            writeln!(f, "region {i} {} {} ({} bytes)", r.kind.name(), r.space, r.bytes)?;
+            writeln!(f, "  ops: {}", r.ops.join(" "))?;
+            writeln!(f, "  inputs: {}", ty(&r.inputs))?;
+            writeln!(f, "  outputs: {}", ty(&r.outputs))?;
+        }
+        for e in &self.unfused {
+            writeln!(f, "unfused {} -> {}: {}", e.producer, e.consumer, e.reason.name())?;
+        }
+        Ok(())
+    }
+}
+
+/// The regions of a graph, in an order in which each region's inputs are written before it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Partition {
+    pub regions: Vec<Region>,
+    pub unfused: Vec<UnfusedEdge>,
+}
+
+impl Partition {
+    /// The report of this partition.
+    pub fn report(&self, g: &Graph) -> FusionReport {
+        let ty = |id: NodeId| (id, g.node(id).dtype, g.node(id).shape.clone());
+        FusionReport {
+            regions: self
+                .regions
+                .iter()
+                .map(|r| RegionSummary {
+                    kind: r.kind,
+                    space: r.space.clone(),
+                    ops: r.op_names(),
+                    inputs: r.inputs.iter().map(|&i| ty(i)).collect(),
+                    outputs: r.outputs.iter().map(|&o| ty(o)).collect(),
+                    bytes: r.bytes(),
+                })
+                .collect(),
+            unfused: self.unfused.clone(),
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! The partitioner: which values are materialised, and which kernels compute them.
+//!
+//! 1. **Materialised values** (`M`): the graph's outputs; reductions (at first); copies, vendor
+//!    ops and custom kernels, and every value they read. `input` nodes are buffers already.
+//! 2. **Kernels**: each value of `M` is the root of a kernel whose *cone* is every producer
+//!    reachable without crossing `M` (constants and index ramps are recomputed in every cone).
+//!    A value in the cones of several kernels is recomputed by each, unless its cone costs more
+//!    than [`RECOMPUTE_LIMIT`] ops per extra kernel: then it joins `M`.
+//! 3. **Reductions fuse** into the one kernel that reads them, when that kernel can iterate over
+//!    the reduction's space: as its epilogue (the kernel's shape is the reduction's result), as a
+//!    row pass (the kernel's shape is the reduction's input: softmax, layernorm), or nested (a
+//!    reduction kernel whose every element needs one reduction: k-means' distance then argmin).
+//!    A reduction read by several kernels stays materialised (reading its input again costs more
+//!    than reading its result).
+//! 4. **Siblings merge**: kernels of one space that share an input and do not depend on each
+//!    other become one region with several outputs, unless that would make the regions cyclic.
+
+use std::collections::{BTreeSet, HashMap};
+
+use kiln_ir::{Attrs, Graph, Node, NodeId, OpClass, OpKind};
+
+use super::{Partition, Region, RegionKind, Space, UnfusedEdge, UnfusedReason};
+
+/// Most elementwise ops a kernel may recompute, per extra kernel, rather than read a shared value
+/// from memory.
+pub const RECOMPUTE_LIMIT: usize = 8;
+
+struct Ctx<'g> {
+    g: &'g Graph,
+    consumers: Vec<Vec<NodeId>>,
+    /// `Some(reason)`: materialised, and why its consumers read it from memory.
+    mat: Vec<Option<UnfusedReason>>,
+    space: HashMap<NodeId, Space>,
+}
+
+fn is_external(g: &Graph, id: NodeId) -> bool {
+    g.node(id).op == OpKind::Input
+}
+
+fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
+    match class {
+        OpClass::Copy => Some(UnfusedReason::CopyBoundary),
+        OpClass::Vendor => Some(UnfusedReason::VendorBoundary),
+        OpClass::Custom => Some(UnfusedReason::CustomBoundary),
+        OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View => None,
+    }
+}
+
+/// The space a kernel rooted at `node` iterates over before any reduction fuses into it.
+fn root_space(g: &Graph, node: &Node) -> Space {
+    match node.op.class() {
+        OpClass::Reduce => {
+            let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified graph") };
+            Space::Reduce { shape: g.node(node.inputs[0]).shape.clone(), axes: axes.clone() }
+        }
+        OpClass::Copy | OpClass::Vendor | OpClass::Custom => Space::Opaque,
+        OpClass::Leaf | OpClass::Elementwise | OpClass::View => Space::Elementwise { shape: node.shape.clone() },
+    }
+}
+
+impl Ctx<'_> {
+    fn is_boundary_input(&self, id: NodeId) -> bool {
+        is_external(self.g, id) || self.mat[id.index()].is_some()
+    }
+
+    /// The nodes a kernel rooted at `root` computes, in graph order.
+    fn cone(&self, root: NodeId) -> Vec<NodeId> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![root];
+        seen.insert(root);
+        while let Some(id) = stack.pop() {
+            for &i in &self.g.node(id).inputs {
+                if !self.is_boundary_input(i) && seen.insert(i) {
+                    stack.push(i);
+                }
+            }
+        }
+        seen.into_iter().collect()
+    }
+
+    fn roots(&self) -> Vec<NodeId> {
+        (0..self.g.len()).map(|i| NodeId(i as u32)).filter(|&id| self.mat[id.index()].is_some()).collect()
+    }
+
+    /// For every node, the kernels (roots) whose cones hold it.
+    fn owners(&self) -> Vec<Vec<NodeId>> {
+        let mut owners = vec![Vec::new(); self.g.len()];
+        for root in self.roots() {
+            for id in self.cone(root) {
+                owners[id.index()].push(root);
+            }
+        }
+        owners
+    }
+
+    /// Elementwise ops in the cone of `id` (stopping at materialised values).
+    fn recompute_cost(&self, id: NodeId) -> usize {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![id];
+        let mut cost = 0;
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let node = self.g.node(n);
+            cost += match node.op.class() {
+                OpClass::Elementwise => 1,
+                OpClass::Reduce => RECOMPUTE_LIMIT + 1,
+                OpClass::Leaf | OpClass::View | OpClass::Copy | OpClass::Vendor | OpClass::Custom => 0,
+            };
+            stack.extend(node.inputs.iter().copied().filter(|&i| !self.is_boundary_input(i)));
+        }
+        cost
+    }
+
+    fn space_of(&self, root: NodeId) -> Space {
+        self.space.get(&root).cloned().unwrap_or_else(|| root_space(self.g, self.g.node(root)))
+    }
+
+    /// The space of kernel `root` once reduction `r` is computed inside it, if it can be.
+    fn space_with(&self, root: NodeId, r: NodeId) -> Option<Space> {
+        let rn = self.g.node(r);
+        let Attrs::Reduce { axes, .. } = &rn.attrs else { return None };
+        let row = Space::Reduce { shape: self.g.node(rn.inputs[0]).shape.clone(), axes: axes.clone() };
+        let Space::Reduce { shape: in_shape, .. } = &row else { unreachable!() };
+        let reduced: Vec<usize> = (0..in_shape.len()).filter(|a| !axes.contains(a)).map(|a| in_shape[a]).collect();
+        match self.space_of(root) {
+            Space::Elementwise { shape } => {
+                (shape == *in_shape || shape == rn.shape || shape.as_slice() == reduced.as_slice()).then_some(row)
+            }
+            s @ Space::Reduce { .. } if s == row => Some(s),
+            Space::Reduce { shape, axes: a } if shape == rn.shape => Some(Space::Reduce { shape, axes: a }),
+            Space::Reduce { .. } | Space::Opaque => None,
+        }
+    }
+}
+
+/// Partitions a verified graph into regions (see the module docs for the rules).
+pub fn partition(g: &Graph) -> Partition {
+    let n = g.len();
+    let mut consumers = vec![Vec::new(); n];
+    for (i, node) in g.nodes().iter().enumerate() {
+        for &inp in &node.inputs {
+            if !consumers[inp.index()].contains(&NodeId(i as u32)) {
+                consumers[inp.index()].push(NodeId(i as u32));
+            }
+        }
+    }
+    let mut cx = Ctx { g, consumers, mat: vec![None; n], space: HashMap::new() };
+
+    // 1. Values that must be materialised.
+    for (i, node) in g.nodes().iter().enumerate() {
+        let class = node.op.class();
+        if class == OpClass::Reduce {
+            cx.mat[i] = Some(UnfusedReason::ReductionSpaceMismatch);
+        }
+        if let Some(reason) = boundary_reason(class) {
+            cx.mat[i] = Some(reason);
+            for &inp in &node.inputs {
+                if !is_external(g, inp) && cx.mat[inp.index()].is_none() {
+                    cx.mat[inp.index()] = Some(reason);
+                }
+            }
+        }
+    }
+    let mut pinned = vec![false; n];
+    for &o in g.outputs() {
+        if !is_external(g, o) {
+            cx.mat[o.index()] = Some(UnfusedReason::GraphOutput);
+        }
+    }
+    for (i, m) in cx.mat.iter().enumerate() {
+        pinned[i] = matches!(
+            m,
+            Some(UnfusedReason::GraphOutput | UnfusedReason::CopyBoundary | UnfusedReason::VendorBoundary | UnfusedReason::CustomBoundary)
+        );
+    }
+
+    // 3. Reductions fuse into the kernel that reads them, consumers first.
+    for r in (0..n).rev().map(|i| NodeId(i as u32)) {
+        if g.node(r).op.class() != OpClass::Reduce || pinned[r.index()] {
+            continue;
+        }
+        let owners = cx.owners();
+        let mut readers: BTreeSet<NodeId> = BTreeSet::new();
+        for &c in &cx.consumers[r.index()] {
+            if cx.mat[c.index()].is_some() {
+                readers.insert(c);
+            } else {
+                readers.extend(owners[c.index()].iter().copied());
+            }
+        }
+        if readers.len() != 1 {
+            cx.mat[r.index()] = Some(UnfusedReason::ReductionShared);
+            continue;
+        }
+        let root = *readers.iter().next().unwrap();
+        match cx.space_with(root, r) {
+            Some(space) => {
+                cx.mat[r.index()] = None;
+                cx.space.insert(root, space);
+            }
+            None => cx.mat[r.index()] = Some(UnfusedReason::ReductionSpaceMismatch),
+        }
+    }
+
+    // 2. Shared values too costly to recompute become materialised (until nothing changes).
+    loop {
+        let owners = cx.owners();
+        let mut changed = false;
+        for i in 0..n {
+            let id = NodeId(i as u32);
+            let k = owners[i].len();
+            if k >= 2 && cx.mat[i].is_none() {
+                let cost = cx.recompute_cost(id);
+                if cost * (k - 1) > RECOMPUTE_LIMIT {
+                    cx.mat[i] = Some(UnfusedReason::RecomputeTooCostly);
+                    changed = true;
+                    break;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+
+    // 4. Siblings merge.
+    let roots = cx.roots();
+    let cones: HashMap<NodeId, Vec<NodeId>> = roots.iter().map(|&r| (r, cx.cone(r))).collect();
+    let reads = |r: NodeId| -> BTreeSet<NodeId> {
+        let cone = &cones[&r];
+        cone.iter().flat_map(|&c| g.node(c).inputs.iter().copied()).filter(|i| cone.binary_search(i).is_err()).collect()
+    };
+    let root_reads: HashMap<NodeId, BTreeSet<NodeId>> = roots.iter().map(|&r| (r, reads(r))).collect();
+    let mut group_of: HashMap<NodeId, usize> = HashMap::new();
+    let mut groups: Vec<Vec<NodeId>> = Vec::new();
+    for &r in &roots {
+        let space = cx.space_of(r);
+        let mut placed = false;
+        if space != Space::Opaque {
+            for gi in 0..groups.len() {
+                let first = groups[gi][0];
+                if cx.space_of(first) != space {
+                    continue;
+                }
+                let shares = groups[gi].iter().any(|m| !root_reads[m].is_disjoint(&root_reads[&r]));
+                if !shares || would_cycle(&groups, &group_of, &root_reads, gi, r) {
+                    continue;
+                }
+                groups[gi].push(r);
+                group_of.insert(r, gi);
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            group_of.insert(r, groups.len());
+            groups.push(vec![r]);
+        }
+    }
+
+    // Regions in dependency order (ties by first root).
+    let deps: Vec<BTreeSet<usize>> = groups
+        .iter()
+        .map(|members| {
+            members
+                .iter()
+                .flat_map(|m| root_reads[m].iter())
+                .filter_map(|i| group_of.get(i).copied())
+                .collect()
+        })
+        .collect();
+    let mut order = Vec::new();
+    let mut done = vec![false; groups.len()];
+    while order.len() < groups.len() {
+        let next = (0..groups.len())
+            .find(|&gi| !done[gi] && deps[gi].iter().all(|&d| done[d] || d == gi))
+            .expect("regions are acyclic");
+        done[next] = true;
+        order.push(next);
+    }
+
+    let mut regions = Vec::new();
+    let mut unfused = BTreeSet::new();
+    for gi in order {
+        let members = &groups[gi];
+        let mut body_nodes: BTreeSet<NodeId> = BTreeSet::new();
+        for m in members {
+            body_nodes.extend(cones[m].iter().copied());
+        }
+        let region = build_region(g, &cx, members, &body_nodes);
+        for &c in &body_nodes {
+            for &p in &g.node(c).inputs {
+                if !body_nodes.contains(&p) && !is_external(g, p) {
+                    let reason = cx.mat[p.index()].expect("region inputs are materialised");
+                    unfused.insert((p, c, reason));
+                }
+            }
+        }
+        regions.push(region);
+    }
+    Partition {
+        regions,
+        unfused: unfused.into_iter().map(|(producer, consumer, reason)| UnfusedEdge { producer, consumer, reason }).collect(),
+    }
+}
+
+/// Whether adding root `r` to group `gi` would make the graph of groups cyclic. Roots are placed
+/// in graph order, so no path between placed groups runs through a root not yet placed.
+fn would_cycle(
+    groups: &[Vec<NodeId>],
+    group_of: &HashMap<NodeId, usize>,
+    reads: &HashMap<NodeId, BTreeSet<NodeId>>,
+    gi: usize,
+    r: NodeId,
+) -> bool {
+    let group = |id: &NodeId| if *id == r { Some(gi) } else { group_of.get(id).copied() };
+    let preds: Vec<BTreeSet<usize>> = (0..groups.len())
+        .map(|x| {
+            let extra = if x == gi { Some(&r) } else { None };
+            groups[x].iter().chain(extra).flat_map(|m| reads[m].iter()).filter_map(group).filter(|&p| p != x).collect()
+        })
+        .collect();
+    // Depth-first search for a back edge: 0 = unvisited, 1 = on the stack, 2 = done.
+    fn visit(x: usize, preds: &[BTreeSet<usize>], state: &mut [u8]) -> bool {
+        state[x] = 1;
+        for &p in &preds[x] {
+            if state[p] == 1 || (state[p] == 0 && visit(p, preds, state)) {
+                return true;
+            }
+        }
+        state[x] = 2;
+        false
+    }
+    let mut state = vec![0u8; groups.len()];
+    (0..groups.len()).any(|x| state[x] == 0 && visit(x, &preds, &mut state))
+}
+
+fn build_region(g: &Graph, cx: &Ctx, members: &[NodeId], body_nodes: &BTreeSet<NodeId>) -> Region {
+    let mut body = Graph::new();
+    let mut local: HashMap<NodeId, NodeId> = HashMap::new();
+    let mut inputs: Vec<NodeId> = Vec::new();
+    // Inputs first, in graph order, so the body's numbering is canonical.
+    let outside: BTreeSet<NodeId> = body_nodes
+        .iter()
+        .flat_map(|&c| g.node(c).inputs.iter().copied())
+        .filter(|i| !body_nodes.contains(i))
+        .collect();
+    for &p in &outside {
+        let node = g.node(p);
+        let id = body.input(inputs.len() as u32, node.dtype, &node.shape);
+        local.insert(p, id);
+        inputs.push(p);
+    }
+    for &c in body_nodes {
+        let node = g.node(c);
+        let mut copy = node.clone();
+        copy.inputs = node.inputs.iter().map(|i| local[i]).collect();
+        local.insert(c, body.insert(copy));
+    }
+    body.set_outputs(members.iter().map(|m| local[m]).collect());
+    let space = cx.space_of(members[0]);
+    let kind = match (&space, g.node(members[0]).op.class()) {
+        (Space::Reduce { .. }, _) => RegionKind::Reduction,
+        (Space::Elementwise { .. }, _) => RegionKind::Elementwise,
+        (Space::Opaque, OpClass::Copy) => RegionKind::Copy,
+        (Space::Opaque, OpClass::Vendor) => RegionKind::Vendor,
+        (Space::Opaque, _) => RegionKind::Custom,
+    };
+    Region { kind, space, body, inputs, outputs: members.to_vec() }
+}
