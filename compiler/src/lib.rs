@@ -1,3 +1,4 @@
 //! kiln-compiler
 
 pub mod fusion;
+pub mod schedule;

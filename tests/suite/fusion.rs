@@ -26,6 +26,8 @@ fn fused(outs: &[&Array]) -> (kiln::ir::Graph, Partition) {
     let reference = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
     let regioned = fusion::run_regions(&g, &p.regions, &inputs).unwrap();
     assert_eq!(reference, regioned);
+    let sched = kiln_compiler::schedule::schedule(&g, &p.regions);
+    assert_eq!(kiln_compiler::schedule::run_on_host(&sched, &p.regions, &inputs).unwrap(), reference, "{sched}");
     let text = fusion::print_regions(&p.regions);
     assert_eq!(fusion::parse_regions(&text).unwrap(), p.regions, "{text}");
     (g, p)
@@ -101,4 +103,17 @@ fn kmeans_assignment_step() {
     assert_eq!(p.regions.len(), 1, "{}", p.report(&g));
     let _ = DType::Int64;
     let _ = axis(0);
+}
+
+#[test]
+fn schedule_text_lists_input_buffers() {
+    let x = randn(&[8, 16], 12);
+    x.eval();
+    // A reduction, then two elementwise kernels chained through a materialised value.
+    let s = x.sum(1);
+    let y = (&x / s.expand_dims(&[1])).exp();
+    let (g, p) = fused(&[&y]);
+    let sched = kiln_compiler::schedule::schedule(&g, &p.regions);
+    let text = sched.to_string();
+    assert!(text.starts_with("kiln.schedule v1\nb0 = input {index=0} : f32[8,16]\n"), "{text}");
 }
