@@ -8,8 +8,19 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
+    println!("cargo:rerun-if-env-changed=CXX");
+
     let include_dir = llvm_config("--includedir");
-    cc::Build::new()
+    let mut build = cc::Build::new();
+    // Unless CXX says otherwise, compile with the clang++ of that same LLVM (package clang-22):
+    // it is always there when the LLVM is, while g++ need not be.
+    if env::var_os("CXX").is_none() {
+        let clang = PathBuf::from(llvm_config("--bindir").trim()).join("clang++");
+        if clang.exists() {
+            build.compiler(clang);
+        }
+    }
+    build
         .cpp(true)
         .std("c++17")
         .include(include_dir.trim())
