@@ -1,0 +1,37 @@
+//! Errors of the compiler.
+
+use thiserror::Error;
+
+/// Everything that can go wrong while building, lowering, translating or emitting code.
+///
+/// MLIR reports problems as diagnostics rather than return values; the variants that come from
+/// MLIR carry the diagnostics captured while the failing step ran (one message per line).
+#[derive(Debug, Error)]
+pub enum CompileError {
+    /// A melior call failed (building an operation, parsing a pass pipeline, ...).
+    #[error("MLIR: {0}")]
+    Mlir(#[from] melior::Error),
+    /// A module did not verify.
+    #[error("MLIR module failed to verify:\n{0}")]
+    Verify(String),
+    /// A pass pipeline failed to parse or to run.
+    #[error("pass pipeline `{pipeline}` failed:\n{diagnostics}")]
+    Pipeline {
+        /// The textual pipeline, e.g. `builtin.module(convert-to-llvm)`.
+        pipeline: String,
+        /// The MLIR diagnostics emitted while it ran.
+        diagnostics: String,
+    },
+    /// `mlirTranslateModuleToLLVMIR` returned no module (usually an op left unlowered).
+    #[error("translation of MLIR to LLVM IR failed:\n{0}")]
+    Translate(String),
+    /// An LLVM step failed (target lookup, optimisation, verification, code emission).
+    #[error("LLVM: {0}")]
+    Llvm(String),
+    /// Creating or using the host JIT failed.
+    #[error("host JIT: {0}")]
+    Jit(String),
+    /// The caller passed inconsistent inputs.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+}
