@@ -1,1 +1,4 @@
 //! kiln-compiler
+pub mod cost;
+pub mod error;
+pub mod simplify;
