@@ -247,7 +247,8 @@ pub fn build(
 
     // Sort keys: (original index, 0, _) for original e-nodes; (latest original index depended
     // on, 1, post-order position) for new ones; none for new constants ("floating").
-    let mut key: Vec<Option<(usize, u8, usize)>> = vec![None; n];
+    type Key = (usize, u8, usize);
+    let mut key: Vec<Option<Key>> = vec![None; n];
     for (seq, &c) in post.iter().enumerate() {
         let node = chosen(c)?;
         key[c] = match original_index.get(node) {
@@ -259,7 +260,7 @@ pub fn build(
     // Kahn's algorithm over the keyed classes, smallest key first.
     let mut parents: Vec<SmallVec<[usize; 2]>> = vec![SmallVec::new(); n];
     let mut waiting = vec![0usize; n];
-    let mut heap: BinaryHeap<Reverse<((usize, u8, usize), usize)>> = BinaryHeap::new();
+    let mut heap: BinaryHeap<Reverse<(Key, usize)>> = BinaryHeap::new();
     for &c in &post {
         let Some(k) = key[c] else { continue };
         let mut ks = kids(chosen(c)?);

@@ -20,15 +20,17 @@ impl Rng {
     }
 }
 
-/// A random elementwise DAG of about `nodes` nodes over 4 `f32[shape]` inputs, with 4 outputs:
-/// unary and binary arithmetic and transcendental ops, operands mostly among the 32 latest
-/// nodes (so the DAG is deep and shared), and a share of simplifiable patterns (`x*1`,
-/// `x + -0.0`, `-(-x)`, `x*x`, scalar constants).
+/// A random elementwise DAG of about `nodes` nodes over 4 `f32[shape]` inputs: unary and binary
+/// arithmetic and transcendental ops, operands mostly among the 32 latest nodes or not yet used
+/// (so the DAG is deep, shared, and nearly all live), and a share of simplifiable patterns
+/// (`x*1`, `x + -0.0`, `x/1`, `-(-x)`, `x*x`, scalar constants). Its outputs are the nodes no
+/// other node uses.
 pub fn random_elementwise_graph(nodes: usize, shape: &[usize], seed: u64) -> Graph {
     let f32 = DType::Float32;
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let mut g = Graph::new();
     let mut pool: Vec<NodeId> = (0..4).map(|i| g.input(i, f32, shape)).collect();
+    let mut unused: Vec<NodeId> = pool.clone();
     let splat = |g: &mut Graph, v: f64| -> NodeId {
         let c = g.constant(f32, Literal::float(f32, v)).unwrap();
         g.add(OpKind::BroadcastTo, Attrs::Shape { shape: shape.into() }, &[c]).unwrap()
@@ -36,17 +38,20 @@ pub fn random_elementwise_graph(nodes: usize, shape: &[usize], seed: u64) -> Gra
     const UNARY: &[OpKind] = &[OpKind::Neg, OpKind::Exp, OpKind::Sin, OpKind::Abs, OpKind::Tanh, OpKind::Square, OpKind::Sqrt];
     const BINARY: &[OpKind] = &[OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Maximum, OpKind::Minimum];
     while g.len() < nodes {
-        let pick = |rng: &mut Rng, pool: &[NodeId]| -> NodeId {
-            if rng.below(10) < 7 {
-                pool[pool.len() - 1 - rng.below(pool.len().min(32))]
-            } else {
-                pool[rng.below(pool.len())]
+        let pick = |rng: &mut Rng, pool: &[NodeId], unused: &mut Vec<NodeId>| -> NodeId {
+            match rng.below(10) {
+                0..=4 if !unused.is_empty() => {
+                    let k = unused.len() - 1 - rng.below(unused.len().min(8));
+                    unused.swap_remove(k)
+                }
+                0..=7 => pool[pool.len() - 1 - rng.below(pool.len().min(32))],
+                _ => pool[rng.below(pool.len())],
             }
         };
-        let x = pick(&mut rng, &pool);
+        let x = pick(&mut rng, &pool, &mut unused);
         let id = match rng.below(20) {
             0..=7 => {
-                let y = pick(&mut rng, &pool);
+                let y = pick(&mut rng, &pool, &mut unused);
                 g.add(BINARY[rng.below(BINARY.len())], Attrs::None, &[x, y]).unwrap()
             }
             8..=13 => g.add(UNARY[rng.below(UNARY.len())], Attrs::None, &[x]).unwrap(),
@@ -65,13 +70,13 @@ pub fn random_elementwise_graph(nodes: usize, shape: &[usize], seed: u64) -> Gra
                 g.add(OpKind::Mul, Attrs::None, &[c, x]).unwrap()
             }
         };
-        pool.push(id);
+        if !pool.contains(&id) {
+            pool.push(id);
+            unused.push(id);
+        }
     }
-    let last = *pool.last().unwrap();
-    let mut outputs = vec![last];
-    for _ in 0..3 {
-        outputs.push(pool[rng.below(pool.len())]);
-    }
+    let uses = g.use_counts();
+    let outputs = pool.iter().copied().filter(|id| uses[id.index()] == 0).collect();
     g.set_outputs(outputs);
     g
 }
