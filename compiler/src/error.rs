@@ -8,6 +8,12 @@ use thiserror::Error;
 /// MLIR carry the diagnostics captured while the failing step ran (one message per line).
 #[derive(Debug, Error)]
 pub enum CompileError {
+    /// An IR rule was broken (an ill-typed input graph, or a stage's output the verifier rejects).
+    #[error(transparent)]
+    Ir(#[from] kiln_ir::IrError),
+    /// The e-graph simplification failed (a bug: its output must compute the input's values).
+    #[error("simplify: {message}")]
+    Simplify { message: String },
     /// A melior call failed (building an operation, parsing a pass pipeline, ...).
     #[error("MLIR: {0}")]
     Mlir(#[from] melior::Error),

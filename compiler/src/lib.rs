@@ -1,14 +1,21 @@
 //! kiln-compiler: from the IR graph to fused kernels.
 //!
+//! - [`pipeline`]: the stages as one straight function (`compile`), each verified and dumpable;
+//! - [`simplify`]: e-graph simplification (egg) and DAG-aware extraction by the [`cost`] model;
 //! - [`fusion`]: the graph partitioned into regions (one kernel each) with a report of what fused;
 //! - [`schedule`]: regions in order, with buffer lifetimes and in-place writes;
+//! - [`plan_cache`]: compiled plans reused by graph structure, across sizes;
 //! - [`toolchain`]: MLIR (melior) and LLVM (inkwell): an MLIR context with exactly the dialects,
 //!   interfaces, translations and passes kiln uses; the host pipeline; translation of MLIR into an
 //!   inkwell module; the host JIT; and PTX emission for `nvptx64-nvidia-cuda`.
 
+pub mod cost;
 pub mod error;
 pub mod fusion;
+pub mod pipeline;
+pub mod plan_cache;
 pub mod schedule;
+pub mod simplify;
 pub mod toolchain;
 
 pub use error::CompileError;

@@ -1,0 +1,171 @@
+//! The plan cache: a graph with the same structure as one compiled before reuses its compiled
+//! plan without running the e-graph again.
+//!
+//! The key is the graph with its *sizes* renamed: every extent in a node's shape, a `reshape` or
+//! `broadcast_to` target or a slice length becomes a symbol, numbered by first appearance, so two
+//! graphs share a key exactly when they differ only by a consistent renaming of sizes (0 and 1
+//! stay literal: they decide broadcasting). Ops, attributes, dtypes, ranks, constants and slice
+//! starts and steps are part of the key. A hit maps the cached plan's sizes to the new graph's;
+//! a plan holding a size the input graph does not (made by a rewrite) is reused only for the
+//! same sizes. The instantiated plan is verified before use.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::{Arc, Mutex};
+
+use kiln_ir::{Attrs, Graph, Node, Shape};
+
+use crate::error::CompileError;
+use crate::fusion::{Region, Space};
+use crate::pipeline::{compile, Compiled, Options};
+
+/// Sizes of a graph in order of first appearance, and the key built from them.
+struct Signature {
+    key: String,
+    sizes: Vec<usize>,
+}
+
+fn signature(g: &Graph) -> Signature {
+    let mut sym: HashMap<usize, usize> = HashMap::new();
+    let mut sizes = Vec::new();
+    let mut key = String::with_capacity(g.len() * 48);
+    let mut name = |v: usize, key: &mut String| {
+        if v <= 1 {
+            let _ = write!(key, "{v}");
+        } else {
+            let next = sym.len();
+            let s = *sym.entry(v).or_insert_with(|| {
+                sizes.push(v);
+                next
+            });
+            let _ = write!(key, "s{s}");
+        }
+    };
+    for n in g.nodes() {
+        let _ = write!(key, "{}:{}[", n.op.name(), n.dtype.short_name());
+        for &d in &n.shape {
+            name(d, &mut key);
+            key.push(',');
+        }
+        key.push(']');
+        match &n.attrs {
+            Attrs::Shape { shape } => {
+                key.push('{');
+                for &d in shape {
+                    name(d, &mut key);
+                    key.push(',');
+                }
+                key.push('}');
+            }
+            Attrs::Slice { dims } => {
+                for d in dims {
+                    let _ = write!(key, "{{{}:{}:", d.start, d.step);
+                    name(d.len, &mut key);
+                    key.push('}');
+                }
+            }
+            other => {
+                let _ = write!(key, "{other:?}");
+            }
+        }
+        let _ = write!(key, "{:?};", n.inputs.as_slice());
+    }
+    let _ = write!(key, "->{:?}", g.outputs());
+    Signature { key, sizes }
+}
+
+/// Applies a size map to every size position of a graph; `None` if a size has no image.
+fn map_graph(g: &Graph, f: &dyn Fn(usize) -> Option<usize>) -> Option<Graph> {
+    let shape = |s: &Shape| -> Option<Shape> { s.iter().map(|&d| f(d)).collect() };
+    let mut out = Graph::new();
+    for n in g.nodes() {
+        let attrs = match &n.attrs {
+            Attrs::Shape { shape: s } => Attrs::Shape { shape: shape(s)? },
+            Attrs::Slice { dims } => Attrs::Slice {
+                dims: dims
+                    .iter()
+                    .map(|d| Some(kiln_ir::SliceDim { len: f(d.len)?, ..*d }))
+                    .collect::<Option<_>>()?,
+            },
+            other => other.clone(),
+        };
+        out.insert(Node { op: n.op, attrs, inputs: n.inputs.clone(), dtype: n.dtype, shape: shape(&n.shape)? });
+    }
+    out.set_outputs(g.outputs().to_vec());
+    Some(out)
+}
+
+fn map_plan(c: &Compiled, f: &dyn Fn(usize) -> Option<usize>) -> Option<Compiled> {
+    let shape = |s: &Shape| -> Option<Shape> { s.iter().map(|&d| f(d)).collect() };
+    let mut plan = c.clone();
+    plan.simplified = map_graph(&c.simplified, f)?;
+    for r in &mut plan.partition.regions {
+        let Region { body, space, .. } = r;
+        *body = map_graph(body, f)?;
+        *space = match space {
+            Space::Elementwise { shape: s } => Space::Elementwise { shape: shape(s)? },
+            Space::Reduce { shape: s, axes } => Space::Reduce { shape: shape(s)?, axes: axes.clone() },
+            Space::Opaque => Space::Opaque,
+        };
+    }
+    for b in &mut plan.schedule.buffers {
+        b.shape = shape(&b.shape)?;
+    }
+    Some(plan)
+}
+
+/// Compiled plans by structure.
+#[derive(Default)]
+pub struct PlanCache {
+    plans: Mutex<HashMap<String, (Vec<usize>, Arc<Compiled>)>>,
+}
+
+/// Whether a lookup reused a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// Same structure and sizes: the plan as it was.
+    Hit,
+    /// Same structure, other sizes: the plan with its sizes mapped.
+    HitResized,
+    /// Compiled now.
+    Miss,
+}
+
+impl PlanCache {
+    pub fn new() -> PlanCache {
+        PlanCache::default()
+    }
+
+    /// The plan of `g`: reused when a graph of the same structure was compiled before, else
+    /// compiled and kept.
+    pub fn get_or_compile(&self, g: &Graph, opts: &Options) -> Result<(Arc<Compiled>, Lookup), CompileError> {
+        let sig = signature(g);
+        let cached = self.plans.lock().expect("plan cache lock").get(&sig.key).cloned();
+        if let Some((old_sizes, plan)) = cached {
+            if old_sizes == sig.sizes {
+                return Ok((plan, Lookup::Hit));
+            }
+            let map: HashMap<usize, usize> = old_sizes.iter().copied().zip(sig.sizes.iter().copied()).collect();
+            let f = |d: usize| if d <= 1 { Some(d) } else { map.get(&d).copied() };
+            if let Some(resized) = map_plan(&plan, &f) {
+                let ok = kiln_ir::verify::verify(&resized.simplified).is_ok()
+                    && resized.partition.regions.iter().all(|r| kiln_ir::verify::verify(&r.body).is_ok());
+                if ok {
+                    return Ok((Arc::new(resized), Lookup::HitResized));
+                }
+            }
+        }
+        let plan = Arc::new(compile(g, opts)?);
+        self.plans.lock().expect("plan cache lock").insert(sig.key, (sig.sizes, plan.clone()));
+        Ok((plan, Lookup::Miss))
+    }
+
+    /// Number of plans kept.
+    pub fn len(&self) -> usize {
+        self.plans.lock().expect("plan cache lock").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
