@@ -39,8 +39,10 @@ use lang::{ENode, KilnAnalysis};
 pub const DEFAULT_ITER_LIMIT: usize = 16;
 /// ... or when the e-graph has this many e-nodes (`KILN_EGG_NODES`).
 pub const DEFAULT_NODE_LIMIT: usize = 20_000;
-/// ... or after this many milliseconds (`KILN_EGG_TIME_MS`).
-pub const DEFAULT_TIME_LIMIT_MS: u64 = 50;
+/// ... or after this many milliseconds (`KILN_EGG_TIME_MS`). A safety net only: the iteration and
+/// node limits are what stop ordinary graphs, so the result (and every dump) does not depend on
+/// the machine's speed.
+pub const DEFAULT_TIME_LIMIT_MS: u64 = 1_000;
 
 /// How much to simplify.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +93,9 @@ impl SimplifyOptions {
         }
         if let Some(v) = read("KILN_EGG_TIME_MS") {
             opts.time_limit = Duration::from_millis(v);
+        }
+        if let Some(v) = read("KILN_FAST_MATH") {
+            opts.fast_math = v != 0;
         }
         opts
     }
