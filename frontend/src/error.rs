@@ -19,6 +19,10 @@ pub enum Error {
     #[error("{op}: the array has dtype {dtype}, asked for {wanted}")]
     ElementType { op: String, dtype: DType, wanted: DType },
 
+    /// A compiler stage failed (a bug in kiln when the graph verified: please report it).
+    #[error("compile: {message}")]
+    Compile { message: String },
+
     /// A file could not be read or written.
     #[error("{op}: {path}: {message}")]
     Io { op: String, path: String, message: String },
@@ -28,4 +32,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub(crate) fn value_err(op: &str, message: impl Into<String>) -> Error {
     Error::Value { op: op.to_string(), message: message.into() }
+}
+
+impl From<kiln_compiler::CompileError> for Error {
+    fn from(e: kiln_compiler::CompileError) -> Error {
+        match e {
+            kiln_compiler::CompileError::Ir(ir) => Error::Ir(ir),
+            other => Error::Compile { message: other.to_string() },
+        }
+    }
 }

@@ -2,7 +2,11 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use kiln_compiler::fusion::FusionReport;
+use kiln_compiler::pipeline::Options;
+use kiln_compiler::plan_cache::PlanCache;
 
 use kiln_ir::{Graph, HostArray, HostElement, Node, NodeId};
 
@@ -67,10 +71,25 @@ pub fn lower(arrays: &[&Array]) -> Lowered {
 
 static MATERIALIZATIONS: AtomicUsize = AtomicUsize::new(0);
 
+fn plans() -> &'static PlanCache {
+    static PLANS: OnceLock<PlanCache> = OnceLock::new();
+    PLANS.get_or_init(PlanCache::new)
+}
+
+fn options() -> &'static Options {
+    static OPTIONS: OnceLock<Options> = OnceLock::new();
+    OPTIONS.get_or_init(Options::from_env)
+}
+
 /// Computes every array of `arrays` not yet held, in one graph (shared work is done once), and
 /// keeps the results in the arrays.
 ///
-/// Errors: an evaluation failure (the arrays are left unmaterialised and still valid).
+/// The graph goes through the compiler's pipeline (a plan reused when a graph of the same
+/// structure was compiled before) and its schedule runs region by region. `KILN_DUMP` writes
+/// each stage's text.
+///
+/// Errors: a compilation or evaluation failure (the arrays are left unmaterialised and still
+/// valid).
 pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     let pending: Vec<&Array> = arrays.iter().copied().filter(|a| !a.is_materialized()).collect();
     if pending.is_empty() {
@@ -79,8 +98,12 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     let lowered = lower(&pending);
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
     dump::graph(seq, &lowered.graph);
+    let (plan, _lookup) = plans().get_or_compile(&lowered.graph, options())?;
+    for stage in kiln_compiler::pipeline::STAGES {
+        dump::write(seq, stage, || plan.stage_text(stage).expect("a pipeline stage"));
+    }
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let results = kiln_ir::eval::evaluate(&lowered.graph, &inputs)?;
+    let results = kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)?;
     for (a, r) in pending.iter().zip(results) {
         let _ = a.e.value.set(Arc::new(r));
     }
@@ -93,9 +116,47 @@ pub fn eval_all(arrays: &[&Array]) {
     crate::unwrap(try_eval_all(arrays))
 }
 
-/// The textual IR of the graph that materialising `arrays` would run (kiln's `explain`).
-pub fn explain(arrays: &[&Array]) -> String {
-    kiln_ir::text::print(&lower(arrays).graph)
+/// What materialising some arrays would do, stage by stage: the texts `KILN_DUMP` writes, and
+/// the fusion report.
+#[derive(Clone, Debug)]
+pub struct Explain {
+    /// The lowered graph's textual IR.
+    pub graph: String,
+    /// After e-graph simplification.
+    pub simplified: String,
+    /// The fused regions.
+    pub regions: String,
+    /// The schedule: kernels in order, buffers and their lifetimes.
+    pub schedule: String,
+    /// Regions with their ops, inputs, outputs and bytes; unfused edges with reasons.
+    pub report: FusionReport,
+}
+
+impl std::fmt::Display for Explain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n{}\n{}\n{}\n{}", self.graph, self.simplified, self.regions, self.schedule, self.report)
+    }
+}
+
+/// Compiles (without running) the graph that materialising `arrays` would run, and returns each
+/// stage's text (kiln's `explain`). Errors: a compiler failure.
+pub fn try_explain(arrays: &[&Array]) -> Result<Explain> {
+    let lowered = lower(arrays);
+    let (plan, _) = plans().get_or_compile(&lowered.graph, options())?;
+    let stage = |s: &str| plan.stage_text(s).expect("a pipeline stage");
+    Ok(Explain {
+        graph: kiln_ir::text::print(&lowered.graph),
+        simplified: stage("simplified"),
+        regions: stage("regions"),
+        schedule: stage("schedule"),
+        report: plan.report(),
+    })
+}
+
+/// [`try_explain`], panicking on error.
+#[track_caller]
+pub fn explain(arrays: &[&Array]) -> Explain {
+    crate::unwrap(try_explain(arrays))
 }
 
 impl Array {

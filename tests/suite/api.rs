@@ -141,11 +141,16 @@ fn explain_parses_back_to_the_same_graph() {
     let k = kiln::concatenate(&[&i.astype(DType::Bool), &x.slice(&s![0]).less(-1.0)], 0);
     let e = kiln::eye(3, Some(4), -1, DType::UInt8).argmax(1);
     let outs = [&y, &w, &v, &r, &c, &k, &e];
-    let text = kiln::explain(&outs);
+    let explained = kiln::explain(&outs);
+    let text = explained.graph.clone();
     let g = kiln::ir::text::parse(&text).unwrap_or_else(|err| panic!("{err}\n{text}"));
     assert_eq!(g, kiln::lower(&outs).graph, "parse(explain(..)) differs:\n{text}");
     // The text is canonical: printing the parsed graph gives the same bytes.
     assert_eq!(kiln::ir::text::print(&g), text);
+    // The later stages parse too, and verify.
+    let simplified = kiln::ir::text::parse(&explained.simplified).unwrap();
+    kiln::ir::verify::verify(&simplified).unwrap();
+    assert_eq!(kiln_compiler::fusion::parse_regions(&explained.regions).unwrap().len(), explained.report.kernel_count());
     // explain does not compute anything.
     assert!(outs.iter().all(|a| !a.is_materialized()));
 }
