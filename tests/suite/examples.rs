@@ -69,3 +69,42 @@ fn digits_stats_matches_numpy_and_dumps_its_graph() {
     assert_eq!(kiln::ir::text::print(&parsed), text);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `KILN_DUMP=all` writes every stage of the pipeline, with the same bytes on every run.
+#[test]
+fn dumps_of_every_stage_are_canonical() {
+    let digits = data("digits_x.npy");
+    if !digits.exists() {
+        eprintln!("skipped: {} not found", digits.display());
+        return;
+    }
+    let run = |tag: &str| -> Vec<(String, String)> {
+        let dir = std::env::temp_dir().join(format!("kiln-dump-all-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = Command::new(example("digits_stats"))
+            .arg(&digits)
+            .env("KILN_DUMP", "all")
+            .env("KILN_DUMP_DIR", &dir)
+            .output()
+            .expect("run digits_stats");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (p.file_name().unwrap().to_str().unwrap().to_string(), std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        let _ = std::fs::remove_dir_all(&dir);
+        files
+    };
+    let first = run("a");
+    let names: Vec<&str> = first.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["0000-0-graph.kir", "0000-1-simplified.kir", "0000-2-regions.kir", "0000-3-schedule.kir"]);
+    assert_eq!(first, run("b"));
+    // The regions stage: mean and std are one reduction region with two outputs.
+    let regions = kiln_compiler::fusion::parse_regions(&first[2].1).unwrap();
+    assert_eq!(regions.len(), 1, "{}", first[2].1);
+    assert_eq!(regions[0].outputs.len(), 2);
+}

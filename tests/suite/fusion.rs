@@ -117,3 +117,66 @@ fn schedule_text_lists_input_buffers() {
     let text = sched.to_string();
     assert!(text.starts_with("kiln.schedule v1\nb0 = input {index=0} : f32[8,16]\n"), "{text}");
 }
+
+#[test]
+fn plan_cache_reuses_a_plan_across_sizes() {
+    use kiln_compiler::pipeline::Options;
+    use kiln_compiler::plan_cache::{Lookup, PlanCache};
+    let cache = PlanCache::new();
+    let opts = Options::from_env();
+    let program = |n: usize, m: usize| {
+        let x = randn(&[n, m], 13);
+        let y = kiln::nn::softmax(&(&x * 2.0), -1).unwrap();
+        kiln::lower(&[&y])
+    };
+    let run = |l: &kiln::Lowered, plan: &kiln_compiler::pipeline::Compiled| {
+        let inputs: Vec<&kiln::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+        let got = kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
+        assert_eq!(got, kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap());
+    };
+    let a = program(8, 16);
+    let (p, how) = cache.get_or_compile(&a.graph, &opts).unwrap();
+    assert_eq!(how, Lookup::Miss);
+    run(&a, &p);
+    let (_, how) = cache.get_or_compile(&program(8, 16).graph, &opts).unwrap();
+    assert_eq!(how, Lookup::Hit);
+    // Other sizes, same structure: the plan is reused with its sizes mapped, and still right.
+    let b = program(5, 40);
+    let (p, how) = cache.get_or_compile(&b.graph, &opts).unwrap();
+    assert_eq!(how, Lookup::HitResized);
+    assert_eq!(p.partition.regions.len(), 1);
+    run(&b, &p);
+    // Equal sizes where there were two: another structure (a new plan).
+    let (_, how) = cache.get_or_compile(&program(16, 16).graph, &opts).unwrap();
+    assert_eq!(how, Lookup::Miss);
+    // Extent 1 decides broadcasting: never renamed.
+    let (_, how) = cache.get_or_compile(&program(1, 16).graph, &opts).unwrap();
+    assert_eq!(how, Lookup::Miss);
+    assert_eq!(cache.len(), 3);
+}
+
+#[test]
+fn unfused_edges_name_their_reason() {
+    let x = randn(&[4, 8], 14);
+    let y = x.sum(1);
+    let z = &y + 1.0; // y is an output and read by z: materialised, z reads it.
+    let (g, p) = fused(&[&y, &z]);
+    let report = p.report(&g);
+    assert!(report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::GraphOutput), "{report}");
+    let c = kiln::concatenate(&[&x.exp(), &x], 0);
+    let (g, p) = fused(&[&c]);
+    let report = p.report(&g);
+    assert!(report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::CopyBoundary), "{report}");
+    assert_eq!(report.kernel_count(), 2, "{report}");
+}
+
+#[test]
+fn a_row_reduction_feeding_a_column_reduction_is_two_regions() {
+    let x = randn(&[8, 16], 15);
+    x.eval();
+    let y = (&x - x.max(kiln::axis(1).keepdims())).sum(0);
+    let (g, p) = fused(&[&y]);
+    let report = p.report(&g);
+    assert_eq!(report.kernel_count(), 2, "{report}");
+    assert!(report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::ReductionSpaceMismatch), "{report}");
+}
