@@ -82,23 +82,44 @@ impl Ctx<'_> {
         (0..self.g.len()).map(|i| NodeId(i as u32)).filter(|&id| self.mat[id.index()].is_some()).collect()
     }
 
-    /// For every node, the kernels (roots) whose cones hold it.
-    fn owners(&self) -> Vec<Vec<NodeId>> {
-        let mut owners = vec![Vec::new(); self.g.len()];
-        for root in self.roots() {
-            for id in self.cone(root) {
-                owners[id.index()].push(root);
-            }
+    /// For every node, the kernels (roots, as node indices) whose cones hold it: computed
+    /// consumers first, a root owning itself and a value owned by its consumers' owners.
+    fn owners(&self) -> Vec<BitSet> {
+        let n = self.g.len();
+        let mut own: Vec<BitSet> = vec![BitSet::new(n); n];
+        for i in (0..n).rev() {
+            self.update_owners(&mut own, i);
         }
-        owners
+        own
     }
 
-    /// Elementwise ops in the cone of `id` (stopping at materialised values).
-    fn recompute_cost(&self, id: NodeId) -> usize {
+    /// Recomputes `own[i]` from its consumers' (already final) owners.
+    fn update_owners(&self, own: &mut [BitSet], i: usize) {
+        if is_external(self.g, NodeId(i as u32)) {
+            return;
+        }
+        if self.mat[i].is_some() {
+            own[i].clear();
+            own[i].insert(i);
+            return;
+        }
+        let mut acc = BitSet::new(self.g.len());
+        for c in &self.consumers[i] {
+            acc.union_with(&own[c.index()]);
+        }
+        own[i] = acc;
+    }
+
+    /// Elementwise ops in the cone of `id` (stopping at materialised values), counted up to
+    /// `limit + 1`.
+    fn recompute_cost(&self, id: NodeId, limit: usize) -> usize {
         let mut seen = BTreeSet::new();
         let mut stack = vec![id];
         let mut cost = 0;
         while let Some(n) = stack.pop() {
+            if cost > limit {
+                break;
+            }
             if !seen.insert(n) {
                 continue;
             }
@@ -184,11 +205,7 @@ pub fn partition(g: &Graph) -> Partition {
         let owners = cx.owners();
         let mut readers: BTreeSet<NodeId> = BTreeSet::new();
         for &c in &cx.consumers[r.index()] {
-            if cx.mat[c.index()].is_some() {
-                readers.insert(c);
-            } else {
-                readers.extend(owners[c.index()].iter().copied());
-            }
+            readers.extend(owners[c.index()].iter().map(|k| NodeId(k as u32)));
         }
         if readers.len() != 1 {
             cx.mat[r.index()] = Some(UnfusedReason::ReductionShared);
@@ -204,24 +221,19 @@ pub fn partition(g: &Graph) -> Partition {
         }
     }
 
-    // 2. Shared values too costly to recompute become materialised (until nothing changes).
-    loop {
-        let owners = cx.owners();
-        let mut changed = false;
-        for i in 0..n {
-            let id = NodeId(i as u32);
-            let k = owners[i].len();
-            if k >= 2 && cx.mat[i].is_none() {
-                let cost = cx.recompute_cost(id);
-                if cost * (k - 1) > RECOMPUTE_LIMIT {
-                    cx.mat[i] = Some(UnfusedReason::RecomputeTooCostly);
-                    changed = true;
-                    break;
-                }
+    // 2. Shared values too costly to recompute become materialised: one pass, consumers first,
+    //    so each value is judged with its consumers' kernels final.
+    let mut own = cx.owners();
+    for i in (0..n).rev() {
+        cx.update_owners(&mut own, i);
+        let k = own[i].len();
+        let leaf = g.node(NodeId(i as u32)).op.class() == OpClass::Leaf;
+        if k >= 2 && cx.mat[i].is_none() && !leaf {
+            let cost = cx.recompute_cost(NodeId(i as u32), RECOMPUTE_LIMIT);
+            if cost * (k - 1) > RECOMPUTE_LIMIT {
+                cx.mat[i] = Some(UnfusedReason::RecomputeTooCostly);
+                cx.update_owners(&mut own, i);
             }
-        }
-        if !changed {
-            break;
         }
     }
 
@@ -235,6 +247,8 @@ pub fn partition(g: &Graph) -> Partition {
     let root_reads: HashMap<NodeId, BTreeSet<NodeId>> = roots.iter().map(|&r| (r, reads(r))).collect();
     let mut group_of: HashMap<NodeId, usize> = HashMap::new();
     let mut groups: Vec<Vec<NodeId>> = Vec::new();
+    // For each group, the groups it reads from.
+    let mut group_preds: Vec<BTreeSet<usize>> = Vec::new();
     for &r in &roots {
         let space = cx.space_of(r);
         let mut placed = false;
@@ -245,11 +259,17 @@ pub fn partition(g: &Graph) -> Partition {
                     continue;
                 }
                 let shares = groups[gi].iter().any(|m| !root_reads[m].is_disjoint(&root_reads[&r]));
-                if !shares || would_cycle(&groups, &group_of, &root_reads, gi, r) {
+                if !shares {
+                    continue;
+                }
+                let new_preds: BTreeSet<usize> =
+                    root_reads[&r].iter().filter_map(|i| group_of.get(i).copied()).filter(|&p| p != gi).collect();
+                if would_cycle(&group_preds, gi, &new_preds) {
                     continue;
                 }
                 groups[gi].push(r);
                 group_of.insert(r, gi);
+                group_preds[gi].extend(new_preds);
                 placed = true;
                 break;
             }
@@ -257,6 +277,7 @@ pub fn partition(g: &Graph) -> Partition {
         if !placed {
             group_of.insert(r, groups.len());
             groups.push(vec![r]);
+            group_preds.push(root_reads[&r].iter().filter_map(|i| group_of.get(i).copied()).collect());
         }
     }
 
@@ -306,35 +327,49 @@ pub fn partition(g: &Graph) -> Partition {
     }
 }
 
-/// Whether adding root `r` to group `gi` would make the graph of groups cyclic. Roots are placed
-/// in graph order, so no path between placed groups runs through a root not yet placed.
-fn would_cycle(
-    groups: &[Vec<NodeId>],
-    group_of: &HashMap<NodeId, usize>,
-    reads: &HashMap<NodeId, BTreeSet<NodeId>>,
-    gi: usize,
-    r: NodeId,
-) -> bool {
-    let group = |id: &NodeId| if *id == r { Some(gi) } else { group_of.get(id).copied() };
-    let preds: Vec<BTreeSet<usize>> = (0..groups.len())
-        .map(|x| {
-            let extra = if x == gi { Some(&r) } else { None };
-            groups[x].iter().chain(extra).flat_map(|m| reads[m].iter()).filter_map(group).filter(|&p| p != x).collect()
-        })
-        .collect();
-    // Depth-first search for a back edge: 0 = unvisited, 1 = on the stack, 2 = done.
-    fn visit(x: usize, preds: &[BTreeSet<usize>], state: &mut [u8]) -> bool {
-        state[x] = 1;
-        for &p in &preds[x] {
-            if state[p] == 1 || (state[p] == 0 && visit(p, preds, state)) {
-                return true;
-            }
+/// Whether giving group `gi` the extra predecessors `new_preds` would make the graph of groups
+/// cyclic: the graph was acyclic, so a new cycle runs through a new edge, from some `p` of
+/// `new_preds` back to `gi`. (Roots are placed in graph order, so no placed group reads the root
+/// being placed.)
+fn would_cycle(group_preds: &[BTreeSet<usize>], gi: usize, new_preds: &BTreeSet<usize>) -> bool {
+    let mut seen = vec![false; group_preds.len()];
+    let mut stack: Vec<usize> = new_preds.iter().copied().collect();
+    while let Some(x) = stack.pop() {
+        if x == gi {
+            return true;
         }
-        state[x] = 2;
-        false
+        if !std::mem::replace(&mut seen[x], true) {
+            stack.extend(group_preds[x].iter().copied());
+        }
     }
-    let mut state = vec![0u8; groups.len()];
-    (0..groups.len()).any(|x| state[x] == 0 && visit(x, &preds, &mut state))
+    false
+}
+
+/// A fixed-size set of small integers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BitSet(Vec<u64>);
+
+impl BitSet {
+    fn new(n: usize) -> BitSet {
+        BitSet(vec![0; n.div_ceil(64)])
+    }
+    fn clear(&mut self) {
+        self.0.iter_mut().for_each(|w| *w = 0);
+    }
+    fn insert(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    fn union_with(&mut self, other: &BitSet) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a |= b;
+        }
+    }
+    fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(k, &w)| (0..64).filter(move |b| w & (1 << b) != 0).map(move |b| k * 64 + b))
+    }
 }
 
 fn build_region(g: &Graph, cx: &Ctx, members: &[NodeId], body_nodes: &BTreeSet<NodeId>) -> Region {
