@@ -82,18 +82,8 @@ impl Ctx<'_> {
         (0..self.g.len()).map(|i| NodeId(i as u32)).filter(|&id| self.mat[id.index()].is_some()).collect()
     }
 
-    /// For every node, the kernels (roots, as node indices) whose cones hold it: computed
-    /// consumers first, a root owning itself and a value owned by its consumers' owners.
-    fn owners(&self) -> Vec<BitSet> {
-        let n = self.g.len();
-        let mut own: Vec<BitSet> = vec![BitSet::new(n); n];
-        for i in (0..n).rev() {
-            self.update_owners(&mut own, i);
-        }
-        own
-    }
-
-    /// Recomputes `own[i]` from its consumers' (already final) owners.
+    /// The kernels (roots, as node indices) whose cones hold node `i`, from its consumers'
+    /// (already final) owners: a root owns itself, a value is owned by its consumers' owners.
     fn update_owners(&self, own: &mut [BitSet], i: usize) {
         if is_external(self.g, NodeId(i as u32)) {
             return;
@@ -197,39 +187,35 @@ pub fn partition(g: &Graph) -> Partition {
         );
     }
 
-    // 3. Reductions fuse into the kernel that reads them, consumers first.
-    for r in (0..n).rev().map(|i| NodeId(i as u32)) {
-        if g.node(r).op.class() != OpClass::Reduce || pinned[r.index()] {
-            continue;
-        }
-        let owners = cx.owners();
-        let mut readers: BTreeSet<NodeId> = BTreeSet::new();
-        for &c in &cx.consumers[r.index()] {
-            readers.extend(owners[c.index()].iter().map(|k| NodeId(k as u32)));
-        }
-        if readers.len() != 1 {
-            cx.mat[r.index()] = Some(UnfusedReason::ReductionShared);
-            continue;
-        }
-        let root = *readers.iter().next().unwrap();
-        match cx.space_with(root, r) {
-            Some(space) => {
-                cx.mat[r.index()] = None;
-                cx.space.insert(root, space);
-            }
-            None => cx.mat[r.index()] = Some(UnfusedReason::ReductionSpaceMismatch),
-        }
-    }
-
-    // 2. Shared values too costly to recompute become materialised: one pass, consumers first,
-    //    so each value is judged with its consumers' kernels final.
-    let mut own = cx.owners();
+    // 2 and 3, in one pass, consumers first (each value is judged with its consumers' kernels
+    // final): reductions fuse into the one kernel that reads them when its space allows, and
+    // shared values too costly to recompute become materialised.
+    let mut own: Vec<BitSet> = vec![BitSet::new(n); n];
     for i in (0..n).rev() {
+        let id = NodeId(i as u32);
         cx.update_owners(&mut own, i);
-        let k = own[i].len();
-        let leaf = g.node(NodeId(i as u32)).op.class() == OpClass::Leaf;
-        if k >= 2 && cx.mat[i].is_none() && !leaf {
-            let cost = cx.recompute_cost(NodeId(i as u32), RECOMPUTE_LIMIT);
+        let class = g.node(id).op.class();
+        if class == OpClass::Reduce && !pinned[i] {
+            let mut readers = BitSet::new(n);
+            for c in &cx.consumers[i] {
+                readers.union_with(&own[c.index()]);
+            }
+            if readers.len() != 1 {
+                cx.mat[i] = Some(UnfusedReason::ReductionShared);
+                continue;
+            }
+            let root = NodeId(readers.iter().next().expect("one reader") as u32);
+            match cx.space_with(root, id) {
+                Some(space) => {
+                    cx.mat[i] = None;
+                    cx.space.insert(root, space);
+                    cx.update_owners(&mut own, i);
+                }
+                None => cx.mat[i] = Some(UnfusedReason::ReductionSpaceMismatch),
+            }
+        } else if own[i].len() >= 2 && cx.mat[i].is_none() && class != OpClass::Leaf {
+            let k = own[i].len();
+            let cost = cx.recompute_cost(id, RECOMPUTE_LIMIT);
             if cost * (k - 1) > RECOMPUTE_LIMIT {
                 cx.mat[i] = Some(UnfusedReason::RecomputeTooCostly);
                 cx.update_owners(&mut own, i);
@@ -249,13 +235,13 @@ pub fn partition(g: &Graph) -> Partition {
     let mut groups: Vec<Vec<NodeId>> = Vec::new();
     // For each group, the groups it reads from.
     let mut group_preds: Vec<BTreeSet<usize>> = Vec::new();
+    let spaces: HashMap<NodeId, Space> = roots.iter().map(|&r| (r, cx.space_of(r))).collect();
     for &r in &roots {
-        let space = cx.space_of(r);
+        let space = &spaces[&r];
         let mut placed = false;
-        if space != Space::Opaque {
+        if *space != Space::Opaque {
             for gi in 0..groups.len() {
-                let first = groups[gi][0];
-                if cx.space_of(first) != space {
+                if spaces[&groups[gi][0]] != *space {
                     continue;
                 }
                 let shares = groups[gi].iter().any(|m| !root_reads[m].is_disjoint(&root_reads[&r]));
