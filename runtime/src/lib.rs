@@ -1,10 +1,14 @@
-//! kiln-runtime: devices, buffers and kernel launches (CUDA through cudarc, or the host CPU).
+//! kiln-runtime: devices, memory, streams and kernel launches on CUDA (through cudarc's driver
+//! API), in the image of CuPy's low-level `cupy.cuda` API; or the host CPU.
 //!
-//! For now: device discovery that is safe on machines without a CUDA driver, and backend
-//! selection from `KILN_DEVICE`.
+//! The runtime knows nothing of kiln's graphs: it runs kernels and moves buffers.
+//!
+//! Nothing here panics on a machine without a CUDA driver: [`cuda_available`] is false and
+//! every CUDA call returns a typed [`RuntimeError`].
 
 pub mod device;
 pub mod error;
+pub mod pool;
 
 pub use device::{cuda_available, device_count, select_backend, Backend};
-pub use error::RuntimeError;
+pub use error::{CudaError, KernelError, KernelStage, OutOfMemory, Result, RuntimeError};
