@@ -12,3 +12,11 @@ pub mod pool;
 
 pub use device::{cuda_available, device_count, select_backend, Backend};
 pub use error::{CudaError, KernelError, KernelStage, OutOfMemory, Result, RuntimeError};
+pub mod memory;
+pub mod module;
+pub mod stream;
+
+pub use device::{Device, DeviceGuard};
+pub use memory::{DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool};
+pub use pool::{MemoryPool, PoolStats};
+pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};

@@ -443,6 +443,23 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     /// # Panics
     /// If the block comes from another pool.
     pub fn free(&self, block: Block<O::Stream>) {
+        if block.size == 0 {
+            return self.free_with(block, None);
+        }
+        let event = self.order.record(block.stream);
+        self.free_with(block, event);
+    }
+
+    /// Returns a block that no queued work uses any more (the caller has waited for its last
+    /// use): reusable at once on every stream.
+    ///
+    /// # Panics
+    /// If the block comes from another pool.
+    pub fn free_unused(&self, block: Block<O::Stream>) {
+        self.free_with(block, None);
+    }
+
+    fn free_with(&self, block: Block<O::Stream>, event: Option<O::Event>) {
         assert_eq!(
             block.pool, self.id,
             "kiln: a memory block was freed into a pool it does not come from"
@@ -451,7 +468,6 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
             return;
         }
         let stream = block.stream;
-        let event = self.order.record(stream);
         let mut inner = self.lock();
         let inner = &mut *inner;
         let ptr = block.ptr;
@@ -1148,6 +1164,19 @@ mod tests {
         assert_eq!(c.ptr(), a_ptr);
         pool.free(b);
         pool.free(c);
+    }
+
+    /// A block freed as unused is reusable at once everywhere, even by a host pool.
+    #[test]
+    fn free_unused_is_reusable_everywhere() {
+        let alloc = FakeAllocator::new(MIB);
+        let pool = MemoryPool::new(alloc, FakeOrder::default(), ReusePolicy::AfterCompletion);
+        let a = pool.malloc(512, 1).unwrap();
+        let a_ptr = a.ptr();
+        pool.free_unused(a);
+        let b = pool.malloc(512, 2).unwrap();
+        assert_eq!(b.ptr(), a_ptr);
+        pool.free_unused(b);
     }
 
     #[test]
