@@ -12,6 +12,7 @@ pub mod pool;
 
 pub use device::{cuda_available, device_count, select_backend, Backend};
 pub use error::{CudaError, KernelError, KernelStage, OutOfMemory, Result, RuntimeError};
+pub mod launch;
 pub mod memory;
 pub mod module;
 pub mod stream;
@@ -20,3 +21,5 @@ pub use device::{Device, DeviceGuard};
 pub use memory::{DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool};
 pub use pool::{MemoryPool, PoolStats};
 pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};
+pub use launch::{KernelArg, LaunchConfig};
+pub use module::{link_ptx_to_cubin, Function, Module, ModuleImage};

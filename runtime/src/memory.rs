@@ -212,7 +212,7 @@ impl Device {
 /// reused elsewhere. Work queued on other streams must be ordered before by the caller (or the
 /// buffer moved to the last stream using it with [`DeviceBuffer::set_stream`]), as in CuPy.
 pub struct DeviceBuffer {
-    /// First, so that its address is stable for [`crate::launch::KernelArg`].
+    /// The block's address (passed to kernels by reference, see [`crate::launch::KernelArg`]).
     ptr: u64,
     len: usize,
     block: Option<Block<StreamKey>>,
@@ -281,6 +281,11 @@ impl DeviceBuffer {
     /// The device address.
     pub fn ptr(&self) -> u64 {
         self.ptr
+    }
+
+    /// The address field itself, for [`crate::launch::KernelArg`].
+    pub(crate) fn ptr_field(&self) -> &u64 {
+        &self.ptr
     }
 
     /// The address `offset` bytes in (checked against the length).
