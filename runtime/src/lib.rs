@@ -9,6 +9,7 @@
 pub mod device;
 pub mod error;
 pub mod pool;
+pub mod profile;
 
 pub use device::{cuda_available, device_count, select_backend, Backend};
 pub use error::{CudaError, KernelError, KernelStage, OutOfMemory, Result, RuntimeError};
@@ -23,3 +24,4 @@ pub use pool::{MemoryPool, PoolStats};
 pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};
 pub use launch::{KernelArg, LaunchConfig};
 pub use module::{link_ptx_to_cubin, Function, Module, ModuleImage};
+pub use profile::{mark, profile, range, range_colored};
