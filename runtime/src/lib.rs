@@ -8,6 +8,7 @@
 
 pub mod device;
 pub mod error;
+pub mod gpu_tests;
 pub mod pool;
 pub mod profile;
 
