@@ -289,7 +289,9 @@ impl Device {
         }
         Ok(DeviceGuard {
             previous_id: set_current_id(Some(self.id)),
-            previous_ctx: previous_ctx.map(SendCtx),
+            // Restored on drop (null: the thread had no current context).
+            previous_ctx: (previous_ctx != Some(state.ctx.cu_ctx()))
+                .then(|| SendCtx(previous_ctx.unwrap_or(std::ptr::null_mut()))),
             _not_send: PhantomData,
         })
     }
@@ -331,9 +333,9 @@ impl Drop for DeviceGuard {
     fn drop(&mut self) {
         set_current_id(self.previous_id);
         if let Some(SendCtx(ctx)) = self.previous_ctx {
-            // SAFETY: restoring the context that was current; an error cannot be reported
-            // from a destructor and leaves our context current, which is harmless.
-            let _ = unsafe { result::ctx::set_current(ctx) };
+            // SAFETY: restoring the context that was current (or none); an error cannot be
+            // reported from a destructor and leaves our context current, which is harmless.
+            let _ = unsafe { sys::cuCtxSetCurrent(ctx) };
         }
     }
 }
@@ -356,10 +358,12 @@ pub(crate) fn current_id() -> usize {
 /// `KILN_DEVICE`'s ordinal when it names a CUDA device, else 0.
 fn default_id() -> usize {
     static DEFAULT: OnceLock<usize> = OnceLock::new();
-    *DEFAULT.get_or_init(|| match env::var(DEVICE_ENV).ok().map(|s| s.parse::<Backend>()) {
-        Some(Ok(Backend::Cuda(n))) => n,
-        _ => 0,
-    })
+    *DEFAULT.get_or_init(
+        || match env::var(DEVICE_ENV).ok().map(|s| s.parse::<Backend>()) {
+            Some(Ok(Backend::Cuda(n))) => n,
+            _ => 0,
+        },
+    )
 }
 
 /// A `CUcontext` that may cross threads (the driver's contexts are thread-safe handles).

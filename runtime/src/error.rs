@@ -28,9 +28,9 @@ pub enum RuntimeError {
     /// An allocation could not be satisfied, even after the pool freed its cached blocks.
     #[error("{0}")]
     OutOfMemory(OutOfMemory),
-    /// Loading, linking or launching a kernel failed.
+    /// Loading, linking or launching a kernel failed (boxed: it carries logs).
     #[error("{0}")]
-    Kernel(KernelError),
+    Kernel(Box<KernelError>),
     /// An argument is not valid for the call (a buffer of another device, a copy past the end...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -222,17 +222,20 @@ mod tests {
             name: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES".into(),
             message: "too many resources requested for launch".into(),
         };
-        let error = RuntimeError::Kernel(KernelError {
+        let error = RuntimeError::Kernel(Box::new(KernelError {
             kernel: "fused_add_mul".into(),
             stage: KernelStage::Launch,
             cuda: Some(cuda.clone()),
             log: String::new(),
             dump_path: None,
-        })
+        }))
         .with_dump_path("/tmp/kiln-dump/fused_add_mul.ptx");
         let text = error.to_string();
         assert!(text.starts_with("launching kernel `fused_add_mul` failed: cuLaunchKernel failed"));
-        assert!(text.contains("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701)"), "{text}");
+        assert!(
+            text.contains("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701)"),
+            "{text}"
+        );
         assert!(text.ends_with("(kernel code dumped to /tmp/kiln-dump/fused_add_mul.ptx)"));
         assert_eq!(error.cuda_code(), Some(701));
         // Other errors are left alone.

@@ -175,13 +175,13 @@ impl Function {
     }
 
     fn error(&self, cuda: Option<CudaError>, log: String) -> RuntimeError {
-        RuntimeError::Kernel(KernelError {
+        RuntimeError::Kernel(Box::new(KernelError {
             kernel: self.name.to_string(),
             stage: KernelStage::Launch,
             cuda,
             log,
             dump_path: None,
-        })
+        }))
     }
 
     /// Launches the kernel on the current stream of its device.
@@ -280,7 +280,11 @@ mod tests {
         assert_eq!(block_for(1, 1024), 32);
         assert_eq!(block_for(33, 1024), 64);
         assert_eq!(block_for(1 << 20, 768), 768);
-        assert_eq!(block_for(1 << 20, 700), 672, "rounded down to a warp multiple");
+        assert_eq!(
+            block_for(1 << 20, 700),
+            672,
+            "rounded down to a warp multiple"
+        );
         assert_eq!(block_for(1 << 20, 4096), 1024);
         assert_eq!(block_for(1 << 20, 0), 32);
     }
@@ -293,7 +297,10 @@ mod tests {
         assert!(c.validate().is_ok());
         let empty = LaunchConfig::for_elements(0, 256).unwrap();
         assert!(empty.is_empty());
-        assert_eq!(LaunchConfig::for_elements(5, 256).unwrap(), LaunchConfig::linear(1, 32));
+        assert_eq!(
+            LaunchConfig::for_elements(5, 256).unwrap(),
+            LaunchConfig::linear(1, 32)
+        );
         assert!(LaunchConfig::for_elements(usize::MAX / 2, 1024).is_err());
     }
 
@@ -303,7 +310,10 @@ mod tests {
             LaunchConfig::grid_stride(1 << 30, 256, 528),
             LaunchConfig::linear(528, 256)
         );
-        assert_eq!(LaunchConfig::grid_stride(100, 256, 528), LaunchConfig::linear(1, 128));
+        assert_eq!(
+            LaunchConfig::grid_stride(100, 256, 528),
+            LaunchConfig::linear(1, 128)
+        );
         assert_eq!(LaunchConfig::grid_stride(0, 256, 528).grid.0, 0);
     }
 
@@ -319,7 +329,12 @@ mod tests {
         c = LaunchConfig::linear(1, 32);
         c.grid = (1, 65536, 1);
         assert!(c.validate().is_err());
-        assert_eq!(LaunchConfig::linear(2, 64).with_shared_mem(1024).shared_mem_bytes, 1024);
+        assert_eq!(
+            LaunchConfig::linear(2, 64)
+                .with_shared_mem(1024)
+                .shared_mem_bytes,
+            1024
+        );
     }
 
     #[test]

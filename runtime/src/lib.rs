@@ -20,9 +20,11 @@ pub mod module;
 pub mod stream;
 
 pub use device::{Device, DeviceGuard};
-pub use memory::{DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool};
-pub use pool::{MemoryPool, PoolStats};
-pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};
 pub use launch::{KernelArg, LaunchConfig};
+pub use memory::{
+    DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool,
+};
 pub use module::{link_ptx_to_cubin, Function, Module, ModuleImage};
+pub use pool::{MemoryPool, PoolStats};
 pub use profile::{mark, profile, range, range_colored};
+pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};

@@ -58,20 +58,16 @@ pub struct CudaAllocator {
 
 impl RawAllocator for CudaAllocator {
     fn alloc(&self, bytes: usize) -> std::result::Result<u64, AllocError> {
-        let _bound = self
-            .device
-            .bind()
-            .map_err(AllocError::Failed)?;
+        let _bound = self.device.bind().map_err(AllocError::Failed)?;
         // SAFETY: plain allocation.
         match unsafe { result::malloc_sync(bytes) } {
             Ok(ptr) => Ok(ptr),
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
                 Err(AllocError::OutOfMemory)
             }
-            Err(e) => Err(AllocError::Failed(RuntimeError::Cuda(CudaError::from_driver(
-                "cuMemAlloc",
-                e,
-            )))),
+            Err(e) => Err(AllocError::Failed(RuntimeError::Cuda(
+                CudaError::from_driver("cuMemAlloc", e),
+            ))),
         }
     }
 
@@ -99,20 +95,16 @@ pub struct PinnedAllocator {
 
 impl RawAllocator for PinnedAllocator {
     fn alloc(&self, bytes: usize) -> std::result::Result<u64, AllocError> {
-        let _bound = self
-            .device
-            .bind()
-            .map_err(AllocError::Failed)?;
+        let _bound = self.device.bind().map_err(AllocError::Failed)?;
         // SAFETY: plain allocation.
         match unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) } {
             Ok(ptr) => Ok(ptr as u64),
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
                 Err(AllocError::OutOfMemory)
             }
-            Err(e) => Err(AllocError::Failed(RuntimeError::Cuda(CudaError::from_driver(
-                "cuMemHostAlloc",
-                e,
-            )))),
+            Err(e) => Err(AllocError::Failed(RuntimeError::Cuda(
+                CudaError::from_driver("cuMemHostAlloc", e),
+            ))),
         }
     }
 
@@ -140,7 +132,13 @@ fn parse_meminfo(text: &str) -> (usize, usize) {
     let field = |name: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(name))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+            })
             .map_or(0, |kib| kib * 1024)
     };
     (field("MemAvailable:"), field("MemTotal:"))
@@ -388,7 +386,7 @@ impl DeviceBuffer {
     /// The buffer's bytes as `T`s (its length must be a multiple of `T`'s size).
     pub fn to_vec<T: DeviceCopy + Default>(&self) -> Result<Vec<T>> {
         let size = std::mem::size_of::<T>().max(1);
-        if self.len % size != 0 {
+        if self.len / size * size != self.len {
             return Err(RuntimeError::InvalidArgument(format!(
                 "a {}-byte buffer is not a whole number of {size}-byte elements",
                 self.len
@@ -463,11 +461,14 @@ impl Drop for DeviceBuffer {
     }
 }
 
+/// A staging block in flight: the block, the event after its copy, and the transfer's range.
+type Piece = (Block<StreamKey>, Option<Arc<PoolEvent>>, usize, usize);
+
 /// A download in flight (see [`DeviceBuffer::download_async`]); the buffer stays borrowed.
 pub struct PendingDownload<'a> {
     _buffer: &'a DeviceBuffer,
     staging: Staging,
-    pieces: VecDeque<(Block<StreamKey>, Option<Arc<PoolEvent>>, usize, usize)>,
+    pieces: VecDeque<Piece>,
 }
 
 impl PendingDownload<'_> {
@@ -490,7 +491,8 @@ impl PendingDownload<'_> {
             )));
         }
         while let Some((block, event, offset, len)) = self.pieces.pop_front() {
-            self.staging.finish(block, event, &mut dst[offset..offset + len])?;
+            self.staging
+                .finish(block, event, &mut dst[offset..offset + len])?;
         }
         Ok(())
     }
@@ -499,7 +501,7 @@ impl PendingDownload<'_> {
     pub fn wait_vec<T: DeviceCopy + Default>(self) -> Result<Vec<T>> {
         let total: usize = self.pieces.iter().map(|p| p.3).sum();
         let size = std::mem::size_of::<T>().max(1);
-        if total % size != 0 {
+        if total / size * size != total {
             return Err(RuntimeError::InvalidArgument(format!(
                 "{total} bytes are not a whole number of {size}-byte elements"
             )));
@@ -629,8 +631,7 @@ pub unsafe fn download(stream: &Stream, dst: &mut [u8], src: u64) -> Result<()> 
         return Ok(());
     }
     let staging = Staging::new(stream)?;
-    let mut in_flight: VecDeque<(Block<StreamKey>, Option<Arc<PoolEvent>>, usize, usize)> =
-        VecDeque::new();
+    let mut in_flight: VecDeque<Piece> = VecDeque::new();
     let finish_oldest = |in_flight: &mut VecDeque<_>, dst: &mut [u8]| -> Result<()> {
         if let Some((block, event, offset, len)) = in_flight.pop_front() {
             staging.finish(block, event, &mut dst[offset..offset + len])?;
@@ -790,13 +791,8 @@ impl DeviceBuffer {
             let _bound = stream.state().bind()?;
             // SAFETY: as above, the other way.
             check("cuMemcpyDtoHAsync", unsafe {
-                sys::cuMemcpyDtoHAsync_v2(
-                    dst.ptr() as *mut c_void,
-                    self.ptr,
-                    dst.len,
-                    stream.raw(),
-                )
-                .result()
+                sys::cuMemcpyDtoHAsync_v2(dst.ptr() as *mut c_void, self.ptr, dst.len, stream.raw())
+                    .result()
             })?;
         }
         dst.used_on(stream);

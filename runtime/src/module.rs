@@ -166,7 +166,11 @@ fn load(state: &'static DeviceState, name: &str, image: ModuleImage<'_>) -> Resu
             let mut words = vec![0u64; bytes.len().div_ceil(8)];
             // SAFETY: `words` holds at least `bytes.len()` bytes.
             unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), words.as_mut_ptr().cast(), bytes.len())
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    words.as_mut_ptr().cast(),
+                    bytes.len(),
+                )
             };
             aligned = words;
             aligned.as_ptr().cast()
@@ -186,13 +190,13 @@ fn load(state: &'static DeviceState, name: &str, image: ModuleImage<'_>) -> Resu
         )
     };
     if let Err(e) = status.result() {
-        return Err(RuntimeError::Kernel(KernelError {
+        return Err(RuntimeError::Kernel(Box::new(KernelError {
             kernel: name.to_owned(),
             stage: KernelStage::Load,
             cuda: Some(CudaError::from_driver("cuModuleLoadDataEx", e)),
             log: logs.all(),
             dump_path: None,
-        }));
+        })));
     }
     Ok(Module {
         raw: RawModule(raw),
@@ -231,13 +235,21 @@ impl Device {
     /// Number of modules in the device's cache.
     pub fn cached_modules(&self) -> Result<usize> {
         let state = self.state()?;
-        Ok(state.modules.lock().unwrap_or_else(|p| p.into_inner()).len())
+        Ok(state
+            .modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len())
     }
 
     /// Empties the device's module cache (modules still referenced stay loaded until dropped).
     pub fn clear_module_cache(&self) -> Result<()> {
         let state = self.state()?;
-        state.modules.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        state
+            .modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         Ok(())
     }
 }
@@ -261,13 +273,13 @@ impl Module {
     /// The kernel (`.entry`) named `name`.
     pub fn function(self: &Arc<Self>, name: &str) -> Result<Function> {
         let error = |cuda: Option<CudaError>, log: String| {
-            RuntimeError::Kernel(KernelError {
+            RuntimeError::Kernel(Box::new(KernelError {
                 kernel: name.to_owned(),
                 stage: KernelStage::GetFunction,
                 cuda,
                 log,
                 dump_path: None,
-            })
+            }))
         };
         let cname = CString::new(name)
             .map_err(|_| error(None, "the kernel name contains a NUL byte".into()))?;
@@ -392,12 +404,7 @@ impl Function {
         let _bound = self.module.device.bind()?;
         // SAFETY: a live function; no per-block-size callback.
         let (grid, block) = check("cuOccupancyMaxPotentialBlockSize", unsafe {
-            result::occupancy::max_potential_block_size(
-                self.raw.0,
-                None,
-                dynamic_shared_bytes,
-                0,
-            )
+            result::occupancy::max_potential_block_size(self.raw.0, None, dynamic_shared_bytes, 0)
         })?;
         Ok((grid.max(1) as u32, block.max(1) as u32))
     }
@@ -407,26 +414,30 @@ impl Function {
     pub fn param_sizes(&self) -> Option<&[usize]> {
         self.params
             .get_or_init(|| {
-                let _bound = self.module.device.bind().ok()?;
-                let mut sizes = Vec::new();
-                loop {
-                    let (mut offset, mut size) = (0usize, 0usize);
-                    // SAFETY: a live function, out-pointers to locals.
-                    let status = unsafe {
-                        sys::cuFuncGetParamInfo(self.raw.0, sizes.len(), &mut offset, &mut size)
-                    };
-                    match status {
-                        sys::CUresult::CUDA_SUCCESS => sizes.push(size),
-                        // Past the last parameter.
-                        sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Some(sizes),
-                        _ => return None,
-                    }
-                    if sizes.len() > 4096 {
-                        return None;
-                    }
-                }
+                // cudarc panics if the driver lacks the symbol (before CUDA 12.4).
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.query_params()))
+                    .ok()
+                    .flatten()
             })
             .as_deref()
+    }
+
+    fn query_params(&self) -> Option<Vec<usize>> {
+        let _bound = self.module.device.bind().ok()?;
+        let mut sizes = Vec::new();
+        while sizes.len() <= 4096 {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: a live function, out-pointers to locals.
+            let status =
+                unsafe { sys::cuFuncGetParamInfo(self.raw.0, sizes.len(), &mut offset, &mut size) };
+            match status {
+                sys::CUresult::CUDA_SUCCESS => sizes.push(size),
+                // Past the last parameter.
+                sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Some(sizes),
+                _ => return None,
+            }
+        }
+        None
     }
 }
 
@@ -440,13 +451,13 @@ pub fn link_ptx_to_cubin(device: Device, name: &str, ptx: &str) -> Result<Vec<u8
     let _bound = state.bind()?;
     let mut logs = JitLogs::new();
     let error = |call: &'static str, e: result::DriverError, logs: &JitLogs| {
-        RuntimeError::Kernel(KernelError {
+        RuntimeError::Kernel(Box::new(KernelError {
             kernel: name.to_owned(),
             stage: KernelStage::Link,
             cuda: Some(CudaError::from_driver(call, e)),
             log: logs.all(),
             dump_path: None,
-        })
+        }))
     };
     let mut link = std::ptr::null_mut();
     // SAFETY: option arrays and log buffers outlive the link state (destroyed below).
@@ -491,13 +502,13 @@ pub fn link_ptx_to_cubin(device: Device, name: &str, ptx: &str) -> Result<Vec<u8
         .result()
         .map_err(|e| error("cuLinkComplete", e, &logs))?;
     if cubin.is_null() || size == 0 {
-        return Err(RuntimeError::Kernel(KernelError {
+        return Err(RuntimeError::Kernel(Box::new(KernelError {
             kernel: name.to_owned(),
             stage: KernelStage::Link,
             cuda: None,
             log: format!("the linker returned an empty cubin\n{}", logs.all()),
             dump_path: None,
-        }));
+        })));
     }
     // SAFETY: `size` bytes owned by the live link state.
     Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
@@ -511,7 +522,10 @@ mod tests {
     fn keys_tell_code_apart() {
         let a = ModuleImage::Ptx(".version 7.0\n.target sm_70\n");
         let b = ModuleImage::Ptx(".version 7.0\n.target sm_80\n");
-        assert_eq!(a.key(), ModuleImage::Ptx(".version 7.0\n.target sm_70\n").key());
+        assert_eq!(
+            a.key(),
+            ModuleImage::Ptx(".version 7.0\n.target sm_70\n").key()
+        );
         assert_ne!(a.key(), b.key());
         // The same bytes as PTX and as a cubin are different modules.
         assert_ne!(a.key(), ModuleImage::Cubin(a.bytes()).key());

@@ -471,7 +471,10 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         let mut inner = self.lock();
         let inner = &mut *inner;
         let ptr = block.ptr;
-        let chunk = inner.chunks.get_mut(&ptr).expect("kiln: freeing an unknown block");
+        let chunk = inner
+            .chunks
+            .get_mut(&ptr)
+            .expect("kiln: freeing an unknown block");
         assert!(!chunk.is_free(), "kiln: block {ptr:#x} freed twice");
         chunk.stream = stream;
         inner.used -= chunk.size;
@@ -546,9 +549,9 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
             .iter()
             .filter(|(s, _)| in_scope(s))
             .flat_map(|(&s, arena)| {
-                arena.iter().flat_map(move |(&size, ptrs)| {
-                    ptrs.iter().map(move |&ptr| (ptr, size, s))
-                })
+                arena
+                    .iter()
+                    .flat_map(move |(&size, ptrs)| ptrs.iter().map(move |&ptr| (ptr, size, s)))
             })
             .collect();
         for &(ptr, _, _) in &cached {
@@ -584,9 +587,9 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
             .iter()
             .filter(|(s, _)| in_scope(s))
             .flat_map(|(&s, arena)| {
-                arena.iter().flat_map(move |(&size, ptrs)| {
-                    ptrs.iter().map(move |&ptr| (ptr, size, s))
-                })
+                arena
+                    .iter()
+                    .flat_map(move |(&size, ptrs)| ptrs.iter().map(move |&ptr| (ptr, size, s)))
             })
             .filter(|(ptr, _, _)| {
                 let c = &inner.chunks[ptr];
@@ -754,7 +757,10 @@ pub(crate) mod fake {
 
     impl RawAllocator for FakeAllocator {
         fn alloc(&self, bytes: usize) -> std::result::Result<u64, AllocError> {
-            assert!(bytes > 0 && bytes % ALLOCATION_UNIT == 0, "bad raw size {bytes}");
+            assert!(
+                bytes > 0 && round_size(bytes) == Some(bytes),
+                "bad raw size {bytes}"
+            );
             let mut s = self.state.lock().unwrap();
             if s.used + bytes > self.capacity {
                 s.oom_calls += 1;
@@ -815,7 +821,14 @@ pub(crate) mod fake {
             Some((stream, *seq))
         }
         fn is_done(&self, &(stream, seq): &(u32, u64)) -> bool {
-            self.state.lock().unwrap().completed.get(&stream).copied().unwrap_or(0) >= seq
+            self.state
+                .lock()
+                .unwrap()
+                .completed
+                .get(&stream)
+                .copied()
+                .unwrap_or(0)
+                >= seq
         }
         fn wait(&self, &(stream, seq): &(u32, u64)) {
             let mut s = self.state.lock().unwrap();
@@ -1070,7 +1083,10 @@ mod tests {
     #[test]
     fn limit_spec() {
         assert_eq!("1024".parse::<LimitSpec>().unwrap(), LimitSpec::Bytes(1024));
-        assert_eq!("50%".parse::<LimitSpec>().unwrap(), LimitSpec::Fraction(0.5));
+        assert_eq!(
+            "50%".parse::<LimitSpec>().unwrap(),
+            LimitSpec::Fraction(0.5)
+        );
         assert!("150%".parse::<LimitSpec>().is_err());
         assert!("lots".parse::<LimitSpec>().is_err());
     }
@@ -1131,7 +1147,11 @@ mod tests {
         assert_eq!(counts(&pool), (0, 1024, 1));
         pool.free_all_blocks(Some(2));
         assert_eq!(counts(&pool), (0, 0, 0));
-        assert_eq!(order.waits(), 1, "b's free was still pending: waited before freeing");
+        assert_eq!(
+            order.waits(),
+            1,
+            "b's free was still pending: waited before freeing"
+        );
     }
 
     /// free_all_blocks(stream) frees only that stream's cache.
@@ -1251,7 +1271,10 @@ mod tests {
                 .map(|b| (b.ptr(), b.ptr() + b.size() as u64))
                 .collect();
             spans.sort();
-            assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "overlap at step {step}");
+            assert!(
+                spans.windows(2).all(|w| w[0].1 <= w[1].0),
+                "overlap at step {step}"
+            );
             let used: usize = live.iter().map(|b| b.size()).sum();
             let s = pool.stats();
             assert_eq!(s.used_bytes, used);

@@ -157,7 +157,10 @@ type InitializeInjection = unsafe extern "C" fn(extern "C" fn(u32) -> *const c_v
 fn inject(init: InitializeInjection) -> bool {
     for row in &SLOT_TABLE {
         for slot in row {
-            slot.store(nvtx_noop as extern "C" fn() -> u64 as usize, Ordering::Release);
+            slot.store(
+                nvtx_noop as extern "C" fn() -> u64 as usize,
+                Ordering::Release,
+            );
         }
     }
     // SAFETY: the tool's documented entry point, given NVTX's export-table accessor.
@@ -454,14 +457,21 @@ mod tests {
     }
 
     unsafe extern "C" fn tool_push_a(text: *const c_char) -> c_int {
-        let name = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+        let name = unsafe { CStr::from_ptr(text) }
+            .to_string_lossy()
+            .into_owned();
         calls().push(format!("push {name}"));
         0
     }
     unsafe extern "C" fn tool_push_ex(attributes: *const EventAttributes) -> c_int {
         let a = unsafe { &*attributes };
-        let name = unsafe { CStr::from_ptr(a.message) }.to_string_lossy().into_owned();
-        calls().push(format!("push_ex {name} {:#x} v{} s{}", a.color, a.version, a.size));
+        let name = unsafe { CStr::from_ptr(a.message) }
+            .to_string_lossy()
+            .into_owned();
+        calls().push(format!(
+            "push_ex {name} {:#x} v{} s{}",
+            a.color, a.version, a.size
+        ));
         0
     }
     unsafe extern "C" fn tool_pop() -> c_int {
@@ -469,7 +479,9 @@ mod tests {
         0
     }
     unsafe extern "C" fn tool_mark(text: *const c_char) {
-        let name = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+        let name = unsafe { CStr::from_ptr(text) }
+            .to_string_lossy()
+            .into_owned();
         calls().push(format!("mark {name}"));
     }
 
@@ -506,10 +518,14 @@ mod tests {
                 0
             );
             ((*callbacks).get_module_function_table)(1, &mut core, std::ptr::null_mut());
-            *(*core.add(CBID_CORE_RANGE_PUSH_A)) = tool_push_a as unsafe extern "C" fn(*const c_char) -> c_int as usize;
-            *(*core.add(CBID_CORE_RANGE_PUSH_EX)) = tool_push_ex as unsafe extern "C" fn(*const EventAttributes) -> c_int as usize;
-            *(*core.add(CBID_CORE_RANGE_POP)) = tool_pop as unsafe extern "C" fn() -> c_int as usize;
-            *(*core.add(CBID_CORE_MARK_A)) = tool_mark as unsafe extern "C" fn(*const c_char) as usize;
+            *(*core.add(CBID_CORE_RANGE_PUSH_A)) =
+                tool_push_a as unsafe extern "C" fn(*const c_char) -> c_int as usize;
+            *(*core.add(CBID_CORE_RANGE_PUSH_EX)) =
+                tool_push_ex as unsafe extern "C" fn(*const EventAttributes) -> c_int as usize;
+            *(*core.add(CBID_CORE_RANGE_POP)) =
+                tool_pop as unsafe extern "C" fn() -> c_int as usize;
+            *(*core.add(CBID_CORE_MARK_A)) =
+                tool_mark as unsafe extern "C" fn(*const c_char) as usize;
             1
         }
     }
@@ -529,11 +545,19 @@ mod tests {
         let noop = SLOT_TABLE[5][4].load(Ordering::Acquire);
         assert_ne!(noop, 0);
         // SAFETY: the no-op's signature.
-        assert_eq!(unsafe { std::mem::transmute::<usize, extern "C" fn() -> u64>(noop)() }, 0);
+        assert_eq!(
+            unsafe { std::mem::transmute::<usize, extern "C" fn() -> u64>(noop)() },
+            0
+        );
         let got = calls().clone();
         assert_eq!(
             got,
-            ["push outer", "push_ex inner 0xff00ff00 v3 s48", "pop", "pop"]
+            [
+                "push outer",
+                "push_ex inner 0xff00ff00 v3 s48",
+                "pop",
+                "pop"
+            ]
         );
     }
 
@@ -553,7 +577,10 @@ mod tests {
         if !crate::cuda_available() {
             assert!(profile().is_err());
         }
-        assert!(profiler_result("cuProfilerStart", cudarc::driver::sys::CUresult::CUDA_SUCCESS)
-            .is_ok());
+        assert!(profiler_result(
+            "cuProfilerStart",
+            cudarc::driver::sys::CUresult::CUDA_SUCCESS
+        )
+        .is_ok());
     }
 }

@@ -217,7 +217,11 @@ impl Stream {
     }
 
     pub(crate) fn set_last_kernel(&self, name: &Arc<str>) {
-        let mut last = self.inner.last_kernel.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last = self
+            .inner
+            .last_kernel
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if !last.as_ref().is_some_and(|l| Arc::ptr_eq(l, name)) {
             *last = Some(name.clone());
         }
@@ -225,7 +229,11 @@ impl Stream {
 
     /// The last kernel launched on this stream through the runtime.
     pub fn last_kernel(&self) -> Option<Arc<str>> {
-        self.inner.last_kernel.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.inner
+            .last_kernel
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Turns an error found at a synchronisation into a kernel error naming the last kernel
@@ -233,13 +241,13 @@ impl Stream {
     pub(crate) fn attribute_error(&self, error: RuntimeError) -> RuntimeError {
         match (error, self.last_kernel()) {
             (RuntimeError::Cuda(cuda), Some(kernel)) if is_execution_error(&cuda) => {
-                RuntimeError::Kernel(KernelError {
+                RuntimeError::Kernel(Box::new(KernelError {
                     kernel: format!("{kernel} (the last kernel launched on the stream)"),
                     stage: KernelStage::Execution,
                     cuda: Some(cuda),
                     log: String::new(),
                     dump_path: None,
-                })
+                }))
             }
             (error, _) => error,
         }
@@ -262,10 +270,12 @@ impl Stream {
         match unsafe { sys::cuStreamQuery(self.raw()) } {
             sys::CUresult::CUDA_SUCCESS => Ok(true),
             sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            other => Err(self.attribute_error(RuntimeError::Cuda(CudaError::from_driver(
-                "cuStreamQuery",
-                result::DriverError(other),
-            )))),
+            other => Err(
+                self.attribute_error(RuntimeError::Cuda(CudaError::from_driver(
+                    "cuStreamQuery",
+                    result::DriverError(other),
+                ))),
+            ),
         }
     }
 
@@ -390,7 +400,9 @@ impl Event {
         }
         let mut raw = std::ptr::null_mut();
         // SAFETY: out-pointer to a local.
-        check_raw("cuEventCreate", unsafe { sys::cuEventCreate(&mut raw, flags) })?;
+        check_raw("cuEventCreate", unsafe {
+            sys::cuEventCreate(&mut raw, flags)
+        })?;
         Ok(Event {
             raw: RawEvent(raw),
             device: state,
