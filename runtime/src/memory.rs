@@ -424,7 +424,7 @@ impl DeviceBuffer {
         })
     }
 
-    /// Starts copying the buffer to pinned memory on `stream`; [`PendingDownload::wait`] finishes.
+    /// Starts copying the buffer to pinned memory on `stream`; [`PendingDownload::wait_into`] finishes.
     pub fn download_async(&self, stream: &Stream) -> Result<PendingDownload<'_>> {
         self.check_stream(stream)?;
         let mut pending = PendingDownload {
@@ -555,13 +555,17 @@ impl Staging {
         dst: &mut [u8],
     ) -> Result<()> {
         // A failed copy shows here (errors are sticky): report it rather than garbage.
-        match &event {
+        let waited = match &event {
             Some(e) => self
                 .pinned
                 .order()
                 .wait_checked(e)
-                .map_err(|e| self.stream.attribute_error(e))?,
-            None => self.stream.synchronize()?,
+                .map_err(|e| self.stream.attribute_error(e)),
+            None => self.stream.synchronize(),
+        };
+        if let Err(e) = waited {
+            self.pinned.free(block);
+            return Err(e);
         }
         // SAFETY: the block holds `dst.len()` bytes written by the completed copy.
         unsafe {
