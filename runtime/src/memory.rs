@@ -11,7 +11,11 @@
 //! - [`PinnedBuffer`]: pinned host memory for the caller's own asynchronous copies; host access
 //!   waits for the copies queued on it.
 
-use std::{collections::VecDeque, ffi::c_void, sync::Arc};
+use std::{
+    collections::VecDeque,
+    ffi::c_void,
+    sync::{Arc, Mutex},
+};
 
 use cudarc::driver::{result, sys};
 
@@ -157,6 +161,9 @@ pub const MEMORY_LIMIT_ENV: &str = "KILN_GPU_MEMORY_LIMIT";
 pub(crate) struct DeviceMemories {
     pool: Arc<DeviceMemoryPool>,
     pinned: Arc<PinnedMemoryPool>,
+    /// Events after the device's uploads still possibly in flight, oldest first: bounds the
+    /// staging memory of many asynchronous uploads queued without a synchronisation.
+    uploads: Mutex<VecDeque<Arc<PoolEvent>>>,
 }
 
 impl DeviceMemories {
@@ -176,7 +183,11 @@ impl DeviceMemories {
             CudaStreamOrder::new(state),
             ReusePolicy::AfterCompletion,
         ));
-        Ok(state.memory.get_or_init(|| DeviceMemories { pool, pinned }))
+        Ok(state.memory.get_or_init(|| DeviceMemories {
+            pool,
+            pinned,
+            uploads: Mutex::new(VecDeque::new()),
+        }))
     }
 }
 
@@ -524,8 +535,11 @@ impl Drop for PendingDownload<'_> {
 
 /// Size of the pinned staging pieces of large transfers.
 pub const STAGING_PIECE: usize = 8 << 20;
-/// Pieces of one transfer in flight at once (bounds its pinned memory to 32 MiB).
+/// Pieces of one download, or of one upload, in flight at once.
 pub const STAGING_IN_FLIGHT: usize = 4;
+/// Upload pieces of a device in flight at once, all uploads together (at most 256 MiB of
+/// staging): an upload waits for the oldest beyond that.
+pub const STAGING_UPLOADS_IN_FLIGHT: usize = 32;
 
 /// `(offset, len)` of the staging pieces of a transfer of `len` bytes.
 fn pieces(len: usize) -> impl Iterator<Item = (usize, usize)> {
@@ -535,16 +549,44 @@ fn pieces(len: usize) -> impl Iterator<Item = (usize, usize)> {
 }
 
 struct Staging {
+    memories: &'static DeviceMemories,
     pinned: Arc<PinnedMemoryPool>,
     stream: Stream,
 }
 
 impl Staging {
     fn new(stream: &Stream) -> Result<Staging> {
+        let memories = DeviceMemories::of(stream.state())?;
         Ok(Staging {
-            pinned: DeviceMemories::of(stream.state())?.pinned.clone(),
+            memories,
+            pinned: memories.pinned.clone(),
             stream: stream.clone(),
         })
+    }
+
+    /// Notes an upload piece in flight; waits for the device's oldest ones beyond
+    /// [`STAGING_UPLOADS_IN_FLIGHT`] (completed ones are dropped on the way).
+    fn track_upload(&self, event: Arc<PoolEvent>) {
+        let order = self.pinned.order();
+        let oldest = {
+            let mut uploads = self
+                .memories
+                .uploads
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            while uploads.front().is_some_and(|e| order.is_done(e)) {
+                uploads.pop_front();
+            }
+            uploads.push_back(event);
+            if uploads.len() > STAGING_UPLOADS_IN_FLIGHT {
+                uploads.pop_front()
+            } else {
+                None
+            }
+        };
+        if let Some(e) = oldest {
+            order.wait(&e);
+        }
     }
 
     /// Waits for a downloaded piece, copies it out and returns its block.
@@ -617,10 +659,11 @@ pub unsafe fn upload(stream: &Stream, dst: u64, src: &[u8]) -> Result<()> {
         // Ordered after the copy: reused once the copy has read it.
         staging.pinned.free(block);
         copied?;
-        if pieces.peek().is_some() {
-            if let Some(e) = order.record(stream.key()) {
-                in_flight.push_back(e);
+        if let Some(e) = order.record(stream.key()) {
+            if pieces.peek().is_some() {
+                in_flight.push_back(e.clone());
             }
+            staging.track_upload(e);
         }
     }
     Ok(())
