@@ -1,20 +1,33 @@
-//! Device discovery and backend selection.
+//! Devices: discovery, backend selection (`KILN_DEVICE`), and [`Device`], CuPy's
+//! `cupy.cuda.Device` (properties, `synchronize`, a scoped current device).
 //!
 //! cudarc is built with `dynamic-loading`: `libcuda.so` is opened on first use, and cudarc
 //! *panics* (rather than returning an error) when it is missing. Everything here checks for the
 //! library first and, as a second guard, catches panics, so a machine without a driver simply
-//! has no CUDA devices.
+//! has no CUDA devices, and every call that needs one returns
+//! [`RuntimeError::DeviceUnavailable`].
+//!
+//! Each device's primary context is retained once, on first use, for the life of the process
+//! (as CuPy does). Runtime calls make it current only for their duration when another context
+//! is current on the thread (push/pop), so they never change the caller's current context, except
+//! on a thread that had none, where it is left current.
 
 use std::{
+    cell::Cell,
+    collections::HashMap,
     env,
+    marker::PhantomData,
     panic::{self, AssertUnwindSafe},
     str::FromStr,
-    sync::{Once, OnceLock},
+    sync::{Arc, Mutex, Once, OnceLock},
 };
 
-use cudarc::driver::{sys, CudaContext};
+use cudarc::driver::{result, sys, CudaContext};
 
-use crate::RuntimeError;
+use crate::{
+    error::{check, check_raw, Result},
+    RuntimeError,
+};
 
 /// The environment variable that selects the backend: `cpu`, `cuda` or `cuda:N`.
 pub const DEVICE_ENV: &str = "KILN_DEVICE";
@@ -160,9 +173,325 @@ fn probe_devices() -> Result<usize, RuntimeError> {
     Ok(usize::try_from(count).unwrap_or(0))
 }
 
+/// A CUDA device, by ordinal: a cheap handle, like `cupy.cuda.Device(id)`.
+///
+/// Making one checks that the device exists; its context is created on first use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Device {
+    id: usize,
+}
+
+impl Device {
+    /// The device with this ordinal, if it exists.
+    pub fn new(id: usize) -> Result<Device> {
+        let available = device_count();
+        if id < available {
+            Ok(Device { id })
+        } else {
+            Err(RuntimeError::DeviceUnavailable {
+                requested: id,
+                available,
+            })
+        }
+    }
+
+    /// The calling thread's current device: the one of the innermost [`Device::use_scoped`] (or
+    /// [`Device::make_current`]), else `KILN_DEVICE`'s `cuda:N`, else device 0.
+    pub fn current() -> Result<Device> {
+        Device::new(current_id())
+    }
+
+    /// All devices.
+    pub fn all() -> Vec<Device> {
+        (0..device_count()).map(|id| Device { id }).collect()
+    }
+
+    /// The ordinal.
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// The device's runtime state (its context, created on first use).
+    pub(crate) fn state(&self) -> Result<&'static DeviceState> {
+        DeviceState::get(self.id)
+    }
+
+    /// The device's name (`NVIDIA H100 80GB HBM3`).
+    pub fn name(&self) -> Result<String> {
+        let state = self.state()?;
+        check("cuDeviceGetName", result::device::get_name(state.cu_device))
+    }
+
+    /// A device attribute (`cuDeviceGetAttribute`).
+    pub fn attribute(&self, attribute: sys::CUdevice_attribute) -> Result<i32> {
+        let state = self.state()?;
+        // SAFETY: a valid device handle.
+        check("cuDeviceGetAttribute", unsafe {
+            result::device::get_attribute(state.cu_device, attribute)
+        })
+    }
+
+    /// `(major, minor)`: `(9, 0)` for Hopper.
+    pub fn compute_capability(&self) -> Result<(u32, u32)> {
+        use sys::CUdevice_attribute::*;
+        let major = self.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = self.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        Ok((major as u32, minor as u32))
+    }
+
+    /// The `sm_XX` name of the architecture, for code generation (`sm_90`).
+    pub fn sm_arch(&self) -> Result<String> {
+        let (major, minor) = self.compute_capability()?;
+        Ok(format!("sm_{major}{minor}"))
+    }
+
+    /// Number of streaming multiprocessors.
+    pub fn multiprocessor_count(&self) -> Result<u32> {
+        self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map(|n| n as u32)
+    }
+
+    /// Total memory in bytes (`cuDeviceTotalMem`).
+    pub fn total_memory(&self) -> Result<usize> {
+        let state = self.state()?;
+        // SAFETY: a valid device handle.
+        check("cuDeviceTotalMem", unsafe {
+            result::device::total_mem(state.cu_device)
+        })
+    }
+
+    /// `(free, total)` bytes of device memory (`cuMemGetInfo`).
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        let state = self.state()?;
+        let _bound = state.bind()?;
+        check("cuMemGetInfo", result::mem_get_info())
+    }
+
+    /// Waits for all work queued on the device (`cuCtxSynchronize`).
+    pub fn synchronize(&self) -> Result<()> {
+        let state = self.state()?;
+        let _bound = state.bind()?;
+        check("cuCtxSynchronize", result::ctx::synchronize())
+    }
+
+    /// Makes this the calling thread's current device until the guard is dropped (like
+    /// `with cupy.cuda.Device(1):`); the guard restores the previous one. Also makes the device's
+    /// context the thread's current CUDA context for the guard's life, for code that uses the
+    /// current context directly.
+    pub fn use_scoped(&self) -> Result<DeviceGuard> {
+        let state = self.state()?;
+        let previous_ctx = check("cuCtxGetCurrent", result::ctx::get_current())?;
+        if previous_ctx != Some(state.ctx.cu_ctx()) {
+            // SAFETY: the primary context is retained for the life of the process.
+            check("cuCtxSetCurrent", unsafe {
+                result::ctx::set_current(state.ctx.cu_ctx())
+            })?;
+        }
+        Ok(DeviceGuard {
+            previous_id: set_current_id(Some(self.id)),
+            // Restored on drop (null: the thread had no current context).
+            previous_ctx: (previous_ctx != Some(state.ctx.cu_ctx()))
+                .then(|| SendCtx(previous_ctx.unwrap_or(std::ptr::null_mut()))),
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Makes this the calling thread's current device, with no scope (CuPy's `Device.use()`).
+    pub fn make_current(&self) -> Result<()> {
+        let state = self.state()?;
+        check("cuCtxSetCurrent", unsafe {
+            // SAFETY: the primary context is retained for the life of the process.
+            result::ctx::set_current(state.ctx.cu_ctx())
+        })?;
+        set_current_id(Some(self.id));
+        Ok(())
+    }
+
+    /// cudarc's context of this device (its primary context), for libraries used through
+    /// cudarc (cuBLAS...). Streams can be passed to them with [`crate::Stream::as_cudarc`].
+    pub fn cudarc_context(&self) -> Result<Arc<CudaContext>> {
+        Ok(self.state()?.ctx.clone())
+    }
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cuda:{}", self.id)
+    }
+}
+
+/// Restores the previous current device when dropped (see [`Device::use_scoped`]). Not `Send`:
+/// the current device is per thread.
+#[must_use = "the device is current only while the guard lives"]
+pub struct DeviceGuard {
+    previous_id: Option<usize>,
+    previous_ctx: Option<SendCtx>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for DeviceGuard {
+    fn drop(&mut self) {
+        set_current_id(self.previous_id);
+        if let Some(SendCtx(ctx)) = self.previous_ctx {
+            // SAFETY: restoring the context that was current (or none); an error cannot be
+            // reported from a destructor and leaves our context current, which is harmless.
+            let _ = unsafe { sys::cuCtxSetCurrent(ctx) };
+        }
+    }
+}
+
+thread_local! {
+    /// The device set by `use_scoped`/`make_current` on this thread.
+    static CURRENT_DEVICE: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Sets the thread's current device id; returns the previous setting.
+fn set_current_id(id: Option<usize>) -> Option<usize> {
+    CURRENT_DEVICE.with(|c| c.replace(id))
+}
+
+/// The current device id: the thread's setting, else `KILN_DEVICE`'s, else 0.
+pub(crate) fn current_id() -> usize {
+    CURRENT_DEVICE.with(|c| c.get()).unwrap_or_else(default_id)
+}
+
+/// `KILN_DEVICE`'s ordinal when it names a CUDA device, else 0.
+fn default_id() -> usize {
+    static DEFAULT: OnceLock<usize> = OnceLock::new();
+    *DEFAULT.get_or_init(
+        || match env::var(DEVICE_ENV).ok().map(|s| s.parse::<Backend>()) {
+            Some(Ok(Backend::Cuda(n))) => n,
+            _ => 0,
+        },
+    )
+}
+
+/// A `CUcontext` that may cross threads (the driver's contexts are thread-safe handles).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SendCtx(pub sys::CUcontext);
+// SAFETY: a CUcontext is an opaque handle usable from any thread.
+unsafe impl Send for SendCtx {}
+unsafe impl Sync for SendCtx {}
+
+/// The runtime's state of one device, created on first use and kept for the process.
+pub(crate) struct DeviceState {
+    pub id: usize,
+    pub cu_device: sys::CUdevice,
+    pub ctx: Arc<CudaContext>,
+    /// Lazily made by the modules that own them.
+    pub memory: OnceLock<crate::memory::DeviceMemories>,
+    pub streams: OnceLock<crate::stream::DeviceStreams>,
+    pub modules: Mutex<HashMap<crate::module::ModuleKey, Arc<crate::module::Module>>>,
+}
+
+impl DeviceState {
+    /// The state of device `id`, made on first call.
+    pub fn get(id: usize) -> Result<&'static DeviceState> {
+        static STATES: Mutex<Vec<Option<&'static DeviceState>>> = Mutex::new(Vec::new());
+        let available = device_count();
+        if id >= available {
+            return Err(RuntimeError::DeviceUnavailable {
+                requested: id,
+                available,
+            });
+        }
+        let mut states = STATES.lock().unwrap_or_else(|p| p.into_inner());
+        if states.len() < available {
+            states.resize(available, None);
+        }
+        if let Some(state) = states[id] {
+            return Ok(state);
+        }
+        // `device_count() > 0` means the library loaded and answered; cudarc may still panic on
+        // a missing symbol: caught.
+        let ctx = panic::catch_unwind(|| CudaContext::new(id))
+            .map_err(|_| RuntimeError::Driver("cudarc panicked while creating a context".into()))?;
+        let ctx = check("cuDevicePrimaryCtxRetain", ctx)?;
+        let state: &'static DeviceState = Box::leak(Box::new(DeviceState {
+            id,
+            cu_device: ctx.cu_device(),
+            ctx,
+            memory: OnceLock::new(),
+            streams: OnceLock::new(),
+            modules: Mutex::new(HashMap::new()),
+        }));
+        states[id] = Some(state);
+        Ok(state)
+    }
+
+    /// Makes the device's context current for the guard's life (see the module docs).
+    pub fn bind(&self) -> Result<Bound> {
+        let ctx = self.ctx.cu_ctx();
+        match check("cuCtxGetCurrent", result::ctx::get_current())? {
+            Some(current) if current == ctx => Ok(Bound { pushed: false }),
+            Some(_) => {
+                // SAFETY: the primary context is retained for the life of the process.
+                check_raw("cuCtxPushCurrent", unsafe { sys::cuCtxPushCurrent_v2(ctx) })?;
+                Ok(Bound { pushed: true })
+            }
+            None => {
+                // SAFETY: as above.
+                check("cuCtxSetCurrent", unsafe { result::ctx::set_current(ctx) })?;
+                Ok(Bound { pushed: false })
+            }
+        }
+    }
+
+    pub fn device(&self) -> Device {
+        Device { id: self.id }
+    }
+}
+
+/// Pops the context pushed by [`DeviceState::bind`], if it pushed one.
+pub(crate) struct Bound {
+    pushed: bool,
+}
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        if self.pushed {
+            let mut popped = std::ptr::null_mut();
+            // SAFETY: pops what `bind` pushed on this thread.
+            let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn devices_need_a_driver() {
+        if cuda_available() {
+            return;
+        }
+        assert_eq!(
+            Device::new(0),
+            Err(RuntimeError::DeviceUnavailable {
+                requested: 0,
+                available: 0
+            })
+        );
+        assert!(Device::current().is_err());
+        assert!(Device::all().is_empty());
+        assert!(DeviceState::get(0).is_err());
+    }
+
+    #[test]
+    fn current_device_id_is_scoped_per_thread() {
+        let outer = set_current_id(Some(3));
+        assert_eq!(current_id(), 3);
+        let inner = set_current_id(Some(5));
+        assert_eq!(current_id(), 5);
+        std::thread::spawn(|| assert_eq!(current_id(), default_id()))
+            .join()
+            .unwrap();
+        set_current_id(inner);
+        assert_eq!(current_id(), 3);
+        set_current_id(outer);
+        assert_eq!(current_id(), default_id());
+    }
 
     #[test]
     fn parses_device_strings() {

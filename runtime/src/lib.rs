@@ -1,10 +1,69 @@
-//! kiln-runtime: devices, buffers and kernel launches (CUDA through cudarc, or the host CPU).
+//! kiln-runtime: devices, memory, streams and kernel launches on CUDA (through cudarc's driver
+//! API), in the image of CuPy's low-level `cupy.cuda` API; and backend selection
+//! (`KILN_DEVICE`) between CUDA and the host CPU.
 //!
-//! For now: device discovery that is safe on machines without a CUDA driver, and backend
-//! selection from `KILN_DEVICE`.
+//! The runtime knows nothing of kiln's graphs: it runs kernels and moves buffers.
+//!
+//! Nothing here panics on a machine without a CUDA driver: [`cuda_available`] is false and
+//! every CUDA call returns a typed [`RuntimeError`].
+//!
+//! | CuPy | kiln-runtime |
+//! |---|---|
+//! | `cupy.cuda.Device(i)`, `.use()`, `with Device(i):` | [`Device::new`], [`Device::make_current`], [`Device::use_scoped`] |
+//! | `Device.compute_capability`, `.mem_info`, `.synchronize()` | [`Device::compute_capability`], [`Device::mem_info`], [`Device::synchronize`] |
+//! | `cupy.get_default_memory_pool()` | [`Device::memory_pool`] ([`pool`] has the semantics) |
+//! | `cupy.get_default_pinned_memory_pool()` | [`Device::pinned_memory_pool`] |
+//! | `cupy.cuda.alloc(n)` / `MemoryPointer` | [`DeviceBuffer::alloc`] |
+//! | `Stream()`, `Stream(non_blocking=True)`, `Stream.null` | [`Stream::new`], [`Stream::non_blocking`], [`Stream::null`] |
+//! | `with stream:`, `get_current_stream()` | [`Stream::use_scoped`], [`Stream::current`] |
+//! | `Event()`, `get_elapsed_time(a, b)` | [`Event::new`], [`elapsed_time`] |
+//! | `RawModule(code=...)`, `get_function` | [`Device::load_module`], [`Module::function`] |
+//! | `kernel((grid,), (block,), args, shared_mem=)` | `unsafe` [`Function::launch`] with a [`LaunchConfig`] |
+//! | `cupy.cuda.profile()`, `cupyx.profiler.time_range` | [`profile()`], [`range`] |
+//!
+//! Modules: [`device`] (devices, backend selection), [`pool`] (the caching allocator, generic
+//! and tested without a GPU), [`memory`] (CUDA and pinned allocators, buffers, copies),
+//! [`stream`] (streams, events), [`module`] (PTX/cubin loading and linking), [`launch`]
+//! (launch configurations and launches), [`mod@profile`] (NVTX, the CUDA profiler), [`error`],
+//! and [`gpu_tests`] (the tests that need a GPU, run by `kiln-gpu-selftest` or any test
+//! binary through [`gpu_tests::run_all`]).
+//!
+//! ```no_run
+//! use kiln_runtime::{Device, DeviceBuffer, ModuleImage, Stream};
+//! # fn main() -> kiln_runtime::Result<()> {
+//! # let ptx = "";
+//! let device = Device::current()?;
+//! let stream = Stream::non_blocking(device)?;
+//! let _current = stream.use_scoped(); // kernels and buffers go to `stream`
+//! let a = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0])?;
+//! let b = DeviceBuffer::from_slice(&[10.0f32, 20.0, 30.0])?;
+//! let c = DeviceBuffer::alloc(3 * 4)?;
+//! let vadd = device.load_module("vadd", ModuleImage::Ptx(ptx))?.function("vadd")?;
+//! let n = 3u32;
+//! // SAFETY: vadd(const float*, const float*, float*, unsigned) over 3-element buffers.
+//! unsafe { vadd.launch(vadd.config_1d(3)?, &[&a, &b, &c, &n])? };
+//! assert_eq!(c.to_vec::<f32>()?, [11.0, 22.0, 33.0]);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod device;
 pub mod error;
+pub mod gpu_tests;
+pub mod launch;
+pub mod memory;
+pub mod module;
+pub mod pool;
+pub mod profile;
+pub mod stream;
 
-pub use device::{cuda_available, device_count, select_backend, Backend};
-pub use error::RuntimeError;
+pub use device::{cuda_available, device_count, select_backend, Backend, Device, DeviceGuard};
+pub use error::{CudaError, KernelError, KernelStage, OutOfMemory, Result, RuntimeError};
+pub use launch::{KernelArg, LaunchConfig};
+pub use memory::{
+    DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool,
+};
+pub use module::{link_ptx_to_cubin, Function, Module, ModuleImage};
+pub use pool::{MemoryPool, PoolStats};
+pub use profile::{mark, profile, range, range_colored};
+pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};
