@@ -9,6 +9,10 @@
 //! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
 //! - `properties`: proptest on broadcasting; promotion against NumPy's table.
 //! - `examples`: the examples run as a user runs them, against NumPy.
+//! - `catalogue`: programs written with the API, each stage's text and the fusion report
+//!   snapshotted (insta, `suite/snapshots/`), some with their expected number of kernels.
+//! - `fused_props`: proptest on random programs: the compiled plan, run region by region, against
+//!   the reference evaluator on the unfused graph.
 
 #[path = "suite/numpy_fixtures.rs"]
 mod numpy_fixtures;
@@ -27,3 +31,9 @@ mod fusion;
 
 #[path = "suite/examples.rs"]
 mod examples;
+
+#[path = "suite/catalogue.rs"]
+mod catalogue;
+
+#[path = "suite/fused_props.rs"]
+mod fused_props;

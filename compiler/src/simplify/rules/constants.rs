@@ -124,8 +124,20 @@ fn int_literal(dtype: DType, v: i128) -> Literal {
 /// for f64, and for f32, f16 and bf16 too, since for +, -, *, / and sqrt rounding the exact
 /// result to f64 first and then to a format of at most 24 bits (53 >= 2·24 + 2) gives the same
 /// value as rounding it directly. Complex folds only the ops computed part by part (negation,
-/// addition, subtraction, (in)equality).
+/// addition, subtraction, (in)equality). A NaN result is not folded: its sign and payload are
+/// the hardware's (x86's `0/0` has the sign bit set, which `copysign` shows), and a literal
+/// keeps one canonical NaN.
 pub fn fold(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Literal]) -> Option<Literal> {
+    let r = fold_value(op, attrs, input, out, args)?;
+    let nan = |bits: u64| f64::from_bits(bits).is_nan();
+    match r {
+        Literal::Float(x) if nan(x) => None,
+        Literal::Complex(re, im) if nan(re) || nan(im) => None,
+        other => Some(other),
+    }
+}
+
+fn fold_value(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Literal]) -> Option<Literal> {
     use DTypeKind::*;
     let kind = input.kind();
     let a = args[0];
