@@ -27,3 +27,6 @@ mod fusion;
 
 #[path = "suite/examples.rs"]
 mod examples;
+
+#[path = "suite/codegen.rs"]
+mod codegen;

@@ -34,4 +34,17 @@ pub enum CompileError {
     /// The caller passed inconsistent inputs.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// Code generation does not handle this region yet: the caller evaluates it instead.
+    #[error("region {region}: `{op}`: code generation does not support {reason} yet")]
+    Unsupported {
+        /// Index of the region among those given (0 when one region is compiled alone).
+        region: usize,
+        /// The op's IR name, or `-` when the reason is not one op.
+        op: String,
+        /// What is missing.
+        reason: String,
+    },
+    /// The reference evaluator failed on a region it ran (or an array was malformed).
+    #[error(transparent)]
+    Ir(#[from] kiln_ir::IrError),
 }
