@@ -303,7 +303,7 @@ impl<'g> Lower<'g> {
             acc.finish(&mut self.b, &next, node.dtype)?
         } else {
             let v = self.emit(input, &Ix { dims: Some(full), flat: None })?;
-            let pos = if acc.tys.len() > 1 { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
+            let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
             let next = acc.step(&mut self.b, &cur, &v, &pos)?;
             self.yield_(&next, &tys);
             // Close the loops inside out; each outer body yields its inner loop's results.

@@ -5,14 +5,17 @@
 //! | sum, prod of bool/int | i64, wrapping | unsigned too (two's complement) |
 //! | sum of float16/bfloat16 | f32 | rounded once at the end |
 //! | sum of float32, prod of float16/bfloat16/float32 | f64 | rounded once at the end |
-//! | sum, prod of float64 | f64 | |
+//! | sum of float64 | f64 and its compensation | Neumaier's summation, as the evaluator |
+//! | prod of float64 | f64 | |
 //! | max, min | the element type | NaN propagates (the first NaN met stays) |
 //! | argmax, argmin | (best value, its index) | the first NaN wins |
 //! | all, any | i1 | |
 //!
-//! Float sums and products carry `fastmath<reassoc>` so LLVM may vectorise them (several partial
-//! sums, then combined): the reference evaluator sums exactly (compensated, in f64), so results
-//! may differ from it by the rounding of a f64 sum, or for float16/bfloat16 of a f32 sum.
+//! Sums of float16, bfloat16 and float32 carry `fastmath<reassoc>` so LLVM may vectorise them
+//! (several partial sums, combined at the end): the reference evaluator sums exactly
+//! (compensated, in f64), so results may differ from it by the rounding of the wide sum. Sums of
+//! float64 use the evaluator's compensated summation in the same order, and products multiply in
+//! order: those match it exactly.
 
 use kiln_ir::{DType, DTypeKind, OpKind};
 
@@ -45,6 +48,7 @@ impl Acc {
         }
         let ty = work_ty(dt)?;
         let tys = match op {
+            OpKind::Sum if dt == DType::Float64 => vec!["f64", "f64"],
             OpKind::Sum | OpKind::Prod => {
                 if dt.is_float() {
                     vec![float_acc(op, dt)]
@@ -58,6 +62,16 @@ impl Acc {
             other => unreachable!("{} is not a reduction", other.name()),
         };
         Ok(Acc { op, dt, tys })
+    }
+
+    /// Whether [`Acc::step`] reads the element's position (argmax, argmin).
+    pub fn needs_pos(&self) -> bool {
+        matches!(self.op, OpKind::ArgMax | OpKind::ArgMin)
+    }
+
+    /// Neumaier's compensated sum: (sum, compensation).
+    fn compensated(&self) -> bool {
+        self.op == OpKind::Sum && self.dt == DType::Float64
     }
 
     fn is_max(&self) -> bool {
@@ -81,6 +95,7 @@ impl Acc {
             }
         };
         match self.op {
+            OpKind::Sum if self.compensated() => vec![float_const(b, 0.0, ty); 2],
             OpKind::Sum => vec![if ty.starts_with('f') { float_const(b, 0.0, ty) } else { int_const(b, 0, ty) }],
             OpKind::Prod => vec![if ty.starts_with('f') { float_const(b, 1.0, ty) } else { int_const(b, 1, ty) }],
             OpKind::Max | OpKind::Min => vec![extreme(b, self.is_max())],
@@ -96,12 +111,28 @@ impl Acc {
         let a = &acc[0];
         let ty = self.tys[0];
         Ok(match self.op {
+            OpKind::Sum if self.compensated() => {
+                // t = s + x; c += (s - t) + x if |s| >= |x| else (x - t) + s; s = t.
+                let (s, c, x) = (a, &acc[1], &v.ssa);
+                let t = b.op(&format!("arith.addf {s}, {x} : f64"));
+                let abs_s = b.op(&format!("math.absf {s} : f64"));
+                let abs_x = b.op(&format!("math.absf {x} : f64"));
+                let ge = b.op(&format!("arith.cmpf oge, {abs_s}, {abs_x} : f64"));
+                let st = b.op(&format!("arith.subf {s}, {t} : f64"));
+                let c1 = b.op(&format!("arith.addf {st}, {x} : f64"));
+                let xt = b.op(&format!("arith.subf {x}, {t} : f64"));
+                let c2 = b.op(&format!("arith.addf {xt}, {s} : f64"));
+                let d = b.op(&format!("arith.select {ge}, {c1}, {c2} : f64"));
+                vec![t, b.op(&format!("arith.addf {c}, {d} : f64"))]
+            }
             OpKind::Sum | OpKind::Prod => {
                 let x = widen(b, v, ty)?;
                 let sum = self.op == OpKind::Sum;
                 if ty.starts_with('f') {
+                    // Sums may be reassociated (vectorised); products keep the evaluator's order.
                     let op = if sum { "arith.addf" } else { "arith.mulf" };
-                    vec![b.op(&format!("{op} {a}, {x} fastmath<reassoc> : {ty}"))]
+                    let flags = if sum { " fastmath<reassoc>" } else { "" };
+                    vec![b.op(&format!("{op} {a}, {x}{flags} : {ty}"))]
                 } else {
                     let op = if sum { "arith.addi" } else { "arith.muli" };
                     vec![b.op(&format!("{op} {a}, {x} : {ty}"))]
@@ -167,6 +198,16 @@ impl Acc {
             OpKind::ArgMax | OpKind::ArgMin => Ok(Val::new(acc[1].clone(), DType::Int64)),
             OpKind::All | OpKind::Any => Ok(Val::new(acc[0].clone(), DType::Bool)),
             OpKind::Max | OpKind::Min => Ok(Val::new(acc[0].clone(), self.dt)),
+            OpKind::Sum if self.compensated() => {
+                // s + c when s is finite, else s (inf or NaN), as the evaluator.
+                let (s, c) = (&acc[0], &acc[1]);
+                let abs = b.op(&format!("math.absf {s} : f64"));
+                let inf = float_const(b, f64::INFINITY, "f64");
+                let finite = b.op(&format!("arith.cmpf olt, {abs}, {inf} : f64"));
+                let sc = b.op(&format!("arith.addf {s}, {c} : f64"));
+                let r = b.op(&format!("arith.select {finite}, {sc}, {s} : f64"));
+                cast(b, &Val::new(r, DType::Float64), out)
+            }
             _ => {
                 let acc_dt = match self.tys[0] {
                     "f64" => DType::Float64,

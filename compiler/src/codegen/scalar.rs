@@ -287,8 +287,20 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         }
         CopySign => same(math(b, "copysign", &[&x, &y], &ty)),
         LogAddExp => {
-            let r = logaddexp(b, &x, &y, &ty);
-            fin(b, r)
+            // In f64 for every float dtype, rounded once: the f32 formula loses up to 3 ulps.
+            if dt == DType::Float64 {
+                same(logaddexp(b, &x, &y, "f64"))
+            } else {
+                let xd = b.op(&format!("arith.extf {x} : f32 to f64"));
+                let yd = b.op(&format!("arith.extf {y} : f32 to f64"));
+                let r = logaddexp(b, &xd, &yd, "f64");
+                let r = if dt == DType::Float32 {
+                    b.op(&format!("arith.truncf {r} : f64 to f32"))
+                } else {
+                    super::types::round_f64_to_narrow(b, &r, dt)
+                };
+                same(r)
+            }
         }
         Eq | Ne | Lt | Le | Gt | Ge => {
             let (fp, sp, up) = match node.op {
