@@ -120,6 +120,17 @@ fn check(name: &str, got: &[HostArray], want: &[HostArray], max_ulps: f64) -> f6
     worst
 }
 
+/// The bound for float32 results of transcendental functions: libm's scalar float functions
+/// are within 1 ulp of the correctly rounded result the evaluator gives (2 after a rounding of
+/// their own), glibc's vector ones (libmvec, used in vectorised loops) within 4.
+fn f32_ulps() -> f64 {
+    if codegen::host::libmvec_enabled() {
+        4.0
+    } else {
+        2.0
+    }
+}
+
 fn check_program(name: &str, outs: &[&Array], max_ulps: f64) -> f64 {
     let (got, want, _) = run_both(outs);
     check(name, &got, &want, max_ulps)
@@ -149,7 +160,7 @@ fn mlir_of_the_chain_is_canonical_and_shape_generic() {
 fn ew_chain_matches_the_evaluator() {
     let x = uniform_f32(&[10_000], -4.0, 4.0, 3);
     let y = ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
-    check_program("ew_chain", &[&y], 2.0);
+    check_program("ew_chain", &[&y], f32_ulps());
 }
 
 /// Floats with the awkward values mixed in: NaN, ±inf, ±0, tiny and huge values.
@@ -199,13 +210,13 @@ fn transposed_flipped_and_negative_step_sliced_inputs() {
     check_program("rank-3 permute and slices", &[&y], 0.0);
     // A reshape of a transposed view cannot be a strided view: it ravels and unravels.
     let y = x.t().reshape(&[20, 60]).sin();
-    check_program("reshape of a transpose", &[&y], 2.0);
+    check_program("reshape of a transpose", &[&y], f32_ulps());
     let y = x.expand_dims(&[0, 2]).squeeze(Some(&[0])).reshape(&[30, 40]).t() * 3.0;
     check_program("expand_dims, squeeze, reshape", &[&y], 0.0);
     // Two outputs of one region, one of them a pure view.
     let y1 = x.t() * 1.0;
     let y2 = x.t().exp();
-    check_program("two outputs", &[&y1, &y2], 2.0);
+    check_program("two outputs", &[&y1, &y2], f32_ulps());
 }
 
 #[test]
@@ -323,7 +334,7 @@ fn float_functions() {
         // -4.160134440701006), arccosh up to 4. The kernels call glibc.
         let bound_of = |name: &str| match (dt, name) {
             (DType::Float64, "arctanh") => 32.0,
-            (DType::Float64, "arccosh") => 4.0,
+            (DType::Float64 | DType::Float32, _) => f32_ulps().max(4.0),
             _ => 2.0,
         };
         let unary: Vec<(&str, Array)> = vec![
@@ -380,7 +391,11 @@ fn float_functions() {
             ("copysign", x.copysign(&y)),
         ];
         for (name, a) in &binary {
-            check_program(&format!("{name} {dt}"), &[a], bound_of(name));
+            // logaddexp(x, y) = max + log1p(exp(-|x - y|)) cancels where x ≈ -y and the result
+            // is near 0: libmvec's 4-ulp errors in exp and log1p become tens of ulps of the
+            // result (its absolute error stays within a few ulps of max(|x|, |y|)).
+            let bound = if *name == "logaddexp" && dt == DType::Float64 && codegen::host::libmvec_enabled() { 128.0 } else { bound_of(name) };
+            check_program(&format!("{name} {dt}"), &[a], bound);
         }
         // NaN against NaN, for the NaN rules of maximum/fmax.
         check_program(&format!("max of NaNs {dt}"), &[&x.maximum(x.flip(None)), &x.fmin(x.flip(None))], 0.0);
@@ -395,17 +410,18 @@ fn float_functions() {
 #[test]
 fn index_ramps() {
     let y = kiln::arange(1000).astype(DType::Float32).sin() * kiln::linspace(0.0, 1.0, 1000).astype(DType::Float32);
-    check_program("arange and linspace", &[&y], 2.0);
+    check_program("arange and linspace", &[&y], f32_ulps());
     check_program("eye", &[&kiln::eye(7, Some(9), 2, DType::Int16)], 0.0);
 }
 
 #[test]
 fn softmax_rows() {
     let x = uniform_f32(&[64, 300], -5.0, 5.0, 23);
-    check_program("softmax", &[&kiln::nn::softmax(&x, -1).unwrap()], 2.0);
+    // exp's error, then a division by the (correctly rounded) sum.
+    check_program("softmax", &[&kiln::nn::softmax(&x, -1).unwrap()], f32_ulps() + 1.0);
     // Over the first axis too: the rows are strided.
-    check_program("softmax axis 0", &[&kiln::nn::softmax(&x, 0).unwrap()], 2.0);
-    check_program("logsumexp", &[&kiln::nn::logsumexp(&x, 1).unwrap()], 2.0);
+    check_program("softmax axis 0", &[&kiln::nn::softmax(&x, 0).unwrap()], f32_ulps() + 1.0);
+    check_program("logsumexp", &[&kiln::nn::logsumexp(&x, 1).unwrap()], f32_ulps());
 }
 
 #[test]
@@ -486,7 +502,7 @@ fn empty_and_scalar_arrays() {
     check_program("empty elementwise", &[&(e.sin() + 1.0)], 0.0);
     check_program("empty sums", &[&e.sum(0), &e.sum(1)], 0.0);
     let s = uniform_f32(&[], -1.0, 1.0, 40);
-    check_program("rank 0", &[&(s.exp() * 2.0)], 2.0);
+    check_program("rank 0", &[&(s.exp() * 2.0)], f32_ulps());
     let x = uniform_f32(&[1, 1, 3], -1.0, 1.0, 41);
     check_program("extent-1 axes", &[&x.sum(0), &(x.t() + 1.0)], 1.0);
 }
@@ -534,7 +550,7 @@ fn unsupported_regions_fall_back_to_the_evaluator() {
     let sched = schedule(&l.graph, &p.regions);
     let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
     let got = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
-    assert_eq!(got, kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap());
+    check("concatenate between kernels", &got, &kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap(), f32_ulps());
 }
 
 #[test]
@@ -544,11 +560,50 @@ fn kernels_are_cached_and_shared_across_shapes() {
         (x.t().exp() * 0.25).sum(0)
     };
     let (got, want, p) = run_both(&[&f(10, 45)]);
-    check("first shape", &got, &want, 2.0);
+    check("first shape", &got, &want, f32_ulps());
     let before = codegen::host::compiled_count();
     let (got, want, p2) = run_both(&[&f(1000, 46)]);
-    check("second shape", &got, &want, 2.0);
+    check("second shape", &got, &want, f32_ulps());
     assert_ne!(kiln_compiler::fusion::print_regions(&p.regions), kiln_compiler::fusion::print_regions(&p2.regions));
     assert_eq!(codegen::host::compiled_count(), before, "a new shape reuses the kernel");
 }
 
+
+/// CPU time of this process (user + system), from /proc/self/stat, in seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Times compiled programs (wall and CPU time) and writes their optimised LLVM IR to
+/// `target/codegen-probe/`: `cargo test --release --test main codegen::probe -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn probe() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/codegen-probe");
+    std::fs::create_dir_all(&dir).unwrap();
+    let x = uniform_f32(&[1 << 24], -3.0, 3.0, 50);
+    let m = uniform_f32(&[4096, 4096], -5.0, 5.0, 51);
+    let progs: Vec<(&str, Array)> =
+        vec![("ew_chain", ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp()), ("softmax", kiln::nn::softmax(&m, -1).unwrap())];
+    for (name, y) in progs {
+        let l = kiln::lower(&[&y]);
+        let p = partition(&l.graph);
+        let sched = schedule(&l.graph, &p.regions);
+        let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+        std::fs::write(dir.join(format!("{name}.ll")), codegen::optimized_llvm_ir_text(&p.regions[0]).unwrap()).unwrap();
+        std::fs::write(dir.join(format!("{name}.mlir")), codegen::mlir_text(&p.regions[0]).unwrap()).unwrap();
+        run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let (t, c) = (std::time::Instant::now(), cpu_seconds());
+            run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+            let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+            best = best.min(wall);
+            eprintln!("{name}: wall {:.1} ms, cpu {:.1} ms", wall * 1e3, cpu * 1e3);
+        }
+        eprintln!("{name}: best wall {:.1} ms", best * 1e3);
+    }
+}

@@ -17,12 +17,11 @@
 
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::execution_engine::ExecutionEngine;
-use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
 use inkwell::OptimizationLevel;
 use kiln_ir::host::Data;
@@ -182,55 +181,184 @@ pub fn llvm_ir_text(region: &Region) -> Result<String, CompileError> {
     translate(&kernel.mlir, &llvm)
 }
 
+/// `KilnVecFn` of `shim/optimize.cpp`: one vector variant of a scalar function.
+#[repr(C)]
+struct VecFn {
+    scalar: *const std::ffi::c_char,
+    vector: *const std::ffi::c_char,
+    lanes: u32,
+    abi: *const std::ffi::c_char,
+}
+
+extern "C" {
+    /// Defined in `shim/optimize.cpp`: `default<O3>` for the host, the vector variants in
+    /// `fns[..count]` offered to the vectorisers.
+    fn kiln_llvm_optimize_host(module: *mut std::ffi::c_void, machine: *mut std::ffi::c_void, fns: *const VecFn, count: usize) -> i32;
+}
+
+/// One libmvec entry, as owned strings.
+struct VecEntry {
+    scalar: std::ffi::CString,
+    vector: std::ffi::CString,
+    lanes: u32,
+    abi: std::ffi::CString,
+}
+
+/// glibc's vector math functions present in this process for this CPU, by scalar name (the
+/// libm function and, where LLVM has one, the intrinsic): empty when libmvec.so.1 does not load
+/// or `KILN_HOST_LIBMVEC=0`. AVX-512 variants (`_ZGVe`, 16 float lanes) where the CPU has
+/// AVX-512F, AVX2 ones (`_ZGVd`, 8 lanes) where it has AVX2. libmvec's functions are within
+/// 4 ulps (glibc's requirement for them), against 1 to 2 for the scalar ones.
+fn libmvec_table() -> &'static [VecEntry] {
+    static TABLE: std::sync::OnceLock<Vec<VecEntry>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        // Let MCJIT resolve libm (and other libc) symbols from the running process.
+        inkwell::support::load_visible_symbols();
+        if std::env::var("KILN_HOST_LIBMVEC").is_ok_and(|v| v == "0") {
+            return Vec::new();
+        }
+        if inkwell::support::load_library_permanently(std::path::Path::new("libmvec.so.1")).is_err() {
+            return Vec::new();
+        }
+        let features = TargetMachine::get_host_cpu_features().to_string();
+        let isas: &[(char, u32)] = if features.contains("+avx512f") {
+            &[('e', 512), ('d', 256)]
+        } else if features.contains("+avx2") {
+            &[('d', 256)]
+        } else {
+            &[]
+        };
+        // (name, arity, has an LLVM intrinsic)
+        const FNS: &[(&str, usize, bool)] = &[
+            ("acos", 1, true),
+            ("acosh", 1, false),
+            ("asin", 1, true),
+            ("asinh", 1, false),
+            ("atan", 1, true),
+            ("atanh", 1, false),
+            ("atan2", 2, true),
+            ("cbrt", 1, false),
+            ("cos", 1, true),
+            ("cosh", 1, true),
+            ("erf", 1, false),
+            ("exp", 1, true),
+            ("exp2", 1, true),
+            ("exp10", 1, true),
+            ("expm1", 1, false),
+            ("hypot", 2, false),
+            ("log", 1, true),
+            ("log10", 1, true),
+            ("log1p", 1, false),
+            ("log2", 1, true),
+            ("pow", 2, true),
+            ("sin", 1, true),
+            ("sinh", 1, true),
+            ("tan", 1, true),
+            ("tanh", 1, true),
+        ];
+        let mut table = Vec::new();
+        for &(isa, bits) in isas {
+            for &(name, arity, intrinsic) in FNS {
+                for (suffix, elem_bits, llvm_ty) in [("f", 32, "f32"), ("", 64, "f64")] {
+                    let lanes = bits / elem_bits;
+                    let scalar = format!("{name}{suffix}");
+                    let params = "v".repeat(arity);
+                    let vector = format!("_ZGV{isa}N{lanes}{params}_{scalar}");
+                    if inkwell::support::search_for_address_of_symbol(&vector).is_none() {
+                        continue;
+                    }
+                    let abi = format!("_ZGV_LLVM_N{lanes}{params}");
+                    let mut names = vec![scalar.clone()];
+                    if intrinsic {
+                        names.push(format!("llvm.{name}.{llvm_ty}"));
+                    }
+                    for s in names {
+                        table.push(VecEntry {
+                            scalar: std::ffi::CString::new(s).expect("no NUL"),
+                            vector: std::ffi::CString::new(vector.clone()).expect("no NUL"),
+                            lanes,
+                            abi: std::ffi::CString::new(abi.clone()).expect("no NUL"),
+                        });
+                    }
+                }
+            }
+        }
+        table
+    })
+}
+
+/// Whether loops may call glibc's vector math functions (libmvec), which are less accurate
+/// than the scalar libm ones (within 4 ulps rather than 1 or 2).
+pub fn libmvec_enabled() -> bool {
+    !libmvec_table().is_empty()
+}
+
+/// Kernel MLIR text to an LLVM module optimised for the host CPU (in `context`).
+fn optimized_module<'c>(text: &str, context: &'c inkwell::context::Context) -> Result<inkwell::module::Module<'c>, CompileError> {
+    let table: Vec<VecFn> = libmvec_table()
+        .iter()
+        .map(|e| VecFn { scalar: e.scalar.as_ptr(), vector: e.vector.as_ptr(), lanes: e.lanes, abi: e.abi.as_ptr() })
+        .collect();
+    let t0 = Instant::now();
+    let module = MLIR.with(|mlir| -> Result<_, CompileError> {
+        let m = parse_and_lower(mlir, text)?;
+        translate_to_llvm(&m, context)
+    })?;
+    let t1 = Instant::now();
+    HOST.with(|host| -> Result<(), CompileError> {
+        let host = host.as_ref().map_err(|e| CompileError::Llvm(e.clone()))?;
+        let cpu = context.create_string_attribute("target-cpu", &host.cpu);
+        let features = context.create_string_attribute("target-features", &host.features);
+        // Full-width AVX-512 vectors where the CPU has them (LLVM's tuning stops at 256 bits on
+        // most AVX-512 parts; these loops are compute-bound, which is what 512 bits are for).
+        let width = if host.features.contains("+avx512f") { "512" } else { "256" };
+        let width = context.create_string_attribute("prefer-vector-width", width);
+        for f in module.get_functions() {
+            if f.count_basic_blocks() > 0 {
+                f.add_attribute(AttributeLoc::Function, cpu);
+                f.add_attribute(AttributeLoc::Function, features);
+                f.add_attribute(AttributeLoc::Function, width);
+            }
+        }
+        module.set_triple(&host.machine.get_triple());
+        module.set_data_layout(&host.machine.get_target_data().get_data_layout());
+        // SAFETY: the module and the machine are live for the call, and the shim only runs passes
+        // on the module; `table` has `table.len()` entries whose strings live in
+        // `libmvec_table()` for the whole process.
+        unsafe { kiln_llvm_optimize_host(module.as_mut_ptr().cast(), host.machine.as_mut_ptr().cast(), table.as_ptr(), table.len()) };
+        Ok(())
+    })?;
+    tracing::debug!(
+        mlir_ms = (t1 - t0).as_secs_f64() * 1e3,
+        opt_ms = t1.elapsed().as_secs_f64() * 1e3,
+        "optimised a host kernel"
+    );
+    Ok(module)
+}
+
+/// The LLVM IR of a region's kernel after optimisation for this machine's CPU (vectorised
+/// loops, libmvec calls): for reading, not canonical.
+pub fn optimized_llvm_ir_text(region: &Region) -> Result<String, CompileError> {
+    let kernel = lower(region).map_err(|u| u.into_error(0))?;
+    let llvm = inkwell::context::Context::create();
+    let module = optimized_module(&kernel.mlir, &llvm)?;
+    let text = module.print_to_string().to_string();
+    Ok(text)
+}
+
 /// Compiles kernel MLIR text to host machine code.
 fn compile_mlir(text: &str) -> Result<HostCode, CompileError> {
-    static SYMBOLS: Once = Once::new();
-    // Let MCJIT resolve libm (and other libc) symbols from the running process.
-    SYMBOLS.call_once(inkwell::support::load_visible_symbols);
-    let t0 = Instant::now();
     let context: &'static inkwell::context::Context = Box::leak(Box::new(inkwell::context::Context::create()));
     // From here on `context` is owned by the `Jit` built below, or freed on error.
     let raw_context = context as *const inkwell::context::Context as *mut inkwell::context::Context;
-    let free_context = || {
-        // SAFETY: `raw_context` came from `Box::leak` above and nothing else references it when
-        // this runs (every module and engine in it has been dropped).
-        unsafe { drop(Box::from_raw(raw_context)) }
-    };
     let result = (|| -> Result<(ExecutionEngine<'static>, usize), CompileError> {
-        let module = MLIR.with(|mlir| -> Result<_, CompileError> {
-            let m = parse_and_lower(mlir, text)?;
-            translate_to_llvm(&m, context)
-        })?;
-        let t1 = Instant::now();
-        HOST.with(|host| -> Result<(), CompileError> {
-            let host = host.as_ref().map_err(|e| CompileError::Llvm(e.clone()))?;
-            let cpu = context.create_string_attribute("target-cpu", &host.cpu);
-            let features = context.create_string_attribute("target-features", &host.features);
-            for f in module.get_functions() {
-                if f.count_basic_blocks() > 0 {
-                    f.add_attribute(AttributeLoc::Function, cpu);
-                    f.add_attribute(AttributeLoc::Function, features);
-                }
-            }
-            module.set_triple(&host.machine.get_triple());
-            module.set_data_layout(&host.machine.get_target_data().get_data_layout());
-            let options = PassBuilderOptions::create();
-            options.set_loop_vectorization(true);
-            options.set_loop_slp_vectorization(true);
-            options.set_loop_unrolling(true);
-            module.run_passes("default<O3>", &host.machine, options).map_err(|e| CompileError::Llvm(e.to_string()))
-        })?;
-        let t2 = Instant::now();
+        let module = optimized_module(text, context)?;
+        let t = Instant::now();
         let engine = module
             .create_jit_execution_engine(OptimizationLevel::Aggressive)
             .map_err(|e| CompileError::Jit(e.to_string()))?;
         let addr = engine.get_function_address(HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
-        tracing::debug!(
-            mlir_ms = (t1 - t0).as_secs_f64() * 1e3,
-            opt_ms = (t2 - t1).as_secs_f64() * 1e3,
-            jit_ms = t2.elapsed().as_secs_f64() * 1e3,
-            "compiled a host kernel"
-        );
+        tracing::debug!(jit_ms = t.elapsed().as_secs_f64() * 1e3, "JIT-compiled a host kernel");
         Ok((engine, addr))
     })();
     match result {
@@ -242,7 +370,9 @@ fn compile_mlir(text: &str) -> Result<HostCode, CompileError> {
             Ok(HostCode { entry, _jit: Jit { engine: ManuallyDrop::new(engine), context: raw_context } })
         }
         Err(e) => {
-            free_context();
+            // SAFETY: `raw_context` came from `Box::leak` above; every module and engine in it
+            // was dropped when the closure returned its error.
+            unsafe { drop(Box::from_raw(raw_context)) };
             Err(e)
         }
     }
@@ -261,6 +391,23 @@ unsafe impl Sync for Ptrs<'_> {}
 const CHUNK_COST: usize = 1 << 15;
 /// Below this much work the kernel runs on the calling thread in one call.
 const PARALLEL_COST: usize = 1 << 17;
+
+/// Asks the kernel to back a large fresh buffer with transparent huge pages: its first writes
+/// then fault 2 MiB at a time rather than 4 KiB (a 64 MiB output takes 32 faults, not 16384).
+/// Only a hint; ignored where THP is off.
+fn huge_pages(ptr: *mut u8, bytes: usize) {
+    const HUGE: usize = 2 << 20;
+    if bytes < 4 * HUGE {
+        return;
+    }
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + bytes) & !(HUGE - 1);
+    if end > start {
+        // SAFETY: [start, end) lies inside the live allocation [ptr, ptr + bytes) and is
+        // page-aligned; MADV_HUGEPAGE changes no contents, only how pages are backed.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
 
 /// Whether a max/min/argmax/argmin of the body reduces an empty axis into a non-empty result
 /// (an error the reference evaluator reports).
@@ -305,6 +452,10 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
         }
     }
     let mut outs: Vec<Data> = k.outputs.iter().map(|(dt, shape)| Data::zeros(*dt, numel(shape))).collect();
+    for d in outs.iter_mut() {
+        let bytes = d.len() * d.dtype().itemsize();
+        huge_pages(with_data!(d, v => v.as_mut_ptr() as *mut u8), bytes);
+    }
     let mut ptrs: Vec<*mut u8> = inputs.iter().map(|a| with_data!(a.data(), v => v.as_ptr() as *mut u8)).collect();
     for d in outs.iter_mut() {
         ptrs.push(with_data!(d, v => v.as_mut_ptr() as *mut u8));

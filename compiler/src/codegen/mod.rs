@@ -24,7 +24,7 @@ use std::borrow::Cow;
 
 use kiln_ir::HostArray;
 
-pub use host::{compile_region, llvm_ir_text, mlir_text, run_region, CompiledRegion};
+pub use host::{compile_region, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_region, CompiledRegion};
 pub use lower::{Kernel, HOST_ENTRY, KERNEL};
 
 use crate::fusion::Region;

@@ -7,7 +7,7 @@
 //! | sum of float32, prod of float16/bfloat16/float32 | f64 | rounded once at the end |
 //! | sum of float64 | f64 and its compensation | Neumaier's summation, as the evaluator |
 //! | prod of float64 | f64 | |
-//! | max, min | the element type | NaN propagates (the first NaN met stays) |
+//! | max, min | the element type | NaN propagates; a zero result's sign may differ |
 //! | argmax, argmin | (best value, its index) | the first NaN wins |
 //! | all, any | i1 | |
 //!
@@ -143,12 +143,12 @@ impl Acc {
                 let x = &v.ssa;
                 vec![match self.dt.kind() {
                     DTypeKind::Float => {
-                        // maximum(acc, x): acc if acc is NaN or acc > x, else x.
-                        let pred = if max { "ogt" } else { "olt" };
-                        let c = b.op(&format!("arith.cmpf {pred}, {a}, {x} : {ty}"));
-                        let nan = b.op(&format!("arith.cmpf uno, {a}, {a} : {ty}"));
-                        let keep = b.op(&format!("arith.ori {c}, {nan} : i1"));
-                        b.op(&format!("arith.select {keep}, {a}, {x} : {ty}"))
+                        // IEEE 754-2019 maximum/minimum (llvm.maximum): NaN propagates, and LLVM
+                        // vectorises the reduction. It orders -0 below +0, where the evaluator's
+                        // fold keeps the later of two equal zeros: a zero result may differ in
+                        // sign only.
+                        let op = if max { "arith.maximumf" } else { "arith.minimumf" };
+                        b.op(&format!("{op} {a}, {x} : {ty}"))
                     }
                     DTypeKind::Bool => b.op(&format!("{} {a}, {x} : i1", if max { "arith.ori" } else { "arith.andi" })),
                     DTypeKind::SignedInt => b.op(&format!("{} {a}, {x} : {ty}", if max { "arith.maxsi" } else { "arith.minsi" })),
