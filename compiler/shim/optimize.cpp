@@ -14,6 +14,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <cstdlib>
 #include <vector>
 
 // One vector variant of a scalar function (an entry of LLVM's VecFuncs.def).
@@ -40,7 +41,9 @@ extern "C" int kiln_llvm_optimize_host(LLVMModuleRef module, LLVMTargetMachineRe
   PipelineTuningOptions tuning;
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;
-  tuning.LoopInterleaving = true;
+  // Interleaving (unrolling vector bodies) multiplies the code to generate and gains little
+  // in loops whose cost is in math library calls or memory bandwidth.
+  tuning.LoopInterleaving = getenv("KILN_INTERLEAVE") != nullptr;
   tuning.LoopUnrolling = true;
   PassBuilder builder(tm, tuning);
 
@@ -57,7 +60,11 @@ extern "C" int kiln_llvm_optimize_host(LLVMModuleRef module, LLVMTargetMachineRe
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  ModulePassManager passes = builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  const char *level = getenv("KILN_OPT_LEVEL");
+  OptimizationLevel o = OptimizationLevel::O3;
+  if (level && level[0] == '2') o = OptimizationLevel::O2;
+  if (level && level[0] == '1') o = OptimizationLevel::O1;
+  ModulePassManager passes = builder.buildPerModuleDefaultPipeline(o);
   passes.run(*m, mam);
   return 0;
 }

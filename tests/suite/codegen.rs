@@ -569,12 +569,20 @@ fn kernels_are_cached_and_shared_across_shapes() {
 }
 
 
-/// CPU time of this process (user + system), from /proc/self/stat, in seconds.
+/// CPU time of this process (all threads, user + system), in seconds.
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// CPU time of the calling thread, in seconds.
+fn thread_cpu_seconds() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// Times compiled programs (wall and CPU time) and writes their optimised LLVM IR to
@@ -588,7 +596,11 @@ fn probe() {
     let m = uniform_f32(&[4096, 4096], -5.0, 5.0, 51);
     let progs: Vec<(&str, Array)> =
         vec![("ew_chain", ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp()), ("softmax", kiln::nn::softmax(&m, -1).unwrap())];
+    let only = std::env::var("KILN_PROBE").ok();
     for (name, y) in progs {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let l = kiln::lower(&[&y]);
         let p = partition(&l.graph);
         let sched = schedule(&l.graph, &p.regions);
@@ -596,14 +608,51 @@ fn probe() {
         std::fs::write(dir.join(format!("{name}.ll")), codegen::optimized_llvm_ir_text(&p.regions[0]).unwrap()).unwrap();
         std::fs::write(dir.join(format!("{name}.mlir")), codegen::mlir_text(&p.regions[0]).unwrap()).unwrap();
         run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
-        let mut best = f64::INFINITY;
-        for _ in 0..5 {
+        let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+        let reps = std::env::var("KILN_PROBE_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
+        for _ in 0..reps {
             let (t, c) = (std::time::Instant::now(), cpu_seconds());
             run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
-            let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
-            best = best.min(wall);
-            eprintln!("{name}: wall {:.1} ms, cpu {:.1} ms", wall * 1e3, cpu * 1e3);
+            walls.push(t.elapsed().as_secs_f64() * 1e3);
+            cpus.push((cpu_seconds() - c) * 1e3);
         }
-        eprintln!("{name}: best wall {:.1} ms", best * 1e3);
+        walls.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
+        let mid = walls.len() / 2;
+        eprintln!("{name}: wall min {:.1} median {:.1} ms; cpu min {:.1} median {:.1} ms", walls[0], walls[mid], cpus[0], cpus[mid]);
     }
+    // Compile latency of new elementwise regions (a new constant each: a new kernel).
+    let x = uniform_f32(&[1024], -3.0, 3.0, 52);
+    for k in 0..12 {
+        let y = ((&x - (1.0 + k as f64 * 1e-3)).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
+        let p = partition(&kiln::lower(&[&y]).graph);
+        let (t, c0) = (std::time::Instant::now(), thread_cpu_seconds());
+        let c = codegen::compile_region(&p.regions[0]).unwrap();
+        let (total, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - c0);
+        let ts = c.code.times;
+        eprintln!(
+            "compile: {:.2} ms, cpu {:.2} ms (mlir {:.2}, opt {:.2}, jit {:.2})",
+            total * 1e3,
+            cpu * 1e3,
+            ts.mlir * 1e3,
+            ts.optimize * 1e3,
+            ts.jit * 1e3
+        );
+    }
+}
+
+/// Compiles many new elementwise regions (for profiling the compiler):
+/// `cargo test --release --test main codegen::probe_compile -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn probe_compile() {
+    let x = uniform_f32(&[1024], -3.0, 3.0, 53);
+    let (t, c0) = (std::time::Instant::now(), thread_cpu_seconds());
+    let n = 40;
+    for k in 0..n {
+        let y = ((&x - (2.0 + k as f64 * 1e-3)).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
+        let p = partition(&kiln::lower(&[&y]).graph);
+        codegen::compile_region(&p.regions[0]).unwrap();
+    }
+    eprintln!("{:.2} ms per compile, cpu {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / n as f64, (thread_cpu_seconds() - c0) * 1e3 / n as f64);
 }

@@ -38,15 +38,28 @@ use crate::CompileError;
 /// `kiln_kernel_host(buffers, params, start, end)`.
 type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64, i64, i64);
 
+/// Where the time of one compilation went, in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CompileTimes {
+    /// MLIR: parse, verify, host pipeline, translation to LLVM IR.
+    pub mlir: f64,
+    /// LLVM `default<O3>` for the host CPU.
+    pub optimize: f64,
+    /// MCJIT: code generation and linking.
+    pub jit: f64,
+}
+
 /// Machine code of one kernel, with the JIT that owns it.
 pub struct HostCode {
     entry: EntryFn,
+    /// How long compiling it took.
+    pub times: CompileTimes,
     _jit: Jit,
 }
 
 impl std::fmt::Debug for HostCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostCode").field("entry", &(self.entry as usize)).finish()
+        f.debug_struct("HostCode").field("entry", &(self.entry as usize)).field("times", &self.times).finish()
     }
 }
 
@@ -294,7 +307,11 @@ pub fn libmvec_enabled() -> bool {
 }
 
 /// Kernel MLIR text to an LLVM module optimised for the host CPU (in `context`).
-fn optimized_module<'c>(text: &str, context: &'c inkwell::context::Context) -> Result<inkwell::module::Module<'c>, CompileError> {
+fn optimized_module<'c>(
+    text: &str,
+    context: &'c inkwell::context::Context,
+    times: &mut CompileTimes,
+) -> Result<inkwell::module::Module<'c>, CompileError> {
     let table: Vec<VecFn> = libmvec_table()
         .iter()
         .map(|e| VecFn { scalar: e.scalar.as_ptr(), vector: e.vector.as_ptr(), lanes: e.lanes, abi: e.abi.as_ptr() })
@@ -320,6 +337,11 @@ fn optimized_module<'c>(text: &str, context: &'c inkwell::context::Context) -> R
                 f.add_attribute(AttributeLoc::Function, width);
             }
         }
+        // Only the host entry is called from outside: the kernel is inlined into it and need
+        // not be compiled on its own.
+        if let Some(k) = module.get_function(super::lower::KERNEL) {
+            k.set_linkage(inkwell::module::Linkage::Internal);
+        }
         module.set_triple(&host.machine.get_triple());
         module.set_data_layout(&host.machine.get_target_data().get_data_layout());
         // SAFETY: the module and the machine are live for the call, and the shim only runs passes
@@ -328,11 +350,8 @@ fn optimized_module<'c>(text: &str, context: &'c inkwell::context::Context) -> R
         unsafe { kiln_llvm_optimize_host(module.as_mut_ptr().cast(), host.machine.as_mut_ptr().cast(), table.as_ptr(), table.len()) };
         Ok(())
     })?;
-    tracing::debug!(
-        mlir_ms = (t1 - t0).as_secs_f64() * 1e3,
-        opt_ms = t1.elapsed().as_secs_f64() * 1e3,
-        "optimised a host kernel"
-    );
+    times.mlir = (t1 - t0).as_secs_f64();
+    times.optimize = t1.elapsed().as_secs_f64();
     Ok(module)
 }
 
@@ -341,9 +360,18 @@ fn optimized_module<'c>(text: &str, context: &'c inkwell::context::Context) -> R
 pub fn optimized_llvm_ir_text(region: &Region) -> Result<String, CompileError> {
     let kernel = lower(region).map_err(|u| u.into_error(0))?;
     let llvm = inkwell::context::Context::create();
-    let module = optimized_module(&kernel.mlir, &llvm)?;
+    let module = optimized_module(&kernel.mlir, &llvm, &mut CompileTimes::default())?;
     let text = module.print_to_string().to_string();
     Ok(text)
+}
+
+fn jit_level() -> OptimizationLevel {
+    match std::env::var("KILN_JIT_LEVEL").as_deref() {
+        Ok("0") => OptimizationLevel::None,
+        Ok("1") => OptimizationLevel::Less,
+        Ok("2") => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    }
 }
 
 /// Compiles kernel MLIR text to host machine code.
@@ -351,14 +379,15 @@ fn compile_mlir(text: &str) -> Result<HostCode, CompileError> {
     let context: &'static inkwell::context::Context = Box::leak(Box::new(inkwell::context::Context::create()));
     // From here on `context` is owned by the `Jit` built below, or freed on error.
     let raw_context = context as *const inkwell::context::Context as *mut inkwell::context::Context;
+    let mut times = CompileTimes::default();
     let result = (|| -> Result<(ExecutionEngine<'static>, usize), CompileError> {
-        let module = optimized_module(text, context)?;
+        let module = optimized_module(text, context, &mut times)?;
         let t = Instant::now();
         let engine = module
-            .create_jit_execution_engine(OptimizationLevel::Aggressive)
+            .create_jit_execution_engine(jit_level())
             .map_err(|e| CompileError::Jit(e.to_string()))?;
         let addr = engine.get_function_address(HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
-        tracing::debug!(jit_ms = t.elapsed().as_secs_f64() * 1e3, "JIT-compiled a host kernel");
+        times.jit = t.elapsed().as_secs_f64();
         Ok((engine, addr))
     })();
     match result {
@@ -367,7 +396,13 @@ fn compile_mlir(text: &str) -> Result<HostCode, CompileError> {
             // text built by `lower`, whose signature is `(ptr, ptr, i64, i64) -> ()`, i.e.
             // `EntryFn` in the C ABI; the code stays mapped while `engine` lives (in `Jit`).
             let entry = unsafe { std::mem::transmute::<usize, EntryFn>(addr) };
-            Ok(HostCode { entry, _jit: Jit { engine: ManuallyDrop::new(engine), context: raw_context } })
+            tracing::debug!(
+                mlir_ms = times.mlir * 1e3,
+                opt_ms = times.optimize * 1e3,
+                jit_ms = times.jit * 1e3,
+                "compiled a host kernel"
+            );
+            Ok(HostCode { entry, times, _jit: Jit { engine: ManuallyDrop::new(engine), context: raw_context } })
         }
         Err(e) => {
             // SAFETY: `raw_context` came from `Box::leak` above; every module and engine in it

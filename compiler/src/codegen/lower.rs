@@ -141,6 +141,11 @@ struct Lower<'g> {
     hoisted: HashMap<NodeId, Val>,
     /// The kept-axes index of the current work item (reduction regions).
     work: Vec<String>,
+    /// Values staged in an output buffer: (value, output, the hoisted reduction whose loop
+    /// stores it). See [`Lower::staged_values`].
+    staged: Vec<(NodeId, usize, NodeId)>,
+    /// The hoisted reduction being emitted, if any.
+    hoisting: Option<NodeId>,
 }
 
 impl<'g> Lower<'g> {
@@ -153,6 +158,8 @@ impl<'g> Lower<'g> {
             memo: vec![HashMap::new()],
             hoisted: HashMap::new(),
             work: Vec::new(),
+            staged: Vec::new(),
+            hoisting: None,
         }
     }
 
@@ -302,7 +309,17 @@ impl<'g> Lower<'g> {
             let next = acc.step(&mut self.b, &cur, &v, &zero)?;
             acc.finish(&mut self.b, &next, node.dtype)?
         } else {
-            let v = self.emit(input, &Ix { dims: Some(full), flat: None })?;
+            let full_ix = Ix { dims: Some(full), flat: None };
+            let v = self.emit(input, &full_ix)?;
+            // Values this loop computes for a full-shape output: keep them in its buffer.
+            let staged: Vec<(NodeId, usize)> =
+                self.staged.iter().filter(|s| Some(s.2) == self.hoisting).map(|s| (s.0, s.1)).collect();
+            for (e, k) in staged {
+                if let Some(val) = self.lookup(&(e, full_ix.key())) {
+                    let pos = ravel(&mut self.b, full_ix.dims.as_deref().expect("dims"), &in_shape);
+                    store(&mut self.b, &Self::out_ptr(k), &pos, &val);
+                }
+            }
             let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
             let next = acc.step(&mut self.b, &cur, &v, &pos)?;
             self.yield_(&next, &tys);
@@ -404,14 +421,23 @@ impl<'g> Lower<'g> {
             (0..shape.len()).map(|a| if axes.contains(&a) { zero.clone() } else { it.next().unwrap().clone() }).collect()
         };
         // Reductions over the region's own space, once per work item, in body order.
-        for (i, n) in self.body.nodes().iter().enumerate() {
-            let Attrs::Reduce { axes: ra, keepdims } = &n.attrs else { continue };
-            if ra.as_slice() != axes || self.body.node(n.inputs[0]).shape.as_slice() != shape {
-                continue;
-            }
-            let id = NodeId(i as u32);
+        let body = self.body;
+        let level1: Vec<NodeId> = body
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| matches!(&n.attrs, Attrs::Reduce { axes: ra, .. } if ra.as_slice() == axes && body.node(n.inputs[0]).shape.as_slice() == shape))
+            .map(|(i, _)| NodeId(i as u32))
+            .collect();
+        let full_outputs: Vec<(usize, NodeId)> =
+            outs.iter().zip(&kinds).enumerate().filter(|(_, (_, k))| matches!(k, Kind::Full)).map(|(k, (&o, _))| (k, o)).collect();
+        self.staged = staged_values(body, shape, &level1, &full_outputs);
+        for &id in &level1 {
+            let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else { unreachable!("a reduction") };
             let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
+            self.hoisting = Some(id);
             let v = self.emit_reduction(id, &Ix { dims: Some(dims), flat: None })?;
+            self.hoisting = None;
             self.hoisted.insert(id, v);
         }
         // Outputs of the kept shape: one element per work item.
@@ -438,6 +464,12 @@ impl<'g> Lower<'g> {
                 }
             }
             let pos = ravel(&mut self.b, &full, shape);
+            let full_ix = Ix { dims: Some(full.clone()), flat: Some(pos.clone()) };
+            // Staged values are read back rather than computed again.
+            for (e, k, _) in self.staged.clone() {
+                let v = load(&mut self.b, &Self::out_ptr(k), &pos, body.node(e).dtype);
+                self.memo.last_mut().expect("a memo scope").insert((e, full_ix.key()), v);
+            }
             for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
                 if let Kind::Full = kind {
                     let v = self.emit(o, &Ix { dims: Some(full.clone()), flat: Some(pos.clone()) })?;
@@ -490,4 +522,71 @@ impl<'g> Lower<'g> {
         text += "    return\n  }\n}\n";
         (text, params)
     }
+}
+
+/// Nodes a reduction region would otherwise compute twice per element: once in the prologue of
+/// a reduction over the region's space, once for a full-shape output (softmax's `exp(x - max)`,
+/// read by the sum and by the division). Each is stored into that output's buffer by the
+/// reduction's loop and read back by the final pass: for (value, output index, reduction).
+///
+/// A candidate has the region's shape and its output's dtype (the buffer holds it exactly), is
+/// in the output's cone and in the prologue of a reduction of `level1`, and costs a call to a
+/// transcendental function at least; of several, the costliest (then the last) is taken.
+fn staged_values(body: &Graph, shape: &[usize], level1: &[NodeId], outputs: &[(usize, NodeId)]) -> Vec<(NodeId, usize, NodeId)> {
+    use std::collections::BTreeSet;
+    // Nodes reachable from `root` through elementwise ops and views, not into reductions.
+    let cone = |root: NodeId| -> BTreeSet<NodeId> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let node = body.node(n);
+            if node.op.is_reduction() && n != root {
+                continue;
+            }
+            if !node.op.is_reduction() {
+                stack.extend(node.inputs.iter().copied());
+            }
+        }
+        seen
+    };
+    let cost = |n: NodeId| -> usize {
+        cone(n)
+            .iter()
+            .map(|&m| {
+                use OpKind::*;
+                match body.node(m).op {
+                    Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh | Cosh
+                    | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Cbrt | Power | Arctan2 | Hypot | LogAddExp => 16,
+                    op if op.is_elementwise() => 1,
+                    _ => 0,
+                }
+            })
+            .sum()
+    };
+    let mut staged = Vec::new();
+    for &(k, o) in outputs {
+        let out_cone = cone(o);
+        let dtype = body.node(o).dtype;
+        let mut best: Option<(usize, NodeId, NodeId)> = None;
+        for &r in level1 {
+            let prologue = cone(body.node(r).inputs[0]);
+            for &e in out_cone.intersection(&prologue) {
+                let node = body.node(e);
+                if node.shape.as_slice() != shape || node.dtype != dtype || !node.op.is_elementwise() {
+                    continue;
+                }
+                let c = cost(e);
+                if c >= 16 && best.is_none_or(|(bc, be, _)| (c, e) > (bc, be)) {
+                    best = Some((c, e, r));
+                }
+            }
+        }
+        if let Some((_, e, r)) = best {
+            staged.push((e, k, r));
+        }
+    }
+    staged
 }
