@@ -1,9 +1,11 @@
-//! Compiles `shim/registration.cpp`, the selective MLIR registration (see that file for why).
+//! Compiles the C++ shims: `shim/registration.cpp`, the selective MLIR registration, and
+//! `shim/optimize.cpp`, the host optimisation pipeline with libmvec (see those files for why).
 
 use std::{env, path::PathBuf, process::Command};
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/registration.cpp");
+    println!("cargo:rerun-if-changed=shim/optimize.cpp");
     for var in ["MLIR_SYS_220_PREFIX", "LLVM_SYS_221_PREFIX"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
@@ -11,6 +13,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=CXX");
 
     let include_dir = llvm_config("--includedir");
+    let cxxflags = llvm_config("--cxxflags");
     let mut build = cc::Build::new();
     // Unless CXX says otherwise, compile with the clang++ of that same LLVM (package clang-22):
     // it is always there when the LLVM is, while g++ need not be.
@@ -25,8 +28,15 @@ fn main() {
         .std("c++17")
         .include(include_dir.trim())
         .file("shim/registration.cpp")
-        .warnings(true)
-        .compile("kiln_mlir_shim");
+        .warnings(true);
+    // optimize.cpp includes LLVM's C++ headers, which want LLVM's own flags (-fno-exceptions,
+    // the __STDC_* macros).
+    for flag in cxxflags.split_whitespace().filter(|f| f.starts_with("-D") || *f == "-fno-exceptions") {
+        build.flag(flag);
+    }
+    // LLVM's headers are not -Wextra clean.
+    build.flag_if_supported("-Wno-unused-parameter");
+    build.file("shim/optimize.cpp").compile("kiln_mlir_shim");
 }
 
 /// Runs the llvm-config of the LLVM that mlir-sys and llvm-sys link (same prefix variables).

@@ -37,3 +37,6 @@ mod catalogue;
 
 #[path = "suite/fused_props.rs"]
 mod fused_props;
+
+#[path = "suite/codegen.rs"]
+mod codegen;

@@ -8,7 +8,8 @@ use thiserror::Error;
 /// MLIR carry the diagnostics captured while the failing step ran (one message per line).
 #[derive(Debug, Error)]
 pub enum CompileError {
-    /// An IR rule was broken (an ill-typed input graph, or a stage's output the verifier rejects).
+    /// An IR rule was broken (an ill-typed input graph, or a stage's output the verifier rejects),
+    /// or the reference evaluator failed on a region it ran.
     #[error(transparent)]
     Ir(#[from] kiln_ir::IrError),
     /// The e-graph simplification failed (a bug: its output must compute the input's values).
@@ -40,4 +41,14 @@ pub enum CompileError {
     /// The caller passed inconsistent inputs.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// Code generation does not handle this region yet: the caller evaluates it instead.
+    #[error("region {region}: `{op}`: code generation does not support {reason} yet")]
+    Unsupported {
+        /// Index of the region among those given (0 when one region is compiled alone).
+        region: usize,
+        /// The op's IR name, or `-` when the reason is not one op.
+        op: String,
+        /// What is missing.
+        reason: String,
+    },
 }

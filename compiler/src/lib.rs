@@ -5,11 +5,13 @@
 //! - [`fusion`]: the graph partitioned into regions (one kernel each) with a report of what fused;
 //! - [`schedule`]: regions in order, with buffer lifetimes and in-place writes;
 //! - [`plan_cache`]: compiled plans reused by graph structure, across sizes;
+//! - [`codegen`]: regions lowered to MLIR and compiled for the host CPU (the GPU path later);
 //! - [`toolchain`]: MLIR (melior) and LLVM (inkwell): an MLIR context with exactly the dialects,
 //!   interfaces, translations and passes kiln uses; the host pipeline; translation of MLIR into an
 //!   inkwell module; the host JIT; and PTX emission for `nvptx64-nvidia-cuda`.
 
 pub mod cost;
+pub mod codegen;
 pub mod error;
 pub mod fusion;
 pub mod pipeline;

@@ -1,0 +1,80 @@
+//! Host code generation: compile latency of a new region, and the CPU time of fused kernels.
+//!
+//! `cargo bench --bench codegen` (release). Figures on the 2-core development machine are in the
+//! code generation report; the reference points are NumPy's (~100 ms for ew_chain on 2^24
+//! float32 elements).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use kiln::{Array, HostArray};
+use kiln_compiler::codegen::{compile_region, run_schedule_on_host};
+use kiln_compiler::fusion::{partition, Region};
+use kiln_compiler::schedule::{schedule, Schedule};
+
+fn uniform(n: usize, shape: &[usize], lo: f32, hi: f32) -> Array {
+    let mut s = 0x9E3779B97F4A7C15u64;
+    let v: Vec<f32> = (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
+        })
+        .collect();
+    let a = Array::from_vec(v, shape);
+    a.eval();
+    a
+}
+
+fn ew_chain(x: &Array, c: f32) -> Array {
+    ((x - c as f64).square() * 0.5 + x.sin()) * (-(x * x)).exp()
+}
+
+/// The program's graph, regions, schedule and inputs.
+fn plan(y: &Array) -> (Vec<Region>, Schedule, Vec<std::sync::Arc<HostArray>>) {
+    let l = kiln::lower(&[y]);
+    let p = partition(&l.graph);
+    let s = schedule(&l.graph, &p.regions);
+    (p.regions, s, l.inputs)
+}
+
+fn compile_latency(c: &mut Criterion) {
+    let x = uniform(1024, &[1024], -3.0, 3.0);
+    // Each iteration compiles a region never seen before: the constant differs, so its text
+    // (the cache key) and its kernel's MLIR differ.
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    let mut g = c.benchmark_group("compile");
+    g.sample_size(50);
+    g.bench_function("new elementwise region (ew_chain)", |b| {
+        b.iter_batched(
+            || {
+                let k = NEXT.fetch_add(1, Ordering::Relaxed);
+                let (regions, _, _) = plan(&ew_chain(&x, 1.0 + k as f32 * 1e-3));
+                regions
+            },
+            |regions| compile_region(&regions[0]).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
+fn run(c: &mut Criterion) {
+    let mut g = c.benchmark_group("host");
+    g.sample_size(20).measurement_time(Duration::from_secs(8));
+    let x = uniform(1 << 24, &[1 << 24], -3.0, 3.0);
+    let (regions, sched, inputs) = plan(&ew_chain(&x, 1.5));
+    let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
+    run_schedule_on_host(&sched, &regions, &refs).unwrap();
+    g.bench_function("ew_chain 2^24 f32", |b| b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap()));
+
+    let x = uniform(4096 * 4096, &[4096, 4096], -5.0, 5.0);
+    let (regions, sched, inputs) = plan(&kiln::nn::softmax(&x, -1).unwrap());
+    let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
+    run_schedule_on_host(&sched, &regions, &refs).unwrap();
+    g.bench_function("softmax rows 4096x4096 f32", |b| b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap()));
+    g.finish();
+}
+
+criterion_group!(benches, compile_latency, run);
+criterion_main!(benches);

@@ -1,0 +1,172 @@
+//! A small builder of MLIR text: SSA names, scoped common-subexpression elimination of pure ops,
+//! constants and kernel parameters hoisted to the function entry, and nested regions.
+//!
+//! The builder knows nothing of kiln's ops; [`super::lower`] drives it. Everything it prints is
+//! a deterministic function of the calls made, so the same region always gives the same text.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+
+/// Builds the body of one `func.func`.
+pub(crate) struct Builder {
+    /// Parameter loads and constants: printed at the top of the function, so they dominate
+    /// every use.
+    entry: String,
+    /// The code, in order.
+    body: String,
+    indent: usize,
+    next: usize,
+    /// `value : type` of each constant → its SSA name (function-wide).
+    consts: HashMap<String, String>,
+    /// Pure op text → SSA name, one map per open region (innermost last).
+    scopes: Vec<HashMap<String, String>>,
+    /// Values of the kernel's i64 parameters, by slot; deduplicated by value.
+    params: Vec<i64>,
+    param_names: HashMap<i64, String>,
+    /// Name of the function argument holding the parameter array.
+    params_arg: String,
+    /// External function declarations (libm), by symbol.
+    decls: BTreeMap<String, String>,
+}
+
+impl Builder {
+    pub fn new(params_arg: &str) -> Builder {
+        Builder {
+            entry: String::new(),
+            body: String::new(),
+            indent: 4,
+            next: 0,
+            consts: HashMap::new(),
+            scopes: vec![HashMap::new()],
+            params: Vec::new(),
+            param_names: HashMap::new(),
+            params_arg: params_arg.to_string(),
+            decls: BTreeMap::new(),
+        }
+    }
+
+    /// A new SSA name.
+    pub fn fresh(&mut self) -> String {
+        let n = self.next;
+        self.next += 1;
+        format!("%{n}")
+    }
+
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.body.push(' ');
+        }
+        self.body.push_str(text);
+        self.body.push('\n');
+    }
+
+    /// A pure op (`arith.addi %a, %b : i64`): emitted once per scope in which it is visible.
+    pub fn op(&mut self, text: &str) -> String {
+        for scope in self.scopes.iter().rev() {
+            if let Some(name) = scope.get(text) {
+                return name.clone();
+            }
+        }
+        let name = self.fresh();
+        self.line(&format!("{name} = {text}"));
+        self.scopes.last_mut().expect("a scope is open").insert(text.to_string(), name.clone());
+        name
+    }
+
+    /// An op with side effects or several results, emitted as is (`llvm.store ...`).
+    pub fn stmt(&mut self, text: &str) {
+        self.line(text);
+    }
+
+    /// An op with `n` results and a region: prints `%r:n = header {` and opens a scope.
+    /// Returns the result names (`%r#0`, ...); close it with [`Builder::close`].
+    pub fn open(&mut self, n: usize, header: &str) -> Vec<String> {
+        let r = self.fresh();
+        let names: Vec<String> = match n {
+            0 => {
+                self.line(&format!("{header} {{"));
+                Vec::new()
+            }
+            1 => {
+                self.line(&format!("{r} = {header} {{"));
+                vec![r]
+            }
+            _ => {
+                self.line(&format!("{r}:{n} = {header} {{"));
+                (0..n).map(|i| format!("{r}#{i}")).collect()
+            }
+        };
+        self.indent += 2;
+        self.scopes.push(HashMap::new());
+        names
+    }
+
+    /// Ends the current region and starts the next one of the same op (`} do {`, `} else {`).
+    pub fn next_region(&mut self, text: &str) {
+        self.scopes.pop();
+        self.indent -= 2;
+        self.line(&format!("}} {text} {{"));
+        self.indent += 2;
+        self.scopes.push(HashMap::new());
+    }
+
+    /// Closes the innermost region (`}`).
+    pub fn close(&mut self) {
+        self.scopes.pop();
+        self.indent -= 2;
+        self.line("}");
+    }
+
+    /// A constant of an MLIR type, function-wide (`1.5 : f32`, `-1 : i8`, `true`).
+    pub fn constant(&mut self, value: &str, ty: &str) -> String {
+        let key = format!("{value} : {ty}");
+        if let Some(n) = self.consts.get(&key) {
+            return n.clone();
+        }
+        let name = self.fresh();
+        let text = if ty == "i1" { format!("arith.constant {value}") } else { format!("arith.constant {key}") };
+        let _ = writeln!(self.entry, "    {name} = {text}");
+        self.consts.insert(key, name.clone());
+        name
+    }
+
+    /// An i64 constant.
+    pub fn i64(&mut self, v: i64) -> String {
+        self.constant(&v.to_string(), "i64")
+    }
+
+    /// An i64 kernel parameter holding `value` (loaded from the parameter array at entry).
+    /// Parameters are deduplicated by value, so equal sizes share a slot.
+    pub fn param(&mut self, value: i64) -> String {
+        if let Some(n) = self.param_names.get(&value) {
+            return n.clone();
+        }
+        let slot = self.params.len();
+        self.params.push(value);
+        let ptr = self.fresh();
+        let name = self.fresh();
+        let _ = writeln!(
+            self.entry,
+            "    {ptr} = llvm.getelementptr inbounds {}[{slot}] : (!llvm.ptr) -> !llvm.ptr, i64",
+            self.params_arg
+        );
+        let _ = writeln!(self.entry, "    {name} = llvm.load {ptr} invariant : !llvm.ptr -> i64");
+        self.param_names.insert(value, name.clone());
+        name
+    }
+
+    /// Declares an external function once: `func.func private @sym(types) -> type`.
+    pub fn declare(&mut self, sym: &str, decl: String) {
+        self.decls.entry(sym.to_string()).or_insert(decl);
+    }
+
+    /// The parameter values, by slot.
+    pub fn params(&self) -> &[i64] {
+        &self.params
+    }
+
+    /// The entry code (parameter loads, constants) and the body, in that order.
+    pub fn finish(self) -> (String, String, Vec<String>) {
+        (self.entry, self.body, self.decls.into_values().collect())
+    }
+}

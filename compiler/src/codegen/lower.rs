@@ -1,0 +1,592 @@
+//! A region lowered to an MLIR module: one kernel function over a range of work items.
+//!
+//! ```mlir
+//! func.func @kiln_kernel(%in0: !llvm.ptr, ..., %out0: !llvm.ptr, ..., %params: !llvm.ptr,
+//!                        %start: i64, %end: i64)
+//! func.func @kiln_kernel_host(%bufs: !llvm.ptr, %params: !llvm.ptr, %start: i64, %end: i64)
+//! ```
+//!
+//! `@kiln_kernel` computes work items `start..end`; `@kiln_kernel_host` takes the buffer pointers
+//! as one array (inputs then outputs), for a uniform host call. `params` holds the i64 sizes,
+//! slice starts and steps the index math reads ([`Builder::param`]), so one kernel serves every
+//! shape with the same structure: it is specialised on dtypes, ranks, which axes broadcast, and
+//! which sizes are equal (equal values share a parameter).
+//!
+//! - **Elementwise** regions: a work item is an element of the output, by its C-order flat
+//!   position. If no op needs the multi-index (every load is at the same flat position: inputs
+//!   contiguous and unbroadcast, scalars), the kernel is one flat loop, which LLVM vectorises.
+//!   Otherwise it walks row segments: the outer multi-index is unravelled once per row, and an
+//!   inner loop runs along the last axis.
+//! - **Reduction** regions (`reduce shape=S axes=A`): a work item is an element of the kept axes.
+//!   The reductions of the body over `(S, A)` are computed first, in body order, each by its own
+//!   loop nest over `A` (so a later one's prologue can read an earlier one's result: softmax,
+//!   layernorm); then outputs of the kept shape are written once, and outputs of shape `S` by a
+//!   final pass over `A`. Other reductions (a k-means distance inside an argmin) are loops nested
+//!   where their value is needed.
+//!
+//! Each node is emitted *at an index* of its result ([`Ix`]): elementwise ops pass the index to
+//! their operands, views transform it ([`through_view`]), loads turn it into a buffer position.
+
+use std::collections::HashMap;
+
+use kiln_ir::shape::numel;
+use kiln_ir::{Attrs, DType, Graph, Node, NodeId, OpClass, OpKind};
+
+use super::builder::Builder;
+use super::index::{extent, ravel, through_view, unravel, Ix, NeedsDims};
+use super::reduce::Acc;
+use super::types::{literal, load, store, work_ty, Val};
+use super::{scalar, Unsupported};
+use crate::fusion::{Region, Space};
+
+/// Name of the kernel function.
+pub const KERNEL: &str = "kiln_kernel";
+/// Name of the host entry point: `(void **buffers, const int64_t *params, int64_t start,
+/// int64_t end)`, buffers being the inputs then the outputs.
+pub const HOST_ENTRY: &str = "kiln_kernel_host";
+
+/// A region lowered to MLIR, with what it takes to launch it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// The module: canonical (the same region always gives the same bytes) and shape-generic.
+    pub mlir: String,
+    /// The values of the kernel's i64 parameters for this region's shapes.
+    pub params: Vec<i64>,
+    /// Number of work items (`end` runs up to this).
+    pub work_items: usize,
+    /// Elements a work item reads, roughly: 1 for elementwise regions, the reduced size times
+    /// the passes over it for reductions (to size chunks of work).
+    pub cost_per_item: usize,
+    /// dtype and shape of each input buffer, by the body's `input {index=k}`.
+    pub inputs: Vec<(DType, Vec<usize>)>,
+    /// dtype and shape of each output buffer.
+    pub outputs: Vec<(DType, Vec<usize>)>,
+}
+
+/// Why emission stopped.
+enum Stop {
+    Unsupported(Unsupported),
+    NeedsDims,
+}
+
+impl From<Unsupported> for Stop {
+    fn from(u: Unsupported) -> Stop {
+        Stop::Unsupported(u)
+    }
+}
+
+impl From<NeedsDims> for Stop {
+    fn from(_: NeedsDims) -> Stop {
+        Stop::NeedsDims
+    }
+}
+
+/// Lowers a region to a kernel. Errors: an op, dtype or region kind not supported yet.
+pub fn lower(region: &Region) -> Result<Kernel, Unsupported> {
+    let body = &region.body;
+    let mut inputs: Vec<(DType, Vec<usize>)> = vec![(DType::Bool, Vec::new()); body.num_inputs()];
+    for n in body.nodes() {
+        if let (OpKind::Input, Attrs::Input { index }) = (n.op, &n.attrs) {
+            inputs[*index as usize] = (n.dtype, n.shape.to_vec());
+        }
+    }
+    let outputs: Vec<(DType, Vec<usize>)> =
+        body.outputs().iter().map(|&o| (body.node(o).dtype, body.node(o).shape.to_vec())).collect();
+    for (dt, _) in inputs.iter().chain(&outputs) {
+        work_ty(*dt)?;
+    }
+    let (work_items, cost_per_item, flat_first) = match &region.space {
+        Space::Elementwise { shape } => (numel(shape), 1, true),
+        Space::Reduce { shape, axes } => {
+            let kept: usize = (0..shape.len()).filter(|a| !axes.contains(a)).map(|a| shape[a]).product();
+            let reduced: usize = axes.iter().map(|&a| shape[a]).product();
+            let passes = body.nodes().iter().filter(|n| n.op.is_reduction()).count() + 1;
+            (kept, reduced.max(1) * passes, false)
+        }
+        Space::Opaque => {
+            let op = region.op_names().first().copied().unwrap_or("?");
+            return Err(Unsupported::new(Some(op), format!("a {} region (no code generation for it yet)", region.kind.name())));
+        }
+    };
+    let attempt = |flat: bool| -> Result<(String, Vec<i64>), Stop> {
+        let mut cx = Lower::new(body, inputs.len(), outputs.len());
+        match &region.space {
+            Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
+            Space::Reduce { shape, axes } => cx.reduction(shape, axes)?,
+            Space::Opaque => unreachable!("rejected above"),
+        }
+        Ok(cx.finish())
+    };
+    let (mlir, params) = match attempt(flat_first) {
+        Ok(r) => r,
+        Err(Stop::NeedsDims) if flat_first => match attempt(false) {
+            Ok(r) => r,
+            Err(Stop::Unsupported(u)) => return Err(u),
+            Err(Stop::NeedsDims) => unreachable!("row loops always have a multi-index"),
+        },
+        Err(Stop::NeedsDims) => unreachable!("reductions always have a multi-index"),
+        Err(Stop::Unsupported(u)) => return Err(u),
+    };
+    Ok(Kernel { mlir, params, work_items, cost_per_item, inputs, outputs })
+}
+
+struct Lower<'g> {
+    body: &'g Graph,
+    b: Builder,
+    n_in: usize,
+    n_out: usize,
+    /// Values already emitted, by (node, index), one map per open region.
+    memo: Vec<HashMap<(NodeId, String), Val>>,
+    /// Reductions over the region's own space, computed once per work item.
+    hoisted: HashMap<NodeId, Val>,
+    /// The kept-axes index of the current work item (reduction regions).
+    work: Vec<String>,
+    /// Values staged in an output buffer: (value, output, the hoisted reduction whose loop
+    /// stores it). See [`Lower::staged_values`].
+    staged: Vec<(NodeId, usize, NodeId)>,
+    /// The hoisted reduction being emitted, if any.
+    hoisting: Option<NodeId>,
+}
+
+impl<'g> Lower<'g> {
+    fn new(body: &'g Graph, n_in: usize, n_out: usize) -> Lower<'g> {
+        Lower {
+            body,
+            b: Builder::new("%params"),
+            n_in,
+            n_out,
+            memo: vec![HashMap::new()],
+            hoisted: HashMap::new(),
+            work: Vec::new(),
+            staged: Vec::new(),
+            hoisting: None,
+        }
+    }
+
+    fn in_ptr(k: usize) -> String {
+        format!("%in{k}")
+    }
+
+    fn out_ptr(k: usize) -> String {
+        format!("%out{k}")
+    }
+
+    /// Opens a region of an op (see [`Builder::open`]) and a memo scope with it.
+    fn open(&mut self, n: usize, header: &str) -> Vec<String> {
+        self.memo.push(HashMap::new());
+        self.b.open(n, header)
+    }
+
+    fn close(&mut self) {
+        self.memo.pop();
+        self.b.close();
+    }
+
+    /// `scf.for %iv = lb to ub` with accumulators; returns (iv, iter arg names, results).
+    fn open_for(&mut self, lb: &str, ub: &str, init: &[String], tys: &[&str]) -> (String, Vec<String>, Vec<String>) {
+        let iv = self.b.fresh();
+        let one = self.b.i64(1);
+        let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
+        let header = if init.is_empty() {
+            format!("scf.for {iv} = {lb} to {ub} step {one} : i64")
+        } else {
+            let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
+            format!("scf.for {iv} = {lb} to {ub} step {one} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
+        };
+        let results = self.open(init.len(), &header);
+        (iv, args, results)
+    }
+
+    fn yield_(&mut self, vals: &[String], tys: &[&str]) {
+        if !vals.is_empty() {
+            self.b.stmt(&format!("scf.yield {} : {}", vals.join(", "), tys.join(", ")));
+        }
+    }
+
+    fn lookup(&self, key: &(NodeId, String)) -> Option<Val> {
+        self.memo.iter().rev().find_map(|m| m.get(key).cloned())
+    }
+
+    /// The value of node `id` at index `ix` of its result.
+    fn emit(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
+        let key = (id, ix.key());
+        if let Some(v) = self.lookup(&key) {
+            return Ok(v);
+        }
+        let node: &'g Node = self.body.node(id);
+        let v = match node.op.class() {
+            OpClass::Leaf => match (&node.op, &node.attrs) {
+                (OpKind::Input, Attrs::Input { index }) => {
+                    let pos = match &ix.flat {
+                        Some(f) => f.clone(),
+                        None => ravel(&mut self.b, ix.dims()?, &node.shape),
+                    };
+                    load(&mut self.b, &Self::in_ptr(*index as usize), &pos, node.dtype)
+                }
+                (OpKind::Const, Attrs::Const { value }) => literal(&mut self.b, *value, node.dtype)?,
+                (OpKind::Iota, Attrs::Iota { axis }) => {
+                    let i = Val::new(ix.dims()?[*axis].clone(), DType::Int64);
+                    super::cast::cast(&mut self.b, &i, node.dtype)?
+                }
+                _ => unreachable!("a leaf with the wrong attributes"),
+            },
+            OpClass::Elementwise => {
+                let mut args = Vec::with_capacity(node.inputs.len());
+                for &i in &node.inputs {
+                    args.push(self.emit(i, ix)?);
+                }
+                scalar::elementwise(&mut self.b, node, &args)?
+            }
+            OpClass::View => {
+                let input = self.body.node(node.inputs[0]);
+                let inner = through_view(&mut self.b, node, input, ix)?;
+                self.emit(node.inputs[0], &inner)?
+            }
+            OpClass::Reduce => self.reduction_value(id, ix)?,
+            OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
+                return Err(Unsupported::new(Some(node.op.name()), "inside a fused region".into()).into())
+            }
+        };
+        self.memo.last_mut().expect("a memo scope is open").insert(key, v.clone());
+        Ok(v)
+    }
+
+    /// A reduction's value at `ix`: the hoisted one if `ix` is the current work item's, else a
+    /// loop nest right here.
+    fn reduction_value(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
+        if let Some(v) = self.hoisted.get(&id) {
+            let node = self.body.node(id);
+            let Attrs::Reduce { axes, keepdims } = &node.attrs else { unreachable!("verified") };
+            let dims = ix.dims()?;
+            let kept: Vec<&String> =
+                if *keepdims { dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d).collect() } else { dims.iter().collect() };
+            if kept.len() == self.work.len() && kept.iter().zip(&self.work).all(|(a, b)| *a == b) {
+                return Ok(v.clone());
+            }
+        }
+        self.emit_reduction(id, ix)
+    }
+
+    /// Emits the loop nest computing reduction `id` at index `ix` of its result.
+    fn emit_reduction(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
+        let node = self.body.node(id);
+        let Attrs::Reduce { axes, keepdims } = &node.attrs else { unreachable!("verified") };
+        let input = node.inputs[0];
+        let in_node = self.body.node(input);
+        let in_shape = in_node.shape.clone();
+        let acc = Acc::new(node.op, in_node.dtype)?;
+        let dims = ix.dims()?.to_vec();
+        // The kept part of the input index, in input-axis order.
+        let mut kept = if *keepdims {
+            dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect::<Vec<_>>()
+        } else {
+            dims.clone()
+        }
+        .into_iter();
+        let init = acc.init(&mut self.b);
+        let tys = acc.tys.clone();
+        let zero = self.b.i64(0);
+        let mut full: Vec<String> = Vec::with_capacity(in_shape.len());
+        let mut ivs: Vec<String> = Vec::new();
+        let mut results: Vec<Vec<String>> = Vec::new();
+        let mut cur = init;
+        for (k, &n) in in_shape.iter().enumerate() {
+            if axes.contains(&k) {
+                let ub = extent(&mut self.b, n);
+                let (iv, args, res) = self.open_for(&zero, &ub, &cur, &tys);
+                full.push(iv.clone());
+                ivs.push(iv);
+                results.push(res);
+                cur = args;
+            } else {
+                full.push(kept.next().expect("kept axes match the result's"));
+            }
+        }
+        let reduced_shape: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
+        let out = if ivs.is_empty() {
+            // No axis to reduce: one step from the identity.
+            let v = self.emit(input, &Ix { dims: Some(full), flat: None })?;
+            let next = acc.step(&mut self.b, &cur, &v, &zero)?;
+            acc.finish(&mut self.b, &next, node.dtype)?
+        } else {
+            let full_ix = Ix { dims: Some(full), flat: None };
+            let v = self.emit(input, &full_ix)?;
+            // Values this loop computes for a full-shape output: keep them in its buffer.
+            let staged: Vec<(NodeId, usize)> =
+                self.staged.iter().filter(|s| Some(s.2) == self.hoisting).map(|s| (s.0, s.1)).collect();
+            for (e, k) in staged {
+                if let Some(val) = self.lookup(&(e, full_ix.key())) {
+                    let pos = ravel(&mut self.b, full_ix.dims.as_deref().expect("dims"), &in_shape);
+                    store(&mut self.b, &Self::out_ptr(k), &pos, &val);
+                }
+            }
+            let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
+            let next = acc.step(&mut self.b, &cur, &v, &pos)?;
+            self.yield_(&next, &tys);
+            // Close the loops inside out; each outer body yields its inner loop's results.
+            for level in (0..ivs.len()).rev() {
+                self.close();
+                if level > 0 {
+                    let inner = results[level].clone();
+                    self.yield_(&inner, &tys);
+                }
+            }
+            acc.finish(&mut self.b, &results[0], node.dtype)?
+        };
+        Ok(out)
+    }
+
+    /// The kernel of an elementwise region over `shape`.
+    fn elementwise(&mut self, shape: &[usize], flat: bool) -> Result<(), Stop> {
+        let outs: Vec<NodeId> = self.body.outputs().to_vec();
+        for &o in &outs {
+            if self.body.node(o).shape.as_slice() != shape {
+                return Err(Unsupported::new(None, format!("an output of shape {:?} in a region over {shape:?}", self.body.node(o).shape)).into());
+            }
+        }
+        let store_all = |cx: &mut Lower, ix: &Ix, pos: &str| -> Result<(), Stop> {
+            for (k, &o) in outs.iter().enumerate() {
+                let v = cx.emit(o, ix)?;
+                store(&mut cx.b, &Self::out_ptr(k), pos, &v);
+            }
+            Ok(())
+        };
+        if flat || shape.is_empty() {
+            let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
+            let dims = if shape.is_empty() { Some(Vec::new()) } else { None };
+            store_all(self, &Ix { dims, flat: Some(iv.clone()) }, &iv)?;
+            self.close();
+            return Ok(());
+        }
+        // Row segments: f runs from start to end; each iteration covers the rest of f's row.
+        let r = shape.len();
+        let e = extent(&mut self.b, shape[r - 1]);
+        let f = self.b.fresh();
+        let g = self.b.fresh();
+        self.open(1, &format!("scf.while ({f} = %start) : (i64) -> i64"));
+        let more = self.b.op(&format!("arith.cmpi slt, {f}, %end : i64"));
+        self.b.stmt(&format!("scf.condition({more}) {f} : i64"));
+        self.memo.pop();
+        self.memo.push(HashMap::new());
+        self.b.next_region("do");
+        self.b.stmt(&format!("^bb0({g}: i64):"));
+        let row = self.b.op(&format!("arith.divui {g}, {e} : i64"));
+        let j0 = self.b.op(&format!("arith.remui {g}, {e} : i64"));
+        let base = self.b.op(&format!("arith.subi {g}, {j0} : i64"));
+        let row_end = self.b.op(&format!("arith.addi {base}, {e} : i64"));
+        let seg_end = self.b.op(&format!("arith.minsi {row_end}, %end : i64"));
+        let j1 = self.b.op(&format!("arith.subi {seg_end}, {base} : i64"));
+        let outer = unravel(&mut self.b, &row, &shape[..r - 1]);
+        let (j, _, _) = self.open_for(&j0, &j1, &[], &[]);
+        let pos = self.b.op(&format!("arith.addi {base}, {j} overflow<nsw, nuw> : i64"));
+        let mut dims = outer;
+        dims.push(j.clone());
+        store_all(self, &Ix { dims: Some(dims), flat: Some(pos.clone()) }, &pos)?;
+        self.close();
+        self.b.stmt(&format!("scf.yield {seg_end} : i64"));
+        self.close();
+        Ok(())
+    }
+
+    /// The kernel of a reduction region over `shape`, reducing `axes`.
+    fn reduction(&mut self, shape: &[usize], axes: &[usize]) -> Result<(), Stop> {
+        let kept_axes: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+        let kept_shape: Vec<usize> = kept_axes.iter().map(|&a| shape[a]).collect();
+        let keep_ones: Vec<usize> = (0..shape.len()).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
+        enum Kind {
+            Kept { keepdims: bool },
+            Full,
+        }
+        let outs: Vec<NodeId> = self.body.outputs().to_vec();
+        let mut kinds = Vec::new();
+        for &o in &outs {
+            let s = self.body.node(o).shape.as_slice();
+            kinds.push(if s == shape && !axes.is_empty() {
+                Kind::Full
+            } else if s == kept_shape.as_slice() {
+                Kind::Kept { keepdims: false }
+            } else if s == keep_ones.as_slice() {
+                Kind::Kept { keepdims: true }
+            } else {
+                return Err(Unsupported::new(None, format!("an output of shape {s:?} in a reduction over {shape:?} axes {axes:?}")).into());
+            });
+        }
+        let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
+        self.work = unravel(&mut self.b, &w, &kept_shape);
+        let zero = self.b.i64(0);
+        let work = self.work.clone();
+        // The work item's index in the full shape with the reduced axes at 0 (keepdims form).
+        let with_zeros = |work: &[String]| -> Vec<String> {
+            let mut it = work.iter();
+            (0..shape.len()).map(|a| if axes.contains(&a) { zero.clone() } else { it.next().unwrap().clone() }).collect()
+        };
+        // Reductions over the region's own space, once per work item, in body order.
+        let body = self.body;
+        let level1: Vec<NodeId> = body
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| matches!(&n.attrs, Attrs::Reduce { axes: ra, .. } if ra.as_slice() == axes && body.node(n.inputs[0]).shape.as_slice() == shape))
+            .map(|(i, _)| NodeId(i as u32))
+            .collect();
+        let full_outputs: Vec<(usize, NodeId)> =
+            outs.iter().zip(&kinds).enumerate().filter(|(_, (_, k))| matches!(k, Kind::Full)).map(|(k, (&o, _))| (k, o)).collect();
+        self.staged = staged_values(body, shape, &level1, &full_outputs);
+        for &id in &level1 {
+            let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else { unreachable!("a reduction") };
+            let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
+            self.hoisting = Some(id);
+            let v = self.emit_reduction(id, &Ix { dims: Some(dims), flat: None })?;
+            self.hoisting = None;
+            self.hoisted.insert(id, v);
+        }
+        // Outputs of the kept shape: one element per work item.
+        for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
+            if let Kind::Kept { keepdims } = kind {
+                let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
+                let v = self.emit(o, &Ix { dims: Some(dims), flat: Some(w.clone()) })?;
+                store(&mut self.b, &Self::out_ptr(k), &w, &v);
+            }
+        }
+        // Outputs of the full shape: one pass over the reduced axes.
+        if kinds.iter().any(|k| matches!(k, Kind::Full)) {
+            let mut full = Vec::new();
+            let mut it = work.iter();
+            let mut loops = 0;
+            for (a, &n) in shape.iter().enumerate() {
+                if axes.contains(&a) {
+                    let ub = extent(&mut self.b, n);
+                    let (iv, _, _) = self.open_for(&zero, &ub, &[], &[]);
+                    full.push(iv);
+                    loops += 1;
+                } else {
+                    full.push(it.next().unwrap().clone());
+                }
+            }
+            let pos = ravel(&mut self.b, &full, shape);
+            let full_ix = Ix { dims: Some(full.clone()), flat: Some(pos.clone()) };
+            // Staged values are read back rather than computed again.
+            for (e, k, _) in self.staged.clone() {
+                let v = load(&mut self.b, &Self::out_ptr(k), &pos, body.node(e).dtype);
+                self.memo.last_mut().expect("a memo scope").insert((e, full_ix.key()), v);
+            }
+            for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
+                if let Kind::Full = kind {
+                    let v = self.emit(o, &Ix { dims: Some(full.clone()), flat: Some(pos.clone()) })?;
+                    store(&mut self.b, &Self::out_ptr(k), &pos, &v);
+                }
+            }
+            for _ in 0..loops {
+                self.close();
+            }
+        }
+        self.close();
+        Ok(())
+    }
+
+    /// The module text and the parameter values.
+    fn finish(self) -> (String, Vec<i64>) {
+        let params = self.b.params().to_vec();
+        let (entry, body, decls) = self.b.finish();
+        let mut args: Vec<String> = (0..self.n_in).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k))).collect();
+        args.extend((0..self.n_out).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::out_ptr(k))));
+        args.push("%params: !llvm.ptr {llvm.noalias}".into());
+        args.push("%start: i64".into());
+        args.push("%end: i64".into());
+        let mut text = String::from("module {\n");
+        for d in decls {
+            text += "  ";
+            text += &d;
+            text += "\n";
+        }
+        text += &format!("  func.func @{KERNEL}({}) {{\n", args.join(", "));
+        text += &entry;
+        text += &body;
+        text += "    return\n  }\n";
+        // The host entry: buffer pointers from an array.
+        let nbuf = self.n_in + self.n_out;
+        text += &format!("  func.func @{HOST_ENTRY}(%bufs: !llvm.ptr, %params: !llvm.ptr, %start: i64, %end: i64) {{\n");
+        let mut names = Vec::new();
+        for k in 0..nbuf {
+            text += &format!("    %p{k} = llvm.getelementptr inbounds %bufs[{k}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr\n");
+            text += &format!("    %b{k} = llvm.load %p{k} : !llvm.ptr -> !llvm.ptr\n");
+            names.push(format!("%b{k}"));
+        }
+        names.push("%params".into());
+        names.push("%start".into());
+        names.push("%end".into());
+        let mut tys = vec!["!llvm.ptr"; nbuf + 1];
+        tys.push("i64");
+        tys.push("i64");
+        text += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
+        text += "    return\n  }\n}\n";
+        (text, params)
+    }
+}
+
+/// Nodes a reduction region would otherwise compute twice per element: once in the prologue of
+/// a reduction over the region's space, once for a full-shape output (softmax's `exp(x - max)`,
+/// read by the sum and by the division). Each is stored into that output's buffer by the
+/// reduction's loop and read back by the final pass: for (value, output index, reduction).
+///
+/// A candidate has the region's shape and its output's dtype (the buffer holds it exactly), is
+/// in the output's cone and in the prologue of a reduction of `level1`, and costs a call to a
+/// transcendental function at least; of several, the costliest (then the last) is taken.
+fn staged_values(body: &Graph, shape: &[usize], level1: &[NodeId], outputs: &[(usize, NodeId)]) -> Vec<(NodeId, usize, NodeId)> {
+    use std::collections::BTreeSet;
+    // Nodes reachable from `root` through elementwise ops and views, not into reductions.
+    let cone = |root: NodeId| -> BTreeSet<NodeId> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let node = body.node(n);
+            if node.op.is_reduction() && n != root {
+                continue;
+            }
+            if !node.op.is_reduction() {
+                stack.extend(node.inputs.iter().copied());
+            }
+        }
+        seen
+    };
+    let cost = |n: NodeId| -> usize {
+        cone(n)
+            .iter()
+            .map(|&m| {
+                use OpKind::*;
+                match body.node(m).op {
+                    Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh | Cosh
+                    | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Cbrt | Power | Arctan2 | Hypot | LogAddExp => 16,
+                    op if op.is_elementwise() => 1,
+                    _ => 0,
+                }
+            })
+            .sum()
+    };
+    let mut staged = Vec::new();
+    for &(k, o) in outputs {
+        let out_cone = cone(o);
+        let dtype = body.node(o).dtype;
+        let mut best: Option<(usize, NodeId, NodeId)> = None;
+        for &r in level1 {
+            let prologue = cone(body.node(r).inputs[0]);
+            for &e in out_cone.intersection(&prologue) {
+                let node = body.node(e);
+                if node.shape.as_slice() != shape || node.dtype != dtype || !node.op.is_elementwise() {
+                    continue;
+                }
+                let c = cost(e);
+                if c >= 16 && best.is_none_or(|(bc, be, _)| (c, e) > (bc, be)) {
+                    best = Some((c, e, r));
+                }
+            }
+        }
+        if let Some((_, e, r)) = best {
+            staged.push((e, k, r));
+        }
+    }
+    staged
+}

@@ -1,0 +1,102 @@
+//! Code generation: fused regions to MLIR, to LLVM IR, to machine code.
+//!
+//! - [`lower`](lower::lower): a [`Region`] to a [`Kernel`]: canonical, shape-generic MLIR text
+//!   (`func`, `scf`, `arith`, `math`, `llvm` pointers) and the parameters for the region's
+//!   shapes. Elementwise and reduction regions; views are index math, never copies.
+//! - [`host`]: kernels compiled for the host CPU (O3, MCJIT), cached in memory, run over
+//!   [`HostArray`]s in parallel chunks.
+//! - [`run_schedule_on_host`]: a whole [`Schedule`] on the host, each region compiled, or
+//!   evaluated by the reference evaluator when code generation does not support it yet.
+//!
+//! The module-level docs of [`lower`], [`types`], [`scalar`], [`cast`] and [`reduce`] give the
+//! semantics and their accuracy.
+
+mod builder;
+mod cast;
+pub mod host;
+mod index;
+pub mod lower;
+mod reduce;
+mod scalar;
+mod types;
+
+use std::borrow::Cow;
+
+use kiln_ir::HostArray;
+
+pub use host::{compile_region, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_region, CompiledRegion};
+pub use lower::{Kernel, HOST_ENTRY, KERNEL};
+
+use crate::fusion::Region;
+use crate::schedule::{BufferSource, Schedule};
+use crate::CompileError;
+
+/// Something code generation does not handle yet (an op, a dtype, a region kind).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    pub op: Option<&'static str>,
+    pub reason: String,
+}
+
+impl Unsupported {
+    pub(crate) fn new(op: Option<&'static str>, reason: String) -> Unsupported {
+        Unsupported { op, reason }
+    }
+
+    /// The error for region number `region`.
+    pub fn into_error(self, region: usize) -> CompileError {
+        CompileError::Unsupported { region, op: self.op.unwrap_or("-").to_string(), reason: self.reason }
+    }
+}
+
+/// Runs a schedule on the host: each step's region compiled to machine code (cached), or, when
+/// code generation does not support it yet, evaluated by the reference evaluator (logged at
+/// debug level with the reason). `inputs[k]` is the graph's `input {index=k}`.
+///
+/// Errors: a missing input, an evaluation error of a region run by the evaluator, a compilation
+/// failure.
+pub fn run_schedule_on_host(sched: &Schedule, regions: &[Region], inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+    // Graph inputs are borrowed, region outputs owned.
+    let mut bufs: Vec<Option<Cow<'_, HostArray>>> = vec![None; sched.buffers.len()];
+    for (i, b) in sched.buffers.iter().enumerate() {
+        if let BufferSource::Input(index) = b.source {
+            let a = inputs
+                .get(index as usize)
+                .ok_or_else(|| CompileError::InvalidInput(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len())))?;
+            bufs[i] = Some(Cow::Borrowed(*a));
+        }
+    }
+    for step in &sched.steps {
+        let region = &regions[step.region];
+        let refs: Vec<&HostArray> = step
+            .reads
+            .iter()
+            .map(|b| bufs[b.0 as usize].as_deref().ok_or_else(|| CompileError::InvalidInput(format!("{b} read before it is written"))))
+            .collect::<Result<_, _>>()?;
+        let outs = match run_region(region, &refs) {
+            Ok(outs) => outs,
+            Err(CompileError::Unsupported { op, reason, .. }) => {
+                tracing::debug!(region = step.region, op = %op, reason = %reason, "code generation unsupported; evaluating the region");
+                kiln_ir::eval::evaluate(&region.body, &refs)?
+            }
+            Err(e) => return Err(e),
+        };
+        drop(refs);
+        // Outputs are fresh arrays: a write "in place" of a dying input just replaces it.
+        for (b, v) in step.writes.iter().zip(outs) {
+            bufs[b.0 as usize] = Some(Cow::Owned(v));
+        }
+        for b in &step.frees {
+            bufs[b.0 as usize] = None;
+        }
+    }
+    let mut results = Vec::with_capacity(sched.outputs.len());
+    for (i, b) in sched.outputs.iter().enumerate() {
+        let slot = &mut bufs[b.0 as usize];
+        let again = sched.outputs[i + 1..].contains(b);
+        let a = if again { slot.clone() } else { slot.take() };
+        let a = a.ok_or_else(|| CompileError::InvalidInput(format!("output {b} is never written")))?;
+        results.push(a.into_owned());
+    }
+    Ok(results)
+}

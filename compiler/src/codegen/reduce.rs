@@ -1,0 +1,234 @@
+//! Reduction accumulators: their types, initial values, one step, and the final value.
+//!
+//! | op | accumulator | notes |
+//! |---|---|---|
+//! | sum, prod of bool/int | i64, wrapping | unsigned too (two's complement) |
+//! | sum of float16/bfloat16 | f32 | rounded once at the end |
+//! | sum of float32, prod of float16/bfloat16/float32 | f64 | rounded once at the end |
+//! | sum of float64 | f64 and its compensation | Neumaier's summation, as the evaluator |
+//! | prod of float64 | f64 | |
+//! | max, min | the element type | NaN propagates; a zero result's sign may differ |
+//! | argmax, argmin | (best value, its index) | the first NaN wins |
+//! | all, any | i1 | |
+//!
+//! Sums of float16, bfloat16 and float32 carry `fastmath<reassoc>` so LLVM may vectorise them
+//! (several partial sums, combined at the end): the reference evaluator sums exactly
+//! (compensated, in f64), so results may differ from it by the rounding of the wide sum. Sums of
+//! float64 use the evaluator's compensated summation in the same order, and products multiply in
+//! order: those match it exactly.
+
+use kiln_ir::{DType, DTypeKind, OpKind};
+
+use super::builder::Builder;
+use super::cast::cast;
+use super::types::{float_const, int_const, work_ty, Val};
+use super::Unsupported;
+
+/// The accumulator of one reduction.
+pub(crate) struct Acc {
+    pub op: OpKind,
+    /// The input's dtype.
+    pub dt: DType,
+    /// Accumulator types, in `iter_args` order.
+    pub tys: Vec<&'static str>,
+}
+
+/// The accumulator type of a float sum or product of `dt`.
+fn float_acc(op: OpKind, dt: DType) -> &'static str {
+    match (op, dt) {
+        (OpKind::Sum, DType::Float16 | DType::BFloat16) => "f32",
+        _ => "f64",
+    }
+}
+
+impl Acc {
+    pub fn new(op: OpKind, dt: DType) -> Result<Acc, Unsupported> {
+        if dt.is_complex() {
+            return Err(Unsupported::new(Some(op.name()), format!("a reduction of {dt}")));
+        }
+        let ty = work_ty(dt)?;
+        let tys = match op {
+            OpKind::Sum if dt == DType::Float64 => vec!["f64", "f64"],
+            OpKind::Sum | OpKind::Prod => {
+                if dt.is_float() {
+                    vec![float_acc(op, dt)]
+                } else {
+                    vec!["i64"]
+                }
+            }
+            OpKind::Max | OpKind::Min => vec![ty],
+            OpKind::ArgMax | OpKind::ArgMin => vec![ty, "i64"],
+            OpKind::All | OpKind::Any => vec!["i1"],
+            other => unreachable!("{} is not a reduction", other.name()),
+        };
+        Ok(Acc { op, dt, tys })
+    }
+
+    /// Whether [`Acc::step`] reads the element's position (argmax, argmin).
+    pub fn needs_pos(&self) -> bool {
+        matches!(self.op, OpKind::ArgMax | OpKind::ArgMin)
+    }
+
+    /// Neumaier's compensated sum: (sum, compensation).
+    fn compensated(&self) -> bool {
+        self.op == OpKind::Sum && self.dt == DType::Float64
+    }
+
+    fn is_max(&self) -> bool {
+        matches!(self.op, OpKind::Max | OpKind::ArgMax)
+    }
+
+    /// The identity: where the fold starts.
+    pub fn init(&self, b: &mut Builder) -> Vec<String> {
+        let ty = self.tys[0];
+        let extreme = |b: &mut Builder, max: bool| -> String {
+            // The value every element beats (or ties): -inf / MIN for max, +inf / MAX for min.
+            match self.dt.kind() {
+                DTypeKind::Float => float_const(b, if max { f64::NEG_INFINITY } else { f64::INFINITY }, ty),
+                DTypeKind::Bool => int_const(b, if max { 0 } else { 1 }, ty),
+                DTypeKind::SignedInt => {
+                    let (lo, hi) = self.dt.int_range().expect("integer");
+                    int_const(b, if max { lo } else { hi }, ty)
+                }
+                DTypeKind::UnsignedInt => int_const(b, if max { 0 } else { -1 }, ty),
+                DTypeKind::Complex => unreachable!("rejected in Acc::new"),
+            }
+        };
+        match self.op {
+            OpKind::Sum if self.compensated() => vec![float_const(b, 0.0, ty); 2],
+            OpKind::Sum => vec![if ty.starts_with('f') { float_const(b, 0.0, ty) } else { int_const(b, 0, ty) }],
+            OpKind::Prod => vec![if ty.starts_with('f') { float_const(b, 1.0, ty) } else { int_const(b, 1, ty) }],
+            OpKind::Max | OpKind::Min => vec![extreme(b, self.is_max())],
+            OpKind::ArgMax | OpKind::ArgMin => vec![extreme(b, self.is_max()), b.i64(0)],
+            OpKind::All => vec![int_const(b, 1, "i1")],
+            OpKind::Any => vec![int_const(b, 0, "i1")],
+            other => unreachable!("{} is not a reduction", other.name()),
+        }
+    }
+
+    /// The accumulators after element `v` (at flat position `pos` within the reduced axes).
+    pub fn step(&self, b: &mut Builder, acc: &[String], v: &Val, pos: &str) -> Result<Vec<String>, Unsupported> {
+        let a = &acc[0];
+        let ty = self.tys[0];
+        Ok(match self.op {
+            OpKind::Sum if self.compensated() => {
+                // t = s + x; c += (s - t) + x if |s| >= |x| else (x - t) + s; s = t.
+                let (s, c, x) = (a, &acc[1], &v.ssa);
+                let t = b.op(&format!("arith.addf {s}, {x} : f64"));
+                let abs_s = b.op(&format!("math.absf {s} : f64"));
+                let abs_x = b.op(&format!("math.absf {x} : f64"));
+                let ge = b.op(&format!("arith.cmpf oge, {abs_s}, {abs_x} : f64"));
+                let st = b.op(&format!("arith.subf {s}, {t} : f64"));
+                let c1 = b.op(&format!("arith.addf {st}, {x} : f64"));
+                let xt = b.op(&format!("arith.subf {x}, {t} : f64"));
+                let c2 = b.op(&format!("arith.addf {xt}, {s} : f64"));
+                let d = b.op(&format!("arith.select {ge}, {c1}, {c2} : f64"));
+                vec![t, b.op(&format!("arith.addf {c}, {d} : f64"))]
+            }
+            OpKind::Sum | OpKind::Prod => {
+                let x = widen(b, v, ty)?;
+                let sum = self.op == OpKind::Sum;
+                if ty.starts_with('f') {
+                    // Sums may be reassociated (vectorised); products keep the evaluator's order.
+                    let op = if sum { "arith.addf" } else { "arith.mulf" };
+                    let flags = if sum { " fastmath<reassoc>" } else { "" };
+                    vec![b.op(&format!("{op} {a}, {x}{flags} : {ty}"))]
+                } else {
+                    let op = if sum { "arith.addi" } else { "arith.muli" };
+                    vec![b.op(&format!("{op} {a}, {x} : {ty}"))]
+                }
+            }
+            OpKind::Max | OpKind::Min => {
+                let max = self.is_max();
+                let x = &v.ssa;
+                vec![match self.dt.kind() {
+                    DTypeKind::Float => {
+                        // IEEE 754-2019 maximum/minimum (llvm.maximum): NaN propagates, and LLVM
+                        // vectorises the reduction. It orders -0 below +0, where the evaluator's
+                        // fold keeps the later of two equal zeros: a zero result may differ in
+                        // sign only.
+                        let op = if max { "arith.maximumf" } else { "arith.minimumf" };
+                        b.op(&format!("{op} {a}, {x} : {ty}"))
+                    }
+                    DTypeKind::Bool => b.op(&format!("{} {a}, {x} : i1", if max { "arith.ori" } else { "arith.andi" })),
+                    DTypeKind::SignedInt => b.op(&format!("{} {a}, {x} : {ty}", if max { "arith.maxsi" } else { "arith.minsi" })),
+                    DTypeKind::UnsignedInt => {
+                        b.op(&format!("{} {a}, {x} : {ty}", if max { "arith.maxui" } else { "arith.minui" }))
+                    }
+                    DTypeKind::Complex => unreachable!("rejected in Acc::new"),
+                }]
+            }
+            OpKind::ArgMax | OpKind::ArgMin => {
+                let max = self.is_max();
+                let x = &v.ssa;
+                let i = &acc[1];
+                // x replaces the best unless the best is a NaN; a NaN x always replaces.
+                let better = match self.dt.kind() {
+                    DTypeKind::Float => {
+                        let pred = if max { "ogt" } else { "olt" };
+                        let c = b.op(&format!("arith.cmpf {pred}, {x}, {a} : {ty}"));
+                        let xnan = b.op(&format!("arith.cmpf uno, {x}, {x} : {ty}"));
+                        let c = b.op(&format!("arith.ori {c}, {xnan} : i1"));
+                        let anum = b.op(&format!("arith.cmpf ord, {a}, {a} : {ty}"));
+                        b.op(&format!("arith.andi {c}, {anum} : i1"))
+                    }
+                    DTypeKind::SignedInt => b.op(&format!("arith.cmpi {}, {x}, {a} : {ty}", if max { "sgt" } else { "slt" })),
+                    DTypeKind::Bool | DTypeKind::UnsignedInt => {
+                        b.op(&format!("arith.cmpi {}, {x}, {a} : {ty}", if max { "ugt" } else { "ult" }))
+                    }
+                    DTypeKind::Complex => unreachable!("rejected in Acc::new"),
+                };
+                vec![
+                    b.op(&format!("arith.select {better}, {x}, {a} : {ty}")),
+                    b.op(&format!("arith.select {better}, {pos}, {i} : i64")),
+                ]
+            }
+            OpKind::All | OpKind::Any => {
+                let t = cast(b, v, DType::Bool)?;
+                let op = if self.op == OpKind::All { "arith.andi" } else { "arith.ori" };
+                vec![b.op(&format!("{op} {a}, {} : i1", t.ssa))]
+            }
+            other => unreachable!("{} is not a reduction", other.name()),
+        })
+    }
+
+    /// The result, of dtype `out`.
+    pub fn finish(&self, b: &mut Builder, acc: &[String], out: DType) -> Result<Val, Unsupported> {
+        match self.op {
+            OpKind::ArgMax | OpKind::ArgMin => Ok(Val::new(acc[1].clone(), DType::Int64)),
+            OpKind::All | OpKind::Any => Ok(Val::new(acc[0].clone(), DType::Bool)),
+            OpKind::Max | OpKind::Min => Ok(Val::new(acc[0].clone(), self.dt)),
+            OpKind::Sum if self.compensated() => {
+                // s + c when s is finite, else s (inf or NaN), as the evaluator.
+                let (s, c) = (&acc[0], &acc[1]);
+                let abs = b.op(&format!("math.absf {s} : f64"));
+                let inf = float_const(b, f64::INFINITY, "f64");
+                let finite = b.op(&format!("arith.cmpf olt, {abs}, {inf} : f64"));
+                let sc = b.op(&format!("arith.addf {s}, {c} : f64"));
+                let r = b.op(&format!("arith.select {finite}, {sc}, {s} : f64"));
+                cast(b, &Val::new(r, DType::Float64), out)
+            }
+            _ => {
+                let acc_dt = match self.tys[0] {
+                    "f64" => DType::Float64,
+                    "f32" => DType::Float32,
+                    _ if out.is_unsigned_integer() => DType::UInt64,
+                    _ => DType::Int64,
+                };
+                cast(b, &Val::new(acc[0].clone(), acc_dt), out)
+            }
+        }
+    }
+}
+
+/// An element converted to a sum/product accumulator type.
+fn widen(b: &mut Builder, v: &Val, ty: &str) -> Result<String, Unsupported> {
+    let vt = v.ty();
+    Ok(match (v.dt.kind(), ty) {
+        (_, t) if t == vt => v.ssa.clone(),
+        (DTypeKind::Float, "f64") => b.op(&format!("arith.extf {} : f32 to f64", v.ssa)),
+        (DTypeKind::SignedInt, "i64") => b.op(&format!("arith.extsi {} : {vt} to i64", v.ssa)),
+        (DTypeKind::Bool | DTypeKind::UnsignedInt, "i64") => b.op(&format!("arith.extui {} : {vt} to i64", v.ssa)),
+        _ => return Err(Unsupported::new(None, format!("a {} accumulator of {}", ty, v.dt))),
+    })
+}

@@ -1,0 +1,520 @@
+//! Elementwise ops on register values, with the reference evaluator's (NumPy's) semantics:
+//! integers wrap, integer division by zero gives 0, `floor_divide`/`remainder` take the sign of
+//! the divisor, `maximum`/`minimum` propagate NaN, shifts by the bit width or more saturate, and
+//! float16/bfloat16 results are rounded to their dtype after every op.
+//!
+//! Transcendental functions go through [`math`]: `math` dialect ops where MLIR's MathToLLVM
+//! lowers them to an accurate LLVM intrinsic (which the backend turns into a libm call or an
+//! instruction), libm calls otherwise (MathToLLVM lowers `expm1` as `exp(x) - 1` and `log1p` as
+//! `log(1 + x)`, which lose all precision near 0, and has no lowering for `cbrt`, `tan`, `erf`,
+//! the inverse and hyperbolic functions, `atan2` or `hypot`).
+
+use kiln_ir::{DType, Node, OpKind};
+
+use super::builder::Builder;
+use super::cast::cast;
+use super::types::{float_const, int_const, int_width, round, Val};
+use super::Unsupported;
+
+/// The libm symbol of a function for a float type (`sinf` for f32, `sin` for f64).
+fn libm_symbol(name: &str, ty: &str) -> String {
+    if ty == "f32" {
+        format!("{name}f")
+    } else {
+        name.to_string()
+    }
+}
+
+/// `name(args)` in `ty` (f32 or f64): a `math` op or a libm call (see the module docs).
+pub(crate) fn math(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> String {
+    let op = match name {
+        "sqrt" | "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "floor" | "ceil" | "trunc"
+        | "roundeven" | "absf" | "copysign" | "powf" => Some(name),
+        _ => None,
+    };
+    if let Some(op) = op {
+        return b.op(&format!("math.{op} {} : {ty}", args.join(", ")));
+    }
+    let sym = libm_symbol(name, ty);
+    let tys = vec![ty; args.len()].join(", ");
+    b.declare(&sym, format!("func.func private @{sym}({tys}) -> {ty} attributes {{llvm.readnone}}"));
+    b.op(&format!("func.call @{sym}({}) : ({tys}) -> {ty}", args.join(", ")))
+}
+
+fn bin(b: &mut Builder, op: &str, x: &str, y: &str, ty: &str) -> String {
+    b.op(&format!("{op} {x}, {y} : {ty}"))
+}
+
+fn cmp(b: &mut Builder, op: &str, pred: &str, x: &str, y: &str, ty: &str) -> String {
+    b.op(&format!("{op} {pred}, {x}, {y} : {ty}"))
+}
+
+fn select(b: &mut Builder, c: &str, x: &str, y: &str, ty: &str) -> String {
+    b.op(&format!("arith.select {c}, {x}, {y} : {ty}"))
+}
+
+fn unsupported(node: &Node, what: &str) -> Unsupported {
+    Unsupported::new(Some(node.op.name()), what.to_string())
+}
+
+/// The result of elementwise `node` on `args` (values of the operands' dtype).
+pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<Val, Unsupported> {
+    use OpKind::*;
+    let dt = args[0].dt;
+    let out = node.dtype;
+    if dt.is_complex() || out.is_complex() {
+        return Err(unsupported(node, "complex operands"));
+    }
+    let ty = args[0].ty().to_string();
+    let x = args[0].ssa.clone();
+    let y = args.get(1).map(|v| v.ssa.clone()).unwrap_or_default();
+    let is_float = dt.is_float();
+    let signed = dt.is_signed_integer();
+    // A float result in the working type, rounded to the dtype (float16/bfloat16).
+    let fin = |b: &mut Builder, s: String| Val::new(round(b, &s, dt), dt);
+    let same = |s: String| Val::new(s, dt);
+    let boolean = |s: String| Val::new(s, DType::Bool);
+
+    let v = match node.op {
+        Neg => {
+            if is_float {
+                same(b.op(&format!("arith.negf {x} : {ty}")))
+            } else {
+                let z = int_const(b, 0, &ty);
+                same(bin(b, "arith.subi", &z, &x, &ty))
+            }
+        }
+        Abs => {
+            if is_float {
+                same(math(b, "absf", &[&x], &ty))
+            } else if signed {
+                let z = int_const(b, 0, &ty);
+                let neg = bin(b, "arith.subi", &z, &x, &ty);
+                let lt = cmp(b, "arith.cmpi", "slt", &x, &z, &ty);
+                same(select(b, &lt, &neg, &x, &ty))
+            } else {
+                same(x)
+            }
+        }
+        Sign => {
+            if is_float {
+                let z = float_const(b, 0.0, &ty);
+                let one = float_const(b, 1.0, &ty);
+                let m1 = float_const(b, -1.0, &ty);
+                let gt = cmp(b, "arith.cmpf", "ogt", &x, &z, &ty);
+                let lt = cmp(b, "arith.cmpf", "olt", &x, &z, &ty);
+                let eq = cmp(b, "arith.cmpf", "oeq", &x, &z, &ty);
+                // NaN stays NaN; -0.0 gives +0.0.
+                let r = select(b, &eq, &z, &x, &ty);
+                let r = select(b, &lt, &m1, &r, &ty);
+                same(select(b, &gt, &one, &r, &ty))
+            } else {
+                let z = int_const(b, 0, &ty);
+                let one = int_const(b, 1, &ty);
+                let gt_pred = if signed { "sgt" } else { "ugt" };
+                let gt = cmp(b, "arith.cmpi", gt_pred, &x, &z, &ty);
+                if signed {
+                    let m1 = int_const(b, -1, &ty);
+                    let lt = cmp(b, "arith.cmpi", "slt", &x, &z, &ty);
+                    let r = select(b, &lt, &m1, &z, &ty);
+                    same(select(b, &gt, &one, &r, &ty))
+                } else {
+                    same(select(b, &gt, &one, &z, &ty))
+                }
+            }
+        }
+        Square => {
+            if is_float {
+                let r = bin(b, "arith.mulf", &x, &x, &ty);
+                fin(b, r)
+            } else {
+                same(bin(b, "arith.muli", &x, &x, &ty))
+            }
+        }
+        Reciprocal => {
+            if is_float {
+                let one = float_const(b, 1.0, &ty);
+                let r = bin(b, "arith.divf", &one, &x, &ty);
+                fin(b, r)
+            } else {
+                // 1 and -1 map to themselves, everything else (0 included) to 0.
+                let z = int_const(b, 0, &ty);
+                let one = int_const(b, 1, &ty);
+                let is1 = cmp(b, "arith.cmpi", "eq", &x, &one, &ty);
+                if signed {
+                    let m1 = int_const(b, -1, &ty);
+                    let ism1 = cmp(b, "arith.cmpi", "eq", &x, &m1, &ty);
+                    let keep = bin(b, "arith.ori", &is1, &ism1, "i1");
+                    same(select(b, &keep, &x, &z, &ty))
+                } else {
+                    same(select(b, &is1, &one, &z, &ty))
+                }
+            }
+        }
+        Sqrt | Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos
+        | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Floor | Ceil | Trunc | Rint | Erf => {
+            let name = match node.op {
+                Sqrt => "sqrt",
+                Cbrt => "cbrt",
+                Exp => "exp",
+                Exp2 => "exp2",
+                Expm1 => "expm1",
+                Log => "log",
+                Log2 => "log2",
+                Log10 => "log10",
+                Log1p => "log1p",
+                Sin => "sin",
+                Cos => "cos",
+                Tan => "tan",
+                Arcsin => "asin",
+                Arccos => "acos",
+                Arctan => "atan",
+                Sinh => "sinh",
+                Cosh => "cosh",
+                Tanh => "tanh",
+                Arcsinh => "asinh",
+                Arccosh => "acosh",
+                Arctanh => "atanh",
+                Floor => "floor",
+                Ceil => "ceil",
+                Trunc => "trunc",
+                Rint => "roundeven",
+                _ => "erf",
+            };
+            let r = math(b, name, &[&x], &ty);
+            fin(b, r)
+        }
+        IsNan => boolean(cmp(b, "arith.cmpf", "uno", &x, &x, &ty)),
+        IsInf => {
+            let a = math(b, "absf", &[&x], &ty);
+            let inf = float_const(b, f64::INFINITY, &ty);
+            boolean(cmp(b, "arith.cmpf", "oeq", &a, &inf, &ty))
+        }
+        IsFinite => {
+            let a = math(b, "absf", &[&x], &ty);
+            let inf = float_const(b, f64::INFINITY, &ty);
+            boolean(cmp(b, "arith.cmpf", "olt", &a, &inf, &ty))
+        }
+        LogicalNot | Invert => {
+            let ones = int_const(b, -1, &ty);
+            same(bin(b, "arith.xori", &x, &ones, &ty))
+        }
+        Cast => return cast(b, &args[0], out),
+        Real | Imag | Conj => return Err(unsupported(node, "complex operands")),
+
+        Add => {
+            if dt == DType::Bool {
+                same(bin(b, "arith.ori", &x, &y, &ty))
+            } else if is_float {
+                let r = bin(b, "arith.addf", &x, &y, &ty);
+                fin(b, r)
+            } else {
+                same(bin(b, "arith.addi", &x, &y, &ty))
+            }
+        }
+        Sub => {
+            if is_float {
+                let r = bin(b, "arith.subf", &x, &y, &ty);
+                fin(b, r)
+            } else {
+                same(bin(b, "arith.subi", &x, &y, &ty))
+            }
+        }
+        Mul => {
+            if dt == DType::Bool {
+                same(bin(b, "arith.andi", &x, &y, &ty))
+            } else if is_float {
+                let r = bin(b, "arith.mulf", &x, &y, &ty);
+                fin(b, r)
+            } else {
+                same(bin(b, "arith.muli", &x, &y, &ty))
+            }
+        }
+        Div => {
+            let r = bin(b, "arith.divf", &x, &y, &ty);
+            fin(b, r)
+        }
+        FloorDiv | Remainder => {
+            if is_float {
+                float_divmod(b, node.op == FloorDiv, &x, &y, dt)
+            } else {
+                same(int_divmod(b, node.op == FloorDiv, &x, &y, &ty, signed))
+            }
+        }
+        Power => {
+            if is_float {
+                let r = math(b, "powf", &[&x, &y], &ty);
+                fin(b, r)
+            } else {
+                same(int_power(b, &x, &y, &ty, signed))
+            }
+        }
+        Maximum | Minimum | Fmax | Fmin => {
+            let max = matches!(node.op, Maximum | Fmax);
+            if is_float {
+                let pred = match node.op {
+                    Maximum => "ogt",
+                    Minimum => "olt",
+                    Fmax => "oge",
+                    _ => "ole",
+                };
+                // maximum: x if x is NaN or x > y, else y (NaN propagates, ties give y);
+                // fmax: x if y is NaN or x >= y, else y (NaN ignored, ties give x).
+                let c = cmp(b, "arith.cmpf", pred, &x, &y, &ty);
+                let nan = if matches!(node.op, Maximum | Minimum) { &x } else { &y };
+                let isnan = cmp(b, "arith.cmpf", "uno", nan, nan, &ty);
+                let take_x = bin(b, "arith.ori", &c, &isnan, "i1");
+                same(select(b, &take_x, &x, &y, &ty))
+            } else if dt == DType::Bool {
+                same(bin(b, if max { "arith.ori" } else { "arith.andi" }, &x, &y, &ty))
+            } else {
+                let op = match (max, signed) {
+                    (true, true) => "arith.maxsi",
+                    (true, false) => "arith.maxui",
+                    (false, true) => "arith.minsi",
+                    (false, false) => "arith.minui",
+                };
+                same(bin(b, op, &x, &y, &ty))
+            }
+        }
+        Arctan2 => {
+            let r = math(b, "atan2", &[&x, &y], &ty);
+            fin(b, r)
+        }
+        Hypot => {
+            let r = math(b, "hypot", &[&x, &y], &ty);
+            fin(b, r)
+        }
+        CopySign => same(math(b, "copysign", &[&x, &y], &ty)),
+        LogAddExp => {
+            // In f64 for every float dtype, rounded once: the f32 formula loses up to 3 ulps.
+            if dt == DType::Float64 {
+                same(logaddexp(b, &x, &y, "f64"))
+            } else {
+                let xd = b.op(&format!("arith.extf {x} : f32 to f64"));
+                let yd = b.op(&format!("arith.extf {y} : f32 to f64"));
+                let r = logaddexp(b, &xd, &yd, "f64");
+                let r = if dt == DType::Float32 {
+                    b.op(&format!("arith.truncf {r} : f64 to f32"))
+                } else {
+                    super::types::round_f64_to_narrow(b, &r, dt)
+                };
+                same(r)
+            }
+        }
+        Eq | Ne | Lt | Le | Gt | Ge => {
+            let (fp, sp, up) = match node.op {
+                Eq => ("oeq", "eq", "eq"),
+                Ne => ("une", "ne", "ne"),
+                Lt => ("olt", "slt", "ult"),
+                Le => ("ole", "sle", "ule"),
+                Gt => ("ogt", "sgt", "ugt"),
+                _ => ("oge", "sge", "uge"),
+            };
+            if is_float {
+                boolean(cmp(b, "arith.cmpf", fp, &x, &y, &ty))
+            } else {
+                boolean(cmp(b, "arith.cmpi", if signed { sp } else { up }, &x, &y, &ty))
+            }
+        }
+        LogicalAnd | BitwiseAnd => same(bin(b, "arith.andi", &x, &y, &ty)),
+        LogicalOr | BitwiseOr => same(bin(b, "arith.ori", &x, &y, &ty)),
+        LogicalXor | BitwiseXor => same(bin(b, "arith.xori", &x, &y, &ty)),
+        LeftShift | RightShift => same(shift(b, node.op == LeftShift, &x, &y, dt)),
+        Where => {
+            let (c, t, f) = (&args[0].ssa, &args[1].ssa, &args[2].ssa);
+            Val::new(select(b, c, t, f, args[1].ty()), args[1].dt)
+        }
+        Input | Const | Iota | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute
+        | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
+        | CustomKernel => unreachable!("{} is not elementwise", node.op.name()),
+    };
+    if v.dt != out {
+        // Comparisons and predicates give bool; everything else keeps its dtype.
+        debug_assert!(out == DType::Bool, "{}: {} -> {}", node.op.name(), v.dt, out);
+    }
+    Ok(v)
+}
+
+/// NumPy's integer `//` and `%`: the quotient rounded toward -inf, the remainder with the sign of
+/// the divisor; division by zero gives 0 for both, and MIN // -1 wraps to MIN.
+fn int_divmod(b: &mut Builder, floor_div: bool, x: &str, y: &str, ty: &str, signed: bool) -> String {
+    let z = int_const(b, 0, ty);
+    let one = int_const(b, 1, ty);
+    let y0 = cmp(b, "arith.cmpi", "eq", y, &z, ty);
+    if !signed {
+        let safe = select(b, &y0, &one, y, ty);
+        let r = bin(b, if floor_div { "arith.divui" } else { "arith.remui" }, x, &safe, ty);
+        return select(b, &y0, &z, &r, ty);
+    }
+    // Divide by 1 where y is 0 or -1 (MIN / -1 is undefined in LLVM), and fix those up after.
+    let m1 = int_const(b, -1, ty);
+    let ym1 = cmp(b, "arith.cmpi", "eq", y, &m1, ty);
+    let bad = bin(b, "arith.ori", &y0, &ym1, "i1");
+    let safe = select(b, &bad, &one, y, ty);
+    let q = bin(b, "arith.divsi", x, &safe, ty);
+    let r = bin(b, "arith.remsi", x, &safe, ty);
+    // The remainder and divisor differ in sign: step the quotient down, the remainder over.
+    let rnz = cmp(b, "arith.cmpi", "ne", &r, &z, ty);
+    let rneg = cmp(b, "arith.cmpi", "slt", &r, &z, ty);
+    let yneg = cmp(b, "arith.cmpi", "slt", y, &z, ty);
+    let differ = bin(b, "arith.xori", &rneg, &yneg, "i1");
+    let adjust = bin(b, "arith.andi", &rnz, &differ, "i1");
+    if floor_div {
+        let q1 = bin(b, "arith.subi", &q, &one, ty);
+        let q = select(b, &adjust, &q1, &q, ty);
+        let negx = bin(b, "arith.subi", &z, x, ty);
+        let q = select(b, &ym1, &negx, &q, ty);
+        select(b, &y0, &z, &q, ty)
+    } else {
+        let r1 = bin(b, "arith.addi", &r, y, ty);
+        let r = select(b, &adjust, &r1, &r, ty);
+        select(b, &bad, &z, &r, ty)
+    }
+}
+
+/// NumPy's float `divmod` (`npy_divmod`), computed in f64 for every float dtype (as the
+/// evaluator does) and rounded once: the floor quotient, or the remainder with the divisor's
+/// sign; division by zero gives x/0 for the quotient and fmod(x, 0) = NaN for the remainder.
+fn float_divmod(b: &mut Builder, floor_div: bool, x: &str, y: &str, dt: DType) -> Val {
+    let (a, d) = if dt == DType::Float64 {
+        (x.to_string(), y.to_string())
+    } else {
+        (b.op(&format!("arith.extf {x} : f32 to f64")), b.op(&format!("arith.extf {y} : f32 to f64")))
+    };
+    let t = "f64";
+    let zero = float_const(b, 0.0, t);
+    let one = float_const(b, 1.0, t);
+    let half = float_const(b, 0.5, t);
+    let m = bin(b, "arith.remf", &a, &d, t);
+    let d0 = cmp(b, "arith.cmpf", "oeq", &d, &zero, t);
+    let r = if floor_div {
+        // div = (a - m) / d; if m != 0 and sign(d) != sign(m): div -= 1.
+        let am = bin(b, "arith.subf", &a, &m, t);
+        let div = bin(b, "arith.divf", &am, &d, t);
+        let mnz = cmp(b, "arith.cmpf", "une", &m, &zero, t);
+        let dneg = cmp(b, "arith.cmpf", "olt", &d, &zero, t);
+        let mneg = cmp(b, "arith.cmpf", "olt", &m, &zero, t);
+        let differ = bin(b, "arith.xori", &dneg, &mneg, "i1");
+        let adj = bin(b, "arith.andi", &mnz, &differ, "i1");
+        let div1 = bin(b, "arith.subf", &div, &one, t);
+        let div = select(b, &adj, &div1, &div, t);
+        // q = floor(div), plus 1 if div - floor(div) > 0.5; a zero div gives 0 with a/d's sign.
+        let f = math(b, "floor", &[&div], t);
+        let frac = bin(b, "arith.subf", &div, &f, t);
+        let up = cmp(b, "arith.cmpf", "ogt", &frac, &half, t);
+        let f1 = bin(b, "arith.addf", &f, &one, t);
+        let q = select(b, &up, &f1, &f, t);
+        let quot = bin(b, "arith.divf", &a, &d, t);
+        let z_signed = math(b, "copysign", &[&zero, &quot], t);
+        let dnz = cmp(b, "arith.cmpf", "une", &div, &zero, t);
+        let q = select(b, &dnz, &q, &z_signed, t);
+        select(b, &d0, &quot, &q, t)
+    } else {
+        // m += d if m != 0 and signs differ; m == 0 gives 0 with d's sign.
+        let mnz = cmp(b, "arith.cmpf", "une", &m, &zero, t);
+        let dneg = cmp(b, "arith.cmpf", "olt", &d, &zero, t);
+        let mneg = cmp(b, "arith.cmpf", "olt", &m, &zero, t);
+        let differ = bin(b, "arith.xori", &dneg, &mneg, "i1");
+        let adj = bin(b, "arith.andi", &mnz, &differ, "i1");
+        let md = bin(b, "arith.addf", &m, &d, t);
+        let m2 = select(b, &adj, &md, &m, t);
+        let zd = math(b, "copysign", &[&zero, &d], t);
+        let m3 = select(b, &mnz, &m2, &zd, t);
+        select(b, &d0, &m, &m3, t)
+    };
+    let s = match dt {
+        DType::Float64 => r,
+        DType::Float32 => b.op(&format!("arith.truncf {r} : f64 to f32")),
+        _ => super::types::round_f64_to_narrow(b, &r, dt),
+    };
+    Val::new(s, dt)
+}
+
+/// `x ** y` for integers: wrapping square-and-multiply over the exponent's bits; a negative
+/// exponent gives 1 for x = 1, ±1 for x = -1 (by parity), 0 otherwise.
+fn int_power(b: &mut Builder, x: &str, y: &str, ty: &str, signed: bool) -> String {
+    let bits = ty[1..].parse::<i64>().expect("integer type");
+    let z = int_const(b, 0, ty);
+    let one = int_const(b, 1, ty);
+    let lb = b.i64(0);
+    let ub = b.i64(bits);
+    let step = b.i64(1);
+    let acc = b.fresh();
+    let base = b.fresh();
+    let e = b.fresh();
+    let iv = b.fresh();
+    let r = b.open(
+        3,
+        &format!("scf.for {iv} = {lb} to {ub} step {step} iter_args({acc} = {one}, {base} = {x}, {e} = {y}) -> ({ty}, {ty}, {ty}) : i64"),
+    );
+    let bit = bin(b, "arith.andi", &e, &one, ty);
+    let odd = cmp(b, "arith.cmpi", "ne", &bit, &z, ty);
+    let prod = bin(b, "arith.muli", &acc, &base, ty);
+    let acc2 = select(b, &odd, &prod, &acc, ty);
+    let base2 = bin(b, "arith.muli", &base, &base, ty);
+    let e2 = bin(b, "arith.shrui", &e, &one, ty);
+    b.stmt(&format!("scf.yield {acc2}, {base2}, {e2} : {ty}, {ty}, {ty}"));
+    b.close();
+    let pow = r[0].clone();
+    if !signed {
+        return pow;
+    }
+    let m1 = int_const(b, -1, ty);
+    let neg = cmp(b, "arith.cmpi", "slt", y, &z, ty);
+    let is1 = cmp(b, "arith.cmpi", "eq", x, &one, ty);
+    let ism1 = cmp(b, "arith.cmpi", "eq", x, &m1, ty);
+    let ybit = bin(b, "arith.andi", y, &one, ty);
+    let yodd = cmp(b, "arith.cmpi", "ne", &ybit, &z, ty);
+    let pm1 = select(b, &yodd, &m1, &one, ty);
+    let negres = select(b, &ism1, &pm1, &z, ty);
+    let negres = select(b, &is1, &one, &negres, ty);
+    select(b, &neg, &negres, &pow, ty)
+}
+
+/// `x << y` and `x >> y` (arithmetic for signed): a count outside `[0, width)` gives 0, or -1 for
+/// a right shift of a negative signed x.
+fn shift(b: &mut Builder, left: bool, x: &str, y: &str, dt: DType) -> String {
+    let ty = super::types::work_ty(dt).expect("integer");
+    let w = int_width(dt) as i128;
+    let z = int_const(b, 0, ty);
+    let width = int_const(b, w, ty);
+    // In range iff 0 <= y < w: one unsigned comparison covers negative counts too.
+    let ok = cmp(b, "arith.cmpi", "ult", y, &width, ty);
+    let safe = select(b, &ok, y, &z, ty);
+    let signed = dt.is_signed_integer();
+    if left {
+        let s = bin(b, "arith.shli", x, &safe, ty);
+        select(b, &ok, &s, &z, ty)
+    } else if signed {
+        let s = bin(b, "arith.shrsi", x, &safe, ty);
+        let wm1 = int_const(b, w - 1, ty);
+        let fill = bin(b, "arith.shrsi", x, &wm1, ty);
+        select(b, &ok, &s, &fill, ty)
+    } else {
+        let s = bin(b, "arith.shrui", x, &safe, ty);
+        select(b, &ok, &s, &z, ty)
+    }
+}
+
+/// NumPy's `npy_logaddexp`: x + log 2 when x == y (keeps ±inf), else
+/// max + log1p(exp(-|x - y|)); NaN propagates.
+fn logaddexp(b: &mut Builder, x: &str, y: &str, ty: &str) -> String {
+    let ln2 = float_const(b, std::f64::consts::LN_2, ty);
+    let zero = float_const(b, 0.0, ty);
+    let eq = cmp(b, "arith.cmpf", "oeq", x, y, ty);
+    let same = bin(b, "arith.addf", x, &ln2, ty);
+    let d = bin(b, "arith.subf", x, y, ty);
+    let pos = cmp(b, "arith.cmpf", "ogt", &d, &zero, ty);
+    let le = cmp(b, "arith.cmpf", "ole", &d, &zero, ty);
+    let nd = b.op(&format!("arith.negf {d} : {ty}"));
+    let e1 = math(b, "exp", &[&nd], ty);
+    let l1 = math(b, "log1p", &[&e1], ty);
+    let r1 = bin(b, "arith.addf", x, &l1, ty);
+    let e2 = math(b, "exp", &[&d], ty);
+    let l2 = math(b, "log1p", &[&e2], ty);
+    let r2 = bin(b, "arith.addf", y, &l2, ty);
+    let r = select(b, &le, &r2, &d, ty);
+    let r = select(b, &pos, &r1, &r, ty);
+    select(b, &eq, &same, &r, ty)
+}

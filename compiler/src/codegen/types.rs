@@ -1,0 +1,208 @@
+//! How each dtype lives in memory and in registers, and the conversions between the two.
+//!
+//! | dtype | memory | register (working type) |
+//! |---|---|---|
+//! | bool | `i8` (0 or 1) | `i1` |
+//! | int8..int64, uint8..uint64 | `iN` | `iN` (signless; ops pick signed or unsigned forms) |
+//! | float16, bfloat16 | `i16` (the bits) | `f32`, always holding a value of the dtype |
+//! | float32, float64 | `f32`, `f64` | the same |
+//!
+//! float16 and bfloat16 compute in `f32` and every result is rounded back to the dtype
+//! ([`round`]), as NumPy does (and the reference evaluator, which computes in f64: for `+ - * /`
+//! and `sqrt` the two agree exactly, because f32 has more than twice the precision plus two bits).
+//! Complex dtypes are not supported yet.
+
+use kiln_ir::{DType, DTypeKind, Literal};
+
+use super::builder::Builder;
+use super::Unsupported;
+
+/// A value in registers: its SSA name and the dtype it holds (its working type follows).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Val {
+    pub ssa: String,
+    pub dt: DType,
+}
+
+impl Val {
+    pub fn new(ssa: String, dt: DType) -> Val {
+        Val { ssa, dt }
+    }
+
+    /// The MLIR working type.
+    pub fn ty(&self) -> &'static str {
+        work_ty(self.dt).expect("values exist only of supported dtypes")
+    }
+}
+
+/// The register type of a dtype; complex dtypes are unsupported.
+pub(crate) fn work_ty(dt: DType) -> Result<&'static str, Unsupported> {
+    Ok(match dt {
+        DType::Bool => "i1",
+        DType::Int8 | DType::UInt8 => "i8",
+        DType::Int16 | DType::UInt16 => "i16",
+        DType::Int32 | DType::UInt32 => "i32",
+        DType::Int64 | DType::UInt64 => "i64",
+        DType::Float16 | DType::BFloat16 | DType::Float32 => "f32",
+        DType::Float64 => "f64",
+        DType::Complex64 | DType::Complex128 => {
+            return Err(Unsupported::new(None, format!("{dt} values (complex code generation is not written yet)")))
+        }
+    })
+}
+
+/// The memory type of a dtype's elements.
+pub(crate) fn mem_ty(dt: DType) -> &'static str {
+    match dt {
+        DType::Bool | DType::Int8 | DType::UInt8 => "i8",
+        DType::Int16 | DType::UInt16 | DType::Float16 | DType::BFloat16 => "i16",
+        DType::Int32 | DType::UInt32 => "i32",
+        DType::Int64 | DType::UInt64 => "i64",
+        DType::Float32 => "f32",
+        DType::Float64 | DType::Complex64 => "f64",
+        DType::Complex128 => "i128",
+    }
+}
+
+/// Bit width of an integer (or bool) dtype's register type.
+pub(crate) fn int_width(dt: DType) -> u32 {
+    match dt {
+        DType::Bool => 1,
+        d => d.itemsize() as u32 * 8,
+    }
+}
+
+/// Loads element `pos` (an i64 SSA value) of the buffer `ptr` holding `dt` elements.
+pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
+    let m = mem_ty(dt);
+    let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"));
+    let raw = b.op(&format!("llvm.load {addr} : !llvm.ptr -> {m}"));
+    let ssa = match dt {
+        DType::Bool => {
+            let z = b.constant("0", "i8");
+            b.op(&format!("arith.cmpi ne, {raw}, {z} : i8"))
+        }
+        DType::Float16 => {
+            let h = b.op(&format!("arith.bitcast {raw} : i16 to f16"));
+            b.op(&format!("arith.extf {h} : f16 to f32"))
+        }
+        DType::BFloat16 => {
+            let w = b.op(&format!("arith.extui {raw} : i16 to i32"));
+            let s = b.constant("16", "i32");
+            let sh = b.op(&format!("arith.shli {w}, {s} : i32"));
+            b.op(&format!("arith.bitcast {sh} : i32 to f32"))
+        }
+        _ => raw,
+    };
+    Val::new(ssa, dt)
+}
+
+/// Stores `v` at element `pos` of the buffer `ptr` (of `v`'s dtype).
+pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
+    let m = mem_ty(v.dt);
+    let raw = match v.dt {
+        DType::Bool => b.op(&format!("arith.extui {} : i1 to i8", v.ssa)),
+        DType::Float16 => {
+            let h = b.op(&format!("arith.truncf {} : f32 to f16", v.ssa));
+            b.op(&format!("arith.bitcast {h} : f16 to i16"))
+        }
+        DType::BFloat16 => {
+            // The value is a bfloat16 already: its low 16 bits are zero.
+            let bits = b.op(&format!("arith.bitcast {} : f32 to i32", v.ssa));
+            let s = b.constant("16", "i32");
+            let sh = b.op(&format!("arith.shrui {bits}, {s} : i32"));
+            b.op(&format!("arith.trunci {sh} : i32 to i16"))
+        }
+        _ => v.ssa.clone(),
+    };
+    let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"));
+    b.stmt(&format!("llvm.store {raw}, {addr} : {m}, !llvm.ptr"));
+}
+
+/// An f32 or f64 constant, bit-exact (hexadecimal form).
+pub(crate) fn float_const(b: &mut Builder, x: f64, ty: &str) -> String {
+    match ty {
+        "f32" => b.constant(&format!("0x{:08X}", (x as f32).to_bits()), "f32"),
+        _ => b.constant(&format!("0x{:016X}", x.to_bits()), "f64"),
+    }
+}
+
+/// An integer constant of a register type, from its two's complement bits.
+pub(crate) fn int_const(b: &mut Builder, v: i128, ty: &str) -> String {
+    let w: u32 = ty[1..].parse().expect("an integer type");
+    if w == 1 {
+        return b.constant(if v & 1 == 1 { "true" } else { "false" }, "i1");
+    }
+    // Print the value sign-extended from its width, as MLIR's parser wants it in range.
+    let shift = 128 - w;
+    let s = (v << shift) >> shift;
+    b.constant(&s.to_string(), ty)
+}
+
+/// The value of a literal of `dt` in registers.
+pub(crate) fn literal(b: &mut Builder, lit: Literal, dt: DType) -> Result<Val, Unsupported> {
+    let ty = work_ty(dt)?;
+    let v = kiln_ir::eval::Value::from_literal(lit, dt);
+    let ssa = match (dt.kind(), v) {
+        (DTypeKind::Bool, kiln_ir::eval::Value::Bool(x)) => int_const(b, x as i128, ty),
+        (DTypeKind::SignedInt, kiln_ir::eval::Value::Int(x)) => int_const(b, x as i128, ty),
+        (DTypeKind::UnsignedInt, kiln_ir::eval::Value::UInt(x)) => int_const(b, x as i128, ty),
+        (DTypeKind::Float, kiln_ir::eval::Value::Float(x)) => float_const(b, x, ty),
+        _ => return Err(Unsupported::new(Some("const"), format!("a {dt} literal {lit:?}"))),
+    };
+    Ok(Val::new(ssa, dt))
+}
+
+/// Rounds a working-type value to its float16/bfloat16 dtype (a no-op for other dtypes).
+pub(crate) fn round(b: &mut Builder, ssa: &str, dt: DType) -> String {
+    match dt {
+        DType::Float16 => {
+            let h = b.op(&format!("arith.truncf {ssa} : f32 to f16"));
+            b.op(&format!("arith.extf {h} : f16 to f32"))
+        }
+        DType::BFloat16 => round_bf16(b, ssa),
+        _ => ssa.to_string(),
+    }
+}
+
+/// An f32 rounded to the nearest bfloat16 (ties to even), kept in f32. NaN stays a quiet NaN.
+fn round_bf16(b: &mut Builder, x: &str) -> String {
+    let bits = b.op(&format!("arith.bitcast {x} : f32 to i32"));
+    let sixteen = b.constant("16", "i32");
+    let one = b.constant("1", "i32");
+    let bias = b.constant("32767", "i32");
+    let hi = b.op(&format!("arith.shrui {bits}, {sixteen} : i32"));
+    let lsb = b.op(&format!("arith.andi {hi}, {one} : i32"));
+    let add = b.op(&format!("arith.addi {bits}, {bias} : i32"));
+    let add = b.op(&format!("arith.addi {add}, {lsb} : i32"));
+    let mask = b.constant(&(0xFFFF0000u32 as i32).to_string(), "i32");
+    let rounded = b.op(&format!("arith.andi {add}, {mask} : i32"));
+    let quiet = b.constant(&(0x0040_0000i32).to_string(), "i32");
+    let nan_bits = b.op(&format!("arith.ori {bits}, {quiet} : i32"));
+    let nan_bits = b.op(&format!("arith.andi {nan_bits}, {mask} : i32"));
+    let is_nan = b.op(&format!("arith.cmpf uno, {x}, {x} : f32"));
+    let r = b.op(&format!("arith.select {is_nan}, {nan_bits}, {rounded} : i32"));
+    b.op(&format!("arith.bitcast {r} : i32 to f32"))
+}
+
+/// An f64 rounded once to float16 or bfloat16 (returned in f32): rounded to odd in f32 first
+/// (truncation with the inexact bit kept as the last bit), then to nearest-even in the narrow
+/// format; with 24 ≥ p + 2 bits the two roundings give the correctly rounded result.
+pub(crate) fn round_f64_to_narrow(b: &mut Builder, x: &str, dt: DType) -> String {
+    let t = b.op(&format!("arith.truncf {x} : f64 to f32"));
+    let back = b.op(&format!("arith.extf {t} : f32 to f64"));
+    let ax = b.op(&format!("math.absf {x} : f64"));
+    let aback = b.op(&format!("math.absf {back} : f64"));
+    let bits = b.op(&format!("arith.bitcast {t} : f32 to i32"));
+    // Magnitude rounded up past x: step back toward zero (bits - 1 on the magnitude).
+    let over = b.op(&format!("arith.cmpf ogt, {aback}, {ax} : f64"));
+    let one = b.constant("1", "i32");
+    let down = b.op(&format!("arith.subi {bits}, {one} : i32"));
+    let trunc = b.op(&format!("arith.select {over}, {down}, {bits} : i32"));
+    let inexact = b.op(&format!("arith.cmpf one, {back}, {x} : f64"));
+    let odd = b.op(&format!("arith.ori {trunc}, {one} : i32"));
+    let rto = b.op(&format!("arith.select {inexact}, {odd}, {trunc} : i32"));
+    let f = b.op(&format!("arith.bitcast {rto} : i32 to f32"));
+    // NaN: `one` comparisons are false, so the NaN passes through unchanged.
+    round(b, &f, dt)
+}

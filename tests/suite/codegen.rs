@@ -1,0 +1,658 @@
+//! Code generation on the host: programs written with kiln's API, partitioned, scheduled and run
+//! with compiled kernels, against the reference evaluator.
+//!
+//! Integers and bools must match bit for bit. Floats must match within a bound in ulps (units
+//! in the last place of the reference's value); each test states its bound and why.
+
+use kiln::{axis, Array, DType, HostArray};
+use kiln_compiler::codegen::{self, run_schedule_on_host};
+use kiln_compiler::fusion::{partition, Partition};
+use kiln_compiler::schedule::schedule;
+use num_complex::Complex32;
+
+/// A deterministic generator (an LCG): uniform floats in [lo, hi).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next() as f64 / (1u64 << 53) as f64)
+    }
+}
+
+fn uniform_f32(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Array {
+    let mut r = Rng(seed);
+    let n: usize = shape.iter().product();
+    let a = Array::from_vec((0..n).map(|_| r.uniform(lo, hi) as f32).collect::<Vec<_>>(), shape);
+    a.eval();
+    a
+}
+
+fn uniform_f64(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Array {
+    let mut r = Rng(seed);
+    let n: usize = shape.iter().product();
+    let a = Array::from_vec((0..n).map(|_| r.uniform(lo, hi)).collect::<Vec<_>>(), shape);
+    a.eval();
+    a
+}
+
+fn ints<T: kiln::ir::HostElement>(shape: &[usize], seed: u64, f: impl Fn(u64) -> T) -> Array {
+    let mut r = Rng(seed);
+    let n: usize = shape.iter().product();
+    let a = Array::from_vec((0..n).map(|_| f(r.next())).collect::<Vec<_>>(), shape);
+    a.eval();
+    a
+}
+
+/// The graph of `outs`, partitioned and scheduled; results from compiled code and from the
+/// reference evaluator.
+fn run_both(outs: &[&Array]) -> (Vec<HostArray>, Vec<HostArray>, Partition) {
+    let lowered = kiln::lower(outs);
+    let g = lowered.graph;
+    let p = partition(&g);
+    let sched = schedule(&g, &p.regions);
+    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+    let reference = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
+    let compiled = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap_or_else(|e| {
+        let text = kiln_compiler::fusion::print_regions(&p.regions);
+        let mlir: Vec<String> = p.regions.iter().map(|r| codegen::mlir_text(r).unwrap_or_else(|e| e.to_string())).collect();
+        panic!("{e}\n{text}\n{}", mlir.join("\n"))
+    });
+    // Every region must have been compiled (none fell back to the evaluator).
+    for (i, r) in p.regions.iter().enumerate() {
+        if let Err(e) = codegen::compile_region(r) {
+            panic!("region {i} not compiled: {e}\n{}", kiln_compiler::fusion::print_regions(std::slice::from_ref(r)));
+        }
+    }
+    (compiled, reference, p)
+}
+
+/// Distance in ulps between two floats of a float dtype (as f64), the ulp being that of the
+/// reference `want`'s magnitude in the dtype; NaNs equal NaNs, infinities must match exactly.
+fn ulps(got: f64, want: f64, mantissa: u32, min_exp: i32) -> f64 {
+    if got.is_nan() && want.is_nan() || got == want {
+        return 0.0;
+    }
+    if !got.is_finite() || !want.is_finite() {
+        return f64::INFINITY;
+    }
+    let e = if want == 0.0 { min_exp } else { (want.abs().log2().floor() as i32).max(min_exp) };
+    let ulp = 2f64.powi(e - (mantissa as i32 - 1));
+    (got - want).abs() / ulp
+}
+
+fn as_f64(a: &HostArray) -> Option<(Vec<f64>, u32, i32)> {
+    use kiln::ir::host::Data;
+    Some(match a.data() {
+        Data::Float32(v) => (v.iter().map(|&x| x as f64).collect(), 24, -126),
+        Data::Float64(v) => (v.clone(), 53, -1022),
+        Data::Float16(v) => (v.iter().map(|x| x.to_f64()).collect(), 11, -14),
+        Data::BFloat16(v) => (v.iter().map(|x| x.to_f64()).collect(), 8, -126),
+        _ => return None,
+    })
+}
+
+/// Asserts the arrays match: exactly for non-floats, within `max_ulps` for floats. Returns the
+/// largest distance seen, in ulps.
+fn check(name: &str, got: &[HostArray], want: &[HostArray], max_ulps: f64) -> f64 {
+    assert_eq!(got.len(), want.len(), "{name}: number of outputs");
+    let mut worst = 0.0f64;
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "{name}: output {k}");
+        match (as_f64(g), as_f64(w)) {
+            (Some((gv, m, e)), Some((wv, _, _))) => {
+                for (i, (&a, &b)) in gv.iter().zip(&wv).enumerate() {
+                    let d = ulps(a, b, m, e);
+                    if d > 1.0 && std::env::var("KILN_TEST_VERBOSE").is_ok() {
+                        eprintln!("  {name}[{i}]: {a:e} vs {b:e} ({d} ulps)");
+                    }
+                    worst = worst.max(d);
+                    assert!(d <= max_ulps, "{name}: output {k} element {i}: {a:e} vs reference {b:e} ({d} ulps > {max_ulps})");
+                }
+            }
+            _ => assert_eq!(g, w, "{name}: output {k}"),
+        }
+    }
+    eprintln!("{name}: max {worst} ulps");
+    worst
+}
+
+/// The bound for float32 results of transcendental functions: libm's scalar float functions
+/// are within 1 ulp of the correctly rounded result the evaluator gives (2 after a rounding of
+/// their own), glibc's vector ones (libmvec, used in vectorised loops) within 4.
+fn f32_ulps() -> f64 {
+    if codegen::host::libmvec_enabled() {
+        4.0
+    } else {
+        2.0
+    }
+}
+
+fn check_program(name: &str, outs: &[&Array], max_ulps: f64) -> f64 {
+    let (got, want, _) = run_both(outs);
+    check(name, &got, &want, max_ulps)
+}
+
+#[test]
+fn mlir_of_the_chain_is_canonical_and_shape_generic() {
+    let x = uniform_f32(&[1000], -3.0, 3.0, 1);
+    let y = ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
+    let l = kiln::lower(&[&y]);
+    let p = partition(&l.graph);
+    let a = codegen::mlir_text(&p.regions[0]).unwrap();
+    eprintln!("{a}");
+    assert_eq!(a, codegen::mlir_text(&p.regions[0]).unwrap());
+    // The same program on another size gives the same kernel text.
+    let x2 = uniform_f32(&[77], -3.0, 3.0, 2);
+    let y2 = ((&x2 - 1.5).square() * 0.5 + x2.sin()) * (-(&x2 * &x2)).exp();
+    let l2 = kiln::lower(&[&y2]);
+    let p2 = partition(&l2.graph);
+    assert_eq!(a, codegen::mlir_text(&p2.regions[0]).unwrap());
+    let ir = codegen::llvm_ir_text(&p.regions[0]).unwrap();
+    assert!(ir.contains("define void @kiln_kernel_host"), "{ir}");
+    assert!(!a.contains("1000"), "sizes are parameters:\n{a}");
+}
+
+#[test]
+fn ew_chain_matches_the_evaluator() {
+    let x = uniform_f32(&[10_000], -4.0, 4.0, 3);
+    let y = ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
+    check_program("ew_chain", &[&y], f32_ulps());
+}
+
+/// Floats with the awkward values mixed in: NaN, ±inf, ±0, tiny and huge values.
+fn specials_f64(n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
+    let sp = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1e-300, -1e300, 0.5, -0.5, 1.0, -1.0, 2.5, -2.5, 3e9, -3e9, 1e19];
+    let mut r = Rng(seed);
+    (0..n).map(|i| if i % 7 == 3 { sp[(i / 7) % sp.len()] } else { r.uniform(lo, hi) }).collect()
+}
+
+fn with_specials_f32(shape: &[usize], seed: u64, lo: f64, hi: f64) -> Array {
+    let n: usize = shape.iter().product();
+    let a = Array::from_vec(specials_f64(n, seed, lo, hi).into_iter().map(|x| x as f32).collect::<Vec<_>>(), shape);
+    a.eval();
+    a
+}
+
+fn with_specials_f64(shape: &[usize], seed: u64, lo: f64, hi: f64) -> Array {
+    let n: usize = shape.iter().product();
+    let a = Array::from_vec(specials_f64(n, seed, lo, hi), shape);
+    a.eval();
+    a
+}
+
+#[test]
+fn broadcasting_in_all_directions() {
+    let a = uniform_f32(&[64, 1], -2.0, 2.0, 4);
+    let b = uniform_f32(&[1, 48], -2.0, 2.0, 5);
+    let c = uniform_f32(&[48], -2.0, 2.0, 6);
+    let s = uniform_f32(&[], -2.0, 2.0, 7);
+    let y = (&a + &b) * &c - &s;
+    check_program("broadcast 2d", &[&y], 0.0);
+    let d = uniform_f64(&[3, 1, 5], -2.0, 2.0, 8);
+    let e = uniform_f64(&[4, 1], -2.0, 2.0, 9);
+    let y = (&d * &e).maximum(0.25);
+    check_program("broadcast 3d", &[&y], 0.0);
+}
+
+#[test]
+fn transposed_flipped_and_negative_step_sliced_inputs() {
+    let x = uniform_f32(&[40, 30], -2.0, 2.0, 10);
+    let y = x.t().slice(&kiln::s![..;-1, 1..27;3]) * 2.0 + 1.0;
+    check_program("transposed negative-step slice", &[&y], 0.0);
+    let y = &x.flip(Some(&[0])) - &x.flip(None);
+    check_program("flips", &[&y], 0.0);
+    let z = uniform_f32(&[4, 5, 6], -2.0, 2.0, 11);
+    let y = z.permute(&[2, 0, 1]).slice(&kiln::s![1..5, ..;-2, 2..]) + z.permute(&[2, 0, 1]).slice(&kiln::s![..4, ..2, ..3]);
+    check_program("rank-3 permute and slices", &[&y], 0.0);
+    // A reshape of a transposed view cannot be a strided view: it ravels and unravels.
+    let y = x.t().reshape(&[20, 60]).sin();
+    check_program("reshape of a transpose", &[&y], f32_ulps());
+    let y = x.expand_dims(&[0, 2]).squeeze(Some(&[0])).reshape(&[30, 40]).t() * 3.0;
+    check_program("expand_dims, squeeze, reshape", &[&y], 0.0);
+    // Two outputs of one region, one of them a pure view.
+    let y1 = x.t() * 1.0;
+    let y2 = x.t().exp();
+    check_program("two outputs", &[&y1, &y2], f32_ulps());
+}
+
+#[test]
+fn casts_follow_numpy() {
+    let f = with_specials_f64(&[600], 12, -300.0, 300.0);
+    let ints = [DType::Bool, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64];
+    let floats = [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64];
+    for &to in ints.iter().chain(&floats) {
+        check_program(&format!("f64 -> {to}"), &[&f.astype(to)], 0.0);
+        check_program(&format!("f32 -> {to}"), &[&f.astype(DType::Float32).astype(to)], 0.0);
+    }
+    // Integers to every type, large int64 values (float16/bfloat16 must round once).
+    let big = ints_i64(&[512], 13);
+    for &to in ints.iter().chain(&floats) {
+        check_program(&format!("i64 -> {to}"), &[&big.astype(to)], 0.0);
+        check_program(&format!("u64 -> {to}"), &[&big.astype(DType::UInt64).astype(to)], 0.0);
+        check_program(&format!("i32 -> {to}"), &[&big.astype(DType::Int32).astype(to)], 0.0);
+        check_program(&format!("i8 -> {to}"), &[&big.astype(DType::Int8).astype(to)], 0.0);
+        check_program(&format!("bool -> {to}"), &[&big.astype(DType::Bool).astype(to)], 0.0);
+    }
+    for &from in &floats {
+        for &to in &floats {
+            check_program(&format!("{from} -> {to}"), &[&f.astype(from).astype(to)], 0.0);
+        }
+    }
+}
+
+/// int64 values of every magnitude (including ties for float16/bfloat16 rounding).
+fn ints_i64(shape: &[usize], seed: u64) -> Array {
+    let mut r = Rng(seed);
+    let n: usize = shape.iter().product();
+    let v: Vec<i64> = (0..n)
+        .map(|i| {
+            let bits = r.next() as i64;
+            match i % 5 {
+                0 => bits >> (r.next() % 63),
+                1 => (bits % 1000) - 500,
+                2 => (1i64 << 60) + (1 << 52) + (i as i64 % 3),
+                3 => -((1i64 << 40) + (1 << 32)) - (i as i64 % 2),
+                _ => bits,
+            }
+        })
+        .collect();
+    let a = Array::from_vec(v, shape);
+    a.eval();
+    a
+}
+
+#[test]
+fn integer_ops_wrap_and_divide_like_numpy() {
+    for dt in [DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64] {
+        let a = ints_i64(&[400], 14).astype(dt);
+        let b = ints(&[400], 15, |v| (v % 19) as i64 - 9).astype(dt);
+        let n = format!("{dt}");
+        check_program(&format!("{n} + - *"), &[&(&a + &b), &(&a - &b), &(&a * &b), &a.negative(), &a.square()], 0.0);
+        check_program(&format!("{n} // %"), &[&a.floor_divide(&b), &(&a % &b)], 0.0);
+        check_program(&format!("{n} abs sign reciprocal"), &[&a.abs(), &a.sign(), &b.reciprocal()], 0.0);
+        check_program(&format!("{n} bitwise"), &[&(&a & &b), &(&a | &b), &(&a ^ &b), &a.invert()], 0.0);
+        check_program(&format!("{n} shifts"), &[&(&a << &b), &(&a >> &b)], 0.0);
+        check_program(&format!("{n} power"), &[&a.power(&b)], 0.0);
+        check_program(&format!("{n} max min"), &[&a.maximum(&b), &a.minimum(&b), &a.fmax(&b), &a.fmin(&b)], 0.0);
+        check_program(
+            &format!("{n} comparisons"),
+            &[&a.equal(&b), &a.not_equal(&b), &a.less(&b), &a.less_equal(&b), &a.greater(&b), &a.greater_equal(&b)],
+            0.0,
+        );
+    }
+    // int8 wraps: 127 + 1, -128 // -1, -128 % -1, abs(-128).
+    let a = Array::from_vec(vec![127i8, -128, -128, -128, 7, -7, 0], &[7]);
+    let b = Array::from_vec(vec![1i8, -1, -1, 2, 0, 0, 0], &[7]);
+    a.eval();
+    b.eval();
+    check_program("int8 edge cases", &[&(&a + &b), &a.floor_divide(&b), &(&a % &b), &a.abs(), &a.negative()], 0.0);
+}
+
+#[test]
+fn bool_ops() {
+    let a = ints(&[100], 16, |v| v % 3 == 0);
+    let b = ints(&[100], 17, |v| v % 2 == 0);
+    check_program(
+        "bools",
+        &[&a.logical_and(&b), &a.logical_or(&b), &a.logical_xor(&b), &a.logical_not(), &(&a & &b), &(&a | &b), &(&a ^ &b), &a.invert()],
+        0.0,
+    );
+    check_program("bool arithmetic", &[&(&a + &b), &(&a * &b), &a.maximum(&b), &a.minimum(&b), &a.less(&b), &a.greater_equal(&b)], 0.0);
+}
+
+#[test]
+fn where_and_clip() {
+    let x = with_specials_f32(&[30, 20], 18, -3.0, 3.0);
+    let y = uniform_f32(&[20], -1.0, 1.0, 19);
+    let w = kiln::where_(x.greater(&y), &x, y.square());
+    check_program("where", &[&w], 0.0);
+    check_program("clip", &[&x.clip(-1.0, 1.5)], 0.0);
+    let i = ints(&[30, 20], 20, |v| (v % 200) as i32 - 100);
+    check_program("int clip and where", &[&i.clip(-10, 10), &kiln::where_(i.less(0), 0, &i)], 0.0);
+}
+
+/// Every float function of the table on float32, float64, float16 and bfloat16.
+#[test]
+fn float_functions() {
+    let x32 = with_specials_f32(&[700], 21, -4.0, 4.0);
+    let x64 = with_specials_f64(&[700], 21, -4.0, 4.0);
+    let y32 = uniform_f32(&[700], -3.0, 3.0, 22);
+    for (dt, x) in [(DType::Float32, &x32), (DType::Float64, &x64), (DType::Float16, &x32.astype(DType::Float16)), (DType::BFloat16, &x32.astype(DType::BFloat16))] {
+        let y = y32.astype(dt);
+        // float32: libm's float functions are within 1 ulp of the correctly rounded result the
+        // evaluator gives (it computes in f64 and rounds once); float64: the same libm for both,
+        // except erf (the evaluator uses the `libm` crate) and hypot; float16/bfloat16: an f32
+        // result rounded again, which can land one narrow ulp off at a tie.
+        //
+        // The evaluator's float64 arccosh and arctanh are Rust's formulas, not libm's: arctanh
+        // loses up to ~18 ulps near ±1 (e.g. atanh(-0.9995130578359417) is
+        // -4.16013444070102169 to 18 digits; glibc gives -4.160134440701022, the evaluator
+        // -4.160134440701006), arccosh up to 4. The kernels call glibc.
+        let bound_of = |name: &str| match (dt, name) {
+            (DType::Float64, "arctanh") => 32.0,
+            (DType::Float64 | DType::Float32, _) => f32_ulps().max(4.0),
+            _ => 2.0,
+        };
+        let unary: Vec<(&str, Array)> = vec![
+            ("sqrt", x.sqrt()),
+            ("cbrt", x.cbrt()),
+            ("exp", x.exp()),
+            ("exp2", x.exp2()),
+            ("expm1", x.expm1()),
+            ("log", x.log()),
+            ("log2", x.log2()),
+            ("log10", x.log10()),
+            ("log1p", x.log1p()),
+            ("sin", x.sin()),
+            ("cos", x.cos()),
+            ("tan", x.tan()),
+            ("arcsin", x.arcsin()),
+            ("arccos", x.arccos()),
+            ("arctan", x.arctan()),
+            ("sinh", x.sinh()),
+            ("cosh", x.cosh()),
+            ("tanh", x.tanh()),
+            ("arcsinh", x.arcsinh()),
+            ("arccosh", x.arccosh()),
+            ("arctanh", x.arctanh()),
+            ("floor", x.floor()),
+            ("ceil", x.ceil()),
+            ("trunc", x.trunc()),
+            ("rint", x.rint()),
+            ("erf", x.erf()),
+            ("abs", x.abs()),
+            ("negative", x.negative()),
+            ("sign", x.sign()),
+            ("square", x.square()),
+            ("reciprocal", x.reciprocal()),
+        ];
+        for (name, a) in &unary {
+            check_program(&format!("{name} {dt}"), &[a], bound_of(name));
+        }
+        let binary: Vec<(&str, Array)> = vec![
+            ("add", x + &y),
+            ("subtract", x - &y),
+            ("multiply", x * &y),
+            ("divide", x / &y),
+            ("floor_divide", x.floor_divide(&y)),
+            ("remainder", x % &y),
+            ("power", x.power(&y)),
+            ("maximum", x.maximum(&y)),
+            ("minimum", x.minimum(&y)),
+            ("fmax", x.fmax(&y)),
+            ("fmin", x.fmin(&y)),
+            ("arctan2", x.arctan2(&y)),
+            ("hypot", x.hypot(&y)),
+            ("logaddexp", x.logaddexp(&y)),
+            ("copysign", x.copysign(&y)),
+        ];
+        for (name, a) in &binary {
+            // logaddexp(x, y) = max + log1p(exp(-|x - y|)) cancels where x ≈ -y and the result
+            // is near 0: libmvec's 4-ulp errors in exp and log1p become tens of ulps of the
+            // result (its absolute error stays within a few ulps of max(|x|, |y|)).
+            let bound = if *name == "logaddexp" && dt == DType::Float64 && codegen::host::libmvec_enabled() { 128.0 } else { bound_of(name) };
+            check_program(&format!("{name} {dt}"), &[a], bound);
+        }
+        // NaN against NaN, for the NaN rules of maximum/fmax.
+        check_program(&format!("max of NaNs {dt}"), &[&x.maximum(x.flip(None)), &x.fmin(x.flip(None))], 0.0);
+        check_program(
+            &format!("predicates {dt}"),
+            &[&x.isnan(), &x.isinf(), &x.isfinite(), &x.equal(&y), &x.not_equal(x), &x.less(&y), &x.greater_equal(x.flip(None))],
+            0.0,
+        );
+    }
+}
+
+#[test]
+fn index_ramps() {
+    let y = kiln::arange(1000).astype(DType::Float32).sin() * kiln::linspace(0.0, 1.0, 1000).astype(DType::Float32);
+    check_program("arange and linspace", &[&y], f32_ulps());
+    check_program("eye", &[&kiln::eye(7, Some(9), 2, DType::Int16)], 0.0);
+}
+
+#[test]
+fn softmax_rows() {
+    let x = uniform_f32(&[64, 300], -5.0, 5.0, 23);
+    // exp's error, then a division by the (correctly rounded) sum.
+    check_program("softmax", &[&kiln::nn::softmax(&x, -1).unwrap()], f32_ulps() + 1.0);
+    // Over the first axis too: the rows are strided.
+    check_program("softmax axis 0", &[&kiln::nn::softmax(&x, 0).unwrap()], f32_ulps() + 1.0);
+    check_program("logsumexp", &[&kiln::nn::logsumexp(&x, 1).unwrap()], f32_ulps());
+}
+
+#[test]
+fn layernorm_l2norm_var_std() {
+    let x = uniform_f32(&[32, 200], -3.0, 3.0, 24);
+    let w = uniform_f32(&[200], 0.5, 1.5, 25);
+    let b = uniform_f32(&[200], -0.5, 0.5, 26);
+    check_program("layer_norm", &[&kiln::nn::layer_norm(&x, &w, &b, 1e-5).unwrap()], 4.0);
+    check_program("l2norm", &[&kiln::nn::l2norm_rows(&x).unwrap()], 1.0);
+    check_program("var, std", &[&x.var(1, 0), &x.std(1, 1)], 2.0);
+    check_program("column mean and std", &[&x.mean(0), &x.std(0, 0)], 2.0);
+    let x64 = uniform_f64(&[32, 200], -3.0, 3.0, 27);
+    check_program("var float64", &[&x64.var(1, 0), &x64.std(0, 1)], 2.0);
+}
+
+#[test]
+fn argmax_argmin_with_nans_and_ties() {
+    let mut v: Vec<f32> = (0..40 * 25).map(|i| ((i * 7919) % 13) as f32).collect();
+    v[3 * 25 + 5] = f32::NAN;
+    v[3 * 25 + 9] = f32::NAN;
+    v[7 * 25] = f32::NAN;
+    v[9 * 25 + 24] = f32::NAN;
+    for k in 0..25 {
+        v[11 * 25 + k] = f32::NAN;
+    }
+    let x = Array::from_vec(v, &[40, 25]);
+    x.eval();
+    check_program("argmax/argmin rows", &[&x.argmax(1), &x.argmin(1)], 0.0);
+    check_program("argmax/argmin columns", &[&x.argmax(0), &x.argmin(0)], 0.0);
+    check_program("argmax flattened", &[&x.argmax(None), &x.argmin(axis(1).keepdims())], 0.0);
+    check_program("max/min with NaN", &[&x.max(1), &x.min(0), &x.max(None)], 0.0);
+    let i = ints(&[40, 25], 28, |v| (v % 9) as i16 - 4);
+    check_program("int argmax ties", &[&i.argmax(1), &i.argmin(0), &i.max(1), &i.min(None)], 0.0);
+}
+
+#[test]
+fn integer_and_bool_reductions() {
+    let a = ints(&[50, 70], 29, |v| (v % 256) as u8 as i8);
+    check_program("sum of int8", &[&a.sum(None), &a.sum(0), &a.sum(1), &a.prod(1)], 0.0);
+    let u = ints(&[50, 70], 30, |v| v as u32);
+    check_program("uint32 sums", &[&u.sum(1), &u.prod(0), &u.max(1)], 0.0);
+    let b = ints(&[50, 70], 31, |v| v % 5 != 0);
+    check_program("bool reductions", &[&b.sum(1), &b.all(1), &b.any(0), &b.all(None), &a.any(1), &a.all(0)], 0.0);
+}
+
+#[test]
+fn float_reductions() {
+    let x = uniform_f32(&[30, 40, 50], -1.0, 1.0, 32);
+    // Sums: the kernel accumulates in f64 and rounds once; the evaluator's sum is exact then
+    // rounded: equal but for the rare sum whose f64 rounding crosses a float32 rounding boundary.
+    check_program("column sums", &[&x.sum(0)], 1.0);
+    check_program("sums over axis sets", &[&x.sum([0, 2]), &x.sum(axis([1, 2]).keepdims()), &x.sum(None)], 1.0);
+    let p = uniform_f32(&[30, 40], 0.5, 1.5, 33);
+    check_program("products", &[&p.prod(1), &p.prod(None)], 1.0);
+    let h = uniform_f32(&[30, 40], -1.0, 1.0, 34).astype(DType::Float16);
+    // float16 sums accumulate in f32 (NumPy's float16 sums do too).
+    check_program("float16 sums", &[&h.sum(1), &h.mean(0), &h.max(1)], 1.0);
+    let bh = uniform_f32(&[30, 40], -1.0, 1.0, 35).astype(DType::BFloat16);
+    check_program("bfloat16 sums", &[&bh.sum(1), &bh.min(0)], 1.0);
+    let d = uniform_f64(&[30, 40], -1.0, 1.0, 36);
+    // float64 sums: partial sums in another order than the evaluator's compensated sum.
+    check_program("float64 sums", &[&d.sum(1), &d.sum(0), &d.prod(0)], 4.0);
+}
+
+#[test]
+fn kmeans_assignment_step() {
+    let x = uniform_f32(&[500, 8], -3.0, 3.0, 37);
+    let c = uniform_f32(&[7, 8], -3.0, 3.0, 38);
+    let labels = (x.expand_dims(&[1]) - c.expand_dims(&[0])).square().sum(2).argmin(1);
+    let (got, want, p) = run_both(&[&labels]);
+    assert_eq!(p.regions.len(), 1);
+    check("kmeans", &got, &want, 0.0);
+}
+
+#[test]
+fn empty_and_scalar_arrays() {
+    let e = uniform_f32(&[0, 5], -1.0, 1.0, 39);
+    check_program("empty elementwise", &[&(e.sin() + 1.0)], 0.0);
+    check_program("empty sums", &[&e.sum(0), &e.sum(1)], 0.0);
+    let s = uniform_f32(&[], -1.0, 1.0, 40);
+    check_program("rank 0", &[&(s.exp() * 2.0)], f32_ulps());
+    let x = uniform_f32(&[1, 1, 3], -1.0, 1.0, 41);
+    check_program("extent-1 axes", &[&x.sum(0), &(x.t() + 1.0)], 1.0);
+}
+
+#[test]
+fn an_empty_max_is_the_evaluators_error() {
+    // The frontend refuses this; a graph built by hand reaches the evaluator's error.
+    use kiln::ir::{Attrs, Graph, OpKind};
+    let mut g = Graph::new();
+    let x = g.input(0, DType::Float32, &[0, 5]);
+    let m = g.insert(kiln::ir::Node {
+        op: OpKind::Max,
+        attrs: Attrs::Reduce { axes: [0].into_iter().collect(), keepdims: false },
+        inputs: [x].into_iter().collect(),
+        dtype: DType::Float32,
+        shape: [5].into_iter().collect(),
+    });
+    g.push_output(m);
+    let p = partition(&g);
+    let sched = schedule(&g, &p.regions);
+    let a = HostArray::zeros(DType::Float32, &[0, 5]);
+    let err = run_schedule_on_host(&sched, &p.regions, &[&a]).unwrap_err();
+    assert!(err.to_string().contains("zero-size array"), "{err}");
+}
+
+#[test]
+fn unsupported_regions_fall_back_to_the_evaluator() {
+    let z = Array::from_vec(vec![Complex32::new(1.0, 2.0), Complex32::new(-0.5, 0.25)], &[2]);
+    z.eval();
+    let y = (&z * &z).abs();
+    let l = kiln::lower(&[&y]);
+    let p = partition(&l.graph);
+    let err = codegen::compile_region(&p.regions[0]).unwrap_err();
+    assert!(matches!(err, kiln_compiler::CompileError::Unsupported { .. }), "{err}");
+    let sched = schedule(&l.graph, &p.regions);
+    let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+    let got = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+    assert_eq!(got, kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap());
+    // A copy region (concatenate) and the elementwise regions around it.
+    let a = uniform_f32(&[3, 4], -1.0, 1.0, 43);
+    let b = uniform_f32(&[2, 4], -1.0, 1.0, 44);
+    let c = kiln::concatenate(&[&a.exp(), &b], 0).sin();
+    let l = kiln::lower(&[&c]);
+    let p = partition(&l.graph);
+    let sched = schedule(&l.graph, &p.regions);
+    let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+    let got = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+    check("concatenate between kernels", &got, &kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap(), f32_ulps());
+}
+
+#[test]
+fn kernels_are_cached_and_shared_across_shapes() {
+    let f = |n: usize, seed| {
+        let x = uniform_f32(&[n, 3], -1.0, 1.0, seed);
+        (x.t().exp() * 0.25).sum(0)
+    };
+    let (got, want, p) = run_both(&[&f(10, 45)]);
+    check("first shape", &got, &want, f32_ulps());
+    let before = codegen::host::compiled_count();
+    let (got, want, p2) = run_both(&[&f(1000, 46)]);
+    check("second shape", &got, &want, f32_ulps());
+    assert_ne!(kiln_compiler::fusion::print_regions(&p.regions), kiln_compiler::fusion::print_regions(&p2.regions));
+    assert_eq!(codegen::host::compiled_count(), before, "a new shape reuses the kernel");
+}
+
+
+/// CPU time of this process (all threads, user + system), in seconds.
+fn cpu_seconds() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// CPU time of the calling thread, in seconds.
+fn thread_cpu_seconds() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// Times compiled programs (wall and CPU time) and writes their optimised LLVM IR to
+/// `target/codegen-probe/`: `cargo test --release --test main codegen::probe -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn probe() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/codegen-probe");
+    std::fs::create_dir_all(&dir).unwrap();
+    let x = uniform_f32(&[1 << 24], -3.0, 3.0, 50);
+    let m = uniform_f32(&[4096, 4096], -5.0, 5.0, 51);
+    let progs: Vec<(&str, Array)> =
+        vec![("ew_chain", ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp()), ("softmax", kiln::nn::softmax(&m, -1).unwrap())];
+    let only = std::env::var("KILN_PROBE").ok();
+    for (name, y) in progs {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let l = kiln::lower(&[&y]);
+        let p = partition(&l.graph);
+        let sched = schedule(&l.graph, &p.regions);
+        let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+        std::fs::write(dir.join(format!("{name}.ll")), codegen::optimized_llvm_ir_text(&p.regions[0]).unwrap()).unwrap();
+        std::fs::write(dir.join(format!("{name}.mlir")), codegen::mlir_text(&p.regions[0]).unwrap()).unwrap();
+        run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+        let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+        let reps = std::env::var("KILN_PROBE_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
+        for _ in 0..reps {
+            let (t, c) = (std::time::Instant::now(), cpu_seconds());
+            run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+            walls.push(t.elapsed().as_secs_f64() * 1e3);
+            cpus.push((cpu_seconds() - c) * 1e3);
+        }
+        walls.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
+        let mid = walls.len() / 2;
+        eprintln!("{name}: wall min {:.1} median {:.1} ms; cpu min {:.1} median {:.1} ms", walls[0], walls[mid], cpus[0], cpus[mid]);
+    }
+    // Compile latency of new elementwise regions (a new constant each: a new kernel).
+    let x = uniform_f32(&[1024], -3.0, 3.0, 52);
+    for k in 0..12 {
+        let y = ((&x - (1.0 + k as f64 * 1e-3)).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
+        let p = partition(&kiln::lower(&[&y]).graph);
+        let (t, c0) = (std::time::Instant::now(), thread_cpu_seconds());
+        let c = codegen::compile_region(&p.regions[0]).unwrap();
+        let (total, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - c0);
+        let ts = c.code.times;
+        eprintln!(
+            "compile: {:.2} ms, cpu {:.2} ms (mlir {:.2}, opt {:.2}, jit {:.2})",
+            total * 1e3,
+            cpu * 1e3,
+            ts.mlir * 1e3,
+            ts.optimize * 1e3,
+            ts.jit * 1e3
+        );
+    }
+}
+
+/// Compiles many new elementwise regions (for profiling the compiler):
+/// `cargo test --release --test main codegen::probe_compile -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn probe_compile() {
+    let x = uniform_f32(&[1024], -3.0, 3.0, 53);
+    let (t, c0) = (std::time::Instant::now(), thread_cpu_seconds());
+    let n = 40;
+    for k in 0..n {
+        let y = ((&x - (2.0 + k as f64 * 1e-3)).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
+        let p = partition(&kiln::lower(&[&y]).graph);
+        codegen::compile_region(&p.regions[0]).unwrap();
+    }
+    eprintln!("{:.2} ms per compile, cpu {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / n as f64, (thread_cpu_seconds() - c0) * 1e3 / n as f64);
+}
