@@ -137,7 +137,10 @@ impl Ctx<'_> {
         let reduced: Vec<usize> = (0..in_shape.len()).filter(|a| !axes.contains(a)).map(|a| in_shape[a]).collect();
         match self.space_of(root) {
             Space::Elementwise { shape } => {
-                (shape == *in_shape || shape == rn.shape || shape.as_slice() == reduced.as_slice()).then_some(row)
+                // A row pass (the kernel writes the reduction's whole input shape) needs rows to
+                // spread over: a reduction over every axis would leave one work item for all.
+                let row_pass = shape == *in_shape && reduced.iter().product::<usize>() > 1;
+                (row_pass || shape == rn.shape || shape.as_slice() == reduced.as_slice()).then_some(row)
             }
             s @ Space::Reduce { .. } if s == row => Some(s),
             Space::Reduce { shape, axes: a } if shape == rn.shape => Some(Space::Reduce { shape, axes: a }),
