@@ -569,6 +569,35 @@ fn kernels_are_cached_and_shared_across_shapes() {
 }
 
 
+#[test]
+fn both_tiers_compute_the_same_values() {
+    let x = uniform_f32(&[64, 100], -3.0, 3.0, 60);
+    let w = uniform_f32(&[100], 0.5, 1.5, 61);
+    let i = ints(&[64, 100], 62, |v| (v % 200) as i16 - 100);
+    let progs = [
+        ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp(),
+        kiln::nn::softmax(&x, -1).unwrap(),
+        kiln::nn::layer_norm(&x, &w, &w, 1e-5).unwrap(),
+        x.t().slice(&kiln::s![..;-1, 3..50;2]).tanh(),
+        x.sum(0),
+        i.floor_divide(7) + (&i % -3),
+        x.argmax(0).astype(DType::Float32) + x.min(0),
+    ];
+    for (n, y) in progs.iter().enumerate() {
+        let l = kiln::lower(&[y]);
+        let p = partition(&l.graph);
+        assert_eq!(p.regions.len(), 1);
+        let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+        let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap();
+        for tier in [codegen::Tier::Fast, codegen::Tier::Optimized] {
+            let c = codegen::compile_region_tier(&p.regions[0], tier).unwrap();
+            assert_eq!(c.code.get().tier, tier);
+            let got = codegen::run_compiled(&c, &inputs).unwrap();
+            check(&format!("program {n} {tier:?}"), &got, &want, f32_ulps() + 1.0);
+        }
+    }
+}
+
 /// CPU time of this process (all threads, user + system), in seconds.
 fn cpu_seconds() -> f64 {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -594,8 +623,15 @@ fn probe() {
     std::fs::create_dir_all(&dir).unwrap();
     let x = uniform_f32(&[1 << 24], -3.0, 3.0, 50);
     let m = uniform_f32(&[4096, 4096], -5.0, 5.0, 51);
-    let progs: Vec<(&str, Array)> =
-        vec![("ew_chain", ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp()), ("softmax", kiln::nn::softmax(&m, -1).unwrap())];
+    let w = uniform_f32(&[4096], 0.5, 1.5, 54);
+    let progs: Vec<(&str, Array)> = vec![
+        ("ew_chain", ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp()),
+        ("softmax", kiln::nn::softmax(&m, -1).unwrap()),
+        ("layernorm", kiln::nn::layer_norm(&m, &w, &w, 1e-5).unwrap()),
+        ("sum_rows", m.sum(1)),
+        ("sum_cols", m.sum(0)),
+        ("transpose_add", m.t() + &m),
+    ];
     let only = std::env::var("KILN_PROBE").ok();
     for (name, y) in progs {
         if only.as_deref().is_some_and(|o| o != name) {
@@ -605,7 +641,7 @@ fn probe() {
         let p = partition(&l.graph);
         let sched = schedule(&l.graph, &p.regions);
         let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
-        std::fs::write(dir.join(format!("{name}.ll")), codegen::optimized_llvm_ir_text(&p.regions[0]).unwrap()).unwrap();
+        std::fs::write(dir.join(format!("{name}.ll")), codegen::optimized_llvm_ir_text(&p.regions[0], codegen::Tier::Optimized).unwrap()).unwrap();
         std::fs::write(dir.join(format!("{name}.mlir")), codegen::mlir_text(&p.regions[0]).unwrap()).unwrap();
         run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
         let (mut walls, mut cpus) = (Vec::new(), Vec::new());
@@ -629,7 +665,7 @@ fn probe() {
         let (t, c0) = (std::time::Instant::now(), thread_cpu_seconds());
         let c = codegen::compile_region(&p.regions[0]).unwrap();
         let (total, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - c0);
-        let ts = c.code.times;
+        let ts = c.code.get().times;
         eprintln!(
             "compile: {:.2} ms, cpu {:.2} ms (mlir {:.2}, opt {:.2}, jit {:.2})",
             total * 1e3,
@@ -649,10 +685,23 @@ fn probe_compile() {
     let x = uniform_f32(&[1024], -3.0, 3.0, 53);
     let (t, c0) = (std::time::Instant::now(), thread_cpu_seconds());
     let n = 40;
+    let mut sum = [0.0f64; 3];
+    let seed = (std::process::id() % 997) as f64 * 1e-4;
     for k in 0..n {
-        let y = ((&x - (2.0 + k as f64 * 1e-3)).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
+        let y = ((&x - (2.0 + seed + k as f64 * 1e-3)).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
         let p = partition(&kiln::lower(&[&y]).graph);
-        codegen::compile_region(&p.regions[0]).unwrap();
+        let ts = codegen::compile_region(&p.regions[0]).unwrap().code.get().times;
+        sum[0] += ts.mlir;
+        sum[1] += ts.optimize;
+        sum[2] += ts.jit;
     }
-    eprintln!("{:.2} ms per compile, cpu {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / n as f64, (thread_cpu_seconds() - c0) * 1e3 / n as f64);
+    let per = |v: f64| v * 1e3 / n as f64;
+    eprintln!(
+        "{:.2} ms per compile, cpu {:.2} ms (mlir {:.2}, opt {:.2}, jit {:.2})",
+        per(t.elapsed().as_secs_f64()),
+        per(thread_cpu_seconds() - c0),
+        per(sum[0]),
+        per(sum[1]),
+        per(sum[2])
+    );
 }
