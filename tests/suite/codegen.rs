@@ -225,6 +225,18 @@ fn transposed_flipped_and_negative_step_sliced_inputs() {
     check_program("two outputs", &[&y1, &y2], f32_ulps());
 }
 
+/// Transposed inputs are read in 32x32 tiles: sizes that are not multiples of 32, chunks of work
+/// in parallel, a batch axis in front.
+#[test]
+fn transposed_inputs_in_tiles() {
+    let x = uniform_f32(&[700, 500], -2.0, 2.0, 68);
+    let y = uniform_f32(&[500, 700], -2.0, 2.0, 69);
+    check_program("x.T + y", &[&(x.t() + &y)], 0.0);
+    check_program("x.T[::-1] * 2", &[&(x.t().flip(Some(&[0])) * 2.0)], 0.0);
+    let z = uniform_f64(&[3, 70, 45], -2.0, 2.0, 70);
+    check_program("batched transpose", &[&(z.permute(&[0, 2, 1]) - z.permute(&[0, 2, 1]).square())], 0.0);
+}
+
 #[test]
 fn casts_follow_numpy() {
     let f = with_specials_f64(&[600], 12, -300.0, 300.0);

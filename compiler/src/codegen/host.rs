@@ -270,7 +270,7 @@ pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<
         if work.saturating_mul(cost) < PARALLEL_COST || rayon::current_num_threads() == 1 {
             run(0, work);
         } else {
-            let per_chunk = (CHUNK_COST / cost).max(k.min_chunk).max(1);
+            let per_chunk = (CHUNK_COST / cost).max(1).next_multiple_of(k.min_chunk.max(1));
             let chunks = work.div_ceil(per_chunk);
             (0..chunks).into_par_iter().for_each(|c| run(c * per_chunk, ((c + 1) * per_chunk).min(work)));
         }

@@ -57,8 +57,8 @@ pub struct Kernel {
     /// Elements a work item reads, roughly: 1 for elementwise regions, the reduced size times
     /// the passes over it for reductions (to size chunks of work).
     pub cost_per_item: usize,
-    /// Fewest work items worth a chunk of their own (block-mode reductions handle blocks of
-    /// consecutive work items together).
+    /// Chunks of work must hold a multiple of this many work items (but the last): a block of
+    /// a block-mode reduction, or the rows of a tile of a tiled elementwise kernel.
     pub min_chunk: usize,
     /// dtype and shape of each input buffer, by the body's `input {index=k}`.
     pub inputs: Vec<(DType, Vec<usize>)>,
@@ -77,6 +77,9 @@ enum Hoisted {
 
 /// Work items a block-mode kernel handles together (the size of its stack arrays).
 const BLOCK: usize = 256;
+
+/// Side of the tiles of elementwise kernels reading a transposed input.
+const TILE: usize = 32;
 
 /// Why emission stopped.
 enum Stop {
@@ -389,8 +392,17 @@ impl<'g> Lower<'g> {
             self.close();
             return Ok(());
         }
-        // Row segments: f runs from start to end; each iteration covers the rest of f's row.
         let r = shape.len();
+        // A transposed input (contiguous along the second-to-last axis, strided along the last)
+        // is read tile by tile, so its cache lines are used while they are loaded.
+        let transposed = r >= 2
+            && shape[r - 1] > 1
+            && shape[r - 2] > 1
+            && input_strides(self.body, shape).iter().any(|(_, st)| st[r - 1].abs() > 1 && st[r - 2].abs() == 1);
+        if transposed {
+            return self.elementwise_tiles(shape, &outs);
+        }
+        // Row segments: f runs from start to end; each iteration covers the rest of f's row.
         let e = extent(&mut self.b, shape[r - 1]);
         let f = self.b.fresh();
         let g = self.b.fresh();
@@ -416,6 +428,44 @@ impl<'g> Lower<'g> {
         self.close();
         self.b.stmt(&format!("scf.yield {seg_end} : i64"));
         self.close();
+        Ok(())
+    }
+
+    /// Tiles of TILE x TILE elements over the last two axes (rows being every axis but the
+    /// last, flattened). Work ranges hold whole rows: [`Kernel::min_chunk`] is TILE rows.
+    fn elementwise_tiles(&mut self, shape: &[usize], outs: &[NodeId]) -> Result<(), Stop> {
+        let r = shape.len();
+        self.min_chunk = TILE * shape[r - 1];
+        let len = extent(&mut self.b, shape[r - 1]);
+        let tile = self.b.i64(TILE as i64);
+        let zero = self.b.i64(0);
+        let row0 = self.b.op(&format!("arith.divui %start, {len} : i64"));
+        let row1 = self.b.op(&format!("arith.divui %end, {len} : i64"));
+        let step = |cx: &mut Lower, lb: &str, ub: &str| -> String {
+            let iv = cx.b.fresh();
+            cx.open(0, &format!("scf.for {iv} = {lb} to {ub} step {tile} : i64"));
+            iv
+        };
+        let rb = step(self, &row0, &row1);
+        let rb_end = self.b.op(&format!("arith.addi {rb}, {tile} : i64"));
+        let rb_end = self.b.op(&format!("arith.minsi {rb_end}, {row1} : i64"));
+        let cb = step(self, &zero, &len);
+        let cb_end = self.b.op(&format!("arith.addi {cb}, {tile} : i64"));
+        let cb_end = self.b.op(&format!("arith.minsi {cb_end}, {len} : i64"));
+        let (row, _, _) = self.open_for(&rb, &rb_end, &[], &[]);
+        let mut dims = unravel(&mut self.b, &row, &shape[..r - 1]);
+        let base = self.b.op(&format!("arith.muli {row}, {len} overflow<nsw, nuw> : i64"));
+        let (c, _, _) = self.open_for(&cb, &cb_end, &[], &[]);
+        let pos = self.b.op(&format!("arith.addi {base}, {c} overflow<nsw, nuw> : i64"));
+        dims.push(c);
+        let ix = Ix { dims: Some(dims), flat: Some(pos.clone()) };
+        for (k, &o) in outs.iter().enumerate() {
+            let v = self.emit(o, &ix)?;
+            store(&mut self.b, &Self::out_ptr(k), &pos, &v);
+        }
+        for _ in 0..4 {
+            self.close();
+        }
         Ok(())
     }
 
@@ -837,40 +887,49 @@ fn staged_values(body: &Graph, shape: &[usize], level1: &[NodeId], outputs: &[(u
     staged
 }
 
-/// For each `input` of the body read through views only, up to a node of `shape`: its size in
-/// bytes and its strides (in elements) as seen at `shape` (0 along broadcast axes). Inputs
-/// reached otherwise (a reshape that is no strided view, several users) are left out.
+/// How the body reads its inputs at `shape`: for each use of an `input` (directly or through
+/// views) by an op over `shape`, the input's size in bytes and its strides (in elements) as seen
+/// there (0 along broadcast axes). Uses through a reshape that is no strided view are left out.
 fn input_strides(body: &Graph, shape: &[usize]) -> Vec<(usize, Vec<isize>)> {
     use kiln_ir::Layout;
+    let mut users: Vec<Vec<NodeId>> = vec![Vec::new(); body.len()];
+    for (i, n) in body.nodes().iter().enumerate() {
+        for &inp in &n.inputs {
+            if !users[inp.index()].contains(&NodeId(i as u32)) {
+                users[inp.index()].push(NodeId(i as u32));
+            }
+        }
+    }
     let mut out = Vec::new();
     for (i, node) in body.nodes().iter().enumerate() {
         if node.op != OpKind::Input {
             continue;
         }
-        let mut layout = Layout::contiguous(&node.shape);
-        let mut cur = NodeId(i as u32);
-        for _ in 0..body.len() {
-            if body.node(cur).shape.as_slice() == shape {
-                out.push((numel(&node.shape) * node.dtype.itemsize(), layout.strides.to_vec()));
-                break;
-            }
-            let users: Vec<usize> =
-                (0..body.len()).filter(|&u| body.node(NodeId(u as u32)).inputs.contains(&cur) && body.node(NodeId(u as u32)).op.is_view()).collect();
-            let [u] = users.as_slice() else { break };
-            let v = body.node(NodeId(*u as u32));
-            let next = match (&v.op, &v.attrs) {
-                (OpKind::Permute, Attrs::Perm { perm }) => Some(layout.permute(perm)),
-                (OpKind::BroadcastTo, Attrs::Shape { shape }) => Some(layout.broadcast_to(shape)),
-                (OpKind::Slice, Attrs::Slice { dims }) => {
-                    Some(layout.slice(&dims.iter().map(|d| (d.start, d.step, d.len)).collect::<Vec<_>>()))
+        let bytes = numel(&node.shape) * node.dtype.itemsize();
+        let mut stack = vec![(NodeId(i as u32), Layout::contiguous(&node.shape))];
+        while let Some((cur, layout)) = stack.pop() {
+            for &u in &users[cur.index()] {
+                let v = body.node(u);
+                if !v.op.is_view() {
+                    if body.node(cur).shape.as_slice() == shape {
+                        out.push((bytes, layout.strides.to_vec()));
+                    }
+                    continue;
                 }
-                (OpKind::Flip, Attrs::Axes { axes }) => Some(layout.flip(axes)),
-                (OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => layout.reshape(&v.shape),
-                _ => None,
-            };
-            let Some(next) = next else { break };
-            layout = next;
-            cur = NodeId(*u as u32);
+                let next = match (&v.op, &v.attrs) {
+                    (OpKind::Permute, Attrs::Perm { perm }) => Some(layout.permute(perm)),
+                    (OpKind::BroadcastTo, Attrs::Shape { shape }) => Some(layout.broadcast_to(shape)),
+                    (OpKind::Slice, Attrs::Slice { dims }) => {
+                        Some(layout.slice(&dims.iter().map(|d| (d.start, d.step, d.len)).collect::<Vec<_>>()))
+                    }
+                    (OpKind::Flip, Attrs::Axes { axes }) => Some(layout.flip(axes)),
+                    (OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => layout.reshape(&v.shape),
+                    _ => None,
+                };
+                if let Some(next) = next {
+                    stack.push((u, next));
+                }
+            }
         }
     }
     out
