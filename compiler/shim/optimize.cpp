@@ -1,4 +1,4 @@
-// The host's LLVM optimisation pipeline, with vector math functions declared to the loop
+// The host's LLVM optimisation pipelines, with vector math functions declared to the loop
 // vectoriser: the part of the new pass manager the LLVM C API cannot configure (`LLVMRunPasses`
 // builds its TargetLibraryInfo with no vector library, so loops calling sinf, expf, logf, powf,
 // ... stay scalar).
@@ -12,9 +12,10 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Target/TargetMachine.h"
 
-#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 // One vector variant of a scalar function (an entry of LLVM's VecFuncs.def).
@@ -25,10 +26,12 @@ struct KilnVecFn {
   const char *abi;    // "_ZGV_LLVM_N16v"
 };
 
-// Runs `default<O3>` on `module` for `machine` (the host), the `count` vector variants of `fns`
-// offered to the vectorisers. Returns 0.
+// Optimises `module` for `machine` (the host), the `count` vector variants of `fns` offered to
+// the vectorisers: with `pipeline` null, `default<O3>`; else that textual pipeline. Returns 0,
+// or 1 with a message in `error` (of `error_len` bytes) if the pipeline does not parse.
 extern "C" int kiln_llvm_optimize_host(LLVMModuleRef module, LLVMTargetMachineRef machine,
-                                       const KilnVecFn *fns, size_t count) {
+                                       const KilnVecFn *fns, size_t count, const char *pipeline,
+                                       char *error, size_t error_len) {
   using namespace llvm;
   Module *m = unwrap(module);
   // LLVMTargetMachineRef is a TargetMachine* (LLVM's C API casts it the same way).
@@ -41,9 +44,7 @@ extern "C" int kiln_llvm_optimize_host(LLVMModuleRef module, LLVMTargetMachineRe
   PipelineTuningOptions tuning;
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;
-  // Interleaving (unrolling vector bodies) multiplies the code to generate and gains little
-  // in loops whose cost is in math library calls or memory bandwidth.
-  tuning.LoopInterleaving = getenv("KILN_INTERLEAVE") != nullptr;
+  tuning.LoopInterleaving = true;
   tuning.LoopUnrolling = true;
   PassBuilder builder(tm, tuning);
 
@@ -60,11 +61,19 @@ extern "C" int kiln_llvm_optimize_host(LLVMModuleRef module, LLVMTargetMachineRe
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  const char *level = getenv("KILN_OPT_LEVEL");
-  OptimizationLevel o = OptimizationLevel::O3;
-  if (level && level[0] == '2') o = OptimizationLevel::O2;
-  if (level && level[0] == '1') o = OptimizationLevel::O1;
-  ModulePassManager passes = builder.buildPerModuleDefaultPipeline(o);
+  ModulePassManager passes;
+  if (pipeline) {
+    if (Error err = builder.parsePassPipeline(passes, pipeline)) {
+      std::string text = toString(std::move(err));
+      if (error_len > 0) {
+        std::strncpy(error, text.c_str(), error_len - 1);
+        error[error_len - 1] = '\0';
+      }
+      return 1;
+    }
+  } else {
+    passes = builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  }
   passes.run(*m, mam);
   return 0;
 }

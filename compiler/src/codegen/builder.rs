@@ -130,6 +130,14 @@ impl Builder {
         name
     }
 
+    /// A stack array of `n` elements of `ty`, allocated at the function entry.
+    pub fn alloca(&mut self, n: usize, ty: &str) -> String {
+        let count = self.i64(n as i64);
+        let name = self.fresh();
+        let _ = writeln!(self.entry, "    {name} = llvm.alloca {count} x {ty} {{alignment = 64 : i64}} : (i64) -> !llvm.ptr");
+        name
+    }
+
     /// An i64 constant.
     pub fn i64(&mut self, v: i64) -> String {
         self.constant(&v.to_string(), "i64")

@@ -1,89 +1,48 @@
-//! The host path: a lowered region compiled to machine code for this CPU, cached in memory, and
-//! run over host arrays in parallel chunks.
-//!
-//! Compiling: the MLIR text is parsed, lowered by [`HOST_PIPELINE`], translated to LLVM IR,
-//! optimised with `default<O3>` for the host CPU (its name and features are set on every
-//! function, so the vectoriser and the code generator use AVX2/AVX-512 where the machine has
-//! them) and JIT-compiled by MCJIT. Calls to libm (`sinf`, `expm1`, ...) resolve to the process's
-//! libm.
+//! The host path: regions compiled to machine code for this CPU ([`super::jit`]), cached in
+//! memory, and run over host arrays in parallel chunks.
 //!
 //! Caching: by the region's canonical text (its [`print_regions`] form) first, then by the
 //! kernel's MLIR text, which is shape-generic: a region of another shape with the same structure
 //! reuses the machine code and only brings new parameters. Compiled code lives as long as the
 //! process (the cache is never evicted; a disk cache comes later).
 //!
-//! Running: outputs are allocated, and the work items are split into chunks of roughly equal
-//! cost run by rayon.
+//! Tiers: a new kernel is compiled quickly ([`Tier::Fast`]) and used at once, while a
+//! background thread compiles it again with full optimisation ([`Tier::Optimized`]), which
+//! replaces the fast code when ready. `KILN_HOST_TIER=fast` or `=optimized` compiles only that
+//! tier, synchronously.
+//!
+//! Running: outputs are allocated (large ones on transparent huge pages), and the work items
+//! are split into chunks of roughly equal cost run by rayon.
 
 use std::collections::HashMap;
-use std::mem::ManuallyDrop;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use inkwell::attributes::AttributeLoc;
-use inkwell::execution_engine::ExecutionEngine;
-use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
-use inkwell::OptimizationLevel;
 use kiln_ir::host::Data;
 use kiln_ir::shape::numel;
 use kiln_ir::{with_data, Attrs, HostArray};
-use melior::ir::Module;
 use rayon::prelude::*;
 
-use super::lower::{lower, Kernel, HOST_ENTRY};
+pub use super::jit::{libmvec_enabled, CompileTimes, HostCode, Tier};
+use super::jit;
+use super::lower::{lower, Kernel};
 use crate::fusion::{print_regions, Region};
-use crate::toolchain::mlir::{capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE};
 use crate::CompileError;
 
-/// `kiln_kernel_host(buffers, params, start, end)`.
-type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64, i64, i64);
-
-/// Where the time of one compilation went, in seconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CompileTimes {
-    /// MLIR: parse, verify, host pipeline, translation to LLVM IR.
-    pub mlir: f64,
-    /// LLVM `default<O3>` for the host CPU.
-    pub optimize: f64,
-    /// MCJIT: code generation and linking.
-    pub jit: f64,
+/// A kernel's current machine code: fast first, optimised once the background compile is done.
+#[derive(Debug)]
+pub struct KernelCode {
+    current: RwLock<Arc<HostCode>>,
 }
 
-/// Machine code of one kernel, with the JIT that owns it.
-pub struct HostCode {
-    entry: EntryFn,
-    /// How long compiling it took.
-    pub times: CompileTimes,
-    _jit: Jit,
-}
-
-impl std::fmt::Debug for HostCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostCode").field("entry", &(self.entry as usize)).field("times", &self.times).finish()
+impl KernelCode {
+    /// The code to call now (hold the `Arc` while calling it).
+    pub fn get(&self) -> Arc<HostCode> {
+        self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
-}
 
-/// An MCJIT execution engine and the LLVM context its module lives in.
-struct Jit {
-    engine: ManuallyDrop<ExecutionEngine<'static>>,
-    context: *mut inkwell::context::Context,
-}
-
-// SAFETY: after construction the engine and context are never used again except by `Drop`,
-// which runs once, on whichever thread drops the last owner; the engine's `Rc`s have no other
-// owner, and the generated code the entry point runs is plain reentrant machine code.
-unsafe impl Send for Jit {}
-// SAFETY: as for `Send`: `&Jit` gives access to nothing.
-unsafe impl Sync for Jit {}
-
-impl Drop for Jit {
-    fn drop(&mut self) {
-        // SAFETY: the engine borrows the context, so it goes first; `context` came from
-        // `Box::into_raw` in `Jit::new` and is freed exactly once, here.
-        unsafe {
-            ManuallyDrop::drop(&mut self.engine);
-            drop(Box::from_raw(self.context));
-        }
+    fn replace(&self, code: HostCode) {
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(code);
     }
 }
 
@@ -91,16 +50,16 @@ impl Drop for Jit {
 #[derive(Debug)]
 pub struct CompiledRegion {
     pub kernel: Kernel,
-    pub code: Arc<HostCode>,
+    pub code: Arc<KernelCode>,
 }
 
 fn by_region() -> &'static Mutex<HashMap<String, Arc<CompiledRegion>>> {
-    static CACHE: std::sync::OnceLock<Mutex<HashMap<String, Arc<CompiledRegion>>>> = std::sync::OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<CompiledRegion>>>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
-fn by_mlir() -> &'static Mutex<HashMap<String, Arc<HostCode>>> {
-    static CACHE: std::sync::OnceLock<Mutex<HashMap<String, Arc<HostCode>>>> = std::sync::OnceLock::new();
+fn by_mlir() -> &'static Mutex<HashMap<String, Arc<KernelCode>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<KernelCode>>>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
@@ -112,6 +71,38 @@ pub fn region_key(region: &Region) -> String {
 /// Number of kernels compiled by this process (cache misses), for tests and reports.
 pub fn compiled_count() -> usize {
     by_mlir().lock().unwrap_or_else(|e| e.into_inner()).len()
+}
+
+/// Which tiers to compile: `KILN_HOST_TIER` = `fast`, `optimized`, or anything else for both.
+fn tiers() -> (Tier, bool) {
+    static TIERS: OnceLock<(Tier, bool)> = OnceLock::new();
+    *TIERS.get_or_init(|| match std::env::var("KILN_HOST_TIER").as_deref() {
+        Ok("fast") => (Tier::Fast, false),
+        Ok("optimized") => (Tier::Optimized, false),
+        _ => (Tier::Fast, true),
+    })
+}
+
+/// The background thread compiling optimised tiers, one kernel at a time.
+fn tier_up(text: String, code: Arc<KernelCode>) {
+    static WORKER: OnceLock<Mutex<Sender<(String, Arc<KernelCode>)>>> = OnceLock::new();
+    let worker = WORKER.get_or_init(|| {
+        let (tx, rx) = channel::<(String, Arc<KernelCode>)>();
+        let spawned = std::thread::Builder::new().name("kiln-tier-up".into()).spawn(move || {
+            for (text, code) in rx {
+                match jit::compile(&text, Tier::Optimized) {
+                    Ok(optimized) => code.replace(optimized),
+                    // The fast code stays; it computes the same values.
+                    Err(e) => tracing::warn!(error = %e, "optimising a host kernel failed"),
+                }
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "no thread for optimising host kernels");
+        }
+        Mutex::new(tx)
+    });
+    let _ = worker.lock().unwrap_or_else(|e| e.into_inner()).send((text, code));
 }
 
 /// Lowers and compiles `region` for the host, or returns it from the cache.
@@ -127,8 +118,20 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
     let code = match cached {
         Some(code) => code,
         None => {
-            let code = Arc::new(compile_mlir(&kernel.mlir)?);
-            by_mlir().lock().unwrap_or_else(|e| e.into_inner()).entry(kernel.mlir.clone()).or_insert(code).clone()
+            let (first, then_optimize) = tiers();
+            let code = Arc::new(KernelCode { current: RwLock::new(Arc::new(jit::compile(&kernel.mlir, first)?)) });
+            let mut cache = by_mlir().lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(&kernel.mlir) {
+                // Another thread compiled it meanwhile.
+                Some(other) => other.clone(),
+                None => {
+                    cache.insert(kernel.mlir.clone(), code.clone());
+                    if then_optimize {
+                        tier_up(kernel.mlir.clone(), code.clone());
+                    }
+                    code
+                }
+            }
         }
     };
     let compiled = Arc::new(CompiledRegion { kernel, code });
@@ -136,49 +139,11 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
     Ok(compiled)
 }
 
-thread_local! {
-    /// One MLIR context per thread (creating one loads every dialect).
-    static MLIR: melior::Context = new_context();
-    /// The host target machine (its CPU name and features).
-    static HOST: Result<HostTarget, String> = HostTarget::new();
-}
-
-struct HostTarget {
-    machine: TargetMachine,
-    cpu: String,
-    features: String,
-}
-
-impl HostTarget {
-    fn new() -> Result<HostTarget, String> {
-        Target::initialize_native(&InitializationConfig::default())?;
-        let triple = TargetMachine::get_default_triple();
-        let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
-        let cpu = TargetMachine::get_host_cpu_name().to_string();
-        let features = TargetMachine::get_host_cpu_features().to_string();
-        let machine = target
-            .create_target_machine(&triple, &cpu, &features, OptimizationLevel::Aggressive, RelocMode::Default, CodeModel::JITDefault)
-            .ok_or_else(|| format!("no target machine for {}", triple.as_str().to_string_lossy()))?;
-        Ok(HostTarget { machine, cpu, features })
-    }
-}
-
-/// Parses kernel MLIR text and runs the host pipeline on it.
-fn parse_and_lower<'c>(context: &'c melior::Context, text: &str) -> Result<Module<'c>, CompileError> {
-    let (module, diagnostics) = capture_diagnostics(context, || Module::parse(context, text));
-    let mut module = module.ok_or_else(|| CompileError::Verify(format!("{diagnostics}\n{text}")))?;
-    verify(&module)?;
-    run_pipeline(&mut module, HOST_PIPELINE)?;
-    Ok(module)
-}
-
-/// The LLVM IR of a kernel before optimisation (canonical: no host CPU in it).
-fn translate(text: &str, llvm: &inkwell::context::Context) -> Result<String, CompileError> {
-    MLIR.with(|context| {
-        let module = parse_and_lower(context, text)?;
-        let m = translate_to_llvm(&module, llvm)?;
-        Ok(m.print_to_string().to_string())
-    })
+/// Compiles `region` to code of one tier, bypassing the caches (for tests and measurements).
+pub fn compile_region_tier(region: &Region, tier: Tier) -> Result<CompiledRegion, CompileError> {
+    let kernel = lower(region).map_err(|u| u.into_error(0))?;
+    let code = Arc::new(KernelCode { current: RwLock::new(Arc::new(jit::compile(&kernel.mlir, tier)?)) });
+    Ok(CompiledRegion { kernel, code })
 }
 
 /// The canonical MLIR text of a region's kernel (what `KILN_DUMP=mlir` shows).
@@ -189,228 +154,13 @@ pub fn mlir_text(region: &Region) -> Result<String, CompileError> {
 /// The LLVM IR of a region's kernel, translated from MLIR and not yet optimised for a CPU, so
 /// that it is the same on every machine (what `KILN_DUMP=llvm` shows).
 pub fn llvm_ir_text(region: &Region) -> Result<String, CompileError> {
-    let kernel = lower(region).map_err(|u| u.into_error(0))?;
-    let llvm = inkwell::context::Context::create();
-    translate(&kernel.mlir, &llvm)
+    jit::translate(&lower(region).map_err(|u| u.into_error(0))?.mlir)
 }
 
-/// `KilnVecFn` of `shim/optimize.cpp`: one vector variant of a scalar function.
-#[repr(C)]
-struct VecFn {
-    scalar: *const std::ffi::c_char,
-    vector: *const std::ffi::c_char,
-    lanes: u32,
-    abi: *const std::ffi::c_char,
-}
-
-extern "C" {
-    /// Defined in `shim/optimize.cpp`: `default<O3>` for the host, the vector variants in
-    /// `fns[..count]` offered to the vectorisers.
-    fn kiln_llvm_optimize_host(module: *mut std::ffi::c_void, machine: *mut std::ffi::c_void, fns: *const VecFn, count: usize) -> i32;
-}
-
-/// One libmvec entry, as owned strings.
-struct VecEntry {
-    scalar: std::ffi::CString,
-    vector: std::ffi::CString,
-    lanes: u32,
-    abi: std::ffi::CString,
-}
-
-/// glibc's vector math functions present in this process for this CPU, by scalar name (the
-/// libm function and, where LLVM has one, the intrinsic): empty when libmvec.so.1 does not load
-/// or `KILN_HOST_LIBMVEC=0`. AVX-512 variants (`_ZGVe`, 16 float lanes) where the CPU has
-/// AVX-512F, AVX2 ones (`_ZGVd`, 8 lanes) where it has AVX2. libmvec's functions are within
-/// 4 ulps (glibc's requirement for them), against 1 to 2 for the scalar ones.
-fn libmvec_table() -> &'static [VecEntry] {
-    static TABLE: std::sync::OnceLock<Vec<VecEntry>> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        // Let MCJIT resolve libm (and other libc) symbols from the running process.
-        inkwell::support::load_visible_symbols();
-        if std::env::var("KILN_HOST_LIBMVEC").is_ok_and(|v| v == "0") {
-            return Vec::new();
-        }
-        if inkwell::support::load_library_permanently(std::path::Path::new("libmvec.so.1")).is_err() {
-            return Vec::new();
-        }
-        let features = TargetMachine::get_host_cpu_features().to_string();
-        let isas: &[(char, u32)] = if features.contains("+avx512f") {
-            &[('e', 512), ('d', 256)]
-        } else if features.contains("+avx2") {
-            &[('d', 256)]
-        } else {
-            &[]
-        };
-        // (name, arity, has an LLVM intrinsic)
-        const FNS: &[(&str, usize, bool)] = &[
-            ("acos", 1, true),
-            ("acosh", 1, false),
-            ("asin", 1, true),
-            ("asinh", 1, false),
-            ("atan", 1, true),
-            ("atanh", 1, false),
-            ("atan2", 2, true),
-            ("cbrt", 1, false),
-            ("cos", 1, true),
-            ("cosh", 1, true),
-            ("erf", 1, false),
-            ("exp", 1, true),
-            ("exp2", 1, true),
-            ("exp10", 1, true),
-            ("expm1", 1, false),
-            ("hypot", 2, false),
-            ("log", 1, true),
-            ("log10", 1, true),
-            ("log1p", 1, false),
-            ("log2", 1, true),
-            ("pow", 2, true),
-            ("sin", 1, true),
-            ("sinh", 1, true),
-            ("tan", 1, true),
-            ("tanh", 1, true),
-        ];
-        let mut table = Vec::new();
-        for &(isa, bits) in isas {
-            for &(name, arity, intrinsic) in FNS {
-                for (suffix, elem_bits, llvm_ty) in [("f", 32, "f32"), ("", 64, "f64")] {
-                    let lanes = bits / elem_bits;
-                    let scalar = format!("{name}{suffix}");
-                    let params = "v".repeat(arity);
-                    let vector = format!("_ZGV{isa}N{lanes}{params}_{scalar}");
-                    if inkwell::support::search_for_address_of_symbol(&vector).is_none() {
-                        continue;
-                    }
-                    let abi = format!("_ZGV_LLVM_N{lanes}{params}");
-                    let mut names = vec![scalar.clone()];
-                    if intrinsic {
-                        names.push(format!("llvm.{name}.{llvm_ty}"));
-                    }
-                    for s in names {
-                        table.push(VecEntry {
-                            scalar: std::ffi::CString::new(s).expect("no NUL"),
-                            vector: std::ffi::CString::new(vector.clone()).expect("no NUL"),
-                            lanes,
-                            abi: std::ffi::CString::new(abi.clone()).expect("no NUL"),
-                        });
-                    }
-                }
-            }
-        }
-        table
-    })
-}
-
-/// Whether loops may call glibc's vector math functions (libmvec), which are less accurate
-/// than the scalar libm ones (within 4 ulps rather than 1 or 2).
-pub fn libmvec_enabled() -> bool {
-    !libmvec_table().is_empty()
-}
-
-/// Kernel MLIR text to an LLVM module optimised for the host CPU (in `context`).
-fn optimized_module<'c>(
-    text: &str,
-    context: &'c inkwell::context::Context,
-    times: &mut CompileTimes,
-) -> Result<inkwell::module::Module<'c>, CompileError> {
-    let table: Vec<VecFn> = libmvec_table()
-        .iter()
-        .map(|e| VecFn { scalar: e.scalar.as_ptr(), vector: e.vector.as_ptr(), lanes: e.lanes, abi: e.abi.as_ptr() })
-        .collect();
-    let t0 = Instant::now();
-    let module = MLIR.with(|mlir| -> Result<_, CompileError> {
-        let m = parse_and_lower(mlir, text)?;
-        translate_to_llvm(&m, context)
-    })?;
-    let t1 = Instant::now();
-    HOST.with(|host| -> Result<(), CompileError> {
-        let host = host.as_ref().map_err(|e| CompileError::Llvm(e.clone()))?;
-        let cpu = context.create_string_attribute("target-cpu", &host.cpu);
-        let features = context.create_string_attribute("target-features", &host.features);
-        // Full-width AVX-512 vectors where the CPU has them (LLVM's tuning stops at 256 bits on
-        // most AVX-512 parts; these loops are compute-bound, which is what 512 bits are for).
-        let width = if host.features.contains("+avx512f") { "512" } else { "256" };
-        let width = context.create_string_attribute("prefer-vector-width", width);
-        for f in module.get_functions() {
-            if f.count_basic_blocks() > 0 {
-                f.add_attribute(AttributeLoc::Function, cpu);
-                f.add_attribute(AttributeLoc::Function, features);
-                f.add_attribute(AttributeLoc::Function, width);
-            }
-        }
-        // Only the host entry is called from outside: the kernel is inlined into it and need
-        // not be compiled on its own.
-        if let Some(k) = module.get_function(super::lower::KERNEL) {
-            k.set_linkage(inkwell::module::Linkage::Internal);
-        }
-        module.set_triple(&host.machine.get_triple());
-        module.set_data_layout(&host.machine.get_target_data().get_data_layout());
-        // SAFETY: the module and the machine are live for the call, and the shim only runs passes
-        // on the module; `table` has `table.len()` entries whose strings live in
-        // `libmvec_table()` for the whole process.
-        unsafe { kiln_llvm_optimize_host(module.as_mut_ptr().cast(), host.machine.as_mut_ptr().cast(), table.as_ptr(), table.len()) };
-        Ok(())
-    })?;
-    times.mlir = (t1 - t0).as_secs_f64();
-    times.optimize = t1.elapsed().as_secs_f64();
-    Ok(module)
-}
-
-/// The LLVM IR of a region's kernel after optimisation for this machine's CPU (vectorised
+/// The LLVM IR of a region's kernel optimised for this machine's CPU at `tier` (vectorised
 /// loops, libmvec calls): for reading, not canonical.
-pub fn optimized_llvm_ir_text(region: &Region) -> Result<String, CompileError> {
-    let kernel = lower(region).map_err(|u| u.into_error(0))?;
-    let llvm = inkwell::context::Context::create();
-    let module = optimized_module(&kernel.mlir, &llvm, &mut CompileTimes::default())?;
-    let text = module.print_to_string().to_string();
-    Ok(text)
-}
-
-fn jit_level() -> OptimizationLevel {
-    match std::env::var("KILN_JIT_LEVEL").as_deref() {
-        Ok("0") => OptimizationLevel::None,
-        Ok("1") => OptimizationLevel::Less,
-        Ok("2") => OptimizationLevel::Default,
-        _ => OptimizationLevel::Aggressive,
-    }
-}
-
-/// Compiles kernel MLIR text to host machine code.
-fn compile_mlir(text: &str) -> Result<HostCode, CompileError> {
-    let context: &'static inkwell::context::Context = Box::leak(Box::new(inkwell::context::Context::create()));
-    // From here on `context` is owned by the `Jit` built below, or freed on error.
-    let raw_context = context as *const inkwell::context::Context as *mut inkwell::context::Context;
-    let mut times = CompileTimes::default();
-    let result = (|| -> Result<(ExecutionEngine<'static>, usize), CompileError> {
-        let module = optimized_module(text, context, &mut times)?;
-        let t = Instant::now();
-        let engine = module
-            .create_jit_execution_engine(jit_level())
-            .map_err(|e| CompileError::Jit(e.to_string()))?;
-        let addr = engine.get_function_address(HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
-        times.jit = t.elapsed().as_secs_f64();
-        Ok((engine, addr))
-    })();
-    match result {
-        Ok((engine, addr)) => {
-            // SAFETY: `addr` is the address of `kiln_kernel_host`, generated from the module
-            // text built by `lower`, whose signature is `(ptr, ptr, i64, i64) -> ()`, i.e.
-            // `EntryFn` in the C ABI; the code stays mapped while `engine` lives (in `Jit`).
-            let entry = unsafe { std::mem::transmute::<usize, EntryFn>(addr) };
-            tracing::debug!(
-                mlir_ms = times.mlir * 1e3,
-                opt_ms = times.optimize * 1e3,
-                jit_ms = times.jit * 1e3,
-                "compiled a host kernel"
-            );
-            Ok(HostCode { entry, times, _jit: Jit { engine: ManuallyDrop::new(engine), context: raw_context } })
-        }
-        Err(e) => {
-            // SAFETY: `raw_context` came from `Box::leak` above; every module and engine in it
-            // was dropped when the closure returned its error.
-            unsafe { drop(Box::from_raw(raw_context)) };
-            Err(e)
-        }
-    }
+pub fn optimized_llvm_ir_text(region: &Region, tier: Tier) -> Result<String, CompileError> {
+    jit::optimized_ir(&lower(region).map_err(|u| u.into_error(0))?.mlir, tier)
 }
 
 /// A buffer pointer handed to worker threads.
@@ -471,6 +221,11 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
         });
     }
     let compiled = compile_region(region)?;
+    run_compiled(&compiled, inputs)
+}
+
+/// Runs a compiled region (see [`run_region`]).
+pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
     let k = &compiled.kernel;
     if inputs.len() != k.inputs.len() {
         return Err(CompileError::InvalidInput(format!("{} inputs given, the region reads {}", inputs.len(), k.inputs.len())));
@@ -495,7 +250,9 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
     for d in outs.iter_mut() {
         ptrs.push(with_data!(d, v => v.as_mut_ptr() as *mut u8));
     }
-    let entry = compiled.code.entry;
+    // Held for the calls: the code is not freed while it runs.
+    let code = compiled.code.get();
+    let entry = code.entry;
     let params = k.params.as_slice();
     let bufs = Ptrs(&ptrs);
     let run = |start: usize, end: usize| {
@@ -513,7 +270,7 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
         if work.saturating_mul(cost) < PARALLEL_COST || rayon::current_num_threads() == 1 {
             run(0, work);
         } else {
-            let per_chunk = (CHUNK_COST / cost).max(1);
+            let per_chunk = (CHUNK_COST / cost).max(1).next_multiple_of(k.min_chunk.max(1));
             let chunks = work.div_ceil(per_chunk);
             (0..chunks).into_par_iter().for_each(|c| run(c * per_chunk, ((c + 1) * per_chunk).min(work)));
         }

@@ -57,11 +57,29 @@ pub struct Kernel {
     /// Elements a work item reads, roughly: 1 for elementwise regions, the reduced size times
     /// the passes over it for reductions (to size chunks of work).
     pub cost_per_item: usize,
+    /// Chunks of work must hold a multiple of this many work items (but the last): a block of
+    /// a block-mode reduction, or the rows of a tile of a tiled elementwise kernel.
+    pub min_chunk: usize,
     /// dtype and shape of each input buffer, by the body's `input {index=k}`.
     pub inputs: Vec<(DType, Vec<usize>)>,
     /// dtype and shape of each output buffer.
     pub outputs: Vec<(DType, Vec<usize>)>,
 }
+
+/// A reduction computed ahead of its uses, per work item.
+#[derive(Clone, Debug)]
+enum Hoisted {
+    /// Row mode: the value.
+    Val(Val),
+    /// Block mode: one value per work item of the block, in a stack array.
+    Scratch { ptr: String, dt: DType },
+}
+
+/// Work items a block-mode kernel handles together (the size of its stack arrays).
+const BLOCK: usize = 256;
+
+/// Side of the tiles of elementwise kernels reading a transposed input.
+const TILE: usize = 32;
 
 /// Why emission stopped.
 enum Stop {
@@ -108,7 +126,7 @@ pub fn lower(region: &Region) -> Result<Kernel, Unsupported> {
             return Err(Unsupported::new(Some(op), format!("a {} region (no code generation for it yet)", region.kind.name())));
         }
     };
-    let attempt = |flat: bool| -> Result<(String, Vec<i64>), Stop> {
+    let attempt = |flat: bool| -> Result<(String, Vec<i64>, usize), Stop> {
         let mut cx = Lower::new(body, inputs.len(), outputs.len());
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
@@ -117,7 +135,7 @@ pub fn lower(region: &Region) -> Result<Kernel, Unsupported> {
         }
         Ok(cx.finish())
     };
-    let (mlir, params) = match attempt(flat_first) {
+    let (mlir, params, min_chunk) = match attempt(flat_first) {
         Ok(r) => r,
         Err(Stop::NeedsDims) if flat_first => match attempt(false) {
             Ok(r) => r,
@@ -127,7 +145,7 @@ pub fn lower(region: &Region) -> Result<Kernel, Unsupported> {
         Err(Stop::NeedsDims) => unreachable!("reductions always have a multi-index"),
         Err(Stop::Unsupported(u)) => return Err(u),
     };
-    Ok(Kernel { mlir, params, work_items, cost_per_item, inputs, outputs })
+    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, inputs, outputs })
 }
 
 struct Lower<'g> {
@@ -138,7 +156,9 @@ struct Lower<'g> {
     /// Values already emitted, by (node, index), one map per open region.
     memo: Vec<HashMap<(NodeId, String), Val>>,
     /// Reductions over the region's own space, computed once per work item.
-    hoisted: HashMap<NodeId, Val>,
+    hoisted: HashMap<NodeId, Hoisted>,
+    /// In block mode, the index of the current work item within its block.
+    block_jj: Option<String>,
     /// The kept-axes index of the current work item (reduction regions).
     work: Vec<String>,
     /// Values staged in an output buffer: (value, output, the hoisted reduction whose loop
@@ -146,6 +166,8 @@ struct Lower<'g> {
     staged: Vec<(NodeId, usize, NodeId)>,
     /// The hoisted reduction being emitted, if any.
     hoisting: Option<NodeId>,
+    /// See [`Kernel::min_chunk`].
+    min_chunk: usize,
 }
 
 impl<'g> Lower<'g> {
@@ -157,9 +179,11 @@ impl<'g> Lower<'g> {
             n_out,
             memo: vec![HashMap::new()],
             hoisted: HashMap::new(),
+            block_jj: None,
             work: Vec::new(),
             staged: Vec::new(),
             hoisting: None,
+            min_chunk: 1,
         }
     }
 
@@ -254,14 +278,24 @@ impl<'g> Lower<'g> {
     /// A reduction's value at `ix`: the hoisted one if `ix` is the current work item's, else a
     /// loop nest right here.
     fn reduction_value(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
-        if let Some(v) = self.hoisted.get(&id) {
+        if let Some(h) = self.hoisted.get(&id).cloned() {
             let node = self.body.node(id);
             let Attrs::Reduce { axes, keepdims } = &node.attrs else { unreachable!("verified") };
             let dims = ix.dims()?;
             let kept: Vec<&String> =
                 if *keepdims { dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d).collect() } else { dims.iter().collect() };
             if kept.len() == self.work.len() && kept.iter().zip(&self.work).all(|(a, b)| *a == b) {
-                return Ok(v.clone());
+                match h {
+                    Hoisted::Val(v) => return Ok(v),
+                    Hoisted::Scratch { ptr, dt } => {
+                        if let Some(jj) = self.block_jj.clone() {
+                            let ty = work_ty(dt)?;
+                            let addr = self.b.op(&format!("llvm.getelementptr inbounds {ptr}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"));
+                            let v = self.b.op(&format!("llvm.load {addr} : !llvm.ptr -> {ty}"));
+                            return Ok(Val::new(v, dt));
+                        }
+                    }
+                }
             }
         }
         self.emit_reduction(id, ix)
@@ -358,8 +392,17 @@ impl<'g> Lower<'g> {
             self.close();
             return Ok(());
         }
-        // Row segments: f runs from start to end; each iteration covers the rest of f's row.
         let r = shape.len();
+        // A transposed input (contiguous along the second-to-last axis, strided along the last)
+        // is read tile by tile, so its cache lines are used while they are loaded.
+        let transposed = r >= 2
+            && shape[r - 1] > 1
+            && shape[r - 2] > 1
+            && input_strides(self.body, shape).iter().any(|(_, st)| st[r - 1].abs() > 1 && st[r - 2].abs() == 1);
+        if transposed {
+            return self.elementwise_tiles(shape, &outs);
+        }
+        // Row segments: f runs from start to end; each iteration covers the rest of f's row.
         let e = extent(&mut self.b, shape[r - 1]);
         let f = self.b.fresh();
         let g = self.b.fresh();
@@ -388,8 +431,66 @@ impl<'g> Lower<'g> {
         Ok(())
     }
 
-    /// The kernel of a reduction region over `shape`, reducing `axes`.
+    /// Tiles of TILE x TILE elements over the last two axes (rows being every axis but the
+    /// last, flattened). Work ranges hold whole rows: [`Kernel::min_chunk`] is TILE rows.
+    fn elementwise_tiles(&mut self, shape: &[usize], outs: &[NodeId]) -> Result<(), Stop> {
+        let r = shape.len();
+        self.min_chunk = TILE * shape[r - 1];
+        let len = extent(&mut self.b, shape[r - 1]);
+        let tile = self.b.i64(TILE as i64);
+        let zero = self.b.i64(0);
+        let row0 = self.b.op(&format!("arith.divui %start, {len} : i64"));
+        let row1 = self.b.op(&format!("arith.divui %end, {len} : i64"));
+        let step = |cx: &mut Lower, lb: &str, ub: &str| -> String {
+            let iv = cx.b.fresh();
+            cx.open(0, &format!("scf.for {iv} = {lb} to {ub} step {tile} : i64"));
+            iv
+        };
+        let rb = step(self, &row0, &row1);
+        let rb_end = self.b.op(&format!("arith.addi {rb}, {tile} : i64"));
+        let rb_end = self.b.op(&format!("arith.minsi {rb_end}, {row1} : i64"));
+        let cb = step(self, &zero, &len);
+        let cb_end = self.b.op(&format!("arith.addi {cb}, {tile} : i64"));
+        let cb_end = self.b.op(&format!("arith.minsi {cb_end}, {len} : i64"));
+        let (row, _, _) = self.open_for(&rb, &rb_end, &[], &[]);
+        let mut dims = unravel(&mut self.b, &row, &shape[..r - 1]);
+        let base = self.b.op(&format!("arith.muli {row}, {len} overflow<nsw, nuw> : i64"));
+        let (c, _, _) = self.open_for(&cb, &cb_end, &[], &[]);
+        let pos = self.b.op(&format!("arith.addi {base}, {c} overflow<nsw, nuw> : i64"));
+        dims.push(c);
+        let ix = Ix { dims: Some(dims), flat: Some(pos.clone()) };
+        for (k, &o) in outs.iter().enumerate() {
+            let v = self.emit(o, &ix)?;
+            store(&mut self.b, &Self::out_ptr(k), &pos, &v);
+        }
+        for _ in 0..4 {
+            self.close();
+        }
+        Ok(())
+    }
+
+    /// The kernel of a reduction region over `shape`, reducing `axes`: in block mode when the
+    /// last axis is kept and the region's main input is contiguous along it (column sums: a
+    /// block of columns is reduced row after row, reading memory in order), else one work item
+    /// after another (row mode).
     fn reduction(&mut self, shape: &[usize], axes: &[usize]) -> Result<(), Stop> {
+        let last = shape.len().wrapping_sub(1);
+        let blocked = !axes.is_empty() && !shape.is_empty() && !axes.contains(&last) && {
+            let strides = input_strides(self.body, shape);
+            match strides.iter().max_by_key(|(bytes, _)| *bytes) {
+                Some((_, st)) if st[last].abs() > 1 => !axes.iter().any(|&a| st[a].abs() == 1),
+                _ => true,
+            }
+        };
+        if blocked {
+            self.reduction_blocks(shape, axes)
+        } else {
+            self.reduction_rows(shape, axes)
+        }
+    }
+
+    /// Row mode (see [`Lower::reduction`]).
+    fn reduction_rows(&mut self, shape: &[usize], axes: &[usize]) -> Result<(), Stop> {
         let kept_axes: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
         let kept_shape: Vec<usize> = kept_axes.iter().map(|&a| shape[a]).collect();
         let keep_ones: Vec<usize> = (0..shape.len()).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
@@ -438,7 +539,7 @@ impl<'g> Lower<'g> {
             self.hoisting = Some(id);
             let v = self.emit_reduction(id, &Ix { dims: Some(dims), flat: None })?;
             self.hoisting = None;
-            self.hoisted.insert(id, v);
+            self.hoisted.insert(id, Hoisted::Val(v));
         }
         // Outputs of the kept shape: one element per work item.
         for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
@@ -484,9 +585,204 @@ impl<'g> Lower<'g> {
         Ok(())
     }
 
+    /// Block mode (see [`Lower::reduction`]): work items `w0 .. w0 + n` along the last (kept)
+    /// axis are handled together, each reduction's accumulators in stack arrays indexed by the
+    /// work item's place in the block; loops run over the reduced axes outside and the block
+    /// inside, so consecutive iterations read consecutive elements.
+    fn reduction_blocks(&mut self, shape: &[usize], axes: &[usize]) -> Result<(), Stop> {
+        let body = self.body;
+        self.min_chunk = BLOCK;
+        let r = shape.len();
+        let kept_shape: Vec<usize> = (0..r).filter(|a| !axes.contains(a)).map(|a| shape[a]).collect();
+        let keep_ones: Vec<usize> = (0..r).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
+        let outs: Vec<NodeId> = body.outputs().to_vec();
+        // Some(keepdims) for kept outputs, None for full ones.
+        let mut kinds: Vec<Option<bool>> = Vec::new();
+        for &o in &outs {
+            let s = body.node(o).shape.as_slice();
+            kinds.push(if s == shape {
+                None
+            } else if s == kept_shape.as_slice() {
+                Some(false)
+            } else if s == keep_ones.as_slice() {
+                Some(true)
+            } else {
+                return Err(Unsupported::new(None, format!("an output of shape {s:?} in a reduction over {shape:?} axes {axes:?}")).into());
+            });
+        }
+        let level1: Vec<NodeId> = body
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| matches!(&n.attrs, Attrs::Reduce { axes: ra, .. } if ra.as_slice() == axes && body.node(n.inputs[0]).shape.as_slice() == shape))
+            .map(|(i, _)| NodeId(i as u32))
+            .collect();
+        let full_outputs: Vec<(usize, NodeId)> =
+            outs.iter().zip(&kinds).enumerate().filter(|(_, (_, k))| k.is_none()).map(|(k, (&o, _))| (k, o)).collect();
+        self.staged = staged_values(body, shape, &level1, &full_outputs);
+        // Stack arrays: each reduction's accumulator components, then its final value.
+        let mut scratch: Vec<(NodeId, Acc, Vec<String>, String)> = Vec::new();
+        for &id in &level1 {
+            let node = body.node(id);
+            let acc = Acc::new(node.op, body.node(node.inputs[0]).dtype)?;
+            let ptrs: Vec<String> = acc.tys.clone().iter().map(|t| self.b.alloca(BLOCK, t)).collect();
+            let fin = self.b.alloca(BLOCK, work_ty(node.dtype)?);
+            scratch.push((id, acc, ptrs, fin));
+        }
+        let zero = self.b.i64(0);
+        let block = self.b.i64(BLOCK as i64);
+        let last = extent(&mut self.b, shape[r - 1]);
+        // Blocks: from w0, to the end of w0's row of the kept space, at most BLOCK items.
+        let w0 = self.b.fresh();
+        let w = self.b.fresh();
+        self.open(1, &format!("scf.while ({w0} = %start) : (i64) -> i64"));
+        let more = self.b.op(&format!("arith.cmpi slt, {w0}, %end : i64"));
+        self.b.stmt(&format!("scf.condition({more}) {w0} : i64"));
+        self.memo.pop();
+        self.memo.push(HashMap::new());
+        self.b.next_region("do");
+        self.b.stmt(&format!("^bb0({w}: i64):"));
+        let row = self.b.op(&format!("arith.divui {w}, {last} : i64"));
+        let j0 = self.b.op(&format!("arith.remui {w}, {last} : i64"));
+        let base = self.b.op(&format!("arith.subi {w}, {j0} : i64"));
+        let row_end = self.b.op(&format!("arith.addi {base}, {last} : i64"));
+        let seg = self.b.op(&format!("arith.minsi {row_end}, %end : i64"));
+        let cap = self.b.op(&format!("arith.addi {w}, {block} : i64"));
+        let seg = self.b.op(&format!("arith.minsi {seg}, {cap} : i64"));
+        let n = self.b.op(&format!("arith.subi {seg}, {w} : i64"));
+        let outer = unravel(&mut self.b, &row, &kept_shape[..kept_shape.len() - 1]);
+        // The kept index of block item `jj`, and the full index with reduced indices `ivs`.
+        let kept_of = |cx: &mut Lower, jj: &str| -> Vec<String> {
+            let j = cx.b.op(&format!("arith.addi {j0}, {jj} : i64"));
+            let mut k = outer.clone();
+            k.push(j);
+            k
+        };
+        let merge = |kept: &[String], ivs: &[String]| -> Vec<String> {
+            let (mut ki, mut ri) = (kept.iter(), ivs.iter());
+            (0..r).map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() }).collect()
+        };
+        let with_zeros = |kept: &[String]| -> Vec<String> { merge(kept, &vec![zero.clone(); axes.len()]) };
+        // Opens the loops over the reduced axes; returns their induction variables.
+        let open_reduced = |cx: &mut Lower| -> Vec<String> {
+            axes.iter()
+                .map(|&a| {
+                    let ub = extent(&mut cx.b, shape[a]);
+                    cx.open_for(&zero, &ub, &[], &[]).0
+                })
+                .collect()
+        };
+        for (id, acc, ptrs, fin) in &scratch {
+            let node = body.node(*id);
+            let input = node.inputs[0];
+            // Initial values.
+            let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
+            let init = acc.init(&mut self.b);
+            for ((p, v), t) in ptrs.iter().zip(&init).zip(&acc.tys) {
+                let addr = self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                self.b.stmt(&format!("llvm.store {v}, {addr} : {t}, !llvm.ptr"));
+            }
+            self.close();
+            // The reduced axes outside, the block inside.
+            let ivs = open_reduced(self);
+            let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
+            let kept = kept_of(self, &jj);
+            self.work = kept.clone();
+            self.block_jj = Some(jj.clone());
+            self.hoisting = Some(*id);
+            let full = merge(&kept, &ivs);
+            let full_ix = Ix { dims: Some(full.clone()), flat: None };
+            let v = self.emit(input, &full_ix)?;
+            let staged: Vec<(NodeId, usize)> = self.staged.iter().filter(|s| s.2 == *id).map(|s| (s.0, s.1)).collect();
+            for (e, k) in staged {
+                if let Some(val) = self.lookup(&(e, full_ix.key())) {
+                    let pos = ravel(&mut self.b, &full, shape);
+                    store(&mut self.b, &Self::out_ptr(k), &pos, &val);
+                }
+            }
+            self.hoisting = None;
+            let mut cur = Vec::new();
+            let mut addrs = Vec::new();
+            for (p, t) in ptrs.iter().zip(&acc.tys) {
+                let addr = self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                cur.push(self.b.op(&format!("llvm.load {addr} : !llvm.ptr -> {t}")));
+                addrs.push(addr);
+            }
+            let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+            let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
+            let next = acc.step(&mut self.b, &cur, &v, &pos)?;
+            for ((v, addr), t) in next.iter().zip(&addrs).zip(&acc.tys) {
+                self.b.stmt(&format!("llvm.store {v}, {addr} : {t}, !llvm.ptr"));
+            }
+            self.close();
+            for _ in 0..ivs.len() {
+                self.close();
+            }
+            // Final values.
+            let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
+            let mut cur = Vec::new();
+            for (p, t) in ptrs.iter().zip(&acc.tys) {
+                let addr = self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                cur.push(self.b.op(&format!("llvm.load {addr} : !llvm.ptr -> {t}")));
+            }
+            let val = acc.finish(&mut self.b, &cur, node.dtype)?;
+            let fty = work_ty(node.dtype)?;
+            let addr = self.b.op(&format!("llvm.getelementptr inbounds {fin}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {fty}"));
+            self.b.stmt(&format!("llvm.store {}, {addr} : {fty}, !llvm.ptr", val.ssa));
+            self.close();
+            self.hoisted.insert(*id, Hoisted::Scratch { ptr: fin.clone(), dt: node.dtype });
+        }
+        // Outputs of the kept shape.
+        if kinds.iter().any(|k| k.is_some()) {
+            let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
+            let kept = kept_of(self, &jj);
+            self.work = kept.clone();
+            self.block_jj = Some(jj.clone());
+            let wpos = self.b.op(&format!("arith.addi {w}, {jj} : i64"));
+            for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
+                if let Some(keepdims) = kind {
+                    let dims = if *keepdims { with_zeros(&kept) } else { kept.clone() };
+                    let v = self.emit(o, &Ix { dims: Some(dims), flat: Some(wpos.clone()) })?;
+                    store(&mut self.b, &Self::out_ptr(k), &wpos, &v);
+                }
+            }
+            self.close();
+        }
+        // Outputs of the full shape.
+        if kinds.iter().any(|k| k.is_none()) {
+            let ivs = open_reduced(self);
+            let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
+            let kept = kept_of(self, &jj);
+            self.work = kept.clone();
+            self.block_jj = Some(jj.clone());
+            let full = merge(&kept, &ivs);
+            let pos = ravel(&mut self.b, &full, shape);
+            let full_ix = Ix { dims: Some(full.clone()), flat: Some(pos.clone()) };
+            for (e, k, _) in self.staged.clone() {
+                let v = load(&mut self.b, &Self::out_ptr(k), &pos, body.node(e).dtype);
+                self.memo.last_mut().expect("a memo scope").insert((e, full_ix.key()), v);
+            }
+            for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
+                if kind.is_none() {
+                    let v = self.emit(o, &full_ix)?;
+                    store(&mut self.b, &Self::out_ptr(k), &pos, &v);
+                }
+            }
+            self.close();
+            for _ in 0..ivs.len() {
+                self.close();
+            }
+        }
+        self.block_jj = None;
+        self.b.stmt(&format!("scf.yield {seg} : i64"));
+        self.close();
+        Ok(())
+    }
+
     /// The module text and the parameter values.
-    fn finish(self) -> (String, Vec<i64>) {
+    fn finish(self) -> (String, Vec<i64>, usize) {
         let params = self.b.params().to_vec();
+        let min_chunk = self.min_chunk;
         let (entry, body, decls) = self.b.finish();
         let mut args: Vec<String> = (0..self.n_in).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k))).collect();
         args.extend((0..self.n_out).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::out_ptr(k))));
@@ -520,7 +816,7 @@ impl<'g> Lower<'g> {
         tys.push("i64");
         text += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
         text += "    return\n  }\n}\n";
-        (text, params)
+        (text, params, min_chunk)
     }
 }
 
@@ -589,4 +885,52 @@ fn staged_values(body: &Graph, shape: &[usize], level1: &[NodeId], outputs: &[(u
         }
     }
     staged
+}
+
+/// How the body reads its inputs at `shape`: for each use of an `input` (directly or through
+/// views) by an op over `shape`, the input's size in bytes and its strides (in elements) as seen
+/// there (0 along broadcast axes). Uses through a reshape that is no strided view are left out.
+fn input_strides(body: &Graph, shape: &[usize]) -> Vec<(usize, Vec<isize>)> {
+    use kiln_ir::Layout;
+    let mut users: Vec<Vec<NodeId>> = vec![Vec::new(); body.len()];
+    for (i, n) in body.nodes().iter().enumerate() {
+        for &inp in &n.inputs {
+            if !users[inp.index()].contains(&NodeId(i as u32)) {
+                users[inp.index()].push(NodeId(i as u32));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, node) in body.nodes().iter().enumerate() {
+        if node.op != OpKind::Input {
+            continue;
+        }
+        let bytes = numel(&node.shape) * node.dtype.itemsize();
+        let mut stack = vec![(NodeId(i as u32), Layout::contiguous(&node.shape))];
+        while let Some((cur, layout)) = stack.pop() {
+            for &u in &users[cur.index()] {
+                let v = body.node(u);
+                if !v.op.is_view() {
+                    if body.node(cur).shape.as_slice() == shape {
+                        out.push((bytes, layout.strides.to_vec()));
+                    }
+                    continue;
+                }
+                let next = match (&v.op, &v.attrs) {
+                    (OpKind::Permute, Attrs::Perm { perm }) => Some(layout.permute(perm)),
+                    (OpKind::BroadcastTo, Attrs::Shape { shape }) => Some(layout.broadcast_to(shape)),
+                    (OpKind::Slice, Attrs::Slice { dims }) => {
+                        Some(layout.slice(&dims.iter().map(|d| (d.start, d.step, d.len)).collect::<Vec<_>>()))
+                    }
+                    (OpKind::Flip, Attrs::Axes { axes }) => Some(layout.flip(axes)),
+                    (OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => layout.reshape(&v.shape),
+                    _ => None,
+                };
+                if let Some(next) = next {
+                    stack.push((u, next));
+                }
+            }
+        }
+    }
+    out
 }

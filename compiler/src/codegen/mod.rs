@@ -3,8 +3,9 @@
 //! - [`lower`](lower::lower): a [`Region`] to a [`Kernel`]: canonical, shape-generic MLIR text
 //!   (`func`, `scf`, `arith`, `math`, `llvm` pointers) and the parameters for the region's
 //!   shapes. Elementwise and reduction regions; views are index math, never copies.
-//! - [`host`]: kernels compiled for the host CPU (O3, MCJIT), cached in memory, run over
-//!   [`HostArray`]s in parallel chunks.
+//! - [`host`]: kernels compiled for the host CPU (LLVM with glibc's vector math library, MCJIT;
+//!   a fast tier first, then an optimised one), cached in memory, run over [`HostArray`]s in
+//!   parallel chunks.
 //! - [`run_schedule_on_host`]: a whole [`Schedule`] on the host, each region compiled, or
 //!   evaluated by the reference evaluator when code generation does not support it yet.
 //!
@@ -15,6 +16,7 @@ mod builder;
 mod cast;
 pub mod host;
 mod index;
+mod jit;
 pub mod lower;
 mod reduce;
 mod scalar;
@@ -24,7 +26,7 @@ use std::borrow::Cow;
 
 use kiln_ir::HostArray;
 
-pub use host::{compile_region, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_region, CompiledRegion};
+pub use host::{compile_region, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled, run_region, CompiledRegion, Tier};
 pub use lower::{Kernel, HOST_ENTRY, KERNEL};
 
 use crate::fusion::Region;

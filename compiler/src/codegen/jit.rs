@@ -1,0 +1,386 @@
+//! Kernel MLIR text to machine code for this CPU, in two tiers.
+//!
+//! The MLIR text is parsed, lowered by [`HOST_PIPELINE`] and translated to LLVM IR; the host
+//! CPU's name and features are set on every function (so the vectoriser and the code generator
+//! use AVX2/AVX-512 where the machine has them, with 512-bit vectors preferred on AVX-512
+//! machines), the module is optimised, and MCJIT generates the code. Calls to libm (`sinf`,
+//! `expm1`, ...) resolve to the process's libm; vectorised loops call glibc's vector math
+//! library (libmvec) where it is present ([`libmvec_enabled`]).
+//!
+//! - [`Tier::Fast`]: a short pipeline (inlining, scalar clean-up, LICM, loop rotation, the loop
+//!   vectoriser with libmvec, clean-up) and code generation at `-O0` (fast instruction
+//!   selection and register allocation): the first code of a new kernel, in ~7 ms.
+//! - [`Tier::Optimized`]: `default<O3>` and code generation at `-O3`: ~17 ms, then used instead.
+
+use std::mem::ManuallyDrop;
+use std::time::Instant;
+
+use inkwell::attributes::AttributeLoc;
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::OptimizationLevel;
+use melior::ir::Module;
+
+use super::lower::{HOST_ENTRY, KERNEL};
+use crate::toolchain::mlir::{capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE};
+use crate::CompileError;
+
+/// How much optimisation a kernel's code gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// Quick to compile; loops vectorised, code generation unoptimised.
+    Fast,
+    /// `default<O3>` and optimised code generation.
+    Optimized,
+}
+
+/// The [`Tier::Fast`] pipeline: enough to turn the MLIR loops into vectorised ones.
+const FAST_PIPELINE: &str = "always-inline,function(sroa,early-cse<memssa>,instcombine,simplifycfg,\
+     loop-mssa(licm),loop(loop-rotate,indvars),loop-mssa(licm),inject-tli-mappings,\
+     loop-vectorize<interleave-forced-only>,instcombine,simplifycfg,early-cse,dce)";
+
+/// `kiln_kernel_host(buffers, params, start, end)`.
+pub(crate) type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64, i64, i64);
+
+/// Where the time of one compilation went, in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CompileTimes {
+    /// MLIR: parse, verify, host pipeline, translation to LLVM IR.
+    pub mlir: f64,
+    /// LLVM's optimisation pipeline.
+    pub optimize: f64,
+    /// MCJIT: code generation and linking.
+    pub jit: f64,
+}
+
+/// Machine code of one kernel, with the JIT that owns it.
+pub struct HostCode {
+    pub(crate) entry: EntryFn,
+    pub tier: Tier,
+    /// How long compiling it took.
+    pub times: CompileTimes,
+    _jit: Jit,
+}
+
+impl std::fmt::Debug for HostCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostCode").field("tier", &self.tier).field("times", &self.times).finish()
+    }
+}
+
+/// An MCJIT execution engine and the LLVM context its module lives in.
+struct Jit {
+    engine: ManuallyDrop<ExecutionEngine<'static>>,
+    context: *mut inkwell::context::Context,
+}
+
+// SAFETY: after construction the engine and context are never used again except by `Drop`,
+// which runs once, on whichever thread drops the last owner; the engine's `Rc`s have no other
+// owner, and the generated code the entry point runs is plain reentrant machine code.
+unsafe impl Send for Jit {}
+// SAFETY: as for `Send`: `&Jit` gives access to nothing.
+unsafe impl Sync for Jit {}
+
+impl Drop for Jit {
+    fn drop(&mut self) {
+        // SAFETY: the engine borrows the context, so it goes first; `context` came from
+        // `Box::leak` in `compile` and is freed exactly once, here. No code of the engine runs:
+        // callers hold an `Arc<HostCode>` while they call its entry point.
+        unsafe {
+            ManuallyDrop::drop(&mut self.engine);
+            drop(Box::from_raw(self.context));
+        }
+    }
+}
+
+thread_local! {
+    /// One MLIR context per thread (creating one loads every dialect).
+    static MLIR: melior::Context = new_context();
+    /// The host target machine (its CPU name and features).
+    static HOST: Result<HostTarget, String> = HostTarget::new();
+}
+
+struct HostTarget {
+    machine: TargetMachine,
+    cpu: String,
+    features: String,
+}
+
+impl HostTarget {
+    fn new() -> Result<HostTarget, String> {
+        Target::initialize_native(&InitializationConfig::default())?;
+        let triple = TargetMachine::get_default_triple();
+        let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
+        let cpu = TargetMachine::get_host_cpu_name().to_string();
+        let features = TargetMachine::get_host_cpu_features().to_string();
+        let machine = target
+            .create_target_machine(&triple, &cpu, &features, OptimizationLevel::Aggressive, RelocMode::Default, CodeModel::JITDefault)
+            .ok_or_else(|| format!("no target machine for {}", triple.as_str().to_string_lossy()))?;
+        Ok(HostTarget { machine, cpu, features })
+    }
+}
+
+/// Parses kernel MLIR text and runs the host pipeline on it.
+fn parse_and_lower<'c>(context: &'c melior::Context, text: &str) -> Result<Module<'c>, CompileError> {
+    let (module, diagnostics) = capture_diagnostics(context, || Module::parse(context, text));
+    let mut module = module.ok_or_else(|| CompileError::Verify(format!("{diagnostics}\n{text}")))?;
+    verify(&module)?;
+    run_pipeline(&mut module, HOST_PIPELINE)?;
+    Ok(module)
+}
+
+/// The LLVM IR of kernel MLIR text before optimisation (canonical: no host CPU in it).
+pub(crate) fn translate(text: &str) -> Result<String, CompileError> {
+    let llvm = inkwell::context::Context::create();
+    MLIR.with(|context| {
+        let module = parse_and_lower(context, text)?;
+        let m = translate_to_llvm(&module, &llvm)?;
+        Ok(m.print_to_string().to_string())
+    })
+}
+
+/// `KilnVecFn` of `shim/optimize.cpp`: one vector variant of a scalar function.
+#[repr(C)]
+struct VecFn {
+    scalar: *const std::ffi::c_char,
+    vector: *const std::ffi::c_char,
+    lanes: u32,
+    abi: *const std::ffi::c_char,
+}
+
+extern "C" {
+    /// Defined in `shim/optimize.cpp`: optimises a module for the host (`default<O3>`, or the
+    /// textual `pipeline` if not null), the vector variants in `fns[..count]` offered to the
+    /// vectorisers. Returns 0, or 1 with a message in `error` if the pipeline does not parse.
+    fn kiln_llvm_optimize_host(
+        module: *mut std::ffi::c_void,
+        machine: *mut std::ffi::c_void,
+        fns: *const VecFn,
+        count: usize,
+        pipeline: *const std::ffi::c_char,
+        error: *mut std::ffi::c_char,
+        error_len: usize,
+    ) -> i32;
+}
+
+/// One libmvec entry, as owned strings.
+struct VecEntry {
+    scalar: std::ffi::CString,
+    vector: std::ffi::CString,
+    lanes: u32,
+    abi: std::ffi::CString,
+}
+
+/// glibc's vector math functions present in this process for this CPU, by scalar name (the
+/// libm function and, where LLVM has one, the intrinsic): empty when libmvec.so.1 does not load
+/// or `KILN_HOST_LIBMVEC=0`. AVX-512 variants (`_ZGVe`, 16 float lanes) where the CPU has
+/// AVX-512F, AVX2 ones (`_ZGVd`, 8 lanes) where it has AVX2. libmvec's functions are within
+/// 4 ulps (glibc's requirement for them), against 1 to 2 for the scalar ones.
+fn libmvec_table() -> &'static [VecEntry] {
+    static TABLE: std::sync::OnceLock<Vec<VecEntry>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        // Let MCJIT resolve libm (and other libc) symbols from the running process.
+        inkwell::support::load_visible_symbols();
+        if std::env::var("KILN_HOST_LIBMVEC").is_ok_and(|v| v == "0") {
+            return Vec::new();
+        }
+        if inkwell::support::load_library_permanently(std::path::Path::new("libmvec.so.1")).is_err() {
+            return Vec::new();
+        }
+        let features = TargetMachine::get_host_cpu_features().to_string();
+        let isas: &[(char, u32)] = if features.contains("+avx512f") {
+            &[('e', 512), ('d', 256)]
+        } else if features.contains("+avx2") {
+            &[('d', 256)]
+        } else {
+            &[]
+        };
+        // (name, arity, has an LLVM intrinsic)
+        const FNS: &[(&str, usize, bool)] = &[
+            ("acos", 1, true),
+            ("acosh", 1, false),
+            ("asin", 1, true),
+            ("asinh", 1, false),
+            ("atan", 1, true),
+            ("atanh", 1, false),
+            ("atan2", 2, true),
+            ("cbrt", 1, false),
+            ("cos", 1, true),
+            ("cosh", 1, true),
+            ("erf", 1, false),
+            ("exp", 1, true),
+            ("exp2", 1, true),
+            ("exp10", 1, true),
+            ("expm1", 1, false),
+            ("hypot", 2, false),
+            ("log", 1, true),
+            ("log10", 1, true),
+            ("log1p", 1, false),
+            ("log2", 1, true),
+            ("pow", 2, true),
+            ("sin", 1, true),
+            ("sinh", 1, true),
+            ("tan", 1, true),
+            ("tanh", 1, true),
+        ];
+        let mut table = Vec::new();
+        for &(isa, bits) in isas {
+            for &(name, arity, intrinsic) in FNS {
+                for (suffix, elem_bits, llvm_ty) in [("f", 32, "f32"), ("", 64, "f64")] {
+                    let lanes = bits / elem_bits;
+                    let scalar = format!("{name}{suffix}");
+                    let params = "v".repeat(arity);
+                    let vector = format!("_ZGV{isa}N{lanes}{params}_{scalar}");
+                    if inkwell::support::search_for_address_of_symbol(&vector).is_none() {
+                        continue;
+                    }
+                    let abi = format!("_ZGV_LLVM_N{lanes}{params}");
+                    let mut names = vec![scalar.clone()];
+                    if intrinsic {
+                        names.push(format!("llvm.{name}.{llvm_ty}"));
+                    }
+                    for s in names {
+                        table.push(VecEntry {
+                            scalar: std::ffi::CString::new(s).expect("no NUL"),
+                            vector: std::ffi::CString::new(vector.clone()).expect("no NUL"),
+                            lanes,
+                            abi: std::ffi::CString::new(abi.clone()).expect("no NUL"),
+                        });
+                    }
+                }
+            }
+        }
+        table
+    })
+}
+
+/// Whether loops may call glibc's vector math functions (libmvec), which are less accurate
+/// than the scalar libm ones (within 4 ulps rather than 1 or 2).
+pub fn libmvec_enabled() -> bool {
+    !libmvec_table().is_empty()
+}
+
+/// Kernel MLIR text to an LLVM module optimised for the host CPU (in `context`).
+fn optimized_module<'c>(
+    text: &str,
+    tier: Tier,
+    context: &'c inkwell::context::Context,
+    times: &mut CompileTimes,
+) -> Result<inkwell::module::Module<'c>, CompileError> {
+    let table: Vec<VecFn> = libmvec_table()
+        .iter()
+        .map(|e| VecFn { scalar: e.scalar.as_ptr(), vector: e.vector.as_ptr(), lanes: e.lanes, abi: e.abi.as_ptr() })
+        .collect();
+    let t0 = Instant::now();
+    let module = MLIR.with(|mlir| -> Result<_, CompileError> {
+        let m = parse_and_lower(mlir, text)?;
+        translate_to_llvm(&m, context)
+    })?;
+    let t1 = Instant::now();
+    HOST.with(|host| -> Result<(), CompileError> {
+        let host = host.as_ref().map_err(|e| CompileError::Llvm(e.clone()))?;
+        let cpu = context.create_string_attribute("target-cpu", &host.cpu);
+        let features = context.create_string_attribute("target-features", &host.features);
+        // Full-width AVX-512 vectors where the CPU has them (LLVM's tuning stops at 256 bits on
+        // most AVX-512 parts; these loops are compute-bound, which is what 512 bits are for).
+        let width = if host.features.contains("+avx512f") { "512" } else { "256" };
+        let width = context.create_string_attribute("prefer-vector-width", width);
+        for f in module.get_functions() {
+            if f.count_basic_blocks() > 0 {
+                f.add_attribute(AttributeLoc::Function, cpu);
+                f.add_attribute(AttributeLoc::Function, features);
+                f.add_attribute(AttributeLoc::Function, width);
+            }
+        }
+        // Only the host entry is called from outside: the kernel is inlined into it and need
+        // not be compiled on its own.
+        if let Some(k) = module.get_function(KERNEL) {
+            k.set_linkage(inkwell::module::Linkage::Internal);
+            let inline = inkwell::attributes::Attribute::get_named_enum_kind_id("alwaysinline");
+            k.add_attribute(AttributeLoc::Function, context.create_enum_attribute(inline, 0));
+        }
+        module.set_triple(&host.machine.get_triple());
+        module.set_data_layout(&host.machine.get_target_data().get_data_layout());
+        let pipeline = std::ffi::CString::new(FAST_PIPELINE.split_whitespace().collect::<String>()).expect("no NUL");
+        let pipeline = match tier {
+            Tier::Fast => pipeline.as_ptr(),
+            Tier::Optimized => std::ptr::null(),
+        };
+        let mut error = [0 as std::ffi::c_char; 512];
+        // SAFETY: the module and the machine are live for the call, and the shim only runs passes
+        // on the module; `table` has `table.len()` entries whose strings live in
+        // `libmvec_table()` for the whole process; `pipeline` is null or a NUL-terminated string
+        // alive for the call; `error` has `error.len()` bytes.
+        let failed = unsafe {
+            kiln_llvm_optimize_host(
+                module.as_mut_ptr().cast(),
+                host.machine.as_mut_ptr().cast(),
+                table.as_ptr(),
+                table.len(),
+                pipeline,
+                error.as_mut_ptr(),
+                error.len(),
+            )
+        };
+        if failed != 0 {
+            // SAFETY: the shim wrote a NUL-terminated message into `error`.
+            let message = unsafe { std::ffi::CStr::from_ptr(error.as_ptr()) };
+            return Err(CompileError::Llvm(format!("host pipeline: {}", message.to_string_lossy())));
+        }
+        Ok(())
+    })?;
+    times.mlir = (t1 - t0).as_secs_f64();
+    times.optimize = t1.elapsed().as_secs_f64();
+    Ok(module)
+}
+
+/// The LLVM IR of kernel MLIR text after optimisation for this machine's CPU (vectorised
+/// loops, libmvec calls): for reading, not canonical.
+pub(crate) fn optimized_ir(text: &str, tier: Tier) -> Result<String, CompileError> {
+    let llvm = inkwell::context::Context::create();
+    let module = optimized_module(text, tier, &llvm, &mut CompileTimes::default())?;
+    let ir = module.print_to_string().to_string();
+    Ok(ir)
+}
+
+/// Compiles kernel MLIR text to host machine code of the given tier.
+pub(crate) fn compile(text: &str, tier: Tier) -> Result<HostCode, CompileError> {
+    let context: &'static inkwell::context::Context = Box::leak(Box::new(inkwell::context::Context::create()));
+    // From here on `context` is owned by the `Jit` built below, or freed on error.
+    let raw_context = context as *const inkwell::context::Context as *mut inkwell::context::Context;
+    let mut times = CompileTimes::default();
+    let result = (|| -> Result<(ExecutionEngine<'static>, usize), CompileError> {
+        let module = optimized_module(text, tier, context, &mut times)?;
+        let t = Instant::now();
+        let level = match tier {
+            Tier::Fast => OptimizationLevel::None,
+            Tier::Optimized => OptimizationLevel::Aggressive,
+        };
+        let engine = module.create_jit_execution_engine(level).map_err(|e| CompileError::Jit(e.to_string()))?;
+        let addr = engine.get_function_address(HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
+        times.jit = t.elapsed().as_secs_f64();
+        Ok((engine, addr))
+    })();
+    match result {
+        Ok((engine, addr)) => {
+            // SAFETY: `addr` is the address of `kiln_kernel_host`, generated from the module
+            // text built by `lower`, whose signature is `(ptr, ptr, i64, i64) -> ()`, i.e.
+            // `EntryFn` in the C ABI; the code stays mapped while `engine` lives (in `Jit`).
+            let entry = unsafe { std::mem::transmute::<usize, EntryFn>(addr) };
+            tracing::debug!(
+                ?tier,
+                mlir_ms = times.mlir * 1e3,
+                opt_ms = times.optimize * 1e3,
+                jit_ms = times.jit * 1e3,
+                "compiled a host kernel"
+            );
+            Ok(HostCode { entry, tier, times, _jit: Jit { engine: ManuallyDrop::new(engine), context: raw_context } })
+        }
+        Err(e) => {
+            // SAFETY: `raw_context` came from `Box::leak` above; every module and engine in it
+            // was dropped when the closure returned its error.
+            unsafe { drop(Box::from_raw(raw_context)) };
+            Err(e)
+        }
+    }
+}
