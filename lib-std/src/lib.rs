@@ -12,6 +12,14 @@ pub fn logsumexp(x: &Array, ax: i64) -> Result<Array> {
 }
 
 /// `softmax(x, axis)` as `scipy.special.softmax`: `exp(x - max) / sum(exp(x - max))`.
+///
+/// ```
+/// let x = kiln_frontend::Array::from_vec(vec![1.0f32, 2.0, 3.0, 1000.0, 1000.0, 1000.0], &[2, 3]);
+/// let y = kiln_std::softmax(&x, -1).unwrap();
+/// let v: Vec<f32> = y.to_vec();
+/// assert!((v[0] + v[1] + v[2] - 1.0).abs() < 1e-6);
+/// assert!((v[3] - 1.0 / 3.0).abs() < 1e-6); // large values do not overflow
+/// ```
 pub fn softmax(x: &Array, ax: i64) -> Result<Array> {
     let m = x.try_max(axis(ax).keepdims())?;
     let e = x.try_subtract(&m)?.try_exp()?;
