@@ -9,8 +9,8 @@
 //!
 //! - [`Tier::Fast`]: a short pipeline (inlining, scalar clean-up, LICM, loop rotation, the loop
 //!   vectoriser with libmvec, clean-up) and code generation at `-O0` (fast instruction
-//!   selection and register allocation): the first code of a new kernel, in ~7 ms.
-//! - [`Tier::Optimized`]: `default<O3>` and code generation at `-O3`: ~17 ms, then used instead.
+//!   selection and register allocation): ~7 ms for a small kernel, code up to ~1.5x slower.
+//! - [`Tier::Optimized`]: `default<O3>` and code generation at `-O3`: ~17 ms.
 
 use std::mem::ManuallyDrop;
 use std::time::Instant;
