@@ -25,8 +25,8 @@ use kiln_ir::shape::numel;
 use kiln_ir::{with_data, Attrs, HostArray};
 use rayon::prelude::*;
 
-pub use super::jit::{libmvec_enabled, CompileTimes, HostCode, Tier};
 use super::jit;
+pub use super::jit::{libmvec_enabled, CompileTimes, HostCode, Tier};
 use super::lower::{lower, Kernel};
 use crate::fusion::{print_regions, Region};
 use crate::CompileError;
@@ -50,7 +50,12 @@ pub const LARGE_WORK: usize = 1 << 22;
 
 impl KernelCode {
     fn new(mlir: String, code: HostCode) -> KernelCode {
-        KernelCode { current: RwLock::new(Arc::new(code)), mlir, ran_ns: AtomicU64::new(0), upgrading: AtomicBool::new(false) }
+        KernelCode {
+            current: RwLock::new(Arc::new(code)),
+            mlir,
+            ran_ns: AtomicU64::new(0),
+            upgrading: AtomicBool::new(false),
+        }
     }
 
     /// The code to call now (hold the `Arc` while calling it).
@@ -64,7 +69,11 @@ impl KernelCode {
     fn for_call(&self, work: usize) -> Arc<HostCode> {
         let code = self.get();
         let hot = Duration::from_nanos(self.ran_ns.load(Ordering::Relaxed)) >= HOT;
-        if code.tier == Tier::Fast && tiers().1 && (hot || work >= LARGE_WORK) && !self.upgrading.swap(true, Ordering::AcqRel) {
+        if code.tier == Tier::Fast
+            && tiers().1
+            && (hot || work >= LARGE_WORK)
+            && !self.upgrading.swap(true, Ordering::AcqRel)
+        {
             match jit::compile(&self.mlir, Tier::Optimized) {
                 Ok(optimized) => {
                     let optimized = Arc::new(optimized);
@@ -172,9 +181,16 @@ pub fn optimized_llvm_ir_text(region: &Region, tier: Tier) -> Result<String, Com
     jit::optimized_ir(&lower(region).map_err(|u| u.into_error(0))?.mlir, tier)
 }
 
-/// A buffer pointer handed to worker threads.
+/// The buffer pointers, handed to worker threads.
 #[derive(Clone, Copy)]
 struct Ptrs<'a>(&'a [*mut u8]);
+
+impl Ptrs<'_> {
+    /// The array's address (a method, so that closures capture the whole `Ptrs`).
+    fn as_ptr(self) -> *const *mut u8 {
+        self.0.as_ptr()
+    }
+}
 // SAFETY: the pointers are only dereferenced by the kernel, whose chunks read the inputs and
 // write disjoint output elements (each work item writes only its own elements).
 unsafe impl Send for Ptrs<'_> {}
@@ -211,8 +227,12 @@ fn empty_extreme(region: &Region) -> Option<&'static str> {
         let Attrs::Reduce { axes, .. } = &n.attrs else { return None };
         let input = &body.node(n.inputs[0]).shape;
         let empty = axes.iter().any(|&a| input[a] == 0) && numel(&n.shape) > 0;
-        (empty && matches!(n.op, kiln_ir::OpKind::Max | kiln_ir::OpKind::Min | kiln_ir::OpKind::ArgMax | kiln_ir::OpKind::ArgMin))
-            .then_some(n.op.name())
+        (empty
+            && matches!(
+                n.op,
+                kiln_ir::OpKind::Max | kiln_ir::OpKind::Min | kiln_ir::OpKind::ArgMax | kiln_ir::OpKind::ArgMin
+            ))
+        .then_some(n.op.name())
     })
 }
 
@@ -237,7 +257,11 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
 pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
     let k = &compiled.kernel;
     if inputs.len() != k.inputs.len() {
-        return Err(CompileError::InvalidInput(format!("{} inputs given, the region reads {}", inputs.len(), k.inputs.len())));
+        return Err(CompileError::InvalidInput(format!(
+            "{} inputs given, the region reads {}",
+            inputs.len(),
+            k.inputs.len()
+        )));
     }
     for (i, (a, (dt, shape))) in inputs.iter().zip(&k.inputs).enumerate() {
         if a.dtype() != *dt || a.shape() != shape.as_slice() {
@@ -253,11 +277,11 @@ pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<
     let mut outs: Vec<Data> = k.outputs.iter().map(|(dt, shape)| Data::zeros(*dt, numel(shape))).collect();
     for d in outs.iter_mut() {
         let bytes = d.len() * d.dtype().itemsize();
-        huge_pages(with_data!(d, v => v.as_mut_ptr() as *mut u8), bytes);
+        huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
     }
-    let mut ptrs: Vec<*mut u8> = inputs.iter().map(|a| with_data!(a.data(), v => v.as_ptr() as *mut u8)).collect();
+    let mut ptrs: Vec<*mut u8> = inputs.iter().map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut())).collect();
     for d in outs.iter_mut() {
-        ptrs.push(with_data!(d, v => v.as_mut_ptr() as *mut u8));
+        ptrs.push(with_data!(d, v => v.as_mut_ptr().cast::<u8>()));
     }
     let work = k.work_items;
     let cost = k.cost_per_item.max(1);
@@ -267,13 +291,12 @@ pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<
     let params = k.params.as_slice();
     let bufs = Ptrs(&ptrs);
     let run = |start: usize, end: usize| {
-        let bufs = bufs;
         // SAFETY: `bufs` holds one pointer per input (live `HostArray`s of the dtypes and shapes
         // the kernel was lowered for, checked above, read only) then per output (`Data` of the
         // output's dtype and size, alive until after the calls), and `params` the parameter
         // values the kernel reads; work items `start..end` are within `0..work_items`, and
         // distinct work items write distinct output elements, so concurrent chunks do not race.
-        unsafe { entry(bufs.0.as_ptr(), params.as_ptr(), start as i64, end as i64) }
+        unsafe { entry(bufs.as_ptr(), params.as_ptr(), start as i64, end as i64) }
     };
     let t = Instant::now();
     if work > 0 {
