@@ -678,6 +678,36 @@ fn kernels_are_cached_and_shared_across_shapes() {
     assert!(std::sync::Arc::ptr_eq(&a.code, &b.code), "a new shape reuses the machine code");
 }
 
+#[test]
+fn both_tiers_compute_the_same_values() {
+    let x = uniform_f32(&[64, 100], -3.0, 3.0, 60);
+    let w = uniform_f32(&[100], 0.5, 1.5, 61);
+    let i = ints(&[64, 100], 62, |v| (v % 200) as i16 - 100);
+    let progs = [
+        ((&x - 1.5).square() * 0.5 + x.sin()) * (-(&x * &x)).exp(),
+        kiln::nn::softmax(&x, -1).unwrap(),
+        kiln::nn::layer_norm(&x, &w, &w, 1e-5).unwrap(),
+        x.t().slice(&kiln::s![..;-1, 3..50;2]).tanh(),
+        x.sum(0),
+        kiln::nn::softmax(&x, 0).unwrap(),
+        i.floor_divide(7) + (&i % -3),
+        x.argmax(0).astype(DType::Float32) + x.min(0),
+    ];
+    for (n, y) in progs.iter().enumerate() {
+        let l = kiln::lower(&[y]);
+        let p = partition(&l.graph);
+        assert_eq!(p.regions.len(), 1);
+        let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+        let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap();
+        for tier in [codegen::Tier::Fast, codegen::Tier::Optimized] {
+            let c = codegen::compile_region_tier(&p.regions[0], tier).unwrap();
+            assert_eq!(c.code.get().tier, tier);
+            let got = codegen::run_compiled(&c, &inputs).unwrap();
+            check(&format!("program {n} {tier:?}"), &got, &want, softmax_ulps());
+        }
+    }
+}
+
 /// CPU time of this process (all threads, user + system), in seconds.
 fn cpu_seconds() -> f64 {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
