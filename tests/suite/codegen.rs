@@ -510,6 +510,13 @@ fn softmax_rows() {
     // Over the first axis too: the rows are strided.
     check_program("softmax axis 0", &[&kiln::nn::softmax(&x, 0).unwrap()], softmax_ulps());
     check_program("logsumexp", &[&kiln::nn::logsumexp(&x, 1).unwrap()], f32_ulps());
+    // float16 and bfloat16: every op rounded to the dtype, sums accumulated in f32.
+    for dt in [DType::Float16, DType::BFloat16] {
+        let h = x.astype(dt);
+        check_program(&format!("softmax {dt}"), &[&kiln::nn::softmax(&h, -1).unwrap(), &kiln::nn::softmax(&h, 0).unwrap()], 2.0);
+        let w = uniform_f32(&[300], 0.5, 1.5, 71).astype(dt);
+        check_program(&format!("layer_norm {dt}"), &[&kiln::nn::layer_norm(&h, &w, &w, 1e-3).unwrap()], 2.0);
+    }
 }
 
 #[test]
