@@ -1,4 +1,4 @@
-//! The host path: regions compiled to machine code for this CPU ([`super::jit`]), cached in
+//! The host path: regions compiled to machine code for this CPU (module `jit`), cached in
 //! memory, and run over host arrays in parallel chunks.
 //!
 //! Caching: by the region's canonical text (its [`print_regions`] form) first, then by the

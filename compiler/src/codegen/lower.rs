@@ -165,7 +165,7 @@ struct Lower<'g> {
     /// The kept-axes index of the current work item (reduction regions).
     work: Vec<String>,
     /// Values staged in an output buffer: (value, output, the hoisted reduction whose loop
-    /// stores it). See [`Lower::staged_values`].
+    /// stores it). See [`staged_values`].
     staged: Vec<(NodeId, usize, NodeId)>,
     /// The hoisted reduction being emitted, if any.
     hoisting: Option<NodeId>,

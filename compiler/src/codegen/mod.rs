@@ -9,8 +9,8 @@
 //! - [`run_schedule_on_host`]: a whole [`Schedule`] on the host, each region compiled, or
 //!   evaluated by the reference evaluator when code generation does not support it yet.
 //!
-//! The module-level docs of [`lower`], [`types`], [`scalar`], [`cast`] and [`reduce`] give the
-//! semantics and their accuracy.
+//! The module-level docs of [`lower`] and of the private modules `types`, `scalar`, `cast`,
+//! `reduce` and `jit` give the semantics, their accuracy and the compilation tiers.
 
 mod builder;
 mod cast;
