@@ -8,7 +8,7 @@
 //!
 //! `@kiln_kernel` computes work items `start..end`; `@kiln_kernel_host` takes the buffer pointers
 //! as one array (inputs then outputs), for a uniform host call. `params` holds the i64 sizes,
-//! slice starts and steps the index math reads ([`Builder::param`]), so one kernel serves every
+//! slice starts and steps the index math reads (`Builder::param`), so one kernel serves every
 //! shape with the same structure: it is specialised on dtypes, ranks, which axes broadcast, and
 //! which sizes are equal (equal values share a parameter).
 //!
@@ -24,8 +24,8 @@
 //!   final pass over `A`. Other reductions (a k-means distance inside an argmin) are loops nested
 //!   where their value is needed.
 //!
-//! Each node is emitted *at an index* of its result ([`Ix`]): elementwise ops pass the index to
-//! their operands, views transform it ([`through_view`]), loads turn it into a buffer position.
+//! Each node is emitted *at an index* of its result (`Ix`): elementwise ops pass the index to
+//! their operands, views transform it (`through_view`), loads turn it into a buffer position.
 
 use std::collections::HashMap;
 
