@@ -52,7 +52,11 @@ fn compile_latency(c: &mut Criterion) {
     g.sample_size(50);
     for tier in [Tier::Fast, Tier::Optimized] {
         g.bench_function(format!("new elementwise region (ew_chain), {tier:?} tier"), |b| {
-            b.iter_batched(new_region, |regions| compile_region_tier(&regions[0], tier).unwrap(), BatchSize::PerIteration)
+            b.iter_batched(
+                new_region,
+                |regions| compile_region_tier(&regions[0], tier).unwrap(),
+                BatchSize::PerIteration,
+            )
         });
     }
     g.finish();
@@ -73,7 +77,9 @@ fn run(c: &mut Criterion) {
     let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
     run_schedule_on_host(&sched, &regions, &refs).unwrap();
     settle();
-    g.bench_function("softmax rows 4096x4096 f32", |b| b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap()));
+    g.bench_function("softmax rows 4096x4096 f32", |b| {
+        b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap())
+    });
     g.finish();
 }
 

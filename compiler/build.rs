@@ -31,7 +31,8 @@ fn main() {
         .warnings(true);
     // optimize.cpp includes LLVM's C++ headers, which want LLVM's own flags (-fno-exceptions,
     // the __STDC_* macros).
-    for flag in cxxflags.split_whitespace().filter(|f| f.starts_with("-D") || *f == "-fno-exceptions") {
+    let wanted = |f: &&str| f.starts_with("-D") || *f == "-fno-exceptions";
+    for flag in cxxflags.split_whitespace().filter(wanted) {
         build.flag(flag);
     }
     // LLVM's headers are not -Wextra clean.

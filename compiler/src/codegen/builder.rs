@@ -134,7 +134,10 @@ impl Builder {
     pub fn alloca(&mut self, n: usize, ty: &str) -> String {
         let count = self.i64(n as i64);
         let name = self.fresh();
-        let _ = writeln!(self.entry, "    {name} = llvm.alloca {count} x {ty} {{alignment = 64 : i64}} : (i64) -> !llvm.ptr");
+        let _ = writeln!(
+            self.entry,
+            "    {name} = llvm.alloca {count} x {ty} {{alignment = 64 : i64}} : (i64) -> !llvm.ptr"
+        );
         name
     }
 

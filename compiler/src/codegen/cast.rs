@@ -36,7 +36,10 @@ pub(crate) fn cast(b: &mut Builder, v: &Val, to: DType) -> Result<Val, Unsupport
                 b.op(&format!("arith.cmpi ne, {x}, {z} : {fty}"))
             }
         }
-        (DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt, DTypeKind::SignedInt | DTypeKind::UnsignedInt) => {
+        (
+            DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt,
+            DTypeKind::SignedInt | DTypeKind::UnsignedInt,
+        ) => {
             let (fw, tw) = (int_width(from), int_width(to));
             if fw == tw {
                 x.clone()
@@ -48,7 +51,9 @@ pub(crate) fn cast(b: &mut Builder, v: &Val, to: DType) -> Result<Val, Unsupport
                 b.op(&format!("arith.extui {x} : {fty} to {tty}"))
             }
         }
-        (DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt, DTypeKind::Float) => int_to_float(b, x, from, to),
+        (DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt, DTypeKind::Float) => {
+            int_to_float(b, x, from, to)
+        }
         (DTypeKind::Float, DTypeKind::SignedInt | DTypeKind::UnsignedInt) => float_to_int(b, x, from, to),
         (DTypeKind::Float, DTypeKind::Float) => match (from, to) {
             (DType::Float64, DType::Float32) => b.op(&format!("arith.truncf {x} : f64 to f32")),
@@ -89,11 +94,8 @@ fn int_to_float(b: &mut Builder, x: &str, from: DType, to: DType) -> String {
                 b.op(&format!("arith.extsi {x} : {fty} to i64"))
             };
             let z = b.i64(0);
-            let neg = if unsigned {
-                b.constant("false", "i1")
-            } else {
-                b.op(&format!("arith.cmpi slt, {x64}, {z} : i64"))
-            };
+            let neg =
+                if unsigned { b.constant("false", "i1") } else { b.op(&format!("arith.cmpi slt, {x64}, {z} : i64")) };
             let nx = b.op(&format!("arith.subi {z}, {x64} : i64"));
             let a = b.op(&format!("arith.select {neg}, {nx}, {x64} : i64"));
             let lz = b.op(&format!("math.ctlz {a} : i64"));
@@ -142,11 +144,8 @@ fn float_to_int(b: &mut Builder, x: &str, from: DType, to: DType) -> String {
     // trunc(x) as a signed integer of `bits` bits if in range, else that type's minimum.
     let cvt = |b: &mut Builder, t: &str, bits: u32| -> String {
         let ity = format!("i{bits}");
-        let (lo, hi) = if bits == 32 {
-            (-2147483648.0, 2147483647.0)
-        } else {
-            (-9223372036854775808.0, 9223372036854775807.0)
-        };
+        let (lo, hi) =
+            if bits == 32 { (-2147483648.0, 2147483647.0) } else { (-9223372036854775808.0, 9223372036854775807.0) };
         let lo_c = float_const(b, lo, "f64");
         let hi_c = float_const(b, hi, "f64");
         let ge = b.op(&format!("arith.cmpf oge, {t}, {lo_c} : f64"));

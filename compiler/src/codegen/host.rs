@@ -1,4 +1,4 @@
-//! The host path: regions compiled to machine code for this CPU ([`super::jit`]), cached in
+//! The host path: regions compiled to machine code for this CPU (module `jit`), cached in
 //! memory, and run over host arrays in parallel chunks.
 //!
 //! Caching: by the region's canonical text (its [`print_regions`] form) first, then by the
@@ -6,43 +6,89 @@
 //! reuses the machine code and only brings new parameters. Compiled code lives as long as the
 //! process (the cache is never evicted; a disk cache comes later).
 //!
-//! Tiers: a new kernel is compiled quickly ([`Tier::Fast`]) and used at once, while a
-//! background thread compiles it again with full optimisation ([`Tier::Optimized`]), which
-//! replaces the fast code when ready. `KILN_HOST_TIER=fast` or `=optimized` compiles only that
-//! tier, synchronously.
+//! Tiers: a new kernel with little work is compiled quickly ([`Tier::Fast`]); it is compiled
+//! again with full optimisation ([`Tier::Optimized`]) once it has run for [`HOT`] in all, or
+//! before a call with much work ([`LARGE_WORK`] element operations), by the thread that runs
+//! it (no background thread: nothing compiles while the process exits). A region with much work
+//! is compiled optimised at once. `KILN_HOST_TIER=fast` or `=optimized` uses only that tier.
 //!
 //! Running: outputs are allocated (large ones on transparent huge pages), and the work items
 //! are split into chunks of roughly equal cost run by rayon.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{channel, Sender};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant};
 
 use kiln_ir::host::Data;
 use kiln_ir::shape::numel;
 use kiln_ir::{with_data, Attrs, HostArray};
 use rayon::prelude::*;
 
-pub use super::jit::{libmvec_enabled, CompileTimes, HostCode, Tier};
 use super::jit;
+pub use super::jit::{libmvec_enabled, CompileTimes, HostCode, Tier};
 use super::lower::{lower, Kernel};
 use crate::fusion::{print_regions, Region};
 use crate::CompileError;
 
-/// A kernel's current machine code: fast first, optimised once the background compile is done.
+/// A kernel's current machine code: fast first, optimised once it is worth it.
 #[derive(Debug)]
 pub struct KernelCode {
     current: RwLock<Arc<HostCode>>,
+    /// The kernel's MLIR text, to compile it again.
+    mlir: String,
+    /// Time spent running it, in nanoseconds.
+    ran_ns: AtomicU64,
+    /// Set by the thread that compiles the optimised tier.
+    upgrading: AtomicBool,
 }
 
+/// Run time after which a fast kernel is compiled again, optimised.
+pub const HOT: Duration = Duration::from_millis(20);
+/// Element operations (work items times their cost) from which a call is worth optimised code.
+pub const LARGE_WORK: usize = 1 << 22;
+
 impl KernelCode {
+    fn new(mlir: String, code: HostCode) -> KernelCode {
+        KernelCode {
+            current: RwLock::new(Arc::new(code)),
+            mlir,
+            ran_ns: AtomicU64::new(0),
+            upgrading: AtomicBool::new(false),
+        }
+    }
+
     /// The code to call now (hold the `Arc` while calling it).
     pub fn get(&self) -> Arc<HostCode> {
         self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    fn replace(&self, code: HostCode) {
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(code);
+    /// The code for a call of `work` element operations: optimised first if the kernel is fast
+    /// code that has become hot, or the call is large (one thread compiles; others go on with
+    /// the fast code meanwhile).
+    fn for_call(&self, work: usize) -> Arc<HostCode> {
+        let code = self.get();
+        let hot = Duration::from_nanos(self.ran_ns.load(Ordering::Relaxed)) >= HOT;
+        if code.tier == Tier::Fast
+            && tiers().1
+            && (hot || work >= LARGE_WORK)
+            && !self.upgrading.swap(true, Ordering::AcqRel)
+        {
+            match jit::compile(&self.mlir, Tier::Optimized) {
+                Ok(optimized) => {
+                    let optimized = Arc::new(optimized);
+                    *self.current.write().unwrap_or_else(|e| e.into_inner()) = optimized.clone();
+                    return optimized;
+                }
+                // The fast code stays; it computes the same values.
+                Err(e) => tracing::warn!(error = %e, "optimising a host kernel failed"),
+            }
+        }
+        code
+    }
+
+    fn ran(&self, t: Duration) {
+        self.ran_ns.fetch_add(t.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
     }
 }
 
@@ -73,7 +119,8 @@ pub fn compiled_count() -> usize {
     by_mlir().lock().unwrap_or_else(|e| e.into_inner()).len()
 }
 
-/// Which tiers to compile: `KILN_HOST_TIER` = `fast`, `optimized`, or anything else for both.
+/// `KILN_HOST_TIER`: `fast` or `optimized` for that tier only (`(tier, false)`), anything else
+/// for fast code first and optimised code when worth it (`(Tier::Fast, true)`).
 fn tiers() -> (Tier, bool) {
     static TIERS: OnceLock<(Tier, bool)> = OnceLock::new();
     *TIERS.get_or_init(|| match std::env::var("KILN_HOST_TIER").as_deref() {
@@ -81,28 +128,6 @@ fn tiers() -> (Tier, bool) {
         Ok("optimized") => (Tier::Optimized, false),
         _ => (Tier::Fast, true),
     })
-}
-
-/// The background thread compiling optimised tiers, one kernel at a time.
-fn tier_up(text: String, code: Arc<KernelCode>) {
-    static WORKER: OnceLock<Mutex<Sender<(String, Arc<KernelCode>)>>> = OnceLock::new();
-    let worker = WORKER.get_or_init(|| {
-        let (tx, rx) = channel::<(String, Arc<KernelCode>)>();
-        let spawned = std::thread::Builder::new().name("kiln-tier-up".into()).spawn(move || {
-            for (text, code) in rx {
-                match jit::compile(&text, Tier::Optimized) {
-                    Ok(optimized) => code.replace(optimized),
-                    // The fast code stays; it computes the same values.
-                    Err(e) => tracing::warn!(error = %e, "optimising a host kernel failed"),
-                }
-            }
-        });
-        if let Err(e) = spawned {
-            tracing::warn!(error = %e, "no thread for optimising host kernels");
-        }
-        Mutex::new(tx)
-    });
-    let _ = worker.lock().unwrap_or_else(|e| e.into_inner()).send((text, code));
 }
 
 /// Lowers and compiles `region` for the host, or returns it from the cache.
@@ -118,20 +143,13 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
     let code = match cached {
         Some(code) => code,
         None => {
-            let (first, then_optimize) = tiers();
-            let code = Arc::new(KernelCode { current: RwLock::new(Arc::new(jit::compile(&kernel.mlir, first)?)) });
-            let mut cache = by_mlir().lock().unwrap_or_else(|e| e.into_inner());
-            match cache.get(&kernel.mlir) {
-                // Another thread compiled it meanwhile.
-                Some(other) => other.clone(),
-                None => {
-                    cache.insert(kernel.mlir.clone(), code.clone());
-                    if then_optimize {
-                        tier_up(kernel.mlir.clone(), code.clone());
-                    }
-                    code
-                }
-            }
+            let tier = match tiers() {
+                (_, true) if kernel.work_items.saturating_mul(kernel.cost_per_item) >= LARGE_WORK => Tier::Optimized,
+                (tier, _) => tier,
+            };
+            let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?));
+            // Another thread may have compiled it meanwhile: the first one stays.
+            by_mlir().lock().unwrap_or_else(|e| e.into_inner()).entry(kernel.mlir.clone()).or_insert(code).clone()
         }
     };
     let compiled = Arc::new(CompiledRegion { kernel, code });
@@ -142,7 +160,7 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
 /// Compiles `region` to code of one tier, bypassing the caches (for tests and measurements).
 pub fn compile_region_tier(region: &Region, tier: Tier) -> Result<CompiledRegion, CompileError> {
     let kernel = lower(region).map_err(|u| u.into_error(0))?;
-    let code = Arc::new(KernelCode { current: RwLock::new(Arc::new(jit::compile(&kernel.mlir, tier)?)) });
+    let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?));
     Ok(CompiledRegion { kernel, code })
 }
 
@@ -163,9 +181,16 @@ pub fn optimized_llvm_ir_text(region: &Region, tier: Tier) -> Result<String, Com
     jit::optimized_ir(&lower(region).map_err(|u| u.into_error(0))?.mlir, tier)
 }
 
-/// A buffer pointer handed to worker threads.
+/// The buffer pointers, handed to worker threads.
 #[derive(Clone, Copy)]
 struct Ptrs<'a>(&'a [*mut u8]);
+
+impl Ptrs<'_> {
+    /// The array's address (a method, so that closures capture the whole `Ptrs`).
+    fn as_ptr(self) -> *const *mut u8 {
+        self.0.as_ptr()
+    }
+}
 // SAFETY: the pointers are only dereferenced by the kernel, whose chunks read the inputs and
 // write disjoint output elements (each work item writes only its own elements).
 unsafe impl Send for Ptrs<'_> {}
@@ -202,8 +227,12 @@ fn empty_extreme(region: &Region) -> Option<&'static str> {
         let Attrs::Reduce { axes, .. } = &n.attrs else { return None };
         let input = &body.node(n.inputs[0]).shape;
         let empty = axes.iter().any(|&a| input[a] == 0) && numel(&n.shape) > 0;
-        (empty && matches!(n.op, kiln_ir::OpKind::Max | kiln_ir::OpKind::Min | kiln_ir::OpKind::ArgMax | kiln_ir::OpKind::ArgMin))
-            .then_some(n.op.name())
+        (empty
+            && matches!(
+                n.op,
+                kiln_ir::OpKind::Max | kiln_ir::OpKind::Min | kiln_ir::OpKind::ArgMax | kiln_ir::OpKind::ArgMin
+            ))
+        .then_some(n.op.name())
     })
 }
 
@@ -228,7 +257,11 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
 pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
     let k = &compiled.kernel;
     if inputs.len() != k.inputs.len() {
-        return Err(CompileError::InvalidInput(format!("{} inputs given, the region reads {}", inputs.len(), k.inputs.len())));
+        return Err(CompileError::InvalidInput(format!(
+            "{} inputs given, the region reads {}",
+            inputs.len(),
+            k.inputs.len()
+        )));
     }
     for (i, (a, (dt, shape))) in inputs.iter().zip(&k.inputs).enumerate() {
         if a.dtype() != *dt || a.shape() != shape.as_slice() {
@@ -244,28 +277,28 @@ pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<
     let mut outs: Vec<Data> = k.outputs.iter().map(|(dt, shape)| Data::zeros(*dt, numel(shape))).collect();
     for d in outs.iter_mut() {
         let bytes = d.len() * d.dtype().itemsize();
-        huge_pages(with_data!(d, v => v.as_mut_ptr() as *mut u8), bytes);
+        huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
     }
-    let mut ptrs: Vec<*mut u8> = inputs.iter().map(|a| with_data!(a.data(), v => v.as_ptr() as *mut u8)).collect();
+    let mut ptrs: Vec<*mut u8> = inputs.iter().map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut())).collect();
     for d in outs.iter_mut() {
-        ptrs.push(with_data!(d, v => v.as_mut_ptr() as *mut u8));
+        ptrs.push(with_data!(d, v => v.as_mut_ptr().cast::<u8>()));
     }
+    let work = k.work_items;
+    let cost = k.cost_per_item.max(1);
     // Held for the calls: the code is not freed while it runs.
-    let code = compiled.code.get();
+    let code = compiled.code.for_call(work.saturating_mul(cost));
     let entry = code.entry;
     let params = k.params.as_slice();
     let bufs = Ptrs(&ptrs);
     let run = |start: usize, end: usize| {
-        let bufs = bufs;
         // SAFETY: `bufs` holds one pointer per input (live `HostArray`s of the dtypes and shapes
         // the kernel was lowered for, checked above, read only) then per output (`Data` of the
         // output's dtype and size, alive until after the calls), and `params` the parameter
         // values the kernel reads; work items `start..end` are within `0..work_items`, and
         // distinct work items write distinct output elements, so concurrent chunks do not race.
-        unsafe { entry(bufs.0.as_ptr(), params.as_ptr(), start as i64, end as i64) }
+        unsafe { entry(bufs.as_ptr(), params.as_ptr(), start as i64, end as i64) }
     };
-    let work = k.work_items;
-    let cost = k.cost_per_item.max(1);
+    let t = Instant::now();
     if work > 0 {
         if work.saturating_mul(cost) < PARALLEL_COST || rayon::current_num_threads() == 1 {
             run(0, work);
@@ -275,6 +308,7 @@ pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<
             (0..chunks).into_par_iter().for_each(|c| run(c * per_chunk, ((c + 1) * per_chunk).min(work)));
         }
     }
+    compiled.code.ran(t.elapsed());
     k.outputs
         .iter()
         .zip(outs)

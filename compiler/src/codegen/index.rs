@@ -106,7 +106,11 @@ pub(crate) fn through_view(b: &mut Builder, view: &Node, input: &Node, ix: &Ix) 
                 (OpKind::Squeeze, Attrs::Axes { axes }, Some(d)) => {
                     let mut it = d.iter();
                     let zero = b.i64(0);
-                    Some((0..in_shape.len()).map(|k| if axes.contains(&k) { zero.clone() } else { it.next().unwrap().clone() }).collect())
+                    Some(
+                        (0..in_shape.len())
+                            .map(|k| if axes.contains(&k) { zero.clone() } else { it.next().unwrap().clone() })
+                            .collect(),
+                    )
                 }
                 (_, _, None) => None,
                 _ => Some(unravel(b, &flat, in_shape)),
@@ -133,9 +137,8 @@ pub(crate) fn through_view(b: &mut Builder, view: &Node, input: &Node, ix: &Ix) 
             let d = ix.dims()?;
             let pad = out_shape.len() - in_shape.len();
             let zero = b.i64(0);
-            let dims = (0..in_shape.len())
-                .map(|i| if in_shape[i] == 1 { zero.clone() } else { d[i + pad].clone() })
-                .collect();
+            let dims =
+                (0..in_shape.len()).map(|i| if in_shape[i] == 1 { zero.clone() } else { d[i + pad].clone() }).collect();
             Ok(Ix { dims: Some(dims), flat: None })
         }
         (OpKind::Slice, Attrs::Slice { dims: sl }) => {

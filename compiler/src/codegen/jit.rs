@@ -9,8 +9,8 @@
 //!
 //! - [`Tier::Fast`]: a short pipeline (inlining, scalar clean-up, LICM, loop rotation, the loop
 //!   vectoriser with libmvec, clean-up) and code generation at `-O0` (fast instruction
-//!   selection and register allocation): the first code of a new kernel, in ~7 ms.
-//! - [`Tier::Optimized`]: `default<O3>` and code generation at `-O3`: ~17 ms, then used instead.
+//!   selection and register allocation): ~7 ms for a small kernel, code up to ~1.5x slower.
+//! - [`Tier::Optimized`]: `default<O3>` and code generation at `-O3`: ~17 ms.
 
 use std::mem::ManuallyDrop;
 use std::time::Instant;
@@ -22,7 +22,9 @@ use inkwell::OptimizationLevel;
 use melior::ir::Module;
 
 use super::lower::{HOST_ENTRY, KERNEL};
-use crate::toolchain::mlir::{capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE};
+use crate::toolchain::mlir::{
+    capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE,
+};
 use crate::CompileError;
 
 /// How much optimisation a kernel's code gets.
@@ -114,7 +116,14 @@ impl HostTarget {
         let cpu = TargetMachine::get_host_cpu_name().to_string();
         let features = TargetMachine::get_host_cpu_features().to_string();
         let machine = target
-            .create_target_machine(&triple, &cpu, &features, OptimizationLevel::Aggressive, RelocMode::Default, CodeModel::JITDefault)
+            .create_target_machine(
+                &triple,
+                &cpu,
+                &features,
+                OptimizationLevel::Aggressive,
+                RelocMode::Default,
+                CodeModel::JITDefault,
+            )
             .ok_or_else(|| format!("no target machine for {}", triple.as_str().to_string_lossy()))?;
         Ok(HostTarget { machine, cpu, features })
     }
@@ -357,7 +366,8 @@ pub(crate) fn compile(text: &str, tier: Tier) -> Result<HostCode, CompileError> 
             Tier::Optimized => OptimizationLevel::Aggressive,
         };
         let engine = module.create_jit_execution_engine(level).map_err(|e| CompileError::Jit(e.to_string()))?;
-        let addr = engine.get_function_address(HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
+        let addr =
+            engine.get_function_address(HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
         times.jit = t.elapsed().as_secs_f64();
         Ok((engine, addr))
     })();

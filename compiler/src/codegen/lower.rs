@@ -8,7 +8,7 @@
 //!
 //! `@kiln_kernel` computes work items `start..end`; `@kiln_kernel_host` takes the buffer pointers
 //! as one array (inputs then outputs), for a uniform host call. `params` holds the i64 sizes,
-//! slice starts and steps the index math reads ([`Builder::param`]), so one kernel serves every
+//! slice starts and steps the index math reads (`Builder::param`), so one kernel serves every
 //! shape with the same structure: it is specialised on dtypes, ranks, which axes broadcast, and
 //! which sizes are equal (equal values share a parameter).
 //!
@@ -24,8 +24,8 @@
 //!   final pass over `A`. Other reductions (a k-means distance inside an argmin) are loops nested
 //!   where their value is needed.
 //!
-//! Each node is emitted *at an index* of its result ([`Ix`]): elementwise ops pass the index to
-//! their operands, views transform it ([`through_view`]), loads turn it into a buffer position.
+//! Each node is emitted *at an index* of its result (`Ix`): elementwise ops pass the index to
+//! their operands, views transform it (`through_view`), loads turn it into a buffer position.
 
 use std::collections::HashMap;
 
@@ -123,7 +123,10 @@ pub fn lower(region: &Region) -> Result<Kernel, Unsupported> {
         }
         Space::Opaque => {
             let op = region.op_names().first().copied().unwrap_or("?");
-            return Err(Unsupported::new(Some(op), format!("a {} region (no code generation for it yet)", region.kind.name())));
+            return Err(Unsupported::new(
+                Some(op),
+                format!("a {} region (no code generation for it yet)", region.kind.name()),
+            ));
         }
     };
     let attempt = |flat: bool| -> Result<(String, Vec<i64>, usize), Stop> {
@@ -162,7 +165,7 @@ struct Lower<'g> {
     /// The kept-axes index of the current work item (reduction regions).
     work: Vec<String>,
     /// Values staged in an output buffer: (value, output, the hoisted reduction whose loop
-    /// stores it). See [`Lower::staged_values`].
+    /// stores it). See [`staged_values`].
     staged: Vec<(NodeId, usize, NodeId)>,
     /// The hoisted reduction being emitted, if any.
     hoisting: Option<NodeId>,
@@ -215,7 +218,11 @@ impl<'g> Lower<'g> {
             format!("scf.for {iv} = {lb} to {ub} step {one} : i64")
         } else {
             let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
-            format!("scf.for {iv} = {lb} to {ub} step {one} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
+            format!(
+                "scf.for {iv} = {lb} to {ub} step {one} iter_args({}) -> ({}) : i64",
+                iter.join(", "),
+                tys.join(", ")
+            )
         };
         let results = self.open(init.len(), &header);
         (iv, args, results)
@@ -282,15 +289,20 @@ impl<'g> Lower<'g> {
             let node = self.body.node(id);
             let Attrs::Reduce { axes, keepdims } = &node.attrs else { unreachable!("verified") };
             let dims = ix.dims()?;
-            let kept: Vec<&String> =
-                if *keepdims { dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d).collect() } else { dims.iter().collect() };
+            let kept: Vec<&String> = if *keepdims {
+                dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d).collect()
+            } else {
+                dims.iter().collect()
+            };
             if kept.len() == self.work.len() && kept.iter().zip(&self.work).all(|(a, b)| *a == b) {
                 match h {
                     Hoisted::Val(v) => return Ok(v),
                     Hoisted::Scratch { ptr, dt } => {
                         if let Some(jj) = self.block_jj.clone() {
                             let ty = work_ty(dt)?;
-                            let addr = self.b.op(&format!("llvm.getelementptr inbounds {ptr}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"));
+                            let addr = self.b.op(&format!(
+                                "llvm.getelementptr inbounds {ptr}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"
+                            ));
                             let v = self.b.op(&format!("llvm.load {addr} : !llvm.ptr -> {ty}"));
                             return Ok(Val::new(v, dt));
                         }
@@ -375,7 +387,11 @@ impl<'g> Lower<'g> {
         let outs: Vec<NodeId> = self.body.outputs().to_vec();
         for &o in &outs {
             if self.body.node(o).shape.as_slice() != shape {
-                return Err(Unsupported::new(None, format!("an output of shape {:?} in a region over {shape:?}", self.body.node(o).shape)).into());
+                return Err(Unsupported::new(
+                    None,
+                    format!("an output of shape {:?} in a region over {shape:?}", self.body.node(o).shape),
+                )
+                .into());
             }
         }
         let store_all = |cx: &mut Lower, ix: &Ix, pos: &str| -> Result<(), Stop> {
@@ -509,7 +525,11 @@ impl<'g> Lower<'g> {
             } else if s == keep_ones.as_slice() {
                 Kind::Kept { keepdims: true }
             } else {
-                return Err(Unsupported::new(None, format!("an output of shape {s:?} in a reduction over {shape:?} axes {axes:?}")).into());
+                return Err(Unsupported::new(
+                    None,
+                    format!("an output of shape {s:?} in a reduction over {shape:?} axes {axes:?}"),
+                )
+                .into());
             });
         }
         let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
@@ -519,7 +539,9 @@ impl<'g> Lower<'g> {
         // The work item's index in the full shape with the reduced axes at 0 (keepdims form).
         let with_zeros = |work: &[String]| -> Vec<String> {
             let mut it = work.iter();
-            (0..shape.len()).map(|a| if axes.contains(&a) { zero.clone() } else { it.next().unwrap().clone() }).collect()
+            (0..shape.len())
+                .map(|a| if axes.contains(&a) { zero.clone() } else { it.next().unwrap().clone() })
+                .collect()
         };
         // Reductions over the region's own space, once per work item, in body order.
         let body = self.body;
@@ -530,8 +552,13 @@ impl<'g> Lower<'g> {
             .filter(|(_, n)| matches!(&n.attrs, Attrs::Reduce { axes: ra, .. } if ra.as_slice() == axes && body.node(n.inputs[0]).shape.as_slice() == shape))
             .map(|(i, _)| NodeId(i as u32))
             .collect();
-        let full_outputs: Vec<(usize, NodeId)> =
-            outs.iter().zip(&kinds).enumerate().filter(|(_, (_, k))| matches!(k, Kind::Full)).map(|(k, (&o, _))| (k, o)).collect();
+        let full_outputs: Vec<(usize, NodeId)> = outs
+            .iter()
+            .zip(&kinds)
+            .enumerate()
+            .filter(|(_, (_, k))| matches!(k, Kind::Full))
+            .map(|(k, (&o, _))| (k, o))
+            .collect();
         self.staged = staged_values(body, shape, &level1, &full_outputs);
         for &id in &level1 {
             let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else { unreachable!("a reduction") };
@@ -607,7 +634,11 @@ impl<'g> Lower<'g> {
             } else if s == keep_ones.as_slice() {
                 Some(true)
             } else {
-                return Err(Unsupported::new(None, format!("an output of shape {s:?} in a reduction over {shape:?} axes {axes:?}")).into());
+                return Err(Unsupported::new(
+                    None,
+                    format!("an output of shape {s:?} in a reduction over {shape:?} axes {axes:?}"),
+                )
+                .into());
             });
         }
         let level1: Vec<NodeId> = body
@@ -660,7 +691,9 @@ impl<'g> Lower<'g> {
         };
         let merge = |kept: &[String], ivs: &[String]| -> Vec<String> {
             let (mut ki, mut ri) = (kept.iter(), ivs.iter());
-            (0..r).map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() }).collect()
+            (0..r)
+                .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+                .collect()
         };
         let with_zeros = |kept: &[String]| -> Vec<String> { merge(kept, &vec![zero.clone(); axes.len()]) };
         // Opens the loops over the reduced axes; returns their induction variables.
@@ -679,7 +712,8 @@ impl<'g> Lower<'g> {
             let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
             let init = acc.init(&mut self.b);
             for ((p, v), t) in ptrs.iter().zip(&init).zip(&acc.tys) {
-                let addr = self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                let addr =
+                    self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
                 self.b.stmt(&format!("llvm.store {v}, {addr} : {t}, !llvm.ptr"));
             }
             self.close();
@@ -704,7 +738,8 @@ impl<'g> Lower<'g> {
             let mut cur = Vec::new();
             let mut addrs = Vec::new();
             for (p, t) in ptrs.iter().zip(&acc.tys) {
-                let addr = self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                let addr =
+                    self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
                 cur.push(self.b.op(&format!("llvm.load {addr} : !llvm.ptr -> {t}")));
                 addrs.push(addr);
             }
@@ -722,12 +757,14 @@ impl<'g> Lower<'g> {
             let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
             let mut cur = Vec::new();
             for (p, t) in ptrs.iter().zip(&acc.tys) {
-                let addr = self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                let addr =
+                    self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
                 cur.push(self.b.op(&format!("llvm.load {addr} : !llvm.ptr -> {t}")));
             }
             let val = acc.finish(&mut self.b, &cur, node.dtype)?;
             let fty = work_ty(node.dtype)?;
-            let addr = self.b.op(&format!("llvm.getelementptr inbounds {fin}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {fty}"));
+            let addr =
+                self.b.op(&format!("llvm.getelementptr inbounds {fin}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {fty}"));
             self.b.stmt(&format!("llvm.store {}, {addr} : {fty}, !llvm.ptr", val.ssa));
             self.close();
             self.hoisted.insert(*id, Hoisted::Scratch { ptr: fin.clone(), dt: node.dtype });
@@ -784,7 +821,8 @@ impl<'g> Lower<'g> {
         let params = self.b.params().to_vec();
         let min_chunk = self.min_chunk;
         let (entry, body, decls) = self.b.finish();
-        let mut args: Vec<String> = (0..self.n_in).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k))).collect();
+        let mut args: Vec<String> =
+            (0..self.n_in).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k))).collect();
         args.extend((0..self.n_out).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::out_ptr(k))));
         args.push("%params: !llvm.ptr {llvm.noalias}".into());
         args.push("%start: i64".into());
@@ -801,10 +839,12 @@ impl<'g> Lower<'g> {
         text += "    return\n  }\n";
         // The host entry: buffer pointers from an array.
         let nbuf = self.n_in + self.n_out;
-        text += &format!("  func.func @{HOST_ENTRY}(%bufs: !llvm.ptr, %params: !llvm.ptr, %start: i64, %end: i64) {{\n");
+        text +=
+            &format!("  func.func @{HOST_ENTRY}(%bufs: !llvm.ptr, %params: !llvm.ptr, %start: i64, %end: i64) {{\n");
         let mut names = Vec::new();
         for k in 0..nbuf {
-            text += &format!("    %p{k} = llvm.getelementptr inbounds %bufs[{k}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr\n");
+            text +=
+                &format!("    %p{k} = llvm.getelementptr inbounds %bufs[{k}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr\n");
             text += &format!("    %b{k} = llvm.load %p{k} : !llvm.ptr -> !llvm.ptr\n");
             names.push(format!("%b{k}"));
         }
@@ -828,7 +868,12 @@ impl<'g> Lower<'g> {
 /// A candidate has the region's shape and its output's dtype (the buffer holds it exactly), is
 /// in the output's cone and in the prologue of a reduction of `level1`, and costs a call to a
 /// transcendental function at least; of several, the costliest (then the last) is taken.
-fn staged_values(body: &Graph, shape: &[usize], level1: &[NodeId], outputs: &[(usize, NodeId)]) -> Vec<(NodeId, usize, NodeId)> {
+fn staged_values(
+    body: &Graph,
+    shape: &[usize],
+    level1: &[NodeId],
+    outputs: &[(usize, NodeId)],
+) -> Vec<(NodeId, usize, NodeId)> {
     use std::collections::BTreeSet;
     // Nodes reachable from `root` through elementwise ops and views, not into reductions.
     let cone = |root: NodeId| -> BTreeSet<NodeId> {
@@ -854,8 +899,9 @@ fn staged_values(body: &Graph, shape: &[usize], level1: &[NodeId], outputs: &[(u
             .map(|&m| {
                 use OpKind::*;
                 match body.node(m).op {
-                    Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh | Cosh
-                    | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Cbrt | Power | Arctan2 | Hypot | LogAddExp => 16,
+                    Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan
+                    | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Cbrt | Power | Arctan2 | Hypot
+                    | LogAddExp => 16,
                     op if op.is_elementwise() => 1,
                     _ => 0,
                 }

@@ -9,8 +9,8 @@
 //! - [`run_schedule_on_host`]: a whole [`Schedule`] on the host, each region compiled, or
 //!   evaluated by the reference evaluator when code generation does not support it yet.
 //!
-//! The module-level docs of [`lower`], [`types`], [`scalar`], [`cast`] and [`reduce`] give the
-//! semantics and their accuracy.
+//! The module-level docs of [`lower`] and of the private modules `types`, `scalar`, `cast`,
+//! `reduce` and `jit` give the semantics, their accuracy and the compilation tiers.
 
 mod builder;
 mod cast;
@@ -26,7 +26,10 @@ use std::borrow::Cow;
 
 use kiln_ir::HostArray;
 
-pub use host::{compile_region, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled, run_region, CompiledRegion, Tier};
+pub use host::{
+    compile_region, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled, run_region,
+    CompiledRegion, Tier,
+};
 pub use lower::{Kernel, HOST_ENTRY, KERNEL};
 
 use crate::fusion::Region;
@@ -57,14 +60,18 @@ impl Unsupported {
 ///
 /// Errors: a missing input, an evaluation error of a region run by the evaluator, a compilation
 /// failure.
-pub fn run_schedule_on_host(sched: &Schedule, regions: &[Region], inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+pub fn run_schedule_on_host(
+    sched: &Schedule,
+    regions: &[Region],
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, CompileError> {
     // Graph inputs are borrowed, region outputs owned.
     let mut bufs: Vec<Option<Cow<'_, HostArray>>> = vec![None; sched.buffers.len()];
     for (i, b) in sched.buffers.iter().enumerate() {
         if let BufferSource::Input(index) = b.source {
-            let a = inputs
-                .get(index as usize)
-                .ok_or_else(|| CompileError::InvalidInput(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len())))?;
+            let a = inputs.get(index as usize).ok_or_else(|| {
+                CompileError::InvalidInput(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len()))
+            })?;
             bufs[i] = Some(Cow::Borrowed(*a));
         }
     }
@@ -73,7 +80,11 @@ pub fn run_schedule_on_host(sched: &Schedule, regions: &[Region], inputs: &[&Hos
         let refs: Vec<&HostArray> = step
             .reads
             .iter()
-            .map(|b| bufs[b.0 as usize].as_deref().ok_or_else(|| CompileError::InvalidInput(format!("{b} read before it is written"))))
+            .map(|b| {
+                bufs[b.0 as usize]
+                    .as_deref()
+                    .ok_or_else(|| CompileError::InvalidInput(format!("{b} read before it is written")))
+            })
             .collect::<Result<_, _>>()?;
         let outs = match run_region(region, &refs) {
             Ok(outs) => outs,

@@ -151,7 +151,9 @@ impl Acc {
                         b.op(&format!("{op} {a}, {x} : {ty}"))
                     }
                     DTypeKind::Bool => b.op(&format!("{} {a}, {x} : i1", if max { "arith.ori" } else { "arith.andi" })),
-                    DTypeKind::SignedInt => b.op(&format!("{} {a}, {x} : {ty}", if max { "arith.maxsi" } else { "arith.minsi" })),
+                    DTypeKind::SignedInt => {
+                        b.op(&format!("{} {a}, {x} : {ty}", if max { "arith.maxsi" } else { "arith.minsi" }))
+                    }
                     DTypeKind::UnsignedInt => {
                         b.op(&format!("{} {a}, {x} : {ty}", if max { "arith.maxui" } else { "arith.minui" }))
                     }
@@ -172,7 +174,9 @@ impl Acc {
                         let anum = b.op(&format!("arith.cmpf ord, {a}, {a} : {ty}"));
                         b.op(&format!("arith.andi {c}, {anum} : i1"))
                     }
-                    DTypeKind::SignedInt => b.op(&format!("arith.cmpi {}, {x}, {a} : {ty}", if max { "sgt" } else { "slt" })),
+                    DTypeKind::SignedInt => {
+                        b.op(&format!("arith.cmpi {}, {x}, {a} : {ty}", if max { "sgt" } else { "slt" }))
+                    }
                     DTypeKind::Bool | DTypeKind::UnsignedInt => {
                         b.op(&format!("arith.cmpi {}, {x}, {a} : {ty}", if max { "ugt" } else { "ult" }))
                     }

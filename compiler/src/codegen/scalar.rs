@@ -151,8 +151,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 }
             }
         }
-        Sqrt | Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos
-        | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Floor | Ceil | Trunc | Rint | Erf => {
+        Sqrt | Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan
+        | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Floor | Ceil | Trunc | Rint | Erf => {
             let name = match node.op {
                 Sqrt => "sqrt",
                 Cbrt => "cbrt",
