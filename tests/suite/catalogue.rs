@@ -133,6 +133,8 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
         assert!(same(r, f), "{name}: output {k} differs\nreference: {r:?}\nfused: {f:?}\n{}", explained.report);
     }
 
+    gpu_kernels(name, &plan.partition.regions);
+
     let text = format!(
         "program: {name}\nkernels: {}\n\n\
          ======== graph ========\n{}\n\
@@ -149,6 +151,37 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
     );
     insta::assert_snapshot!(name, text);
     explained
+}
+
+/// Every region code generation supports compiles to PTX for sm_90 with an `.entry`, no
+/// local-memory spills of the grid-stride loop's state, and assembles with NVIDIA's `ptxas`
+/// where it is installed (`KILN_PTXAS`, or `ptxas` on the `PATH`).
+fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region]) {
+    use kiln_compiler::codegen::gpu::compile_region_gpu;
+    use kiln_compiler::toolchain::ptx::PtxTarget;
+    for (k, r) in regions.iter().enumerate() {
+        let g = match compile_region_gpu(r, PtxTarget::default()) {
+            Ok(g) => g,
+            Err(kiln_compiler::CompileError::Unsupported { .. }) => continue,
+            Err(e) => panic!("{name}: region {k}: PTX: {e}"),
+        };
+        let ptx = &g.ptx;
+        assert!(ptx.contains(".entry kiln_gpu("), "{name}: region {k}: no entry\n{ptx}");
+        assert!(!ptx.contains("llvm."), "{name}: region {k}: an LLVM intrinsic reached the PTX\n{ptx}");
+        if let Some(ptxas) = crate::ptxas() {
+            let dir = std::env::temp_dir().join(format!("kiln-ptx-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let file = dir.join(format!("{name}-{k}.ptx"));
+            std::fs::write(&file, ptx.as_bytes()).unwrap();
+            let out = std::process::Command::new(&ptxas)
+                .args(["-arch=sm_90", "-o"])
+                .arg(dir.join(format!("{name}-{k}.cubin")))
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{name}: region {k}: ptxas: {}\n{ptx}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
 }
 
 fn kinds(e: &kiln::Explain) -> Vec<RegionKind> {

@@ -7,6 +7,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
+use super::Target;
+
 /// Builds the body of one `func.func`.
 pub(crate) struct Builder {
     /// Parameter loads and constants: printed at the top of the function, so they dominate
@@ -27,10 +29,12 @@ pub(crate) struct Builder {
     params_arg: String,
     /// External function declarations (libm), by symbol.
     decls: BTreeMap<String, String>,
+    /// What the code is for: decides how math functions are called.
+    pub target: Target,
 }
 
 impl Builder {
-    pub fn new(params_arg: &str) -> Builder {
+    pub fn new(params_arg: &str, target: Target) -> Builder {
         Builder {
             entry: String::new(),
             body: String::new(),
@@ -42,6 +46,7 @@ impl Builder {
             param_names: HashMap::new(),
             params_arg: params_arg.to_string(),
             decls: BTreeMap::new(),
+            target,
         }
     }
 

@@ -138,6 +138,15 @@ fn parse_and_lower<'c>(context: &'c melior::Context, text: &str) -> Result<Modul
     Ok(module)
 }
 
+/// Parses kernel MLIR text, lowers it to the `llvm` dialect and hands the module to `f`
+/// (in this thread's MLIR context).
+pub(crate) fn with_lowered<T>(text: &str, f: impl FnOnce(&Module) -> Result<T, CompileError>) -> Result<T, CompileError> {
+    MLIR.with(|context| {
+        let module = parse_and_lower(context, text)?;
+        f(&module)
+    })
+}
+
 /// The LLVM IR of kernel MLIR text before optimisation (canonical: no host CPU in it).
 pub(crate) fn translate(text: &str) -> Result<String, CompileError> {
     let llvm = inkwell::context::Context::create();

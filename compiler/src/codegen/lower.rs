@@ -36,7 +36,7 @@ use super::builder::Builder;
 use super::index::{extent, ravel, through_view, unravel, Ix, NeedsDims};
 use super::reduce::Acc;
 use super::types::{literal, load, store, work_ty, Val};
-use super::{scalar, Unsupported};
+use super::{scalar, Target, Unsupported};
 use crate::fusion::{Region, Space};
 
 /// Name of the kernel function.
@@ -44,6 +44,10 @@ pub const KERNEL: &str = "kiln_kernel";
 /// Name of the host entry point: `(void **buffers, const int64_t *params, int64_t start,
 /// int64_t end)`, buffers being the inputs then the outputs.
 pub const HOST_ENTRY: &str = "kiln_kernel_host";
+/// Name of the GPU entry point (a `.entry` in PTX): `(inputs..., outputs..., p0: i64, ...,
+/// p{P-1}: i64, n: i64, chunk: i64)`, the kernel parameters by value; thread `t` of the grid
+/// runs chunks `t, t + threads, ...` of `chunk` work items each, up to `n` work items.
+pub const GPU_ENTRY: &str = "kiln_gpu";
 
 /// A region lowered to MLIR, with what it takes to launch it.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,8 +103,14 @@ impl From<NeedsDims> for Stop {
     }
 }
 
-/// Lowers a region to a kernel. Errors: an op, dtype or region kind not supported yet.
+/// Lowers a region to a host kernel. Errors: an op, dtype or region kind not supported yet.
 pub fn lower(region: &Region) -> Result<Kernel, Unsupported> {
+    lower_for(region, Target::Host)
+}
+
+/// Lowers a region to a kernel for `target`: for [`Target::Gpu`] the module also holds the
+/// `@kiln_gpu` entry ([`GPU_ENTRY`]) and calls libdevice for math functions.
+pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported> {
     let body = &region.body;
     let mut inputs: Vec<(DType, Vec<usize>)> = vec![(DType::Bool, Vec::new()); body.num_inputs()];
     for n in body.nodes() {
@@ -130,7 +140,7 @@ pub fn lower(region: &Region) -> Result<Kernel, Unsupported> {
         }
     };
     let attempt = |flat: bool| -> Result<(String, Vec<i64>, usize), Stop> {
-        let mut cx = Lower::new(body, inputs.len(), outputs.len());
+        let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
             Space::Reduce { shape, axes } => cx.reduction(shape, axes)?,
@@ -174,10 +184,10 @@ struct Lower<'g> {
 }
 
 impl<'g> Lower<'g> {
-    fn new(body: &'g Graph, n_in: usize, n_out: usize) -> Lower<'g> {
+    fn new(body: &'g Graph, n_in: usize, n_out: usize, target: Target) -> Lower<'g> {
         Lower {
             body,
-            b: Builder::new("%params"),
+            b: Builder::new("%params", target),
             n_in,
             n_out,
             memo: vec![HashMap::new()],
@@ -820,6 +830,7 @@ impl<'g> Lower<'g> {
     fn finish(self) -> (String, Vec<i64>, usize) {
         let params = self.b.params().to_vec();
         let min_chunk = self.min_chunk;
+        let target = self.b.target;
         let (entry, body, decls) = self.b.finish();
         let mut args: Vec<String> =
             (0..self.n_in).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k))).collect();
@@ -855,9 +866,52 @@ impl<'g> Lower<'g> {
         tys.push("i64");
         tys.push("i64");
         text += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
-        text += "    return\n  }\n}\n";
+        text += "    return\n  }\n";
+        if target == Target::Gpu {
+            text += &gpu_entry(self.n_in + self.n_out, params.len());
+        }
+        text += "}\n";
         (text, params, min_chunk)
     }
+}
+
+/// The GPU entry (made a `.entry` by its calling convention, set on the LLVM function): a grid-stride loop over chunks of work items, each handled by a call to
+/// `@kiln_kernel` (inlined). The parameters arrive by value and are spilled to a stack array
+/// for the kernel's `%params` loads, which LLVM's SROA turns back into the arguments.
+fn gpu_entry(nbuf: usize, nparams: usize) -> String {
+    let mut args: Vec<String> = (0..nbuf).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias}}")).collect();
+    args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
+    args.push("%n: i64".into());
+    args.push("%chunk: i64".into());
+    let mut t = format!("  func.func @{GPU_ENTRY}({}) {{\n", args.join(", "));
+    t += "    %one = arith.constant 1 : i64\n";
+    t += &format!("    %nparams = arith.constant {} : i64\n", nparams.max(1));
+    t += "    %params = llvm.alloca %nparams x i64 : (i64) -> !llvm.ptr\n";
+    for k in 0..nparams {
+        t += &format!("    %pp{k} = llvm.getelementptr inbounds %params[{k}] : (!llvm.ptr) -> !llvm.ptr, i64\n");
+        t += &format!("    llvm.store %p{k}, %pp{k} : i64, !llvm.ptr\n");
+    }
+    for (v, reg) in [("tid", "tid.x"), ("ctaid", "ctaid.x"), ("ntid", "ntid.x"), ("nctaid", "nctaid.x")] {
+        t += &format!("    %{v}32 = nvvm.read.ptx.sreg.{reg} : i32\n");
+        t += &format!("    %{v} = arith.extui %{v}32 : i32 to i64\n");
+    }
+    t += "    %base = arith.muli %ctaid, %ntid : i64\n";
+    t += "    %gid = arith.addi %base, %tid : i64\n";
+    t += "    %stride = arith.muli %ntid, %nctaid : i64\n";
+    t += "    %nm1 = arith.addi %n, %chunk : i64\n";
+    t += "    %nm2 = arith.subi %nm1, %one : i64\n";
+    t += "    %nchunks = arith.divui %nm2, %chunk : i64\n";
+    t += "    scf.for %c = %gid to %nchunks step %stride : i64 {\n";
+    t += "      %start = arith.muli %c, %chunk : i64\n";
+    t += "      %end0 = arith.addi %start, %chunk : i64\n";
+    t += "      %end = arith.minui %end0, %n : i64\n";
+    let mut names: Vec<String> = (0..nbuf).map(|k| format!("%b{k}")).collect();
+    names.extend(["%params".to_string(), "%start".into(), "%end".into()]);
+    let mut tys = vec!["!llvm.ptr"; nbuf + 1];
+    tys.extend(["i64", "i64"]);
+    t += &format!("      func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
+    t += "    }\n    return\n  }\n";
+    t
 }
 
 /// Nodes a reduction region would otherwise compute twice per element: once in the prologue of

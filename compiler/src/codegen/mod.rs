@@ -14,6 +14,7 @@
 
 mod builder;
 mod cast;
+pub mod gpu;
 pub mod host;
 mod index;
 mod jit;
@@ -30,11 +31,20 @@ pub use host::{
     compile_region, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled, run_region,
     CompiledRegion, Tier,
 };
-pub use lower::{Kernel, HOST_ENTRY, KERNEL};
+pub use lower::{lower_for, Kernel, GPU_ENTRY, HOST_ENTRY, KERNEL};
 
 use crate::fusion::Region;
 use crate::schedule::{BufferSource, Schedule};
 use crate::CompileError;
+
+/// What a kernel is generated for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// This machine's CPU (MCJIT): math through libm and glibc's vector math library.
+    Host,
+    /// NVIDIA GPUs (NVPTX): math through libdevice, a grid-stride entry point.
+    Gpu,
+}
 
 /// Something code generation does not handle yet (an op, a dtype, a region kind).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use kiln_ir::{DType, Node, OpKind};
 use super::builder::Builder;
 use super::cast::cast;
 use super::types::{float_const, int_const, int_width, round, Val};
-use super::Unsupported;
+use super::{Target, Unsupported};
 
 /// The libm symbol of a function for a float type (`sinf` for f32, `sin` for f64).
 fn libm_symbol(name: &str, ty: &str) -> String {
@@ -26,16 +26,23 @@ fn libm_symbol(name: &str, ty: &str) -> String {
 }
 
 /// `name(args)` in `ty` (f32 or f64): a `math` op or a libm call (see the module docs).
+///
+/// On the GPU every function but the few NVPTX has instructions for (sqrt, rounding, fabs,
+/// copysign) is a call to libdevice's `__nv_*` (`__nv_sinf`): LLVM's `llvm.exp`/`llvm.log`/
+/// `llvm.pow` (and `sin`/`cos` without `afn`) abort the NVPTX backend, so none may reach it.
 pub(crate) fn math(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> String {
-    let op = match name {
-        "sqrt" | "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "floor" | "ceil" | "trunc"
-        | "roundeven" | "absf" | "copysign" | "powf" => Some(name),
+    let op = match (b.target, name) {
+        (_, "sqrt" | "floor" | "ceil" | "trunc" | "roundeven" | "absf" | "copysign") => Some(name),
+        (Target::Host, "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "powf") => Some(name),
         _ => None,
     };
     if let Some(op) = op {
         return b.op(&format!("math.{op} {} : {ty}", args.join(", ")));
     }
-    let sym = libm_symbol(name, ty);
+    let sym = match b.target {
+        Target::Host => libm_symbol(name, ty),
+        Target::Gpu => format!("__nv_{}", libm_symbol(if name == "powf" { "pow" } else { name }, ty)),
+    };
     let tys = vec![ty; args.len()].join(", ");
     b.declare(&sym, format!("func.func private @{sym}({tys}) -> {ty} attributes {{llvm.readnone}}"));
     b.op(&format!("func.call @{sym}({}) : ({tys}) -> {ty}", args.join(", ")))

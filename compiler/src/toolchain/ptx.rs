@@ -26,7 +26,7 @@ pub const GLOBAL_ADDRESS_SPACE: u16 = 1;
 pub const ADD_KERNEL: &str = "kiln_add_f32";
 
 /// What to generate PTX for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PtxTarget {
     /// Compute capability as `major * 10 + minor`: 90 for sm_90 (H100/H200).
     pub sm: u32,
