@@ -51,3 +51,21 @@ pub fn ptxas() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join("ptxas")).find(|p| p.is_file())
 }
+
+/// The repository's root: `KILN_REPO` where set (the GPU machine runs this binary from a copy
+/// of the working tree elsewhere), else the directory it was built in.
+pub fn repo_root() -> std::path::PathBuf {
+    match std::env::var_os("KILN_REPO") {
+        Some(p) => p.into(),
+        None => env!("CARGO_MANIFEST_DIR").into(),
+    }
+}
+
+/// The shared data sets (`digits_x.npy`, ...): `KILN_DATA` where set, else `../shared/data`
+/// beside the repository.
+pub fn shared_data() -> std::path::PathBuf {
+    match std::env::var_os("KILN_DATA") {
+        Some(p) => p.into(),
+        None => repo_root().join("..").join("shared").join("data"),
+    }
+}

@@ -9,6 +9,7 @@ use kiln_ir::{Attrs, DType, HostArray, Literal, OpKind, Shape};
 use smallvec::SmallVec;
 
 use crate::error::Result;
+use crate::gpu::DeviceArray;
 
 /// One expression: an op of the IR applied to other arrays. `value` is filled when the array is
 /// materialised ([`Array::eval`]) or was created from data; later graphs then read it as an
@@ -20,6 +21,8 @@ pub(crate) struct Expr {
     pub(crate) dtype: DType,
     pub(crate) shape: Shape,
     pub(crate) value: OnceLock<Arc<HostArray>>,
+    /// The value in device memory, when materialised on (or copied to) a CUDA device.
+    pub(crate) device: OnceLock<Arc<DeviceArray>>,
 }
 
 /// A lazy n-dimensional array, CuPy's `ndarray` with deferred evaluation.
@@ -42,7 +45,7 @@ impl Array {
     }
 
     pub(crate) fn node(op: OpKind, attrs: Attrs, inputs: SmallVec<[Array; 3]>, dtype: DType, shape: Shape) -> Array {
-        Array { e: Arc::new(Expr { op, attrs, inputs, dtype, shape, value: OnceLock::new() }) }
+        Array { e: Arc::new(Expr { op, attrs, inputs, dtype, shape, value: OnceLock::new(), device: OnceLock::new() }) }
     }
 
     /// An array holding materialised host data.
@@ -85,12 +88,28 @@ impl Array {
 
     /// Whether the value has been computed and is held (after `eval`, or for data arrays).
     pub fn is_materialized(&self) -> bool {
-        self.e.value.get().is_some()
+        self.e.value.get().is_some() || self.e.device.get().is_some()
     }
 
-    /// The held value, if materialised.
+    /// The held value in host memory, if materialised there.
     pub(crate) fn value(&self) -> Option<&Arc<HostArray>> {
         self.e.value.get()
+    }
+
+    /// The held value in device memory, if materialised there.
+    pub(crate) fn device_value(&self) -> Option<&Arc<DeviceArray>> {
+        self.e.device.get()
+    }
+
+    /// The held value in host memory, copied from the device (and kept) if it is only there.
+    /// `None` if the array is not materialised. Errors: a failed copy.
+    pub(crate) fn host_value(&self) -> Result<Option<Arc<HostArray>>> {
+        if let Some(v) = self.e.value.get() {
+            return Ok(Some(v.clone()));
+        }
+        let Some(d) = self.e.device.get() else { return Ok(None) };
+        let h = Arc::new(d.download()?);
+        Ok(Some(self.e.value.get_or_init(|| h).clone()))
     }
 
     /// Whether two handles are the same expression.

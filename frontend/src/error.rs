@@ -23,6 +23,11 @@ pub enum Error {
     #[error("compile: {message}")]
     Compile { message: String },
 
+    /// The device failed: out of memory (after freeing the pool's cached blocks), a driver
+    /// error, a kernel that did not load or launch (named in the message).
+    #[error(transparent)]
+    Runtime(#[from] kiln_runtime::RuntimeError),
+
     /// A file could not be read or written.
     #[error("{op}: {path}: {message}")]
     Io { op: String, path: String, message: String },

@@ -12,6 +12,8 @@ use kiln_ir::{Graph, HostArray, HostElement, Node, NodeId};
 
 use crate::array::{Array, Expr};
 use crate::dump;
+use crate::gpu::{DeviceArray, Gpu};
+use kiln_runtime::Backend;
 use crate::error::{Error, Result};
 
 /// The IR graph of some arrays: arrays already held become `input` nodes (numbered in the order
@@ -23,12 +25,25 @@ pub struct Lowered {
 }
 
 /// Builds the graph whose outputs are `arrays` (in order; held arrays are outputs too, as
-/// inputs passed through).
+/// inputs passed through). Values held only in device memory are copied to the host.
+///
+/// Panics if such a copy fails (a device error); materialisation itself never copies down.
 pub fn lower(arrays: &[&Array]) -> Lowered {
+    let (graph, held) = lower_held(arrays);
+    let inputs = held
+        .iter()
+        .map(|a| crate::unwrap(a.host_value()).expect("a held array has a value"))
+        .collect();
+    Lowered { graph, inputs }
+}
+
+/// The graph of `arrays`, and the held arrays its inputs read, by input index. Held arrays are
+/// one input per value (two handles on one value are one input).
+fn lower_held(arrays: &[&Array]) -> (Graph, Vec<Array>) {
     let mut graph = Graph::new();
-    let mut inputs: Vec<Arc<HostArray>> = Vec::new();
+    let mut held: Vec<Array> = Vec::new();
     let mut memo: HashMap<*const Expr, NodeId> = HashMap::new();
-    let mut input_index: HashMap<*const HostArray, u32> = HashMap::new();
+    let mut input_index: HashMap<*const (), u32> = HashMap::new();
     // Iterative post-order walk: deep expression chains do not overflow the stack.
     for root in arrays {
         let mut stack: Vec<(&Array, bool)> = vec![(root, false)];
@@ -37,10 +52,14 @@ pub fn lower(arrays: &[&Array]) -> Lowered {
             if memo.contains_key(&key) {
                 continue;
             }
-            if let Some(v) = a.value() {
-                let next = inputs.len() as u32;
-                let index = *input_index.entry(Arc::as_ptr(v)).or_insert_with(|| {
-                    inputs.push(v.clone());
+            if a.is_materialized() {
+                let identity: *const () = match a.value() {
+                    Some(v) => Arc::as_ptr(v).cast(),
+                    None => Arc::as_ptr(a.device_value().expect("materialised")).cast(),
+                };
+                let next = held.len() as u32;
+                let index = *input_index.entry(identity).or_insert_with(|| {
+                    held.push(a.clone());
                     next
                 });
                 memo.insert(key, graph.input(index, a.dtype(), a.shape()));
@@ -66,7 +85,7 @@ pub fn lower(arrays: &[&Array]) -> Lowered {
         }
         graph.push_output(memo[&Arc::as_ptr(&root.e)]);
     }
-    Lowered { graph, inputs }
+    (graph, held)
 }
 
 static MATERIALIZATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -90,38 +109,71 @@ fn options() -> &'static Options {
     OPTIONS.get_or_init(Options::from_env)
 }
 
+/// Where materialisation runs: `KILN_DEVICE`, or a CUDA device when there is one, else the
+/// CPU (see [`kiln_runtime::select_backend`]). Chosen once per process.
+pub fn backend() -> Backend {
+    static BACKEND: OnceLock<Backend> = OnceLock::new();
+    *BACKEND.get_or_init(kiln_runtime::select_backend)
+}
+
 /// Computes every array of `arrays` not yet held, in one graph (shared work is done once), and
 /// keeps the results in the arrays.
 ///
 /// The graph goes through the compiler's pipeline (a plan reused when a graph of the same
-/// structure was compiled before) and its schedule runs region by region in the reference
-/// evaluator, or as compiled host code with `KILN_CODEGEN=host`. `KILN_DUMP` writes each
-/// stage's text.
+/// structure was compiled before) and its schedule runs region by region on the [`backend`]:
+/// on a CUDA device as PTX kernels, the results staying in device memory until read; on the
+/// CPU in the reference evaluator, or as compiled host code with `KILN_CODEGEN=host`.
+/// `KILN_DUMP` writes each stage's text.
 ///
-/// Errors: a compilation or evaluation failure (the arrays are left unmaterialised and still
-/// valid).
+/// Errors: a compilation, evaluation or device failure (the arrays are left unmaterialised and
+/// still valid).
 pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     let pending: Vec<&Array> = arrays.iter().copied().filter(|a| !a.is_materialized()).collect();
     if pending.is_empty() {
         return Ok(());
     }
-    let lowered = lower(&pending);
+    let (graph, held) = lower_held(&pending);
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
-    dump::graph(seq, &lowered.graph);
-    let (plan, _lookup) = plans().get_or_compile(&lowered.graph, options())?;
+    dump::graph(seq, &graph);
+    let (plan, _lookup) = plans().get_or_compile(&graph, options())?;
     for stage in kiln_compiler::pipeline::STAGES {
         dump::write(seq, stage, || plan.stage_text(stage).expect("a pipeline stage"));
     }
-    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let results = if host_codegen() {
-        kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
-    } else {
-        kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
-    };
-    for (a, r) in pending.iter().zip(results) {
-        let _ = a.e.value.set(Arc::new(r));
+    match backend() {
+        Backend::Cuda(ordinal) => {
+            let gpu = Gpu::get(ordinal)?;
+            let inputs: Vec<Arc<DeviceArray>> = held.iter().map(|a| on_device(a)).collect::<Result<_>>()?;
+            let results = crate::gpu::run_schedule(gpu, &plan.schedule, &plan.partition.regions, &inputs)?;
+            for (a, r) in pending.iter().zip(results) {
+                let _ = a.e.device.set(r);
+            }
+        }
+        Backend::Cpu => {
+            let host: Vec<Arc<HostArray>> =
+                held.iter().map(|a| Ok(a.host_value()?.expect("a held array has a value"))).collect::<Result<_>>()?;
+            let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
+            let results = if host_codegen() {
+                kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
+            } else {
+                kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
+            };
+            for (a, r) in pending.iter().zip(results) {
+                let _ = a.e.value.set(Arc::new(r));
+            }
+        }
     }
     Ok(())
+}
+
+/// The array's value in device memory: held there, or copied up (and kept, so later graphs
+/// reading it copy nothing).
+fn on_device(a: &Array) -> Result<Arc<DeviceArray>> {
+    if let Some(d) = a.device_value() {
+        return Ok(d.clone());
+    }
+    let h = a.value().expect("a held array has a value");
+    let d = Arc::new(DeviceArray::upload(h)?);
+    Ok(a.e.device.get_or_init(|| d).clone())
 }
 
 /// [`try_eval_all`], panicking on error.
@@ -155,11 +207,11 @@ impl std::fmt::Display for Explain {
 /// Compiles (without running) the graph that materialising `arrays` would run, and returns each
 /// stage's text (kiln's `explain`). Errors: a compiler failure.
 pub fn try_explain(arrays: &[&Array]) -> Result<Explain> {
-    let lowered = lower(arrays);
-    let (plan, _) = plans().get_or_compile(&lowered.graph, options())?;
+    let (graph, _held) = lower_held(arrays);
+    let (plan, _) = plans().get_or_compile(&graph, options())?;
     let stage = |s: &str| plan.stage_text(s).expect("a pipeline stage");
     Ok(Explain {
-        graph: kiln_ir::text::print(&lowered.graph),
+        graph: kiln_ir::text::print(&graph),
         simplified: stage("simplified"),
         regions: stage("regions"),
         schedule: stage("schedule"),
@@ -190,7 +242,7 @@ impl Array {
     /// The computed value in host memory.
     pub fn try_to_host(&self) -> Result<Arc<HostArray>> {
         self.try_eval()?;
-        Ok(self.value().expect("evaluated").clone())
+        Ok(self.host_value()?.expect("evaluated"))
     }
 
     /// The elements in C order as a `Vec<T>`; `T` must be the array's element type

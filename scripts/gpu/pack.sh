@@ -22,7 +22,14 @@ if [[ "${1:-}" != "--no-build" ]]; then
   for entry in "${bins[@]}"; do
     cargo build --release -p "${entry%%:*}" --bin "${entry##*:}"
   done
+  cargo test --release --test main --no-run
 fi
+# The suite's test binary (tests/main.rs), the newest one built.
+test_bin=$(ls -t target/release/deps/main-* 2>/dev/null | grep -v '\.d$' | head -1)
+[[ -n "$test_bin" ]] || { echo "pack.sh: no test binary (cargo test --release --test main --no-run)" >&2; exit 1; }
+mkdir -p target/release/pack-staging
+cp "$test_bin" target/release/kiln-tests
+bins+=("kiln:kiln-tests")
 
 rm -rf "$pack"
 mkdir -p "$pack"
@@ -45,6 +52,9 @@ for entry in "${bins[@]}"; do
   xz -9 -f "$pack/$bin"
   echo "$bin: ${stripped} bytes stripped, $(stat -c %s "$pack/$bin.xz") bytes xz, needs ${glibc:-?}, sha256 $sum" >> "$pack/MANIFEST"
 done
+# The data sets the suite reads (shared/ does not travel to the GPU machine).
+mkdir -p "$pack/data"
+cp ../shared/data/*.npy "$pack/data/"
 cp scripts/gpu/run.sh "$pack/run.sh"
 chmod +x "$pack/run.sh"
 

@@ -73,6 +73,30 @@ run_pass() {
 bin=$work/kiln-gpu-selftest
 run_pass plain "$bin" "${filters[@]}"
 
+# The array suite (tests/main.rs) on the device: every test that materialises arrays runs its
+# kernels on cuda:0. The examples' tests need the example binaries, which are not packed.
+# libtest's summary is turned into the totals' form.
+suite_pass() {
+  local name=$1; shift
+  local log=$logs/gpu-tests-$name.log
+  echo "== $name: $*"
+  KILN_DEVICE=cuda:0 KILN_REPO=$PWD KILN_DATA=$pack/data "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local line p f s
+  line=$(grep -E '^test result: ' "$log" | tail -1)
+  if [[ -z "$line" ]]; then
+    echo "== $name: no summary (exit $rc)"; failed=$((failed + 1)); return
+  fi
+  p=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<< "$line")
+  f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<< "$line")
+  s=$(sed -E 's/.* ([0-9]+) ignored.*/\1/' <<< "$line")
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+  echo "$p passed, $f failed, $s skipped"
+}
+suite_filters=()
+for f in "${filters[@]}"; do suite_filters+=("$f"); done
+suite_pass suite "$work/kiln-tests" --skip examples:: "${suite_filters[@]}"
+
 if (( sanitize )); then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   if [[ -x "$cs" ]]; then

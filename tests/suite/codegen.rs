@@ -726,7 +726,7 @@ fn thread_cpu_seconds() -> f64 {
 #[test]
 #[ignore]
 fn probe() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/codegen-probe");
+    let dir = crate::repo_root().join("target/codegen-probe");
     std::fs::create_dir_all(&dir).unwrap();
     let x = uniform_f32(&[1 << 24], -3.0, 3.0, 50);
     let m = uniform_f32(&[4096, 4096], -5.0, 5.0, 51);

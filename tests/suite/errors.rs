@@ -413,7 +413,7 @@ fn load_npy_of_a_missing_file() {
     }
     assert_mentions(&e.to_string(), &["load_npy", "kiln-no-such-file"]);
     // A file that is not .npy.
-    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cases.txt");
+    let manifest = crate::repo_root().join("tests/fixtures/cases.txt");
     assert!(matches!(kiln::load_npy(&manifest), Err(Error::Io { .. })));
 }
 

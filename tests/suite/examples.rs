@@ -15,11 +15,11 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("data").join(name)
+    crate::shared_data().join(name)
 }
 
 fn fixture(name: &str) -> Vec<f32> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(name);
+    let p = crate::repo_root().join("tests").join("fixtures").join(name);
     kiln::load_npy(p).unwrap().to_vec::<f32>()
 }
 

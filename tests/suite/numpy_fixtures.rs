@@ -16,7 +16,7 @@ use kiln::{s, Array, DType, HostArray, SliceArg};
 use num_complex::{Complex, Complex64};
 
 pub(crate) fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
+    crate::repo_root().join("tests").join("fixtures")
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -64,6 +64,19 @@ impl Unsupported {
     }
 }
 
+/// Runs a region on the host: compiled (cached), or, when code generation does not support it
+/// yet, by the reference evaluator (logged at debug level with the reason).
+pub fn run_region_or_evaluate(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+    match run_region(region, inputs) {
+        Ok(outs) => Ok(outs),
+        Err(CompileError::Unsupported { op, reason, .. }) => {
+            tracing::debug!(op = %op, reason = %reason, "code generation unsupported; evaluating the region");
+            Ok(kiln_ir::eval::evaluate(&region.body, inputs)?)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Runs a schedule on the host: each step's region compiled to machine code (cached), or, when
 /// code generation does not support it yet, evaluated by the reference evaluator (logged at
 /// debug level with the reason). `inputs[k]` is the graph's `input {index=k}`.
@@ -96,14 +109,7 @@ pub fn run_schedule_on_host(
                     .ok_or_else(|| CompileError::InvalidInput(format!("{b} read before it is written")))
             })
             .collect::<Result<_, _>>()?;
-        let outs = match run_region(region, &refs) {
-            Ok(outs) => outs,
-            Err(CompileError::Unsupported { op, reason, .. }) => {
-                tracing::debug!(region = step.region, op = %op, reason = %reason, "code generation unsupported; evaluating the region");
-                kiln_ir::eval::evaluate(&region.body, &refs)?
-            }
-            Err(e) => return Err(e),
-        };
+        let outs = run_region_or_evaluate(region, &refs)?;
         drop(refs);
         // Outputs are fresh arrays: a write "in place" of a dying input just replaces it.
         for (b, v) in step.writes.iter().zip(outs) {

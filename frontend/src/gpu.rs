@@ -1,0 +1,230 @@
+//! The CUDA backend of materialisation: schedules run as PTX kernels on a device, arrays held
+//! in device memory (from the device's caching memory pool) between materialisations.
+//!
+//! Each region is lowered for the GPU ([`compile_region_gpu`]: cached by its MLIR text, so a new
+//! shape of a known structure compiles nothing), loaded as a module (cached per device by its
+//! code) and launched on the current stream: a grid-stride loop over chunks of work items. A
+//! region code generation does not support yet (copies, concatenation, vendor calls, complex
+//! dtypes) runs on the host: its inputs are copied down, it runs as on the CPU backend, and its
+//! outputs are copied up.
+
+use std::sync::{Arc, OnceLock};
+
+use kiln_compiler::codegen::gpu::{compile_region_gpu, GpuKernel};
+use kiln_compiler::codegen::GPU_ENTRY;
+use kiln_compiler::fusion::Region;
+use kiln_compiler::schedule::{BufferSource, Schedule};
+use kiln_compiler::toolchain::ptx::PtxTarget;
+use kiln_compiler::CompileError;
+use kiln_ir::host::Data;
+use kiln_ir::shape::numel;
+use kiln_ir::{with_data, DType, HostArray};
+use kiln_runtime::{Device, DeviceBuffer, KernelArg, LaunchConfig, ModuleImage, Stream};
+
+use crate::error::{Error, Result};
+
+/// A materialised array in device memory: C-contiguous elements of `dtype` (booleans one byte
+/// each), in a block of the device's memory pool.
+pub struct DeviceArray {
+    buf: DeviceBuffer,
+    dtype: DType,
+    shape: Vec<usize>,
+}
+
+impl std::fmt::Debug for DeviceArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceArray({} {:?} on cuda:{})", self.dtype, self.shape, self.buf.device().id())
+    }
+}
+
+impl DeviceArray {
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The device buffer.
+    pub fn buffer(&self) -> &DeviceBuffer {
+        &self.buf
+    }
+
+    /// Copies a host array to the current device (on the current stream).
+    pub fn upload(h: &HostArray) -> Result<DeviceArray> {
+        let bytes = host_bytes(h.data());
+        let mut buf = DeviceBuffer::alloc(bytes.len())?;
+        if !bytes.is_empty() {
+            buf.copy_from_host(bytes)?;
+        }
+        Ok(DeviceArray { buf, dtype: h.dtype(), shape: h.shape().to_vec() })
+    }
+
+    /// Uninitialised device memory for `shape` elements of `dtype`.
+    pub fn empty(dtype: DType, shape: &[usize]) -> Result<DeviceArray> {
+        let buf = DeviceBuffer::alloc(numel(shape) * dtype.itemsize())?;
+        Ok(DeviceArray { buf, dtype, shape: shape.to_vec() })
+    }
+
+    /// Copies the array to the host (synchronising with its stream).
+    pub fn download(&self) -> Result<HostArray> {
+        let mut data = Data::zeros(self.dtype, numel(&self.shape));
+        let bytes = host_bytes_mut(&mut data);
+        if !bytes.is_empty() {
+            self.buf.copy_to_host(bytes)?;
+        }
+        Ok(HostArray::new(&self.shape, data)?)
+    }
+}
+
+/// The elements' bytes.
+fn host_bytes(d: &Data) -> &[u8] {
+    // SAFETY: every element type of `Data` (bool, integers, f16/bf16, floats, complex of
+    // floats) is plain data without padding, so its vector's memory is `len * itemsize`
+    // initialised bytes, borrowed for as long as `d`.
+    with_data!(d, v => unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v.as_slice())) })
+}
+
+/// The elements' bytes, to be overwritten by a download.
+fn host_bytes_mut(d: &mut Data) -> &mut [u8] {
+    // SAFETY: as in `host_bytes`; writes come from a device buffer of the same dtype, so every
+    // element written is a valid value of its type (booleans are stored as 0 or 1 by kernels).
+    with_data!(d, v => unsafe {
+        std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v.as_slice()))
+    })
+}
+
+/// The device materialisation runs on, with its PTX target.
+pub(crate) struct Gpu {
+    device: Device,
+    target: PtxTarget,
+    max_blocks: u32,
+}
+
+impl Gpu {
+    /// The device of ordinal `ordinal`, set up once per process.
+    pub(crate) fn get(ordinal: usize) -> Result<&'static Gpu> {
+        static GPU: OnceLock<std::result::Result<Gpu, Error>> = OnceLock::new();
+        GPU.get_or_init(|| {
+            let device = Device::new(ordinal)?;
+            device.make_current()?;
+            let (major, minor) = device.compute_capability()?;
+            let sms = device.multiprocessor_count()?;
+            let target = PtxTarget { sm: major * 10 + minor, ..PtxTarget::default() };
+            Ok(Gpu { device, target, max_blocks: sms * 32 })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+}
+
+/// Runs a schedule on the device: `inputs[k]` is the graph's `input {index=k}`. Returns the
+/// schedule's outputs in device memory.
+pub(crate) fn run_schedule(
+    gpu: &Gpu,
+    sched: &Schedule,
+    regions: &[Region],
+    inputs: &[Arc<DeviceArray>],
+) -> Result<Vec<Arc<DeviceArray>>> {
+    let _current = gpu.device.use_scoped()?;
+    let mut bufs: Vec<Option<Arc<DeviceArray>>> = vec![None; sched.buffers.len()];
+    for (i, b) in sched.buffers.iter().enumerate() {
+        if let BufferSource::Input(index) = b.source {
+            let a = inputs.get(index as usize).ok_or_else(|| {
+                Error::from(CompileError::InvalidInput(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len())))
+            })?;
+            bufs[i] = Some(a.clone());
+        }
+    }
+    for step in &sched.steps {
+        let region = &regions[step.region];
+        let reads: Vec<Arc<DeviceArray>> = step
+            .reads
+            .iter()
+            .map(|b| {
+                bufs[b.0 as usize]
+                    .clone()
+                    .ok_or_else(|| Error::from(CompileError::InvalidInput(format!("{b} read before it is written"))))
+            })
+            .collect::<Result<_>>()?;
+        let outs = run_region(gpu, region, &reads)?;
+        for (b, v) in step.writes.iter().zip(outs) {
+            bufs[b.0 as usize] = Some(Arc::new(v));
+        }
+        for b in &step.frees {
+            bufs[b.0 as usize] = None;
+        }
+    }
+    sched
+        .outputs
+        .iter()
+        .map(|b| {
+            bufs[b.0 as usize]
+                .clone()
+                .ok_or_else(|| Error::from(CompileError::InvalidInput(format!("output {b} is never written"))))
+        })
+        .collect()
+}
+
+/// Runs one region on the device (or, unsupported by code generation, on the host).
+fn run_region(gpu: &Gpu, region: &Region, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
+    match compile_region_gpu(region, gpu.target) {
+        Ok(k) => launch(gpu, &k, inputs),
+        Err(CompileError::Unsupported { op, reason, .. }) => {
+            tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; running it on the host");
+            let host: Vec<HostArray> = inputs.iter().map(|a| a.download()).collect::<Result<_>>()?;
+            let refs: Vec<&HostArray> = host.iter().collect();
+            let outs = kiln_compiler::codegen::run_region_or_evaluate(region, &refs)?;
+            outs.iter().map(DeviceArray::upload).collect()
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Launches a compiled region over fresh output buffers.
+fn launch(gpu: &Gpu, k: &GpuKernel, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
+    let kernel = &k.kernel;
+    if inputs.len() != kernel.inputs.len() {
+        return Err(CompileError::InvalidInput(format!(
+            "{} inputs given, the region reads {}",
+            inputs.len(),
+            kernel.inputs.len()
+        ))
+        .into());
+    }
+    for (i, (a, (dt, shape))) in inputs.iter().zip(&kernel.inputs).enumerate() {
+        if a.dtype != *dt || a.shape != *shape {
+            return Err(CompileError::InvalidInput(format!(
+                "input {i} is {} {:?}, the region reads {dt} {shape:?}",
+                a.dtype, a.shape
+            ))
+            .into());
+        }
+    }
+    let outs: Vec<DeviceArray> =
+        kernel.outputs.iter().map(|(dt, shape)| DeviceArray::empty(*dt, shape)).collect::<Result<_>>()?;
+    if kernel.work_items == 0 {
+        return Ok(outs);
+    }
+    let module = gpu.device.load_module("kiln_region", ModuleImage::Ptx(&k.ptx))?;
+    let function = module.function(GPU_ENTRY)?;
+    let chunk = kernel.min_chunk.max(1);
+    let chunks = kernel.work_items.div_ceil(chunk);
+    let config = LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks);
+    let scalars: Vec<i64> =
+        kernel.params.iter().copied().chain([kernel.work_items as i64, chunk as i64]).collect();
+    let mut args: Vec<&dyn KernelArg> = Vec::with_capacity(inputs.len() + outs.len() + scalars.len());
+    args.extend(inputs.iter().map(|a| &a.buf as &dyn KernelArg));
+    args.extend(outs.iter().map(|a| &a.buf as &dyn KernelArg));
+    args.extend(scalars.iter().map(|s| s as &dyn KernelArg));
+    let stream = Stream::current()?;
+    // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
+    // holding the dtype and shape checked above, outputs freshly allocated at their full size),
+    // then its i64 parameters, the number of work items and the chunk size, as the lowering
+    // declares them; it touches only elements of those buffers.
+    unsafe { function.launch_on(&stream, config, &args)? };
+    Ok(outs)
+}
