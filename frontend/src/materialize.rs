@@ -245,6 +245,23 @@ impl Array {
         Ok(self.host_value()?.expect("evaluated"))
     }
 
+    /// Materialises the array and returns its value in device memory, copying it to the device
+    /// if it is held on the host (`cupy.asarray`). Errors: no CUDA backend ([`backend`] is the
+    /// CPU), an evaluation or copy failure.
+    pub fn try_to_device(&self) -> Result<Arc<DeviceArray>> {
+        if !matches!(backend(), Backend::Cuda(_)) {
+            return Err(crate::error::value_err("to_device", "the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)"));
+        }
+        self.try_eval()?;
+        on_device(self)
+    }
+
+    /// [`Array::try_to_device`], panicking on error.
+    #[track_caller]
+    pub fn to_device(&self) -> Arc<DeviceArray> {
+        crate::unwrap(self.try_to_device())
+    }
+
     /// The elements in C order as a `Vec<T>`; `T` must be the array's element type
     /// (`x.get().ravel().tolist()` in CuPy). Errors: another `T`, or an evaluation failure.
     pub fn try_to_vec<T: HostElement>(&self) -> Result<Vec<T>> {

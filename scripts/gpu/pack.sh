@@ -16,7 +16,7 @@ cd "$root"
 pack=gpu-pack
 limit=$((60 * 1024 * 1024))
 # The binaries that go to the GPU machine: "package:binary".
-bins=("kiln-runtime:kiln-gpu-selftest")
+bins=("kiln-runtime:kiln-gpu-selftest" "kiln:kiln-bench")
 
 if [[ "${1:-}" != "--no-build" ]]; then
   for entry in "${bins[@]}"; do

@@ -1,0 +1,232 @@
+//! kiln's GPU benchmark: the workloads of `../shared/bench/peers.py`, same definitions and
+//! sizes, timed on the device kiln runs on (`KILN_DEVICE`, default cuda:0).
+//!
+//! ```sh
+//! kiln-bench [--quick] [--json OUT] [--reps N] [WORKLOAD...]
+//! ```
+//!
+//! Each workload builds its lazy expression afresh and materialises it (`eval`) on inputs
+//! already in device memory: what a user's call costs, kiln's host work included. Timed with
+//! CUDA events on the current stream around the call, median of `--reps` (25) runs after 3
+//! warm-up calls; the kernel time alone (events around the launches, from the runtime's
+//! profile) is reported beside it. Memory-bound work is also given in GB/s of the fewest bytes
+//! it must move, and as a fraction of the device-to-device copy rate measured in the same run.
+//! `tiny_chain_48ops` is wall time from the host call to the result on the device (synchronised);
+//! `first_call_compile` is wall time of the first call of a new fused expression.
+
+use std::time::Instant;
+
+use kiln::Array;
+use kiln_runtime::{Device, DeviceBuffer, Event, Stream};
+
+struct Args {
+    quick: bool,
+    json: Option<String>,
+    reps: usize,
+    only: Vec<String>,
+}
+
+fn args() -> Args {
+    let mut a = Args { quick: false, json: None, reps: 25, only: Vec::new() };
+    let mut it = std::env::args().skip(1);
+    while let Some(s) = it.next() {
+        match s.as_str() {
+            "--quick" => a.quick = true,
+            "--json" => a.json = it.next(),
+            "--reps" => a.reps = it.next().and_then(|v| v.parse().ok()).unwrap_or(25),
+            _ => a.only.push(s),
+        }
+    }
+    a
+}
+
+/// Standard normal float32s from a fixed seed (SplitMix64 + Box–Muller).
+fn normal(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    let mut next = || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut v = Vec::with_capacity(n);
+    while v.len() < n {
+        let (u1, u2) = (next().max(1e-300), next());
+        let r = (-2.0 * u1.ln()).sqrt();
+        v.push((r * (2.0 * std::f64::consts::PI * u2).cos()) as f32);
+        v.push((r * (2.0 * std::f64::consts::PI * u2).sin()) as f32);
+    }
+    v.truncate(n);
+    v
+}
+
+fn device_array(v: Vec<f32>, shape: &[usize]) -> Array {
+    let a = Array::from_vec(v, shape);
+    a.to_device();
+    a
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+struct Row {
+    work: String,
+    ms: f64,
+    kernel_ms: Option<f64>,
+    gbps: Option<f64>,
+    kernels: Option<usize>,
+}
+
+/// Event-timed median of `reps` calls of `f` after 3 warm-ups, in ms.
+fn time_events(stream: &Stream, reps: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        f();
+    }
+    stream.synchronize().unwrap();
+    let mut ts = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Event::new(stream.device()).unwrap();
+        let end = Event::new(stream.device()).unwrap();
+        start.record(stream).unwrap();
+        f();
+        end.record(stream).unwrap();
+        end.synchronize().unwrap();
+        ts.push(end.elapsed_since(&start).unwrap() as f64);
+    }
+    median(ts)
+}
+
+fn main() {
+    let a = args();
+    let backend = kiln::backend();
+    let device = match backend {
+        kiln_runtime::Backend::Cuda(n) => Device::new(n).expect("device"),
+        kiln_runtime::Backend::Cpu => {
+            eprintln!("kiln-bench: no CUDA device (KILN_DEVICE={backend}); the GPU benchmark needs one");
+            std::process::exit(2);
+        }
+    };
+    let _d = device.use_scoped().unwrap();
+    let stream = Stream::current().unwrap();
+    let name = device.name().unwrap_or_default();
+    let (n, r, c) = if a.quick { (1usize << 24, 4096usize, 4096usize) } else { (1 << 26, 8192, 8192) };
+    println!("kiln-bench on {name} ({backend}), N={n}, R×C={r}×{c}, median of {} runs", a.reps);
+    let want = |w: &str| a.only.is_empty() || a.only.iter().any(|o| w.contains(o.as_str()));
+    let mut rows: Vec<Row> = Vec::new();
+
+    // The physical ceiling: a device-to-device copy of N float32s.
+    let copy_gbps = {
+        let src = DeviceBuffer::alloc(4 * n).unwrap();
+        let mut dst = DeviceBuffer::alloc(4 * n).unwrap();
+        let ms = time_events(&stream, a.reps, || dst.copy_from_device(&src, &stream).unwrap());
+        let gbps = 8.0 * n as f64 / (ms * 1e-3) / 1e9;
+        rows.push(Row { work: "copy".into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: None });
+        gbps
+    };
+
+    let x = device_array(normal(n, 1), &[n]);
+    let m = device_array(normal(r * c, 2), &[r, c]);
+    let v = device_array(normal(c, 3), &[c]);
+    let g = device_array(normal(c, 4), &[c]);
+    let b = device_array(normal(c, 5), &[c]);
+
+    type Work<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
+    let works: Vec<Work> = vec![
+        ("ew_chain", Box::new(|| ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp()), 8 * n),
+        ("sqdiff_bcast", Box::new(|| (&m - &v) * (&m - &v)), 8 * r * c + 4 * c),
+        ("l2norm_rows", Box::new(|| (&m * &m).sum(1).sqrt()), 4 * r * c + 4 * r),
+        ("sum_cols", Box::new(|| m.sum(0)), 4 * r * c + 4 * c),
+        ("sum_all", Box::new(|| x.sum(None)), 4 * n),
+        ("softmax_rows", Box::new(|| kiln::nn::softmax(&m, -1).unwrap()), 8 * r * c),
+        (
+            "layernorm_rows",
+            Box::new(|| {
+                let mu = m.mean(kiln::axis(1).keepdims());
+                let d = &m - &mu;
+                let var = (&d * &d).mean(kiln::axis(1).keepdims());
+                &d / (var + 1e-5).sqrt() * &g + &b
+            }),
+            8 * r * c + 8 * c,
+        ),
+    ];
+    for (work, f, bytes) in &works {
+        if !want(work) {
+            continue;
+        }
+        let probe = f();
+        let kernels = kiln::explain(&[&probe]).report.kernel_count();
+        let ms = time_events(&stream, a.reps, || {
+            f().eval();
+        });
+        let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
+        rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels) });
+    }
+
+    if want("tiny_chain_48ops") {
+        let s = device_array(normal(1024, 6), &[1024]);
+        let tiny = |mut t: Array| {
+            for _ in 0..16 {
+                t = t * 1.0001 + 0.5;
+                t = t - 0.25;
+                t = t * 0.999;
+            }
+            t
+        };
+        for _ in 0..3 {
+            tiny(s.clone()).eval();
+        }
+        stream.synchronize().unwrap();
+        let mut ts = Vec::new();
+        for _ in 0..a.reps.max(100) {
+            let t0 = Instant::now();
+            tiny(s.clone()).eval();
+            stream.synchronize().unwrap();
+            ts.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        rows.push(Row { work: "tiny_chain_48ops".into(), ms: median(ts), kernel_ms: None, gbps: None, kernels: Some(1) });
+    }
+
+    if want("first_call_compile") {
+        stream.synchronize().unwrap();
+        let t0 = Instant::now();
+        let k = 1000.0 + 0.123;
+        (&x * k + x.cos()).eval();
+        stream.synchronize().unwrap();
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        rows.push(Row { work: "first_call_compile".into(), ms, kernel_ms: None, gbps: None, kernels: Some(1) });
+    }
+
+    println!("{:<22} {:>10} {:>9} {:>8} {:>8}", "work", "ms", "GB/s", "of copy", "kernels");
+    for row in &rows {
+        let gb = row.gbps.map(|g| format!("{g:.0}")).unwrap_or_default();
+        let frac = row.gbps.map(|g| format!("{:.0}%", 100.0 * g / copy_gbps)).unwrap_or_default();
+        let k = row.kernels.map(|k| k.to_string()).unwrap_or_default();
+        println!("{:<22} {:>10.4} {:>9} {:>8} {:>8}", row.work, row.ms, gb, frac, k);
+    }
+    if let Some(path) = a.json {
+        let mut text = format!("{{\"device\": {:?}, \"N\": {n}, \"R\": {r}, \"C\": {c}, \"results\": [\n", name);
+        for (i, row) in rows.iter().enumerate() {
+            text += &format!("  {{\"work\": {:?}, \"peer\": \"kiln\", \"ms\": {}", row.work, row.ms);
+            if let Some(g) = row.gbps {
+                text += &format!(", \"GBps\": {g}");
+            }
+            if let Some(k) = row.kernel_ms {
+                text += &format!(", \"kernel_ms\": {k}");
+            }
+            if let Some(k) = row.kernels {
+                text += &format!(", \"kernels\": {k}");
+            }
+            text += if i + 1 < rows.len() { "},\n" } else { "}\n" };
+        }
+        text += "]}\n";
+        std::fs::write(&path, text).expect("write the JSON");
+    }
+}
