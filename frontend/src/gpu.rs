@@ -8,7 +8,8 @@
 //! dtypes) runs on the host: its inputs are copied down, it runs as on the CPU backend, and its
 //! outputs are copied up.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use kiln_compiler::codegen::gpu::{compile_region_gpu, GpuKernel};
 use kiln_compiler::codegen::GPU_ENTRY;
@@ -19,7 +20,8 @@ use kiln_compiler::CompileError;
 use kiln_ir::host::Data;
 use kiln_ir::shape::numel;
 use kiln_ir::{with_data, DType, HostArray};
-use kiln_runtime::{Device, DeviceBuffer, KernelArg, LaunchConfig, ModuleImage, Stream};
+use kiln_compiler::pipeline::Compiled;
+use kiln_runtime::{Device, DeviceBuffer, Function, KernelArg, LaunchConfig, ModuleImage, Stream};
 
 use crate::error::{Error, Result};
 
@@ -121,14 +123,46 @@ impl Gpu {
     }
 }
 
-/// Runs a schedule on the device: `inputs[k]` is the graph's `input {index=k}`. Returns the
-/// schedule's outputs in device memory.
+/// A region ready to launch: its kernel and the loaded function (`None`: it runs on the host).
+struct Ready {
+    kernel: Option<(GpuKernel, Function)>,
+}
+
+/// Regions ready to launch, by (plan, step): a plan kept in the plan cache is reused as is, so
+/// a repeated materialisation skips lowering, the PTX cache and the module lookup. The entry
+/// holds the plan, so its address is not reused while the entry lives.
+#[allow(clippy::type_complexity)]
+fn ready_cache() -> &'static Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>> {
+    static CACHE: OnceLock<Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
+    match compile_region_gpu(region, gpu.target) {
+        Ok(k) => {
+            let module = gpu.device.load_module("kiln_region", ModuleImage::Ptx(&k.ptx))?;
+            let function = module.function(GPU_ENTRY)?;
+            Ok(Ready { kernel: Some((k, function)) })
+        }
+        Err(CompileError::Unsupported { op, reason, .. }) => {
+            tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; it runs on the host");
+            Ok(Ready { kernel: None })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Runs a plan's schedule on the device: `inputs[k]` is the graph's `input {index=k}`. Returns
+/// the schedule's outputs in device memory. `cached`: the plan lives in the plan cache (its
+/// prepared kernels may be kept by its address).
 pub(crate) fn run_schedule(
     gpu: &Gpu,
-    sched: &Schedule,
-    regions: &[Region],
+    plan: &Arc<Compiled>,
+    cached: bool,
     inputs: &[Arc<DeviceArray>],
 ) -> Result<Vec<Arc<DeviceArray>>> {
+    let sched: &Schedule = &plan.schedule;
+    let regions: &[Region] = &plan.partition.regions;
     let _current = gpu.device.use_scoped()?;
     let mut bufs: Vec<Option<Arc<DeviceArray>>> = vec![None; sched.buffers.len()];
     for (i, b) in sched.buffers.iter().enumerate() {
@@ -139,7 +173,7 @@ pub(crate) fn run_schedule(
             bufs[i] = Some(a.clone());
         }
     }
-    for step in &sched.steps {
+    for (si, step) in sched.steps.iter().enumerate() {
         let region = &regions[step.region];
         let reads: Vec<Arc<DeviceArray>> = step
             .reads
@@ -150,7 +184,27 @@ pub(crate) fn run_schedule(
                     .ok_or_else(|| Error::from(CompileError::InvalidInput(format!("{b} read before it is written"))))
             })
             .collect::<Result<_>>()?;
-        let outs = run_region(gpu, region, &reads)?;
+        let key = (Arc::as_ptr(plan) as usize, si);
+        let hit = if cached { ready_cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.1.clone()) } else { None };
+        let ready = match hit {
+            Some(r) => r,
+            None => {
+                let r = Arc::new(prepare(gpu, region)?);
+                if cached {
+                    ready_cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, (plan.clone(), r.clone()));
+                }
+                r
+            }
+        };
+        let outs = match &ready.kernel {
+            Some((k, function)) => launch(gpu, k, function, &reads)?,
+            None => {
+                let host: Vec<HostArray> = reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
+                let refs: Vec<&HostArray> = host.iter().collect();
+                let outs = kiln_compiler::codegen::run_region_or_evaluate(region, &refs)?;
+                outs.iter().map(DeviceArray::upload).collect::<Result<_>>()?
+            }
+        };
         for (b, v) in step.writes.iter().zip(outs) {
             bufs[b.0 as usize] = Some(Arc::new(v));
         }
@@ -169,23 +223,8 @@ pub(crate) fn run_schedule(
         .collect()
 }
 
-/// Runs one region on the device (or, unsupported by code generation, on the host).
-fn run_region(gpu: &Gpu, region: &Region, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
-    match compile_region_gpu(region, gpu.target) {
-        Ok(k) => launch(gpu, &k, inputs),
-        Err(CompileError::Unsupported { op, reason, .. }) => {
-            tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; running it on the host");
-            let host: Vec<HostArray> = inputs.iter().map(|a| a.download()).collect::<Result<_>>()?;
-            let refs: Vec<&HostArray> = host.iter().collect();
-            let outs = kiln_compiler::codegen::run_region_or_evaluate(region, &refs)?;
-            outs.iter().map(DeviceArray::upload).collect()
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// Launches a compiled region over fresh output buffers.
-fn launch(gpu: &Gpu, k: &GpuKernel, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
+fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
     let kernel = &k.kernel;
     if inputs.len() != kernel.inputs.len() {
         return Err(CompileError::InvalidInput(format!(
@@ -209,11 +248,14 @@ fn launch(gpu: &Gpu, k: &GpuKernel, inputs: &[Arc<DeviceArray>]) -> Result<Vec<D
     if kernel.work_items == 0 {
         return Ok(outs);
     }
-    let module = gpu.device.load_module("kiln_region", ModuleImage::Ptx(&k.ptx))?;
-    let function = module.function(GPU_ENTRY)?;
     let chunk = kernel.min_chunk.max(1);
     let chunks = kernel.work_items.div_ceil(chunk);
-    let config = LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks);
+    let config = match kernel.gpu_block {
+        Some((threads, items)) => {
+            LaunchConfig::linear(kernel.work_items.div_ceil(items).min(gpu.max_blocks as usize) as u32, threads as u32)
+        }
+        None => LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks),
+    };
     let scalars: Vec<i64> =
         kernel.params.iter().copied().chain([kernel.work_items as i64, chunk as i64]).collect();
     let mut args: Vec<&dyn KernelArg> = Vec::with_capacity(inputs.len() + outs.len() + scalars.len());

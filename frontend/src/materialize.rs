@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use kiln_compiler::fusion::FusionReport;
 use kiln_compiler::pipeline::Options;
-use kiln_compiler::plan_cache::PlanCache;
+use kiln_compiler::plan_cache::{Lookup, PlanCache};
 
 use kiln_ir::{Graph, HostArray, HostElement, Node, NodeId};
 
@@ -135,7 +135,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     let (graph, held) = lower_held(&pending);
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
     dump::graph(seq, &graph);
-    let (plan, _lookup) = plans().get_or_compile(&graph, options())?;
+    let (plan, lookup) = plans().get_or_compile(&graph, options())?;
     for stage in kiln_compiler::pipeline::STAGES {
         dump::write(seq, stage, || plan.stage_text(stage).expect("a pipeline stage"));
     }
@@ -143,7 +143,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
             let inputs: Vec<Arc<DeviceArray>> = held.iter().map(|a| on_device(a)).collect::<Result<_>>()?;
-            let results = crate::gpu::run_schedule(gpu, &plan.schedule, &plan.partition.regions, &inputs)?;
+            let results = crate::gpu::run_schedule(gpu, &plan, !matches!(lookup, Lookup::HitResized), &inputs)?;
             for (a, r) in pending.iter().zip(results) {
                 let _ = a.e.device.set(r);
             }

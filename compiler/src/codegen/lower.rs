@@ -64,6 +64,11 @@ pub struct Kernel {
     /// Chunks of work must hold a multiple of this many work items (but the last): a block of
     /// a block-mode reduction, or the rows of a tile of a tiled elementwise kernel.
     pub min_chunk: usize,
+    /// GPU kernels of cooperative reductions: `Some((threads, items))`, blocks of exactly
+    /// `threads` threads each handling `items` work items (launch `ceil(work_items / items)`
+    /// blocks or fewer: the entry loops over the rest). `None`: any block size, one thread per
+    /// chunk of work items.
+    pub gpu_block: Option<(usize, usize)>,
     /// dtype and shape of each input buffer, by the body's `input {index=k}`.
     pub inputs: Vec<(DType, Vec<usize>)>,
     /// dtype and shape of each output buffer.
@@ -139,7 +144,7 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
             ));
         }
     };
-    let attempt = |flat: bool| -> Result<(String, Vec<i64>, usize), Stop> {
+    let attempt = |flat: bool| -> Result<(String, Vec<i64>, (usize, Option<(usize, usize)>)), Stop> {
         let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
@@ -148,7 +153,7 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
         }
         Ok(cx.finish())
     };
-    let (mlir, params, min_chunk) = match attempt(flat_first) {
+    let (mlir, params, (min_chunk, gpu_block)) = match attempt(flat_first) {
         Ok(r) => r,
         Err(Stop::NeedsDims) if flat_first => match attempt(false) {
             Ok(r) => r,
@@ -158,7 +163,7 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
         Err(Stop::NeedsDims) => unreachable!("reductions always have a multi-index"),
         Err(Stop::Unsupported(u)) => return Err(u),
     };
-    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, inputs, outputs })
+    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, inputs, outputs })
 }
 
 struct Lower<'g> {
@@ -181,6 +186,24 @@ struct Lower<'g> {
     hoisting: Option<NodeId>,
     /// See [`Kernel::min_chunk`].
     min_chunk: usize,
+    /// On the GPU, a reduction shared by the threads of a group (see [`Coop`]).
+    coop: Option<Coop>,
+}
+
+/// Threads per block of cooperative GPU reductions.
+const COOP_BLOCK: usize = 256;
+
+/// A cooperative GPU reduction: `lanes` threads of a block share each work item, each folding
+/// the elements `lane, lane + lanes, ...` of the reduced axes (flattened); the partial
+/// accumulators are combined by a tree in shared memory, so every lane holds the result.
+/// Row layout: the lanes of an item are consecutive threads (coalesced along a contiguous
+/// reduced axis). Column layout: consecutive threads take consecutive items, the lanes of an
+/// item `items` threads apart (coalesced along a contiguous kept axis).
+#[derive(Clone, Copy, Debug)]
+struct Coop {
+    lanes: usize,
+    items: usize,
+    columns: bool,
 }
 
 impl<'g> Lower<'g> {
@@ -197,6 +220,7 @@ impl<'g> Lower<'g> {
             staged: Vec::new(),
             hoisting: None,
             min_chunk: 1,
+            coop: None,
         }
     }
 
@@ -508,11 +532,158 @@ impl<'g> Lower<'g> {
                 _ => true,
             }
         };
+        if self.b.target == Target::Gpu {
+            let reduced: usize = axes.iter().map(|&a| shape[a]).product();
+            if !axes.is_empty() && reduced > 1 {
+                self.coop = Some(if blocked {
+                    Coop { lanes: 8, items: COOP_BLOCK / 8, columns: true }
+                } else {
+                    let lanes = if reduced >= 2048 {
+                        COOP_BLOCK
+                    } else if reduced >= 256 {
+                        64
+                    } else {
+                        32
+                    };
+                    Coop { lanes, items: COOP_BLOCK / lanes, columns: false }
+                });
+            }
+            return self.reduction_rows(shape, axes);
+        }
         if blocked {
             self.reduction_blocks(shape, axes)
         } else {
             self.reduction_rows(shape, axes)
         }
+    }
+
+    /// Opens `scf.if cond` (close it with [`Lower::close`]).
+    fn open_if(&mut self, cond: &str) {
+        self.open(0, &format!("scf.if {cond}"));
+    }
+
+    /// `%active`, and for kept outputs also lane 0: the stores a cooperative kernel's thread
+    /// makes (see [`Coop`]).
+    fn coop_guard(&mut self, lane0: bool) -> String {
+        if !lane0 {
+            return "%active".into();
+        }
+        let zero = self.b.i64(0);
+        let first = self.b.op(&format!("arith.cmpi eq, %lane, {zero} : i64"));
+        self.b.op(&format!("arith.andi {first}, %active : i1"))
+    }
+
+    /// The shared-memory slot of component `c` for thread index `tid` (a generic pointer).
+    fn smem_slot(&mut self, c: usize, tid: &str) -> String {
+        let g = self.b.op("llvm.mlir.addressof @kiln_smem : !llvm.ptr<3>");
+        let p = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
+        let off = self.b.i64((c * COOP_BLOCK) as i64);
+        let i = self.b.op(&format!("arith.addi {tid}, {off} : i64"));
+        self.b.op(&format!("llvm.getelementptr inbounds {p}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+    }
+
+    /// The group's accumulators combined (see [`Coop`]): every lane gets the total. The same
+    /// tree for every run, so results are deterministic.
+    fn group_combine(&mut self, acc: &Acc, vals: &[String]) -> Result<Vec<String>, Stop> {
+        let coop = self.coop.expect("a cooperative kernel");
+        let tys = acc.tys.clone();
+        let lstride = if coop.columns { coop.items } else { 1 };
+        self.b.stmt("nvvm.barrier0");
+        for (c, (v, t)) in vals.iter().zip(&tys).enumerate() {
+            let slot = self.smem_slot(c, "%tid");
+            self.b.stmt(&format!("llvm.store {v}, {slot} : {t}, !llvm.ptr"));
+        }
+        self.b.stmt("nvvm.barrier0");
+        let mut s = coop.lanes / 2;
+        while s > 0 {
+            let sv = self.b.i64(s as i64);
+            let cond = self.b.op(&format!("arith.cmpi ult, %lane, {sv} : i64"));
+            self.open_if(&cond);
+            let off = self.b.i64((s * lstride) as i64);
+            let other_tid = self.b.op(&format!("arith.addi %tid, {off} : i64"));
+            let mut mine = Vec::new();
+            let mut other = Vec::new();
+            let mut slots = Vec::new();
+            for (c, t) in tys.iter().enumerate() {
+                let a = self.smem_slot(c, "%tid");
+                let o = self.smem_slot(c, &other_tid);
+                mine.push(self.b.op(&format!("llvm.load {a} : !llvm.ptr -> {t}")));
+                other.push(self.b.op(&format!("llvm.load {o} : !llvm.ptr -> {t}")));
+                slots.push(a);
+            }
+            let r = acc.combine(&mut self.b, &mine, &other)?;
+            for ((v, a), t) in r.iter().zip(&slots).zip(&tys) {
+                self.b.stmt(&format!("llvm.store {v}, {a} : {t}, !llvm.ptr"));
+            }
+            self.close();
+            self.b.stmt("nvvm.barrier0");
+            s /= 2;
+        }
+        // Lane 0's slot holds the total.
+        let ls = self.b.i64(lstride as i64);
+        let back = self.b.op(&format!("arith.muli %lane, {ls} : i64"));
+        let first = self.b.op(&format!("arith.subi %tid, {back} : i64"));
+        let mut out = Vec::new();
+        for (c, t) in tys.iter().enumerate() {
+            let a = self.smem_slot(c, &first);
+            // Not CSE'd with the loads above: a fresh load after the barrier.
+            let n = self.b.fresh();
+            self.b.stmt(&format!("{n} = llvm.load {a} : !llvm.ptr -> {t}"));
+            out.push(n);
+        }
+        Ok(out)
+    }
+
+    /// A reduction over the region's own axes shared by the lanes of a cooperative kernel:
+    /// each lane folds the elements `lane, lane + lanes, ...` of the flattened reduced axes,
+    /// then the group combines (see [`Lower::group_combine`]).
+    fn emit_reduction_coop(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
+        let coop = self.coop.expect("a cooperative kernel");
+        let node = self.body.node(id);
+        let Attrs::Reduce { axes, keepdims } = &node.attrs else { unreachable!("verified") };
+        let input = node.inputs[0];
+        let in_shape = self.body.node(input).shape.clone();
+        let acc = Acc::new(node.op, self.body.node(input).dtype)?;
+        let dims = ix.dims()?.to_vec();
+        let kept: Vec<String> = if *keepdims {
+            dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect()
+        } else {
+            dims.clone()
+        };
+        let reduced_shape: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
+        let total = self.b.param(numel(&reduced_shape) as i64);
+        let lanes = self.b.i64(coop.lanes as i64);
+        let init = acc.init(&mut self.b);
+        let tys = acc.tys.clone();
+        let r = self.b.fresh();
+        let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
+        let iter: Vec<String> = args.iter().zip(&init).map(|(a, i)| format!("{a} = {i}")).collect();
+        let results = self.open(
+            init.len(),
+            &format!("scf.for {r} = %lane to {total} step {lanes} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", ")),
+        );
+        let ivs = unravel(&mut self.b, &r, &reduced_shape);
+        let (mut ki, mut ri) = (kept.iter(), ivs.iter());
+        let full: Vec<String> = (0..in_shape.len())
+            .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+            .collect();
+        let full_ix = Ix { dims: Some(full.clone()), flat: None };
+        let v = self.emit(input, &full_ix)?;
+        let staged: Vec<(NodeId, usize)> =
+            self.staged.iter().filter(|s| Some(s.2) == self.hoisting).map(|s| (s.0, s.1)).collect();
+        for (e, k) in staged {
+            if let Some(val) = self.lookup(&(e, full_ix.key())) {
+                let pos = ravel(&mut self.b, &full, &in_shape);
+                self.open_if("%active");
+                store(&mut self.b, &Self::out_ptr(k), &pos, &val);
+                self.close();
+            }
+        }
+        let next = acc.step(&mut self.b, &args, &v, &r)?;
+        self.yield_(&next, &tys);
+        self.close();
+        let total = self.group_combine(&acc, &results)?;
+        Ok(acc.finish(&mut self.b, &total, node.dtype)?)
     }
 
     /// Row mode (see [`Lower::reduction`]).
@@ -574,7 +745,8 @@ impl<'g> Lower<'g> {
             let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else { unreachable!("a reduction") };
             let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
             self.hoisting = Some(id);
-            let v = self.emit_reduction(id, &Ix { dims: Some(dims), flat: None })?;
+            let ix = Ix { dims: Some(dims), flat: None };
+            let v = if self.coop.is_some() { self.emit_reduction_coop(id, &ix)? } else { self.emit_reduction(id, &ix)? };
             self.hoisting = None;
             self.hoisted.insert(id, Hoisted::Val(v));
         }
@@ -583,7 +755,14 @@ impl<'g> Lower<'g> {
             if let Kind::Kept { keepdims } = kind {
                 let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
                 let v = self.emit(o, &Ix { dims: Some(dims), flat: Some(w.clone()) })?;
-                store(&mut self.b, &Self::out_ptr(k), &w, &v);
+                if self.coop.is_some() {
+                    let guard = self.coop_guard(true);
+                    self.open_if(&guard);
+                    store(&mut self.b, &Self::out_ptr(k), &w, &v);
+                    self.close();
+                } else {
+                    store(&mut self.b, &Self::out_ptr(k), &w, &v);
+                }
             }
         }
         // Outputs of the full shape: one pass over the reduced axes.
@@ -591,14 +770,32 @@ impl<'g> Lower<'g> {
             let mut full = Vec::new();
             let mut it = work.iter();
             let mut loops = 0;
-            for (a, &n) in shape.iter().enumerate() {
-                if axes.contains(&a) {
-                    let ub = extent(&mut self.b, n);
-                    let (iv, _, _) = self.open_for(&zero, &ub, &[], &[]);
-                    full.push(iv);
-                    loops += 1;
-                } else {
-                    full.push(it.next().unwrap().clone());
+            if let Some(coop) = self.coop {
+                // The lanes share the pass as they shared the reductions (each reads back the
+                // staged values it stored).
+                let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+                let total = self.b.param(numel(&reduced_shape) as i64);
+                let lanes = self.b.i64(coop.lanes as i64);
+                let r = self.b.fresh();
+                self.open(0, &format!("scf.for {r} = %lane to {total} step {lanes} : i64"));
+                loops += 1;
+                let ivs = unravel(&mut self.b, &r, &reduced_shape);
+                let mut ri = ivs.iter();
+                for a in 0..shape.len() {
+                    full.push(if axes.contains(&a) { ri.next().unwrap().clone() } else { it.next().unwrap().clone() });
+                }
+                self.open_if("%active");
+                loops += 1;
+            } else {
+                for (a, &n) in shape.iter().enumerate() {
+                    if axes.contains(&a) {
+                        let ub = extent(&mut self.b, n);
+                        let (iv, _, _) = self.open_for(&zero, &ub, &[], &[]);
+                        full.push(iv);
+                        loops += 1;
+                    } else {
+                        full.push(it.next().unwrap().clone());
+                    }
                 }
             }
             let pos = ravel(&mut self.b, &full, shape);
@@ -827,9 +1024,10 @@ impl<'g> Lower<'g> {
     }
 
     /// The module text and the parameter values.
-    fn finish(self) -> (String, Vec<i64>, usize) {
+    fn finish(self) -> (String, Vec<i64>, (usize, Option<(usize, usize)>)) {
         let params = self.b.params().to_vec();
         let min_chunk = self.min_chunk;
+        let coop = self.coop;
         let target = self.b.target;
         let (entry, body, decls) = self.b.finish();
         let mut args: Vec<String> =
@@ -838,7 +1036,16 @@ impl<'g> Lower<'g> {
         args.push("%params: !llvm.ptr {llvm.noalias}".into());
         args.push("%start: i64".into());
         args.push("%end: i64".into());
+        if coop.is_some() {
+            args.extend(["%lane: i64".to_string(), "%tid: i64".into(), "%active: i1".into()]);
+        }
         let mut text = String::from("module {\n");
+        if coop.is_some() {
+            text += &format!(
+                "  llvm.mlir.global internal @kiln_smem() {{addr_space = 3 : i32, alignment = 16 : i64}} : !llvm.array<{} x i64>\n",
+                2 * COOP_BLOCK
+            );
+        }
         for d in decls {
             text += "  ";
             text += &d;
@@ -849,36 +1056,44 @@ impl<'g> Lower<'g> {
         text += &body;
         text += "    return\n  }\n";
         // The host entry: buffer pointers from an array.
-        let nbuf = self.n_in + self.n_out;
-        text +=
-            &format!("  func.func @{HOST_ENTRY}(%bufs: !llvm.ptr, %params: !llvm.ptr, %start: i64, %end: i64) {{\n");
-        let mut names = Vec::new();
-        for k in 0..nbuf {
+        if target == Target::Host {
+            let nbuf = self.n_in + self.n_out;
             text +=
-                &format!("    %p{k} = llvm.getelementptr inbounds %bufs[{k}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr\n");
-            text += &format!("    %b{k} = llvm.load %p{k} : !llvm.ptr -> !llvm.ptr\n");
-            names.push(format!("%b{k}"));
+                &format!("  func.func @{HOST_ENTRY}(%bufs: !llvm.ptr, %params: !llvm.ptr, %start: i64, %end: i64) {{\n");
+            let mut names = Vec::new();
+            for k in 0..nbuf {
+                text +=
+                    &format!("    %p{k} = llvm.getelementptr inbounds %bufs[{k}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr\n");
+                text += &format!("    %b{k} = llvm.load %p{k} : !llvm.ptr -> !llvm.ptr\n");
+                names.push(format!("%b{k}"));
+            }
+            names.push("%params".into());
+            names.push("%start".into());
+            names.push("%end".into());
+            let mut tys = vec!["!llvm.ptr"; nbuf + 1];
+            tys.push("i64");
+            tys.push("i64");
+            text += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
+            text += "    return\n  }\n";
         }
-        names.push("%params".into());
-        names.push("%start".into());
-        names.push("%end".into());
-        let mut tys = vec!["!llvm.ptr"; nbuf + 1];
-        tys.push("i64");
-        tys.push("i64");
-        text += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
-        text += "    return\n  }\n";
         if target == Target::Gpu {
-            text += &gpu_entry(self.n_in + self.n_out, params.len());
+            text += &gpu_entry(self.n_in + self.n_out, params.len(), coop);
         }
         text += "}\n";
-        (text, params, min_chunk)
+        (text, params, (min_chunk, coop.map(|c| (COOP_BLOCK, c.items))))
     }
 }
 
-/// The GPU entry (made a `.entry` by its calling convention, set on the LLVM function): a grid-stride loop over chunks of work items, each handled by a call to
-/// `@kiln_kernel` (inlined). The parameters arrive by value and are spilled to a stack array
-/// for the kernel's `%params` loads, which LLVM's SROA turns back into the arguments.
-fn gpu_entry(nbuf: usize, nparams: usize) -> String {
+/// The GPU entry (made a `.entry` by its calling convention, set on the LLVM function).
+///
+/// Without `coop`: a grid-stride loop over chunks of work items, each handled by a call to
+/// `@kiln_kernel` (inlined). With it: blocks of [`COOP_BLOCK`] threads loop over groups of
+/// `items` work items, `lanes` threads to an item; the loop's trip count is the same for every
+/// thread of a block (an item past the end is computed on the last item, its stores skipped),
+/// so the kernel's barriers are reached by all.
+/// The parameters arrive by value and are spilled to a stack array for the kernel's
+/// `%params` loads, which LLVM's SROA turns back into the arguments.
+fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>) -> String {
     let mut args: Vec<String> = (0..nbuf).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias}}")).collect();
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
     args.push("%n: i64".into());
@@ -895,20 +1110,45 @@ fn gpu_entry(nbuf: usize, nparams: usize) -> String {
         t += &format!("    %{v}32 = nvvm.read.ptx.sreg.{reg} : i32\n");
         t += &format!("    %{v} = arith.extui %{v}32 : i32 to i64\n");
     }
-    t += "    %base = arith.muli %ctaid, %ntid : i64\n";
-    t += "    %gid = arith.addi %base, %tid : i64\n";
-    t += "    %stride = arith.muli %ntid, %nctaid : i64\n";
-    t += "    %nm1 = arith.addi %n, %chunk : i64\n";
-    t += "    %nm2 = arith.subi %nm1, %one : i64\n";
-    t += "    %nchunks = arith.divui %nm2, %chunk : i64\n";
-    t += "    scf.for %c = %gid to %nchunks step %stride : i64 {\n";
-    t += "      %start = arith.muli %c, %chunk : i64\n";
-    t += "      %end0 = arith.addi %start, %chunk : i64\n";
-    t += "      %end = arith.minui %end0, %n : i64\n";
     let mut names: Vec<String> = (0..nbuf).map(|k| format!("%b{k}")).collect();
     names.extend(["%params".to_string(), "%start".into(), "%end".into()]);
     let mut tys = vec!["!llvm.ptr"; nbuf + 1];
     tys.extend(["i64", "i64"]);
+    match coop {
+        None => {
+            t += "    %base = arith.muli %ctaid, %ntid : i64\n";
+            t += "    %gid = arith.addi %base, %tid : i64\n";
+            t += "    %stride = arith.muli %ntid, %nctaid : i64\n";
+            t += "    %nm1 = arith.addi %n, %chunk : i64\n";
+            t += "    %nm2 = arith.subi %nm1, %one : i64\n";
+            t += "    %nchunks = arith.divui %nm2, %chunk : i64\n";
+            t += "    scf.for %c = %gid to %nchunks step %stride : i64 {\n";
+            t += "      %start = arith.muli %c, %chunk : i64\n";
+            t += "      %end0 = arith.addi %start, %chunk : i64\n";
+            t += "      %end = arith.minui %end0, %n : i64\n";
+        }
+        Some(c) => {
+            t += &format!("    %items = arith.constant {} : i64\n", c.items);
+            t += &format!("    %lanes = arith.constant {} : i64\n", c.lanes);
+            if c.columns {
+                t += "    %lane = arith.divui %tid, %items : i64\n";
+                t += "    %item = arith.remui %tid, %items : i64\n";
+            } else {
+                t += "    %lane = arith.remui %tid, %lanes : i64\n";
+                t += "    %item = arith.divui %tid, %lanes : i64\n";
+            }
+            t += "    %base0 = arith.muli %ctaid, %items : i64\n";
+            t += "    %stride = arith.muli %nctaid, %items : i64\n";
+            t += "    %last = arith.subi %n, %one : i64\n";
+            t += "    scf.for %c = %base0 to %n step %stride : i64 {\n";
+            t += "      %w = arith.addi %c, %item : i64\n";
+            t += "      %active = arith.cmpi ult, %w, %n : i64\n";
+            t += "      %start = arith.minui %w, %last : i64\n";
+            t += "      %end = arith.addi %start, %one : i64\n";
+            names.extend(["%lane".to_string(), "%tid".into(), "%active".into()]);
+            tys.extend(["i64", "i64", "i1"]);
+        }
+    }
     t += &format!("      func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
     t += "    }\n    return\n  }\n";
     t

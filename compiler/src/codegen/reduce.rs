@@ -196,6 +196,69 @@ impl Acc {
         })
     }
 
+    /// Two partial accumulators merged (a cooperative reduction's combining step, on the GPU).
+    /// `a` and `b` cover disjoint sets of elements; argmax/argmin break ties (and NaN against
+    /// NaN) by the lower position, so the result is the sequential fold's.
+    pub fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported> {
+        let ty = self.tys[0];
+        Ok(match self.op {
+            OpKind::Sum if self.compensated() => {
+                let mut r = self.step(b, &a[..2], &Val::new(o[0].clone(), DType::Float64), "")?;
+                r[1] = b.op(&format!("arith.addf {}, {} : f64", r[1], o[1]));
+                r
+            }
+            OpKind::Sum | OpKind::Prod => {
+                let sum = self.op == OpKind::Sum;
+                let (x, y) = (&a[0], &o[0]);
+                if ty.starts_with('f') {
+                    vec![b.op(&format!("{} {x}, {y} : {ty}", if sum { "arith.addf" } else { "arith.mulf" }))]
+                } else {
+                    vec![b.op(&format!("{} {x}, {y} : {ty}", if sum { "arith.addi" } else { "arith.muli" }))]
+                }
+            }
+            OpKind::Max | OpKind::Min => self.step(b, a, &Val::new(o[0].clone(), self.dt), "")?,
+            OpKind::All | OpKind::Any => {
+                let op = if self.op == OpKind::All { "arith.andi" } else { "arith.ori" };
+                vec![b.op(&format!("{op} {}, {} : i1", a[0], o[0]))]
+            }
+            OpKind::ArgMax | OpKind::ArgMin => {
+                let max = self.is_max();
+                let (x, i, y, j) = (&a[0], &a[1], &o[0], &o[1]);
+                let (o_better, tie) = match self.dt.kind() {
+                    DTypeKind::Float => {
+                        let pred = if max { "ogt" } else { "olt" };
+                        let gt = b.op(&format!("arith.cmpf {pred}, {y}, {x} : {ty}"));
+                        let xnan = b.op(&format!("arith.cmpf uno, {x}, {x} : {ty}"));
+                        let ynan = b.op(&format!("arith.cmpf uno, {y}, {y} : {ty}"));
+                        let xnum = b.op(&format!("arith.cmpf ord, {x}, {x} : {ty}"));
+                        let ynan_only = b.op(&format!("arith.andi {ynan}, {xnum} : i1"));
+                        let better = b.op(&format!("arith.ori {gt}, {ynan_only} : i1"));
+                        let eq = b.op(&format!("arith.cmpf oeq, {y}, {x} : {ty}"));
+                        let both = b.op(&format!("arith.andi {xnan}, {ynan} : i1"));
+                        (better, b.op(&format!("arith.ori {eq}, {both} : i1")))
+                    }
+                    DTypeKind::SignedInt => (
+                        b.op(&format!("arith.cmpi {}, {y}, {x} : {ty}", if max { "sgt" } else { "slt" })),
+                        b.op(&format!("arith.cmpi eq, {y}, {x} : {ty}")),
+                    ),
+                    DTypeKind::Bool | DTypeKind::UnsignedInt => (
+                        b.op(&format!("arith.cmpi {}, {y}, {x} : {ty}", if max { "ugt" } else { "ult" })),
+                        b.op(&format!("arith.cmpi eq, {y}, {x} : {ty}")),
+                    ),
+                    DTypeKind::Complex => unreachable!("rejected in Acc::new"),
+                };
+                let first = b.op(&format!("arith.cmpi slt, {j}, {i} : i64"));
+                let tie_first = b.op(&format!("arith.andi {tie}, {first} : i1"));
+                let pick = b.op(&format!("arith.ori {o_better}, {tie_first} : i1"));
+                vec![
+                    b.op(&format!("arith.select {pick}, {y}, {x} : {ty}")),
+                    b.op(&format!("arith.select {pick}, {j}, {i} : i64")),
+                ]
+            }
+            other => unreachable!("{} is not a reduction", other.name()),
+        })
+    }
+
     /// The result, of dtype `out`.
     pub fn finish(&self, b: &mut Builder, acc: &[String], out: DType) -> Result<Val, Unsupported> {
         match self.op {
