@@ -31,6 +31,9 @@ pub(crate) struct Builder {
     decls: BTreeMap<String, String>,
     /// What the code is for: decides how math functions are called.
     pub target: Target,
+    /// Divisions of indices in 32 bits (every index of the kernel fits): on the GPU a 64-bit
+    /// division is a long software sequence.
+    pub index32: bool,
 }
 
 impl Builder {
@@ -47,6 +50,7 @@ impl Builder {
             params_arg: params_arg.to_string(),
             decls: BTreeMap::new(),
             target,
+            index32: false,
         }
     }
 
@@ -120,6 +124,18 @@ impl Builder {
         self.scopes.pop();
         self.indent -= 2;
         self.line("}");
+    }
+
+    /// `(x / e, x % e)` of non-negative i64 indices, in 32 bits when [`Builder::index32`].
+    pub fn divrem(&mut self, x: &str, e: &str) -> (String, String) {
+        if !self.index32 {
+            return (self.op(&format!("arith.divui {x}, {e} : i64")), self.op(&format!("arith.remui {x}, {e} : i64")));
+        }
+        let x32 = self.op(&format!("arith.trunci {x} : i64 to i32"));
+        let e32 = self.op(&format!("arith.trunci {e} : i64 to i32"));
+        let q = self.op(&format!("arith.divui {x32}, {e32} : i32"));
+        let r = self.op(&format!("arith.remui {x32}, {e32} : i32"));
+        (self.op(&format!("arith.extui {q} : i32 to i64")), self.op(&format!("arith.extui {r} : i32 to i64")))
     }
 
     /// A constant of an MLIR type, function-wide (`1.5 : f32`, `-1 : i8`, `true`).

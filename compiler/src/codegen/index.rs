@@ -78,8 +78,9 @@ pub(crate) fn unravel(b: &mut Builder, flat: &str, shape: &[usize]) -> Vec<Strin
             dims[k] = rest.clone();
         } else {
             let e = extent(b, shape[k]);
-            dims[k] = b.op(&format!("arith.remui {rest}, {e} : i64"));
-            rest = b.op(&format!("arith.divui {rest}, {e} : i64"));
+            let (q, r) = b.divrem(&rest, &e);
+            dims[k] = r;
+            rest = q;
         }
     }
     dims

@@ -144,8 +144,12 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
             ));
         }
     };
+    // 32-bit index divisions on the GPU when every index fits (arrays of 2^31 elements or more
+    // get 64-bit ones).
+    let index32 = target == Target::Gpu && body.nodes().iter().all(|n| numel(&n.shape) < (1usize << 31));
     let attempt = |flat: bool| -> Result<(String, Vec<i64>, (usize, Option<(usize, usize)>)), Stop> {
         let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
+        cx.b.index32 = index32;
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
             Space::Reduce { shape, axes } => cx.reduction(shape, axes)?,
@@ -463,8 +467,7 @@ impl<'g> Lower<'g> {
         self.memo.push(HashMap::new());
         self.b.next_region("do");
         self.b.stmt(&format!("^bb0({g}: i64):"));
-        let row = self.b.op(&format!("arith.divui {g}, {e} : i64"));
-        let j0 = self.b.op(&format!("arith.remui {g}, {e} : i64"));
+        let (row, j0) = self.b.divrem(&g, &e);
         let base = self.b.op(&format!("arith.subi {g}, {j0} : i64"));
         let row_end = self.b.op(&format!("arith.addi {base}, {e} : i64"));
         let seg_end = self.b.op(&format!("arith.minsi {row_end}, %end : i64"));
@@ -740,7 +743,13 @@ impl<'g> Lower<'g> {
             .filter(|(_, (_, k))| matches!(k, Kind::Full))
             .map(|(k, (&o, _))| (k, o))
             .collect();
-        self.staged = staged_values(body, shape, &level1, &full_outputs);
+        // On the GPU a transcendental is cheaper to compute again than to store and read back
+        // (the row is likely still in L2 for the final pass).
+        self.staged = if self.b.target == Target::Gpu {
+            Vec::new()
+        } else {
+            staged_values(body, shape, &level1, &full_outputs)
+        };
         for &id in &level1 {
             let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else { unreachable!("a reduction") };
             let dims = if *keepdims { with_zeros(&work) } else { work.clone() };

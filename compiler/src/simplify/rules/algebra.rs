@@ -23,6 +23,9 @@ pub fn rules(opts: &SimplifyOptions) -> Vec<Rewrite> {
         rewrite!("conj-conj"; "(conjugate (conjugate ?x))" => "?x"),
         // x*x = square(x) (numbers only: square takes no bools)
         rewrite!("square"; "(multiply ?x ?x)" => "(square ?x)" if square_takes("?x")),
+        // x**2 = square(x) (floats: pow is exact for an exponent of 2, x² rounded once as x*x;
+        // integers wrap the same way)
+        NodeRule::rewrite("power-two", &[OpKind::Power], power_two),
         // x*1 = 1*x = x (not complex: (a+bi)(1+0i) has b*0, NaN for an infinite b)
         NodeRule::rewrite("mul-one", &[OpKind::Mul], mul_one),
         // x/1 = x (floats; not complex, as for x*1)
@@ -81,6 +84,20 @@ fn mul_one(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
     }
     let x = other_operand(node, true, |c| is_splat(eg, c, 1))?;
     Some(b.class(x))
+}
+
+fn power_two(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
+    let eg = b.egraph;
+    let x = match kind(eg, class) {
+        DTypeKind::Float => other_operand(node, false, |c| is_float_splat(eg, c, 2.0)),
+        DTypeKind::SignedInt | DTypeKind::UnsignedInt => other_operand(node, false, |c| is_splat(eg, c, 2)),
+        DTypeKind::Bool | DTypeKind::Complex => None,
+    }?;
+    if data(eg, x).dtype != data(eg, class).dtype {
+        return None;
+    }
+    let x = b.class(x);
+    b.op(OpKind::Square, kiln_ir::Attrs::None, &[x])
 }
 
 fn div_one(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
@@ -251,6 +268,35 @@ return %1
 %0 = input {index=0} : bool[4]
 %1 = multiply(%0, %0) : bool[4]
 return %1
+",
+        );
+    }
+
+    #[test]
+    fn power_two() {
+        check(
+            "power-two",
+            "
+%0 = input {index=0} : f32[4]
+%1 = const {value=2.0} : f32[]
+%2 = broadcast_to(%1) {shape=[4]} : f32[4]
+%3 = power(%0, %2) : f32[4]
+return %3
+",
+            "
+%0 = input {index=0} : f32[4]
+%1 = square(%0) : f32[4]
+return %1
+",
+        );
+        // x**3 stays.
+        unchanged(
+            "
+%0 = input {index=0} : f32[4]
+%1 = const {value=3.0} : f32[]
+%2 = broadcast_to(%1) {shape=[4]} : f32[4]
+%3 = power(%0, %2) : f32[4]
+return %3
 ",
         );
     }
