@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).unwrap_or_else(|| "../shared/data/digits_x.npy".to_string());
     let x = kiln::load_npy(&path)?;
     let t = Instant::now();

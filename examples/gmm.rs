@@ -109,7 +109,7 @@ fn kmeans_labels(x: &Array, iters: usize) -> Array {
     labels
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let xp = args.next().unwrap_or_else(|| "../shared/data/iris_x.npy".into());
     let yp = args.next().unwrap_or_else(|| "../shared/data/iris_y.npy".into());

@@ -32,7 +32,7 @@ fn correlate(img: &Array, weights: &[&[f32]]) -> Array {
     acc.expect("a non-zero weight")
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let input = args.next().unwrap_or_else(|| "../shared/data/china.npy".into());
     let output = args.next().unwrap_or_else(|| "edges.png".into());

@@ -105,7 +105,7 @@ fn fit(x: &Array, rng: &mut SplitMix, kernels: &mut Option<usize>) -> Fit {
     unreachable!()
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let xp = args.next().unwrap_or_else(|| "../shared/data/digits_x.npy".into());
     let yp = args.next().unwrap_or_else(|| "../shared/data/digits_y.npy".into());

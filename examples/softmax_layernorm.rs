@@ -46,7 +46,7 @@ fn check(name: &str, y: &Array) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>());
     let rows = args.next().transpose()?.unwrap_or(1024);
     let cols = args.next().transpose()?.unwrap_or(512);

@@ -1,7 +1,7 @@
 //! Materialisation: from lazy arrays to an IR graph, computed, with results kept for reuse.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use kiln_compiler::fusion::FusionReport;
@@ -90,6 +90,27 @@ fn lower_held(arrays: &[&Array]) -> (Graph, Vec<Array>) {
 
 static MATERIALIZATIONS: AtomicUsize = AtomicUsize::new(0);
 
+/// Nanoseconds of host time spent in each phase of materialisation, summed over the process
+/// (for the benchmark's breakdown of per-call overhead): lowering to a graph, the plan cache,
+/// inputs to the device, running the schedule.
+pub(crate) static PHASE_NS: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+
+/// The phases of [`PHASE_NS`] with their names, in microseconds, and the number of
+/// materialisations.
+pub fn host_phase_times() -> (Vec<(&'static str, f64)>, usize) {
+    let names = ["lower", "plan", "inputs", "run"];
+    (
+        names.iter().zip(&PHASE_NS).map(|(n, t)| (*n, t.load(Ordering::Relaxed) as f64 / 1e3)).collect(),
+        MATERIALIZATIONS.load(Ordering::Relaxed),
+    )
+}
+
+fn phase(k: usize, t: &mut std::time::Instant) {
+    let now = std::time::Instant::now();
+    PHASE_NS[k].fetch_add((now - *t).as_nanos() as u64, Ordering::Relaxed);
+    *t = now;
+}
+
 fn plans() -> &'static PlanCache {
     static PLANS: OnceLock<PlanCache> = OnceLock::new();
     PLANS.get_or_init(PlanCache::new)
@@ -132,10 +153,13 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     if pending.is_empty() {
         return Ok(());
     }
+    let mut t = std::time::Instant::now();
     let (graph, held) = lower_held(&pending);
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
     dump::graph(seq, &graph);
+    phase(0, &mut t);
     let (plan, lookup) = plans().get_or_compile(&graph, options())?;
+    phase(1, &mut t);
     for stage in kiln_compiler::pipeline::STAGES {
         dump::write(seq, stage, || plan.stage_text(stage).expect("a pipeline stage"));
     }
@@ -143,7 +167,9 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
             let inputs: Vec<Arc<DeviceArray>> = held.iter().map(|a| on_device(a)).collect::<Result<_>>()?;
+            phase(2, &mut t);
             let results = crate::gpu::run_schedule(gpu, &plan, !matches!(lookup, Lookup::HitResized), &inputs)?;
+            phase(3, &mut t);
             for (a, r) in pending.iter().zip(results) {
                 let _ = a.e.device.set(r);
             }

@@ -16,11 +16,13 @@ cd "$root"
 pack=gpu-pack
 limit=$((60 * 1024 * 1024))
 # The binaries that go to the GPU machine: "package:binary".
-bins=("kiln-runtime:kiln-gpu-selftest" "kiln:kiln-bench")
+bins=("kiln-runtime:kiln-gpu-selftest" "kiln:kiln-bench" "kiln:kiln-examples")
 
 if [[ "${1:-}" != "--no-build" ]]; then
   for entry in "${bins[@]}"; do
-    cargo build --release -p "${entry%%:*}" --bin "${entry##*:}"
+    features=()
+    [[ "${entry##*:}" == kiln-examples ]] && features=(--features examples-bin)
+    cargo build --release -p "${entry%%:*}" --bin "${entry##*:}" "${features[@]}"
   done
   cargo test --release --test main --no-run
 fi
@@ -56,6 +58,7 @@ done
 mkdir -p "$pack/data"
 cp ../shared/data/*.npy "$pack/data/"
 cp scripts/gpu/run.sh "$pack/run.sh"
+cp scripts/gpu/examples.sh "$pack/examples.sh"
 chmod +x "$pack/run.sh"
 
 total=$(du -sb "$pack" | cut -f1)

@@ -184,6 +184,7 @@ fn main() {
             tiny(s.clone()).eval();
         }
         stream.synchronize().unwrap();
+        let (before, n0) = kiln::host_phase_times();
         let mut ts = Vec::new();
         for _ in 0..a.reps.max(100) {
             let t0 = Instant::now();
@@ -191,6 +192,13 @@ fn main() {
             stream.synchronize().unwrap();
             ts.push(t0.elapsed().as_secs_f64() * 1e3);
         }
+        let (after, n1) = kiln::host_phase_times();
+        let per: Vec<String> = before
+            .iter()
+            .zip(&after)
+            .map(|((name, b), (_, a))| format!("{name} {:.1} µs", (a - b) / (n1 - n0).max(1) as f64))
+            .collect();
+        println!("tiny_chain_48ops host time per call: {}", per.join(", "));
         rows.push(Row { work: "tiny_chain_48ops".into(), ms: median(ts), kernel_ms: None, gbps: None, kernels: Some(1) });
     }
 

@@ -194,6 +194,9 @@ struct Lower<'g> {
     coop: Option<Coop>,
 }
 
+/// Work items a GPU thread takes at a time in elementwise kernels.
+const GPU_VEC: usize = 4;
+
 /// Threads per block of cooperative GPU reductions.
 const COOP_BLOCK: usize = 256;
 
@@ -1035,8 +1038,11 @@ impl<'g> Lower<'g> {
     /// The module text and the parameter values.
     fn finish(self) -> (String, Vec<i64>, (usize, Option<(usize, usize)>)) {
         let params = self.b.params().to_vec();
-        let min_chunk = self.min_chunk;
         let coop = self.coop;
+        // GPU threads take GPU_VEC consecutive work items of an elementwise kernel at a time
+        // (several loads in flight, merged into vector loads where aligned).
+        let gpu_vec = self.b.target == Target::Gpu && coop.is_none() && self.min_chunk == 1;
+        let min_chunk = if gpu_vec { GPU_VEC } else { self.min_chunk };
         let target = self.b.target;
         let (entry, body, decls) = self.b.finish();
         let mut args: Vec<String> =
@@ -1086,7 +1092,7 @@ impl<'g> Lower<'g> {
             text += "    return\n  }\n";
         }
         if target == Target::Gpu {
-            text += &gpu_entry(self.n_in + self.n_out, params.len(), coop);
+            text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec);
         }
         text += "}\n";
         (text, params, (min_chunk, coop.map(|c| (COOP_BLOCK, c.items))))
@@ -1102,8 +1108,10 @@ impl<'g> Lower<'g> {
 /// so the kernel's barriers are reached by all.
 /// The parameters arrive by value and are spilled to a stack array for the kernel's
 /// `%params` loads, which LLVM's SROA turns back into the arguments.
-fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>) -> String {
-    let mut args: Vec<String> = (0..nbuf).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias}}")).collect();
+fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool) -> String {
+    // Buffers are whole allocations of the memory pool: 512-byte aligned.
+    let mut args: Vec<String> =
+        (0..nbuf).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}")).collect();
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
     args.push("%n: i64".into());
     args.push("%chunk: i64".into());
@@ -1135,6 +1143,20 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>) -> String {
             t += "      %start = arith.muli %c, %chunk : i64\n";
             t += "      %end0 = arith.addi %start, %chunk : i64\n";
             t += "      %end = arith.minui %end0, %n : i64\n";
+            if vec {
+                // A whole chunk has a constant trip count: unrolled, its loads vectorised.
+                let call = format!("func.call @{KERNEL}({}) : ({}) -> ()", names.join(", "), tys.join(", "));
+                t += &format!("      %vec = arith.constant {GPU_VEC} : i64\n");
+                t += "      %full = arith.cmpi ule, %end0, %n : i64\n";
+                t += "      scf.if %full {\n";
+                t += "        %vend = arith.addi %start, %vec : i64\n";
+                t += &format!("        {}\n", call.replace("%end", "%vend"));
+                t += "      } else {\n";
+                t += &format!("        {call}\n");
+                t += "      }\n";
+                t += "    }\n    return\n  }\n";
+                return t;
+            }
         }
         Some(c) => {
             t += &format!("    %items = arith.constant {} : i64\n", c.items);

@@ -1,0 +1,40 @@
+//! kiln's examples in one binary, for machines without Rust (the GPU pack): the example to run
+//! is the name it is invoked by (`argv[0]`, busybox style), so each example reads its own
+//! arguments as when built on its own.
+//!
+//! ```sh
+//! (exec -a kmeans kiln-examples ../shared/data/digits_x.npy ../shared/data/digits_y.npy)
+//! ```
+//! Names: digits_stats, kmeans, gmm, image_pipeline, softmax_layernorm.
+
+#![allow(dead_code)]
+
+#[path = "../../examples/digits_stats.rs"]
+mod digits_stats;
+#[path = "../../examples/gmm.rs"]
+mod gmm;
+#[path = "../../examples/image_pipeline.rs"]
+mod image_pipeline;
+#[path = "../../examples/kmeans.rs"]
+mod kmeans;
+#[path = "../../examples/softmax_layernorm.rs"]
+mod softmax_layernorm;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let argv0 = std::env::args().next().unwrap_or_default();
+    let name = std::path::Path::new(&argv0).file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+    match name.as_str() {
+        "digits_stats" => digits_stats::main(),
+        "gmm" => gmm::main(),
+        "image_pipeline" => image_pipeline::main(),
+        "kmeans" => kmeans::main(),
+        "softmax_layernorm" => softmax_layernorm::main(),
+        other => {
+            eprintln!(
+                "kiln-examples: invoked as {other:?}; invoke it as one of digits_stats, gmm, image_pipeline, kmeans, \
+                 softmax_layernorm (exec -a NAME kiln-examples ARGS...)"
+            );
+            std::process::exit(2)
+        }
+    }
+}
