@@ -74,3 +74,18 @@ else
 fi
 "$LLVM_PREFIX/bin/llvm-config" --version
 
+
+# NVIDIA's ptxas and libdevice (fetched from PyPI wheels, not committed): the tests assemble the
+# generated PTX with ptxas, and GPU kernels calling math functions link libdevice.
+# .cargo/config.toml points KILN_PTXAS and KILN_LIBDEVICE here. Best effort: without them those
+# checks are skipped (and say so).
+CUDA_TOOLS=.toolchain/cuda
+if [ -x "$CUDA_TOOLS/bin/ptxas" ] && [ -f "$CUDA_TOOLS/nvvm/libdevice/libdevice.10.bc" ]; then
+  echo "ptxas and libdevice: present in $CUDA_TOOLS"
+else
+  if ! command -v python3 >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update && as_root apt-get install -y python3 ca-certificates || true
+  fi
+  python3 scripts/fetch_cuda_tools.py "$CUDA_TOOLS" || echo "warning: could not fetch ptxas/libdevice; PTX checks will be skipped"
+fi

@@ -45,8 +45,10 @@ mod codegen;
 /// NVIDIA's `ptxas`, if installed: `KILN_PTXAS`, else `ptxas` on the `PATH`. Tests that
 /// assemble PTX skip that step without it (CI installs it: `.ci/run`).
 pub fn ptxas() -> Option<std::path::PathBuf> {
-    if let Some(p) = std::env::var_os("KILN_PTXAS") {
-        return Some(p.into());
+    if let Some(p) = std::env::var_os("KILN_PTXAS").map(std::path::PathBuf::from) {
+        if p.is_file() {
+            return Some(p);
+        }
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join("ptxas")).find(|p| p.is_file())

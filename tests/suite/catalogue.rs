@@ -163,6 +163,10 @@ fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region]) {
         let g = match compile_region_gpu(r, PtxTarget::default()) {
             Ok(g) => g,
             Err(kiln_compiler::CompileError::Unsupported { .. }) => continue,
+            Err(e) if kiln_compiler::codegen::gpu::libdevice_path().is_none() => {
+                eprintln!("{name}: region {k}: PTX not checked (no libdevice: scripts/setup.sh fetches it): {e}");
+                continue;
+            }
             Err(e) => panic!("{name}: region {k}: PTX: {e}"),
         };
         let ptx = &g.ptx;
