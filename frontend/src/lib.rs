@@ -21,7 +21,7 @@ pub use creation::{arange, arange_step, eye, full, full_like, identity, linspace
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use io::load_npy;
-pub use kernels::ElementwiseKernel;
+pub use kernels::{fuse, ElementwiseKernel, FuseOutput, Fused, ReductionKernel};
 pub use materialize::{eval_all, explain, lower, try_eval_all, try_explain, Explain, Lowered};
 pub use kiln_compiler::fusion::{FusionReport, UnfusedReason};
 pub use reduce::{all_axes, axis, AxisArg};

@@ -35,11 +35,16 @@ mod builtins;
 mod ctypes;
 mod diag;
 mod elementwise;
+mod fuse;
 mod lexer;
 mod params;
 mod parser;
+mod reduction;
+mod template;
 mod trace;
 mod values;
 
 pub use elementwise::ElementwiseKernel;
+pub use fuse::{fuse, FuseOutput, Fused};
+pub use reduction::ReductionKernel;
 pub use trace::MAX_UNROLL;

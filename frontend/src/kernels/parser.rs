@@ -88,6 +88,16 @@ pub(crate) fn parse_expr(src: &str, placeholders: &[String]) -> DResult<Expr> {
     Ok(e)
 }
 
+/// Parses a type that must take the whole text (a reduction's `reduce_type`).
+pub(crate) fn parse_type(src: &str, placeholders: &[String]) -> DResult<TypeName> {
+    let mut p = Parser::new(src, placeholders)?;
+    let t = p.type_name()?;
+    if !p.at_end() {
+        return Err(p.expected("the end of the type"));
+    }
+    Ok(t)
+}
+
 /// Parses a preamble: device functions.
 pub(crate) fn parse_preamble(src: &str, placeholders: &[String]) -> DResult<Vec<Function>> {
     let mut p = Parser::new(src, placeholders)?;
@@ -160,6 +170,14 @@ impl<'p> Parser<'p> {
     fn expected(&self, what: &str) -> Diag {
         let found = self.peek().map_or("the end of the code".to_string(), Tok::describe);
         Diag::syntax(self.span(), format!("expected {what}, found {found}"))
+    }
+
+    /// The `;` ending a statement; CuPy appends one to the code, so the last may be left out.
+    fn end_stmt(&mut self) -> DResult<()> {
+        if self.at_end() {
+            return Ok(());
+        }
+        self.expect(";")
     }
 
     fn expect(&mut self, p: &str) -> DResult<()> {
@@ -297,15 +315,15 @@ impl<'p> Parser<'p> {
             StmtKind::For { init, cond, step, body }
         } else if self.eat_word("return") {
             let e = if self.is(";") { None } else { Some(self.expr()?) };
-            self.expect(";")?;
+            self.end_stmt()?;
             StmtKind::Return(e)
         } else if self.decl_starts() {
             let d = self.decl()?;
-            self.expect(";")?;
+            self.end_stmt()?;
             return Ok(d);
         } else {
             let e = self.expr()?;
-            self.expect(";")?;
+            self.end_stmt()?;
             StmtKind::Expr(e)
         };
         Ok(Stmt { kind, span })
@@ -502,23 +520,24 @@ impl<'p> Parser<'p> {
     fn postfix(&mut self) -> DResult<Expr> {
         let mut e = self.primary()?;
         loop {
-            let span = self.span();
+            // A postfix expression is where its base starts.
+            let span = e.span;
             if self.eat("[") {
                 let i = self.expr()?;
                 self.expect("]")?;
                 e = Expr { kind: ExprKind::Index(Box::new(e), Box::new(i)), span };
             } else if self.eat(".") {
                 let (name, _) = self.name()?;
-                let args = if self.eat("(") { self.args()? } else { return Err(Diag::unsupported(span, "member access")) };
+                let args = if self.eat("(") { self.args()? } else { return Err(Diag::unsupported(self.span(), "member access")) };
                 e = Expr { kind: ExprKind::Method { base: Box::new(e), name, args }, span };
             } else if self.is("++") || self.is("--") {
                 let inc = self.is("++");
                 self.pos += 1;
                 e = Expr { kind: ExprKind::Step { target: Box::new(e), inc, prefix: false }, span };
             } else if self.is("->") {
-                return Err(Diag::unsupported(span, "pointers (`->`)"));
+                return Err(Diag::unsupported(self.span(), "pointers (`->`)"));
             } else if self.is("(") {
-                return Err(Diag::unsupported(span, "calling an expression that is not a function name"));
+                return Err(Diag::unsupported(self.span(), "calling an expression that is not a function name"));
             } else {
                 return Ok(e);
             }
@@ -757,8 +776,10 @@ mod tests {
         assert!(err.message.contains("`while`"), "{}", err.message);
         let err = parse_body("float *p;", &[]).unwrap_err();
         assert_eq!(err.kind, DiagKind::Unsupported);
-        let err = parse_body("z = x", &[]).unwrap_err();
-        assert_eq!(err.message, "expected `;`, found the end of the code");
+        // The last `;` may be left out, as in CuPy.
+        assert_eq!(parse_body("z = x", &[]).unwrap().len(), 1);
+        let err = parse_body("{ z = x", &[]).unwrap_err();
+        assert_eq!(err.message, "expected `}`, found the end of the code");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::ast::*;
 use super::builtins;
 use super::ctypes::c_name;
 use super::diag::{DResult, Diag};
-use super::values::{apply, binary, cast, select, truth, unary, Val};
+use super::values::{binary, cast, ir_err, select, truth, unary, Val};
 use crate::array::Array;
 
 /// Most `for` loop iterations one trace unrolls.
@@ -409,8 +409,9 @@ impl<'f> Tracer<'f> {
         if !(k.dtype().is_integer() || k.dtype().is_bool()) {
             return Err(Diag::code(idx.span, format!("an index of type {} (it must be an integer)", c_name(k.dtype()))));
         }
+        // The raw array is read whole: no broadcasting between it and the positions.
         let k = cast(&k, DType::Int64).to_array();
-        let t = apply(kiln_ir::OpKind::Take, kiln_ir::Attrs::None, &[&a, &k], span)?;
+        let t = Array::apply(kiln_ir::OpKind::Take, kiln_ir::Attrs::None, &[&a, &k]).map_err(|e| ir_err(span, e))?;
         Ok(Val::Array(t))
     }
 
