@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 /// `squared_diff(&x * 2.0, &y).sum(1)`), and the fusion report names the kernel in its region.
 ///
 /// ```
-/// use kiln::{Array, ElementwiseKernel};
+/// use kiln_frontend::{Array, ElementwiseKernel};
 /// let squared_diff = ElementwiseKernel::new("float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff")?;
 /// let x = Array::from_vec((0..10).map(|v| v as f32).collect::<Vec<_>>(), &[2, 5]);
 /// let y = Array::from_vec((0..5).map(|v| v as f32).collect::<Vec<_>>(), &[5]);
@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 /// assert_eq!(z.to_vec::<f32>(), vec![0., 0., 0., 0., 0., 25., 25., 25., 25., 25.]);
 /// let z = squared_diff.try_call(&[(&x).into(), 5.into()])?;             // a scalar, converted to float32
 /// assert_eq!(z.to_vec::<f32>()[..3], [25., 16., 9.]);
-/// # Ok::<(), kiln::Error>(())
+/// # Ok::<(), kiln_frontend::Error>(())
 /// ```
 ///
 /// # Parameters

@@ -181,7 +181,7 @@ pub struct Fused<F> {
 /// adds is the cache and the name.
 ///
 /// ```
-/// use kiln::{fuse, Array, Operand};
+/// use kiln_frontend::{fuse, Array, Operand};
 /// let squared_diff = fuse("squared_diff", |a: &[Operand]| {
 ///     let d = a[0].to_array().try_subtract(a[1].clone())?;
 ///     d.try_multiply(&d)

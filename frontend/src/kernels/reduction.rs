@@ -81,12 +81,12 @@ fn reducer(e: &Expr) -> Option<Reducer> {
 /// surrounds them (the fusion report names the kernel in its region).
 ///
 /// ```
-/// use kiln::{arange, DType, ReductionKernel};
+/// use kiln_frontend::{arange, DType, ReductionKernel};
 /// let l2norm = ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")?;
 /// let x = arange(10).astype(DType::Float32).reshape(&[2, 5]);
 /// let y = l2norm.try_call(&[(&x).into()], 1)?;
 /// assert_eq!(y.to_vec::<f32>(), vec![5.477226, 15.9687195]);
-/// # Ok::<(), kiln::Error>(())
+/// # Ok::<(), kiln_frontend::Error>(())
 /// ```
 ///
 /// - `map_expr` is an expression of the inputs (non-raw arrays broadcast together, scalars,
