@@ -36,6 +36,7 @@ mod ctypes;
 mod diag;
 mod elementwise;
 mod fuse;
+mod inline;
 mod lexer;
 mod params;
 mod parser;

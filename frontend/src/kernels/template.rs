@@ -167,7 +167,7 @@ impl Substitution {
         let mut rest = v;
         let mut out: usize = 1;
         for &(p, r) in &self.sizes {
-            while rest % p == 0 {
+            while rest.is_multiple_of(p) {
                 rest /= p;
                 out = out.checked_mul(r)?;
             }

@@ -4,10 +4,10 @@
 //! traces both branches and merges every variable they assign with `where(cond, then, else)`; an
 //! `if` whose condition is known traces the branch taken. A `for` loop runs while its condition
 //! is known (its trip count must be known when the kernel is traced), its body unrolled, at most
-//! [`MAX_UNROLL`] iterations in all. Device functions of the preamble are inlined; a `return`
-//! may end any branch of an `if` (the rest of the function is traced on both sides).
+//! [`MAX_UNROLL`] iterations in all. Device functions of the preamble are inlined (the `inline`
+//! module).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use kiln_ir::{DType, Literal};
 
@@ -20,9 +20,6 @@ use crate::array::Array;
 
 /// Most `for` loop iterations one trace unrolls.
 pub const MAX_UNROLL: usize = 1024;
-
-/// Deepest nesting of device function calls (recursion is unrolled too).
-const MAX_DEPTH: usize = 32;
 
 /// What a name stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,46 +44,19 @@ pub(crate) struct Var {
     pub kind: VarKind,
 }
 
-type Scope = HashMap<String, Var>;
+pub(super) type Scope = HashMap<String, Var>;
 
 pub(crate) struct Tracer<'f> {
     /// Bound type placeholders.
-    types: HashMap<String, DType>,
-    functions: &'f [Function],
-    scopes: Vec<Scope>,
+    pub(super) types: HashMap<String, DType>,
+    pub(super) functions: &'f [Function],
+    pub(super) scopes: Vec<Scope>,
     /// Raw arguments: whole arrays, read by indexing.
     raws: HashMap<String, Array>,
     /// `name.size()`: `_ind` and friends.
     sizes: HashMap<String, i64>,
-    unrolled: usize,
-    depth: usize,
-}
-
-/// A statement still to trace in a function body, or the end of a block's scope.
-#[derive(Clone, Copy)]
-enum Item<'s> {
-    Stmt(&'s Stmt),
-    Pop,
-}
-
-/// A branch `b` (in a scope of its own) followed by the statements `rest`.
-fn branch<'s>(b: Option<&'s Stmt>, rest: &VecDeque<Item<'s>>) -> VecDeque<Item<'s>> {
-    let mut v = rest.clone();
-    if let Some(b) = b {
-        v.push_front(Item::Pop);
-        v.push_front(Item::Stmt(b));
-    }
-    v
-}
-
-fn contains_return(s: &Stmt) -> bool {
-    match &s.kind {
-        StmtKind::Return(_) => true,
-        StmtKind::Block(b) => b.iter().any(contains_return),
-        StmtKind::If { then, els, .. } => contains_return(then) || els.as_deref().is_some_and(contains_return),
-        StmtKind::For { body, .. } => contains_return(body),
-        StmtKind::Decl { .. } | StmtKind::Expr(_) | StmtKind::Empty => false,
-    }
+    pub(super) unrolled: usize,
+    pub(super) depth: usize,
 }
 
 impl<'f> Tracer<'f> {
@@ -127,7 +97,7 @@ impl<'f> Tracer<'f> {
     }
 
     /// The dtype of a type as written.
-    fn resolve(&self, ty: &TypeName, span: Span) -> DResult<Option<DType>> {
+    pub(super) fn resolve(&self, ty: &TypeName, span: Span) -> DResult<Option<DType>> {
         match ty {
             TypeName::C(d) => Ok(Some(*d)),
             TypeName::Auto => Ok(None),
@@ -148,7 +118,7 @@ impl<'f> Tracer<'f> {
         Ok(())
     }
 
-    fn exec(&mut self, s: &Stmt) -> DResult<()> {
+    pub(super) fn exec(&mut self, s: &Stmt) -> DResult<()> {
         match &s.kind {
             StmtKind::Empty => Ok(()),
             StmtKind::Expr(e) => self.eval(e).map(drop),
@@ -413,125 +383,5 @@ impl<'f> Tracer<'f> {
         let k = cast(&k, DType::Int64).to_array();
         let t = Array::apply(kiln_ir::OpKind::Take, kiln_ir::Attrs::None, &[&a, &k]).map_err(|e| ir_err(span, e))?;
         Ok(Val::Array(t))
-    }
-
-    // ---- device functions
-
-    /// A device function of the preamble, inlined: its template parameters bound by the
-    /// arguments' types, its body traced with the arguments as its parameters.
-    fn inline(&mut self, f: &Function, args: Vec<Val>, span: Span) -> DResult<Val> {
-        if args.len() != f.params.len() {
-            return Err(Diag::code(span, format!("`{}` takes {} argument(s), got {}", f.name, f.params.len(), args.len())));
-        }
-        if self.depth >= MAX_DEPTH {
-            return Err(Diag::unsupported(span, format!("calls nested more than {MAX_DEPTH} deep (recursion)")));
-        }
-        let Some(ret) = &f.ret else {
-            return Err(Diag::unsupported(f.span, format!("the void function `{}` (device functions return a value)", f.name)));
-        };
-        let mut types = self.types.clone();
-        for t in &f.templates {
-            types.remove(t);
-        }
-        for (p, a) in f.params.iter().zip(&args) {
-            if let TypeName::Placeholder(t) = &p.ty {
-                if f.templates.contains(t) {
-                    match types.get(t) {
-                        Some(&d) if d != a.dtype() => {
-                            return Err(Diag::code(span, format!(
-                                "`{}`: template parameter `{t}` deduced as both {} and {}",
-                                f.name,
-                                c_name(d),
-                                c_name(a.dtype())
-                            )))
-                        }
-                        _ => {
-                            types.insert(t.clone(), a.dtype());
-                        }
-                    }
-                }
-            }
-        }
-        let mut sub = Tracer::new(types, self.functions);
-        sub.depth = self.depth + 1;
-        sub.unrolled = self.unrolled;
-        for (p, a) in f.params.iter().zip(args) {
-            let ty = sub.resolve(&p.ty, span)?.unwrap_or(a.dtype());
-            sub.define(&p.name, Var { ty, value: Some(cast(&a, ty)), kind: VarKind::Local { is_const: false } });
-        }
-        let ret_ty = sub.resolve(ret, f.span)?;
-        let items = f.body.iter().map(Item::Stmt).collect();
-        let v = sub.returning(items, ret_ty)?;
-        self.unrolled = sub.unrolled;
-        let v = v.ok_or_else(|| Diag::code(span, format!("`{}` does not return a value on every path", f.name)))?;
-        Ok(match ret_ty {
-            Some(t) => cast(&v, t),
-            None => v,
-        })
-    }
-
-    /// Traces a function body to its returned value (converted to `ret`); `None` if some path
-    /// ends without `return`.
-    fn returning<'s>(&mut self, items: VecDeque<Item<'s>>, ret: Option<DType>) -> DResult<Option<Val>> {
-        let mut items = items;
-        while let Some(item) = items.pop_front() {
-            let s = match item {
-                Item::Pop => {
-                    self.scopes.pop();
-                    continue;
-                }
-                Item::Stmt(s) => s,
-            };
-            if !contains_return(s) {
-                self.exec(s)?;
-                continue;
-            }
-            match &s.kind {
-                StmtKind::Return(e) => {
-                    let Some(e) = e else { return Err(Diag::code(s.span, "`return;` without a value")) };
-                    let v = self.eval(e)?;
-                    return Ok(Some(match ret {
-                        Some(t) => cast(&v, t),
-                        None => v,
-                    }));
-                }
-                StmtKind::Block(b) => {
-                    self.scopes.push(Scope::new());
-                    items.push_front(Item::Pop);
-                    for st in b.iter().rev() {
-                        items.push_front(Item::Stmt(st));
-                    }
-                }
-                StmtKind::If { cond, then, els } => {
-                    let c = truth(&self.eval(cond)?, cond.span)?;
-                    if let Some(k) = c.known_int() {
-                        let b = if k != 0 { Some(&**then) } else { els.as_deref() };
-                        if b.is_some() {
-                            self.scopes.push(Scope::new());
-                        }
-                        items = branch(b, &items);
-                        continue;
-                    }
-                    let before = self.scopes.clone();
-                    self.scopes.push(Scope::new());
-                    let t = self.returning(branch(Some(then), &items), ret)?;
-                    self.scopes = before.clone();
-                    if els.is_some() {
-                        self.scopes.push(Scope::new());
-                    }
-                    let f = self.returning(branch(els.as_deref(), &items), ret)?;
-                    self.scopes = before;
-                    return match (t, f) {
-                        (Some(t), Some(f)) => {
-                            let ty = if t.dtype() == f.dtype() { t.dtype() } else { super::ctypes::common(t.dtype(), f.dtype()) };
-                            Ok(Some(select(&c, &cast(&t, ty), &cast(&f, ty), s.span)?))
-                        }
-                        _ => Ok(None),
-                    };
-                }
-                _ => return Err(Diag::unsupported(s.span, "`return` inside a `for` loop")),
-            }
-        }
-        Ok(None)
     }
 }
