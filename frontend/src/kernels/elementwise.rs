@@ -159,14 +159,13 @@ impl ElementwiseKernel {
     }
 
     /// `kernel(*args)` for a kernel of one output: the result array. Errors as the type's docs
-    /// say; more than one output parameter is an [`Error::KernelArgCount`] (use
+    /// say; a kernel of several outputs is an [`Error::Value`] (use
     /// [`ElementwiseKernel::try_call_all`]).
     pub fn try_call(&self, args: &[Operand]) -> Result<Array> {
         if self.outs.len() != 1 {
-            return Err(Error::KernelArgCount {
-                kernel: self.name.clone(),
-                expected: format!("one output to return a single array (it has {}; use call_all)", self.outs.len()),
-                got: self.outs.len(),
+            return Err(Error::Value {
+                op: self.name.clone(),
+                message: format!("the kernel has {} outputs: call_all returns them", self.outs.len()),
             });
         }
         Ok(self.run(args, &[], None)?.remove(0))

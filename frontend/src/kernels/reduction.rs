@@ -191,7 +191,8 @@ impl ReductionKernel {
         &self.name
     }
 
-    /// `kernel(*args, axis=.., keepdims=..)` for a kernel of one output.
+    /// `kernel(*args, axis=.., keepdims=..)` for a kernel of one output (its first output
+    /// otherwise: [`ReductionKernel::try_call_all`] returns them all).
     pub fn try_call(&self, args: &[Operand], axis: impl Into<AxisArg>) -> Result<Array> {
         Ok(self.run(args, axis.into(), &[])?.remove(0))
     }
