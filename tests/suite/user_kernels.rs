@@ -548,4 +548,56 @@ fn host_code_of_user_kernels() {
     crate::codegen::check_program("horner", &[&p], 1.0);
     let n = l2norm().call(&[(&x).into()], 1);
     crate::codegen::check_program("l2norm", &[&n], 2.0);
+    // Known positions (rank-0 gathers, broadcast), and a gather inside a reduction.
+    let ends = ElementwiseKernel::new("T x, raw T y", "T z", "z = x * y[0] + y[y.size() - 1]", "ends").unwrap();
+    let e = ends.call(&[(&x).into(), (&y).into()]);
+    crate::codegen::check_program("ends", &[&e], 0.0);
+    let dot = ReductionKernel::new("T x, raw T w", "T y", "x * w[_j % 100]", "a + b", "y = a", "0", "weighted").unwrap();
+    let d = dot.call(&[(&x).into(), (&y).into()], 0);
+    crate::codegen::check_program("weighted", &[&d], 2.0);
+}
+
+mod c_semantics {
+    //! C++'s integer semantics of traced code against Rust's (whose `/` and `%` truncate, as C's)
+    //! on random operands.
+
+    use kiln::{Array, ElementwiseKernel};
+    use proptest::prelude::*;
+
+    fn arr<T: kiln::ir::HostElement>(v: Vec<T>) -> Array {
+        let n = v.len();
+        Array::from_vec(v, &[n])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+        #[test]
+        fn int_division_remainder_and_mixed_signedness(
+            a in prop::collection::vec(any::<i32>(), 1..16),
+            b in prop::collection::vec(any::<i32>(), 16),
+            c in prop::collection::vec(any::<i8>(), 16),
+            d in prop::collection::vec(any::<u32>(), 16),
+        ) {
+            let n = a.len();
+            let (b, c, d) = (b[..n].to_vec(), c[..n].to_vec(), d[..n].to_vec());
+            let k = ElementwiseKernel::new(
+                "int32 a, int32 b, int8 c, uint32 d",
+                "int32 q, int32 r, uint32 s, int64 t",
+                "q = a / b; r = a % b; s = c + d; t = (long long)c * a - (d >> 3);",
+                "c_ints",
+            ).unwrap();
+            let out = k.call_all(&[arr(a.clone()).into(), arr(b.clone()).into(), arr(c.clone()).into(), arr(d.clone()).into()]);
+            // Division by zero gives 0 (kiln's rule where C's is undefined); MIN / -1 wraps.
+            let div = |x: i32, y: i32| if y == 0 { 0 } else { x.wrapping_div(y) };
+            let rem = |x: i32, y: i32| if y == 0 { 0 } else { x.wrapping_rem(y) };
+            prop_assert_eq!(out[0].to_vec::<i32>(), a.iter().zip(&b).map(|(&x, &y)| div(x, y)).collect::<Vec<_>>());
+            prop_assert_eq!(out[1].to_vec::<i32>(), a.iter().zip(&b).map(|(&x, &y)| rem(x, y)).collect::<Vec<_>>());
+            // int8 + unsigned: the int8 is converted to unsigned (modulo 2^32).
+            prop_assert_eq!(out[2].to_vec::<u32>(), c.iter().zip(&d).map(|(&x, &y)| (x as i32 as u32).wrapping_add(y)).collect::<Vec<_>>());
+            // long long * int - unsigned: long long (the unsigned fits), stored as int64.
+            let want: Vec<i64> = (0..n).map(|i| (c[i] as i64) * (a[i] as i64) - (d[i] >> 3) as i64).collect();
+            prop_assert_eq!(out[3].to_vec::<i64>(), want);
+        }
+    }
 }

@@ -191,9 +191,15 @@ impl ReductionKernel {
         &self.name
     }
 
-    /// `kernel(*args, axis=.., keepdims=..)` for a kernel of one output (its first output
-    /// otherwise: [`ReductionKernel::try_call_all`] returns them all).
+    /// `kernel(*args, axis=.., keepdims=..)` for a kernel of one output; a kernel of several
+    /// outputs is an [`Error::Value`] (use [`ReductionKernel::try_call_all`]).
     pub fn try_call(&self, args: &[Operand], axis: impl Into<AxisArg>) -> Result<Array> {
+        if self.outs.len() != 1 {
+            return Err(Error::Value {
+                op: self.name.clone(),
+                message: format!("the kernel has {} outputs: call_all returns them", self.outs.len()),
+            });
+        }
         Ok(self.run(args, axis.into(), &[])?.remove(0))
     }
 
