@@ -15,9 +15,13 @@
 //!   semantics (truncating `/` and `%`), the ternary, casts (`(T)x`, `T(x)`, `static_cast<T>(x)`).
 //! - `if`/`else` (an array condition traces both branches and selects), `for` loops whose trip
 //!   count is known when the kernel is traced (unrolled, at most [`MAX_UNROLL`] iterations).
-//! - CUDA's math functions ([`builtins`](self) docs): `sin`, `exp`, `sqrt`, `rsqrt`, `pow`, `fma`,
-//!   `min`, `max`, `abs`, `fabs`, `floor`, `round`, `erf`, `atan2`, `hypot`, `isnan` ... and the
-//!   `f`-suffixed forms; constants `INFINITY`, `NAN`, `FLT_MAX`, `INT_MAX`, `M_PI` ...
+//! - CUDA's math functions with CUDA's overloads (`float` for `float`, `double` for `double` and
+//!   integers): `sin`, `exp`, `sqrt`, `rsqrt`, `pow`, `fma`, `min`, `max`, `abs`, `fabs`,
+//!   `floor`, `round`, `erf`, `atan2`, `hypot`, `isnan` ... and the `f`-suffixed forms; constants
+//!   `INFINITY`, `NAN`, `FLT_MAX`, `INT_MAX`, `M_PI` ... Results are correctly rounded (the
+//!   reference evaluator's) where CUDA's are within a few ulps; `fma` rounds twice (kiln has no
+//!   fused multiply-add; `float` operands compute in `double`, so once more at most); `min`/`max`
+//!   of floats skip a NaN as `fminf`/`fmaxf` do.
 //! - `i` (the element's C-order position in the loop) and `_ind.size()`; raw arguments indexed
 //!   by a flat position in C order (`y[_ind.size() - i - 1]`, a `take` node; out-of-range
 //!   positions wrap, as `cupy.take` does, where CUDA would read out of bounds) and their
