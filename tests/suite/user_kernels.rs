@@ -94,6 +94,10 @@ fn add_reverse_reads_a_raw_argument() {
     let y = f32s(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
     let z = k.call(&[(&x).into(), (&y).into()]);
     assert_eq!(z.to_vec::<f32>(), vec![6., 6., 6., 6., 6., 6.]);
+    // A view is read in its own C order (CuPy's CArray unravels the position over its shape):
+    // y.T is [[1, 3, 5], [2, 4, 6]], flat [1, 3, 5, 2, 4, 6], read backwards.
+    let z = k.call(&[(&x).into(), (&y.t()).into()]);
+    assert_eq!(z.to_vec::<f32>(), vec![6., 5., 4., 8., 7., 6.]);
 }
 
 /// CuPy's `my_add` RawKernel (`y[tid] = x1[tid] + x2[tid]`) as a kernel of raw arguments over
@@ -331,6 +335,25 @@ fn fuse_traces_once_per_signature() {
     let x64 = Array::from_vec(vec![1.0f64, 2.0], &[2]);
     f.call(&[(&x64).into(), (&x64).into()]);
     assert_eq!(f.traces(), 8);
+}
+
+/// A fused softmax (reductions with keepdims, broadcasts back): traced once, then right for
+/// other shapes of the same signature.
+#[test]
+fn fuse_a_softmax() {
+    let softmax = kiln::fuse("softmax", |a: &[Operand]| -> kiln::Result<Array> {
+        let x = a[0].to_array();
+        let e = x.try_subtract(&x.try_max(kiln::axis(-1).keepdims())?)?.try_exp()?;
+        e.try_divide(&e.try_sum(kiln::axis(-1).keepdims())?)
+    });
+    for (k, shape) in [[2usize, 3], [4, 5], [3, 7]].iter().enumerate() {
+        let n = shape[0] * shape[1];
+        let x = arange_f32(n as i64, shape) * 0.25;
+        let got = softmax.call(&[(&x).into()]).remove(0);
+        let want = kiln::nn::softmax(&x, -1).unwrap();
+        assert_eq!(got.to_vec::<f32>(), want.to_vec::<f32>(), "call {k}");
+    }
+    assert_eq!(softmax.traces(), 2);
 }
 
 /// A closure whose graph depends on an extent (a slice of `n - 1` elements) is traced at every
