@@ -1,6 +1,6 @@
 //! Host code generation: compile latency of a new region, and the CPU time of fused kernels.
 //!
-//! `cargo bench --bench codegen` (release). Figures on the 2-core development machine are in the
+//! `cargo bench --bench codegen` (release; `-- user_kernels` for user kernels against array ops). Figures on the 2-core development machine are in the
 //! code generation report; the reference points are NumPy's (~100 ms for ew_chain on 2^24
 //! float32 elements).
 
@@ -83,11 +83,47 @@ fn run(c: &mut Criterion) {
     g.finish();
 }
 
+/// User kernels against the same computation written with array operations: the traced graph
+/// is the same but for `label` nodes, so the kernels should cost the same; and the cost of a
+/// call (tracing the kernel's code into the graph).
+fn user_kernels(c: &mut Criterion) {
+    let mut g = c.benchmark_group("user_kernels");
+    g.sample_size(20).measurement_time(Duration::from_secs(6));
+    let sqdiff = kiln::ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff").unwrap();
+    let l2norm = kiln::ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm").unwrap();
+    let x = uniform(4096 * 4096, &[4096, 4096], -3.0, 3.0);
+    let y = uniform(4096, &[4096], -3.0, 3.0);
+    let programs = [
+        ("sqdiff_bcast 4096x4096 f32, ElementwiseKernel", sqdiff.call(&[(&x).into(), (&y).into()])),
+        ("sqdiff_bcast 4096x4096 f32, array ops", (&x - &y).square()),
+        ("l2norm_rows 4096x4096 f32, ReductionKernel", l2norm.call(&[(&x).into()], 1)),
+        ("l2norm_rows 4096x4096 f32, array ops", (&x * &x).sum(1).sqrt()),
+    ];
+    for (name, out) in &programs {
+        let (regions, sched, inputs) = plan(out);
+        let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
+        run_schedule_on_host(&sched, &regions, &refs).unwrap();
+        settle();
+        g.bench_function(*name, |b| b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap()));
+    }
+    g.bench_function("trace ElementwiseKernel squared_diff (a call)", |b| {
+        b.iter(|| sqdiff.call(&[(&x).into(), (&y).into()]))
+    });
+    g.bench_function("trace ReductionKernel l2norm (a call)", |b| b.iter(|| l2norm.call(&[(&x).into()], 1)));
+    let fused = kiln::fuse("squared_diff", |a: &[kiln::Operand]| {
+        let d = a[0].to_array().try_subtract(a[1].clone())?;
+        d.try_multiply(&d)
+    });
+    fused.call(&[(&x).into(), (&y).into()]);
+    g.bench_function("fuse squared_diff (a cached call)", |b| b.iter(|| fused.call(&[(&x).into(), (&y).into()])));
+    g.finish();
+}
+
 /// Waits until the background thread has replaced the fast code with the optimised one (the
 /// figures are those of the optimised tier).
 fn settle() {
     std::thread::sleep(Duration::from_millis(300));
 }
 
-criterion_group!(benches, compile_latency, run);
+criterion_group!(benches, compile_latency, run, user_kernels);
 criterion_main!(benches);

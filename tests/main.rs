@@ -13,6 +13,9 @@
 //!   snapshotted (insta, `suite/snapshots/`), some with their expected number of kernels.
 //! - `fused_props`: proptest on random programs: the compiled plan, run region by region, against
 //!   the reference evaluator on the unfused graph.
+//! - `codegen`: host code generation against the reference evaluator.
+//! - `user_kernels`: ElementwiseKernel, ReductionKernel and fuse: CuPy's guide, the traced C++
+//!   subset, typed errors, fusion snapshots and host code of user kernels.
 
 #[path = "suite/numpy_fixtures.rs"]
 mod numpy_fixtures;
@@ -41,6 +44,8 @@ mod fused_props;
 #[path = "suite/codegen.rs"]
 mod codegen;
 
+#[path = "suite/user_kernels.rs"]
+mod user_kernels;
 
 /// NVIDIA's `ptxas`, if installed: `KILN_PTXAS`, else `ptxas` on the `PATH`. Tests that
 /// assemble PTX skip that step without it (CI installs it: `.ci/run`).

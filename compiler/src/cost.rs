@@ -52,13 +52,13 @@ fn numel(shape: &[usize]) -> f64 {
 pub fn element_weight(op: OpKind) -> f64 {
     use OpKind::*;
     match op {
-        Input | Const => 0.0,
+        Input | Const | Label => 0.0,
         Iota | Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Real | Imag => VIEW_WEIGHT,
         Neg | Abs | Sign | Square | Floor | Ceil | Trunc | Rint | IsNan | IsInf | IsFinite | LogicalNot | Invert | Conj => ARITH_WEIGHT,
         Add | Sub | Mul | Maximum | Minimum | Fmax | Fmin | CopySign | Where | Cast => ARITH_WEIGHT,
         Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor => ARITH_WEIGHT,
         BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => ARITH_WEIGHT,
-        Sqrt | Reciprocal | Div | FloorDiv | Remainder => SLOW_WEIGHT,
+        Sqrt | Reciprocal | Div | FloorDiv | Remainder | Take => SLOW_WEIGHT,
         Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Erf | Power => TRANSCENDENTAL_WEIGHT,
         Sin | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Hypot | LogAddExp => TRANSCENDENTAL_WEIGHT,
         Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh => TRANSCENDENTAL_WEIGHT,
@@ -79,7 +79,7 @@ pub fn node_cost(op: OpKind, attrs: &Attrs, out: (DType, &[usize]), inputs: &[(D
                 n * element_weight(op)
             }
         }
-        OpClass::Elementwise => n * (element_weight(op) + OPERAND_WEIGHT * inputs.len() as f64),
+        OpClass::Elementwise | OpClass::Gather => n * (element_weight(op) + OPERAND_WEIGHT * inputs.len() as f64),
         OpClass::View => n * element_weight(op),
         OpClass::Reduce => boundary() + inputs.iter().map(|&(_, s)| numel(s)).sum::<f64>() * ARITH_WEIGHT,
         OpClass::Copy | OpClass::Custom => boundary(),

@@ -22,6 +22,15 @@ pub enum Operand {
     Scalar(WeakScalar),
 }
 
+impl Operand {
+    /// The operand as an array: the array itself, or a rank-0 array of a scalar in its default
+    /// dtype (`Array::scalar`: int64, float64, complex128, bool), which is strong where the
+    /// scalar is weak (NEP 50).
+    pub fn to_array(&self) -> Array {
+        Array::scalar(self.clone())
+    }
+}
+
 impl From<Array> for Operand {
     fn from(a: Array) -> Operand {
         Operand::Array(a)

@@ -31,6 +31,49 @@ pub enum Error {
     /// A file could not be read or written.
     #[error("{op}: {path}: {message}")]
     Io { op: String, path: String, message: String },
+
+    /// A user kernel (ElementwiseKernel, ReductionKernel, fuse) called with a number of arguments
+    /// it does not take.
+    #[error("{kernel}: wrong number of arguments: takes {expected}, got {got}")]
+    KernelArgCount { kernel: String, expected: String, got: usize },
+
+    /// An argument's dtype is not its parameter's: a fixed type (`float32 x`), or the dtype the
+    /// parameter's placeholder (`T x`) is already bound to by another argument.
+    #[error("{kernel}: type mismatch: argument `{param}` is {got}, {}", bound(*.expected, .placeholder))]
+    KernelDType { kernel: String, param: String, expected: DType, got: DType, placeholder: Option<String> },
+
+    /// A type placeholder that no argument binds (CuPy binds them from the output arguments, then
+    /// from the array inputs; scalars bind nothing).
+    #[error("{kernel}: type placeholder `{placeholder}` of `{param}` is bound by no argument (give an array for a parameter of type `{placeholder}`{})", if *.in_outputs_only { ", here an output argument" } else { "" })]
+    KernelPlaceholder { kernel: String, placeholder: String, param: String, in_outputs_only: bool },
+
+    /// A raw argument where the kernel needs an array to broadcast, or `size=` where an argument
+    /// is not raw: the loop size must come from exactly one of them.
+    #[error("{kernel}: {message}")]
+    KernelRaw { kernel: String, param: Option<String>, message: String },
+
+    /// Kernel code (a parameter list, the operation, a map/reduce expression) that does not
+    /// parse; `part` names the string, `line` and `column` are 1-based within it.
+    #[error("{kernel}: {part} {line}:{column}: syntax error: {message}")]
+    KernelSyntax { kernel: String, part: String, line: usize, column: usize, message: String },
+
+    /// Kernel code that parses but is wrong: an unknown name, an assignment to an input, a type
+    /// error, a value read before it is assigned.
+    #[error("{kernel}: {part} {line}:{column}: {message}")]
+    KernelCode { kernel: String, part: String, line: usize, column: usize, message: String },
+
+    /// A construct of C/CUDA outside the subset kiln traces into its graph (see
+    /// `ElementwiseKernel`'s docs), named.
+    #[error("{kernel}: {part} {line}:{column}: not supported: {construct}")]
+    KernelUnsupported { kernel: String, part: String, line: usize, column: usize, construct: String },
+}
+
+/// How a [`Error::KernelDType`] names the type the parameter takes.
+fn bound(expected: DType, placeholder: &Option<String>) -> String {
+    match placeholder {
+        Some(p) => format!("but its type `{p}` is already bound to {expected}"),
+        None => format!("but the parameter takes {expected}"),
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -11,6 +11,7 @@ mod elementwise;
 mod error;
 pub mod gpu;
 mod io;
+pub mod kernels;
 mod materialize;
 mod operators;
 mod reduce;
@@ -21,6 +22,7 @@ pub use creation::{arange, arange_step, eye, full, full_like, identity, linspace
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use io::load_npy;
+pub use kernels::{fuse, ElementwiseKernel, FuseOutput, Fused, ReductionKernel};
 pub use materialize::{backend, eval_all, host_phase_times, explain, lower, try_eval_all, try_explain, Explain, Lowered};
 pub use kiln_compiler::fusion::{FusionReport, UnfusedReason};
 pub use reduce::{all_axes, axis, AxisArg};

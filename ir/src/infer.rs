@@ -89,6 +89,16 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             _ => unreachable!("checked against the schema above"),
         },
         DTypeRule::Complex => same_dtype()?,
+        DTypeRule::Gathered => {
+            if inputs[1].0 != DType::Int64 {
+                return Err(IrError::UnsupportedDType {
+                    op: name.into(),
+                    dtypes: inputs.iter().map(|i| i.0).collect(),
+                    accepted: "int64 positions".into(),
+                });
+            }
+            inputs[0].0
+        }
     };
 
     let s0: &[usize] = inputs[0].1;
@@ -158,6 +168,18 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             }
             other => return Err(attrs_err(other, "not a vendor op")),
         },
+        OpClass::Gather => {
+            // take: one element of the flattened input per position.
+            let positions = inputs[1].1;
+            if numel(s0) == 0 && numel(positions) > 0 {
+                return Err(IrError::InvalidShape {
+                    op: name.into(),
+                    shape: s0.into(),
+                    message: "cannot take from an empty array".into(),
+                });
+            }
+            positions.into()
+        }
         OpClass::Custom => return Err(attrs_err(op, "a custom kernel's type is declared, not inferred")),
     };
     Ok((dtype, shape))
@@ -270,6 +292,21 @@ mod tests {
         ));
         let w = infer(OpKind::Where, &Attrs::None, &[(DType::Bool, s), (DType::Float64, s), (DType::Float64, s)]).unwrap();
         assert_eq!(w.0, DType::Float64);
+        let label = Attrs::Custom { name: "k".into() };
+        assert_eq!(infer(OpKind::Label, &label, &[(DType::Int8, s)]).unwrap(), (DType::Int8, s.into()));
+        assert!(infer(OpKind::Label, &Attrs::None, &[(DType::Int8, s)]).is_err());
+    }
+
+    #[test]
+    fn take_rules() {
+        let t = infer(OpKind::Take, &Attrs::None, &[(DType::Float16, &[2, 3]), (DType::Int64, &[4, 1, 5])]).unwrap();
+        assert_eq!((t.0, t.1.as_slice()), (DType::Float16, &[4usize, 1, 5][..]));
+        let e = infer(OpKind::Take, &Attrs::None, &[(DType::Float16, &[2, 3]), (DType::Int32, &[4])]);
+        assert!(matches!(e, Err(IrError::UnsupportedDType { .. })), "{e:?}");
+        let e = infer(OpKind::Take, &Attrs::None, &[(DType::Float16, &[0, 3]), (DType::Int64, &[4])]);
+        assert!(matches!(e, Err(IrError::InvalidShape { .. })), "{e:?}");
+        // Nothing taken from nothing.
+        assert!(infer(OpKind::Take, &Attrs::None, &[(DType::Bool, &[0]), (DType::Int64, &[0, 2])]).is_ok());
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub enum OpClass {
     View,
     /// Builds a new array from whole inputs (concatenate, stack, contiguous copy).
     Copy,
+    /// Reads its first input at positions computed from its second (`take`): it fuses with what
+    /// computes the positions, but the input it reads from must be a buffer in memory.
+    Gather,
     /// Handed to a vendor library (cuBLAS, cuFFT): a fusion boundary.
     Vendor,
     /// A user's raw kernel: a fusion boundary.
@@ -94,6 +97,8 @@ pub enum DTypeRule {
     Attribute,
     /// complex of the input's precision (fft).
     Complex,
+    /// `take(a, idx)`: the dtype of `a`; `idx` is int64.
+    Gathered,
 }
 
 /// Which attributes an op carries (the schema; [`crate::graph::Attrs`] holds the values).
@@ -249,6 +254,9 @@ ops! {
     RightShift,      "right_shift",   Elementwise, Fixed(2), INT,      Same,      None,    "x >> y, arithmetic for signed (np.right_shift)";
     Where,           "where",         Elementwise, Fixed(3), ANY,      Select,    None,    "x where cond else y (np.where(cond, x, y))";
     Cast,            "cast",          Elementwise, Fixed(1), ANY,      Attribute, DType,   "x converted to `dtype` (ndarray.astype, unsafe casting)";
+    Label,           "label",         Elementwise, Fixed(1), ANY,      Same,      Custom,  "x unchanged, marked as a result of the user kernel `name` (ElementwiseKernel, ReductionKernel, fuse)";
+
+    Take,            "take",          Gather,      Fixed(2), ANY,      Gathered,  None,    "a.ravel()[idx], idx (int64) wrapped into range: np.take(a, idx, mode='wrap'); the shape of idx";
 
     Sum,             "sum",           Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "sum over `axes` (np.sum); float16/bfloat16 accumulate in float32";
     Prod,            "prod",          Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "product over `axes` (np.prod)";

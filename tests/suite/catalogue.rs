@@ -73,7 +73,7 @@ fn bools(shape: &[usize], seed: u64) -> Array {
 
 /// Equal as arrays: same dtype, shape and elements; floats bit for bit except that any NaN
 /// equals any NaN.
-fn same(a: &kiln::HostArray, b: &kiln::HostArray) -> bool {
+pub(crate) fn same(a: &kiln::HostArray, b: &kiln::HostArray) -> bool {
     use kiln::ir::host::Data;
     if a.dtype() != b.dtype() || a.shape() != b.shape() {
         return false;

@@ -127,7 +127,7 @@ fn check(name: &str, got: &[HostArray], want: &[HostArray], max_ulps: f64) -> f6
 /// The bound for float32 results of transcendental functions: libm's scalar float functions
 /// are within 1 ulp of the correctly rounded result the evaluator gives (2 after a rounding of
 /// their own), glibc's vector ones (libmvec, used in vectorised loops) within 4.
-fn f32_ulps() -> f64 {
+pub(crate) fn f32_ulps() -> f64 {
     if codegen::host::libmvec_enabled() {
         4.0
     } else {
@@ -141,7 +141,7 @@ fn softmax_ulps() -> f64 {
     2.0 * f32_ulps() + 1.0
 }
 
-fn check_program(name: &str, outs: &[&Array], max_ulps: f64) -> f64 {
+pub(crate) fn check_program(name: &str, outs: &[&Array], max_ulps: f64) -> f64 {
     let (got, want, _) = run_both(outs);
     check(name, &got, &want, max_ulps)
 }

@@ -318,6 +318,15 @@ impl<'g> Lower<'g> {
                 self.emit(node.inputs[0], &inner)?
             }
             OpClass::Reduce => self.reduction_value(id, ix)?,
+            OpClass::Gather => {
+                // Fusion leaves the gathered operand a region input: a buffer read at a position.
+                let src = self.body.node(node.inputs[0]);
+                let (OpKind::Input, Attrs::Input { index }) = (src.op, &src.attrs) else {
+                    return Err(Unsupported::new(Some(node.op.name()), "gathering from a value computed in the region".into()).into());
+                };
+                let k = self.emit(node.inputs[1], ix)?;
+                super::gather::take(&mut self.b, &Self::in_ptr(*index as usize), &src.shape, &k, node.dtype)
+            }
             OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
                 return Err(Unsupported::new(Some(node.op.name()), "inside a fused region".into()).into())
             }

@@ -14,6 +14,7 @@
 
 mod builder;
 mod cast;
+mod gather;
 pub mod gpu;
 pub mod host;
 mod index;

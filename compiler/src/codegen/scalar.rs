@@ -332,7 +332,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             let (c, t, f) = (&args[0].ssa, &args[1].ssa, &args[2].ssa);
             Val::new(select(b, c, t, f, args[1].ty()), args[1].dt)
         }
-        Input | Const | Iota | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute
+        Label => args[0].clone(),
+        Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute
         | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
         | CustomKernel => unreachable!("{} is not elementwise", node.op.name()),
     };

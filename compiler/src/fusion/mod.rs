@@ -13,6 +13,11 @@
 //!   prologue whose result has shape `S` (a k-means assignment step).
 //! - Copies (concatenate, stack, contiguous), vendor ops (matmul, fft) and custom kernels are
 //!   regions of their own: fusion boundaries.
+//! - A gather (`take`, from a user kernel's raw argument) fuses like an elementwise op over its
+//!   positions; the array it reads from is a region input (a buffer), never fused.
+//! - A user kernel (ElementwiseKernel, ReductionKernel, `fuse`) is ordinary nodes, its results
+//!   marked by `label {name=..}` nodes: it fuses with what surrounds it, and the report lists the
+//!   kernels each region computes ([`Region::kernel_names`]).
 //!
 //! [`partition`] decides what is materialised (see its docs for the rules) and reports, for every
 //! edge left unfused, why ([`UnfusedReason`]).
@@ -108,9 +113,25 @@ impl Region {
         inputs + self.body.outputs().iter().map(|&o| nbytes(o)).sum::<usize>()
     }
 
-    /// The names of the ops the region computes (not its inputs), in body order.
+    /// The names of the ops the region computes (not its inputs, nor the `label`s naming user
+    /// kernels: see [`Region::kernel_names`]), in body order.
     pub fn op_names(&self) -> Vec<&'static str> {
-        self.body.nodes().iter().filter(|n| n.op != kiln_ir::OpKind::Input).map(|n| n.op.name()).collect()
+        use kiln_ir::OpKind::{Input, Label};
+        self.body.nodes().iter().filter(|n| !matches!(n.op, Input | Label)).map(|n| n.op.name()).collect()
+    }
+
+    /// The user kernels (ElementwiseKernel, ReductionKernel, fuse) whose results the region
+    /// computes: the names of its `label` nodes, in body order, each once.
+    pub fn kernel_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for n in self.body.nodes() {
+            if let (kiln_ir::OpKind::Label, kiln_ir::Attrs::Custom { name }) = (n.op, &n.attrs) {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
+        names
     }
 }
 
@@ -132,6 +153,9 @@ pub enum UnfusedReason {
     ReductionShared,
     /// A shared elementwise value too costly to recompute in each kernel that reads it.
     RecomputeTooCostly,
+    /// The operand a gather (`take`, a user kernel's raw argument) reads at computed positions:
+    /// it must be a buffer in memory, not an index map of fused producers.
+    GatherSource,
 }
 
 impl UnfusedReason {
@@ -144,6 +168,7 @@ impl UnfusedReason {
             UnfusedReason::ReductionSpaceMismatch => "reduction_space_mismatch",
             UnfusedReason::ReductionShared => "reduction_shared",
             UnfusedReason::RecomputeTooCostly => "recompute_too_costly",
+            UnfusedReason::GatherSource => "gather_source",
         }
     }
 }
@@ -162,6 +187,8 @@ pub struct RegionSummary {
     pub kind: RegionKind,
     pub space: Space,
     pub ops: Vec<&'static str>,
+    /// The user kernels whose results the region computes ([`Region::kernel_names`]).
+    pub kernels: Vec<String>,
     pub inputs: Vec<(NodeId, DType, Shape)>,
     pub outputs: Vec<(NodeId, DType, Shape)>,
     /// Fewest bytes moved: inputs read once, outputs written once.
@@ -191,6 +218,9 @@ impl fmt::Display for FusionReport {
         for (i, r) in self.regions.iter().enumerate() {
             writeln!(f, "region {i} {} {} ({} bytes)", r.kind.name(), r.space, r.bytes)?;
             writeln!(f, "  ops: {}", r.ops.join(" "))?;
+            if !r.kernels.is_empty() {
+                writeln!(f, "  kernels: {}", r.kernels.join(" "))?;
+            }
             writeln!(f, "  inputs: {}", ty(&r.inputs))?;
             writeln!(f, "  outputs: {}", ty(&r.outputs))?;
         }
@@ -220,6 +250,7 @@ impl Partition {
                     kind: r.kind,
                     space: r.space.clone(),
                     ops: r.op_names(),
+                    kernels: r.kernel_names(),
                     inputs: r.inputs.iter().map(|&i| ty(i)).collect(),
                     outputs: r.outputs.iter().map(|&o| ty(o)).collect(),
                     bytes: r.bytes(),

@@ -1,7 +1,9 @@
 //! The partitioner: which values are materialised, and which kernels compute them.
 //!
 //! 1. **Materialised values** (`M`): the graph's outputs; reductions (at first); copies, vendor
-//!    ops and custom kernels, and every value they read. `input` nodes are buffers already.
+//!    ops and custom kernels, and every value they read; the operand a gather (`take`) reads
+//!    from, which is loaded at computed positions and so must be a buffer, not an index map of
+//!    fused producers (its positions fuse as usual). `input` nodes are buffers already.
 //! 2. **Kernels**: each value of `M` is the root of a kernel whose *cone* is every producer
 //!    reachable without crossing `M` (constants and index ramps are recomputed in every cone).
 //!    A value in the cones of several kernels is recomputed by each, unless its cone costs more
@@ -42,7 +44,7 @@ fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
         OpClass::Copy => Some(UnfusedReason::CopyBoundary),
         OpClass::Vendor => Some(UnfusedReason::VendorBoundary),
         OpClass::Custom => Some(UnfusedReason::CustomBoundary),
-        OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View => None,
+        OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View | OpClass::Gather => None,
     }
 }
 
@@ -54,7 +56,9 @@ fn root_space(g: &Graph, node: &Node) -> Space {
             Space::Reduce { shape: g.node(node.inputs[0]).shape.clone(), axes: axes.clone() }
         }
         OpClass::Copy | OpClass::Vendor | OpClass::Custom => Space::Opaque,
-        OpClass::Leaf | OpClass::Elementwise | OpClass::View => Space::Elementwise { shape: node.shape.clone() },
+        OpClass::Leaf | OpClass::Elementwise | OpClass::View | OpClass::Gather => {
+            Space::Elementwise { shape: node.shape.clone() }
+        }
     }
 }
 
@@ -115,7 +119,7 @@ impl Ctx<'_> {
             }
             let node = self.g.node(n);
             cost += match node.op.class() {
-                OpClass::Elementwise => 1,
+                OpClass::Elementwise | OpClass::Gather => 1,
                 OpClass::Reduce => RECOMPUTE_LIMIT + 1,
                 OpClass::Leaf | OpClass::View | OpClass::Copy | OpClass::Vendor | OpClass::Custom => 0,
             };
@@ -176,6 +180,13 @@ pub fn partition(g: &Graph) -> Partition {
                 }
             }
         }
+        if class == OpClass::Gather {
+            let source = node.inputs[0];
+            let m = &mut cx.mat[source.index()];
+            if !is_external(g, source) && matches!(m, None | Some(UnfusedReason::ReductionSpaceMismatch)) {
+                *m = Some(UnfusedReason::GatherSource);
+            }
+        }
     }
     let mut pinned = vec![false; n];
     for &o in g.outputs() {
@@ -186,7 +197,13 @@ pub fn partition(g: &Graph) -> Partition {
     for (i, m) in cx.mat.iter().enumerate() {
         pinned[i] = matches!(
             m,
-            Some(UnfusedReason::GraphOutput | UnfusedReason::CopyBoundary | UnfusedReason::VendorBoundary | UnfusedReason::CustomBoundary)
+            Some(
+                UnfusedReason::GraphOutput
+                    | UnfusedReason::CopyBoundary
+                    | UnfusedReason::VendorBoundary
+                    | UnfusedReason::CustomBoundary
+                    | UnfusedReason::GatherSource
+            )
         );
     }
 

@@ -256,7 +256,7 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         Real => un(ew::real_part),
         Imag => un(ew::imag_part),
         Conj => un(ew::conjugate),
-        Cast => un(ew::identity),
+        Cast | Label => un(ew::identity),
 
         // ---- elementwise, two operands
         Add => bin(ew::add),
@@ -306,6 +306,9 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         All => Ok(reduce::all(args[0], reduce_attrs(), shape())),
         Any => Ok(reduce::any(args[0], reduce_attrs(), shape())),
 
+        // ---- gathers
+        Take => Ok(take(args[0], args[1], node)),
+
         // ---- views
         Reshape | ExpandDims | Squeeze => Ok(view::reshape(args[0], &node.shape)),
         Permute => match &node.attrs {
@@ -342,6 +345,21 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
             Err(err(format!("custom kernel {name} has no reference body")))
         }
     }
+}
+
+/// `np.take(a.ravel(), idx, mode='wrap')`: position `k` reads element `k mod n` of `a` in C
+/// order (Python's modulo: -1 is the last element).
+fn take(a: &Tensor, idx: &Tensor, node: &Node) -> Tensor {
+    let n = a.vals.len() as i64;
+    let vals = idx
+        .vals
+        .iter()
+        .map(|v| match *v {
+            Value::Int(k) => a.vals[k.rem_euclid(n) as usize],
+            other => unreachable!("take's positions are int64 (checked by infer), got {other:?}"),
+        })
+        .collect();
+    Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
 }
 
 impl Tensor {
@@ -505,6 +523,21 @@ mod tests {
     }
 
     #[test]
+    fn take_reads_the_flattened_input_with_positions_wrapped() {
+        // np.take(np.array([[1, 2, 3], [4, 5, 6]], np.int16), [[0, 5, -1], [6, -7, 2]], mode='wrap')
+        // -> [[1, 6, 6], [1, 6, 3]]
+        let mut g = Graph::new();
+        let a = g.input(0, DType::Int16, &[2, 3]);
+        let idx = g.input(1, DType::Int64, &[2, 3]);
+        let t = g.add(OpKind::Take, Attrs::None, &[a, idx]).unwrap();
+        let l = g.add(OpKind::Label, Attrs::Custom { name: "k".into() }, &[t]).unwrap();
+        g.push_output(l);
+        let out = run(&g, &[arr(&[2, 3], vec![1i16, 2, 3, 4, 5, 6]), arr(&[2, 3], vec![0i64, 5, -1, 6, -7, 2])]);
+        assert_eq!(out[0].shape(), &[2, 3]);
+        assert_eq!(out[0].as_slice::<i16>().unwrap(), &[1, 6, 6, 1, 6, 3]);
+    }
+
+    #[test]
     fn an_output_can_be_an_input() {
         let mut g = Graph::new();
         let x = g.input(0, DType::UInt16, &[2]);
@@ -621,6 +654,7 @@ mod tests {
                     ],
                 },
                 crate::ops::AttrKind::Fft => Attrs::Fft { axis: 1, inverse: false, norm: crate::FftNorm::Backward },
+                crate::ops::AttrKind::Custom => Attrs::Custom { name: "k".into() },
                 other => unreachable!("{other:?}"),
             };
             let shape: &[usize] = match op {
@@ -629,6 +663,7 @@ mod tests {
                 _ => &[2, 2],
             };
             let (n, inputs) = match (op, info.arity) {
+                (OpKind::Take, _) => (2, vec![HostArray::zeros(dt, shape), HostArray::zeros(DType::Int64, shape)]),
                 (OpKind::Where, _) => (
                     3,
                     vec![

@@ -463,7 +463,7 @@ mod property {
             })
         };
         let like_x = |n: &Node| n.dtype == dtype && n.shape == shape;
-        let _ = match family % 18 {
+        let _ = match family % 20 {
             0 | 1 => {
                 let ops = ewise(1);
                 g.add(ops[below(s, ops.len())], Attrs::None, &[x])
@@ -585,6 +585,15 @@ mod property {
                 let norm = [FftNorm::Backward, FftNorm::Ortho, FftNorm::Forward][below(s, 3)];
                 g.add(OpKind::Fft, Attrs::Fft { axis: below(s, rank), inverse: next(s) & 1 == 1, norm }, &[z])
             }
+            17 => {
+                let name = ["squared_diff", "l2norm", "a \"quoted\" name"][below(s, 3)].to_string();
+                g.add(OpKind::Label, Attrs::Custom { name }, &[x])
+            }
+            18 => {
+                let idx = g.add(OpKind::Cast, Attrs::DType { dtype: DType::Int64 }, &[x]).unwrap();
+                let a = NodeId(below(s, g.len()) as u32);
+                g.add(OpKind::Take, Attrs::None, &[a, idx])
+            }
             _ => {
                 let alphabet = ['a', 'Z', '_', ' ', '"', '\\', '\n', '\t', '\u{1}', 'é', '{', '}', '%', '/', '文'];
                 let name: String = (0..below(s, 8)).map(|_| alphabet[below(s, alphabet.len())]).collect();
@@ -650,7 +659,7 @@ mod property {
                 classes.insert(n.op.class());
             }
         }
-        for c in [OpClass::Leaf, OpClass::Elementwise, OpClass::Reduce, OpClass::View, OpClass::Copy, OpClass::Vendor, OpClass::Custom] {
+        for c in [OpClass::Leaf, OpClass::Elementwise, OpClass::Reduce, OpClass::View, OpClass::Gather, OpClass::Copy, OpClass::Vendor, OpClass::Custom] {
             assert!(classes.contains(&c), "{c:?} never generated");
         }
     }

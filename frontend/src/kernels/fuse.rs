@@ -1,0 +1,302 @@
+//! `fuse`: CuPy's `cupy.fuse`, a closure over arrays and scalars traced once per signature.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use kiln_ir::{Attrs, DType, OpKind, Shape, WeakScalar};
+use smallvec::SmallVec;
+
+use super::elementwise::label;
+use super::template::{Substitution, Template};
+use crate::array::Array;
+use crate::elementwise::Operand;
+use crate::error::Result;
+
+/// Sentinel extents of the first and second traces: primes above every small size a closure
+/// writes, distinct between the two sets.
+const PRIMES_A: [usize; 8] = [101, 103, 107, 109, 113, 127, 131, 137];
+const PRIMES_B: [usize; 8] = [139, 149, 151, 157, 163, 167, 173, 179];
+/// Sentinel integer scalars (they fit int8, so weak scalars work with every integer dtype).
+const INTS_A: [i128; 4] = [37, 41, 43, 47];
+const INTS_B: [i128; 4] = [53, 59, 61, 67];
+/// Sentinel float scalars, exact in float16 and bfloat16.
+const FLOATS_A: [f64; 4] = [1.3125, 1.4375, 1.5625, 1.8125];
+const FLOATS_B: [f64; 4] = [2.6875, 2.8125, 3.1875, 3.4375];
+
+/// What a fused closure can return: an array, arrays, or either in a `Result`.
+pub trait FuseOutput {
+    fn into_outputs(self) -> Result<Vec<Array>>;
+}
+
+impl FuseOutput for Array {
+    fn into_outputs(self) -> Result<Vec<Array>> {
+        Ok(vec![self])
+    }
+}
+
+impl FuseOutput for Vec<Array> {
+    fn into_outputs(self) -> Result<Vec<Array>> {
+        Ok(self)
+    }
+}
+
+impl<T: FuseOutput> FuseOutput for Result<T> {
+    fn into_outputs(self) -> Result<Vec<Array>> {
+        self?.into_outputs()
+    }
+}
+
+/// An extent in a signature: 0 and 1 as themselves (broadcasting depends on them), others by
+/// class of equal extents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Dim {
+    Zero,
+    One,
+    Class(usize),
+}
+
+/// An argument in a signature.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum ArgKey {
+    Array { dtype: DType, dims: Vec<Dim> },
+    Bool(bool),
+    Int,
+    Float,
+    /// Complex scalars are part of the signature by value (bits of re and im).
+    Complex(u64, u64),
+}
+
+/// A call's signature and the real extent of each class.
+fn signature(args: &[Operand]) -> (Vec<ArgKey>, Vec<usize>) {
+    let mut classes: Vec<usize> = Vec::new();
+    let key = args
+        .iter()
+        .map(|a| match a {
+            Operand::Array(x) => ArgKey::Array {
+                dtype: x.dtype(),
+                dims: x
+                    .shape()
+                    .iter()
+                    .map(|&d| match d {
+                        0 => Dim::Zero,
+                        1 => Dim::One,
+                        _ => Dim::Class(classes.iter().position(|&c| c == d).unwrap_or_else(|| {
+                            classes.push(d);
+                            classes.len() - 1
+                        })),
+                    })
+                    .collect(),
+            },
+            Operand::Scalar(WeakScalar::Bool(b)) => ArgKey::Bool(*b),
+            Operand::Scalar(WeakScalar::Int(_)) => ArgKey::Int,
+            Operand::Scalar(WeakScalar::Float(_)) => ArgKey::Float,
+            Operand::Scalar(WeakScalar::Complex(z)) => ArgKey::Complex(z.re.to_bits(), z.im.to_bits()),
+        })
+        .collect();
+    (key, classes)
+}
+
+/// How a signature is computed.
+#[derive(Clone, Debug)]
+enum Entry {
+    /// A template traced with the first sentinels.
+    Generic(Arc<Template>),
+    /// Not shape-generic (or too many classes for the sentinels): traced at every call.
+    PerCall,
+}
+
+/// The sentinel scalars of a set, in argument order: the n-th integer scalar takes `ints[n]`,
+/// the n-th float scalar `floats[n]`.
+fn sentinels(key: &[ArgKey], ints: &[i128], floats: &[f64]) -> Vec<WeakScalar> {
+    let (mut ni, mut nf) = (0, 0);
+    let mut out = Vec::new();
+    for k in key {
+        match k {
+            ArgKey::Int => {
+                out.push(WeakScalar::Int(ints[ni]));
+                ni += 1;
+            }
+            ArgKey::Float => {
+                out.push(WeakScalar::Float(floats[nf]));
+                nf += 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The integer and float scalars of a call, in argument order.
+fn scalars_of(args: &[Operand]) -> Vec<WeakScalar> {
+    args.iter()
+        .filter_map(|a| match a {
+            Operand::Scalar(s @ (WeakScalar::Int(_) | WeakScalar::Float(_))) => Some(*s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The stand-ins of a signature for one set of sentinels: data-less arrays (they can be
+/// operated on, not evaluated) and sentinel scalars; and the stand-in array of each argument.
+fn stand_ins(key: &[ArgKey], args: &[Operand], primes: &[usize], scalars: &[WeakScalar]) -> (Vec<Operand>, Vec<Option<Array>>) {
+    let mut next_scalar = scalars.iter();
+    let mut ops = Vec::new();
+    let mut arrays = Vec::new();
+    for (k, (kk, a)) in key.iter().zip(args).enumerate() {
+        let (op, arr) = match kk {
+            ArgKey::Array { dtype, dims } => {
+                let shape: Shape = dims
+                    .iter()
+                    .map(|d| match d {
+                        Dim::Zero => 0,
+                        Dim::One => 1,
+                        Dim::Class(c) => primes[*c],
+                    })
+                    .collect();
+                let index = u32::MAX - k as u32;
+                let x = Array::node(OpKind::Input, Attrs::Input { index }, SmallVec::new(), *dtype, shape);
+                (Operand::Array(x.clone()), Some(x))
+            }
+            ArgKey::Int | ArgKey::Float => (Operand::Scalar(*next_scalar.next().expect("a sentinel per scalar")), None),
+            ArgKey::Bool(_) | ArgKey::Complex(..) => (a.clone(), None),
+        };
+        ops.push(op);
+        arrays.push(arr);
+    }
+    (ops, arrays)
+}
+
+/// A closure fused into one traced computation (CuPy's `cupy.fuse`): see [`fuse`].
+pub struct Fused<F> {
+    name: String,
+    f: F,
+    cache: Mutex<HashMap<Vec<ArgKey>, Entry>>,
+    traces: AtomicUsize,
+}
+
+/// `cupy.fuse(kernel_name=..)(f)`: `f` over arrays and Rust scalars ([`Operand`]s) is traced
+/// into kiln's graph once per signature and cached; its results are labelled `kernel_name`
+/// (shown in the fusion report). Since every kiln operation is lazy and fuses anyway, what fusing
+/// adds is the cache and the name.
+///
+/// ```
+/// use kiln_frontend::{fuse, Array, Operand};
+/// let squared_diff = fuse("squared_diff", |a: &[Operand]| {
+///     let d = a[0].to_array().try_subtract(a[1].clone())?;
+///     d.try_multiply(&d)
+/// });
+/// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
+/// assert_eq!(squared_diff.call(&[(&x).into(), 2.0.into()])[0].to_vec::<f32>(), vec![1.0, 0.0, 1.0]);
+/// let y = Array::from_vec(vec![1.0f32, 5.0, 4.0, 0.0], &[4]);
+/// squared_diff.call(&[(&y).into(), 1.0.into()]);      // the same signature: no new trace
+/// assert_eq!(squared_diff.traces(), 2);               // the first call traces twice (see below)
+/// ```
+///
+/// The signature is each argument's dtype and rank, which extents are 0 or 1 and which are equal
+/// (broadcasting depends on them), and each scalar's kind. The closure is traced on stand-ins:
+/// arrays without data (it must not evaluate them) whose extents are sentinel primes, and
+/// sentinel scalars; a second trace with other sentinels checks that the template is
+/// shape-generic. A closure whose graph depends on sizes in other ways (slicing `n - 1`
+/// elements, Rust code looking at a scalar's value) is traced again at every call instead.
+/// Control flow in Rust on shapes is frozen at the trace, as in CuPy.
+///
+/// Errors: those of the closure, raised on the real arguments.
+pub fn fuse<F, R>(kernel_name: &str, f: F) -> Fused<F>
+where
+    F: Fn(&[Operand]) -> R,
+    R: FuseOutput,
+{
+    Fused { name: kernel_name.to_string(), f, cache: Mutex::new(HashMap::new()), traces: AtomicUsize::new(0) }
+}
+
+impl<F, R> Fused<F>
+where
+    F: Fn(&[Operand]) -> R,
+    R: FuseOutput,
+{
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How many times the closure ran (each trace is one run).
+    pub fn traces(&self) -> usize {
+        self.traces.load(Ordering::Relaxed)
+    }
+
+    fn trace(&self, args: &[Operand]) -> Result<Vec<Array>> {
+        self.traces.fetch_add(1, Ordering::Relaxed);
+        (self.f)(args).into_outputs()
+    }
+
+    /// The template of a signature, traced twice and checked; `PerCall` if it is not generic.
+    fn entry(&self, key: &[ArgKey], args: &[Operand], classes: usize) -> Entry {
+        let n_int = key.iter().filter(|k| matches!(k, ArgKey::Int)).count();
+        let n_float = key.iter().filter(|k| matches!(k, ArgKey::Float)).count();
+        let product: Option<usize> = PRIMES_B.iter().take(classes).try_fold(1usize, |acc, &p| acc.checked_mul(p));
+        if classes > PRIMES_A.len() || n_int > INTS_A.len() || n_float > FLOATS_A.len() || product.is_none_or(|p| p > 1 << 40) {
+            return Entry::PerCall;
+        }
+        let (sa, sb) = (sentinels(key, &INTS_A, &FLOATS_A), sentinels(key, &INTS_B, &FLOATS_B));
+        let run = |primes: &[usize], scalars: &[WeakScalar]| -> Option<Template> {
+            let (ops, arrays) = stand_ins(key, args, primes, scalars);
+            let outs = self.trace(&ops).ok()?;
+            Some(Template::extract(&arrays, &outs))
+        };
+        let (Some(a), Some(b)) = (run(&PRIMES_A, &sa), run(&PRIMES_B, &sb)) else {
+            return Entry::PerCall;
+        };
+        let sub = Substitution {
+            sizes: PRIMES_A.iter().copied().zip(PRIMES_B.iter().copied()).take(classes).collect(),
+            scalars: sa.into_iter().zip(sb).collect(),
+        };
+        match a.substitute(&sub) {
+            Some(t) if t.same(&b) => Entry::Generic(Arc::new(a)),
+            _ => Entry::PerCall,
+        }
+    }
+
+    /// Calls the fused closure: its results, labelled with the kernel's name.
+    pub fn try_call(&self, args: &[Operand]) -> Result<Vec<Array>> {
+        let (key, classes) = signature(args);
+        let cached = self.cache.lock().expect("the fuse cache lock").get(&key).cloned();
+        let entry = match cached {
+            Some(e) => e,
+            None => {
+                let e = self.entry(&key, args, classes.len());
+                self.cache.lock().expect("the fuse cache lock").insert(key.clone(), e.clone());
+                e
+            }
+        };
+        let outs = match entry {
+            Entry::Generic(t) => {
+                let sub = Substitution {
+                    sizes: PRIMES_A.iter().copied().zip(classes.iter().copied()).collect(),
+                    scalars: sentinels(&key, &INTS_A, &FLOATS_A).into_iter().zip(scalars_of(args)).collect(),
+                };
+                let arrays: Vec<Option<Array>> = args
+                    .iter()
+                    .map(|a| match a {
+                        Operand::Array(x) => Some(x.clone()),
+                        Operand::Scalar(_) => None,
+                    })
+                    .collect();
+                match t.substitute(&sub).and_then(|t| t.instantiate(&arrays)) {
+                    Some(outs) => outs,
+                    // These arguments do not fit the template (a scalar out of an integer
+                    // dtype's range): the closure on the real arguments gives the answer.
+                    None => self.trace(args)?,
+                }
+            }
+            Entry::PerCall => self.trace(args)?,
+        };
+        Ok(outs.iter().map(|o| label(o, &self.name)).collect())
+    }
+
+    /// [`Fused::try_call`], panicking on error.
+    #[track_caller]
+    pub fn call(&self, args: &[Operand]) -> Vec<Array> {
+        crate::unwrap(self.try_call(args))
+    }
+}
