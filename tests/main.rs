@@ -13,6 +13,8 @@
 //!   snapshotted (insta, `suite/snapshots/`), some with their expected number of kernels.
 //! - `fused_props`: proptest on random programs: the compiled plan, run region by region, against
 //!   the reference evaluator on the unfused graph.
+//! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
+//!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
 
 #[path = "suite/numpy_fixtures.rs"]
 mod numpy_fixtures;
@@ -40,3 +42,6 @@ mod fused_props;
 
 #[path = "suite/codegen.rs"]
 mod codegen;
+
+#[path = "suite/vendor.rs"]
+mod vendor;

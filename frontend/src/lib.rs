@@ -9,9 +9,12 @@ mod creation;
 pub mod dump;
 mod elementwise;
 mod error;
+pub mod fft;
 mod io;
+mod linalg;
 mod materialize;
 mod operators;
+pub mod random;
 mod reduce;
 mod views;
 
@@ -20,8 +23,9 @@ pub use creation::{arange, arange_step, eye, full, full_like, identity, linspace
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use io::load_npy;
+pub use linalg::{dot, matmul, try_dot, try_matmul};
 pub use materialize::{eval_all, explain, lower, try_eval_all, try_explain, Explain, Lowered};
-pub use kiln_compiler::fusion::{FusionReport, UnfusedReason};
+pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
 pub use reduce::{all_axes, axis, AxisArg};
 pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};
 

@@ -327,7 +327,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         }
         Input | Const | Iota | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute
         | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
-        | CustomKernel => unreachable!("{} is not elementwise", node.op.name()),
+        | Rfft | Irfft | CustomKernel => unreachable!("{} is not elementwise", node.op.name()),
     };
     if v.dt != out {
         // Comparisons and predicates give bool; everything else keeps its dtype.
