@@ -348,7 +348,7 @@ fn compare_norm(exp: &HostArray, got: &HostArray, x: f64) -> Result<u64, String>
         for k in 0..2 {
             let d = (a[k] - b[k]).abs();
             worst = worst.max(d);
-            if !(d <= x * big) {
+            if d.is_nan() || d > x * big {
                 r.add(i, format!("expected {a:?}, got {b:?} (|diff| {d:e} > {x:e} * {big:e})"));
             }
         }

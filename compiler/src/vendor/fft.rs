@@ -83,17 +83,22 @@ pub fn fft(call: &FftCall, x: &HostArray) -> Result<HostArray, CompileError> {
 /// The elements `layout` addresses in `src`, in C order, converted by `f`.
 fn gather<U: Copy, V>(src: &[U], layout: &Layout, f: impl Fn(U) -> V) -> Vec<V> {
     let n = layout.numel();
-    let mut out = Vec::with_capacity(n);
     if n == 0 {
-        return out;
+        return Vec::new();
     }
+    if layout.is_c_contiguous() {
+        let start = layout.offset as usize;
+        return src[start..start + n].iter().map(|&x| f(x)).collect();
+    }
+    let mut out = Vec::with_capacity(n);
     let rank = layout.rank();
-    let mut idx = vec![0usize; rank];
+    // Rows along the last axis, then an odometer over the others.
+    let (len, step) = (layout.shape[rank - 1], layout.strides[rank - 1]);
+    let mut idx = vec![0usize; rank - 1];
     let mut pos = layout.offset;
     'all: loop {
-        out.push(f(src[pos as usize]));
-        // Odometer over the axes, last fastest.
-        let mut k = rank;
+        out.extend((0..len as isize).map(|j| f(src[(pos + j * step) as usize])));
+        let mut k = rank - 1;
         loop {
             if k == 0 {
                 break 'all;
@@ -270,7 +275,7 @@ fn c2r_axis<T: Real>(v: Vec<Complex<T>>, shape: &[usize], axis: usize, n: usize)
             let mut scratch = plan.make_scratch_vec();
             for (x, y) in src.chunks_mut(h).zip(dst.chunks_mut(n)) {
                 x[0].im = T::default();
-                if n % 2 == 0 {
+                if n.is_multiple_of(2) {
                     x[h - 1].im = T::default();
                 }
                 plan.process_with_scratch(x, y, &mut scratch).map_err(|e| library_err("realfft c2r", e))?;
