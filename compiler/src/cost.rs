@@ -10,7 +10,7 @@
 //!   the one computing less wins: [`VIEW_WEIGHT`] < [`ARITH_WEIGHT`] < [`SLOW_WEIGHT`] <
 //!   [`TRANSCENDENTAL_WEIGHT`] per element, plus [`OPERAND_WEIGHT`] per operand read (so that
 //!   `square(x)` beats `x*x`);
-//! * reductions, copies (`concatenate`, `stack`, `contiguous`), vendor ops (`matmul`, `fft`) and
+//! * reductions, copies (`concatenate`, `stack`, `contiguous`), vendor ops (`matmul`, the FFTs) and
 //!   custom kernels (fusion boundaries: each is a kernel of its own, or ends one): the bytes of
 //!   their inputs read and of their output written, plus [`LAUNCH_COST`]; reductions add
 //!   [`ARITH_WEIGHT`] per input element, vendor ops their arithmetic at [`FLOPS_PER_BYTE`].

@@ -396,13 +396,17 @@ fn harness_detects_wrong_results() {
 
 #[test]
 fn every_manifest_case_has_a_closure_and_back() {
-    let mut in_manifest: Vec<&str> = manifest().keys().map(|s| s.as_str()).collect();
-    in_manifest.sort();
-    let mut here: Vec<&str> = CASES.to_vec();
-    here.sort();
-    let missing: Vec<_> = in_manifest.iter().filter(|n| !here.contains(n)).collect();
-    let extra: Vec<_> = here.iter().filter(|n| !in_manifest.contains(n)).collect();
-    assert!(missing.is_empty() && extra.is_empty(), "no closure for {missing:?}; not in cases.txt: {extra:?}");
+    assert_same_cases(manifest(), CASES);
+}
+
+/// Every case of `manifest` has a closure in `here`, and every closure a case.
+pub(crate) fn assert_same_cases(manifest: &HashMap<String, Case>, here: &[&str]) {
+    let in_manifest: Vec<&str> = manifest.keys().map(|s| s.as_str()).collect();
+    let mut missing: Vec<_> = in_manifest.iter().filter(|n| !here.contains(n)).collect();
+    let mut extra: Vec<_> = here.iter().filter(|n| !in_manifest.contains(n)).collect();
+    missing.sort();
+    extra.sort();
+    assert!(missing.is_empty() && extra.is_empty(), "no closure for {missing:?}; not in the manifest: {extra:?}");
 }
 
 // ------------------------------------------------------------------------------------------------
