@@ -3,6 +3,11 @@
 //! `cargo bench --bench vendor` (release). Each benchmark runs a compiled schedule whose one
 //! region is the library call (its output allocated each time), through
 //! `kiln_compiler::vendor::run_schedule`, the default materialisation path.
+//!
+//! Measured on the 2-core development machine (shared, load ~4; medians): matmul f32 1024^3
+//! 44 ms (49 GFLOP/s), with a transposed operand read through its strides 60 ms; fft c64 2^20
+//! 12.2 ms; rfft f32 2^20 6.8 ms. NumPy 2.4 on the same machine and load: 46 ms (OpenBLAS),
+//! 46 ms, 79 ms and 56 ms (pocketfft).
 
 use std::time::Duration;
 
