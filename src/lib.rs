@@ -15,7 +15,7 @@
 pub use kiln_frontend::*;
 pub use kiln_ir as ir;
 
-/// Composite operations (softmax, logsumexp, layer norm, l2 norm).
+/// Composite operations (softmax, logsumexp, layer norm, l2 norm, relu, gelu).
 pub mod nn {
     pub use kiln_std::*;
 }

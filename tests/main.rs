@@ -16,6 +16,8 @@
 //! - `codegen`: host code generation against the reference evaluator.
 //! - `user_kernels`: ElementwiseKernel, ReductionKernel and fuse: CuPy's guide, the traced C++
 //!   subset, typed errors, fusion snapshots and host code of user kernels.
+//! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
+//!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
 
 #[path = "suite/numpy_fixtures.rs"]
 mod numpy_fixtures;
@@ -76,3 +78,5 @@ pub fn shared_data() -> std::path::PathBuf {
         None => repo_root().join("..").join("shared").join("data"),
     }
 }
+#[path = "suite/vendor.rs"]
+mod vendor;

@@ -10,7 +10,7 @@
 //!   the one computing less wins: [`VIEW_WEIGHT`] < [`ARITH_WEIGHT`] < [`SLOW_WEIGHT`] <
 //!   [`TRANSCENDENTAL_WEIGHT`] per element, plus [`OPERAND_WEIGHT`] per operand read (so that
 //!   `square(x)` beats `x*x`);
-//! * reductions, copies (`concatenate`, `stack`, `contiguous`), vendor ops (`matmul`, `fft`) and
+//! * reductions, copies (`concatenate`, `stack`, `contiguous`), vendor ops (`matmul`, the FFTs) and
 //!   custom kernels (fusion boundaries: each is a kernel of its own, or ends one): the bytes of
 //!   their inputs read and of their output written, plus [`LAUNCH_COST`]; reductions add
 //!   [`ARITH_WEIGHT`] per input element, vendor ops their arithmetic at [`FLOPS_PER_BYTE`].
@@ -63,7 +63,7 @@ pub fn element_weight(op: OpKind) -> f64 {
         Sin | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Hypot | LogAddExp => TRANSCENDENTAL_WEIGHT,
         Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh => TRANSCENDENTAL_WEIGHT,
         Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any => 0.0,
-        Concatenate | Stack | Contiguous | MatMul | Fft | CustomKernel => 0.0,
+        Concatenate | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel => 0.0,
     }
 }
 
@@ -87,16 +87,30 @@ pub fn node_cost(op: OpKind, attrs: &Attrs, out: (DType, &[usize]), inputs: &[(D
             let flops = match attrs {
                 // 2·m·n·k for each output element's dot product of length k.
                 Attrs::None if op == OpKind::MatMul => 2.0 * n * inputs[0].1.last().map_or(1.0, |&k| k as f64),
-                // ~5·n·log2(n) along the axis.
-                Attrs::Fft { axis, .. } => {
-                    let len = out.1.get(*axis).map_or(1.0, |&k| (k as f64).max(2.0));
-                    5.0 * n * len.log2()
-                }
+                // ~5·N·log2(len) per axis of length len (N complex points); half that for the
+                // real transforms.
+                Attrs::Fft { axes, .. } => 5.0 * n * log_lengths(out.1, axes, None),
+                Attrs::RealFft { axes, n: len, .. } => 2.5 * n.max(numel(inputs[0].1)) * log_lengths(out.1, axes, Some(*len)),
                 _ => 0.0,
             };
             boundary() + flops / FLOPS_PER_BYTE
         }
     }
+}
+
+/// Σ log2(length) over the transformed axes (at least 1 each); `last` overrides the length of the
+/// last axis (the real length of rfft/irfft).
+fn log_lengths(shape: &[usize], axes: &[usize], last: Option<usize>) -> f64 {
+    axes.iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let len = match last {
+                Some(n) if i + 1 == axes.len() => n,
+                _ => shape.get(a).copied().unwrap_or(1),
+            };
+            (len as f64).max(2.0).log2()
+        })
+        .sum()
 }
 
 /// The cost of a graph: the sum of its nodes' costs (each node once: a shared subexpression is

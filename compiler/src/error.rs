@@ -38,6 +38,9 @@ pub enum CompileError {
     /// Creating or using the host JIT failed.
     #[error("host JIT: {0}")]
     Jit(String),
+    /// A library call failed (plan creation, a status code): `call` names it.
+    #[error("{call}: {message}")]
+    Library { call: String, message: String },
     /// The caller passed inconsistent inputs.
     #[error("invalid input: {0}")]
     InvalidInput(String),

@@ -6,6 +6,7 @@
 //! - [`schedule`]: regions in order, with buffer lifetimes and in-place writes;
 //! - [`plan_cache`]: compiled plans reused by graph structure, across sizes;
 //! - [`codegen`]: regions lowered to MLIR and compiled for the host CPU (the GPU path later);
+//! - [`vendor`]: matmul and FFT regions as library calls (host: `gemm`, `rustfft`/`realfft`);
 //! - [`toolchain`]: MLIR (melior) and LLVM (inkwell): an MLIR context with exactly the dialects,
 //!   interfaces, translations and passes kiln uses; the host pipeline; translation of MLIR into an
 //!   inkwell module; the host JIT; and PTX emission for `nvptx64-nvidia-cuda`.
@@ -19,5 +20,6 @@ pub mod plan_cache;
 pub mod schedule;
 pub mod simplify;
 pub mod toolchain;
+pub mod vendor;
 
 pub use error::CompileError;

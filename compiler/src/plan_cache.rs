@@ -2,7 +2,7 @@
 //! plan without running the e-graph again.
 //!
 //! The key is the graph with its *sizes* renamed: every extent in a node's shape, a `reshape` or
-//! `broadcast_to` target or a slice length becomes a symbol, numbered by first appearance, so two
+//! `broadcast_to` target, a slice length or a real FFT's length `n` becomes a symbol, numbered by first appearance, so two
 //! graphs share a key exactly when they differ only by a consistent renaming of sizes (0 and 1
 //! stay literal: they decide broadcasting). Ops, attributes, dtypes, ranks, constants and slice
 //! starts and steps are part of the key. A hit maps the cached plan's sizes to the new graph's;
@@ -64,6 +64,11 @@ fn signature(g: &Graph) -> Signature {
                     key.push('}');
                 }
             }
+            Attrs::RealFft { axes, n, norm } => {
+                let _ = write!(key, "{{{axes:?}:{}:", norm.name());
+                name(*n, &mut key);
+                key.push('}');
+            }
             other => {
                 let _ = write!(key, "{other:?}");
             }
@@ -87,6 +92,7 @@ fn map_graph(g: &Graph, f: &dyn Fn(usize) -> Option<usize>) -> Option<Graph> {
                     .map(|d| Some(kiln_ir::SliceDim { len: f(d.len)?, ..*d }))
                     .collect::<Option<_>>()?,
             },
+            Attrs::RealFft { axes, n, norm } => Attrs::RealFft { axes: axes.clone(), n: f(*n)?, norm: *norm },
             other => other.clone(),
         };
         out.insert(Node { op: n.op, attrs, inputs: n.inputs.clone(), dtype: n.dtype, shape: shape(&n.shape)? });

@@ -9,11 +9,14 @@ mod creation;
 pub mod dump;
 mod elementwise;
 mod error;
+pub mod fft;
 pub mod gpu;
 mod io;
 pub mod kernels;
+mod linalg;
 mod materialize;
 mod operators;
+pub mod random;
 mod reduce;
 mod views;
 
@@ -23,8 +26,9 @@ pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use io::load_npy;
 pub use kernels::{fuse, ElementwiseKernel, FuseOutput, Fused, ReductionKernel};
+pub use linalg::{dot, matmul, try_dot, try_matmul};
 pub use materialize::{backend, eval_all, host_phase_times, explain, lower, try_eval_all, try_explain, Explain, Lowered};
-pub use kiln_compiler::fusion::{FusionReport, UnfusedReason};
+pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
 pub use reduce::{all_axes, axis, AxisArg};
 pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};
 

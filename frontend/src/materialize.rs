@@ -118,8 +118,8 @@ fn plans() -> &'static PlanCache {
 
 /// `KILN_CODEGEN=host`: run regions as host code compiled through MLIR and LLVM (a region the
 /// code generator does not support runs in the reference evaluator). Opt-in until the random
-/// program property test passes through it; the default runs every region in the reference
-/// evaluator.
+/// program property test passes through it; the default runs every fused region in the
+/// reference evaluator. Either way vendor regions (matmul, FFTs) are host library calls.
 fn host_codegen() -> bool {
     static CODEGEN: OnceLock<bool> = OnceLock::new();
     *CODEGEN.get_or_init(|| std::env::var("KILN_CODEGEN").is_ok_and(|v| v == "host"))
@@ -142,9 +142,10 @@ pub fn backend() -> Backend {
 ///
 /// The graph goes through the compiler's pipeline (a plan reused when a graph of the same
 /// structure was compiled before) and its schedule runs region by region on the [`backend`]:
-/// on a CUDA device as PTX kernels, the results staying in device memory until read; on the
-/// CPU in the reference evaluator, or as compiled host code with `KILN_CODEGEN=host`.
-/// `KILN_DUMP` writes each stage's text.
+/// on a CUDA device as PTX kernels, the results staying in device memory until read (vendor
+/// regions on the host libraries for now); on the CPU, vendor regions through the host
+/// libraries (`gemm`, `rustfft`), the others in the reference evaluator, or as compiled host
+/// code with `KILN_CODEGEN=host`. `KILN_DUMP` writes each stage's text.
 ///
 /// Errors: a compilation, evaluation or device failure (the arrays are left unmaterialised and
 /// still valid).
@@ -181,7 +182,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
             let results = if host_codegen() {
                 kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
             } else {
-                kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
+                kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs)?
             };
             for (a, r) in pending.iter().zip(results) {
                 let _ = a.e.value.set(Arc::new(r));

@@ -185,6 +185,17 @@ impl DType {
         }
     }
 
+    /// The complex dtype of the same precision, as NumPy's FFTs give it: float64 →
+    /// complex128, the narrower floats → complex64; complex dtypes are themselves. `None` for
+    /// bool and integers.
+    pub const fn complex_dtype(self) -> Option<DType> {
+        match self {
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Complex64 => Some(DType::Complex64),
+            DType::Float64 | DType::Complex128 => Some(DType::Complex128),
+            _ => None,
+        }
+    }
+
     /// Bits of significand precision (including the implicit bit) for float and complex dtypes.
     pub const fn mantissa_bits(self) -> Option<u32> {
         use DType::*;

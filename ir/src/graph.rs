@@ -192,6 +192,24 @@ pub enum FftNorm {
 }
 
 impl FftNorm {
+    /// Every norm, in NumPy's order.
+    pub const ALL: [FftNorm; 3] = [FftNorm::Backward, FftNorm::Ortho, FftNorm::Forward];
+
+    /// The norm named `name` (`"backward"`, `"ortho"`, `"forward"`).
+    pub fn from_name(name: &str) -> Option<FftNorm> {
+        FftNorm::ALL.into_iter().find(|n| n.name() == name)
+    }
+
+    /// The factor a transform of `len` points is multiplied by (the product of the transformed
+    /// axes' lengths for an n-dimensional one): 1, 1/sqrt(len) or 1/len.
+    pub fn scale(self, inverse: bool, len: usize) -> f64 {
+        match (self, inverse) {
+            (FftNorm::Backward, false) | (FftNorm::Forward, true) => 1.0,
+            (FftNorm::Backward, true) | (FftNorm::Forward, false) => 1.0 / len as f64,
+            (FftNorm::Ortho, _) => 1.0 / (len as f64).sqrt(),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             FftNorm::Backward => "backward",
@@ -251,7 +269,8 @@ pub enum Attrs {
     Axes { axes: Axes },
     Axis { axis: usize },
     Slice { dims: SmallVec<[SliceDim; 4]> },
-    Fft { axis: usize, inverse: bool, norm: FftNorm },
+    Fft { axes: Axes, inverse: bool, norm: FftNorm },
+    RealFft { axes: Axes, n: usize, norm: FftNorm },
     Custom { name: String },
 }
 
@@ -272,6 +291,7 @@ impl Attrs {
             Attrs::Axis { .. } => K::Axis,
             Attrs::Slice { .. } => K::Slice,
             Attrs::Fft { .. } => K::Fft,
+            Attrs::RealFft { .. } => K::RealFft,
             Attrs::Custom { .. } => K::Custom,
         }
     }

@@ -88,7 +88,14 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             Attrs::DType { dtype } => *dtype,
             _ => unreachable!("checked against the schema above"),
         },
-        DTypeRule::Complex => same_dtype()?,
+        DTypeRule::Complex => {
+            let d = same_dtype()?;
+            d.complex_dtype().ok_or_else(|| IrError::UnsupportedDType {
+                op: name.into(),
+                dtypes: vec![d],
+                accepted: "float, complex".into(),
+            })?
+        }
         DTypeRule::Gathered => {
             if inputs[1].0 != DType::Int64 {
                 return Err(IrError::UnsupportedDType {
@@ -160,11 +167,25 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
         OpClass::Vendor => match op {
             OpKind::MatMul => matmul_shape(inputs[0].1, inputs[1].1)?,
             OpKind::Fft => {
-                let Attrs::Fft { axis, .. } = attrs else { unreachable!() };
-                if *axis >= s0.len() {
-                    return Err(IrError::AxisOutOfBounds { op: name.into(), axis: *axis as i64, rank: s0.len() });
-                }
+                let Attrs::Fft { axes, .. } = attrs else { unreachable!() };
+                check_fft_axes(op, axes, s0.len(), false)?;
                 s0.into()
+            }
+            OpKind::Rfft | OpKind::Irfft => {
+                let Attrs::RealFft { axes, n, .. } = attrs else { unreachable!() };
+                check_fft_axes(op, axes, s0.len(), true)?;
+                let last = *axes.last().expect("checked non-empty");
+                let (want, out) = if op == OpKind::Rfft { (*n, n / 2 + 1) } else { (n / 2 + 1, *n) };
+                if *n == 0 || s0[last] != want {
+                    return Err(IrError::InvalidShape {
+                        op: name.into(),
+                        shape: s0.into(),
+                        message: format!("n={n} needs {want} elements along axis {last}"),
+                    });
+                }
+                let mut out_shape: Shape = s0.into();
+                out_shape[last] = out;
+                out_shape
             }
             other => return Err(attrs_err(other, "not a vendor op")),
         },
@@ -263,6 +284,22 @@ pub fn matmul_shape(a: &[usize], b: &[usize]) -> Result<Shape> {
     out.push(m);
     out.push(n);
     Ok(out)
+}
+
+/// An FFT's `axes`: non-empty, in bounds, no repeats, and canonical: sorted for `fft`; for the
+/// real transforms (`halved_last`) the others sorted and the halved axis last.
+fn check_fft_axes(op: OpKind, axes: &[usize], rank: usize, halved_last: bool) -> Result<()> {
+    let Some(&last) = axes.last() else {
+        return Err(attrs_err(op, "an FFT transforms at least one axis"));
+    };
+    check_axes(op, if halved_last { &axes[..axes.len() - 1] } else { axes }, rank)?;
+    if last >= rank {
+        return Err(IrError::AxisOutOfBounds { op: op.name().into(), axis: last as i64, rank });
+    }
+    if halved_last && axes[..axes.len() - 1].contains(&last) {
+        return Err(IrError::RepeatedAxis { op: op.name().into(), axis: last as i64 });
+    }
+    Ok(())
 }
 
 /// Whether the attribute schema of `op` is [`AttrKind::None`].

@@ -11,6 +11,7 @@ pub mod infer;
 pub mod ops;
 pub mod promote;
 pub mod shape;
+pub mod strided;
 pub mod text;
 pub mod verify;
 pub mod eval;

@@ -95,7 +95,8 @@ pub enum DTypeRule {
     Select,
     /// The `dtype` attribute (`cast`).
     Attribute,
-    /// complex of the input's precision (fft).
+    /// The complex dtype of the input's precision (`rfft`): complex input keeps its dtype,
+    /// float64 gives complex128, the narrower floats complex64.
     Complex,
     /// `take(a, idx)`: the dtype of `a`; `idx` is int64.
     Gathered,
@@ -125,8 +126,11 @@ pub enum AttrKind {
     Axis,
     /// `start`, `step`, `len` per axis (normalised: start in bounds, len the result extent).
     Slice,
-    /// `axis`, `inverse`, `norm`.
+    /// `axes` (sorted, normalised), `inverse`, `norm`: a complex-to-complex transform.
     Fft,
+    /// `axes` (normalised: the others sorted, then the halved axis last), `n` (the real length
+    /// along the last axis), `norm`: a real-to-complex or complex-to-real transform.
+    RealFft,
     /// `name` of a user kernel.
     Custom,
 }
@@ -279,8 +283,10 @@ ops! {
     Stack,           "stack",         Copy,        Variadic, ANY,      Same,      Axis,    "inputs joined along a new `axis` (np.stack)";
     Contiguous,      "contiguous",    Copy,        Fixed(1), ANY,      Same,      None,    "a C-contiguous copy (np.ascontiguousarray)";
 
-    MatMul,          "matmul",        Vendor,      Fixed(2), NUM,      Same,      None,    "matrix product over the last two axes, batch axes broadcast (np.matmul)";
-    Fft,             "fft",           Vendor,      Fixed(1), C,        Complex,   Fft,     "discrete Fourier transform along `axis` (np.fft.fft / ifft)";
+    MatMul,          "matmul",        Vendor,      Fixed(2), ANY,      Same,      None,    "matrix product over the last two axes, batch axes broadcast (np.matmul); integers wrap, bools are or-of-ands";
+    Fft,             "fft",           Vendor,      Fixed(1), C,        Same,      Fft,     "discrete Fourier transform over `axes`, forward or `inverse` (np.fft.fftn / ifftn)";
+    Rfft,            "rfft",          Vendor,      Fixed(1), F,        Complex,   RealFft, "forward transform of real input over `axes`; the last axis (length `n`) keeps n/2+1 terms (np.fft.rfftn)";
+    Irfft,           "irfft",         Vendor,      Fixed(1), C,        Real,      RealFft, "inverse of rfft over `axes`: the last axis (n/2+1 terms) gives `n` real values (np.fft.irfftn)";
 
     CustomKernel,    "custom",        Custom,      Variadic, ANY,      Declared,  Custom,  "a user's raw kernel named `name`: a fusion boundary";
 }

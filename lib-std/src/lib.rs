@@ -1,5 +1,5 @@
 //! kiln's standard library: composite operations built from the primitives of the array API,
-//! each one lazy and fusable (softmax, logsumexp, layer norm, l2 norm).
+//! each one lazy and fusable (softmax, logsumexp, layer norm, l2 norm, relu, gelu).
 
 use kiln_frontend::{axis, Array, Result};
 
@@ -40,4 +40,17 @@ pub fn layer_norm(x: &Array, weight: &Array, bias: &Array, eps: f64) -> Result<A
 /// Euclidean norm of each row of the last axis: `sqrt(sum(x*x, axis=-1))`.
 pub fn l2norm_rows(x: &Array) -> Result<Array> {
     x.try_square()?.try_sum(-1)?.try_sqrt()
+}
+
+/// `relu(x)` (`torch.nn.functional.relu`): `maximum(x, 0)`; NaN stays NaN. After a matmul it is
+/// a cuBLASLt epilogue form (see `kiln::FusionReport::epilogues`).
+pub fn relu(x: &Array) -> Result<Array> {
+    x.try_maximum(0)
+}
+
+/// `gelu(x)` (`torch.nn.functional.gelu`, exact form): `x * (1 + erf(x / sqrt(2))) / 2`, for
+/// float dtypes (integers compute in float as `erf` does).
+pub fn gelu(x: &Array) -> Result<Array> {
+    let e = x.try_multiply(std::f64::consts::FRAC_1_SQRT_2)?.try_erf()?;
+    x.try_multiply(&e.try_add(1.0)?)?.try_multiply(0.5)
 }

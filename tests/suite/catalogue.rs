@@ -743,3 +743,31 @@ fn identity_output() {
     let e = program("identity_output", &[&y]);
     assert_kernels(&e, 0);
 }
+
+// ------------------------------------------------------------------------------------------------
+// Library calls
+// ------------------------------------------------------------------------------------------------
+
+/// `relu(a.T @ b + bias)`: the GEMM reads `a` through its transpose (strides, no copy kernel), and
+/// the bias and relu fuse into one kernel after it, reported as a cuBLASLt `bias_relu` epilogue.
+#[test]
+fn matmul_bias_relu() {
+    let a = f32s(&[5, 4], 82);
+    let b = f32s(&[5, 6], 83);
+    let bias = f32s(&[6], 84);
+    let y = (&a.t().matmul(&b) + &bias).maximum(0.0f32);
+    let e = program("matmul_bias_relu", &[&y]);
+    assert_eq!(kinds(&e), vec![RegionKind::Vendor, RegionKind::Elementwise]);
+    assert_eq!(e.report.epilogues[0].lt, Some(kiln::LtEpilogue::BiasRelu));
+}
+
+/// `abs(fft(w * z))`: the window product is one kernel, the FFT one library call, the magnitude
+/// one kernel after it.
+#[test]
+fn fft_magnitude() {
+    let w = f32s(&[16], 85);
+    let z = f32s(&[3, 16], 86).astype(DType::Complex64);
+    let y = kiln::fft::fft(&(&w * &z), None, -1, "backward").abs();
+    let e = program("fft_magnitude", &[&y]);
+    assert_eq!(kinds(&e), vec![RegionKind::Elementwise, RegionKind::Vendor, RegionKind::Elementwise]);
+}

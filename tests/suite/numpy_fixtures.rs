@@ -20,14 +20,16 @@ pub(crate) fn fixture_dir() -> PathBuf {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Tol {
+pub(crate) enum Tol {
     Exact,
     Ulp(u64),
     Rel(f64),
+    /// |got - expected| <= x * the largest |part| of the expected array.
+    Norm(f64),
 }
 
 #[derive(Clone, Debug)]
-struct Case {
+pub(crate) struct Case {
     expected: String,
     tol: Tol,
     zero_sign: bool,
@@ -36,35 +38,44 @@ struct Case {
 
 fn manifest() -> &'static HashMap<String, Case> {
     static M: OnceLock<HashMap<String, Case>> = OnceLock::new();
-    M.get_or_init(|| {
-        let path = fixture_dir().join("cases.txt");
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (run python3 tests/fixtures/make_fixtures.py)", path.display()));
-        let mut m = HashMap::new();
-        for (no, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let f: Vec<&str> = line.split_whitespace().collect();
-            assert_eq!(f.len(), 5, "cases.txt line {}: {line:?}", no + 1);
-            let tol = match f[2].split_once(':') {
-                None if f[2] == "exact" => Tol::Exact,
-                Some(("ulp", n)) => Tol::Ulp(n.parse().unwrap()),
-                Some(("rel", x)) => Tol::Rel(x.parse().unwrap()),
-                _ => panic!("cases.txt line {}: bad tolerance {:?}", no + 1, f[2]),
-            };
-            let inputs = if f[4] == "-" { vec![] } else { f[4].split(',').map(String::from).collect() };
-            let case = Case { expected: f[1].into(), tol, zero_sign: !f[3].split(',').any(|x| x == "nozerosign"), inputs };
-            assert!(m.insert(f[0].to_string(), case).is_none(), "duplicate case {}", f[0]);
+    M.get_or_init(|| load_manifest("cases.txt"))
+}
+
+/// The cases of a manifest written by `make_fixtures.py` (`cases.txt`, `vendor_cases.txt`).
+pub(crate) fn load_manifest(file: &str) -> HashMap<String, Case> {
+    let path = fixture_dir().join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run python3 tests/fixtures/make_fixtures.py)", path.display()));
+    let mut m = HashMap::new();
+    for (no, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
         }
-        m
-    })
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.len(), 5, "{file} line {}: {line:?}", no + 1);
+        let tol = match f[2].split_once(':') {
+            None if f[2] == "exact" => Tol::Exact,
+            Some(("ulp", n)) => Tol::Ulp(n.parse().unwrap()),
+            Some(("rel", x)) => Tol::Rel(x.parse().unwrap()),
+            Some(("norm", x)) => Tol::Norm(x.parse().unwrap()),
+            _ => panic!("{file} line {}: bad tolerance {:?}", no + 1, f[2]),
+        };
+        let inputs = if f[4] == "-" { vec![] } else { f[4].split(',').map(String::from).collect() };
+        let case = Case { expected: f[1].into(), tol, zero_sign: !f[3].split(',').any(|x| x == "nozerosign"), inputs };
+        assert!(m.insert(f[0].to_string(), case).is_none(), "duplicate case {}", f[0]);
+    }
+    m
 }
 
 /// Loads a case's inputs, builds kiln's expression, and compares it with NumPy's output.
 fn run_case<F: Fn(&[Array]) -> Array>(name: &str, build: F) {
-    let case = manifest().get(name).unwrap_or_else(|| panic!("case {name} is not in cases.txt"));
+    run_case_in(manifest(), name, build)
+}
+
+/// [`run_case`] for a case of another manifest.
+pub(crate) fn run_case_in<F: Fn(&[Array]) -> Array>(manifest: &HashMap<String, Case>, name: &str, build: F) {
+    let case = manifest.get(name).unwrap_or_else(|| panic!("case {name} is not in its manifest"));
     let inputs: Vec<Array> = case
         .inputs
         .iter()
@@ -221,6 +232,7 @@ fn float_ok<T: Float>(exp: T, got: T, tol: Tol, zero_sign: bool, scale: Option<T
             None => d <= n,
         },
         Tol::Rel(x) => d == 0 || (g - e).abs() <= x * e.abs(),
+        Tol::Norm(_) => unreachable!("whole arrays are compared by compare_norm"),
     }
 }
 
@@ -286,7 +298,10 @@ mod num_traits_lite {
 
 /// Compares a computed array with NumPy's (same dtype and shape already checked); on success,
 /// the largest distance in ulps seen.
-fn compare(exp: &HostArray, got: &HostArray, tol: Tol, zero_sign: bool) -> Result<u64, String> {
+pub(crate) fn compare(exp: &HostArray, got: &HostArray, tol: Tol, zero_sign: bool) -> Result<u64, String> {
+    if let Tol::Norm(x) = tol {
+        return compare_norm(exp, got, x);
+    }
     let sh = exp.shape();
     match (exp.data(), got.data()) {
         (Data::Bool(e), Data::Bool(g)) => cmp_exact(e, g, sh),
@@ -305,6 +320,41 @@ fn compare(exp: &HostArray, got: &HostArray, tol: Tol, zero_sign: bool) -> Resul
         (Data::Complex128(e), Data::Complex128(g)) => cmp_complex(e, g, sh, tol, zero_sign),
         (e, g) => Err(format!("dtype {} vs {}", e.dtype(), g.dtype())),
     }
+}
+
+/// The parts (real, or real and imaginary) of a float or complex array, as f64.
+fn parts_f64(a: &HostArray) -> Option<Vec<[f64; 2]>> {
+    Some(match a.data() {
+        Data::Float16(v) => v.iter().map(|x| [x.to_f64(), 0.0]).collect(),
+        Data::BFloat16(v) => v.iter().map(|x| [x.to_f64(), 0.0]).collect(),
+        Data::Float32(v) => v.iter().map(|&x| [x as f64, 0.0]).collect(),
+        Data::Float64(v) => v.iter().map(|&x| [x, 0.0]).collect(),
+        Data::Complex64(v) => v.iter().map(|z| [z.re as f64, z.im as f64]).collect(),
+        Data::Complex128(v) => v.iter().map(|z| [z.re, z.im]).collect(),
+        _ => return None,
+    })
+}
+
+/// [`Tol::Norm`]: every part within `x` times the largest part of the expected array. The
+/// distance reported is in units of that bound's scale (|diff| / largest part / f32 epsilon).
+fn compare_norm(exp: &HostArray, got: &HostArray, x: f64) -> Result<u64, String> {
+    let (Some(e), Some(g)) = (parts_f64(exp), parts_f64(got)) else {
+        return Err(format!("norm tolerance for dtype {}", exp.dtype()));
+    };
+    let big = e.iter().flat_map(|p| p.iter().map(|v| v.abs())).filter(|v| v.is_finite()).fold(0.0, f64::max);
+    let mut r = Report::new(exp.shape());
+    let mut worst = 0.0f64;
+    for (i, (a, b)) in e.iter().zip(&g).enumerate() {
+        for k in 0..2 {
+            let d = (a[k] - b[k]).abs();
+            worst = worst.max(d);
+            if d.is_nan() || d > x * big {
+                r.add(i, format!("expected {a:?}, got {b:?} (|diff| {d:e} > {x:e} * {big:e})"));
+            }
+        }
+    }
+    r.worst_ulp = if big > 0.0 { (worst / big / f32::EPSILON as f64).ceil() as u64 } else { 0 };
+    r.finish(e.len())
 }
 
 #[test]
@@ -346,13 +396,17 @@ fn harness_detects_wrong_results() {
 
 #[test]
 fn every_manifest_case_has_a_closure_and_back() {
-    let mut in_manifest: Vec<&str> = manifest().keys().map(|s| s.as_str()).collect();
-    in_manifest.sort();
-    let mut here: Vec<&str> = CASES.to_vec();
-    here.sort();
-    let missing: Vec<_> = in_manifest.iter().filter(|n| !here.contains(n)).collect();
-    let extra: Vec<_> = here.iter().filter(|n| !in_manifest.contains(n)).collect();
-    assert!(missing.is_empty() && extra.is_empty(), "no closure for {missing:?}; not in cases.txt: {extra:?}");
+    assert_same_cases(manifest(), CASES);
+}
+
+/// Every case of `manifest` has a closure in `here`, and every closure a case.
+pub(crate) fn assert_same_cases(manifest: &HashMap<String, Case>, here: &[&str]) {
+    let in_manifest: Vec<&str> = manifest.keys().map(|s| s.as_str()).collect();
+    let mut missing: Vec<_> = in_manifest.iter().filter(|n| !here.contains(n)).collect();
+    let mut extra: Vec<_> = here.iter().filter(|n| !in_manifest.contains(n)).collect();
+    missing.sort();
+    extra.sort();
+    assert!(missing.is_empty() && extra.is_empty(), "no closure for {missing:?}; not in the manifest: {extra:?}");
 }
 
 // ------------------------------------------------------------------------------------------------

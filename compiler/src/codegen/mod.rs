@@ -5,7 +5,7 @@
 //!   shapes. Elementwise and reduction regions; views are index math, never copies.
 //! - [`host`]: kernels compiled for the host CPU (LLVM with glibc's vector math library, MCJIT;
 //!   a fast tier first, then an optimised one), cached in memory, run over [`HostArray`]s in
-//!   parallel chunks.
+//!   parallel chunks. Vendor regions are library calls ([`crate::vendor`]), not kernels.
 //! - [`run_schedule_on_host`]: a whole [`Schedule`] on the host, each region compiled, or
 //!   evaluated by the reference evaluator when code generation does not support it yet.
 //!
@@ -24,8 +24,6 @@ mod reduce;
 mod scalar;
 mod types;
 
-use std::borrow::Cow;
-
 use kiln_ir::HostArray;
 
 pub use host::{
@@ -34,8 +32,8 @@ pub use host::{
 };
 pub use lower::{lower_for, Kernel, GPU_ENTRY, HOST_ENTRY, KERNEL};
 
-use crate::fusion::Region;
-use crate::schedule::{BufferSource, Schedule};
+use crate::fusion::{Region, RegionKind};
+use crate::schedule::{run_steps, Schedule};
 use crate::CompileError;
 
 /// What a kernel is generated for.
@@ -65,9 +63,13 @@ impl Unsupported {
     }
 }
 
-/// Runs a region on the host: compiled (cached), or, when code generation does not support it
-/// yet, by the reference evaluator (logged at debug level with the reason).
+/// Runs a region on the host: a vendor region through the host libraries ([`crate::vendor`]),
+/// others compiled (cached), or, when code generation does not support them yet, by the
+/// reference evaluator (logged at debug level with the reason).
 pub fn run_region_or_evaluate(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+    if region.kind == RegionKind::Vendor {
+        return crate::vendor::run_region_on_host(region, inputs);
+    }
     match run_region(region, inputs) {
         Ok(outs) => Ok(outs),
         Err(CompileError::Unsupported { op, reason, .. }) => {
@@ -78,55 +80,28 @@ pub fn run_region_or_evaluate(region: &Region, inputs: &[&HostArray]) -> Result<
     }
 }
 
-/// Runs a schedule on the host: each step's region compiled to machine code (cached), or, when
-/// code generation does not support it yet, evaluated by the reference evaluator (logged at
-/// debug level with the reason). `inputs[k]` is the graph's `input {index=k}`.
+/// Runs a schedule on the host: each step's region compiled to machine code (cached), a vendor
+/// region through the host libraries ([`crate::vendor`]), or, when code generation does not
+/// support a region yet, the reference evaluator (logged at debug level with the reason).
+/// `inputs[k]` is the graph's `input {index=k}`.
 ///
 /// Errors: a missing input, an evaluation error of a region run by the evaluator, a compilation
-/// failure.
+/// failure, a library failure.
 pub fn run_schedule_on_host(
     sched: &Schedule,
     regions: &[Region],
     inputs: &[&HostArray],
 ) -> Result<Vec<HostArray>, CompileError> {
-    // Graph inputs are borrowed, region outputs owned.
-    let mut bufs: Vec<Option<Cow<'_, HostArray>>> = vec![None; sched.buffers.len()];
-    for (i, b) in sched.buffers.iter().enumerate() {
-        if let BufferSource::Input(index) = b.source {
-            let a = inputs.get(index as usize).ok_or_else(|| {
-                CompileError::InvalidInput(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len()))
-            })?;
-            bufs[i] = Some(Cow::Borrowed(*a));
+    run_steps(sched, regions, inputs, CompileError::InvalidInput, |s, region, refs| {
+        if region.kind == RegionKind::Vendor {
+            return crate::vendor::run_region_on_host(region, refs);
         }
-    }
-    for step in &sched.steps {
-        let region = &regions[step.region];
-        let refs: Vec<&HostArray> = step
-            .reads
-            .iter()
-            .map(|b| {
-                bufs[b.0 as usize]
-                    .as_deref()
-                    .ok_or_else(|| CompileError::InvalidInput(format!("{b} read before it is written")))
-            })
-            .collect::<Result<_, _>>()?;
-        let outs = run_region_or_evaluate(region, &refs)?;
-        drop(refs);
-        // Outputs are fresh arrays: a write "in place" of a dying input just replaces it.
-        for (b, v) in step.writes.iter().zip(outs) {
-            bufs[b.0 as usize] = Some(Cow::Owned(v));
+        match run_region(region, refs) {
+            Err(CompileError::Unsupported { op, reason, .. }) => {
+                tracing::debug!(region = sched.steps[s].region, op = %op, reason = %reason, "code generation unsupported; evaluating the region");
+                Ok(kiln_ir::eval::evaluate(&region.body, refs)?)
+            }
+            other => other,
         }
-        for b in &step.frees {
-            bufs[b.0 as usize] = None;
-        }
-    }
-    let mut results = Vec::with_capacity(sched.outputs.len());
-    for (i, b) in sched.outputs.iter().enumerate() {
-        let slot = &mut bufs[b.0 as usize];
-        let again = sched.outputs[i + 1..].contains(b);
-        let a = if again { slot.clone() } else { slot.take() };
-        let a = a.ok_or_else(|| CompileError::InvalidInput(format!("output {b} is never written")))?;
-        results.push(a.into_owned());
-    }
-    Ok(results)
+    })
 }

@@ -11,8 +11,10 @@
 //!   feeding one or more reductions over `(S, A)`, which may feed each other through broadcasts
 //!   (softmax, layernorm, var), an epilogue on their results, and reductions nested inside the
 //!   prologue whose result has shape `S` (a k-means assignment step).
-//! - Copies (concatenate, stack, contiguous), vendor ops (matmul, fft) and custom kernels are
-//!   regions of their own: fusion boundaries.
+//! - Copies (concatenate, stack, contiguous), vendor ops (matmul, fft, rfft, irfft) and custom
+//!   kernels are regions of their own: fusion boundaries. A vendor region also holds the views
+//!   its operands are read through (strides for the library, no copy). The elementwise consumers
+//!   of a matmul fuse into one kernel after it, which the report lists as its [`Epilogue`].
 //! - A gather (`take`, from a user kernel's raw argument) fuses like an elementwise op over its
 //!   positions; the array it reads from is a region input (a buffer), never fused.
 //! - A user kernel (ElementwiseKernel, ReductionKernel, `fuse`) is ordinary nodes, its results
@@ -22,10 +24,12 @@
 //! [`partition`] decides what is materialised (see its docs for the rules) and reports, for every
 //! edge left unfused, why ([`UnfusedReason`]).
 
+mod epilogue;
 mod partition;
 mod run;
 mod text;
 
+pub use epilogue::{epilogues, Epilogue, LtEpilogue};
 pub use partition::partition;
 pub use run::run_regions;
 pub use text::{parse_regions, print_regions};
@@ -200,6 +204,8 @@ pub struct RegionSummary {
 pub struct FusionReport {
     pub regions: Vec<RegionSummary>,
     pub unfused: Vec<UnfusedEdge>,
+    /// For each matmul, the kernel its elementwise consumers fused into.
+    pub epilogues: Vec<Epilogue>,
 }
 
 impl FusionReport {
@@ -226,6 +232,9 @@ impl fmt::Display for FusionReport {
         }
         for e in &self.unfused {
             writeln!(f, "unfused {} -> {}: {}", e.producer, e.consumer, e.reason.name())?;
+        }
+        for e in &self.epilogues {
+            writeln!(f, "{e}")?;
         }
         Ok(())
     }
@@ -257,6 +266,7 @@ impl Partition {
                 })
                 .collect(),
             unfused: self.unfused.clone(),
+            epilogues: epilogues(&self.regions),
         }
     }
 }

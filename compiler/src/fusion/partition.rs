@@ -1,7 +1,10 @@
 //! The partitioner: which values are materialised, and which kernels compute them.
 //!
 //! 1. **Materialised values** (`M`): the graph's outputs; reductions (at first); copies, vendor
-//!    ops and custom kernels, and every value they read; the operand a gather (`take`) reads
+//!    ops and custom kernels, and every value they read, except that a vendor op reads its
+//!    operands through views as strides ([`strided_operand`]): the view chain joins the vendor
+//!    op's region and its base is materialised instead (a transposed operand reaches the GEMM as
+//!    strides, not as a copy). the operand a gather (`take`) reads
 //!    from, which is loaded at computed positions and so must be a buffer, not an index map of
 //!    fused producers (its positions fuse as usual). `input` nodes are buffers already.
 //! 2. **Kernels**: each value of `M` is the root of a kernel whose *cone* is every producer
@@ -45,6 +48,16 @@ fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
         OpClass::Vendor => Some(UnfusedReason::VendorBoundary),
         OpClass::Custom => Some(UnfusedReason::CustomBoundary),
         OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View | OpClass::Gather => None,
+    }
+}
+
+/// The node a vendor op's operand `id` is read from: the base of its chain of views when the
+/// chain is a strided layout of the base's buffer (no reshape that needs a copy) and the base is
+/// a buffer (not a constant or index ramp, which have none); otherwise `id` itself.
+fn strided_operand(g: &Graph, id: NodeId) -> NodeId {
+    match kiln_ir::strided::layout_over_base(g, id) {
+        Some((base, _)) if !matches!(g.node(base).op, OpKind::Const | OpKind::Iota) => base,
+        _ => id,
     }
 }
 
@@ -175,6 +188,7 @@ pub fn partition(g: &Graph) -> Partition {
         if let Some(reason) = boundary_reason(class) {
             cx.mat[i] = Some(reason);
             for &inp in &node.inputs {
+                let inp = if class == OpClass::Vendor { strided_operand(g, inp) } else { inp };
                 if !is_external(g, inp) && cx.mat[inp.index()].is_none() {
                     cx.mat[inp.index()] = Some(reason);
                 }

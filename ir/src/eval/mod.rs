@@ -17,7 +17,8 @@
 //! - float16/bfloat16/float32 ops compute in f64 and round once, so they are correctly rounded
 //!   where NumPy's float32 loops (SIMD, libm's float functions) may be off by an ulp; likewise
 //!   complex64 computes in `Complex<f64>`. Float sums are compensated (nearly exact) where
-//!   NumPy's are pairwise; matmul and fft accumulate in f64.
+//!   NumPy's are pairwise; matmul and the FFTs accumulate in f64 (the FFTs with the evaluator's
+//!   own transform, not the host library's, so the two check each other).
 //! - complex functions are computed accurately (Kahan's formulas for the inverse trigonometric
 //!   and hyperbolic ones, in the `cmath` module) with C99 Annex G's special values, as glibc's that NumPy
 //!   uses on Linux; complex `log1p` is accurate near 0 where NumPy's formula is not.
@@ -329,10 +330,16 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
 
         // ---- vendor
         MatMul => Ok(vendor::matmul(args[0], args[1], node.dtype, shape()).cast_to(node.dtype)),
-        Fft => match node.attrs {
-            Attrs::Fft { axis, inverse, norm } => {
-                Ok(vendor::fft(args[0], axis, inverse, norm, node.dtype).cast_to(node.dtype))
-            }
+        Fft => match &node.attrs {
+            Attrs::Fft { axes, inverse, norm } => Ok(vendor::fft(args[0], axes, *inverse, *norm, node.dtype)),
+            _ => unreachable!("checked by infer"),
+        },
+        Rfft => match &node.attrs {
+            Attrs::RealFft { axes, norm, .. } => Ok(vendor::rfft(args[0], axes, *norm, node.dtype, shape())),
+            _ => unreachable!("checked by infer"),
+        },
+        Irfft => match &node.attrs {
+            Attrs::RealFft { axes, n, norm } => Ok(vendor::irfft(args[0], axes, *n, *norm, node.dtype, shape())),
             _ => unreachable!("checked by infer"),
         },
 
@@ -653,7 +660,10 @@ mod tests {
                         crate::SliceDim::normalize(2, None, None, 1)
                     ],
                 },
-                crate::ops::AttrKind::Fft => Attrs::Fft { axis: 1, inverse: false, norm: crate::FftNorm::Backward },
+                crate::ops::AttrKind::Fft => Attrs::Fft { axes: smallvec![1], inverse: false, norm: crate::FftNorm::Backward },
+                crate::ops::AttrKind::RealFft => {
+                    Attrs::RealFft { axes: smallvec![0, 1], n: 2, norm: crate::FftNorm::Ortho }
+                }
                 crate::ops::AttrKind::Custom => Attrs::Custom { name: "k".into() },
                 other => unreachable!("{other:?}"),
             };

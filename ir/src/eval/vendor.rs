@@ -1,4 +1,8 @@
-//! The ops handed to vendor libraries on the device: matmul and fft.
+//! The ops handed to vendor libraries on the device: matmul, fft, rfft and irfft.
+//!
+//! These are the oracle for the libraries (cuBLAS and cuFFT on the GPU, `gemm` and `rustfft` on
+//! the host), so they share no code with them: matmul is a compensated f64 sum per element, the
+//! FFTs a radix-2 / direct / Bluestein transform in f64 written here.
 
 use std::f64::consts::PI;
 
@@ -13,8 +17,9 @@ use crate::graph::FftNorm;
 use crate::shape::{numel, Layout, Shape};
 
 /// `np.matmul` over the last two axes with broadcast batch axes. Integers wrap (accumulated
-/// modulo 2**64, then wrapped to the dtype); floats and complex accumulate in f64 with
-/// compensated sums (products of float32 operands are exact in f64) and round once.
+/// modulo 2**64, then wrapped to the dtype); bools are `any(a and b)`; floats and complex
+/// accumulate in f64 with compensated sums (products of float32 operands are exact in f64) and
+/// round once.
 pub fn matmul(a: &Tensor, b: &Tensor, dtype: DType, shape: Shape) -> Tensor {
     let (ra, rb, ro) = (a.shape.len(), b.shape.len(), shape.len());
     let (m, k, n) = (a.shape[ra - 2], a.shape[ra - 1], b.shape[rb - 1]);
@@ -58,7 +63,7 @@ pub fn matmul(a: &Tensor, b: &Tensor, dtype: DType, shape: Shape) -> Tensor {
                         let im = neumaier(zs.iter().flat_map(|(x, y)| [x.re * y.im, x.im * y.re]));
                         Value::Complex(C64::new(re, im))
                     }
-                    DTypeKind::Bool => unreachable!("matmul takes numbers"),
+                    DTypeKind::Bool => Value::Bool(pairs.into_iter().any(|(x, y)| x.truthy() && y.truthy())),
                 });
             }
         }
@@ -66,38 +71,98 @@ pub fn matmul(a: &Tensor, b: &Tensor, dtype: DType, shape: Shape) -> Tensor {
     Tensor { dtype, shape, vals: out }
 }
 
-/// `np.fft.fft` / `np.fft.ifft` along `axis`, computed in f64 and rounded once to `dtype`.
-pub fn fft(x: &Tensor, axis: usize, inverse: bool, norm: FftNorm, dtype: DType) -> Tensor {
-    let n = x.shape[axis];
-    let inner = numel(&x.shape[axis + 1..]);
-    let outer = numel(&x.shape[..axis]);
-    let scale = match (norm, inverse) {
-        (FftNorm::Backward, false) | (FftNorm::Forward, true) => 1.0,
-        (FftNorm::Backward, true) | (FftNorm::Forward, false) => 1.0 / n as f64,
-        (FftNorm::Ortho, _) => 1.0 / (n as f64).sqrt(),
-    };
-    let mut vals = x.vals.clone();
-    if n == 0 {
-        return Tensor { dtype, shape: x.shape.clone(), vals };
+/// `np.fft.fftn` / `np.fft.ifftn` over `axes`: one-dimensional transforms along each axis in
+/// turn, computed in f64 and rounded once to `dtype`.
+pub fn fft(x: &Tensor, axes: &[usize], inverse: bool, norm: FftNorm, dtype: DType) -> Tensor {
+    let mut lanes = complex_lanes(x);
+    for &axis in axes {
+        transform_axis(&mut lanes, &x.shape, axis, inverse, norm);
     }
+    from_lanes(lanes, x.shape.clone(), dtype)
+}
+
+/// `np.fft.rfftn` over `axes` (the last one halved): the real input as complex, transformed
+/// over every axis, and the last axis cut to its first n/2+1 terms (the rest are their
+/// conjugates).
+pub fn rfft(x: &Tensor, axes: &[usize], norm: FftNorm, dtype: DType, shape: Shape) -> Tensor {
+    let mut lanes = complex_lanes(x);
+    for &axis in axes {
+        transform_axis(&mut lanes, &x.shape, axis, false, norm);
+    }
+    let last = *axes.last().expect("an fft has axes");
+    let ranges: Vec<(usize, isize, usize)> =
+        x.shape.iter().enumerate().map(|(a, &n)| (0, 1, if a == last { shape[a] } else { n })).collect();
+    let kept = positions(&Layout::contiguous(&x.shape).slice(&ranges)).into_iter().map(|p| lanes[p]).collect();
+    from_lanes(kept, shape, dtype)
+}
+
+/// `np.fft.irfftn` over `axes`: inverse transforms over the others, then the last axis's n/2+1
+/// terms extended to `n` by Hermitian symmetry (X[n-k] = conj X[k]), inverted, and the real part
+/// kept. As NumPy, the imaginary parts of the terms that must be real (the first, and the n/2-th
+/// for even n) are ignored: they contribute only to the dropped imaginary part.
+pub fn irfft(x: &Tensor, axes: &[usize], n: usize, norm: FftNorm, dtype: DType, shape: Shape) -> Tensor {
+    let (last, others) = axes.split_last().expect("an fft has axes");
+    let mut half = complex_lanes(x);
+    for &axis in others {
+        transform_axis(&mut half, &x.shape, axis, true, norm);
+    }
+    // The full spectrum along the last axis.
+    let m = x.shape[*last];
+    let inner = numel(&x.shape[last + 1..]);
+    let outer = numel(&x.shape[..*last]);
+    let mut full = vec![C64::new(0.0, 0.0); outer * n * inner];
+    for o in 0..outer {
+        for i in 0..inner {
+            for k in 0..n {
+                let z = if k < m { half[(o * m + k) * inner + i] } else { half[(o * m + (n - k)) * inner + i].conj() };
+                full[(o * n + k) * inner + i] = z;
+            }
+        }
+    }
+    transform_axis(&mut full, &shape, *last, true, norm);
+    let vals = full.into_iter().map(|z| Value::Float(z.re)).collect();
+    Tensor { dtype: DType::Float64, shape, vals }.cast_to(dtype)
+}
+
+fn complex_lanes(x: &Tensor) -> Vec<C64> {
+    x.vals
+        .iter()
+        .map(|v| match *v {
+            Value::Complex(z) => z,
+            Value::Float(f) => C64::new(f, 0.0),
+            other => unreachable!("fft of {other:?}"),
+        })
+        .collect()
+}
+
+fn from_lanes(lanes: Vec<C64>, shape: Shape, dtype: DType) -> Tensor {
+    let t = Tensor { dtype: DType::Complex128, shape, vals: lanes.into_iter().map(Value::Complex).collect() };
+    t.cast_to(dtype)
+}
+
+/// The one-dimensional transform along `axis` of every lane of `vals` (C order, `shape`), in
+/// place, scaled for `norm`.
+fn transform_axis(vals: &mut [C64], shape: &[usize], axis: usize, inverse: bool, norm: FftNorm) {
+    let n = shape[axis];
+    if n == 0 || vals.is_empty() {
+        return;
+    }
+    let inner = numel(&shape[axis + 1..]);
+    let outer = numel(&shape[..axis]);
+    let scale = norm.scale(inverse, n);
     let plan = Plan::new(n, inverse);
     let mut lane = vec![C64::new(0.0, 0.0); n];
     for o in 0..outer {
         for i in 0..inner {
             let at = |j: usize| o * n * inner + j * inner + i;
             for (j, z) in lane.iter_mut().enumerate() {
-                *z = match vals[at(j)] {
-                    Value::Complex(z) => z,
-                    other => unreachable!("fft of non-complex {other:?}"),
-                };
+                *z = vals[at(j)];
             }
-            let y = plan.run(&lane);
-            for (j, z) in y.into_iter().enumerate() {
-                vals[at(j)] = Value::Complex(z * scale);
+            for (j, z) in plan.run(&lane).into_iter().enumerate() {
+                vals[at(j)] = z * scale;
             }
         }
     }
-    Tensor { dtype, shape: x.shape.clone(), vals }
 }
 
 /// exp(sign · 2πi · k/n), with k reduced modulo n and mirrored into [0, n/2] so that the angle
@@ -385,7 +450,7 @@ mod tests {
     }
 
     fn fft_of(x: HostArray, axis: usize, inverse: bool, norm: FftNorm) -> HostArray {
-        apply_with(Fft, Attrs::Fft { axis, inverse, norm }, &[x])
+        apply_with(Fft, Attrs::Fft { axes: smallvec::smallvec![axis], inverse, norm }, &[x])
     }
 
     #[test]
@@ -553,5 +618,84 @@ mod tests {
                 assert!((small[i] - v).norm() < 1e-13, "n={n} ifft[{i}] = {} want {v}", small[i]);
             }
         }
+    }
+
+    fn real_fft(op: crate::ops::OpKind, x: HostArray, axes: &[usize], n: usize, norm: FftNorm) -> HostArray {
+        apply_with(op, Attrs::RealFft { axes: axes.into(), n, norm }, &[x])
+    }
+
+    #[test]
+    fn real_ffts_match_numpy() {
+        use crate::ops::OpKind::{Irfft, Rfft};
+        // np.fft.rfft([1, 2, -1, 0.5, 3]) and norm="ortho"
+        let x = vec1(vec![1.0f64, 2.0, -1.0, 0.5, 3.0]);
+        let got = c64s(&real_fft(Rfft, x.clone(), &[0], 5, FftNorm::Backward));
+        let want = [c(5.5, 0.0), c(2.949593469062211, 1.8327343947338632), c(-3.199593469062211, -0.8387995221502571)];
+        assert_close_c(&got, &want, 1e-15);
+        let got = c64s(&real_fft(Rfft, x, &[0], 5, FftNorm::Ortho));
+        let want = [
+            c(2.4596747752497685, 0.0),
+            c(1.3190983005625052, 0.8196237382653702),
+            c(-1.4309016994374948, -0.37512255020446306),
+        ];
+        assert_close_c(&got, &want, 1e-15);
+        // h = [1+0.5j, 2-1j, -0.25+3j]; np.fft.irfft(h, 4) and irfft(h, 5, norm="forward"): the
+        // imaginary parts of h[0] (and of h[2] for n = 4) are ignored.
+        let h = vec1(vec![c(1.0, 0.5), c(2.0, -1.0), c(-0.25, 3.0)]);
+        let got = f64s(&real_fft(Irfft, h.clone(), &[0], 4, FftNorm::Backward));
+        assert_eq!(got, vec![1.1875, 0.8125, -0.8125, -0.1875]);
+        let got = f64s(&real_fft(Irfft, h, &[0], 5, FftNorm::Forward));
+        let want = [4.5, 1.0159779935227318, 4.491333127668604, -9.27248607704313, 4.265174955851795];
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-14, "{got:?}");
+        }
+    }
+
+    #[test]
+    fn multi_axis_ffts_match_numpy() {
+        use crate::ops::OpKind::{Irfft, Rfft};
+        // np.fft.fft2([[1+1j, 2, 3j], [-1, 0.5-0.5j, 4]])
+        let y = arr(&[2, 3], vec![c(1.0, 1.0), c(2.0, 0.0), c(0.0, 3.0), c(-1.0, 0.0), c(0.5, -0.5), c(4.0, 0.0)]);
+        let got = c64s(&apply_with(
+            Fft,
+            Attrs::Fft { axes: smallvec::smallvec![0, 1], inverse: false, norm: FftNorm::Backward },
+            &[y],
+        ));
+        let want = [
+            c(6.5, 3.5),
+            c(-6.281088913245535, 1.049038105676658),
+            c(-0.2189110867544648, -1.549038105676658),
+            c(-0.5, 4.5),
+            c(1.0849364905389032, -5.513139720814412),
+            c(5.415063509461097, 4.013139720814412),
+        ];
+        assert_close_c(&got, &want, 1e-15);
+        // r (3, 4); np.fft.rfftn(r, axes=(1, 0)) halves axis 0: shape (2, 4); irfftn inverts it.
+        let rv = vec![1.0f64, 2.0, 3.0, 4.0, 0.0, -1.0, 2.0, 0.5, 3.0, 3.0, -2.0, 1.0];
+        let spec = real_fft(Rfft, arr(&[3, 4], rv.clone()), &[1, 0], 3, FftNorm::Backward);
+        assert_eq!(spec.shape(), &[2, 4]);
+        let want = [
+            c(16.5, 0.0),
+            c(1.0, 1.5),
+            c(-2.5, 0.0),
+            c(1.0, -1.5),
+            c(6.75, 3.031088913245535),
+            c(-0.4689110867544648, 8.31217782649107),
+            c(-1.75, -4.7631397208144115),
+            c(-6.531088913245535, 3.8121778264910704),
+        ];
+        assert_close_c(&c64s(&spec), &want, 1e-14);
+        let back = f64s(&real_fft(Irfft, spec, &[1, 0], 3, FftNorm::Backward));
+        for (g, w) in back.iter().zip(&rv) {
+            assert!((g - w).abs() < 1e-14, "{back:?}");
+        }
+    }
+
+    #[test]
+    fn bool_matmul_is_or_of_ands() {
+        // np.array([[True, False], [False, False]]) @ np.array([[False, True], [True, True]])
+        let a = arr(&[2, 2], vec![true, false, false, false]);
+        let b = arr(&[2, 2], vec![false, true, true, true]);
+        assert_eq!(apply(MatMul, &[a, b]).as_slice::<bool>().unwrap(), &[false, true, false, false]);
     }
 }

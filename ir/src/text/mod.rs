@@ -39,7 +39,8 @@
 //!   `input {index=N}`, `const {value=V}`, `iota {axis=N}`, `cast {dtype=f32}`,
 //!   `{shape=[..]}`, `{perm=[..]}`, reductions `{axes=[..], keepdims=true|false}`,
 //!   `{axes=[..]}`, `{axis=N}`, `slice {start=[..], step=[..], len=[..]}`,
-//!   `fft {axis=N, inverse=true|false, norm=backward|ortho|forward}`, `custom {name="..."}`,
+//!   `fft {axes=[..], inverse=true|false, norm=backward|ortho|forward}`,
+//!   `rfft`/`irfft {axes=[..], n=N, norm=..}`, `custom {name="..."}`,
 //!   `label {name="..."}`.
 //!   Ops without attributes print no braces, leaves no parentheses.
 //! * A constant's value is written in its node's dtype: `true`/`false`, a decimal integer, a
@@ -81,7 +82,8 @@ pub fn attr_names(kind: AttrKind) -> &'static [&'static str] {
         AttrKind::Reduce => &["axes", "keepdims"],
         AttrKind::Axes => &["axes"],
         AttrKind::Slice => &["start", "step", "len"],
-        AttrKind::Fft => &["axis", "inverse", "norm"],
+        AttrKind::Fft => &["axes", "inverse", "norm"],
+        AttrKind::RealFft => &["axes", "n", "norm"],
         AttrKind::Custom => &["name"],
     }
 }

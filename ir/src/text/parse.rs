@@ -367,20 +367,29 @@ impl Cursor {
                 let dims = (0..start.len()).map(|i| SliceDim { start: start[i], step: step[i], len: len[i] }).collect();
                 Attrs::Slice { dims }
             }
-            AttrKind::Fft => {
-                let (v, column) = &f[2];
-                let norms = [FftNorm::Backward, FftNorm::Ortho, FftNorm::Forward];
-                let norm = norms.into_iter().find(|n| matches!(v, Value::Atom(s) if s == n.name()));
-                let norm = norm.ok_or_else(|| {
-                    self.error_at(*column, format!("expected backward, ortho or forward, found {}", v.describe()))
-                })?;
-                Attrs::Fft { axis: self.int(&f[0])?, inverse: self.bool(&f[1])?, norm }
-            }
+            AttrKind::Fft => Attrs::Fft {
+                axes: self.list(&f[0], |c, v| c.int(v))?.into(),
+                inverse: self.bool(&f[1])?,
+                norm: self.norm(&f[2])?,
+            },
+            AttrKind::RealFft => Attrs::RealFft {
+                axes: self.list(&f[0], |c, v| c.int(v))?.into(),
+                n: self.int(&f[1])?,
+                norm: self.norm(&f[2])?,
+            },
             AttrKind::Custom => match &f[0] {
                 (Value::Str(s), _) => Attrs::Custom { name: s.clone() },
                 (v, column) => return Err(self.error_at(*column, format!("expected a string, found {}", v.describe()))),
             },
         })
+    }
+
+    fn norm(&self, (v, column): &(Value, usize)) -> Result<FftNorm> {
+        let norm = match v {
+            Value::Atom(s) => FftNorm::from_name(s),
+            _ => None,
+        };
+        norm.ok_or_else(|| self.error_at(*column, format!("expected backward, ortho or forward, found {}", v.describe())))
     }
 
     fn int<T: std::str::FromStr>(&self, (v, column): &(Value, usize)) -> Result<T> {

@@ -57,7 +57,8 @@ fn attr_values(attrs: &Attrs, dtype: DType) -> Vec<String> {
             list(dims.iter().map(|d| d.step)),
             list(dims.iter().map(|d| d.len)),
         ],
-        Attrs::Fft { axis, inverse, norm } => vec![axis.to_string(), inverse.to_string(), norm.name().to_string()],
+        Attrs::Fft { axes, inverse, norm } => vec![list(axes), inverse.to_string(), norm.name().to_string()],
+        Attrs::RealFft { axes, n, norm } => vec![list(axes), n.to_string(), norm.name().to_string()],
         Attrs::Custom { name } => vec![quote(name)],
     }
 }

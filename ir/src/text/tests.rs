@@ -47,7 +47,7 @@ fn every_attribute_kind() {
     let i = g.iota(DType::Int32, &[4, 3], 1).unwrap();
     let ic = g.add(OpKind::Cast, Attrs::DType { dtype: c64 }, &[i]).unwrap();
     let a = g.add(OpKind::Add, Attrs::None, &[x, ic]).unwrap();
-    let f = g.add(OpKind::Fft, Attrs::Fft { axis: 0, inverse: true, norm: FftNorm::Ortho }, &[a]).unwrap();
+    let f = g.add(OpKind::Fft, Attrs::Fft { axes: smallvec![0], inverse: true, norm: FftNorm::Ortho }, &[a]).unwrap();
     let t = g.add(OpKind::Permute, Attrs::Perm { perm: smallvec![1, 0] }, &[f]).unwrap();
     let r = g.add(OpKind::Reshape, Attrs::Shape { shape: smallvec![12] }, &[t]).unwrap();
     let dims = smallvec![SliceDim::normalize(3, None, None, -1), SliceDim::normalize(4, Some(1), None, 2)];
@@ -57,10 +57,11 @@ fn every_attribute_kind() {
     let s = g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![0, 2], keepdims: true }, &[cat]).unwrap();
     let b = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![12] }, &[one]).unwrap();
     let m = g.add(OpKind::Mul, Attrs::None, &[r, b]).unwrap();
+    let h = g.add(OpKind::Irfft, Attrs::RealFft { axes: smallvec![0, 1], n: 4, norm: FftNorm::Forward }, &[x]).unwrap();
     let k = g.insert(Node {
         op: OpKind::CustomKernel,
         attrs: Attrs::Custom { name: "my \"kernel\" \\ v2\n".into() },
-        inputs: smallvec![m, s],
+        inputs: smallvec![m, s, h],
         dtype: DType::Float32,
         shape: smallvec![5],
     });
@@ -73,7 +74,7 @@ fn every_attribute_kind() {
 %2 = iota {axis=1} : i32[4,3]
 %3 = cast(%2) {dtype=c64} : c64[4,3]
 %4 = add(%0, %3) : c64[4,3]
-%5 = fft(%4) {axis=0, inverse=true, norm=ortho} : c64[4,3]
+%5 = fft(%4) {axes=[0], inverse=true, norm=ortho} : c64[4,3]
 %6 = permute(%5) {perm=[1,0]} : c64[3,4]
 %7 = reshape(%6) {shape=[12]} : c64[12]
 %8 = slice(%6) {start=[2,1], step=[-1,2], len=[3,2]} : c64[3,2]
@@ -82,12 +83,13 @@ fn every_attribute_kind() {
 %11 = sum(%10) {axes=[0,2], keepdims=true} : c64[1,3,1]
 %12 = broadcast_to(%1) {shape=[12]} : c64[12]
 %13 = multiply(%7, %12) : c64[12]
-%14 = custom(%13, %11) {name="my \"kernel\" \\ v2\n"} : f32[5]
-return %14, %11
+%14 = irfft(%0) {axes=[0,1], n=4, norm=forward} : f32[4,4]
+%15 = custom(%13, %11, %14) {name="my \"kernel\" \\ v2\n"} : f32[5]
+return %15, %11
 "#,
     );
     let kinds: std::collections::HashSet<AttrKind> = g.nodes().iter().map(|n| n.attrs.kind()).collect();
-    assert_eq!(kinds.len(), 13, "every AttrKind but {kinds:?}");
+    assert_eq!(kinds.len(), 14, "every AttrKind but {kinds:?}");
 }
 
 /// A value of each attribute schema (types are not checked by the printer or the parser).
@@ -104,7 +106,8 @@ fn some_attrs(kind: AttrKind) -> Attrs {
         AttrKind::Axes => Attrs::Axes { axes: smallvec![0, 1, 2] },
         AttrKind::Axis => Attrs::Axis { axis: 2 },
         AttrKind::Slice => Attrs::Slice { dims: smallvec![SliceDim { start: 0, step: -3, len: 0 }] },
-        AttrKind::Fft => Attrs::Fft { axis: 0, inverse: false, norm: FftNorm::Forward },
+        AttrKind::Fft => Attrs::Fft { axes: smallvec![0, 1], inverse: false, norm: FftNorm::Forward },
+        AttrKind::RealFft => Attrs::RealFft { axes: smallvec![2, 0], n: 7, norm: FftNorm::Backward },
         AttrKind::Custom => Attrs::Custom { name: String::new() },
     }
 }
@@ -127,7 +130,8 @@ fn every_op_round_trips() {
         " = cast(%0, %0) {dtype=bf16} : f32[2,2]\n",
         " = slice(%0, %0) {start=[0], step=[-3], len=[0]} : f32[2,2]\n",
         " = permute(%0, %0) {perm=[]} : f32[2,2]\n",
-        " = fft(%0, %0) {axis=0, inverse=false, norm=forward} : f32[2,2]\n",
+        " = fft(%0, %0) {axes=[0,1], inverse=false, norm=forward} : f32[2,2]\n",
+        " = rfft(%0, %0) {axes=[2,0], n=7, norm=backward} : f32[2,2]\n",
         " = custom(%0, %0) {name=\"\"} : f32[2,2]\n",
     ] {
         assert!(text.contains(line), "{line} in {text}");
@@ -307,8 +311,8 @@ fn attribute_errors() {
     assert_eq!(node_err("%1 = sum(%0) {axes=[0,], keepdims=true} : f32[]"), (3, 23, "expected a value, found `]`".into()));
     assert_eq!(node_err("%1 = cast(%0) {dtype=float64} : f64[2]"), (3, 22, "unknown dtype `float64`".into()));
     assert_eq!(
-        node_err("%1 = fft(%0) {axis=0, inverse=false, norm=none} : c64[2]"),
-        (3, 43, "expected backward, ortho or forward, found `none`".into())
+        node_err("%1 = fft(%0) {axes=[0], inverse=false, norm=none} : c64[2]"),
+        (3, 45, "expected backward, ortho or forward, found `none`".into())
     );
     assert_eq!(
         node_err("%1 = slice(%0) {start=[0], step=[1,1], len=[2]} : f32[2]"),
@@ -582,8 +586,28 @@ mod property {
                 if rank == 0 {
                     return;
                 }
-                let norm = [FftNorm::Backward, FftNorm::Ortho, FftNorm::Forward][below(s, 3)];
-                g.add(OpKind::Fft, Attrs::Fft { axis: below(s, rank), inverse: next(s) & 1 == 1, norm }, &[z])
+                let norm = FftNorm::ALL[below(s, 3)];
+                let mut axes = random_axes(s, rank);
+                if axes.is_empty() {
+                    axes.push(below(s, rank));
+                }
+                match below(s, 3) {
+                    0 => g.add(OpKind::Fft, Attrs::Fft { axes, inverse: next(s) & 1 == 1, norm }, &[z]),
+                    // irfft of the half spectrum: n is 2(m-1) or 2(m-1)+1 for m terms.
+                    1 => {
+                        let last = axes.remove(below(s, axes.len()));
+                        axes.push(last);
+                        let n = (2 * shape[last]).saturating_sub(2) + below(s, 2);
+                        g.add(OpKind::Irfft, Attrs::RealFft { axes, n, norm }, &[z])
+                    }
+                    // rfft of the real part.
+                    _ => {
+                        let last = axes.remove(below(s, axes.len()));
+                        axes.push(last);
+                        let re = g.add(OpKind::Real, Attrs::None, &[z]).unwrap();
+                        g.add(OpKind::Rfft, Attrs::RealFft { axes, n: shape[last], norm }, &[re])
+                    }
+                }
             }
             17 => {
                 let name = ["squared_diff", "l2norm", "a \"quoted\" name"][below(s, 3)].to_string();

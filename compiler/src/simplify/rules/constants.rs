@@ -223,6 +223,7 @@ fn fold_value(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Liter
         OpKind::Sum | OpKind::Prod | OpKind::Max | OpKind::Min | OpKind::ArgMax | OpKind::ArgMin | OpKind::All | OpKind::Any => None,
         OpKind::Reshape | OpKind::Permute | OpKind::BroadcastTo | OpKind::Slice | OpKind::ExpandDims | OpKind::Squeeze | OpKind::Flip => None,
         OpKind::Concatenate | OpKind::Stack | OpKind::Contiguous | OpKind::MatMul | OpKind::Fft | OpKind::CustomKernel => None,
+        OpKind::Rfft | OpKind::Irfft => None,
     }
 }
 

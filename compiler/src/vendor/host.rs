@@ -1,0 +1,42 @@
+//! The host executor of library calls: GEMM through the `gemm` crate (module `gemm`), FFTs
+//! through `rustfft`/`realfft` (module `fft`); see [`crate::vendor`] for what each dtype does.
+
+use kiln_ir::{HostArray, Layout};
+
+use super::VendorCall;
+use crate::CompileError;
+
+/// Runs one call on host arrays; `inputs[k]` is region input `k`. Errors: inputs the call's
+/// layouts do not fit, a library failure ([`CompileError::Library`]).
+pub fn run(call: &VendorCall, inputs: &[&HostArray]) -> Result<HostArray, CompileError> {
+    let input = |k: usize| {
+        inputs.get(k).copied().ok_or_else(|| CompileError::InvalidInput(format!("no input {k} ({} given)", inputs.len())))
+    };
+    match call {
+        VendorCall::MatMul(mm) => super::gemm::matmul(mm, input(mm.a.input)?, input(mm.b.input)?),
+        VendorCall::Fft(f) => super::fft::fft(f, input(f.input.input)?),
+    }
+}
+
+/// Errors unless every element `layout` addresses lies in a buffer of `len` elements (the
+/// precondition of reading an operand through raw pointers or unchecked strides).
+pub(super) fn in_bounds(layout: &Layout, len: usize) -> Result<(), CompileError> {
+    if layout.numel() == 0 {
+        return Ok(());
+    }
+    let (mut lo, mut hi) = (layout.offset, layout.offset);
+    for (&n, &s) in layout.shape.iter().zip(&layout.strides) {
+        let reach = (n as isize - 1) * s;
+        if reach < 0 {
+            lo += reach;
+        } else {
+            hi += reach;
+        }
+    }
+    if lo < 0 || hi >= len as isize {
+        return Err(CompileError::InvalidInput(format!(
+            "a strided operand reaches elements {lo}..={hi} of a buffer of {len}: {layout:?}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! Vendor regions: matrix products and FFTs handed to a library.
+//!
+//! A vendor region is one `matmul`, `fft`, `rfft` or `irfft` node whose operands are the
+//! region's inputs seen through views (the partitioner puts an operand's chain of views in the
+//! region, see [`crate::fusion`]). [`plan`] turns it into a [`VendorCall`]: a backend-neutral
+//! description whose operands are *strided layouts* over the input buffers, so a transposed,
+//! sliced, flipped or broadcast operand reaches the library as strides rather than as a copy.
+//! An executor runs calls:
+//!
+//! - [`host`]: the host CPU: GEMM through the `gemm` crate (float32, float64, complex64,
+//!   complex128 with any strides; float16 and bfloat16 gathered to float32, accumulated in
+//!   float32 and rounded once; integers and bools by a plain loop that wraps as NumPy does), FFTs
+//!   through `rustfft` and `realfft` (float16/bfloat16 computed in float32).
+//! - the GPU executor (cuBLAS/cuBLASLt, cuFFT through `kiln-runtime`) takes the same calls: a
+//!   unit stride along rows or columns becomes an op flag and a leading dimension, batches a
+//!   strided-batched GEMM.
+//!
+//! [`run_schedule`] is the default host path of a whole schedule: vendor regions through the
+//! host libraries, the other regions in the reference evaluator.
+
+mod fft;
+mod gemm;
+pub mod host;
+
+use kiln_ir::graph::Axes;
+use kiln_ir::strided::layout_over_base;
+use kiln_ir::{Attrs, DType, FftNorm, Graph, HostArray, Layout, NodeId, OpKind, Shape};
+
+use crate::codegen::Unsupported;
+use crate::fusion::{Region, RegionKind};
+use crate::schedule::{run_steps, Schedule};
+use crate::CompileError;
+
+/// An operand of a library call: region input `input` read through `layout` (offset and strides
+/// in elements over that input's C-contiguous buffer; strides may be 0 or negative).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Strided {
+    pub input: usize,
+    pub layout: Layout,
+}
+
+/// A batched matrix product: for every index `i` of `batch`, `out[i] = a[i] @ b[i]`, `a[i]`
+/// of shape `(m, k)` and `b[i]` of shape `(k, n)`; the output is C-contiguous
+/// `batch + (m, n)`. Both operands' layouts have shape `batch + (m, k)` / `batch + (k, n)`
+/// (broadcast batch axes have stride 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatMulCall {
+    pub dtype: DType,
+    pub batch: Shape,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a: Strided,
+    pub b: Strided,
+}
+
+/// Which transform an [`FftCall`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FftKind {
+    /// Complex to complex, forward or inverse, over every axis.
+    C2C { inverse: bool },
+    /// Real to complex (forward): the last axis of length `n` keeps n/2+1 terms.
+    R2C { n: usize },
+    /// Complex to real (inverse): the last axis's n/2+1 terms give `n` real values.
+    C2R { n: usize },
+}
+
+/// An FFT over `axes` of one operand, scaled for `norm`; the output is C-contiguous of
+/// `out_dtype` and `out_shape`. For the real transforms the last axis is the halved one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FftCall {
+    pub kind: FftKind,
+    pub axes: Axes,
+    pub norm: FftNorm,
+    pub input: Strided,
+    pub in_dtype: DType,
+    pub out_dtype: DType,
+    pub out_shape: Shape,
+}
+
+/// One library call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VendorCall {
+    MatMul(MatMulCall),
+    Fft(FftCall),
+}
+
+/// The library call of a vendor region. Unsupported: a region that is not one vendor op over
+/// views of its inputs.
+pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
+    let body = &region.body;
+    let unsupported = |op: Option<&'static str>, why: &str| Unsupported::new(op, why.to_string());
+    let [out] = body.outputs() else {
+        return Err(unsupported(None, "a vendor region with several outputs"));
+    };
+    let node = body.node(*out);
+    let name = Some(node.op.name());
+    let operand = |id: NodeId| -> Result<Strided, Unsupported> {
+        match layout_over_base(body, id) {
+            Some((base, layout)) => match body.node(base).attrs {
+                Attrs::Input { index } => Ok(Strided { input: index as usize, layout }),
+                _ => Err(unsupported(name, "an operand that is not a view of a region input")),
+            },
+            None => Err(unsupported(name, "an operand reshaped in a way strides cannot express")),
+        }
+    };
+    let call = match (node.op, &node.attrs) {
+        (OpKind::MatMul, Attrs::None) => {
+            let (a, b) = (operand(node.inputs[0])?, operand(node.inputs[1])?);
+            let rank = node.shape.len();
+            let batch: Shape = node.shape[..rank - 2].into();
+            let (m, n) = (node.shape[rank - 2], node.shape[rank - 1]);
+            let k = *a.layout.shape.last().expect("matmul operands have rank >= 2");
+            let widen = |s: Strided, rows: usize, cols: usize| {
+                let mut full = batch.clone();
+                full.extend([rows, cols]);
+                Strided { input: s.input, layout: s.layout.broadcast_to(&full) }
+            };
+            VendorCall::MatMul(MatMulCall { dtype: node.dtype, m, n, k, a: widen(a, m, k), b: widen(b, k, n), batch })
+        }
+        (OpKind::Fft | OpKind::Rfft | OpKind::Irfft, attrs) => {
+            let (kind, axes, norm) = match (node.op, attrs) {
+                (OpKind::Fft, Attrs::Fft { axes, inverse, norm }) => (FftKind::C2C { inverse: *inverse }, axes, *norm),
+                (OpKind::Rfft, Attrs::RealFft { axes, n, norm }) => (FftKind::R2C { n: *n }, axes, *norm),
+                (OpKind::Irfft, Attrs::RealFft { axes, n, norm }) => (FftKind::C2R { n: *n }, axes, *norm),
+                _ => return Err(unsupported(name, "an FFT with attributes of another schema")),
+            };
+            let input = operand(node.inputs[0])?;
+            VendorCall::Fft(FftCall {
+                kind,
+                axes: axes.clone(),
+                norm,
+                in_dtype: body.node(node.inputs[0]).dtype,
+                input,
+                out_dtype: node.dtype,
+                out_shape: node.shape.clone(),
+            })
+        }
+        _ => return Err(unsupported(name, "a vendor region whose output is not a library op")),
+    };
+    Ok(call)
+}
+
+/// Runs a vendor region on the host: [`plan`], then [`host::run`].
+pub fn run_region_on_host(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+    let call = plan(region).map_err(|u| u.into_error(0))?;
+    check_inputs(&region.body, inputs)?;
+    Ok(vec![host::run(&call, inputs)?])
+}
+
+/// Errors unless `inputs` have the dtypes and shapes of the body's `input` nodes (the layouts
+/// of a call index into them).
+fn check_inputs(body: &Graph, inputs: &[&HostArray]) -> Result<(), CompileError> {
+    for n in body.nodes() {
+        if let Attrs::Input { index } = n.attrs {
+            let a = inputs.get(index as usize).ok_or_else(|| {
+                CompileError::InvalidInput(format!("no input {index} given ({} inputs)", inputs.len()))
+            })?;
+            if a.dtype() != n.dtype || a.shape() != n.shape.as_slice() {
+                return Err(CompileError::InvalidInput(format!(
+                    "input {index} is {} {:?}, the region reads {} {:?}",
+                    a.dtype(),
+                    a.shape(),
+                    n.dtype,
+                    n.shape
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs a schedule on the host: vendor regions through the host libraries ([`host`]), every
+/// other region in the reference evaluator. This is materialisation's default path (code
+/// generation is opt-in); [`crate::schedule::run_on_host`] stays the pure-evaluator oracle.
+pub fn run_schedule(sched: &Schedule, regions: &[Region], inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+    run_steps(sched, regions, inputs, CompileError::InvalidInput, |_, region, refs| {
+        if region.kind == RegionKind::Vendor {
+            run_region_on_host(region, refs)
+        } else {
+            Ok(kiln_ir::eval::evaluate(&region.body, refs)?)
+        }
+    })
+}
