@@ -754,9 +754,18 @@ fn fused_props_stats() {
 fn folded_nan_keeps_the_computed_sign() {
     let z = kiln::zeros(&[], DType::Float64);
     let y = kiln::full(&[], 1.0, DType::Float64).copysign(&z / &z);
-    let explained = kiln::explain(&[&y]).to_string();
+    let explained = kiln::explain(&[&y]);
+    // The NaN-producing division is not folded away.
+    assert!(explained.simplified.contains("divide("), "\n{explained}");
     let lowered = kiln::lower(&[&y]);
     let want = kiln::ir::eval::evaluate(&lowered.graph, &[]).unwrap();
     let got = y.try_to_host().unwrap();
-    assert_eq!(difference(&want[0], &got), None, "\n{explained}");
+    if kiln::backend().to_string() == "cpu" {
+        // The host computes what the reference (on the host) computes.
+        assert_eq!(difference(&want[0], &got), None, "\n{explained}");
+    } else {
+        // A GPU's default NaN has its own sign (NVIDIA's is positive): ±1, computed, not folded.
+        let v = got.as_slice::<f64>().unwrap()[0];
+        assert!(v == 1.0 || v == -1.0, "copysign(1, 0/0) = {v}\n{explained}");
+    }
 }
