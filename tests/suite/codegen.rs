@@ -657,6 +657,52 @@ return %5, %9
     check("views of empty arrays", &got, &want, 0.0);
 }
 
+/// Found by the random-program property test: the fast tier's textual pipeline named plain
+/// `instcombine`, which verifies that one iteration reaches a fixpoint and aborts the process
+/// (`LLVM ERROR: Instruction Combining on kiln_kernel_host did not reach a fixpoint`) when it
+/// does not, as for this program's regions. It is `instcombine<no-verify-fixpoint>` now, as in
+/// LLVM's own pipelines.
+#[test]
+fn fast_tier_instcombine_fixpoint() {
+    let text = "kiln.graph v1
+%0 = const {value=inf} : f64[]
+%1 = broadcast_to(%0) {shape=[1]} : f64[1]
+%2 = input {index=0} : i64[1]
+%3 = cast(%2) {dtype=f64} : f64[1]
+%4 = minimum(%1, %3) : f64[1]
+%5 = expand_dims(%4) {axes=[1]} : f64[1,1]
+%6 = const {value=2} : i64[]
+%7 = broadcast_to(%6) {shape=[1,1]} : i64[1,1]
+%8 = const {value=1.0} : f64[]
+%9 = broadcast_to(%8) {shape=[1]} : f64[1]
+%10 = copysign(%9, %3) : f64[1]
+%11 = less_equal(%9, %10) : bool[1]
+%12 = squeeze(%11) {axes=[0]} : bool[]
+%13 = const {value=false} : bool[]
+%14 = fmin(%12, %13) : bool[]
+%15 = cast(%14) {dtype=f64} : f64[]
+%16 = broadcast_to(%15) {shape=[1,1]} : f64[1,1]
+%17 = less(%16, %5) : bool[1,1]
+%18 = cast(%17) {dtype=i64} : i64[1,1]
+%19 = greater(%7, %18) : bool[1,1]
+%20 = cast(%19) {dtype=f64} : f64[1,1]
+%21 = stack(%5, %20) {axis=1} : f64[1,2,1]
+return %21, %10
+";
+    let g = kiln::ir::text::parse(text).unwrap();
+    for (i, r) in partition(&g).regions.iter().enumerate() {
+        eprintln!("region {i}");
+        match codegen::compile_region_tier(r, codegen::Tier::Fast) {
+            Ok(_) | Err(kiln_compiler::CompileError::Unsupported { .. }) => {}
+            Err(e) => panic!("region {i}: {e}"),
+        }
+    }
+    for x in [-3i64, 0, 5] {
+        let (got, want) = run_text(text, &[HostArray::from_vec(&[1], vec![x]).unwrap()]);
+        check("instcombine fixpoint", &got, &want, 0.0);
+    }
+}
+
 #[test]
 fn an_empty_max_is_the_evaluators_error() {
     // The frontend refuses this; a graph built by hand reaches the evaluator's error.

@@ -37,9 +37,14 @@ pub enum Tier {
 }
 
 /// The [`Tier::Fast`] pipeline: enough to turn the MLIR loops into vectorised ones.
-const FAST_PIPELINE: &str = "always-inline,function(sroa,early-cse<memssa>,instcombine,simplifycfg,\
-     loop-mssa(licm),loop(loop-rotate,indvars),loop-mssa(licm),inject-tli-mappings,\
-     loop-vectorize<interleave-forced-only>,instcombine,simplifycfg,early-cse,dce)";
+///
+/// `instcombine` is spelled `instcombine<no-verify-fixpoint>`, as in LLVM's default pipelines:
+/// named plainly in a textual pipeline it checks that one iteration reached a fixpoint and
+/// aborts the process (`LLVM ERROR: Instruction Combining ... did not reach a fixpoint`) when
+/// it did not, which some kernels trigger (a found case: `codegen::fast_tier_instcombine_fixpoint`).
+const FAST_PIPELINE: &str = "always-inline,function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,\
+     simplifycfg,loop-mssa(licm),loop(loop-rotate,indvars),loop-mssa(licm),inject-tli-mappings,\
+     loop-vectorize<interleave-forced-only>,instcombine<no-verify-fixpoint>,simplifycfg,early-cse,dce)";
 
 /// `kiln_kernel_host(buffers, params, start, end)`.
 pub(crate) type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64, i64, i64);
