@@ -13,6 +13,8 @@
 //!   snapshotted (insta, `suite/snapshots/`), some with their expected number of kernels.
 //! - `fused_props`: proptest on random programs: the compiled plan, run region by region, against
 //!   the reference evaluator on the unfused graph.
+//! - `codegen`: host code generation against the reference evaluator, and the ULP table.
+//! - `ulps`: the accuracy bounds of the compiled host code, per op (used by both).
 
 #[path = "suite/numpy_fixtures.rs"]
 mod numpy_fixtures;
@@ -40,3 +42,6 @@ mod fused_props;
 
 #[path = "suite/codegen.rs"]
 mod codegen;
+
+#[path = "suite/ulps.rs"]
+mod ulps;

@@ -4,8 +4,11 @@
 //! Integers and bools must match bit for bit. Floats must match within a bound in ulps (units
 //! in the last place of the reference's value); each test states its bound and why.
 
+use kiln::ir::OpKind;
 use kiln::{axis, Array, DType, HostArray};
 use kiln_compiler::codegen::{self, run_schedule_on_host};
+
+use crate::ulps::{float_values, host_ulps, ulp_distance};
 use kiln_compiler::fusion::{partition, Partition};
 use kiln_compiler::schedule::schedule;
 use num_complex::Complex32;
@@ -71,31 +74,6 @@ fn run_both(outs: &[&Array]) -> (Vec<HostArray>, Vec<HostArray>, Partition) {
     (compiled, reference, p)
 }
 
-/// Distance in ulps between two floats of a float dtype (as f64), the ulp being that of the
-/// reference `want`'s magnitude in the dtype; NaNs equal NaNs, infinities must match exactly.
-fn ulps(got: f64, want: f64, mantissa: u32, min_exp: i32) -> f64 {
-    if got.is_nan() && want.is_nan() || got == want {
-        return 0.0;
-    }
-    if !got.is_finite() || !want.is_finite() {
-        return f64::INFINITY;
-    }
-    let e = if want == 0.0 { min_exp } else { (want.abs().log2().floor() as i32).max(min_exp) };
-    let ulp = 2f64.powi(e - (mantissa as i32 - 1));
-    (got - want).abs() / ulp
-}
-
-fn as_f64(a: &HostArray) -> Option<(Vec<f64>, u32, i32)> {
-    use kiln::ir::host::Data;
-    Some(match a.data() {
-        Data::Float32(v) => (v.iter().map(|&x| x as f64).collect(), 24, -126),
-        Data::Float64(v) => (v.clone(), 53, -1022),
-        Data::Float16(v) => (v.iter().map(|x| x.to_f64()).collect(), 11, -14),
-        Data::BFloat16(v) => (v.iter().map(|x| x.to_f64()).collect(), 8, -126),
-        _ => return None,
-    })
-}
-
 /// Asserts the arrays match: exactly for non-floats, within `max_ulps` for floats. Returns the
 /// largest distance seen, in ulps.
 fn check(name: &str, got: &[HostArray], want: &[HostArray], max_ulps: f64) -> f64 {
@@ -103,10 +81,10 @@ fn check(name: &str, got: &[HostArray], want: &[HostArray], max_ulps: f64) -> f6
     let mut worst = 0.0f64;
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
         assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "{name}: output {k}");
-        match (as_f64(g), as_f64(w)) {
-            (Some((gv, m, e)), Some((wv, _, _))) => {
+        match (float_values(g), float_values(w)) {
+            (Some((gv, format)), Some((wv, _))) => {
                 for (i, (&a, &b)) in gv.iter().zip(&wv).enumerate() {
-                    let d = ulps(a, b, m, e);
+                    let d = ulp_distance(a, b, format);
                     if d > 1.0 && std::env::var("KILN_TEST_VERBOSE").is_ok() {
                         eprintln!("  {name}[{i}]: {a:e} vs {b:e} ({d} ulps)");
                     }
@@ -390,20 +368,8 @@ fn float_functions() {
         (DType::BFloat16, &x32.astype(DType::BFloat16)),
     ] {
         let y = y32.astype(dt);
-        // float32: libm's float functions are within 1 ulp of the correctly rounded result the
-        // evaluator gives (it computes in f64 and rounds once); float64: the same libm for both,
-        // except erf (the evaluator uses the `libm` crate) and hypot; float16/bfloat16: an f32
-        // result rounded again, which can land one narrow ulp off at a tie.
-        //
-        // The evaluator's float64 arccosh and arctanh are Rust's formulas, not libm's: arctanh
-        // loses up to ~18 ulps near ±1 (e.g. atanh(-0.9995130578359417) is
-        // -4.16013444070102169 to 18 digits; glibc gives -4.160134440701022, the evaluator
-        // -4.160134440701006), arccosh up to 4. The kernels call glibc.
-        let bound_of = |name: &str| match (dt, name) {
-            (DType::Float64, "arctanh") => 32.0,
-            (DType::Float64 | DType::Float32, _) => f32_ulps().max(4.0),
-            _ => 2.0,
-        };
+        // The bounds of `ulps::host_ulps`, by the op's IR name.
+        let bound_of = |name: &str| host_ulps(OpKind::from_name(name).expect("an IR op name"), dt) as f64;
         let unary: Vec<(&str, Array)> = vec![
             ("sqrt", x.sqrt()),
             ("cbrt", x.cbrt()),
@@ -431,7 +397,7 @@ fn float_functions() {
             ("trunc", x.trunc()),
             ("rint", x.rint()),
             ("erf", x.erf()),
-            ("abs", x.abs()),
+            ("absolute", x.abs()),
             ("negative", x.negative()),
             ("sign", x.sign()),
             ("square", x.square()),
@@ -458,15 +424,7 @@ fn float_functions() {
             ("copysign", x.copysign(&y)),
         ];
         for (name, a) in &binary {
-            // logaddexp(x, y) = max + log1p(exp(-|x - y|)) cancels where x ≈ -y and the result
-            // is near 0: libmvec's 4-ulp errors in exp and log1p become tens of ulps of the
-            // result (its absolute error stays within a few ulps of max(|x|, |y|)).
-            let bound = if *name == "logaddexp" && dt == DType::Float64 && codegen::host::libmvec_enabled() {
-                128.0
-            } else {
-                bound_of(name)
-            };
-            check_program(&format!("{name} {dt}"), &[a], bound);
+            check_program(&format!("{name} {dt}"), &[a], bound_of(name));
         }
         // NaN against NaN, for the NaN rules of maximum/fmax.
         check_program(&format!("max of NaNs {dt}"), &[&x.maximum(x.flip(None)), &x.fmin(x.flip(None))], 0.0);
@@ -484,6 +442,224 @@ fn float_functions() {
             0.0,
         );
     }
+}
+
+/// Where the ULP table samples one argument of a function, in float32 and in float64: an
+/// interval, and points near which to sample densely (relative steps down to below an ulp).
+#[derive(Clone, Copy)]
+struct Dom {
+    f32: (f64, f64),
+    f64: (f64, f64),
+    near: &'static [f64],
+}
+
+const ALL: Dom = Dom { f32: (-3.4e38, 3.4e38), f64: (-1.7e308, 1.7e308), near: &[0.0, 1.0, -1.0] };
+const POSITIVE: Dom = Dom { f32: (0.0, 3.4e38), f64: (0.0, 1.7e308), near: &[0.0, 1.0] };
+const UNIT: Dom = Dom { f32: (-1.0, 1.0), f64: (-1.0, 1.0), near: &[-1.0, 0.0, 1.0, 0.5, -0.5] };
+const TRIG: Dom = Dom { f32: (-1e6, 1e6), f64: (-1e6, 1e6), near: &[0.0, 1.5707963267948966, 3.141592653589793] };
+/// sinh and cosh, up to their overflow.
+const HYPERBOLIC: Dom = Dom { f32: (-90.0, 90.0), f64: (-711.0, 711.0), near: &[0.0] };
+
+/// One function of the ULP table: its IR name, how it is called, its arguments' domains, and
+/// optionally pairs of arguments sampled together (a quarter of the samples).
+struct Func {
+    name: &'static str,
+    apply: fn(&[Array]) -> Array,
+    args: &'static [Dom],
+    pairs: Option<fn(&mut Rng) -> (f64, f64)>,
+}
+
+/// A sample of `dom` for a float format `(mantissa, min_exp)` and largest finite value `max`:
+/// uniform over the interval, log-uniform in magnitude (every binade, subnormals included), or
+/// near one of its points.
+fn sample(r: &mut Rng, (lo, hi): (f64, f64), near: &[f64], (mantissa, min_exp): (u32, i32), max: f64) -> f64 {
+    let tiny = 2f64.powi(min_exp - (mantissa as i32 - 1));
+    loop {
+        let sign = if r.next() & 1 == 1 { -1.0 } else { 1.0 };
+        let x = match r.next() % 4 {
+            0 => r.uniform(lo, hi),
+            1 | 2 => {
+                let top = lo.abs().max(hi.abs()).min(max);
+                sign * r.uniform(tiny.log2(), top.log2()).exp2()
+            }
+            _ => {
+                let c = near[(r.next() % near.len() as u64) as usize];
+                c + sign * c.abs().max(tiny.sqrt()) * (-r.uniform(0.0, mantissa as f64 + 2.0)).exp2()
+            }
+        };
+        if (lo..=hi).contains(&x) && x.abs() <= max {
+            return x;
+        }
+    }
+}
+
+/// logaddexp(x, y) near 0, where NumPy's formula cancels: y close to log(1 - e^x), x < 0.
+fn logaddexp_near_zero(r: &mut Rng) -> (f64, f64) {
+    let x = -r.uniform(1e-3, 8.0);
+    let y = (-x.exp()).ln_1p() * (1.0 + r.uniform(-1e-3, 1e-3));
+    (x, y)
+}
+
+/// Arrays of `n` samples of each argument of `f` in dtype `dt` (float16 and bfloat16 sample
+/// as float32, then round; unary functions of them take every value of the type).
+fn table_inputs(f: &Func, dt: DType, n: usize, seed: u64) -> Vec<Array> {
+    use half::{bf16, f16};
+    let narrow = matches!(dt, DType::Float16 | DType::BFloat16);
+    if narrow && f.args.len() == 1 {
+        let all: Vec<u16> = (0..=u16::MAX).collect();
+        let a = if dt == DType::Float16 {
+            Array::from_vec(all.iter().map(|&b| f16::from_bits(b)).collect::<Vec<_>>(), &[all.len()])
+        } else {
+            Array::from_vec(all.iter().map(|&b| bf16::from_bits(b)).collect::<Vec<_>>(), &[all.len()])
+        };
+        return vec![a];
+    }
+    let (format, max, wide) = match dt {
+        DType::Float64 => ((53, -1022), f64::MAX, true),
+        DType::Float16 => ((11, -14), 65504.0, false),
+        _ => ((24, -126), f32::MAX as f64, false),
+    };
+    let mut r = Rng(seed);
+    let mut cols: Vec<Vec<f64>> = vec![Vec::with_capacity(n); f.args.len()];
+    for i in 0..n {
+        if let (Some(pair), true) = (f.pairs, i % 4 == 3) {
+            let (x, y) = pair(&mut r);
+            cols[0].push(x);
+            cols[1].push(y);
+            continue;
+        }
+        for (col, dom) in cols.iter_mut().zip(f.args) {
+            col.push(sample(&mut r, if wide { dom.f64 } else { dom.f32 }, dom.near, format, max));
+        }
+    }
+    cols.into_iter()
+        .map(|c| {
+            let a = if wide {
+                Array::from_vec(c, &[n])
+            } else {
+                Array::from_vec(c.iter().map(|&x| x as f32).collect::<Vec<_>>(), &[n])
+            };
+            let a = a.astype(dt);
+            a.eval();
+            a
+        })
+        .collect()
+}
+
+/// The accuracy table of the compiled host code (`compiler/src/codegen/mod.rs`, "Accuracy"):
+/// each math function's largest distance from the reference evaluator over its domain, in ulps
+/// of the reference's value, for float16 and bfloat16 (unary functions: every value of the
+/// type; binary: 2^16 pairs), float32 and float64 (2^16 samples: uniform, every binade, and
+/// densely near the domain's edges and special points), each checked against the bound of
+/// `ulps::host_ulps`. The markdown table goes to stderr:
+/// `cargo test --release --test main codegen::ulp_table -- --nocapture`.
+#[test]
+fn ulp_table() {
+    const FUNCS: &[Func] = &[
+        Func { name: "sqrt", apply: |a| a[0].sqrt(), args: &[POSITIVE], pairs: None },
+        Func { name: "cbrt", apply: |a| a[0].cbrt(), args: &[ALL], pairs: None },
+        Func {
+            name: "exp",
+            apply: |a| a[0].exp(),
+            args: &[Dom { f32: (-104.0, 89.0), f64: (-746.0, 710.0), near: &[0.0, 88.72, 709.78] }],
+            pairs: None,
+        },
+        Func {
+            name: "exp2",
+            apply: |a| a[0].exp2(),
+            args: &[Dom { f32: (-150.0, 128.0), f64: (-1075.0, 1024.0), near: &[0.0, 1.0] }],
+            pairs: None,
+        },
+        Func {
+            name: "expm1",
+            apply: |a| a[0].expm1(),
+            args: &[Dom { f32: (-90.0, 89.0), f64: (-710.0, 710.0), near: &[0.0] }],
+            pairs: None,
+        },
+        Func { name: "log", apply: |a| a[0].log(), args: &[POSITIVE], pairs: None },
+        Func { name: "log2", apply: |a| a[0].log2(), args: &[POSITIVE], pairs: None },
+        Func { name: "log10", apply: |a| a[0].log10(), args: &[POSITIVE], pairs: None },
+        Func {
+            name: "log1p",
+            apply: |a| a[0].log1p(),
+            args: &[Dom { f32: (-1.0, 3.4e38), f64: (-1.0, 1.7e308), near: &[-1.0, 0.0] }],
+            pairs: None,
+        },
+        Func { name: "sin", apply: |a| a[0].sin(), args: &[TRIG], pairs: None },
+        Func { name: "cos", apply: |a| a[0].cos(), args: &[TRIG], pairs: None },
+        Func { name: "tan", apply: |a| a[0].tan(), args: &[TRIG], pairs: None },
+        Func { name: "arcsin", apply: |a| a[0].arcsin(), args: &[UNIT], pairs: None },
+        Func { name: "arccos", apply: |a| a[0].arccos(), args: &[UNIT], pairs: None },
+        Func { name: "arctan", apply: |a| a[0].arctan(), args: &[ALL], pairs: None },
+        Func { name: "sinh", apply: |a| a[0].sinh(), args: &[HYPERBOLIC], pairs: None },
+        Func { name: "cosh", apply: |a| a[0].cosh(), args: &[HYPERBOLIC], pairs: None },
+        Func { name: "tanh", apply: |a| a[0].tanh(), args: &[ALL], pairs: None },
+        Func { name: "arcsinh", apply: |a| a[0].arcsinh(), args: &[ALL], pairs: None },
+        Func {
+            name: "arccosh",
+            apply: |a| a[0].arccosh(),
+            args: &[Dom { f32: (1.0, 3.4e38), f64: (1.0, 1.7e308), near: &[1.0, 2.0] }],
+            pairs: None,
+        },
+        Func { name: "arctanh", apply: |a| a[0].arctanh(), args: &[UNIT], pairs: None },
+        Func { name: "erf", apply: |a| a[0].erf(), args: &[ALL], pairs: None },
+        Func {
+            name: "power",
+            apply: |a| a[0].power(&a[1]),
+            args: &[
+                Dom { f32: (-1e4, 1e4), f64: (-1e4, 1e4), near: &[0.0, 1.0, -1.0] },
+                Dom { f32: (-40.0, 40.0), f64: (-300.0, 300.0), near: &[0.0, 0.5, 2.0, -1.0] },
+            ],
+            pairs: None,
+        },
+        Func { name: "arctan2", apply: |a| a[0].arctan2(&a[1]), args: &[ALL, ALL], pairs: None },
+        Func { name: "hypot", apply: |a| a[0].hypot(&a[1]), args: &[ALL, ALL], pairs: None },
+        Func {
+            name: "logaddexp",
+            apply: |a| a[0].logaddexp(&a[1]),
+            args: &[
+                Dom { f32: (-1e3, 1e3), f64: (-1e3, 1e3), near: &[0.0] },
+                Dom { f32: (-1e3, 1e3), f64: (-1e3, 1e3), near: &[0.0] },
+            ],
+            pairs: Some(logaddexp_near_zero),
+        },
+    ];
+    const DTYPES: [DType; 4] = [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64];
+    let mut over = Vec::new();
+    let mut table = String::from(
+        "| function | float16 | bfloat16 | float32 | float64 | bound (16/bf16, 32, 64) |\n|---|---|---|---|---|---|\n",
+    );
+    for (k, f) in FUNCS.iter().enumerate() {
+        let op = OpKind::from_name(f.name).expect("an IR op name");
+        let mut row = format!("| `{}` |", f.name);
+        for (j, dt) in DTYPES.into_iter().enumerate() {
+            let args = table_inputs(f, dt, 1 << 16, 1000 + 10 * k as u64 + j as u64);
+            let y = (f.apply)(&args);
+            let (got, want, _) = run_both(&[&y]);
+            let (gv, format) = float_values(&got[0]).expect("a float result");
+            let (wv, _) = float_values(&want[0]).expect("a float result");
+            let (mut worst, mut at) = (0.0f64, 0);
+            for (i, (&g, &w)) in gv.iter().zip(&wv).enumerate() {
+                let d = ulp_distance(g, w, format);
+                if d > worst {
+                    (worst, at) = (d, i);
+                }
+            }
+            let bound = host_ulps(op, dt) as f64;
+            if worst > bound {
+                let x: Vec<String> =
+                    args.iter().map(|a| format!("{:e}", float_values(&a.try_to_host().unwrap()).unwrap().0[at])).collect();
+                let (name, x, g, w) = (f.name, x.join(", "), gv[at], wv[at]);
+                over.push(format!("{name} {dt}: {worst} ulps > {bound} at ({x}): {g:e}, reference {w:e}"));
+            }
+            row += &format!(" {worst} |");
+        }
+        let b = |dt| host_ulps(op, dt);
+        row += &format!(" {}, {}, {} |\n", b(DType::Float16), b(DType::Float32), b(DType::Float64));
+        table += &row;
+    }
+    eprintln!("{table}");
+    assert!(over.is_empty(), "beyond the bounds of ulps::host_ulps:\n{}", over.join("\n"));
 }
 
 /// logaddexp's `exp` and `log1p` are scalar libm calls in both tiers, never glibc's vector
