@@ -737,6 +737,19 @@ fn argmax_argmin_with_nans_and_ties() {
     check_program("int argmax ties", &[&i.argmax(1), &i.argmin(0), &i.max(1), &i.min(None)], 0.0);
 }
 
+/// Ops of constants are computed while lowering, by the evaluator (`codegen::fold`), rather than
+/// folded by LLVM: `copysign(1, 0/0)` is -1.0 as at run time on x86 (LLVM folds 0/0 to +NaN), and
+/// a function of a constant is the evaluator's value.
+#[test]
+fn ops_of_constants_are_the_evaluators() {
+    let z = kiln::zeros(&[5], DType::Float64);
+    let y = kiln::full(&[5], 1.0, DType::Float64).copysign(&z / &z);
+    let e = (kiln::ones(&[3, 2], DType::Float32) * 3.0).exp().sin();
+    let (got, want, _) = run_both(&[&y, &e, &(&z / &z).isnan()]);
+    assert_eq!(want[0].as_slice::<f64>().unwrap(), &[-1.0; 5]);
+    check("ops of constants", &got, &want, 0.0);
+}
+
 #[test]
 fn integer_and_bool_reductions() {
     let a = ints(&[50, 70], 29, |v| (v % 256) as u8 as i8);

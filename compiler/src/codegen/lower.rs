@@ -171,6 +171,8 @@ struct Lower<'g> {
     hoisting: Option<NodeId>,
     /// See [`Kernel::min_chunk`].
     min_chunk: usize,
+    /// Which nodes are constant subexpressions (`fold::constant_nodes`).
+    constant: Vec<bool>,
 }
 
 impl<'g> Lower<'g> {
@@ -187,6 +189,7 @@ impl<'g> Lower<'g> {
             staged: Vec::new(),
             hoisting: None,
             min_chunk: 1,
+            constant: super::fold::constant_nodes(body),
         }
     }
 
@@ -261,6 +264,10 @@ impl<'g> Lower<'g> {
                 }
                 _ => unreachable!("a leaf with the wrong attributes"),
             },
+            // Computed now, by the evaluator (see `fold`).
+            OpClass::Elementwise if self.constant[id.index()] => {
+                super::fold::constant_value(&mut self.b, self.body, id)?
+            }
             OpClass::Elementwise => {
                 let mut args = Vec::with_capacity(node.inputs.len());
                 for &i in &node.inputs {

@@ -10,7 +10,7 @@
 //!   evaluated by the reference evaluator when code generation does not support it yet.
 //!
 //! The module-level docs of [`lower`] and of the private modules `types`, `scalar`, `cast`,
-//! `reduce` and `jit` give the semantics, their accuracy and the compilation tiers.
+//! `reduce`, `fold` and `jit` give the semantics, their accuracy and the compilation tiers.
 //!
 //! # Accuracy
 //!
@@ -67,6 +67,7 @@
 
 mod builder;
 mod cast;
+mod fold;
 pub mod host;
 mod index;
 mod jit;
