@@ -114,6 +114,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     }
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let results = if host_codegen() {
+        dump::host_code(seq, &plan.partition.regions);
         kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
     } else {
         kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)?

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::execution_engine::ExecutionEngine;
-use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine};
 use inkwell::OptimizationLevel;
 use melior::ir::Module;
 
@@ -355,6 +355,21 @@ pub(crate) fn optimized_ir(text: &str, tier: Tier) -> Result<String, CompileErro
     let module = optimized_module(text, tier, &llvm, &mut CompileTimes::default())?;
     let ir = module.print_to_string().to_string();
     Ok(ir)
+}
+
+/// The assembly of kernel MLIR text optimised at `tier` for this machine's CPU: for reading, not
+/// canonical (it names this CPU's instructions).
+pub(crate) fn assembly(text: &str, tier: Tier) -> Result<String, CompileError> {
+    let llvm = inkwell::context::Context::create();
+    let module = optimized_module(text, tier, &llvm, &mut CompileTimes::default())?;
+    HOST.with(|host| {
+        let host = host.as_ref().map_err(|e| CompileError::Llvm(e.clone()))?;
+        let buffer = host
+            .machine
+            .write_to_memory_buffer(&module, FileType::Assembly)
+            .map_err(|e| CompileError::Llvm(format!("assembly: {e}")))?;
+        Ok(String::from_utf8_lossy(buffer.as_slice()).into_owned())
+    })
 }
 
 /// Compiles kernel MLIR text to host machine code of the given tier.

@@ -81,8 +81,8 @@ use std::borrow::Cow;
 use kiln_ir::HostArray;
 
 pub use host::{
-    compile_region, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled, run_region,
-    CompiledRegion, Tier,
+    asm_text, compile_region, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled,
+    run_region, CompiledRegion, Tier,
 };
 pub use lower::{Kernel, HOST_ENTRY, KERNEL};
 
