@@ -11,8 +11,8 @@
 //! - `examples`: the examples run as a user runs them, against NumPy.
 //! - `catalogue`: programs written with the API, each stage's text and the fusion report
 //!   snapshotted (insta, `suite/snapshots/`), some with their expected number of kernels.
-//! - `fused_props`: proptest on random programs: the compiled plan, run region by region, against
-//!   the reference evaluator on the unfused graph.
+//! - `fused_props`: proptest on random programs: the compiled plan, run region by region in the
+//!   evaluator and as compiled host code, against the reference evaluator on the unfused graph.
 //! - `codegen`: host code generation against the reference evaluator, and the ULP table.
 //! - `ulps`: the accuracy bounds of the compiled host code, per op (used by both).
 

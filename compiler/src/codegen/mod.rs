@@ -12,6 +12,9 @@
 //! The module-level docs of [`lower`] and of the private modules `types`, `scalar`, `cast`,
 //! `reduce`, `fold` and `jit` give the semantics, their accuracy and the compilation tiers.
 //!
+//! This is kiln's default CPU path: materialisation runs schedules through
+//! [`run_schedule_on_host`] (`KILN_CODEGEN=eval` runs the reference evaluator instead).
+//!
 //! # Accuracy
 //!
 //! The kernels compute what the reference evaluator computes, bit for bit, but for the
