@@ -456,9 +456,12 @@ struct Dom {
 const ALL: Dom = Dom { f32: (-3.4e38, 3.4e38), f64: (-1.7e308, 1.7e308), near: &[0.0, 1.0, -1.0] };
 const POSITIVE: Dom = Dom { f32: (0.0, 3.4e38), f64: (0.0, 1.7e308), near: &[0.0, 1.0] };
 const UNIT: Dom = Dom { f32: (-1.0, 1.0), f64: (-1.0, 1.0), near: &[-1.0, 0.0, 1.0, 0.5, -0.5] };
-const TRIG: Dom = Dom { f32: (-1e6, 1e6), f64: (-1e6, 1e6), near: &[0.0, 1.5707963267948966, 3.141592653589793] };
+const TRIG: Dom = Dom { f32: (-1e6, 1e6), f64: (-1e6, 1e6), near: &[0.0, std::f64::consts::FRAC_PI_2, std::f64::consts::PI] };
 /// sinh and cosh, up to their overflow.
 const HYPERBOLIC: Dom = Dom { f32: (-90.0, 90.0), f64: (-711.0, 711.0), near: &[0.0] };
+
+/// Two arguments sampled together.
+type Pair = fn(&mut Rng) -> (f64, f64);
 
 /// One function of the ULP table: its IR name, how it is called, its arguments' domains, and
 /// optionally pairs of arguments sampled together (a quarter of the samples).
@@ -466,7 +469,7 @@ struct Func {
     name: &'static str,
     apply: fn(&[Array]) -> Array,
     args: &'static [Dom],
-    pairs: Option<fn(&mut Rng) -> (f64, f64)>,
+    pairs: Option<Pair>,
 }
 
 /// A sample of `dom` for a float format `(mantissa, min_exp)` and largest finite value `max`:

@@ -234,6 +234,13 @@ pub fn arctanh(_: DType, v: Value) -> Value {
 // loses the digits of x - 1 near 1 (thousands of ulps off at 1 + 2^-50); `f64::atanh`,
 // 0.5·log1p(2x/(1 - x)), cancels near -1; `f64::asinh` is within 2 ulps of glibc's.
 
+/// The NaN glibc returns outside a function's domain, computed as glibc computes it: x86's
+/// default NaN (sign bit set), or x's own if x is a NaN.
+#[allow(clippy::eq_op)]
+fn invalid(x: f64) -> f64 {
+    (x - x) / (x - x)
+}
+
 /// The high 32 bits of a double (fdlibm's `GET_HIGH_WORD`), sign included.
 fn high_word(x: f64) -> i32 {
     (x.to_bits() >> 32) as u32 as i32
@@ -269,8 +276,8 @@ fn asinh(x: f64) -> f64 {
 fn acosh(x: f64) -> f64 {
     let ix = x.to_bits() as i64;
     if ix < 0x3ff0_0000_0000_0000 {
-        // Below 1 (negative numbers and negative NaNs too): NaN, computed as glibc does.
-        return (x - x) / (x - x);
+        // Below 1 (negative numbers and negative NaNs too).
+        return invalid(x);
     }
     let hx = high_word(x);
     if hx >= 0x41b0_0000 {
@@ -301,8 +308,7 @@ fn atanh(x: f64) -> f64 {
     } else if a < 1.0 {
         0.5 * ((a + a) / (1.0 - a)).ln_1p()
     } else if a > 1.0 {
-        // NaN, computed (x86's default NaN, as glibc's).
-        return (x - x) / (x - x);
+        return invalid(x);
     } else {
         // ±inf at ±1; NaN stays NaN.
         return x / 0.0;
