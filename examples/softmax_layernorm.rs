@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release --example softmax_layernorm -- 1024 512
-//! KILN_CODEGEN=host cargo run --release --example softmax_layernorm -- 1024 512
+//! KILN_CODEGEN=eval cargo run --release --example softmax_layernorm -- 1024 512   # the evaluator
 //! ```
 
 use std::time::Instant;

@@ -11,9 +11,10 @@
 //! - `examples`: the examples run as a user runs them, against NumPy.
 //! - `catalogue`: programs written with the API, each stage's text and the fusion report
 //!   snapshotted (insta, `suite/snapshots/`), some with their expected number of kernels.
-//! - `fused_props`: proptest on random programs: the compiled plan, run region by region, against
-//!   the reference evaluator on the unfused graph.
-//! - `codegen`: host code generation against the reference evaluator.
+//! - `fused_props`: proptest on random programs: the compiled plan, run region by region in the
+//!   evaluator and as compiled host code, against the reference evaluator on the unfused graph.
+//! - `codegen`: host code generation against the reference evaluator, and the ULP table.
+//! - `ulps`: the accuracy bounds of the compiled host code, per op (used by both).
 //! - `user_kernels`: ElementwiseKernel, ReductionKernel and fuse: CuPy's guide, the traced C++
 //!   subset, typed errors, fusion snapshots and host code of user kernels.
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
@@ -80,3 +81,5 @@ pub fn shared_data() -> std::path::PathBuf {
 }
 #[path = "suite/vendor.rs"]
 mod vendor;
+#[path = "suite/ulps.rs"]
+mod ulps;

@@ -1,13 +1,20 @@
 //! `KILN_DUMP`: writes the text of each compiler stage of every materialisation to files.
 //!
 //! `KILN_DUMP=graph,simplified,regions,...` (or `all`) selects stages; files go to
-//! `KILN_DUMP_DIR` (default `./kiln-dump/`), named `NNNN-S-stage.kir`: `NNNN` counts
+//! `KILN_DUMP_DIR` (default `./kiln-dump/`), named `NNNN-S-stage.ext`: `NNNN` counts
 //! materialisations in the process, `S` is the stage's position in the pipeline, so names sort
-//! in the order things happened. The texts are canonical: the same program writes the same bytes.
+//! in the order things happened; `ext` is `kir` for kiln's own texts, `mlir`, `ll` (LLVM IR) and
+//! `s` (assembly) for the code of the host path ([`host_code`]).
+//!
+//! The texts are canonical: the same program writes the same bytes, on any machine, except
+//! `asm`, which is this machine's CPU code, for reading.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use kiln_compiler::codegen;
+use kiln_compiler::fusion::Region;
+use kiln_compiler::CompileError;
 use kiln_ir::Graph;
 
 /// The pipeline's stages, in order; the position is the `S` of file names.
@@ -41,7 +48,14 @@ pub fn enabled(stage: &str) -> bool {
 /// The path a stage's dump of materialisation `seq` is written to.
 pub fn path(seq: usize, stage: &str) -> PathBuf {
     let pos = STAGES.iter().position(|s| *s == stage).unwrap_or(STAGES.len());
-    config().dir.join(format!("{seq:04}-{pos}-{stage}.kir"))
+    let ext = match stage {
+        "mlir" => "mlir",
+        "llvm" => "ll",
+        "ptx" => "ptx",
+        "asm" => "s",
+        _ => "kir",
+    };
+    config().dir.join(format!("{seq:04}-{pos}-{stage}.{ext}"))
 }
 
 /// Writes `text` as the dump of `stage` if asked for. A failure to write is reported on stderr
@@ -60,4 +74,35 @@ pub fn write(seq: usize, stage: &str, text: impl FnOnce() -> String) {
 /// Dumps the input graph of a materialisation (stage `graph`).
 pub fn graph(seq: usize, g: &Graph) {
     write(seq, "graph", || kiln_ir::text::print(g));
+}
+
+/// Dumps the host code of a plan's regions: stages `mlir` (each region's kernel, canonical and
+/// shape-generic), `llvm` (its LLVM IR as translated, before optimisation for this CPU:
+/// canonical too) and `asm` (this CPU's assembly of the optimised tier, for reading). One file
+/// per stage, the regions in order, each under a comment naming it and separated by a
+/// `-----` comment line (`// -----` in MLIR, which `mlir-opt --split-input-file` reads); a
+/// region code generation does not support says why (the reference evaluator runs it).
+pub fn host_code(seq: usize, regions: &[Region]) {
+    type Text = fn(&Region) -> Result<String, CompileError>;
+    const HOST: [(&str, &str, Text); 3] =
+        [("mlir", "//", codegen::mlir_text), ("llvm", ";", codegen::llvm_ir_text), ("asm", "#", codegen::asm_text)];
+    for (stage, comment, text) in HOST {
+        write(seq, stage, || {
+            let mut out = String::new();
+            for (i, region) in regions.iter().enumerate() {
+                if i > 0 {
+                    out += &format!("{comment} -----\n");
+                }
+                match text(region) {
+                    Ok(t) => out += &format!("{comment} region {i}\n{t}"),
+                    Err(CompileError::Unsupported { op, reason, .. }) => {
+                        let e = CompileError::Unsupported { region: i, op, reason };
+                        out += &format!("{comment} {e}: the reference evaluator runs it\n")
+                    }
+                    Err(e) => out += &format!("{comment} region {i}: compilation failed: {e}\n"),
+                }
+            }
+            out
+        });
+    }
 }

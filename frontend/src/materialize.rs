@@ -116,13 +116,23 @@ fn plans() -> &'static PlanCache {
     PLANS.get_or_init(PlanCache::new)
 }
 
-/// `KILN_CODEGEN=host`: run regions as host code compiled through MLIR and LLVM (a region the
-/// code generator does not support runs in the reference evaluator). Opt-in until the random
-/// program property test passes through it; the default runs every fused region in the
-/// reference evaluator. Either way vendor regions (matmul, FFTs) are host library calls.
-fn host_codegen() -> bool {
-    static CODEGEN: OnceLock<bool> = OnceLock::new();
-    *CODEGEN.get_or_init(|| std::env::var("KILN_CODEGEN").is_ok_and(|v| v == "host"))
+/// What runs a schedule's regions on the CPU (`KILN_CODEGEN`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HostBackend {
+    /// Host code compiled through MLIR and LLVM, a region the code generator does not support
+    /// (complex dtypes, copies) run by the reference evaluator: the default, and
+    /// `KILN_CODEGEN=host`.
+    Compiled,
+    /// The reference evaluator for every region: `KILN_CODEGEN=eval`.
+    Evaluator,
+}
+
+fn host_backend() -> HostBackend {
+    static BACKEND: OnceLock<HostBackend> = OnceLock::new();
+    *BACKEND.get_or_init(|| match std::env::var("KILN_CODEGEN").as_deref() {
+        Ok("eval") => HostBackend::Evaluator,
+        _ => HostBackend::Compiled,
+    })
 }
 
 fn options() -> &'static Options {
@@ -143,9 +153,9 @@ pub fn backend() -> Backend {
 /// The graph goes through the compiler's pipeline (a plan reused when a graph of the same
 /// structure was compiled before) and its schedule runs region by region on the [`backend`]:
 /// on a CUDA device as PTX kernels, the results staying in device memory until read (vendor
-/// regions on the host libraries for now); on the CPU, vendor regions through the host
-/// libraries (`gemm`, `rustfft`), the others in the reference evaluator, or as compiled host
-/// code with `KILN_CODEGEN=host`. `KILN_DUMP` writes each stage's text.
+/// regions on the host libraries for now); on the CPU as compiled host code
+/// (`kiln_compiler::codegen::run_schedule_on_host`, vendor regions through the host libraries),
+/// or in the reference evaluator with `KILN_CODEGEN=eval`. `KILN_DUMP` writes each stage's text.
 ///
 /// Errors: a compilation, evaluation or device failure (the arrays are left unmaterialised and
 /// still valid).
@@ -179,10 +189,14 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
             let host: Vec<Arc<HostArray>> =
                 held.iter().map(|a| Ok(a.host_value()?.expect("a held array has a value"))).collect::<Result<_>>()?;
             let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
-            let results = if host_codegen() {
-                kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
-            } else {
-                kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs)?
+            let results = match host_backend() {
+                HostBackend::Compiled => {
+                    dump::host_code(seq, &plan.partition.regions);
+                    kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
+                }
+                HostBackend::Evaluator => {
+                    kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs)?
+                }
             };
             for (a, r) in pending.iter().zip(results) {
                 let _ = a.e.value.set(Arc::new(r));

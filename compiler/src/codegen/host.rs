@@ -181,6 +181,12 @@ pub fn optimized_llvm_ir_text(region: &Region, tier: Tier) -> Result<String, Com
     jit::optimized_ir(&lower(region).map_err(|u| u.into_error(0))?.mlir, tier)
 }
 
+/// The assembly of a region's kernel, optimised ([`Tier::Optimized`]) for this machine's CPU
+/// (what `KILN_DUMP=asm` shows): for reading, not canonical.
+pub fn asm_text(region: &Region) -> Result<String, CompileError> {
+    jit::assembly(&lower(region).map_err(|u| u.into_error(0))?.mlir, Tier::Optimized)
+}
+
 /// The buffer pointers, handed to worker threads.
 #[derive(Clone, Copy)]
 struct Ptrs<'a>(&'a [*mut u8]);

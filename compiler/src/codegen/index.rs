@@ -94,7 +94,10 @@ pub(crate) fn through_view(b: &mut Builder, view: &Node, input: &Node, ix: &Ix) 
         (OpKind::Reshape, _) | (OpKind::ExpandDims, _) | (OpKind::Squeeze, _) => {
             // Same elements in the same C order: the flat position carries over.
             if numel(out_shape) == 0 {
-                return Ok(ix.clone());
+                // No element is ever computed, but the input still needs an index of its own
+                // rank (views under it, a permute say, index its axes).
+                let zero = b.i64(0);
+                return Ok(Ix { dims: ix.dims.as_ref().map(|_| vec![zero.clone(); in_shape.len()]), flat: Some(zero) });
             }
             let flat = match &ix.flat {
                 Some(f) => f.clone(),

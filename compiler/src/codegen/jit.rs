@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::execution_engine::ExecutionEngine;
-use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine};
 use inkwell::OptimizationLevel;
 use melior::ir::Module;
 
@@ -37,9 +37,14 @@ pub enum Tier {
 }
 
 /// The [`Tier::Fast`] pipeline: enough to turn the MLIR loops into vectorised ones.
-const FAST_PIPELINE: &str = "always-inline,function(sroa,early-cse<memssa>,instcombine,simplifycfg,\
-     loop-mssa(licm),loop(loop-rotate,indvars),loop-mssa(licm),inject-tli-mappings,\
-     loop-vectorize<interleave-forced-only>,instcombine,simplifycfg,early-cse,dce)";
+///
+/// `instcombine` is spelled `instcombine<no-verify-fixpoint>`, as in LLVM's default pipelines:
+/// named plainly in a textual pipeline it checks that one iteration reached a fixpoint and
+/// aborts the process (`LLVM ERROR: Instruction Combining ... did not reach a fixpoint`) when
+/// it did not, which some kernels trigger (a found case: `codegen::fast_tier_instcombine_fixpoint`).
+const FAST_PIPELINE: &str = "always-inline,function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,\
+     simplifycfg,loop-mssa(licm),loop(loop-rotate,indvars),loop-mssa(licm),inject-tli-mappings,\
+     loop-vectorize<interleave-forced-only>,instcombine<no-verify-fixpoint>,simplifycfg,early-cse,dce)";
 
 /// `kiln_kernel_host(buffers, params, start, end)`.
 pub(crate) type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64, i64, i64);
@@ -359,6 +364,21 @@ pub(crate) fn optimized_ir(text: &str, tier: Tier) -> Result<String, CompileErro
     let module = optimized_module(text, tier, &llvm, &mut CompileTimes::default())?;
     let ir = module.print_to_string().to_string();
     Ok(ir)
+}
+
+/// The assembly of kernel MLIR text optimised at `tier` for this machine's CPU: for reading, not
+/// canonical (it names this CPU's instructions).
+pub(crate) fn assembly(text: &str, tier: Tier) -> Result<String, CompileError> {
+    let llvm = inkwell::context::Context::create();
+    let module = optimized_module(text, tier, &llvm, &mut CompileTimes::default())?;
+    HOST.with(|host| {
+        let host = host.as_ref().map_err(|e| CompileError::Llvm(e.clone()))?;
+        let buffer = host
+            .machine
+            .write_to_memory_buffer(&module, FileType::Assembly)
+            .map_err(|e| CompileError::Llvm(format!("assembly: {e}")))?;
+        Ok(String::from_utf8_lossy(buffer.as_slice()).into_owned())
+    })
 }
 
 /// Compiles kernel MLIR text to host machine code of the given tier.

@@ -190,6 +190,8 @@ struct Lower<'g> {
     hoisting: Option<NodeId>,
     /// See [`Kernel::min_chunk`].
     min_chunk: usize,
+    /// Which nodes are constant subexpressions (`fold::constant_nodes`).
+    constant: Vec<bool>,
     /// On the GPU, a reduction shared by the threads of a group (see [`Coop`]).
     coop: Option<Coop>,
     /// An elementwise kernel in one flat loop (no multi-index).
@@ -231,6 +233,7 @@ impl<'g> Lower<'g> {
             min_chunk: 1,
             coop: None,
             flat: false,
+            constant: super::fold::constant_nodes(body),
         }
     }
 
@@ -305,6 +308,10 @@ impl<'g> Lower<'g> {
                 }
                 _ => unreachable!("a leaf with the wrong attributes"),
             },
+            // Computed now, by the evaluator (see `fold`).
+            OpClass::Elementwise if self.constant[id.index()] => {
+                super::fold::constant_value(&mut self.b, self.body, id)?
+            }
             OpClass::Elementwise => {
                 let mut args = Vec::with_capacity(node.inputs.len());
                 for &i in &node.inputs {

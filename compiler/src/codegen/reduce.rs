@@ -7,7 +7,8 @@
 //! | sum of float32, prod of float16/bfloat16/float32 | f64 | rounded once at the end |
 //! | sum of float64 | f64 and its compensation | Neumaier's summation, as the evaluator |
 //! | prod of float64 | f64 | |
-//! | max, min | the element type | NaN propagates; a zero result's sign may differ |
+//! | max, min of floats | the element type, the last zero's position and sign | NaN propagates; a zero result has the last zero's sign (below) |
+//! | max, min of bool/int | the element type | |
 //! | argmax, argmin | (best value, its index) | the first NaN wins |
 //! | all, any | i1 | |
 //!
@@ -16,6 +17,12 @@
 //! (compensated, in f64), so results may differ from it by the rounding of the wide sum. Sums of
 //! float64 use the evaluator's compensated summation in the same order, and products multiply in
 //! order: those match it exactly.
+//!
+//! Float max and min use IEEE 754-2019 maximum/minimum (`llvm.maximum`, which LLVM vectorises),
+//! which orders -0 below +0; the evaluator's fold (NumPy's too) keeps the later of two equal
+//! values, so a zero result is the last zero of the reduction, of either sign. A second
+//! accumulator, the largest 2·position + sign bit over the zeros (an integer max, vectorised
+//! too), gives that sign.
 
 use kiln_ir::{DType, DTypeKind, OpKind};
 
@@ -56,6 +63,7 @@ impl Acc {
                     vec!["i64"]
                 }
             }
+            OpKind::Max | OpKind::Min if dt.is_float() => vec![ty, "i64"],
             OpKind::Max | OpKind::Min => vec![ty],
             OpKind::ArgMax | OpKind::ArgMin => vec![ty, "i64"],
             OpKind::All | OpKind::Any => vec!["i1"],
@@ -64,9 +72,14 @@ impl Acc {
         Ok(Acc { op, dt, tys })
     }
 
-    /// Whether [`Acc::step`] reads the element's position (argmax, argmin).
+    /// Whether [`Acc::step`] reads the element's position (argmax, argmin; float max, min).
     pub fn needs_pos(&self) -> bool {
-        matches!(self.op, OpKind::ArgMax | OpKind::ArgMin)
+        matches!(self.op, OpKind::ArgMax | OpKind::ArgMin) || self.tracks_zeros()
+    }
+
+    /// Float max and min: the last zero's position and sign are accumulated too.
+    fn tracks_zeros(&self) -> bool {
+        matches!(self.op, OpKind::Max | OpKind::Min) && self.dt.is_float()
     }
 
     /// Neumaier's compensated sum: (sum, compensation).
@@ -98,6 +111,7 @@ impl Acc {
             OpKind::Sum if self.compensated() => vec![float_const(b, 0.0, ty); 2],
             OpKind::Sum => vec![if ty.starts_with('f') { float_const(b, 0.0, ty) } else { int_const(b, 0, ty) }],
             OpKind::Prod => vec![if ty.starts_with('f') { float_const(b, 1.0, ty) } else { int_const(b, 1, ty) }],
+            OpKind::Max | OpKind::Min if self.tracks_zeros() => vec![extreme(b, self.is_max()), b.i64(-1)],
             OpKind::Max | OpKind::Min => vec![extreme(b, self.is_max())],
             OpKind::ArgMax | OpKind::ArgMin => vec![extreme(b, self.is_max()), b.i64(0)],
             OpKind::All => vec![int_const(b, 1, "i1")],
@@ -143,12 +157,24 @@ impl Acc {
                 let x = &v.ssa;
                 vec![match self.dt.kind() {
                     DTypeKind::Float => {
-                        // IEEE 754-2019 maximum/minimum (llvm.maximum): NaN propagates, and LLVM
-                        // vectorises the reduction. It orders -0 below +0, where the evaluator's
-                        // fold keeps the later of two equal zeros: a zero result may differ in
-                        // sign only.
+                        // IEEE 754-2019 maximum/minimum (see the module docs), and the key of the
+                        // last zero: max(key, 2·pos + sign bit of x if x is ±0, else -1).
                         let op = if max { "arith.maximumf" } else { "arith.minimumf" };
-                        b.op(&format!("{op} {a}, {x} : {ty}"))
+                        let m = b.op(&format!("{op} {a}, {x} : {ty}"));
+                        let zero = float_const(b, 0.0, ty);
+                        let is_zero = b.op(&format!("arith.cmpf oeq, {x}, {zero} : {ty}"));
+                        let (ity, top) = if ty == "f64" { ("i64", 63) } else { ("i32", 31) };
+                        let bits = b.op(&format!("arith.bitcast {x} : {ty} to {ity}"));
+                        let top = int_const(b, top, ity);
+                        let sign = b.op(&format!("arith.shrui {bits}, {top} : {ity}"));
+                        let sign =
+                            if ity == "i64" { sign } else { b.op(&format!("arith.extui {sign} : {ity} to i64")) };
+                        let one = b.i64(1);
+                        let twice = b.op(&format!("arith.shli {pos}, {one} : i64"));
+                        let key = b.op(&format!("arith.ori {twice}, {sign} : i64"));
+                        let none = b.i64(-1);
+                        let key = b.op(&format!("arith.select {is_zero}, {key}, {none} : i64"));
+                        return Ok(vec![m, b.op(&format!("arith.maxsi {}, {key} : i64", acc[1]))]);
                     }
                     DTypeKind::Bool => b.op(&format!("{} {a}, {x} : i1", if max { "arith.ori" } else { "arith.andi" })),
                     DTypeKind::SignedInt => {
@@ -264,6 +290,18 @@ impl Acc {
         match self.op {
             OpKind::ArgMax | OpKind::ArgMin => Ok(Val::new(acc[1].clone(), DType::Int64)),
             OpKind::All | OpKind::Any => Ok(Val::new(acc[0].clone(), DType::Bool)),
+            OpKind::Max | OpKind::Min if self.tracks_zeros() => {
+                // A zero result takes the last zero's sign.
+                let (v, key, ty) = (&acc[0], &acc[1], self.tys[0]);
+                let zero = float_const(b, 0.0, ty);
+                let neg_zero = float_const(b, -0.0, ty);
+                let is_zero = b.op(&format!("arith.cmpf oeq, {v}, {zero} : {ty}"));
+                let one = b.i64(1);
+                let sign = b.op(&format!("arith.andi {key}, {one} : i64"));
+                let negative = b.op(&format!("arith.cmpi eq, {sign}, {one} : i64"));
+                let z = b.op(&format!("arith.select {negative}, {neg_zero}, {zero} : {ty}"));
+                Ok(Val::new(b.op(&format!("arith.select {is_zero}, {z}, {v} : {ty}")), self.dt))
+            }
             OpKind::Max | OpKind::Min => Ok(Val::new(acc[0].clone(), self.dt)),
             OpKind::Sum if self.compensated() => {
                 // s + c when s is finite, else s (inf or NaN), as the evaluator.
