@@ -780,7 +780,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             Input | Const | Iota => Bound::Exact,
             // The values of the input, element for element (or a choice among them).
             Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous
-            | Neg | Real | Imag | Conj => worst,
+            | Neg | Real | Imag | Conj | Label | Take => worst,
             Abs if !operand.is_complex() => worst,
             Where if ins[0] == Bound::Exact => ins[1].join(ins[2]),
             Cast if widens(operand, n.dtype) => worst,
@@ -799,7 +799,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             | IsFinite | LogicalNot | Invert | Add | Sub | Mul | Div | FloorDiv | Remainder | Maximum | Minimum | Fmax
             | Fmin | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd
             | BitwiseOr | BitwiseXor | LeftShift | RightShift | Prod | Max | Min | ArgMax | ArgMin | All | Any
-            | MatMul | Fft | CustomKernel => exact,
+            | MatMul | Fft | Rfft | Irfft | CustomKernel => exact,
         };
         bounds.push(b);
     }

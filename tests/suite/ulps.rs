@@ -49,7 +49,8 @@ pub fn host_ulps(op: OpKind, dt: DType) -> u64 {
         | Remainder | Maximum | Minimum | Fmax | Fmin | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd
         | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift | Where | Cast
         | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute | BroadcastTo | Slice
-        | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft | CustomKernel => 0,
+        | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel
+        | Take | Label => 0,
     }
 }
 
