@@ -56,7 +56,8 @@ pub enum IrError {
     #[error("{op}: cannot reshape array of size {size} into shape {}", ShapeDisplay(.to))]
     Reshape { op: String, size: usize, to: Shape },
 
-    #[error("{op}: matmul: input operand 1 has a mismatch in its core dimension 0 (size {k1} is different from {k2}); shapes {} {}", ShapeDisplay(.a), ShapeDisplay(.b))]
+    /// `k1` is the last extent of `a`, `k2` the contracted extent of `b`.
+    #[error("{op}: input operand 1 has a mismatch in its core dimension 0 (size {k2} is different from {k1}); shapes {} and {}", ShapeDisplay(.a), ShapeDisplay(.b))]
     MatMulShape { op: String, a: Shape, b: Shape, k1: usize, k2: usize },
 
     #[error("line {line}, column {column}: {message}")]
