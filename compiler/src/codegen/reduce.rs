@@ -242,6 +242,15 @@ impl Acc {
                     vec![b.op(&format!("{} {x}, {y} : {ty}", if sum { "arith.addi" } else { "arith.muli" }))]
                 }
             }
+            OpKind::Max | OpKind::Min if self.tracks_zeros() => {
+                // The larger (smaller) value, NaN propagating; the later of the last zeros (the
+                // keys are 2·position + sign over the whole reduction).
+                let op = if self.is_max() { "arith.maximumf" } else { "arith.minimumf" };
+                vec![
+                    b.op(&format!("{op} {}, {} : {ty}", a[0], o[0])),
+                    b.op(&format!("arith.maxsi {}, {} : i64", a[1], o[1])),
+                ]
+            }
             OpKind::Max | OpKind::Min => self.step(b, a, &Val::new(o[0].clone(), self.dt), "")?,
             OpKind::All | OpKind::Any => {
                 let op = if self.op == OpKind::All { "arith.andi" } else { "arith.ori" };
