@@ -660,11 +660,43 @@ impl<'g> Lower<'g> {
         Ok(out)
     }
 
+    /// Opens a cooperative kernel's loop over the flattened reduced `axes` of `shape`,
+    /// `r = lane, lane + lanes, ...`, with accumulators `args` (starting at `init`, of types
+    /// `tys`). Returns `r`, the full index (`kept` indices on the other axes) and the loop's
+    /// results.
+    fn open_lane_loop(
+        &mut self,
+        shape: &[usize],
+        axes: &[usize],
+        kept: &[String],
+        args: &[String],
+        init: &[String],
+        tys: &[&str],
+    ) -> (String, Vec<String>, Vec<String>) {
+        let coop = self.coop.expect("a cooperative kernel");
+        let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+        let total = self.b.param(numel(&reduced_shape) as i64);
+        let lanes = self.b.i64(coop.lanes as i64);
+        let r = self.b.fresh();
+        let header = if init.is_empty() {
+            format!("scf.for {r} = %lane to {total} step {lanes} : i64")
+        } else {
+            let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
+            format!("scf.for {r} = %lane to {total} step {lanes} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
+        };
+        let results = self.open(init.len(), &header);
+        let ivs = unravel(&mut self.b, &r, &reduced_shape);
+        let (mut ki, mut ri) = (kept.iter(), ivs.iter());
+        let full = (0..shape.len())
+            .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+            .collect();
+        (r, full, results)
+    }
+
     /// A reduction over the region's own axes shared by the lanes of a cooperative kernel:
     /// each lane folds the elements `lane, lane + lanes, ...` of the flattened reduced axes,
     /// then the group combines (see [`Lower::group_combine`]).
     fn emit_reduction_coop(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
-        let coop = self.coop.expect("a cooperative kernel");
         let node = self.body.node(id);
         let Attrs::Reduce { axes, keepdims } = &node.attrs else { unreachable!("verified") };
         let input = node.inputs[0];
@@ -676,23 +708,10 @@ impl<'g> Lower<'g> {
         } else {
             dims.clone()
         };
-        let reduced_shape: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
-        let total = self.b.param(numel(&reduced_shape) as i64);
-        let lanes = self.b.i64(coop.lanes as i64);
         let init = acc.init(&mut self.b);
         let tys = acc.tys.clone();
-        let r = self.b.fresh();
         let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
-        let iter: Vec<String> = args.iter().zip(&init).map(|(a, i)| format!("{a} = {i}")).collect();
-        let results = self.open(
-            init.len(),
-            &format!("scf.for {r} = %lane to {total} step {lanes} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", ")),
-        );
-        let ivs = unravel(&mut self.b, &r, &reduced_shape);
-        let (mut ki, mut ri) = (kept.iter(), ivs.iter());
-        let full: Vec<String> = (0..in_shape.len())
-            .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
-            .collect();
+        let (r, full, results) = self.open_lane_loop(&in_shape, axes, &kept, &args, &init, &tys);
         let full_ix = Ix { dims: Some(full.clone()), flat: None };
         let v = self.emit(input, &full_ix)?;
         let staged: Vec<(NodeId, usize)> =
@@ -802,20 +821,10 @@ impl<'g> Lower<'g> {
             let mut full = Vec::new();
             let mut it = work.iter();
             let mut loops = 0;
-            if let Some(coop) = self.coop {
-                // The lanes share the pass as they shared the reductions (each reads back the
-                // staged values it stored).
-                let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
-                let total = self.b.param(numel(&reduced_shape) as i64);
-                let lanes = self.b.i64(coop.lanes as i64);
-                let r = self.b.fresh();
-                self.open(0, &format!("scf.for {r} = %lane to {total} step {lanes} : i64"));
+            if self.coop.is_some() {
+                // The lanes share the pass as they shared the reductions.
+                full = self.open_lane_loop(shape, axes, &work, &[], &[], &[]).1;
                 loops += 1;
-                let ivs = unravel(&mut self.b, &r, &reduced_shape);
-                let mut ri = ivs.iter();
-                for a in 0..shape.len() {
-                    full.push(if axes.contains(&a) { ri.next().unwrap().clone() } else { it.next().unwrap().clone() });
-                }
                 self.open_if("%active");
                 loops += 1;
             } else {
