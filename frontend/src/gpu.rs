@@ -291,22 +291,33 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     }
     let chunk = kernel.min_chunk.max(1);
     let chunks = kernel.work_items.div_ceil(chunk);
-    let config = match kernel.gpu_block {
-        Some((threads, items)) => {
+    // A split reduction: one block per (work item, split), its scratch and zeroed counters.
+    let mut split_bufs = Vec::new();
+    if let Some(sp) = kernel.gpu_split {
+        split_bufs.push(DeviceBuffer::alloc(sp.scratch_bytes(kernel.work_items))?);
+        let mut counters = DeviceBuffer::alloc(4 * kernel.work_items)?;
+        counters.memset(0)?;
+        split_bufs.push(counters);
+    }
+    let config = match (kernel.gpu_split, kernel.gpu_block) {
+        (Some(sp), Some((threads, _))) => LaunchConfig::linear((kernel.work_items * sp.splits) as u32, threads as u32),
+        (_, Some((threads, items))) => {
             LaunchConfig::linear(kernel.work_items.div_ceil(items).min(gpu.max_blocks as usize) as u32, threads as u32)
         }
-        None => LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks),
+        (_, None) => LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks),
     };
     let scalars: Vec<i64> =
         kernel.params.iter().copied().chain([kernel.work_items as i64, chunk as i64]).collect();
     let mut args: Vec<&dyn KernelArg> = Vec::with_capacity(inputs.len() + outs.len() + scalars.len());
     args.extend(inputs.iter().map(|a| &a.buf as &dyn KernelArg));
     args.extend(outs.iter().map(|a| &a.buf as &dyn KernelArg));
+    args.extend(split_bufs.iter().map(|b| b as &dyn KernelArg));
     args.extend(scalars.iter().map(|s| s as &dyn KernelArg));
     let stream = Stream::current()?;
     // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
-    // then its i64 parameters, the number of work items and the chunk size, as the lowering
+    // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), then its i64
+    // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers.
     unsafe { function.launch_on(&stream, config, &args)? };
     Ok(outs)

@@ -156,22 +156,37 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
 /// Every region code generation supports compiles to PTX for sm_90 with an `.entry`, no
 /// local-memory spills of the grid-stride loop's state, and assembles with NVIDIA's `ptxas`
 /// where it is installed (`KILN_PTXAS`, or `ptxas` on the `PATH`).
+///
+/// The GPU code is snapshotted too, as `<name>__gpu`: each region's GPU MLIR (canonical and
+/// shape-generic; its LLVM IR is a mechanical translation, `KILN_DUMP=llvm`) and the PTX lines
+/// that matter, counted by opcode ([`ptx_profile`]): global loads and stores and their widths,
+/// shared memory, barriers, shuffles, atomics, fences, calls, and the local-memory frame.
+/// Without libdevice (which `scripts/setup.sh` fetches) the snapshot is skipped.
 fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region]) {
     use kiln_compiler::codegen::gpu::compile_region_gpu;
     use kiln_compiler::toolchain::ptx::PtxTarget;
+    let mut snap = String::new();
     for (k, r) in regions.iter().enumerate() {
         let g = match compile_region_gpu(r, PtxTarget::default()) {
             Ok(g) => g,
-            Err(kiln_compiler::CompileError::Unsupported { .. }) => continue,
+            Err(kiln_compiler::CompileError::Unsupported { op, reason, .. }) => {
+                snap += &format!("======== region {k}: not compiled ({op}: {reason})\n");
+                continue;
+            }
             Err(e) if kiln_compiler::codegen::gpu::libdevice_path().is_none() => {
                 eprintln!("{name}: region {k}: PTX not checked (no libdevice: scripts/setup.sh fetches it): {e}");
-                continue;
+                return;
             }
             Err(e) => panic!("{name}: region {k}: PTX: {e}"),
         };
         let ptx = &g.ptx;
         assert!(ptx.contains(".entry kiln_gpu("), "{name}: region {k}: no entry\n{ptx}");
         assert!(!ptx.contains("llvm."), "{name}: region {k}: an LLVM intrinsic reached the PTX\n{ptx}");
+        snap += &format!(
+            "======== region {k}: MLIR\n{}======== region {k}: PTX lines that matter\n{}",
+            g.kernel.mlir,
+            ptx_profile(ptx)
+        );
         if let Some(ptxas) = crate::ptxas() {
             let dir = std::env::temp_dir().join(format!("kiln-ptx-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
@@ -186,6 +201,44 @@ fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region]) {
             assert!(out.status.success(), "{name}: region {k}: ptxas: {}\n{ptx}", String::from_utf8_lossy(&out.stderr));
         }
     }
+    if kiln_compiler::codegen::gpu::libdevice_path().is_some() {
+        insta::assert_snapshot!(format!("{name}__gpu"), snap);
+    }
+}
+
+/// The PTX lines that matter, counted by opcode (static counts): memory operations by state
+/// space and width (`ld.global.nc.v4.f32`: vector loads), barriers, shuffles, atomics,
+/// fences, calls; and the size of the local-memory frame (spills), if any.
+fn ptx_profile(ptx: &str) -> String {
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    let mut local = Vec::new();
+    for line in ptx.lines() {
+        let t = line.trim();
+        if t.starts_with(".local") {
+            local.push(t.trim_end_matches(';').to_string());
+            continue;
+        }
+        let mut words = t.split_whitespace();
+        let mut op = words.next().unwrap_or("");
+        if op.starts_with('@') {
+            op = words.next().unwrap_or("");
+        }
+        let matters = ["ld.", "st.", "shfl", "bar.", "atom", "red.", "fence", "membar", "call"];
+        if matters.iter().any(|m| op.starts_with(m)) && !op.starts_with("ld.param") {
+            *counts.entry(op.trim_end_matches(';').to_string()).or_default() += 1;
+        }
+    }
+    let mut out = String::new();
+    for (op, n) in &counts {
+        out += &format!("{n:>4}  {op}\n");
+    }
+    if local.is_empty() {
+        out += "local memory: none\n";
+    }
+    for l in local {
+        out += &format!("local memory: {l}\n");
+    }
+    out
 }
 
 fn kinds(e: &kiln::Explain) -> Vec<RegionKind> {
@@ -770,4 +823,40 @@ fn fft_magnitude() {
     let y = kiln::fft::fft(&(&w * &z), None, -1, "backward").abs();
     let e = program("fft_magnitude", &[&y]);
     assert_eq!(kinds(&e), vec![RegionKind::Elementwise, RegionKind::Vendor, RegionKind::Elementwise]);
+}
+
+/// Reductions of many elements into few results are split across GPU blocks (the two-stage
+/// tree of `codegen::GpuSplit`): the kernel counts its blocks in with an atomic add and reads
+/// the partials with volatile loads; the PTX assembles. Small ones are not split.
+#[test]
+fn split_gpu_reductions() {
+    use kiln_compiler::codegen::gpu::lower_region_gpu;
+    let x = f32s(&[1 << 20], 1);
+    let xd = f64s(&[1 << 18], 2);
+    let m = f32s(&[4, 1 << 17], 3);
+    let small = f32s(&[1000], 4);
+    let cases: Vec<(&str, Array, bool)> = vec![
+        ("split_sum", x.sum(None), true),
+        ("split_mean_max", &x.mean(None) + &x.max(None), true),
+        ("split_argmax", x.argmax(None), true),
+        ("split_sum_f64", xd.sum(None), true),
+        ("split_rows", m.sum(kiln::axis(1)), true),
+        ("not_split_small", small.sum(None), false),
+    ];
+    for (name, y, split) in &cases {
+        let l = kiln::lower(&[y]);
+        let p = kiln_compiler::fusion::partition(&l.graph);
+        assert_eq!(p.regions.len(), 1, "{name}");
+        let k = lower_region_gpu(&p.regions[0]).unwrap();
+        assert_eq!(k.gpu_split.is_some(), *split, "{name}: {:?}", k.gpu_split);
+        assert_eq!(k.mlir.contains("llvm.atomicrmw add"), *split, "{name}");
+        if *split {
+            assert!(k.mlir.contains("llvm.load volatile"), "{name}");
+        }
+        if std::env::var("KILN_TEST_VERBOSE").is_ok() {
+            let ptx = kiln_compiler::codegen::gpu::ptx_text(&p.regions[0], Default::default());
+            eprintln!("{name}:\n{}\n{}", k.mlir, ptx.unwrap_or_else(|e| e.to_string()));
+        }
+        gpu_kernels(name, &p.regions);
+    }
 }

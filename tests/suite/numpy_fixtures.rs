@@ -90,10 +90,28 @@ pub(crate) fn run_case_in<F: Fn(&[Array]) -> Array>(manifest: &HashMap<String, C
     let g = got.try_to_host().unwrap_or_else(|e| panic!("{name}: materialising: {e}"));
     assert_eq!(g.dtype(), exp.dtype(), "{name}: dtype of the computed value");
     assert_eq!(g.shape(), exp.shape(), "{name}: shape of the computed value");
-    match compare(&exp, &g, case.tol, case.zero_sign) {
+    let tol = match gpu_tolerance(name) {
+        Some(t) if matches!(kiln::backend(), kiln_runtime::Backend::Cuda(_)) => t,
+        _ => case.tol,
+    };
+    match compare(&exp, &g, tol, case.zero_sign) {
         // Shown with `--nocapture`: how close each case came.
         Ok(worst) => eprintln!("{name}: ok, {} {:?}, largest distance {worst} ulp ({:?})", exp.dtype(), exp.shape(), case.tol),
-        Err(msg) => panic!("{name} ({:?}, {} {:?}): {msg}", case.tol, exp.dtype(), exp.shape()),
+        Err(msg) => panic!("{name} ({tol:?}, {} {:?}): {msg}", exp.dtype(), exp.shape()),
+    }
+}
+
+/// Cases whose tolerance differs on the GPU backend, where math functions are libdevice's
+/// rather than the host's libm (whose results NumPy's match).
+///
+/// - `logaddexp_f64`: NumPy's formula `max + log1p(exp(-|x - y|))`, with libdevice's `log1p`
+///   and `exp` (each within 1–2 ulps, CUDA's documented bounds). Where `max` is negative the
+///   sum cancels and their error is magnified by `|log1p(..)| / |result|`: 16 ulps measured on
+///   an H200 on these inputs (0 on the host, whose libm NumPy's is); 32 allowed.
+fn gpu_tolerance(name: &str) -> Option<Tol> {
+    match name {
+        "logaddexp_f64" => Some(Tol::Ulp(32)),
+        _ => None,
     }
 }
 

@@ -69,11 +69,44 @@ pub struct Kernel {
     /// blocks or fewer: the entry loops over the rest). `None`: any block size, one thread per
     /// chunk of work items.
     pub gpu_block: Option<(usize, usize)>,
+    /// GPU reductions of few work items over many elements, split across blocks (see
+    /// [`GpuSplit`]); `None` otherwise.
+    pub gpu_split: Option<GpuSplit>,
     /// dtype and shape of each input buffer, by the body's `input {index=k}`.
     pub inputs: Vec<(DType, Vec<usize>)>,
     /// dtype and shape of each output buffer.
     pub outputs: Vec<(DType, Vec<usize>)>,
 }
+
+/// A GPU reduction split across blocks: the deterministic two-stage tree of whole-array (and
+/// few-item) reductions. Block `b` of the grid (`work_items × splits` blocks of
+/// [`COOP_BLOCK`] threads) folds the `b % splits`-th contiguous chunk of work item
+/// `b / splits`'s reduced elements and writes its partial accumulators to the scratch buffer;
+/// the last block of an item to finish (an atomic counter per item) combines the item's
+/// partials in a fixed order and writes the outputs. The same input gives the same bits every
+/// run. Launch: the kernel's buffers are followed by the scratch buffer (`slots × work_items ×
+/// splits` 8-byte slots) and the counters (`work_items` u32s, zero before the launch; the last
+/// block sets its item's back to zero).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuSplit {
+    /// Blocks per work item.
+    pub splits: usize,
+    /// Accumulator components per work item and block (8 bytes each).
+    pub slots: usize,
+}
+
+impl GpuSplit {
+    /// Bytes of the scratch buffer for `work_items` work items.
+    pub fn scratch_bytes(&self, work_items: usize) -> usize {
+        8 * self.slots * self.splits * work_items
+    }
+}
+
+/// Smallest reduced size split across blocks, and the most work items a split kernel has.
+const SPLIT_MIN_REDUCED: usize = 1 << 16;
+const SPLIT_MAX_ITEMS: usize = 64;
+/// Elements per block of a split reduction, roughly (the split count is at most 1024).
+const SPLIT_CHUNK: usize = 8192;
 
 /// A reduction computed ahead of its uses, per work item.
 #[derive(Clone, Debug)]
@@ -147,7 +180,7 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
     // 32-bit index divisions on the GPU when every index fits (arrays of 2^31 elements or more
     // get 64-bit ones).
     let index32 = target == Target::Gpu && body.nodes().iter().all(|n| numel(&n.shape) < (1usize << 31));
-    let attempt = |flat: bool| -> Result<(String, Vec<i64>, (usize, Option<(usize, usize)>)), Stop> {
+    let attempt = |flat: bool| -> Result<(String, Vec<i64>, Launch), Stop> {
         let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
         cx.b.index32 = index32;
         match &region.space {
@@ -157,7 +190,7 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
         }
         Ok(cx.finish())
     };
-    let (mlir, params, (min_chunk, gpu_block)) = match attempt(flat_first) {
+    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split }) = match attempt(flat_first) {
         Ok(r) => r,
         Err(Stop::NeedsDims) if flat_first => match attempt(false) {
             Ok(r) => r,
@@ -167,7 +200,14 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
         Err(Stop::NeedsDims) => unreachable!("reductions always have a multi-index"),
         Err(Stop::Unsupported(u)) => return Err(u),
     };
-    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, inputs, outputs })
+    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, gpu_split, inputs, outputs })
+}
+
+/// How a kernel is launched: see the fields of the same names in [`Kernel`].
+struct Launch {
+    min_chunk: usize,
+    gpu_block: Option<(usize, usize)>,
+    gpu_split: Option<GpuSplit>,
 }
 
 struct Lower<'g> {
@@ -194,6 +234,14 @@ struct Lower<'g> {
     constant: Vec<bool>,
     /// On the GPU, a reduction shared by the threads of a group (see [`Coop`]).
     coop: Option<Coop>,
+    /// A cooperative reduction split across blocks (see [`GpuSplit`]): the number of splits.
+    split: Option<usize>,
+    /// In a split kernel: the block's split index and the work item (SSA names).
+    split_at: Option<(String, String)>,
+    /// In a split kernel: accumulator components written so far (slots).
+    split_slots: usize,
+    /// Work items of a reduction kernel.
+    work_items: usize,
     /// An elementwise kernel in one flat loop (no multi-index).
     flat: bool,
 }
@@ -232,6 +280,10 @@ impl<'g> Lower<'g> {
             hoisting: None,
             min_chunk: 1,
             coop: None,
+            split: None,
+            split_at: None,
+            split_slots: 0,
+            work_items: 0,
             flat: false,
             constant: super::fold::constant_nodes(body),
         }
@@ -463,6 +515,55 @@ impl<'g> Lower<'g> {
         };
         if flat || shape.is_empty() {
             self.flat = true;
+            if self.b.target == Target::Gpu && !shape.is_empty() {
+                // A full chunk of GPU_VEC elements (its start a multiple of GPU_VEC, see
+                // `gpu_entry`): every input's elements are loaded first, in one basic block, so
+                // LLVM merges them into vector loads (`ld.global.nc.v4.f32`); then computed;
+                // then stored (merged likewise).
+                let len = self.b.op("arith.subi %end, %start : i64");
+                let vec = self.b.i64(GPU_VEC as i64);
+                let full = self.b.op(&format!("arith.cmpi eq, {len}, {vec} : i64"));
+                self.open(0, &format!("scf.if {full}"));
+                let ixs: Vec<Ix> = (0..GPU_VEC)
+                    .map(|k| {
+                        let off = self.b.i64(k as i64);
+                        let pos = self.b.op(&format!("arith.addi %start, {off} overflow<nsw, nuw> : i64"));
+                        Ix { dims: None, flat: Some(pos) }
+                    })
+                    .collect();
+                let n = numel(shape);
+                let body = self.body;
+                let direct: Vec<NodeId> = (0..body.len())
+                    .map(|i| NodeId(i as u32))
+                    .filter(|&i| body.node(i).op == OpKind::Input && numel(&body.node(i).shape) == n)
+                    .collect();
+                for &i in &direct {
+                    for ix in &ixs {
+                        self.emit(i, ix)?;
+                    }
+                }
+                let mut vals = Vec::new();
+                for ix in &ixs {
+                    for &o in &outs {
+                        vals.push(self.emit(o, ix)?);
+                    }
+                }
+                let mut it = vals.iter();
+                for ix in &ixs {
+                    let pos = ix.flat.clone().expect("a flat index");
+                    for k in 0..outs.len() {
+                        store(&mut self.b, &Self::out_ptr(k), &pos, it.next().expect("a value per output"));
+                    }
+                }
+                self.b.next_region("else");
+                self.memo.pop();
+                self.memo.push(HashMap::new());
+                let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
+                store_all(self, &Ix { dims: None, flat: Some(iv.clone()) }, &iv)?;
+                self.close();
+                self.close();
+                return Ok(());
+            }
             let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
             let dims = if shape.is_empty() { Some(Vec::new()) } else { None };
             store_all(self, &Ix { dims, flat: Some(iv.clone()) }, &iv)?;
@@ -573,6 +674,10 @@ impl<'g> Lower<'g> {
                     };
                     Coop { lanes, items: COOP_BLOCK / lanes, columns: false }
                 });
+                let items = numel(shape) / reduced.max(1);
+                if !blocked && reduced >= SPLIT_MIN_REDUCED && items <= SPLIT_MAX_ITEMS {
+                    self.split = Some((reduced / SPLIT_CHUNK).clamp(2, 1024));
+                }
             }
             return self.reduction_rows(shape, axes);
         }
@@ -677,12 +782,27 @@ impl<'g> Lower<'g> {
         let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
         let total = self.b.param(numel(&reduced_shape) as i64);
         let lanes = self.b.i64(coop.lanes as i64);
+        // A split kernel's block folds one contiguous chunk of the reduced elements.
+        let (lo, hi) = match (&self.split_at, self.split) {
+            (Some((s, _)), Some(n)) => {
+                let ns = self.b.param(n as i64);
+                let one = self.b.i64(1);
+                let t1 = self.b.op(&format!("arith.addi {total}, {ns} : i64"));
+                let t2 = self.b.op(&format!("arith.subi {t1}, {one} : i64"));
+                let chunk = self.b.op(&format!("arith.divui {t2}, {ns} : i64"));
+                let base = self.b.op(&format!("arith.muli {s}, {chunk} : i64"));
+                let end = self.b.op(&format!("arith.addi {base}, {chunk} : i64"));
+                let hi = self.b.op(&format!("arith.minui {end}, {total} : i64"));
+                (self.b.op(&format!("arith.addi {base}, %lane : i64")), hi)
+            }
+            _ => ("%lane".to_string(), total),
+        };
         let r = self.b.fresh();
         let header = if init.is_empty() {
-            format!("scf.for {r} = %lane to {total} step {lanes} : i64")
+            format!("scf.for {r} = {lo} to {hi} step {lanes} : i64")
         } else {
             let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
-            format!("scf.for {r} = %lane to {total} step {lanes} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
+            format!("scf.for {r} = {lo} to {hi} step {lanes} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
         };
         let results = self.open(init.len(), &header);
         let ivs = unravel(&mut self.b, &r, &reduced_shape);
@@ -731,6 +851,120 @@ impl<'g> Lower<'g> {
         Ok(acc.finish(&mut self.b, &total, node.dtype)?)
     }
 
+    /// Whether this block is its work item's last to finish stage one (block-uniform, i1):
+    /// lane 0 makes its partials visible (fence), counts the block in (atomic add on the
+    /// item's counter) and shares the answer through shared memory.
+    fn split_last_block(&mut self) -> String {
+        let n = self.split.expect("a split kernel");
+        let (_, w) = self.split_at.clone().expect("a split kernel");
+        let g = self.b.op("llvm.mlir.addressof @kiln_flag : !llvm.ptr<3>");
+        let flag = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
+        let ns = self.b.param(n as i64);
+        let guard = self.coop_guard(true);
+        self.open_if(&guard);
+        self.b.stmt("llvm.fence acq_rel");
+        let ctr = self.b.op(&format!("llvm.getelementptr inbounds %counter[{w}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"));
+        let one32 = self.b.op("arith.constant 1 : i32");
+        let old = self.b.fresh();
+        self.b.stmt(&format!("{old} = llvm.atomicrmw add {ctr}, {one32} acq_rel : !llvm.ptr, i32"));
+        let n32 = self.b.op(&format!("arith.trunci {ns} : i64 to i32"));
+        let nm1 = self.b.op(&format!("arith.subi {n32}, {one32} : i32"));
+        let last = self.b.op(&format!("arith.cmpi eq, {old}, {nm1} : i32"));
+        let last32 = self.b.op(&format!("arith.extui {last} : i1 to i32"));
+        self.b.stmt(&format!("llvm.store {last32}, {flag} : i32, !llvm.ptr"));
+        self.close();
+        self.b.stmt("nvvm.barrier0");
+        let v = self.b.fresh();
+        self.b.stmt(&format!("{v} = llvm.load {flag} : !llvm.ptr -> i32"));
+        let zero32 = self.b.op("arith.constant 0 : i32");
+        let last = self.b.op(&format!("arith.cmpi ne, {v}, {zero32} : i32"));
+        last
+    }
+
+    /// The scratch slot of component `c` of work item `w`'s partial from split `s`.
+    fn split_slot(&mut self, c: usize, w: &str, s: &str) -> String {
+        let (n, items) = (self.split.expect("a split kernel"), self.work_items);
+        debug_assert!(items > 0, "work items set by reduction_rows");
+        let ns = self.b.param(n as i64);
+        let nw = self.b.param(items as i64);
+        let cc = self.b.i64(c as i64);
+        let a = self.b.op(&format!("arith.muli {cc}, {nw} : i64"));
+        let a = self.b.op(&format!("arith.addi {a}, {w} : i64"));
+        let a = self.b.op(&format!("arith.muli {a}, {ns} : i64"));
+        let i = self.b.op(&format!("arith.addi {a}, {s} : i64"));
+        self.b.op(&format!("llvm.getelementptr inbounds %scratch[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+    }
+
+    /// Stage one of a split reduction (see [`GpuSplit`]): the block's partial accumulators of
+    /// reduction `id`, written to the scratch buffer by lane 0. Returns the accumulator and
+    /// its first slot.
+    fn split_partial(&mut self, id: NodeId, ix: &Ix) -> Result<(Acc, usize), Stop> {
+        let node = self.body.node(id);
+        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
+        let input = node.inputs[0];
+        let in_shape = self.body.node(input).shape.clone();
+        let acc = Acc::new(node.op, self.body.node(input).dtype)?;
+        let Attrs::Reduce { keepdims, .. } = &node.attrs else { unreachable!("verified") };
+        let dims = ix.dims()?.to_vec();
+        let kept: Vec<String> = if *keepdims {
+            dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect()
+        } else {
+            dims
+        };
+        let init = acc.init(&mut self.b);
+        let tys = acc.tys.clone();
+        let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
+        let (r, full, results) = self.open_lane_loop(&in_shape, axes, &kept, &args, &init, &tys);
+        let v = self.emit(input, &Ix { dims: Some(full), flat: None })?;
+        let next = acc.step(&mut self.b, &args, &v, &r)?;
+        self.yield_(&next, &tys);
+        self.close();
+        let total = self.group_combine(&acc, &results)?;
+        let first = self.split_slots;
+        self.split_slots += tys.len();
+        let (s, w) = self.split_at.clone().expect("a split kernel");
+        let guard = self.coop_guard(true);
+        self.open_if(&guard);
+        for (c, (v, t)) in total.iter().zip(&tys).enumerate() {
+            let slot = self.split_slot(first + c, &w, &s);
+            self.b.stmt(&format!("llvm.store {v}, {slot} : {t}, !llvm.ptr"));
+        }
+        self.close();
+        Ok((acc, first))
+    }
+
+    /// Stage two of a split reduction, in the item's last block: the partials of all splits,
+    /// folded lane-strided in split order and combined by the block's tree.
+    fn split_combine(&mut self, id: NodeId, acc: &Acc, first: usize) -> Result<Val, Stop> {
+        let n = self.split.expect("a split kernel");
+        let (_, w) = self.split_at.clone().expect("a split kernel");
+        self.b.stmt("llvm.fence acq_rel");
+        let tys = acc.tys.clone();
+        let init = acc.init(&mut self.b);
+        let ns = self.b.param(n as i64);
+        let lanes = self.b.i64(COOP_BLOCK as i64);
+        let q = self.b.fresh();
+        let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
+        let iter: Vec<String> = args.iter().zip(&init).map(|(a, i)| format!("{a} = {i}")).collect();
+        let results = self.open(
+            init.len(),
+            &format!("scf.for {q} = %lane to {ns} step {lanes} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", ")),
+        );
+        let mut part = Vec::new();
+        for (c, t) in tys.iter().enumerate() {
+            let slot = self.split_slot(first + c, &w, &q);
+            // Volatile: written by other blocks of this launch; never from a stale L1 line.
+            let v = self.b.fresh();
+            self.b.stmt(&format!("{v} = llvm.load volatile {slot} : !llvm.ptr -> {t}"));
+            part.push(v);
+        }
+        let next = acc.combine(&mut self.b, &args, &part)?;
+        self.yield_(&next, &tys);
+        self.close();
+        let total = self.group_combine(acc, &results)?;
+        Ok(acc.finish(&mut self.b, &total, self.body.node(id).dtype)?)
+    }
+
     /// Row mode (see [`Lower::reduction`]).
     fn reduction_rows(&mut self, shape: &[usize], axes: &[usize]) -> Result<(), Stop> {
         let kept_axes: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
@@ -758,7 +992,34 @@ impl<'g> Lower<'g> {
                 .into());
             });
         }
-        let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
+        self.work_items = numel(&kept_shape);
+        let body = self.body;
+        let level1: Vec<NodeId> = body
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| matches!(&n.attrs, Attrs::Reduce { axes: ra, .. } if ra.as_slice() == axes && body.node(n.inputs[0]).shape.as_slice() == shape))
+            .map(|(i, _)| NodeId(i as u32))
+            .collect();
+        // A split kernel computes only reductions over the region's space and kept outputs.
+        let only_level1 = body.nodes().iter().filter(|n| n.op.is_reduction()).count() == level1.len();
+        if kinds.iter().any(|k| matches!(k, Kind::Full)) || !only_level1 {
+            self.split = None;
+        }
+        let (w, _, _) = match self.split {
+            Some(n) => {
+                // One block per (work item, split): `%start` is the block's index.
+                let ns = self.b.param(n as i64);
+                let wi = self.b.op(&format!("arith.divui %start, {ns} : i64"));
+                let si = self.b.op(&format!("arith.remui %start, {ns} : i64"));
+                let one = self.b.i64(1);
+                let we = self.b.op(&format!("arith.addi {wi}, {one} : i64"));
+                let r = self.open_for(&wi, &we, &[], &[]);
+                self.split_at = Some((si, r.0.clone()));
+                r
+            }
+            None => self.open_for("%start", "%end", &[], &[]),
+        };
         self.work = unravel(&mut self.b, &w, &kept_shape);
         let zero = self.b.i64(0);
         let work = self.work.clone();
@@ -770,14 +1031,6 @@ impl<'g> Lower<'g> {
                 .collect()
         };
         // Reductions over the region's own space, once per work item, in body order.
-        let body = self.body;
-        let level1: Vec<NodeId> = body
-            .nodes()
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| matches!(&n.attrs, Attrs::Reduce { axes: ra, .. } if ra.as_slice() == axes && body.node(n.inputs[0]).shape.as_slice() == shape))
-            .map(|(i, _)| NodeId(i as u32))
-            .collect();
         let full_outputs: Vec<(usize, NodeId)> = outs
             .iter()
             .zip(&kinds)
@@ -792,14 +1045,29 @@ impl<'g> Lower<'g> {
         } else {
             staged_values(body, shape, &level1, &full_outputs)
         };
+        let mut partials = Vec::new();
         for &id in &level1 {
             let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else { unreachable!("a reduction") };
             let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
             self.hoisting = Some(id);
             let ix = Ix { dims: Some(dims), flat: None };
+            if self.split.is_some() {
+                partials.push((id, self.split_partial(id, &ix)?));
+                self.hoisting = None;
+                continue;
+            }
             let v = if self.coop.is_some() { self.emit_reduction_coop(id, &ix)? } else { self.emit_reduction(id, &ix)? };
             self.hoisting = None;
             self.hoisted.insert(id, Hoisted::Val(v));
+        }
+        // A split kernel goes on in the item's last block only.
+        if self.split.is_some() {
+            let last = self.split_last_block();
+            self.open_if(&last);
+            for (id, (acc, first)) in partials {
+                let v = self.split_combine(id, &acc, first)?;
+                self.hoisted.insert(id, Hoisted::Val(v));
+            }
         }
         // Outputs of the kept shape: one element per work item.
         for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
@@ -815,6 +1083,16 @@ impl<'g> Lower<'g> {
                     store(&mut self.b, &Self::out_ptr(k), &w, &v);
                 }
             }
+        }
+        if self.split.is_some() {
+            // The counter back to zero for the next launch.
+            let guard = self.coop_guard(true);
+            self.open_if(&guard);
+            let ctr = self.b.op(&format!("llvm.getelementptr inbounds %counter[{w}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"));
+            let zero32 = self.b.op("arith.constant 0 : i32");
+            self.b.stmt(&format!("llvm.store {zero32}, {ctr} : i32, !llvm.ptr"));
+            self.close();
+            self.close();
         }
         // Outputs of the full shape: one pass over the reduced axes.
         if kinds.iter().any(|k| matches!(k, Kind::Full)) {
@@ -1065,13 +1343,14 @@ impl<'g> Lower<'g> {
     }
 
     /// The module text and the parameter values.
-    fn finish(self) -> (String, Vec<i64>, (usize, Option<(usize, usize)>)) {
+    fn finish(self) -> (String, Vec<i64>, Launch) {
         let params = self.b.params().to_vec();
         let coop = self.coop;
-        // GPU threads take GPU_VEC consecutive work items of a row-segment elementwise kernel
-        // at a time (one index computation for several elements, several loads in flight).
-        // Flat kernels take one: measured faster on an H200 for transcendental chains.
-        let gpu_vec = self.b.target == Target::Gpu && coop.is_none() && self.min_chunk == 1 && !self.flat;
+        let split = self.split.map(|splits| GpuSplit { splits, slots: self.split_slots });
+        // GPU threads take GPU_VEC consecutive work items of an elementwise kernel at a time
+        // (one index computation for several elements, several loads in flight; flat kernels
+        // load them as vectors).
+        let gpu_vec = self.b.target == Target::Gpu && coop.is_none() && self.min_chunk == 1;
         let min_chunk = if gpu_vec { GPU_VEC } else { self.min_chunk };
         let target = self.b.target;
         let (entry, body, decls) = self.b.finish();
@@ -1084,12 +1363,18 @@ impl<'g> Lower<'g> {
         if coop.is_some() {
             args.extend(["%lane: i64".to_string(), "%tid: i64".into(), "%active: i1".into()]);
         }
+        if split.is_some() {
+            args.extend(["%scratch: !llvm.ptr {llvm.noalias}".to_string(), "%counter: !llvm.ptr {llvm.noalias}".into()]);
+        }
         let mut text = String::from("module {\n");
         if coop.is_some() {
             text += &format!(
                 "  llvm.mlir.global internal @kiln_smem() {{addr_space = 3 : i32, alignment = 16 : i64}} : !llvm.array<{} x i64>\n",
                 2 * COOP_BLOCK
             );
+        }
+        if split.is_some() {
+            text += "  llvm.mlir.global internal @kiln_flag() {addr_space = 3 : i32, alignment = 4 : i64} : i32\n";
         }
         for d in decls {
             text += "  ";
@@ -1122,10 +1407,10 @@ impl<'g> Lower<'g> {
             text += "    return\n  }\n";
         }
         if target == Target::Gpu {
-            text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec);
+            text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec, split.is_some());
         }
         text += "}\n";
-        (text, params, (min_chunk, coop.map(|c| (COOP_BLOCK, c.items))))
+        (text, params, Launch { min_chunk, gpu_block: coop.map(|c| (COOP_BLOCK, c.items)), gpu_split: split })
     }
 }
 
@@ -1138,15 +1423,20 @@ impl<'g> Lower<'g> {
 /// so the kernel's barriers are reached by all.
 /// The parameters arrive by value and are spilled to a stack array for the kernel's
 /// `%params` loads, which LLVM's SROA turns back into the arguments.
-fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool) -> String {
-    // Buffers are whole allocations of the memory pool: 512-byte aligned.
+fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: bool) -> String {
+    // Buffers are whole allocations of the memory pool: 512-byte aligned. A split kernel's
+    // scratch and counters follow the region's buffers.
+    let all = if split { nbuf + 2 } else { nbuf };
     let mut args: Vec<String> =
-        (0..nbuf).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}")).collect();
+        (0..all).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}")).collect();
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
     args.push("%n: i64".into());
     args.push("%chunk: i64".into());
     let mut t = format!("  func.func @{GPU_ENTRY}({}) {{\n", args.join(", "));
     t += "    %one = arith.constant 1 : i64\n";
+    if vec {
+        t += &format!("    %c{GPU_VEC} = arith.constant {GPU_VEC} : i64\n");
+    }
     t += &format!("    %nparams = arith.constant {} : i64\n", nparams.max(1));
     t += "    %params = llvm.alloca %nparams x i64 : (i64) -> !llvm.ptr\n";
     for k in 0..nparams {
@@ -1170,7 +1460,12 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool) -> Stri
             t += "    %nm2 = arith.subi %nm1, %one : i64\n";
             t += "    %nchunks = arith.divui %nm2, %chunk : i64\n";
             t += "    scf.for %c = %gid to %nchunks step %stride : i64 {\n";
-            t += "      %start = arith.muli %c, %chunk : i64\n";
+            if vec {
+                // The chunk is GPU_VEC: a constant factor tells LLVM the start's alignment.
+                t += &format!("      %start = arith.muli %c, %c{GPU_VEC} : i64\n");
+            } else {
+                t += "      %start = arith.muli %c, %chunk : i64\n";
+            }
             t += "      %end0 = arith.addi %start, %chunk : i64\n";
             t += "      %end = arith.minui %end0, %n : i64\n";
             if vec {
@@ -1187,6 +1482,18 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool) -> Stri
                 t += "    }\n    return\n  }\n";
                 return t;
             }
+        }
+        Some(_) if split => {
+            // One block per (work item, split): the kernel splits `%start`.
+            t += "    %start = arith.muli %ctaid, %one : i64\n";
+            t += "    %end = arith.addi %ctaid, %one : i64\n";
+            t += "    %lane = arith.muli %tid, %one : i64\n";
+            t += "    %active = arith.constant true\n";
+            names.extend(["%lane".to_string(), "%tid".into(), "%active".into(), format!("%b{nbuf}"), format!("%b{}", nbuf + 1)]);
+            tys.extend(["i64", "i64", "i1", "!llvm.ptr", "!llvm.ptr"]);
+            t += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
+            t += "    return\n  }\n";
+            return t;
         }
         Some(c) => {
             t += &format!("    %items = arith.constant {} : i64\n", c.items);

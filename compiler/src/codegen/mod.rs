@@ -87,7 +87,7 @@ pub use host::{
     asm_text, compile_region, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled,
     run_region, CompiledRegion, Tier,
 };
-pub use lower::{lower_for, Kernel, GPU_ENTRY, HOST_ENTRY, KERNEL};
+pub use lower::{lower_for, GpuSplit, Kernel, GPU_ENTRY, HOST_ENTRY, KERNEL};
 
 use crate::fusion::{Region, RegionKind};
 use crate::schedule::{run_steps, Schedule};
