@@ -123,9 +123,15 @@ impl Gpu {
     }
 }
 
-/// A region ready to launch: its kernel and the loaded function (`None`: it runs on the host).
+#[path = "gpu_vendor.rs"]
+mod vendor;
+
+/// A region ready to launch: its kernel and the loaded function (`None`: a library call, or
+/// it runs on the host).
 struct Ready {
     kernel: Option<(GpuKernel, Function)>,
+    /// The library call of a vendor region the GPU executor takes (cuBLAS, cuFFT).
+    vendor: Option<kiln_compiler::vendor::VendorCall>,
 }
 
 /// Regions ready to launch, by (plan, step): a plan kept in the plan cache is reused as is, so
@@ -142,11 +148,11 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         Ok(k) => {
             let module = gpu.device.load_module("kiln_region", ModuleImage::Ptx(&k.ptx))?;
             let function = module.function(GPU_ENTRY)?;
-            Ok(Ready { kernel: Some((k, function)) })
+            Ok(Ready { kernel: Some((k, function)), vendor: None })
         }
         Err(CompileError::Unsupported { op, reason, .. }) => {
             tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; it runs on the host");
-            Ok(Ready { kernel: None })
+            Ok(Ready { kernel: None, vendor: vendor::plan(region) })
         }
         Err(e) => Err(e.into()),
     }
@@ -198,6 +204,7 @@ pub(crate) fn run_schedule(
         };
         let outs = match &ready.kernel {
             Some((k, function)) => launch(gpu, k, function, &reads)?,
+            None if let Some(call) = &ready.vendor => vec![vendor::run(call, &reads)?],
             None => {
                 let host: Vec<HostArray> = reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
                 let refs: Vec<&HostArray> = host.iter().collect();

@@ -52,6 +52,7 @@ pub mod blas;
 pub mod device;
 pub mod error;
 pub mod fft;
+pub mod gather;
 pub mod gpu_tests;
 pub mod launch;
 mod libs;
