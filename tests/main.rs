@@ -81,5 +81,7 @@ pub fn shared_data() -> std::path::PathBuf {
 }
 #[path = "suite/vendor.rs"]
 mod vendor;
+#[path = "suite/vendor_gpu.rs"]
+mod vendor_gpu;
 #[path = "suite/ulps.rs"]
 mod ulps;

@@ -55,6 +55,13 @@ impl Array {
         a
     }
 
+    /// An array holding materialised device data.
+    pub(crate) fn from_device(d: DeviceArray) -> Array {
+        let a = Array::node(OpKind::Input, Attrs::Input { index: 0 }, SmallVec::new(), d.dtype(), d.shape().into());
+        let _ = a.e.device.set(std::sync::Arc::new(d));
+        a
+    }
+
     /// A rank-0 constant. The literal must already be of `dtype`.
     pub(crate) fn literal(dtype: DType, value: Literal) -> Array {
         debug_assert!(value.fits(dtype), "{value:?} as {dtype}");

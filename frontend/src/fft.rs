@@ -262,3 +262,39 @@ n_dim! {
     /// of `axes`, then [`irfft`] along it (its length `s[-1]`, by default 2*(m-1)).
     irfftn, try_irfftn => Kind::C2R;
 }
+
+/// `cupy.fft.config`: the cuFFT plan cache of the current CUDA device.
+///
+/// Each distinct transform layout (type, length, batch, strides) has a plan; plans are kept
+/// per device, least recently used evicted beyond the size limit (16 by default, as CuPy).
+/// Errors: the backend is the CPU ([`crate::backend`]; the host FFTs keep no such cache), a
+/// driver or cuFFT failure.
+pub mod config {
+    pub use kiln_runtime::fft::PlanCacheInfo;
+    use kiln_runtime::{Backend, Device};
+
+    use crate::error::{value_err, Result};
+
+    fn on_device<T>(op: &str, f: impl FnOnce() -> kiln_runtime::Result<T>) -> Result<T> {
+        let Backend::Cuda(ordinal) = crate::backend() else {
+            return Err(value_err(op, "the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)"));
+        };
+        let _current = Device::new(ordinal)?.use_scoped()?;
+        Ok(f()?)
+    }
+
+    /// The plan cache's size, limit, hits and misses (`get_plan_cache()` and its `show_info`).
+    pub fn get_plan_cache() -> Result<PlanCacheInfo> {
+        on_device("get_plan_cache", kiln_runtime::fft::plan_cache_info)
+    }
+
+    /// Sets the most plans kept (`get_plan_cache().set_size(n)`); 0 turns caching off.
+    pub fn set_plan_cache_size(limit: usize) -> Result<()> {
+        on_device("set_plan_cache_size", || kiln_runtime::fft::set_plan_cache_size(limit))
+    }
+
+    /// Destroys the cached plans (`get_plan_cache().clear()`); hits and misses are kept.
+    pub fn clear_plan_cache() -> Result<()> {
+        on_device("clear_plan_cache", kiln_runtime::fft::clear_plan_cache)
+    }
+}

@@ -138,9 +138,15 @@ impl Gpu {
     }
 }
 
-/// A region ready to launch: its kernel and the loaded function (`None`: it runs on the host).
+#[path = "gpu_vendor.rs"]
+mod vendor;
+
+/// A region ready to launch: its kernel and the loaded function (`None`: a library call, or
+/// it runs on the host).
 struct Ready {
     kernel: Option<(GpuKernel, Function)>,
+    /// The library call of a vendor region the GPU executor takes (cuBLAS, cuFFT).
+    vendor: Option<kiln_compiler::vendor::VendorCall>,
 }
 
 /// Regions ready to launch, by (plan, step): a plan kept in the plan cache is reused as is, so
@@ -156,22 +162,22 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
     let kernel = match lower_region_gpu(region) {
         Ok(k) => k,
         Err(CompileError::Unsupported { op, reason, .. }) => {
-            tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; it runs on the host");
-            return Ok(Ready { kernel: None });
+            tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; a library or the host runs it");
+            return Ok(Ready { kernel: None, vendor: vendor::plan(region) });
         }
         Err(e) => return Err(e.into()),
     };
     let Some(disk) = &gpu.disk else {
         let k = compile_kernel_gpu(kernel, gpu.target)?;
         let function = load(gpu, ModuleImage::Ptx(&k.ptx))?;
-        return Ok(Ready { kernel: Some((k, function)) });
+        return Ok(Ready { kernel: Some((k, function)), vendor: None });
     };
     let key = disk_cache_key(&kernel, gpu.target, gpu.driver);
     if let Lookup::Hit(entry) = disk.lookup(&key) {
         match load(gpu, ModuleImage::Cubin(&entry.cubin)) {
             Ok(function) => {
                 let k = GpuKernel { kernel, ptx: entry.ptx.into(), compile_ms: 0.0 };
-                return Ok(Ready { kernel: Some((k, function)) });
+                return Ok(Ready { kernel: Some((k, function)), vendor: None });
             }
             Err(e) => tracing::warn!(target: "kiln::cache", error = %e, "cached cubin does not load; rebuilding it"),
         }
@@ -185,7 +191,7 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
     if let Err(e) = disk.store(&key, &entry) {
         tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
     }
-    Ok(Ready { kernel: Some((k, function)) })
+    Ok(Ready { kernel: Some((k, function)), vendor: None })
 }
 
 fn load(gpu: &Gpu, image: ModuleImage<'_>) -> Result<Function> {
@@ -239,6 +245,7 @@ pub(crate) fn run_schedule(
         };
         let outs = match &ready.kernel {
             Some((k, function)) => launch(gpu, k, function, &reads)?,
+            None if let Some(call) = &ready.vendor => vec![vendor::run(call, &reads)?],
             None => {
                 let host: Vec<HostArray> = reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
                 let refs: Vec<&HostArray> = host.iter().collect();

@@ -17,6 +17,7 @@ mod linalg;
 mod materialize;
 mod operators;
 pub mod random;
+mod random_gpu;
 mod reduce;
 mod views;
 
@@ -33,6 +34,7 @@ pub use reduce::{all_axes, axis, AxisArg};
 pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};
 
 pub use kiln_ir::{DType, HostArray};
+pub use kiln_runtime::blas::{allow_tf32, set_allow_tf32};
 
 /// Unwraps a result, panicking with the error's message at the caller's location.
 #[track_caller]

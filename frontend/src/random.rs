@@ -5,8 +5,12 @@
 //! The generator is PCG64 (`rand_pcg`), with `rand`/`rand_distr`'s distributions:
 //! - a seed gives the same numbers on every run and machine with the same kiln version;
 //! - the numbers are **not** NumPy's for the same seed (NumPy seeds PCG64 through a
-//!   `SeedSequence` and has its own samplers), and not the GPU's: the GPU path will draw with
-//!   cuRAND's Philox generator. Same distributions, different streams.
+//!   `SeedSequence` and has its own samplers), and not the GPU's.
+//!
+//! On a CUDA backend the numbers are drawn on the device by cuRAND's Philox4x32-10 generator
+//! (seeded, per draw, by the next word of the generator's PCG64 stream) and the arrays stay in
+//! device memory: same distributions, **not bit-identical** to the CPU's draws for the same
+//! seed (see the `random_gpu` module for how each distribution is made).
 //!
 //! Module functions draw from one global generator, seeded from the operating system until
 //! [`seed`] is called; a [`Generator`] is an independent stream (`np.random.default_rng(seed)`).
@@ -18,7 +22,7 @@
 use std::sync::{Mutex, OnceLock};
 
 use kiln_ir::{DType, HostArray, HostElement, IrError};
-use rand::{RngExt, SeedableRng};
+use rand::{Rng, RngExt, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 use rand_pcg::Pcg64;
 
@@ -79,6 +83,10 @@ impl Generator {
 
     /// `rng.random(size, dtype)`: uniform floats in [0, 1).
     pub fn try_random(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
+        if let Some(gpu) = crate::random_gpu::device() {
+            float_dtype("random", dtype)?;
+            return crate::random_gpu::random(gpu, shape, dtype, self.rng.next_u64());
+        }
         self.floats("random", shape, dtype, |r| r.random::<f64>(), |r| r.random::<f32>())
     }
 
@@ -90,11 +98,20 @@ impl Generator {
             return Err(value_err("uniform", format!("low and high must be finite, got {low} and {high}")));
         }
         let (l32, w32) = (low as f32, (high - low) as f32);
+        if let Some(gpu) = crate::random_gpu::device() {
+            float_dtype("uniform", dtype)?;
+            let u = crate::random_gpu::random(gpu, shape, dtype, self.rng.next_u64())?;
+            return Ok(if dtype == DType::Float64 { u * (high - low) + low } else { u * w32 + l32 });
+        }
         self.floats("uniform", shape, dtype, |r| low + (high - low) * r.random::<f64>(), |r| l32 + w32 * r.random::<f32>())
     }
 
     /// `rng.standard_normal(size, dtype)`: normal with mean 0 and standard deviation 1.
     pub fn try_standard_normal(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
+        if let Some(gpu) = crate::random_gpu::device() {
+            float_dtype("standard_normal", dtype)?;
+            return crate::random_gpu::normal(gpu, 0.0, 1.0, shape, dtype, self.rng.next_u64());
+        }
         self.floats("standard_normal", shape, dtype, |r| StandardNormal.sample(r), |r| StandardNormal.sample(r))
     }
 
@@ -105,6 +122,10 @@ impl Generator {
             return Err(value_err("normal", format!("scale < 0 (got {scale})")));
         }
         let (l32, s32) = (loc as f32, scale as f32);
+        if let Some(gpu) = crate::random_gpu::device() {
+            float_dtype("normal", dtype)?;
+            return crate::random_gpu::normal(gpu, loc, scale, shape, dtype, self.rng.next_u64());
+        }
         self.floats(
             "normal",
             shape,
@@ -128,6 +149,9 @@ impl Generator {
         }
         if high <= low {
             return Err(value_err("integers", "low >= high"));
+        }
+        if let Some(gpu) = crate::random_gpu::device() {
+            return crate::random_gpu::integers(gpu, low, high, shape, dtype, self.rng.next_u64());
         }
         let n: usize = shape.iter().product();
         let draws: Vec<i64> = (0..n).map(|_| self.rng.random_range(low..high)).collect();

@@ -188,8 +188,9 @@ impl DiskCache {
         let dir = path.parent().expect("entries live in a directory");
         fs::create_dir_all(dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        // No fsync: readers need the rename's atomicity, not durability; an entry torn by a
+        // crash fails its checksum and is rebuilt.
         tmp.write_all(&encode(key, kernel))?;
-        tmp.as_file().sync_data()?;
         tmp.persist(&path).map_err(|e| e.error)?;
         counters().stores.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(target: "kiln::cache", path = %path.display(), "disk cache store");

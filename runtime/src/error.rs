@@ -34,6 +34,34 @@ pub enum RuntimeError {
     /// An argument is not valid for the call (a buffer of another device, a copy past the end...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A CUDA library call (cuBLAS, cuBLASLt, cuFFT, cuRAND, NVRTC) failed, or its library
+    /// could not be loaded.
+    #[error("{0}")]
+    Library(LibraryError),
+}
+
+/// A failed call of a CUDA library: the function and the status it returned
+/// (`cublasGemmStridedBatchedEx: CUBLAS_STATUS_INVALID_VALUE`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LibraryError {
+    /// The library function (`cublasGemmStridedBatchedEx`, `cufftMakePlanMany64`...).
+    pub call: &'static str,
+    /// The status name (`CUBLAS_STATUS_...`, `CUFFT_...`), or why the library is missing.
+    pub status: String,
+}
+
+impl fmt::Display for LibraryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.call, self.status)
+    }
+}
+
+impl RuntimeError {
+    /// A [`RuntimeError::Library`] for `call` returning `status` (printed with `Debug`, which
+    /// is the status's C name for cudarc's status enums).
+    pub fn library(call: &'static str, status: impl fmt::Debug) -> Self {
+        RuntimeError::Library(LibraryError { call, status: format!("{status:?}") })
+    }
 }
 
 impl RuntimeError {
@@ -241,6 +269,14 @@ mod tests {
         // Other errors are left alone.
         let other = RuntimeError::Cuda(cuda).with_dump_path("x");
         assert!(matches!(other, RuntimeError::Cuda(_)));
+    }
+
+    #[test]
+    fn library_errors_name_the_call_and_status() {
+        let e = RuntimeError::library("cublasGemmStridedBatchedEx", cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE);
+        assert_eq!(e.to_string(), "cublasGemmStridedBatchedEx: CUBLAS_STATUS_INVALID_VALUE");
+        let e = RuntimeError::library("cufftMakePlanMany64", cudarc::cufft::sys::cufftResult::CUFFT_INVALID_SIZE);
+        assert_eq!(e.to_string(), "cufftMakePlanMany64: CUFFT_INVALID_SIZE");
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //! Modules: [`device`] (devices, backend selection), [`pool`] (the caching allocator, generic
 //! and tested without a GPU), [`memory`] (CUDA and pinned allocators, buffers, copies),
 //! [`stream`] (streams, events), [`module`] (PTX/cubin loading and linking), [`launch`]
-//! (launch configurations and launches), [`mod@profile`] (NVTX, the CUDA profiler), [`error`],
+//! (launch configurations and launches), [`mod@profile`] (NVTX, the CUDA profiler), [`blas`]
+//! (cuBLAS/cuBLASLt GEMMs), [`fft`] (cuFFT with its plan cache), [`rand`] (cuRAND), [`error`],
 //! and [`gpu_tests`] (the tests that need a GPU, run by `kiln-gpu-selftest` or any test
 //! binary through [`gpu_tests::run_all`]).
 //!
@@ -47,20 +48,25 @@
 //! # }
 //! ```
 
+pub mod blas;
 pub mod device;
 pub mod disk_cache;
 pub mod error;
+pub mod fft;
+pub mod gather;
 pub mod gpu_tests;
 pub mod launch;
+mod libs;
 pub mod memory;
 pub mod module;
 pub mod pool;
 pub mod profile;
+pub mod rand;
 pub mod stream;
 
 pub use disk_cache::{CacheStats, CachedKernel, DiskCache, Lookup, MissReason};
 pub use device::{cuda_available, device_count, driver_version, select_backend, Backend, Device, DeviceGuard};
-pub use error::{CudaError, KernelError, KernelStage, OutOfMemory, Result, RuntimeError};
+pub use error::{CudaError, KernelError, KernelStage, LibraryError, OutOfMemory, Result, RuntimeError};
 pub use launch::{KernelArg, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool,

@@ -20,7 +20,7 @@
 
 use std::time::Instant;
 
-use kiln::Array;
+use kiln::{Array, DType};
 use kiln_runtime::{Device, DeviceBuffer, Event, Stream};
 
 struct Args {
@@ -89,6 +89,7 @@ struct Row {
     kernel_ms: Option<f64>,
     gbps: Option<f64>,
     kernels: Option<usize>,
+    tflops: Option<f64>,
 }
 
 /// Event-timed median of `reps` calls of `f` after 3 warm-ups, in ms.
@@ -155,7 +156,7 @@ fn main() {
         let mut dst = DeviceBuffer::alloc(4 * n).unwrap();
         let ms = time_events(&stream, a.reps, || dst.copy_from_device(&src, &stream).unwrap());
         let gbps = 8.0 * n as f64 / (ms * 1e-3) / 1e9;
-        rows.push(Row { work: "copy".into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: None });
+        rows.push(Row { work: "copy".into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: None, tflops: None });
         gbps
     };
 
@@ -200,7 +201,7 @@ fn main() {
             f().eval();
         });
         let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
-        rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels) });
+        rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
     }
 
     if want("tiny_chain_48ops") {
@@ -232,40 +233,96 @@ fn main() {
             .map(|((name, b), (_, a))| format!("{name} {:.1} µs", (a - b) / (n1 - n0).max(1) as f64))
             .collect();
         println!("tiny_chain_48ops host time per call: {}", per.join(", "));
-        rows.push(Row { work: "tiny_chain_48ops".into(), ms: median(ts), kernel_ms: None, gbps: None, kernels: Some(1) });
+        rows.push(Row { work: "tiny_chain_48ops".into(), ms: median(ts), kernel_ms: None, gbps: None, kernels: Some(1), tflops: None });
+    }
+
+    // Library workloads as peers.py defines them (matmul: a @ a of K×K, no TF32; FFT: c64 of
+    // F = 2^24, 2^22 with --quick; the window: abs(fft(z * w)), w real).
+    for (work, dt, k) in [("matmul_float32_4096", DType::Float32, 4096usize), ("matmul_float16_8192", DType::Float16, 8192)] {
+        if !want(work) {
+            continue;
+        }
+        let p = device_array(normal(k * k, 7), &[k, k]).astype(dt).eval().clone();
+        let kernels = kiln::explain(&[&p.matmul(&p)]).report.kernel_count();
+        let ms = time_events(&stream, a.reps, || {
+            p.matmul(&p).eval();
+        });
+        let tflops = 2.0 * (k as f64).powi(3) / (ms * 1e-3) / 1e12;
+        rows.push(Row { work: work.into(), ms, kernel_ms: None, gbps: None, kernels: Some(kernels), tflops: Some(tflops) });
+    }
+    if want("matmul_bias_relu_f32") {
+        let k = 4096usize;
+        let p = device_array(normal(k * k, 8), &[k, k]);
+        let bias = device_array(normal(k, 9), &[k]);
+        let f = || kiln::nn::relu(&(p.matmul(&p) + &bias)).unwrap();
+        let kernels = kiln::explain(&[&f()]).report.kernel_count();
+        let ms = time_events(&stream, a.reps, || {
+            f().eval();
+        });
+        let tflops = 2.0 * (k as f64).powi(3) / (ms * 1e-3) / 1e12;
+        rows.push(Row { work: "matmul_bias_relu_f32".into(), ms, kernel_ms: None, gbps: None, kernels: Some(kernels), tflops: Some(tflops) });
+    }
+    if want("fft_c64") || want("fft_window_abs") {
+        let f = if a.quick { 1usize << 22 } else { 1 << 24 };
+        let re = device_array(normal(f, 10), &[f]);
+        let im = device_array(normal(f, 11), &[f]);
+        let z = (&re + &im * Array::scalar(num_complex::Complex32::new(0.0, 1.0))).eval().clone();
+        let w = device_array(normal(f, 12), &[f]);
+        type FftWork<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
+        let works: Vec<FftWork> = vec![
+            ("fft_c64", Box::new(|| kiln::fft::fft(&z, None, -1, "backward")), 16 * f),
+            ("fft_window_abs", Box::new(|| kiln::fft::fft(&(&z * &w), None, -1, "backward").abs()), 24 * f),
+        ];
+        for (work, g, bytes) in &works {
+            if !want(work) {
+                continue;
+            }
+            let kernels = kiln::explain(&[&g()]).report.kernel_count();
+            let ms = time_events(&stream, a.reps, || {
+                g().eval();
+            });
+            let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
+            rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+        }
     }
 
     if want("first_call") {
         let ms = time_first_call(&x, &stream);
-        rows.push(Row { work: "first_call_compile".into(), ms, kernel_ms: None, gbps: None, kernels: Some(1) });
-        // The same first call in a fresh process, its disk cache warm.
-        let exe = std::env::current_exe().expect("own path");
-        let mut child = std::process::Command::new(exe);
-        child.arg("--first-call-child");
-        if a.quick {
-            child.arg("--quick");
-        }
-        match child.output() {
-            Ok(out) => {
-                let text = String::from_utf8_lossy(&out.stdout);
-                let line = text.lines().find(|l| l.starts_with("first_call_ms")).unwrap_or("");
-                println!("child: {line}");
-                if let Some(ms) = line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()) {
-                    rows.push(Row { work: "first_call_disk_hit".into(), ms, kernel_ms: None, gbps: None, kernels: Some(1) });
-                } else {
-                    eprintln!("first_call_disk_hit: the child printed no time: {text}{}", String::from_utf8_lossy(&out.stderr));
-                }
+        rows.push(Row { work: "first_call_compile".into(), ms, kernel_ms: None, gbps: None, kernels: Some(1), tflops: None });
+        // The same first call in fresh processes: its disk cache warm, and with no disk cache.
+        for (work, cache_off) in [("first_call_disk_hit", false), ("first_call_in_new_process_no_cache", true)] {
+            let exe = std::env::current_exe().expect("own path");
+            let mut child = std::process::Command::new(exe);
+            child.arg("--first-call-child");
+            if a.quick {
+                child.arg("--quick");
             }
-            Err(e) => eprintln!("first_call_disk_hit: cannot run the child: {e}"),
+            if cache_off {
+                child.env("KILN_CACHE_DIR", "off");
+            }
+            match child.output() {
+                Ok(out) => {
+                    let text = String::from_utf8_lossy(&out.stdout);
+                    let line = text.lines().find(|l| l.starts_with("first_call_ms")).unwrap_or("");
+                    println!("{work} (child): {line}");
+                    if let Some(ms) = line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()) {
+                        rows.push(Row { work: work.into(), ms, kernel_ms: None, gbps: None, kernels: Some(1), tflops: None });
+                    } else {
+                        eprintln!("{work}: the child printed no time: {text}{}", String::from_utf8_lossy(&out.stderr));
+                    }
+                }
+                Err(e) => eprintln!("{work}: cannot run the child: {e}"),
+            }
         }
     }
 
-    println!("{:<22} {:>10} {:>9} {:>8} {:>8}", "work", "ms", "GB/s", "of copy", "kernels");
+    println!("{:<22} {:>10} {:>9} {:>8} {:>8} {:>8}", "work", "ms", "GB/s", "of copy", "kernels", "TFLOP/s");
     for row in &rows {
         let gb = row.gbps.map(|g| format!("{g:.0}")).unwrap_or_default();
         let frac = row.gbps.map(|g| format!("{:.0}%", 100.0 * g / copy_gbps)).unwrap_or_default();
         let k = row.kernels.map(|k| k.to_string()).unwrap_or_default();
-        println!("{:<22} {:>10.4} {:>9} {:>8} {:>8}", row.work, row.ms, gb, frac, k);
+        let tf = row.tflops.map(|t| format!("{t:.1}")).unwrap_or_default();
+        println!("{:<22} {:>10.4} {:>9} {:>8} {:>8} {:>8}", row.work, row.ms, gb, frac, k, tf);
     }
     if let Some(path) = a.json {
         let mut text = format!("{{\"device\": {:?}, \"N\": {n}, \"R\": {r}, \"C\": {c}, \"results\": [\n", name);
@@ -279,6 +336,9 @@ fn main() {
             }
             if let Some(k) = row.kernels {
                 text += &format!(", \"kernels\": {k}");
+            }
+            if let Some(t) = row.tflops {
+                text += &format!(", \"TFLOPs\": {t}");
             }
             text += if i + 1 < rows.len() { "},\n" } else { "}\n" };
         }

@@ -18,6 +18,7 @@
 //! [`run_schedule`] is the default host path of a whole schedule: vendor regions through the
 //! host libraries, the other regions in the reference evaluator.
 
+pub mod blas_layout;
 mod fft;
 mod gemm;
 pub mod host;

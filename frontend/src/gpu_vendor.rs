@@ -1,0 +1,324 @@
+//! The GPU executor of library calls ([`VendorCall`]): matrix products through cuBLAS (and
+//! cuBLASLt for epilogues), FFTs through cuFFT, on device arrays, on the current stream.
+//!
+//! **Matrix products** (`kiln_runtime::blas`). A row-major product `C = A @ B` is computed as
+//! the column-major `Cᵀ = Bᵀ Aᵀ`: a row-major operand with unit column stride is its transpose,
+//! column-major, with the row stride as leading dimension (op `N`); one with unit row stride
+//! (a transposed view) is op `T` with the column stride as leading dimension. So transposed and
+//! sliced operands are read in place; batches are one strided-batched call per run of batch
+//! axes that step evenly (broadcast batch axes have stride 0, so a broadcast operand is not
+//! copied either). An operand with no unit stride along its rows or columns (a step slice on
+//! both, a flip, a broadcast inside the matrix) is first gathered to a contiguous buffer on the
+//! device by `kiln_runtime::gather` (a small NVRTC kernel), its broadcast batch axes left
+//! broadcast. float16/bfloat16 accumulate in float32; TF32 is off unless
+//! [`kiln_runtime::blas::set_allow_tf32`] (`kiln::set_allow_tf32`). Integer and bool products
+//! are not taken here: they run on the host between copies (no cuBLAS GEMM computes NumPy's
+//! wrapping integer products).
+//!
+//! **FFTs** (`kiln_runtime::fft`). The operand is gathered to a contiguous buffer unless it is
+//! one already; then one batched 1-D transform per axis (cuFFT's advanced layout: the axis's
+//! stride and the batch's distance, looping over the smaller of the outer and inner extents),
+//! the real transforms along the last of the axes, as NumPy's `rfftn`/`irfftn`. The norm's
+//! factor is applied once at the end by a cuBLAS scale (`cublas*scal`). float16/bfloat16
+//! inputs and operands whose halved axis is not `n/2+1` (or `n`) long run on the host.
+
+use std::sync::Arc;
+
+use kiln_compiler::fusion::RegionKind;
+use kiln_compiler::vendor::blas_layout::{batch_runs, transposed_view};
+use kiln_compiler::vendor::{self, FftCall, FftKind, MatMulCall, VendorCall};
+use kiln_compiler::fusion::Region;
+use kiln_ir::shape::numel;
+use kiln_ir::{DType, Layout};
+use kiln_runtime::blas::{self, Epilogue, GemmDesc, GemmType, ScaleType};
+use kiln_runtime::fft::{self as cufft, FftLayout, FftType};
+use kiln_runtime::{gather, DeviceBuffer};
+
+use super::DeviceArray;
+use crate::error::{Error, Result};
+
+/// The call of a vendor region the GPU executor takes, `None` for what runs on the host.
+pub(super) fn plan(region: &Region) -> Option<VendorCall> {
+    if region.kind != RegionKind::Vendor {
+        return None;
+    }
+    let call = vendor::plan(region).ok()?;
+    let ok = match &call {
+        VendorCall::MatMul(mm) => gemm_type(mm.dtype).is_some(),
+        VendorCall::Fft(f) => fft_types(f).is_some(),
+    };
+    ok.then_some(call)
+}
+
+/// Runs `call` on region inputs `inputs`.
+pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<DeviceArray> {
+    let input = |k: usize| {
+        inputs.get(k).ok_or_else(|| invalid(format!("vendor call: no input {k} ({} given)", inputs.len())))
+    };
+    match call {
+        VendorCall::MatMul(mm) => matmul(mm, input(mm.a.input)?, input(mm.b.input)?, None),
+        VendorCall::Fft(f) => fft(f, input(f.input.input)?),
+    }
+}
+
+fn invalid(message: String) -> Error {
+    Error::Compile { message }
+}
+
+fn gemm_type(dtype: DType) -> Option<GemmType> {
+    Some(match dtype {
+        DType::Float16 => GemmType::F16,
+        DType::BFloat16 => GemmType::BF16,
+        DType::Float32 => GemmType::F32,
+        DType::Float64 => GemmType::F64,
+        DType::Complex64 => GemmType::C64,
+        DType::Complex128 => GemmType::C128,
+        _ => return None,
+    })
+}
+
+/// An operand as cuBLAS reads it: a buffer (the input's, or a gathered copy), the element
+/// offset of matrix 0 and its layout (batch axes then rows, columns).
+struct Operand {
+    /// The gathered copy, if one was made (freed in stream order after the product).
+    _copy: Option<DeviceBuffer>,
+    ptr: u64,
+    layout: Layout,
+    trans: bool,
+    ld: usize,
+}
+
+/// Reads `x` through `layout` (shape `batch + (rows, cols)`), gathering it when its matrices
+/// have no unit stride or a batch axis steps backwards.
+fn operand(x: &DeviceArray, layout: &Layout) -> Result<Operand> {
+    let r = layout.rank();
+    let (rows, cols) = (layout.shape[r - 2], layout.shape[r - 1]);
+    let batch_ok = layout.strides[..r - 2].iter().all(|&s| s >= 0);
+    if let (true, Some((trans, ld))) = (batch_ok, transposed_view(rows, cols, layout.strides[r - 2], layout.strides[r - 1])) {
+        return Ok(Operand { _copy: None, ptr: x.buf.ptr(), layout: layout.clone(), trans, ld });
+    }
+    // Gather the distinct elements: broadcast batch axes once.
+    let compact: Vec<usize> =
+        layout.shape.iter().zip(&layout.strides).enumerate().map(|(i, (&n, &s))| if s == 0 && i < r - 2 { 1 } else { n }).collect();
+    let buf = gather::gather(&x.buf, x.dtype.itemsize(), layout.offset, &compact, &layout.strides)?;
+    let mut gathered = Layout::contiguous(&compact);
+    for (i, (&n, &c)) in layout.shape.iter().zip(&compact).enumerate() {
+        if n != c {
+            gathered.strides[i] = 0;
+            gathered.shape[i] = n;
+        }
+    }
+    let (trans, ld) = transposed_view(rows, cols, gathered.strides[r - 2], gathered.strides[r - 1])
+        .expect("a C-contiguous matrix has unit column stride");
+    Ok(Operand { ptr: buf.ptr(), _copy: Some(buf), layout: gathered, trans, ld })
+}
+
+/// `mm` on device operands, with a cuBLASLt epilogue when `epilogue` is given (real types).
+pub(super) fn matmul(
+    mm: &MatMulCall,
+    a: &DeviceArray,
+    b: &DeviceArray,
+    epilogue: Option<(Epilogue, Option<&DeviceArray>)>,
+) -> Result<DeviceArray> {
+    let ty = gemm_type(mm.dtype).ok_or_else(|| invalid(format!("matmul of {} on the GPU", mm.dtype)))?;
+    if a.dtype != mm.dtype || b.dtype != mm.dtype {
+        return Err(invalid(format!("matmul of {}: operands of dtypes {} and {}", mm.dtype, a.dtype, b.dtype)));
+    }
+    let out_shape: Vec<usize> = mm.batch.iter().copied().chain([mm.m, mm.n]).collect();
+    let mut out = DeviceArray::empty(mm.dtype, &out_shape)?;
+    if numel(&out_shape) == 0 {
+        return Ok(out);
+    }
+    if mm.k == 0 && epilogue.is_none() {
+        out.buf.memset(0)?;
+        return Ok(out);
+    }
+    let (pa, pb) = (operand(a, &mm.a.layout)?, operand(b, &mm.b.layout)?);
+    let nb = mm.batch.len();
+    let c_strides = Layout::contiguous(&out_shape).strides;
+    let runs = batch_runs(&mm.batch, &pa.layout.strides[..nb], &pb.layout.strides[..nb], &c_strides[..nb]);
+    // The innermost run is one strided-batched call; the outer runs are looped.
+    let (inner, outer) = match runs.split_last() {
+        Some((&(n, s), rest)) => ((n, s), rest.to_vec()),
+        None => ((1, [0, 0, 0]), Vec::new()),
+    };
+    let desc = GemmDesc {
+        ty,
+        // Cᵀ (n × m) = op(B-side) (n × k) · op(A-side) (k × m).
+        trans_a: pb.trans,
+        trans_b: pa.trans,
+        m: mm.n,
+        n: mm.m,
+        k: mm.k,
+        lda: pb.ld,
+        ldb: pa.ld,
+        ldc: mm.n,
+        stride_a: inner.1[1] as i64,
+        stride_b: inner.1[0] as i64,
+        stride_c: inner.1[2] as i64,
+        batch: inner.0,
+    };
+    let es = mm.dtype.itemsize() as isize;
+    let bias_ptr = match epilogue {
+        Some((_, Some(bias))) => {
+            if bias.dtype != mm.dtype || numel(&bias.shape) != mm.n {
+                return Err(invalid(format!("matmul epilogue: a bias of {} {:?} for {} columns", bias.dtype, bias.shape, mm.n)));
+            }
+            Some(bias.buf.ptr())
+        }
+        _ => None,
+    };
+    let outer_count: usize = outer.iter().map(|r| r.0).product();
+    for o in 0..outer_count {
+        // The element offsets of this outer index, in C order of the outer runs.
+        let (mut rem, mut offs) = (o, [pa.layout.offset, pb.layout.offset, 0isize]);
+        for &(n, s) in outer.iter().rev() {
+            let i = (rem % n) as isize;
+            rem /= n;
+            for j in 0..3 {
+                offs[j] += i * s[j];
+            }
+        }
+        let (pa_ptr, pb_ptr) = (pa.ptr as i64 + (offs[0] * es) as i64, pb.ptr as i64 + (offs[1] * es) as i64);
+        let c_ptr = out.buf.ptr() as i64 + (offs[2] * es) as i64;
+        // SAFETY: the operands' layouts were checked in bounds of their buffers by the planner's
+        // region inputs (same dtype and shape as the arrays) and by `gather`; `desc` reads
+        // exactly the matrices of those layouts (leading dimensions and batch strides from
+        // them) and writes the fresh output's elements; every buffer outlives this call and is
+        // used on the current stream.
+        unsafe {
+            match epilogue {
+                None => blas::gemm(&desc, pb_ptr as u64, pa_ptr as u64, c_ptr as u64)?,
+                Some((e, _)) => blas::gemm_epilogue(&desc, e, bias_ptr, pb_ptr as u64, pa_ptr as u64, c_ptr as u64)?,
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// (type of the first step, of the C2C steps, element sizes in and out).
+fn fft_types(f: &FftCall) -> Option<(FftType, FftType)> {
+    use DType::*;
+    Some(match (f.kind, f.in_dtype, f.out_dtype) {
+        (FftKind::C2C { .. }, Complex64, Complex64) => (FftType::C2C, FftType::C2C),
+        (FftKind::C2C { .. }, Complex128, Complex128) => (FftType::Z2Z, FftType::Z2Z),
+        (FftKind::R2C { .. }, Float32, Complex64) => (FftType::R2C, FftType::C2C),
+        (FftKind::R2C { .. }, Float64, Complex128) => (FftType::D2Z, FftType::Z2Z),
+        (FftKind::C2R { .. }, Complex64, Float32) => (FftType::C2R, FftType::C2C),
+        (FftKind::C2R { .. }, Complex128, Float64) => (FftType::Z2D, FftType::Z2Z),
+        _ => return None,
+    })
+    .filter(|_| {
+        let shape = &f.input.layout.shape;
+        match (f.kind, f.axes.last()) {
+            (FftKind::C2C { .. }, Some(_)) => true,
+            (FftKind::R2C { n }, Some(&h)) => shape[h] == n,
+            (FftKind::C2R { n }, Some(&h)) => shape[h] == n / 2 + 1 && f.out_shape[h] == n,
+            (_, None) => false,
+        }
+    })
+}
+
+/// One batched 1-D transform along `axis` of C-contiguous arrays of shapes `din` (at `input`)
+/// and `dout` (at `output`), equal but along `axis` (the transform's length is the real
+/// side's extent).
+///
+/// # Safety
+/// The buffers hold those arrays of the type's element types; in place only for C2C types.
+unsafe fn fft_axis(ty: FftType, inverse: bool, axis: usize, din: &[usize], dout: &[usize], input: u64, output: u64) -> Result<()> {
+    let (ies, oes) = match ty {
+        FftType::C2C => (8, 8),
+        FftType::Z2Z => (16, 16),
+        FftType::R2C => (4, 8),
+        FftType::C2R => (8, 4),
+        FftType::D2Z => (8, 16),
+        FftType::Z2D => (16, 8),
+    };
+    let inner: usize = din[axis + 1..].iter().product();
+    let outer: usize = din[..axis].iter().product();
+    let (ni, no) = (din[axis], dout[axis]);
+    let n = if matches!(ty, FftType::C2R | FftType::Z2D) { no } else { ni };
+    // (layout, count of calls, input and output step between calls in elements).
+    let (layout, calls, istep, ostep) = if inner == 1 {
+        (FftLayout { ty, n, batch: outer, istride: 1, idist: ni, ostride: 1, odist: no }, 1, 0, 0)
+    } else if outer <= inner {
+        (FftLayout { ty, n, batch: inner, istride: inner, idist: 1, ostride: inner, odist: 1 }, outer, ni * inner, no * inner)
+    } else {
+        (FftLayout { ty, n, batch: outer, istride: inner, idist: ni * inner, ostride: inner, odist: no * inner }, inner, 1, 1)
+    };
+    for c in 0..calls {
+        let (i, o) = (input + (c * istep * ies) as u64, output + (c * ostep * oes) as u64);
+        // SAFETY: the layout addresses exactly the elements of these arrays (the caller's
+        // contract), shifted by whole rows of the loop.
+        unsafe { cufft::exec(&layout, inverse, i, o)? };
+    }
+    Ok(())
+}
+
+/// `f` on a device operand.
+fn fft(f: &FftCall, x: &DeviceArray) -> Result<DeviceArray> {
+    let (first, c2c) = fft_types(f).ok_or_else(|| invalid(format!("{:?} of {} on the GPU", f.kind, f.in_dtype)))?;
+    if x.dtype != f.in_dtype {
+        return Err(invalid(format!("{:?}: an operand of {}, the call reads {}", f.kind, x.dtype, f.in_dtype)));
+    }
+    let l = &f.input.layout;
+    let din: Vec<usize> = l.shape.to_vec();
+    let out = DeviceArray::empty(f.out_dtype, &f.out_shape)?;
+    if numel(&din) == 0 || numel(&f.out_shape) == 0 {
+        return Ok(out);
+    }
+    let es = f.in_dtype.itemsize();
+    // C2R overwrites its input and the inverse C2C steps run in place: always on a copy.
+    let whole = l.is_c_contiguous() && l.offset == 0 && numel(&din) * es == x.buf.len();
+    let copy = if whole && !matches!(f.kind, FftKind::C2R { .. }) {
+        None
+    } else {
+        Some(gather::gather(&x.buf, es, l.offset, &din, &l.strides)?)
+    };
+    let src = copy.as_ref().map_or(x.buf.ptr(), |c| c.ptr());
+    let dst = out.buf.ptr();
+    let (&last, others) = f.axes.split_last().expect("checked by fft_types");
+    let lengths: usize;
+    // SAFETY: `src` holds the C-contiguous operand of shape `din` (the input itself or its
+    // gathered copy), `dst` the fresh output of `out_shape`; each step's shapes are those
+    // arrays', real steps out of place, complex steps in place on a complex array.
+    unsafe {
+        match f.kind {
+            FftKind::C2C { inverse } => {
+                lengths = f.axes.iter().map(|&a| din[a]).product();
+                let mut from = src;
+                for &axis in f.axes.iter() {
+                    fft_axis(c2c, inverse, axis, &din, &din, from, dst)?;
+                    from = dst;
+                }
+            }
+            FftKind::R2C { .. } => {
+                lengths = f.axes.iter().map(|&a| din[a]).product();
+                fft_axis(first, false, last, &din, &f.out_shape, src, dst)?;
+                for &axis in others {
+                    fft_axis(c2c, false, axis, &f.out_shape, &f.out_shape, dst, dst)?;
+                }
+            }
+            FftKind::C2R { .. } => {
+                lengths = f.axes.iter().map(|&a| f.out_shape[a]).product();
+                for &axis in others {
+                    fft_axis(c2c, true, axis, &din, &din, src, src)?;
+                }
+                fft_axis(first, true, last, &din, &f.out_shape, src, dst)?;
+            }
+        }
+    }
+    let inverse = matches!(f.kind, FftKind::C2C { inverse: true } | FftKind::C2R { .. });
+    let s = f.norm.scale(inverse, lengths);
+    let st = match f.out_dtype {
+        DType::Float32 => ScaleType::F32,
+        DType::Float64 => ScaleType::F64,
+        DType::Complex64 => ScaleType::C64,
+        _ => ScaleType::C128,
+    };
+    // SAFETY: the output holds numel(out_shape) elements of its dtype.
+    unsafe { blas::scale(st, numel(&f.out_shape), s, dst)? };
+    // The copy is freed in stream order after the transforms that read it.
+    drop(copy);
+    Ok(out)
+}

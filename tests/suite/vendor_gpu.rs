@@ -1,0 +1,244 @@
+//! Library ops on a CUDA device: cuBLAS/cuBLASLt products, cuFFT transforms with the plan
+//! cache, cuRAND draws. Every test is named `gpu_...` and, without a CUDA backend
+//! (`kiln::backend()` is the CPU: no GPU, or `KILN_DEVICE=cpu`), prints `skipped: no GPU` and
+//! returns. On a GPU each result, materialised on the device, is compared with the reference
+//! evaluator (`kiln::ir::eval`) on the same graph within the dtype's float tolerance.
+//!
+//! Run on the GPU machine: `KILN_DEVICE=cuda:0 ./main gpu_` (see `scripts/gpu/run.sh`).
+
+use kiln::fft::{self, config};
+use kiln::{s, Array, DType, HostArray};
+use kiln_runtime::Backend;
+
+use crate::numpy_fixtures::{compare, Tol};
+
+/// Whether the backend is a CUDA device; prints the skip notice otherwise.
+fn on_gpu() -> bool {
+    if matches!(kiln::backend(), Backend::Cuda(_)) {
+        true
+    } else {
+        println!("skipped: no GPU");
+        false
+    }
+}
+
+fn randn(shape: &[usize], seed: u64, dtype: DType) -> Array {
+    let x = kiln::random::default_rng(Some(seed)).standard_normal(shape, DType::Float64);
+    if dtype.is_complex() {
+        let y = kiln::random::default_rng(Some(seed + 1000)).standard_normal(shape, DType::Float64);
+        let i = Array::scalar(num_complex::Complex64::new(0.0, 1.0));
+        (&x + &y * &i).astype(dtype).eval().clone()
+    } else if dtype.is_integer() {
+        (&x * 40.0).astype(dtype).eval().clone()
+    } else {
+        x.astype(dtype).eval().clone()
+    }
+}
+
+/// Tolerance of a library result against the evaluator's (f64 sums rounded once), relative to
+/// the largest part of the result: cuBLAS's f32 sums (no TF32) and f16/bf16 accumulated in f32.
+fn tolerance(d: DType) -> Tol {
+    match d {
+        DType::Float16 => Tol::Norm(2e-3),
+        DType::BFloat16 => Tol::Norm(1.6e-2),
+        DType::Float32 | DType::Complex64 => Tol::Norm(1e-5),
+        DType::Float64 | DType::Complex128 => Tol::Norm(1e-12),
+        _ => Tol::Exact,
+    }
+}
+
+/// Materialises `outs` on the device and compares each with the reference evaluator's value of
+/// the same graph.
+fn device_matches_evaluator(outs: &[&Array]) {
+    let lowered = kiln::lower(outs);
+    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
+    kiln::eval_all(outs);
+    for (k, (a, w)) in outs.iter().zip(&want).enumerate() {
+        let g = a.try_to_host().unwrap();
+        assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "output {k}");
+        if let Err(msg) = compare(w, &g, tolerance(w.dtype()), true) {
+            panic!("output {k} ({} {:?}): {msg}\n{}", w.dtype(), w.shape(), kiln::explain(&[*a]));
+        }
+    }
+}
+
+#[test]
+fn gpu_matmul_of_every_float_dtype_matches_the_evaluator() {
+    if !on_gpu() {
+        return;
+    }
+    for dt in [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64, DType::Complex64, DType::Complex128] {
+        let a = randn(&[2, 1, 3, 7], 1, dt);
+        let b = randn(&[4, 7, 5], 2, dt);
+        let kt = randn(&[7, 3], 3, dt);
+        let outs = [
+            a.matmul(&b),                                    // batch broadcasting (2,1) x (4)
+            kt.t().matmul(&b),                               // transposed: op T
+            a.matmul(&b.slice(&s![0, .., 2])),               // matrix @ vector (a column slice)
+            b.slice(&s![1..3, 0]).dot(&b.permute(&[0, 2, 1])), // sliced rows, transposed batch
+        ];
+        let refs: Vec<&Array> = outs.iter().collect();
+        device_matches_evaluator(&refs);
+    }
+}
+
+#[test]
+fn gpu_strided_and_gathered_operands_match_the_evaluator() {
+    if !on_gpu() {
+        return;
+    }
+    let a = randn(&[9, 6], 4, DType::Float32);
+    let b = randn(&[3, 9, 5], 5, DType::Float32);
+    let outs = [
+        a.t().matmul(&b),                                                  // op T, ld 6
+        a.slice(&s![..;-2, 1..]).t().matmul(&b.slice(&s![.., ..;2, ..;-1])), // flipped: gathered
+        a.slice(&s![..;2, ..;2]).matmul(&randn(&[3, 4], 6, DType::Float32)), // no unit stride: gathered
+        a.t().broadcast_to(&[4, 3, 6, 9]).matmul(&b),                      // broadcast batch, stride 0
+        a.t().expand_dims(&[0]).matmul(&b.slice(&s![..1])),
+        a.matmul(&kiln::ones(&[6, 2], DType::Float32)),                    // a constant operand
+    ];
+    let refs: Vec<&Array> = outs.iter().collect();
+    device_matches_evaluator(&refs);
+    // Larger, batched, and an odd size.
+    let x = randn(&[5, 130, 257], 7, DType::Float64);
+    let y = randn(&[257, 66], 8, DType::Float64);
+    device_matches_evaluator(&[&x.matmul(&y), &x.permute(&[0, 2, 1]).slice(&s![.., ..66, ..]).permute(&[0, 2, 1]).t()]);
+    // Empty extents: k = 0 gives zeros.
+    let z = randn(&[2, 0], 11, DType::Float32).matmul(&randn(&[0, 3], 12, DType::Float32));
+    assert_eq!(z.to_vec::<f32>(), vec![0.0; 6]);
+}
+
+#[test]
+fn gpu_integer_matmul_runs_on_the_host_between_copies() {
+    if !on_gpu() {
+        return;
+    }
+    let a = randn(&[3, 4, 5], 13, DType::Int32);
+    let b = randn(&[5, 6], 14, DType::Int32);
+    device_matches_evaluator(&[&a.matmul(&b), &a.astype(DType::Int8).matmul(&b.astype(DType::Int8))]);
+}
+
+#[test]
+fn gpu_products_with_bias_and_activation_consumers_match() {
+    if !on_gpu() {
+        return;
+    }
+    for dt in [DType::Float32, DType::Float16] {
+        let a = randn(&[64, 48], 15, dt);
+        let b = randn(&[48, 40], 16, dt);
+        let bias = randn(&[40], 17, dt);
+        let p = a.matmul(&b);
+        let outs = [&p + &bias, kiln::nn::relu(&(&p + &bias)).unwrap(), kiln::nn::gelu(&(&p + &bias)).unwrap(), kiln::nn::relu(&p).unwrap()];
+        let refs: Vec<&Array> = outs.iter().collect();
+        device_matches_evaluator(&refs);
+    }
+}
+
+#[test]
+fn gpu_ffts_match_the_evaluator() {
+    if !on_gpu() {
+        return;
+    }
+    for &n in &[1usize, 2, 7, 12, 64, 97, 360, 1024] {
+        let z = randn(&[3, n], 20 + n as u64, DType::Complex128);
+        let r = randn(&[n, 3], 21 + n as u64, DType::Float64);
+        let outs = [
+            fft::fft(&z, None, -1, "backward"),
+            fft::ifft(&z.t(), None, 0, "ortho"),
+            fft::rfft(&r, None, 0, "forward"),
+            fft::irfft(&z, Some(2 * n + 1), -1, "backward"),
+            fft::irfft(&z, Some(2 * n.max(2) - 2), -1, "ortho"),
+            fft::fft(&z.astype(DType::Complex64), None, -1, "forward"),
+            fft::rfft(&r.astype(DType::Float32), None, 0, "backward"),
+        ];
+        let refs: Vec<&Array> = outs.iter().collect();
+        device_matches_evaluator(&refs);
+    }
+}
+
+#[test]
+fn gpu_multi_axis_and_strided_ffts_match_the_evaluator() {
+    if !on_gpu() {
+        return;
+    }
+    let z = randn(&[4, 6, 10], 30, DType::Complex64);
+    let r = randn(&[6, 5, 8], 31, DType::Float32);
+    let outs = [
+        fft::fft2(&z, None, &[-2, -1], "backward"),
+        fft::ifft2(&z, None, &[0, 2], "ortho"),
+        fft::fftn(&z.slice(&s![..;2, .., ..;-1]), None, None, "forward"),
+        fft::rfftn(&r, None, None, "backward"),
+        fft::irfftn(&fft::rfftn(&r, None, None, "backward"), Some(&[6, 5, 8]), None, "backward"),
+        fft::fft(&z, None, 1, "backward"),
+    ];
+    let refs: Vec<&Array> = outs.iter().collect();
+    device_matches_evaluator(&refs);
+}
+
+#[test]
+fn gpu_the_plan_cache_counts_hits_and_misses_and_keeps_its_limit() {
+    if !on_gpu() {
+        return;
+    }
+    // Sizes no other test uses, so the counts below are this test's (tests share the cache:
+    // only differences are compared, and the limit is restored).
+    let before = config::get_plan_cache().unwrap();
+    let z = randn(&[1, 4099], 40, DType::Complex64);
+    fft::fft(&z, None, -1, "backward").eval();
+    let after_first = config::get_plan_cache().unwrap();
+    assert!(after_first.misses > before.misses, "{before:?} {after_first:?}");
+    let w = randn(&[1, 4099], 41, DType::Complex64);
+    fft::fft(&w, None, -1, "backward").eval();
+    let after_second = config::get_plan_cache().unwrap();
+    assert!(after_second.hits > after_first.hits, "{after_first:?} {after_second:?}");
+    assert!(after_second.size <= after_second.limit);
+    config::set_plan_cache_size(1).unwrap();
+    assert!(config::get_plan_cache().unwrap().size <= 1);
+    config::clear_plan_cache().unwrap();
+    config::set_plan_cache_size(before.limit).unwrap();
+    assert_eq!(config::get_plan_cache().unwrap().limit, before.limit);
+}
+
+#[test]
+fn gpu_random_draws_have_their_moments_and_reproduce_by_seed() {
+    if !on_gpu() {
+        return;
+    }
+    let mut g = kiln::random::default_rng(Some(77));
+    let n = 1 << 20;
+    let se = |var: f64| 6.0 * (var / n as f64).sqrt();
+    let mean_var = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        (m, v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64)
+    };
+    for dt in [DType::Float32, DType::Float64] {
+        let u = g.random(&[n], dt).astype(DType::Float64).to_vec::<f64>();
+        assert!(u.iter().all(|&x| (0.0..1.0).contains(&x)), "{dt}");
+        let (m, v) = mean_var(&u);
+        assert!((m - 0.5).abs() < se(1.0 / 12.0) && (v - 1.0 / 12.0).abs() < 1e-3, "{dt} random {m} {v}");
+        let z = g.normal(1.0, 2.0, &[n - 1], dt).astype(DType::Float64).to_vec::<f64>();
+        assert_eq!(z.len(), n - 1);
+        let (m, v) = mean_var(&z);
+        assert!((m - 1.0).abs() < se(4.0) && (v - 4.0).abs() < 0.03, "{dt} normal {m} {v}");
+    }
+    let k = g.integers(-3, 4, &[n], DType::Int16).to_vec::<i16>();
+    for value in -3..4i16 {
+        let share = k.iter().filter(|&&x| x == value).count() as f64 / n as f64;
+        assert!((share - 1.0 / 7.0).abs() < se(1.0 / 7.0 * 6.0 / 7.0), "{value}: {share}");
+    }
+    let draw = |seed| kiln::random::default_rng(Some(seed)).standard_normal(&[1000], DType::Float32).to_vec::<f32>();
+    assert_eq!(draw(5), draw(5));
+    assert_ne!(draw(5), draw(6));
+}
+
+#[test]
+fn the_plan_cache_config_is_a_typed_error_on_the_cpu() {
+    if matches!(kiln::backend(), Backend::Cuda(_)) {
+        return;
+    }
+    let e = config::get_plan_cache().unwrap_err();
+    assert_eq!(e.to_string(), "get_plan_cache: the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)");
+    assert!(config::set_plan_cache_size(4).is_err());
+    assert!(!kiln::allow_tf32(), "TF32 is off by default");
+}
