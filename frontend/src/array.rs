@@ -55,6 +55,13 @@ impl Array {
         a
     }
 
+    /// An array holding a value in device memory (its dtype and shape are the value's).
+    pub(crate) fn from_device(d: Arc<DeviceArray>) -> Array {
+        let a = Array::node(OpKind::Input, Attrs::Input { index: 0 }, SmallVec::new(), d.dtype(), d.shape().into());
+        let _ = a.e.device.set(d);
+        a
+    }
+
     /// A rank-0 constant. The literal must already be of `dtype`.
     pub(crate) fn literal(dtype: DType, value: Literal) -> Array {
         debug_assert!(value.fits(dtype), "{value:?} as {dtype}");

@@ -71,6 +71,14 @@ impl DeviceArray {
         Ok(DeviceArray { buf, dtype, shape: shape.to_vec() })
     }
 
+    /// A copy in new device memory (a device-to-device copy on the current stream).
+    pub fn duplicate(&self) -> Result<DeviceArray> {
+        let mut buf = DeviceBuffer::alloc(self.buf.len())?;
+        let stream = buf.stream().clone();
+        buf.copy_from_device(&self.buf, &stream)?;
+        Ok(DeviceArray { buf, dtype: self.dtype, shape: self.shape.clone() })
+    }
+
     /// Copies the array to the host (synchronising with its stream).
     pub fn download(&self) -> Result<HostArray> {
         let mut data = Data::zeros(self.dtype, numel(&self.shape));
@@ -120,6 +128,18 @@ impl Gpu {
         })
         .as_ref()
         .map_err(Clone::clone)
+    }
+}
+
+impl Gpu {
+    /// The device.
+    pub(crate) fn device(&self) -> Device {
+        self.device
+    }
+
+    /// Its compute capability as `major * 10 + minor` (90 for sm_90).
+    pub(crate) fn sm(&self) -> u32 {
+        self.target.sm
     }
 }
 
