@@ -4,7 +4,8 @@
 //! `KILN_DUMP_DIR` (default `./kiln-dump/`), named `NNNN-S-stage.ext`: `NNNN` counts
 //! materialisations in the process, `S` is the stage's position in the pipeline, so names sort
 //! in the order things happened; `ext` is `kir` for kiln's own texts, `mlir`, `ll` (LLVM IR) and
-//! `s` (assembly) for the code of the host path ([`host_code`]).
+//! `s` (assembly) for the code of the host path ([`host_code`]); on the GPU backend `mlir`,
+//! `ll` and `ptx` are the GPU kernels' ([`gpu_code`]).
 //!
 //! The texts are canonical: the same program writes the same bytes, on any machine, except
 //! `asm`, which is this machine's CPU code, for reading.
@@ -14,6 +15,7 @@ use std::sync::OnceLock;
 
 use kiln_compiler::codegen;
 use kiln_compiler::fusion::Region;
+use kiln_compiler::toolchain::ptx::PtxTarget;
 use kiln_compiler::CompileError;
 use kiln_ir::Graph;
 
@@ -83,10 +85,21 @@ pub fn graph(seq: usize, g: &Graph) {
 /// `-----` comment line (`// -----` in MLIR, which `mlir-opt --split-input-file` reads); a
 /// region code generation does not support says why (the reference evaluator runs it).
 pub fn host_code(seq: usize, regions: &[Region]) {
-    type Text = fn(&Region) -> Result<String, CompileError>;
-    const HOST: [(&str, &str, Text); 3] =
-        [("mlir", "//", codegen::mlir_text), ("llvm", ";", codegen::llvm_ir_text), ("asm", "#", codegen::asm_text)];
-    for (stage, comment, text) in HOST {
+    code(seq, regions, &[("mlir", "//", &codegen::mlir_text), ("llvm", ";", &codegen::llvm_ir_text), ("asm", "#", &codegen::asm_text)]);
+}
+
+/// Dumps the GPU code of a plan's regions: stages `mlir` and `llvm` (as for the host, lowered
+/// for the GPU: canonical) and `ptx` (the PTX for `target`, libdevice linked and optimised:
+/// canonical for a given LLVM and libdevice), laid out as [`host_code`]'s.
+pub fn gpu_code(seq: usize, regions: &[Region], target: PtxTarget) {
+    let ptx = |r: &Region| codegen::gpu::ptx_text(r, target);
+    code(seq, regions, &[("mlir", "//", &codegen::gpu::mlir_text), ("llvm", ";", &codegen::gpu::llvm_ir_text), ("ptx", "//", &ptx)]);
+}
+
+type Text<'a> = &'a dyn Fn(&Region) -> Result<String, CompileError>;
+
+fn code(seq: usize, regions: &[Region], stages: &[(&str, &str, Text<'_>)]) {
+    for (stage, comment, text) in stages {
         write(seq, stage, || {
             let mut out = String::new();
             for (i, region) in regions.iter().enumerate() {
@@ -97,7 +110,7 @@ pub fn host_code(seq: usize, regions: &[Region]) {
                     Ok(t) => out += &format!("{comment} region {i}\n{t}"),
                     Err(CompileError::Unsupported { op, reason, .. }) => {
                         let e = CompileError::Unsupported { region: i, op, reason };
-                        out += &format!("{comment} {e}: the reference evaluator runs it\n")
+                        out += &format!("{comment} {e}: it runs on the host (a library or the reference evaluator)\n")
                     }
                     Err(e) => out += &format!("{comment} region {i}: compilation failed: {e}\n"),
                 }

@@ -1,9 +1,11 @@
 //! The CUDA backend of materialisation: schedules run as PTX kernels on a device, arrays held
 //! in device memory (from the device's caching memory pool) between materialisations.
 //!
-//! Each region is lowered for the GPU ([`compile_region_gpu`]: cached by its MLIR text, so a new
-//! shape of a known structure compiles nothing), loaded as a module (cached per device by its
-//! code) and launched on the current stream: a grid-stride loop over chunks of work items. A
+//! Each region is lowered for the GPU; its code comes from the disk cache (`KILN_CACHE_DIR`:
+//! PTX and the cubin linked from it, keyed by the kernel's MLIR text, target and versions, see
+//! [`kiln_runtime::DiskCache`]) or is compiled to PTX ([`compile_kernel_gpu`]: cached in
+//! memory by its MLIR text, so a new shape of a known structure compiles nothing), linked to a
+//! cubin and stored; it is loaded as a module (cached per device by its code) and launched on the current stream: a grid-stride loop over chunks of work items. A
 //! region code generation does not support yet (copies, concatenation, vendor calls, complex
 //! dtypes) runs on the host: its inputs are copied down, it runs as on the CPU backend, and its
 //! outputs are copied up.
@@ -11,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kiln_compiler::codegen::gpu::{compile_region_gpu, GpuKernel};
+use kiln_compiler::codegen::gpu::{compile_kernel_gpu, disk_cache_key, lower_region_gpu, GpuKernel};
 use kiln_compiler::codegen::GPU_ENTRY;
 use kiln_compiler::fusion::Region;
 use kiln_compiler::schedule::{BufferSource, Schedule};
@@ -21,7 +23,10 @@ use kiln_ir::host::Data;
 use kiln_ir::shape::numel;
 use kiln_ir::{with_data, DType, HostArray};
 use kiln_compiler::pipeline::Compiled;
-use kiln_runtime::{Device, DeviceBuffer, Function, KernelArg, LaunchConfig, ModuleImage, Stream};
+use kiln_runtime::{
+    link_ptx_to_cubin, CachedKernel, Device, DeviceBuffer, DiskCache, Function, KernelArg, LaunchConfig, Lookup,
+    ModuleImage, Stream,
+};
 
 use crate::error::{Error, Result};
 
@@ -112,6 +117,10 @@ pub(crate) struct Gpu {
     device: Device,
     target: PtxTarget,
     max_blocks: u32,
+    /// The CUDA driver's version (part of the disk cache's key).
+    driver: i32,
+    /// The kernel cache on disk (`KILN_CACHE_DIR`); `None` when turned off.
+    disk: Option<DiskCache>,
 }
 
 impl Gpu {
@@ -124,10 +133,16 @@ impl Gpu {
             let (major, minor) = device.compute_capability()?;
             let sms = device.multiprocessor_count()?;
             let target = PtxTarget { sm: major * 10 + minor, ..PtxTarget::default() };
-            Ok(Gpu { device, target, max_blocks: sms * 32 })
+            let driver = kiln_runtime::driver_version()?;
+            Ok(Gpu { device, target, max_blocks: sms * 32, driver, disk: DiskCache::from_env() })
         })
         .as_ref()
         .map_err(Clone::clone)
+    }
+
+    /// The PTX target of the device.
+    pub(crate) fn target(&self) -> PtxTarget {
+        self.target
     }
 }
 
@@ -158,18 +173,44 @@ fn ready_cache() -> &'static Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<R
 }
 
 fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
-    match compile_region_gpu(region, gpu.target) {
-        Ok(k) => {
-            let module = gpu.device.load_module("kiln_region", ModuleImage::Ptx(&k.ptx))?;
-            let function = module.function(GPU_ENTRY)?;
-            Ok(Ready { kernel: Some((k, function)) })
-        }
+    let kernel = match lower_region_gpu(region) {
+        Ok(k) => k,
         Err(CompileError::Unsupported { op, reason, .. }) => {
             tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; it runs on the host");
-            Ok(Ready { kernel: None })
+            return Ok(Ready { kernel: None });
         }
-        Err(e) => Err(e.into()),
+        Err(e) => return Err(e.into()),
+    };
+    let Some(disk) = &gpu.disk else {
+        let k = compile_kernel_gpu(kernel, gpu.target)?;
+        let function = load(gpu, ModuleImage::Ptx(&k.ptx))?;
+        return Ok(Ready { kernel: Some((k, function)) });
+    };
+    let key = disk_cache_key(&kernel, gpu.target, gpu.driver);
+    if let Lookup::Hit(entry) = disk.lookup(&key) {
+        match load(gpu, ModuleImage::Cubin(&entry.cubin)) {
+            Ok(function) => {
+                let k = GpuKernel { kernel, ptx: entry.ptx.into(), compile_ms: 0.0 };
+                return Ok(Ready { kernel: Some((k, function)) });
+            }
+            Err(e) => tracing::warn!(target: "kiln::cache", error = %e, "cached cubin does not load; rebuilding it"),
+        }
     }
+    let k = compile_kernel_gpu(kernel, gpu.target)?;
+    // The cubin is what a warm start loads: linking it here is the driver's PTX JIT, which
+    // loading the PTX would run anyway.
+    let cubin = link_ptx_to_cubin(gpu.device, "kiln_region", &k.ptx)?;
+    let function = load(gpu, ModuleImage::Cubin(&cubin))?;
+    let entry = CachedKernel { ptx: k.ptx.to_string(), cubin };
+    if let Err(e) = disk.store(&key, &entry) {
+        tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
+    }
+    Ok(Ready { kernel: Some((k, function)) })
+}
+
+fn load(gpu: &Gpu, image: ModuleImage<'_>) -> Result<Function> {
+    let module = gpu.device.load_module("kiln_region", image)?;
+    Ok(module.function(GPU_ENTRY)?)
 }
 
 /// Runs a plan's schedule on the device: `inputs[k]` is the graph's `input {index=k}`. Returns

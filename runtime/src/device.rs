@@ -158,6 +158,22 @@ pub fn device_count() -> usize {
     *COUNT.get_or_init(|| probe_devices().unwrap_or(0))
 }
 
+/// The CUDA driver's version, as `cuDriverGetVersion` gives it (13000 for CUDA 13.0).
+///
+/// Errors: [`RuntimeError::Driver`] when no driver is loaded.
+pub fn driver_version() -> Result<i32, RuntimeError> {
+    if device_count() == 0 {
+        return Err(RuntimeError::Driver("no CUDA driver or device".into()));
+    }
+    let mut version: std::ffi::c_int = 0;
+    // SAFETY: the driver library is loaded (device_count probed it); the call writes one int
+    // through a valid pointer.
+    unsafe { sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .map_err(|e| RuntimeError::Driver(format!("cuDriverGetVersion: {e}")))?;
+    Ok(version)
+}
+
 /// Asks the driver how many devices it has, if the driver library can be loaded.
 fn probe_devices() -> Result<usize, RuntimeError> {
     // SAFETY: `is_culib_present` only tries `dlopen` on the candidate names of libcuda and closes

@@ -50,6 +50,7 @@
 //! ```
 
 pub mod device;
+pub mod disk_cache;
 pub mod error;
 pub mod gpu_tests;
 pub mod launch;
@@ -60,7 +61,8 @@ pub mod pool;
 pub mod profile;
 pub mod stream;
 
-pub use device::{cuda_available, device_count, select_backend, Backend, Device, DeviceGuard};
+pub use disk_cache::{CacheStats, CachedKernel, DiskCache, Lookup, MissReason};
+pub use device::{cuda_available, device_count, driver_version, select_backend, Backend, Device, DeviceGuard};
 pub use error::{CudaError, KernelError, KernelStage, OutOfMemory, Result, RuntimeError};
 pub use launch::{KernelArg, LaunchConfig};
 pub use memory::{

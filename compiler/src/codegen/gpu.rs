@@ -193,7 +193,18 @@ fn cache() -> &'static Mutex<HashMap<(String, PtxTarget), Arc<str>>> {
 /// Errors: [`CompileError::Unsupported`] for what code generation cannot do yet; the
 /// toolchain's errors (no libdevice for a kernel calling math functions, ...).
 pub fn compile_region_gpu(region: &Region, target: PtxTarget) -> Result<GpuKernel, CompileError> {
-    let kernel = lower_for(region, Target::Gpu).map_err(|u| u.into_error(0))?;
+    compile_kernel_gpu(lower_region_gpu(region)?, target)
+}
+
+/// Lowers `region` for the GPU (MLIR text and launch parameters; nothing compiled yet).
+///
+/// Errors: [`CompileError::Unsupported`] for what code generation cannot do yet.
+pub fn lower_region_gpu(region: &Region) -> Result<Kernel, CompileError> {
+    lower_for(region, Target::Gpu).map_err(|u| u.into_error(0))
+}
+
+/// Compiles a lowered kernel to PTX for `target`, cached in memory by its MLIR text.
+pub fn compile_kernel_gpu(kernel: Kernel, target: PtxTarget) -> Result<GpuKernel, CompileError> {
     let key = (kernel.mlir.clone(), target);
     if let Some(ptx) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(GpuKernel { kernel, ptx: ptx.clone(), compile_ms: 0.0 });
@@ -204,4 +215,37 @@ pub fn compile_region_gpu(region: &Region, target: PtxTarget) -> Result<GpuKerne
     tracing::debug!(compile_ms, sm = target.sm, "compiled a GPU kernel");
     cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, ptx.clone());
     Ok(GpuKernel { kernel, ptx, compile_ms })
+}
+
+/// The MLIR of a region's GPU kernel (canonical and shape-generic: what `KILN_DUMP=mlir`
+/// shows on the GPU backend).
+pub fn mlir_text(region: &Region) -> Result<String, CompileError> {
+    Ok(lower_region_gpu(region)?.mlir)
+}
+
+/// The LLVM IR of a region's GPU kernel as translated from MLIR, before libdevice is linked
+/// and before optimisation (canonical: what `KILN_DUMP=llvm` shows on the GPU backend).
+pub fn llvm_ir_text(region: &Region) -> Result<String, CompileError> {
+    super::jit::translate(&lower_region_gpu(region)?.mlir)
+}
+
+/// The PTX of a region's kernel for `target` (what `KILN_DUMP=ptx` shows).
+pub fn ptx_text(region: &Region, target: PtxTarget) -> Result<String, CompileError> {
+    Ok(compile_region_gpu(region, target)?.ptx.to_string())
+}
+
+/// The disk-cache key of a GPU kernel: its canonical MLIR text, the PTX target, and every
+/// version the generated code depends on (kiln, LLVM, the libdevice linked, and `driver`: the
+/// CUDA driver's version, since the cubin kept beside the PTX comes from its JIT). Two kernels
+/// with the same key compile to the same code.
+pub fn disk_cache_key(kernel: &Kernel, target: PtxTarget, driver: i32) -> String {
+    let (major, minor, patch) = crate::toolchain::llvm_version();
+    let libdevice = libdevice_bytes().map_or(0, <[u8]>::len);
+    format!(
+        "kiln {}\nllvm {major}.{minor}.{patch}\nlibdevice {libdevice} bytes\ntarget {} {}\ncuda driver {driver}\n--\n{}",
+        env!("CARGO_PKG_VERSION"),
+        target.cpu(),
+        target.features(),
+        kernel.mlir
+    )
 }

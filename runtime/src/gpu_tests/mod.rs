@@ -86,6 +86,7 @@ pub fn tests() -> Vec<GpuTest> {
         vector_add_ptx,
         module_cache_and_errors,
         link_to_cubin,
+        disk_cache_cubin,
         grid_stride_fill,
         streams_overlap,
         elapsed_time_matches_host,
@@ -833,6 +834,38 @@ fn link_to_cubin() -> TestResult {
         Err(RuntimeError::Kernel(e)) => ensure!(e.stage == KernelStage::Link, "{e}"),
         other => return Err(Failure::Fail(format!("bad PTX linked: {other:?}"))),
     }
+    Ok(())
+}
+
+/// A cubin kept in the disk cache loads and runs; a corrupted entry is a miss and is rebuilt.
+fn disk_cache_cubin() -> TestResult {
+    use crate::disk_cache::{CachedKernel, DiskCache, Lookup, MissReason};
+    let d = device()?;
+    let dir = tempfile::tempdir().map_err(|e| Failure::Fail(format!("temp dir: {e}")))?;
+    let cache = DiskCache::new(dir.path());
+    let key = format!("vadd for {}\n--\n{TEST_PTX}", d.sm_arch()?);
+    ensure!(cache.lookup(&key) == Lookup::Miss(MissReason::Absent), "fresh cache hit");
+    let entry = CachedKernel { ptx: TEST_PTX.to_owned(), cubin: link_ptx_to_cubin(d, "kiln_gpu_tests", TEST_PTX)? };
+    let path = cache.store(&key, &entry).map_err(|e| Failure::Fail(format!("store: {e}")))?;
+    let mut bytes = std::fs::read(&path).map_err(|e| Failure::Fail(e.to_string()))?;
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    std::fs::write(&path, &bytes).map_err(|e| Failure::Fail(e.to_string()))?;
+    ensure!(cache.lookup(&key) == Lookup::Miss(MissReason::Checksum), "corrupt entry not detected");
+    cache.store(&key, &entry).map_err(|e| Failure::Fail(format!("store: {e}")))?;
+    let Lookup::Hit(hit) = cache.lookup(&key) else {
+        return Err(Failure::Fail("rebuilt entry missed".into()));
+    };
+    let m = d.load_module_uncached("kiln_disk_cache", ModuleImage::Cubin(&hit.cubin))?;
+    let f = m.function("vadd")?;
+    let s = Stream::non_blocking(d)?;
+    let n = 1000usize;
+    let a = DeviceBuffer::from_slice_on(&s, &ramp(n, 1.5))?;
+    let c = DeviceBuffer::alloc_on(&s, n * 4)?;
+    let count = n as u32;
+    // SAFETY: vadd(a, a, c, n) with n-element buffers.
+    unsafe { f.launch_on(&s, f.config_1d(n)?, &[&a, &a, &c, &count])? };
+    ensure!(c.to_vec::<f32>()? == ramp(n, 3.0), "vadd from the cached cubin");
     Ok(())
 }
 
