@@ -156,6 +156,16 @@ impl Gpu {
     pub(crate) fn sm(&self) -> u32 {
         self.target.sm
     }
+
+    /// The CUDA driver's version.
+    pub(crate) fn driver(&self) -> i32 {
+        self.driver
+    }
+
+    /// The kernel cache on disk, unless turned off.
+    pub(crate) fn disk(&self) -> Option<&DiskCache> {
+        self.disk.as_ref()
+    }
 }
 
 /// A region ready to launch: its kernel and the loaded function (`None`: it runs on the host).

@@ -460,3 +460,31 @@ extern "C" __global__ void scale(const double* x, double* y, double a, long long
     let want: Vec<f64> = x.to_vec::<f64>().iter().map(|v| 3.0 * v).collect();
     assert_eq!(y.to_vec::<f64>(), want);
 }
+
+/// The binary NVRTC made is kept in the disk cache: a second module of the same source (a new
+/// `RawModule`, as in a new process) is loaded from it without compiling, name expressions
+/// included.
+#[test]
+fn gpu_compiled_binary_from_the_disk_cache() {
+    if !on_gpu() {
+        return;
+    }
+    if kiln_runtime::DiskCache::from_env().is_none() {
+        println!("skipped: the disk cache is off");
+        return;
+    }
+    // A source no earlier run compiled: the first module misses and stores it.
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let code = format!("// {stamp} {}\n{FX3}", std::process::id());
+    let first = RawModule::new(&code, &[], &["fx3<float>"]);
+    first.try_compile().unwrap();
+    let stats = kiln_runtime::DiskCache::stats();
+    let second = RawModule::new(&code, &[], &["fx3<float>"]);
+    let ker = second.get_function("fx3<float>").unwrap();
+    assert!(kiln_runtime::DiskCache::stats().hits >= stats.hits + 2, "the binary and its lowered names");
+    assert_eq!(ker.entry_name().unwrap(), "_Z3fx3IfEvPT_i");
+    let mut a = arange(10).astype(DType::Float32);
+    // SAFETY: fx3<float>(float*, int) writes 10 elements of a, its size.
+    unsafe { ker.launch(1, 10, &mut [(&mut a).into(), 10i32.into()], 0, None) };
+    assert_eq!(a.to_vec::<f32>()[9], 27.0);
+}

@@ -47,8 +47,9 @@
 //! numbers: kiln gives NVRTC its own small `complex<T>` header in memory, as
 //! `<kiln/complex.cuh>` and as `<cupy/complex.cuh>`, so CuPy's kernels compile as written
 //! without CuPy's headers (`<cuda/std/complex>` is the toolkit's, when its include path works).
-//! The loaded module is cached per device by its code. Compiled binaries are not yet kept on
-//! disk: [`build::compile_source`] is where that cache goes.
+//! The compiled binary is kept in the disk kernel cache (`KILN_CACHE_DIR`, shared with the
+//! compiler's kernels; see [`build`]), so a new process skips NVRTC; the loaded module is cached
+//! per device by its code.
 //!
 //! # Errors
 //! Every use on the CPU backend is [`Error::GpuRequired`]; a compilation error is
@@ -66,7 +67,7 @@ use kiln_runtime::{Function, FunctionAttributes, KernelStage, LaunchConfig, Modu
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::materialize::backend;
-use build::{compile_source, Source};
+use build::{compile_cached, compile_source, Source};
 
 pub use args::{Dim3, RawArg, ScalarArg};
 
@@ -228,16 +229,31 @@ impl RawModule {
         let label = &self.inner.label;
         let loaded = match &self.inner.code {
             Code::Source(source) => {
-                let compiled = compile_source(source, gpu.sm())?;
-                let module = device.load_module(label, compiled.image()?)?;
+                let (compiled, cached) = compile_cached(source, gpu.sm(), gpu.disk(), gpu.driver())?;
+                let module = match device.load_module(label, compiled.image()?) {
+                    Ok(module) => module,
+                    Err(e) if cached => {
+                        // A cached binary the driver refuses (a damaged entry): compile afresh.
+                        tracing::warn!(target: "kiln::cache", error = %e, "cached raw module does not load; rebuilding it");
+                        let fresh = compile_source(source, gpu.sm())?;
+                        let module = device.load_module(label, fresh.image()?)?;
+                        return Ok(self.keep(&mut slot, Loaded { module, lowered_names: fresh.lowered_names }));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 Loaded { module, lowered_names: compiled.lowered_names }
             }
             Code::Ptx(ptx) => Loaded { module: device.load_module(label, ModuleImage::Ptx(ptx))?, lowered_names: Vec::new() },
             Code::Cubin(image) => Loaded { module: device.load_module(label, ModuleImage::Cubin(image))?, lowered_names: Vec::new() },
         };
+        Ok(self.keep(&mut slot, loaded))
+    }
+
+    /// Keeps the loaded module in the slot and returns it.
+    fn keep(&self, slot: &mut Option<Arc<Loaded>>, loaded: Loaded) -> Arc<Loaded> {
         let loaded = Arc::new(loaded);
         *slot = Some(loaded.clone());
-        Ok(loaded)
+        loaded
     }
 
     /// The kernel `name`: a name expression of the module (its lowered name is looked up), or
