@@ -17,6 +17,8 @@
 //! - `ulps`: the accuracy bounds of the compiled host code, per op (used by both).
 //! - `user_kernels`: ElementwiseKernel, ReductionKernel and fuse: CuPy's guide, the traced C++
 //!   subset, typed errors, fusion snapshots and host code of user kernels.
+//! - `raw_kernels`: RawKernel and RawModule: CuPy's guide on a GPU (`gpu_*`, skipped on the
+//!   CPU backend), NVRTC's errors, written arrays against lazy ones; the errors without a GPU.
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
 
@@ -49,6 +51,9 @@ mod codegen;
 
 #[path = "suite/user_kernels.rs"]
 mod user_kernels;
+
+#[path = "suite/raw_kernels.rs"]
+mod raw_kernels;
 
 /// NVIDIA's `ptxas`, if installed: `KILN_PTXAS`, else `ptxas` on the `PATH`. Tests that
 /// assemble PTX skip that step without it (CI installs it: `.ci/run`).

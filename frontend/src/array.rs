@@ -55,10 +55,10 @@ impl Array {
         a
     }
 
-    /// An array holding materialised device data.
-    pub(crate) fn from_device(d: DeviceArray) -> Array {
+    /// An array holding a value in device memory (its dtype and shape are the value's).
+    pub(crate) fn from_device(d: Arc<DeviceArray>) -> Array {
         let a = Array::node(OpKind::Input, Attrs::Input { index: 0 }, SmallVec::new(), d.dtype(), d.shape().into());
-        let _ = a.e.device.set(std::sync::Arc::new(d));
+        let _ = a.e.device.set(d);
         a
     }
 

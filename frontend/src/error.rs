@@ -32,8 +32,8 @@ pub enum Error {
     #[error("{op}: {path}: {message}")]
     Io { op: String, path: String, message: String },
 
-    /// A user kernel (ElementwiseKernel, ReductionKernel, fuse) called with a number of arguments
-    /// it does not take.
+    /// A user kernel (ElementwiseKernel, ReductionKernel, fuse, RawKernel) called with a number
+    /// of arguments it does not take (a raw kernel's parameters as the driver reports them).
     #[error("{kernel}: wrong number of arguments: takes {expected}, got {got}")]
     KernelArgCount { kernel: String, expected: String, got: usize },
 
@@ -62,10 +62,34 @@ pub enum Error {
     #[error("{kernel}: {part} {line}:{column}: {message}")]
     KernelCode { kernel: String, part: String, line: usize, column: usize, message: String },
 
+    /// A raw CUDA kernel (`RawKernel`, `RawModule`) used where the backend is the CPU: raw
+    /// kernels run only on a CUDA device.
+    #[error("{what}: raw CUDA kernels need a GPU, but the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)")]
+    GpuRequired { what: String },
+
+    /// `RawModule::get_function` (or a `RawKernel`) naming a kernel the module does not have:
+    /// neither one of its name expressions nor an `extern "C"` kernel of that name.
+    #[error("{module}: no kernel `{name}` in the module{}", name_expressions_hint(.name_expressions))]
+    UnknownKernel { module: String, name: String, name_expressions: Vec<String> },
+
+    /// A raw kernel's argument whose size is not the size of the kernel's parameter (the kernel
+    /// declares, say, `int N` and is given an `i64`).
+    #[error("{kernel}: argument {index} ({given}) has {given_bytes} bytes, but the kernel's parameter {index} takes {param_bytes} bytes")]
+    KernelArgSize { kernel: String, index: usize, given: String, given_bytes: usize, param_bytes: usize },
+
     /// A construct of C/CUDA outside the subset kiln traces into its graph (see
     /// `ElementwiseKernel`'s docs), named.
     #[error("{kernel}: {part} {line}:{column}: not supported: {construct}")]
     KernelUnsupported { kernel: String, part: String, line: usize, column: usize, construct: String },
+}
+
+/// The name expressions a [`Error::UnknownKernel`] lists.
+fn name_expressions_hint(names: &[String]) -> String {
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" (its name expressions: {})", names.join(", "))
+    }
 }
 
 /// How a [`Error::KernelDType`] names the type the parameter takes.

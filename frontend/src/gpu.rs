@@ -76,6 +76,14 @@ impl DeviceArray {
         Ok(DeviceArray { buf, dtype, shape: shape.to_vec() })
     }
 
+    /// A copy in new device memory (a device-to-device copy on the current stream).
+    pub fn duplicate(&self) -> Result<DeviceArray> {
+        let mut buf = DeviceBuffer::alloc(self.buf.len())?;
+        let stream = buf.stream().clone();
+        buf.copy_from_device(&self.buf, &stream)?;
+        Ok(DeviceArray { buf, dtype: self.dtype, shape: self.shape.clone() })
+    }
+
     /// Copies the array to the host (synchronising with its stream).
     pub fn download(&self) -> Result<HostArray> {
         let mut data = Data::zeros(self.dtype, numel(&self.shape));
@@ -137,6 +145,29 @@ impl Gpu {
         self.target
     }
 }
+
+impl Gpu {
+    /// The device.
+    pub(crate) fn device(&self) -> Device {
+        self.device
+    }
+
+    /// Its compute capability as `major * 10 + minor` (90 for sm_90).
+    pub(crate) fn sm(&self) -> u32 {
+        self.target.sm
+    }
+
+    /// The CUDA driver's version.
+    pub(crate) fn driver(&self) -> i32 {
+        self.driver
+    }
+
+    /// The kernel cache on disk, unless turned off.
+    pub(crate) fn disk(&self) -> Option<&DiskCache> {
+        self.disk.as_ref()
+    }
+}
+
 
 #[path = "gpu_vendor.rs"]
 mod vendor;

@@ -26,7 +26,7 @@ pub use creation::{arange, arange_step, eye, full, full_like, identity, linspace
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use io::load_npy;
-pub use kernels::{fuse, ElementwiseKernel, FuseOutput, Fused, ReductionKernel};
+pub use kernels::{fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel};
 pub use linalg::{dot, matmul, try_dot, try_matmul};
 pub use materialize::{backend, eval_all, host_phase_times, explain, lower, try_eval_all, try_explain, Explain, Lowered};
 pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};

@@ -209,7 +209,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
 
 /// The array's value in device memory: held there, or copied up (and kept, so later graphs
 /// reading it copy nothing).
-fn on_device(a: &Array) -> Result<Arc<DeviceArray>> {
+pub(crate) fn on_device(a: &Array) -> Result<Arc<DeviceArray>> {
     if let Some(d) = a.device_value() {
         return Ok(d.clone());
     }

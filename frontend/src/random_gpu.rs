@@ -38,7 +38,7 @@ fn draw(ordinal: usize, draw: Draw, dtype: DType, count: usize, seed: u64) -> Re
     // the callers), on the current device and stream; it outlives the queued call (freed in
     // stream order).
     unsafe { generate(draw, seed, 0, count, out.buffer().ptr())? };
-    Ok(Array::from_device(out))
+    Ok(Array::from_device(std::sync::Arc::new(out)))
 }
 
 /// `count` uniform 32-bit words as a uint32 array.

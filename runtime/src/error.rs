@@ -34,6 +34,10 @@ pub enum RuntimeError {
     /// An argument is not valid for the call (a buffer of another device, a copy past the end...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// Compiling CUDA C++ with NVRTC failed (boxed: it carries the compiler's log).
+    #[error("{0}")]
+    Nvrtc(Box<crate::nvrtc::NvrtcError>),
+
     /// A CUDA library call (cuBLAS, cuBLASLt, cuFFT, cuRAND, NVRTC) failed, or its library
     /// could not be loaded.
     #[error("{0}")]

@@ -17,15 +17,17 @@
 //! | `Stream()`, `Stream(non_blocking=True)`, `Stream.null` | [`Stream::new`], [`Stream::non_blocking`], [`Stream::null`] |
 //! | `with stream:`, `get_current_stream()` | [`Stream::use_scoped`], [`Stream::current`] |
 //! | `Event()`, `get_elapsed_time(a, b)` | [`Event::new`], [`elapsed_time`] |
-//! | `RawModule(code=...)`, `get_function` | [`Device::load_module`], [`Module::function`] |
+//! | `RawModule(code=...)`, `get_function` | [`nvrtc::compile`], [`Device::load_module`], [`Module::function`] |
+//! | `RawKernel.attributes`, `.max_dynamic_shared_size_bytes = n` | [`Function::attributes`], [`Function::set_max_dynamic_shared_memory`] |
 //! | `kernel((grid,), (block,), args, shared_mem=)` | `unsafe` [`Function::launch`] with a [`LaunchConfig`] |
 //! | `cupy.cuda.profile()`, `cupyx.profiler.time_range` | [`profile()`], [`range`] |
 //!
 //! Modules: [`device`] (devices, backend selection), [`pool`] (the caching allocator, generic
 //! and tested without a GPU), [`memory`] (CUDA and pinned allocators, buffers, copies),
-//! [`stream`] (streams, events), [`module`] (PTX/cubin loading and linking), [`launch`]
-//! (launch configurations and launches), [`mod@profile`] (NVTX, the CUDA profiler), [`blas`]
-//! (cuBLAS/cuBLASLt GEMMs), [`fft`] (cuFFT with its plan cache), [`rand`] (cuRAND), [`error`],
+//! [`stream`] (streams, events), [`module`] (PTX/cubin loading and linking), [`nvrtc`]
+//! (CUDA C++ compiled at run time), [`launch`] (launch configurations and launches),
+//! [`mod@profile`] (NVTX, the CUDA profiler), [`blas`] (cuBLAS/cuBLASLt GEMMs), [`fft`] (cuFFT
+//! with its plan cache), [`rand`] (cuRAND), [`error`],
 //! and [`gpu_tests`] (the tests that need a GPU, run by `kiln-gpu-selftest` or any test
 //! binary through [`gpu_tests::run_all`]).
 //!
@@ -59,6 +61,7 @@ pub mod launch;
 mod libs;
 pub mod memory;
 pub mod module;
+pub mod nvrtc;
 pub mod pool;
 pub mod profile;
 pub mod rand;
@@ -71,7 +74,8 @@ pub use launch::{KernelArg, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool,
 };
-pub use module::{link_ptx_to_cubin, Function, Module, ModuleImage};
+pub use module::{link_ptx_to_cubin, Function, FunctionAttributes, Module, ModuleImage};
+pub use nvrtc::{NvrtcError, Program};
 pub use pool::{MemoryPool, PoolStats};
 pub use profile::{mark, profile, range, range_colored};
 pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};

@@ -312,6 +312,31 @@ impl Module {
     }
 }
 
+/// A kernel's attributes (`cuFuncGetAttribute`), CuPy's `RawKernel.attributes` dictionary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FunctionAttributes {
+    /// The most threads a block may have (registers and shared memory limit it below 1024).
+    pub max_threads_per_block: i32,
+    /// Static shared memory per block, in bytes.
+    pub shared_size_bytes: i32,
+    /// Constant memory the kernel uses, in bytes.
+    pub const_size_bytes: i32,
+    /// Local memory per thread (spills, local arrays), in bytes.
+    pub local_size_bytes: i32,
+    /// Registers per thread.
+    pub num_regs: i32,
+    /// The PTX ISA's architecture it was compiled from (`90` for sm_90).
+    pub ptx_version: i32,
+    /// The binary's architecture (`90`).
+    pub binary_version: i32,
+    /// Whether global loads are cached in L1 (`-Xptxas -dlcm=ca`): 1 or 0.
+    pub cache_mode_ca: i32,
+    /// The most dynamic shared memory a launch may ask for, in bytes (settable).
+    pub max_dynamic_shared_size_bytes: i32,
+    /// The preferred shared memory carveout in percent, -1 for none (settable).
+    pub preferred_shared_memory_carveout: i32,
+}
+
 /// A kernel of a loaded module (keeps the module loaded). Cheap to clone.
 #[derive(Clone)]
 pub struct Function {
@@ -394,6 +419,39 @@ impl Function {
                 self.raw.0,
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 bytes as i32,
+            )
+        })
+    }
+
+    /// Every attribute CuPy's `RawKernel.attributes` gives (`cuFuncGetAttribute`).
+    pub fn attributes(&self) -> Result<FunctionAttributes> {
+        use sys::CUfunction_attribute as A;
+        Ok(FunctionAttributes {
+            max_threads_per_block: self.attribute(A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            shared_size_bytes: self.attribute(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            const_size_bytes: self.attribute(A::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)?,
+            local_size_bytes: self.attribute(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            num_regs: self.attribute(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            ptx_version: self.attribute(A::CU_FUNC_ATTRIBUTE_PTX_VERSION)?,
+            binary_version: self.attribute(A::CU_FUNC_ATTRIBUTE_BINARY_VERSION)?,
+            cache_mode_ca: self.attribute(A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA)?,
+            max_dynamic_shared_size_bytes: self
+                .attribute(A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
+            preferred_shared_memory_carveout: self
+                .attribute(A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)?,
+        })
+    }
+
+    /// Sets the preferred shared memory carveout (`cuFuncSetAttribute`): a percentage of the
+    /// L1/shared memory to give to shared memory, or -1 for no preference (a hint).
+    pub fn set_preferred_shared_memory_carveout(&self, percent: i32) -> Result<()> {
+        let _bound = self.module.device.bind()?;
+        // SAFETY: a live function.
+        check("cuFuncSetAttribute", unsafe {
+            result::function::set_function_attribute(
+                self.raw.0,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                percent,
             )
         })
     }

@@ -17,6 +17,9 @@
 //! is set); `first_call_disk_hit` is the same first call in a new process whose disk cache holds
 //! the kernel (the child is this binary with `--first-call-child`, timed after its device is set
 //! up and its input uploaded).
+//! `sqdiff_ek` and `l2norm_rk` are `sqdiff_bcast` and `l2norm_rows` written as CuPy's
+//! `ElementwiseKernel` and `ReductionKernel` (peers.py's `cupy.Elementwise` and
+//! `cupy.Reduction` rows of those workloads).
 
 use std::time::Instant;
 
@@ -172,11 +175,17 @@ fn main() {
     let g = device_array(normal(c, 4), &[c]);
     let b = device_array(normal(c, 5), &[c]);
 
+    // CuPy's user-kernel forms of sqdiff_bcast and l2norm_rows (peers.py's `ek` and `rk`).
+    let ek = kiln::ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff").unwrap();
+    let rk = kiln::ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm").unwrap();
+
     type Work<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
     let works: Vec<Work> = vec![
         ("ew_chain", Box::new(|| ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp()), 8 * n),
         ("sqdiff_bcast", Box::new(|| (&m - &v) * (&m - &v)), 8 * r * c + 4 * c),
+        ("sqdiff_ek", Box::new(|| ek.call(&[(&m).into(), (&v).into()])), 8 * r * c + 4 * c),
         ("l2norm_rows", Box::new(|| (&m * &m).sum(1).sqrt()), 4 * r * c + 4 * r),
+        ("l2norm_rk", Box::new(|| rk.call(&[(&m).into()], 1)), 4 * r * c + 4 * r),
         ("sum_cols", Box::new(|| m.sum(0)), 4 * r * c + 4 * c),
         ("sum_all", Box::new(|| x.sum(None)), 4 * n),
         ("softmax_rows", Box::new(|| kiln::nn::softmax(&m, -1).unwrap()), 8 * r * c),

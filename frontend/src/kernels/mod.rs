@@ -1,5 +1,6 @@
 //! CuPy's user-defined kernels, traced into kiln's lazy graph: [`ElementwiseKernel`],
-//! [`ReductionKernel`] and [`fuse`].
+//! [`ReductionKernel`] and [`fuse`]; and CuPy's raw kernels, CUDA C++ launched as written on the
+//! GPU: [`RawKernel`] and [`RawModule`] (see [`raw`]).
 //!
 //! A kernel's C-like code is parsed once (a recursive-descent parser with positions: errors give
 //! line and column) and traced at each call into ordinary graph nodes, so a user kernel fuses
@@ -44,6 +45,7 @@ mod inline;
 mod lexer;
 mod params;
 mod parser;
+pub mod raw;
 mod reduction;
 mod template;
 mod trace;
@@ -51,5 +53,6 @@ mod values;
 
 pub use elementwise::ElementwiseKernel;
 pub use fuse::{fuse, FuseOutput, Fused};
+pub use raw::{Dim3, RawArg, RawKernel, RawModule};
 pub use reduction::ReductionKernel;
 pub use trace::MAX_UNROLL;
