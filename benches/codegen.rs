@@ -59,6 +59,34 @@ fn compile_latency(c: &mut Criterion) {
             )
         });
     }
+    // To PTX (sm_90, libdevice linked where the kernel calls it): LLVM's NVPTX back end, no
+    // device needed. Skipped without libdevice (scripts/setup.sh fetches it).
+    if kiln_compiler::codegen::gpu::libdevice_path().is_some() {
+        g.bench_function("new elementwise region (ew_chain) to PTX", |b| {
+            b.iter_batched(
+                new_region,
+                |regions| kiln_compiler::codegen::gpu::compile_region_gpu(&regions[0], Default::default()).unwrap(),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    // A disk-cache hit: the entry's file read and checked (SHA-256), as a warm start does
+    // before loading the cubin (loading it needs a device: kiln-bench's first_call_disk_hit).
+    let dir = std::env::temp_dir().join(format!("kiln-bench-disk-{}", std::process::id()));
+    let cache = kiln_runtime::DiskCache::new(&dir);
+    let regions = new_region();
+    let kernel = kiln_compiler::codegen::gpu::lower_region_gpu(&regions[0]).unwrap();
+    let key = kiln_compiler::codegen::gpu::disk_cache_key(&kernel, Default::default(), 13000);
+    let entry = kiln_runtime::CachedKernel { ptx: "x".repeat(40_000), cubin: vec![1u8; 20_000] };
+    cache.store(&key, &entry).unwrap();
+    g.bench_function("disk cache hit (lower the region, key, read and check the entry)", |b| {
+        b.iter(|| {
+            let k = kiln_compiler::codegen::gpu::lower_region_gpu(&regions[0]).unwrap();
+            let key = kiln_compiler::codegen::gpu::disk_cache_key(&k, Default::default(), 13000);
+            assert!(matches!(cache.lookup(&key), kiln_runtime::Lookup::Hit(_)));
+        })
+    });
+    let _ = std::fs::remove_dir_all(&dir);
     g.finish();
 }
 

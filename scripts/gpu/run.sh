@@ -8,6 +8,8 @@
 #   --sanitize   also run the tests under compute-sanitizer --tool memcheck and --tool racecheck
 #                (timing and memory-filling tests skip themselves there); a sanitizer error
 #                counts as a failed test
+#   --sanitize-suite  run the array suite (tests/main.rs, FILTERs apply) under memcheck and
+#                racecheck too (slow: run it on parts of the suite)
 #   FILTER       run only the tests whose name contains one of these words
 #
 # The pack is found beside this script, else in ./gpu-pack. Logs go to $OUT when it is set
@@ -25,10 +27,12 @@ else
 fi
 
 sanitize=0
+sanitize_suite=0
 filters=()
 for arg in "$@"; do
   case "$arg" in
     --sanitize) sanitize=1 ;;
+    --sanitize-suite) sanitize_suite=1 ;;
     -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) filters+=("$arg") ;;
   esac
@@ -111,6 +115,18 @@ if (( sanitize )); then
     echo "run.sh: compute-sanitizer not found; sanitizer passes not run"
     failed=$((failed + 1))
   fi
+fi
+
+if (( sanitize_suite )); then
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    suite_pass "suite-$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
+      "$work/kiln-tests" --skip examples:: --test-threads 4 "${suite_filters[@]}"
+    if grep -qE '^========= (ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9])' "$logs/gpu-tests-suite-$tool.log"; then
+      echo "== suite-$tool: the sanitizer reported errors"
+      failed=$((failed + 1))
+    fi
+  done
 fi
 
 echo "gpu: $passed passed, $failed failed, $skipped skipped"

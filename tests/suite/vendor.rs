@@ -503,8 +503,13 @@ fn random_argument_errors() {
     assert!(matches!(g.try_normal(0.0, -1.0, &[2], DType::Float64), Err(Error::Value { .. })));
     assert!(matches!(g.try_uniform(0.0, f64::INFINITY, &[2], DType::Float64), Err(Error::Value { .. })));
     assert!(matches!(g.try_random(&[2], DType::Float16), Err(Error::Ir(IrError::UnsupportedDType { .. }))));
-    // Random arrays are data: materialised at once, usable in lazy expressions.
+    // Random arrays are data, usable in lazy expressions: on the CPU materialised at once; on
+    // the GPU cuRAND's bits are drawn at once and the distribution's transform is a lazy
+    // expression over them, fused with what uses it.
     let r = g.random(&[3, 3], DType::Float64);
-    assert!(r.is_materialized());
+    let on_gpu = matches!(kiln::backend(), kiln_runtime::Backend::Cuda(_));
+    assert_eq!(r.is_materialized(), !on_gpu);
     assert_eq!(r.matmul(&r).shape(), &[3, 3]);
+    let v = r.to_vec::<f64>();
+    assert!(v.iter().all(|x| (0.0..1.0).contains(x)), "{v:?}");
 }

@@ -531,30 +531,7 @@ impl<'g> Lower<'g> {
                         Ix { dims: None, flat: Some(pos) }
                     })
                     .collect();
-                let n = numel(shape);
-                let body = self.body;
-                let direct: Vec<NodeId> = (0..body.len())
-                    .map(|i| NodeId(i as u32))
-                    .filter(|&i| body.node(i).op == OpKind::Input && numel(&body.node(i).shape) == n)
-                    .collect();
-                for &i in &direct {
-                    for ix in &ixs {
-                        self.emit(i, ix)?;
-                    }
-                }
-                let mut vals = Vec::new();
-                for ix in &ixs {
-                    for &o in &outs {
-                        vals.push(self.emit(o, ix)?);
-                    }
-                }
-                let mut it = vals.iter();
-                for ix in &ixs {
-                    let pos = ix.flat.clone().expect("a flat index");
-                    for k in 0..outs.len() {
-                        store(&mut self.b, &Self::out_ptr(k), &pos, it.next().expect("a value per output"));
-                    }
-                }
+                self.preload_and_store(shape, &outs, &ixs)?;
                 self.b.next_region("else");
                 self.memo.pop();
                 self.memo.push(HashMap::new());
@@ -582,6 +559,35 @@ impl<'g> Lower<'g> {
         }
         // Row segments: f runs from start to end; each iteration covers the rest of f's row.
         let e = extent(&mut self.b, shape[r - 1]);
+        let gpu_full = self.b.target == Target::Gpu && self.min_chunk == 1;
+        if gpu_full {
+            // A full chunk of GPU_VEC elements within one row: unrolled, inputs of the region's
+            // shape loaded first at flat positions `start + k` (aligned: see `gpu_entry`), so
+            // LLVM merges them into vector loads; then computed and stored.
+            let len = self.b.op("arith.subi %end, %start : i64");
+            let vec = self.b.i64(GPU_VEC as i64);
+            let full = self.b.op(&format!("arith.cmpi eq, {len}, {vec} : i64"));
+            let (row, j0) = self.b.divrem("%start", &e);
+            let j_end = self.b.op(&format!("arith.addi {j0}, {vec} : i64"));
+            let in_row = self.b.op(&format!("arith.cmpi ule, {j_end}, {e} : i64"));
+            let fast = self.b.op(&format!("arith.andi {full}, {in_row} : i1"));
+            self.open(0, &format!("scf.if {fast}"));
+            let outer = unravel(&mut self.b, &row, &shape[..r - 1]);
+            let ixs: Vec<Ix> = (0..GPU_VEC)
+                .map(|k| {
+                    let off = self.b.i64(k as i64);
+                    let pos = self.b.op(&format!("arith.addi %start, {off} overflow<nsw, nuw> : i64"));
+                    let j = self.b.op(&format!("arith.addi {j0}, {off} overflow<nsw, nuw> : i64"));
+                    let mut dims = outer.clone();
+                    dims.push(j);
+                    Ix { dims: Some(dims), flat: Some(pos) }
+                })
+                .collect();
+            self.preload_and_store(shape, &outs, &ixs)?;
+            self.b.next_region("else");
+            self.memo.pop();
+            self.memo.push(HashMap::new());
+        }
         let f = self.b.fresh();
         let g = self.b.fresh();
         self.open(1, &format!("scf.while ({f} = %start) : (i64) -> i64"));
@@ -605,6 +611,40 @@ impl<'g> Lower<'g> {
         self.close();
         self.b.stmt(&format!("scf.yield {seg_end} : i64"));
         self.close();
+        if gpu_full {
+            self.close();
+        }
+        Ok(())
+    }
+
+    /// The elements at `ixs` (consecutive flat positions) of a GPU elementwise kernel: the
+    /// inputs of the region's size loaded first, in one basic block (LLVM's load-store
+    /// vectoriser merges them), then the outputs computed, then stored.
+    fn preload_and_store(&mut self, shape: &[usize], outs: &[NodeId], ixs: &[Ix]) -> Result<(), Stop> {
+        let n = numel(shape);
+        let body = self.body;
+        let direct: Vec<NodeId> = (0..body.len())
+            .map(|i| NodeId(i as u32))
+            .filter(|&i| body.node(i).op == OpKind::Input && numel(&body.node(i).shape) == n)
+            .collect();
+        for &i in &direct {
+            for ix in ixs {
+                self.emit(i, ix)?;
+            }
+        }
+        let mut vals = Vec::new();
+        for ix in ixs {
+            for &o in outs {
+                vals.push(self.emit(o, ix)?);
+            }
+        }
+        let mut it = vals.iter();
+        for ix in ixs {
+            let pos = ix.flat.clone().expect("a flat index");
+            for k in 0..outs.len() {
+                store(&mut self.b, &Self::out_ptr(k), &pos, it.next().expect("a value per output"));
+            }
+        }
         Ok(())
     }
 
