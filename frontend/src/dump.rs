@@ -85,37 +85,87 @@ pub fn graph(seq: usize, g: &Graph) {
 /// `-----` comment line (`// -----` in MLIR, which `mlir-opt --split-input-file` reads); a
 /// region code generation does not support says why (the reference evaluator runs it).
 pub fn host_code(seq: usize, regions: &[Region]) {
-    code(seq, regions, &[("mlir", "//", &codegen::mlir_text), ("llvm", ";", &codegen::llvm_ir_text), ("asm", "#", &codegen::asm_text)]);
+    for stage in ["mlir", "llvm", "asm"] {
+        write(seq, stage, || code_text(regions, CodeStage::host(stage).expect("a host stage")));
+    }
 }
 
 /// Dumps the GPU code of a plan's regions: stages `mlir` and `llvm` (as for the host, lowered
 /// for the GPU: canonical) and `ptx` (the PTX for `target`, libdevice linked and optimised:
 /// canonical for a given LLVM and libdevice), laid out as [`host_code`]'s.
 pub fn gpu_code(seq: usize, regions: &[Region], target: PtxTarget) {
-    let ptx = |r: &Region| codegen::gpu::ptx_text(r, target);
-    code(seq, regions, &[("mlir", "//", &codegen::gpu::mlir_text), ("llvm", ";", &codegen::gpu::llvm_ir_text), ("ptx", "//", &ptx)]);
+    for (stage, code) in [("mlir", CodeStage::GpuMlir), ("llvm", CodeStage::GpuLlvm), ("ptx", CodeStage::Ptx(target))] {
+        write(seq, stage, || code_text(regions, code));
+    }
 }
 
-type Text<'a> = &'a dyn Fn(&Region) -> Result<String, CompileError>;
+/// Which code of a region [`code_text`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodeStage {
+    /// The host kernel's MLIR (canonical, shape-generic).
+    HostMlir,
+    /// Its LLVM IR as translated, before optimisation (canonical).
+    HostLlvm,
+    /// This CPU's assembly of the optimised kernel (for reading; machine-dependent).
+    HostAsm,
+    /// The GPU kernel's MLIR (canonical, shape-generic).
+    GpuMlir,
+    /// Its LLVM IR as translated (canonical).
+    GpuLlvm,
+    /// Its PTX for a target.
+    Ptx(PtxTarget),
+}
 
-fn code(seq: usize, regions: &[Region], stages: &[(&str, &str, Text<'_>)]) {
-    for (stage, comment, text) in stages {
-        write(seq, stage, || {
-            let mut out = String::new();
-            for (i, region) in regions.iter().enumerate() {
-                if i > 0 {
-                    out += &format!("{comment} -----\n");
-                }
-                match text(region) {
-                    Ok(t) => out += &format!("{comment} region {i}\n{t}"),
-                    Err(CompileError::Unsupported { op, reason, .. }) => {
-                        let e = CompileError::Unsupported { region: i, op, reason };
-                        out += &format!("{comment} {e}: it runs on the host (a library or the reference evaluator)\n")
-                    }
-                    Err(e) => out += &format!("{comment} region {i}: compilation failed: {e}\n"),
-                }
-            }
-            out
-        });
+impl CodeStage {
+    fn host(stage: &str) -> Option<CodeStage> {
+        Some(match stage {
+            "mlir" => CodeStage::HostMlir,
+            "llvm" => CodeStage::HostLlvm,
+            "asm" => CodeStage::HostAsm,
+            _ => return None,
+        })
     }
+
+    /// The comment leader of the stage's language.
+    fn comment(self) -> &'static str {
+        match self {
+            CodeStage::HostLlvm | CodeStage::GpuLlvm => ";",
+            CodeStage::HostAsm => "#",
+            CodeStage::HostMlir | CodeStage::GpuMlir | CodeStage::Ptx(_) => "//",
+        }
+    }
+
+    fn text(self, region: &Region) -> Result<String, CompileError> {
+        match self {
+            CodeStage::HostMlir => codegen::mlir_text(region),
+            CodeStage::HostLlvm => codegen::llvm_ir_text(region),
+            CodeStage::HostAsm => codegen::asm_text(region),
+            CodeStage::GpuMlir => codegen::gpu::mlir_text(region),
+            CodeStage::GpuLlvm => codegen::gpu::llvm_ir_text(region),
+            CodeStage::Ptx(target) => codegen::gpu::ptx_text(region, target),
+        }
+    }
+}
+
+/// The code of every region, in order, each under a comment naming it and separated by a
+/// `-----` comment line (`// -----` in MLIR, which `mlir-opt --split-input-file` reads); a
+/// region code generation does not support says why (a library or the reference evaluator
+/// runs it on the host). What `KILN_DUMP` writes and [`crate::kernel_code`] returns.
+pub fn code_text(regions: &[Region], stage: CodeStage) -> String {
+    let comment = stage.comment();
+    let mut out = String::new();
+    for (i, region) in regions.iter().enumerate() {
+        if i > 0 {
+            out += &format!("{comment} -----\n");
+        }
+        match stage.text(region) {
+            Ok(t) => out += &format!("{comment} region {i}\n{t}"),
+            Err(CompileError::Unsupported { op, reason, .. }) => {
+                let e = CompileError::Unsupported { region: i, op, reason };
+                out += &format!("{comment} {e}: it runs on the host (a library or the reference evaluator)\n")
+            }
+            Err(e) => out += &format!("{comment} region {i}: compilation failed: {e}\n"),
+        }
+    }
+    out
 }

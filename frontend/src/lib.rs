@@ -28,7 +28,10 @@ pub use error::{Error, Result};
 pub use io::load_npy;
 pub use kernels::{fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel};
 pub use linalg::{dot, matmul, try_dot, try_matmul};
-pub use materialize::{backend, eval_all, host_phase_times, explain, lower, try_eval_all, try_explain, Explain, Lowered};
+pub use dump::CodeStage;
+pub use materialize::{
+    backend, eval_all, explain, host_phase_times, kernel_code, lower, try_eval_all, try_explain, Explain, Lowered,
+};
 pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
 pub use reduce::{all_axes, axis, AxisArg};
 pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};

@@ -261,6 +261,19 @@ pub fn try_explain(arrays: &[&Array]) -> Result<Explain> {
     })
 }
 
+/// The generated code of the kernels that materialising `arrays` would run, one text for all
+/// regions (each under a `region N` comment), as `KILN_DUMP` writes it: made for snapshot
+/// tests of generated kernels (`insta::assert_snapshot!(kiln::kernel_code(&[&y],
+/// CodeStage::GpuMlir)?)`). Compiles but runs nothing; no GPU is needed, even for PTX.
+///
+/// Errors: a compiler failure of the plan (a region's code generation failure is written in
+/// the text).
+pub fn kernel_code(arrays: &[&Array], stage: crate::dump::CodeStage) -> Result<String> {
+    let (graph, _held) = lower_held(arrays);
+    let (plan, _) = plans().get_or_compile(&graph, options())?;
+    Ok(crate::dump::code_text(&plan.partition.regions, stage))
+}
+
 /// [`try_explain`], panicking on error.
 #[track_caller]
 pub fn explain(arrays: &[&Array]) -> Explain {

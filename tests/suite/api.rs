@@ -277,3 +277,20 @@ fn array_metadata() {
     assert!(y.same_expr(&x));
     assert_eq!(format!("{:?}", x), "Array(uint16 (2, 3, 4), input, materialized)");
 }
+
+/// A snapshot test of a generated kernel, as the README shows it: `kernel_code` gives the
+/// kernels' code as `KILN_DUMP` writes it, compiled but not run; the MLIR is canonical and
+/// shape-generic, so the snapshot holds on every machine and for every size.
+#[test]
+fn snapshot_of_a_generated_kernel() {
+    let x = kiln::Array::from_vec(vec![0.5f32; 1024 * 64], &[1024, 64]);
+    let y = (&x * &x).sum(1).sqrt();
+    let mlir = kiln::kernel_code(&[&y], kiln::CodeStage::HostMlir).unwrap();
+    assert!(mlir.starts_with("// region 0\n"), "{mlir}");
+    let x2 = kiln::Array::from_vec(vec![1.5f32; 21], &[7, 3]);
+    let y2 = (&x2 * &x2).sum(1).sqrt();
+    assert_eq!(kiln::kernel_code(&[&y2], kiln::CodeStage::HostMlir).unwrap(), mlir, "shape-generic");
+    insta::assert_snapshot!(mlir);
+    let gpu = kiln::kernel_code(&[&y], kiln::CodeStage::GpuMlir).unwrap();
+    assert!(gpu.contains("func.func @kiln_gpu("), "{gpu}");
+}
