@@ -329,7 +329,8 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     }
     let chunk = kernel.min_chunk.max(1);
     let chunks = kernel.work_items.div_ceil(chunk);
-    // A split reduction: one block per (work item, split), its scratch and zeroed counters.
+    // A split reduction: one block per (group of work items, split), its scratch and zeroed
+    // counters.
     let mut split_bufs = Vec::new();
     if let Some(sp) = kernel.gpu_split {
         split_bufs.push(DeviceBuffer::alloc(sp.scratch_bytes(kernel.work_items))?);
@@ -338,7 +339,9 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         split_bufs.push(counters);
     }
     let config = match (kernel.gpu_split, kernel.gpu_block) {
-        (Some(sp), Some((threads, _))) => LaunchConfig::linear((kernel.work_items * sp.splits) as u32, threads as u32),
+        (Some(sp), Some((threads, items))) => {
+            LaunchConfig::linear((kernel.work_items.div_ceil(items) * sp.splits) as u32, threads as u32)
+        }
         (_, Some((threads, items))) => {
             LaunchConfig::linear(kernel.work_items.div_ceil(items).min(gpu.max_blocks as usize) as u32, threads as u32)
         }

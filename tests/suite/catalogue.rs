@@ -841,6 +841,8 @@ fn split_gpu_reductions() {
         ("split_argmax", x.argmax(None), true),
         ("split_sum_f64", xd.sum(None), true),
         ("split_rows", m.sum(kiln::axis(1)), true),
+        ("split_columns", f32s(&[1 << 14, 64], 5).sum(kiln::axis(0)), true),
+        ("split_columns_argmax", f32s(&[1 << 14, 40], 6).argmax(kiln::axis(0)), true),
         ("not_split_small", small.sum(None), false),
     ];
     for (name, y, split) in &cases {

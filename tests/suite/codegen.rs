@@ -1175,6 +1175,8 @@ fn many_to_few_reductions_through_the_backend() {
     let i = ints(&[n], 13, |v| (v % 1000) as i32 - 500);
     let m = uniform_f32(&[3, 100_003], -1.0, 1.0, 14);
     let b = ints(&[n], 15, |v| v % 7 != 0);
+    let c = uniform_f32(&[100_003, 37], -1.0, 1.0, 16);
+    let ic = ints(&[70_001, 5], 17, |v| (v % 201) as i32 - 100);
     let cases: Vec<(&str, Array, f64)> = vec![
         ("sum_f32", x.sum(None), 1.0),
         ("mean_f32", x.mean(None), 1.0),
@@ -1190,6 +1192,11 @@ fn many_to_few_reductions_through_the_backend() {
         ("any_bool", b.any(None), 0.0),
         ("rows_sum_f32", m.sum(axis(1)), 1.0),
         ("rows_argmax_f32", m.argmax(axis(1)), 0.0),
+        ("cols_sum_f32", c.sum(axis(0)), 1.0),
+        ("cols_mean_f32", c.mean(axis(0)), 1.0),
+        ("cols_min_f32", c.min(axis(0)), 0.0),
+        ("cols_argmin_f32", c.argmin(axis(0)), 0.0),
+        ("cols_sum_i32", ic.sum(axis(0)), 0.0),
     ];
     for (name, y, ulps) in &cases {
         let l = kiln::lower(&[y]);
@@ -1202,6 +1209,7 @@ fn many_to_few_reductions_through_the_backend() {
             "sum_f32" => x.sum(None),
             "sum_f64" => xd.sum(None),
             "rows_sum_f32" => m.sum(axis(1)),
+            "cols_sum_f32" => c.sum(axis(0)),
             _ => continue,
         };
         assert_eq!(again.try_to_host().unwrap().as_ref(), &got, "{name}: not deterministic");

@@ -78,15 +78,17 @@ pub struct Kernel {
     pub outputs: Vec<(DType, Vec<usize>)>,
 }
 
-/// A GPU reduction split across blocks: the deterministic two-stage tree of whole-array (and
-/// few-item) reductions. Block `b` of the grid (`work_items × splits` blocks of
-/// [`COOP_BLOCK`] threads) folds the `b % splits`-th contiguous chunk of work item
-/// `b / splits`'s reduced elements and writes its partial accumulators to the scratch buffer;
-/// the last block of an item to finish (an atomic counter per item) combines the item's
-/// partials in a fixed order and writes the outputs. The same input gives the same bits every
-/// run. Launch: the kernel's buffers are followed by the scratch buffer (`slots × work_items ×
-/// splits` 8-byte slots) and the counters (`work_items` u32s, zero before the launch; the last
-/// block sets its item's back to zero).
+/// A GPU reduction split across blocks: the deterministic two-stage tree of reductions with
+/// too few work items to fill the GPU (whole arrays, few rows, few columns). The cooperative
+/// kernel's groups of `items` work items (see [`Coop`]) each get `splits` blocks: block `b`
+/// (of `groups × splits`, `groups = ceil(work_items / items)`) folds the `b % splits`-th
+/// contiguous chunk of the reduced elements of group `b / splits`'s items and writes their
+/// partial accumulators to the scratch buffer; the group's last block to finish (an atomic
+/// counter per group, counted by thread 0 after a barrier) combines each item's partials in a
+/// fixed order and writes the outputs. The same input gives the same bits every run. Launch:
+/// the kernel's buffers are followed by the scratch buffer (`slots × work_items × splits`
+/// 8-byte slots) and the counters (`work_items` u32s, zero before the launch; the last block
+/// sets its group's back to zero).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuSplit {
     /// Blocks per work item.
@@ -102,11 +104,12 @@ impl GpuSplit {
     }
 }
 
-/// Smallest reduced size split across blocks, and the most work items a split kernel has.
-const SPLIT_MIN_REDUCED: usize = 1 << 16;
-const SPLIT_MAX_ITEMS: usize = 64;
-/// Elements per block of a split reduction, roughly (the split count is at most 1024).
-const SPLIT_CHUNK: usize = 8192;
+/// Reductions are split across blocks when they would launch fewer than SPLIT_BLOCKS blocks
+/// and reduce at least SPLIT_MIN_REDUCED elements per item; the splits bring the grid to about
+/// SPLIT_BLOCKS blocks, each lane folding at least SPLIT_MIN_PER_LANE elements.
+const SPLIT_BLOCKS: usize = 1024;
+const SPLIT_MIN_REDUCED: usize = 4096;
+const SPLIT_MIN_PER_LANE: usize = 64;
 
 /// A reduction computed ahead of its uses, per work item.
 #[derive(Clone, Debug)]
@@ -236,7 +239,8 @@ struct Lower<'g> {
     coop: Option<Coop>,
     /// A cooperative reduction split across blocks (see [`GpuSplit`]): the number of splits.
     split: Option<usize>,
-    /// In a split kernel: the block's split index and the work item (SSA names).
+    /// In a split kernel: the block's split index and the work item (SSA names; the group is
+    /// `%group`).
     split_at: Option<(String, String)>,
     /// In a split kernel: accumulator components written so far (slots).
     split_slots: usize,
@@ -714,9 +718,14 @@ impl<'g> Lower<'g> {
                     };
                     Coop { lanes, items: COOP_BLOCK / lanes, columns: false }
                 });
-                let items = numel(shape) / reduced.max(1);
-                if !blocked && reduced >= SPLIT_MIN_REDUCED && items <= SPLIT_MAX_ITEMS {
-                    self.split = Some((reduced / SPLIT_CHUNK).clamp(2, 1024));
+                let coop = self.coop.expect("set above");
+                let groups = (numel(shape) / reduced.max(1)).div_ceil(coop.items);
+                if groups < SPLIT_BLOCKS / 2 && reduced >= SPLIT_MIN_REDUCED {
+                    let by_work = reduced / (coop.lanes * SPLIT_MIN_PER_LANE);
+                    let splits = (SPLIT_BLOCKS / groups.max(1)).min(by_work).min(1024);
+                    if splits >= 2 {
+                        self.split = Some(splits);
+                    }
                 }
             }
             return self.reduction_rows(shape, axes);
@@ -891,19 +900,22 @@ impl<'g> Lower<'g> {
         Ok(acc.finish(&mut self.b, &total, node.dtype)?)
     }
 
-    /// Whether this block is its work item's last to finish stage one (block-uniform, i1):
-    /// lane 0 makes its partials visible (fence), counts the block in (atomic add on the
-    /// item's counter) and shares the answer through shared memory.
+    /// Whether this block is its group's last to finish stage one (block-uniform, i1): after a
+    /// barrier (every item's lane 0 has written and fenced its partials), thread 0 counts the
+    /// block in (atomic add on the group's counter) and shares the answer through shared
+    /// memory.
     fn split_last_block(&mut self) -> String {
         let n = self.split.expect("a split kernel");
-        let (_, w) = self.split_at.clone().expect("a split kernel");
         let g = self.b.op("llvm.mlir.addressof @kiln_flag : !llvm.ptr<3>");
         let flag = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
         let ns = self.b.param(n as i64);
-        let guard = self.coop_guard(true);
-        self.open_if(&guard);
+        // Every item's partials are written (and fenced) before thread 0 counts the block in.
+        self.b.stmt("nvvm.barrier0");
+        let zero = self.b.i64(0);
+        let first = self.b.op(&format!("arith.cmpi eq, %tid, {zero} : i64"));
+        self.open_if(&first);
         self.b.stmt("llvm.fence acq_rel");
-        let ctr = self.b.op(&format!("llvm.getelementptr inbounds %counter[{w}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"));
+        let ctr = self.b.op("llvm.getelementptr inbounds %counter[%group] : (!llvm.ptr, i64) -> !llvm.ptr, i32");
         let one32 = self.b.op("arith.constant 1 : i32");
         let old = self.b.fresh();
         self.b.stmt(&format!("{old} = llvm.atomicrmw add {ctr}, {one32} acq_rel : !llvm.ptr, i32"));
@@ -969,6 +981,7 @@ impl<'g> Lower<'g> {
             let slot = self.split_slot(first + c, &w, &s);
             self.b.stmt(&format!("llvm.store {v}, {slot} : {t}, !llvm.ptr"));
         }
+        self.b.stmt("llvm.fence acq_rel");
         self.close();
         Ok((acc, first))
     }
@@ -982,7 +995,7 @@ impl<'g> Lower<'g> {
         let tys = acc.tys.clone();
         let init = acc.init(&mut self.b);
         let ns = self.b.param(n as i64);
-        let lanes = self.b.i64(COOP_BLOCK as i64);
+        let lanes = self.b.i64(self.coop.expect("a cooperative kernel").lanes as i64);
         let q = self.b.fresh();
         let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
         let iter: Vec<String> = args.iter().zip(&init).map(|(a, i)| format!("{a} = {i}")).collect();
@@ -1046,20 +1059,11 @@ impl<'g> Lower<'g> {
         if kinds.iter().any(|k| matches!(k, Kind::Full)) || !only_level1 {
             self.split = None;
         }
-        let (w, _, _) = match self.split {
-            Some(n) => {
-                // One block per (work item, split): `%start` is the block's index.
-                let ns = self.b.param(n as i64);
-                let wi = self.b.op(&format!("arith.divui %start, {ns} : i64"));
-                let si = self.b.op(&format!("arith.remui %start, {ns} : i64"));
-                let one = self.b.i64(1);
-                let we = self.b.op(&format!("arith.addi {wi}, {one} : i64"));
-                let r = self.open_for(&wi, &we, &[], &[]);
-                self.split_at = Some((si, r.0.clone()));
-                r
-            }
-            None => self.open_for("%start", "%end", &[], &[]),
-        };
+        let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
+        if self.split.is_some() {
+            // The entry gives the block's split and group (see `gpu_entry`).
+            self.split_at = Some(("%split".to_string(), w.clone()));
+        }
         self.work = unravel(&mut self.b, &w, &kept_shape);
         let zero = self.b.i64(0);
         let work = self.work.clone();
@@ -1125,10 +1129,11 @@ impl<'g> Lower<'g> {
             }
         }
         if self.split.is_some() {
-            // The counter back to zero for the next launch.
-            let guard = self.coop_guard(true);
-            self.open_if(&guard);
-            let ctr = self.b.op(&format!("llvm.getelementptr inbounds %counter[{w}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"));
+            // The group's counter back to zero for the next launch.
+            let zero = self.b.i64(0);
+            let first = self.b.op(&format!("arith.cmpi eq, %tid, {zero} : i64"));
+            self.open_if(&first);
+            let ctr = self.b.op("llvm.getelementptr inbounds %counter[%group] : (!llvm.ptr, i64) -> !llvm.ptr, i32");
             let zero32 = self.b.op("arith.constant 0 : i32");
             self.b.stmt(&format!("llvm.store {zero32}, {ctr} : i32, !llvm.ptr"));
             self.close();
@@ -1404,7 +1409,12 @@ impl<'g> Lower<'g> {
             args.extend(["%lane: i64".to_string(), "%tid: i64".into(), "%active: i1".into()]);
         }
         if split.is_some() {
-            args.extend(["%scratch: !llvm.ptr {llvm.noalias}".to_string(), "%counter: !llvm.ptr {llvm.noalias}".into()]);
+            args.extend([
+                "%split: i64".to_string(),
+                "%group: i64".into(),
+                "%scratch: !llvm.ptr {llvm.noalias}".into(),
+                "%counter: !llvm.ptr {llvm.noalias}".into(),
+            ]);
         }
         let mut text = String::from("module {\n");
         if coop.is_some() {
@@ -1447,7 +1457,9 @@ impl<'g> Lower<'g> {
             text += "    return\n  }\n";
         }
         if target == Target::Gpu {
-            text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec, split.is_some());
+            // The entry divides the block index by the split count: the parameter holding it.
+            let split_param = split.map(|sp| params.iter().position(|&v| v == sp.splits as i64).expect("a parameter"));
+            text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec, split_param);
         }
         text += "}\n";
         (text, params, Launch { min_chunk, gpu_block: coop.map(|c| (COOP_BLOCK, c.items)), gpu_split: split })
@@ -1463,10 +1475,10 @@ impl<'g> Lower<'g> {
 /// so the kernel's barriers are reached by all.
 /// The parameters arrive by value and are spilled to a stack array for the kernel's
 /// `%params` loads, which LLVM's SROA turns back into the arguments.
-fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: bool) -> String {
+fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: Option<usize>) -> String {
     // Buffers are whole allocations of the memory pool: 512-byte aligned. A split kernel's
     // scratch and counters follow the region's buffers.
-    let all = if split { nbuf + 2 } else { nbuf };
+    let all = if split.is_some() { nbuf + 2 } else { nbuf };
     let mut args: Vec<String> =
         (0..all).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}")).collect();
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
@@ -1523,14 +1535,36 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
                 return t;
             }
         }
-        Some(_) if split => {
-            // One block per (work item, split): the kernel splits `%start`.
-            t += "    %start = arith.muli %ctaid, %one : i64\n";
-            t += "    %end = arith.addi %ctaid, %one : i64\n";
-            t += "    %lane = arith.muli %tid, %one : i64\n";
-            t += "    %active = arith.constant true\n";
-            names.extend(["%lane".to_string(), "%tid".into(), "%active".into(), format!("%b{nbuf}"), format!("%b{}", nbuf + 1)]);
-            tys.extend(["i64", "i64", "i1", "!llvm.ptr", "!llvm.ptr"]);
+        Some(c) if split.is_some() => {
+            // One block per (group of items, split); every thread's item as without a split.
+            let k = split.expect("checked");
+            t += &format!("    %items = arith.constant {} : i64\n", c.items);
+            t += &format!("    %lanes = arith.constant {} : i64\n", c.lanes);
+            if c.columns {
+                t += "    %lane = arith.divui %tid, %items : i64\n";
+                t += "    %item = arith.remui %tid, %items : i64\n";
+            } else {
+                t += "    %lane = arith.remui %tid, %lanes : i64\n";
+                t += "    %item = arith.divui %tid, %lanes : i64\n";
+            }
+            t += &format!("    %group = arith.divui %ctaid, %p{k} : i64\n");
+            t += &format!("    %split = arith.remui %ctaid, %p{k} : i64\n");
+            t += "    %g0 = arith.muli %group, %items : i64\n";
+            t += "    %w = arith.addi %g0, %item : i64\n";
+            t += "    %active = arith.cmpi ult, %w, %n : i64\n";
+            t += "    %last = arith.subi %n, %one : i64\n";
+            t += "    %start = arith.minui %w, %last : i64\n";
+            t += "    %end = arith.addi %start, %one : i64\n";
+            names.extend([
+                "%lane".to_string(),
+                "%tid".into(),
+                "%active".into(),
+                "%split".into(),
+                "%group".into(),
+                format!("%b{nbuf}"),
+                format!("%b{}", nbuf + 1),
+            ]);
+            tys.extend(["i64", "i64", "i1", "i64", "i64", "!llvm.ptr", "!llvm.ptr"]);
             t += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
             t += "    return\n  }\n";
             return t;
