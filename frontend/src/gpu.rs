@@ -251,8 +251,14 @@ pub(crate) fn run_schedule(
             bufs[i] = Some(a.clone());
         }
     }
+    let _range = kiln_runtime::profile::range("kiln: materialize");
     for (si, step) in sched.steps.iter().enumerate() {
         let region = &regions[step.region];
+        // An NVTX range per kernel, named after its region (`nsys` shows it on the timeline).
+        let _kernel_range = kiln_runtime::profile::nvtx_enabled().then(|| {
+            let ops = region.op_names();
+            kiln_runtime::profile::range(&format!("kiln region {}: {} ({})", step.region, region.kind.name(), ops.join(" ")))
+        });
         let reads: Vec<Arc<DeviceArray>> = step
             .reads
             .iter()

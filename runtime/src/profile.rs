@@ -215,6 +215,11 @@ pub fn nvtx_backend() -> &'static str {
     }
 }
 
+/// Whether a profiler receives NVTX ranges (so callers may skip formatting range names).
+pub fn nvtx_enabled() -> bool {
+    !matches!(backend(), Backend::None)
+}
+
 fn backend() -> &'static Backend {
     static BACKEND: OnceLock<Backend> = OnceLock::new();
     BACKEND.get_or_init(|| {

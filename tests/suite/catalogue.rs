@@ -162,7 +162,7 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
 /// that matter, counted by opcode ([`ptx_profile`]): global loads and stores and their widths,
 /// shared memory, barriers, shuffles, atomics, fences, calls, and the local-memory frame.
 /// Without libdevice (which `scripts/setup.sh` fetches) the snapshot is skipped.
-fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region]) {
+pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region]) {
     use kiln_compiler::codegen::gpu::compile_region_gpu;
     use kiln_compiler::toolchain::ptx::PtxTarget;
     let mut snap = String::new();

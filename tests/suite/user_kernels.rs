@@ -481,6 +481,9 @@ fn regions(name: &str, outs: &[&Array]) -> kiln::FusionReport {
         explained.report
     );
     insta::assert_snapshot!(name, text);
+    // The GPU code of the regions (MLIR and the PTX lines that matter), snapshotted as
+    // `<name>__gpu`; the PTX assembles with ptxas.
+    crate::catalogue::gpu_kernels(name, &plan.partition.regions);
     explained.report
 }
 
