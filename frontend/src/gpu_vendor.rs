@@ -22,7 +22,10 @@
 //! product's `n`) elements broadcast over its columns and, with the bias batch stride left at
 //! 0, over every batch; its type is the output's (cuBLASLt's default). Where cuBLASLt offers no
 //! algorithm for the epilogue (its heuristic finds none), or the sum is empty, the host
-//! computes the call between copies.
+//! computes the call between copies. Rounding differs from the host's within the dtype's
+//! tolerance (cuBLASLt adds the bias before rounding float16/bfloat16 products); NumPy's
+//! `maximum` keeps NaN, and cuBLASLt's relu has been reported to give 0 for a NaN product (not
+//! checked here).
 //!
 //! **FFTs** (`kiln_runtime::fft`). The operand is gathered to a contiguous buffer unless it is
 //! one already; then one batched 1-D transform per axis (cuFFT's advanced layout: the axis's
