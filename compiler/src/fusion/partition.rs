@@ -355,7 +355,7 @@ pub fn partition(g: &Graph) -> Partition {
     }
 }
 
-/// 5. GEMM epilogues: an elementwise region computing one of cuBLASLt's epilogue forms of a
+/// Step 5, GEMM epilogues: an elementwise region computing one of cuBLASLt's epilogue forms of a
 /// matmul's product, the product's only reader (and the product no graph output), joins the
 /// matmul's vendor region, in the elementwise region's place (its other inputs are written by
 /// then; nothing between the two reads the product). See [`super::epilogue`].
@@ -376,7 +376,7 @@ fn absorb_epilogues(g: &Graph, cx: &Ctx, built: &mut Vec<(Region, BTreeSet<NodeI
         c -= 1;
         let (consumer, nodes) = &built[c];
         let nodes: BTreeSet<NodeId> = nodes.union(&mm_nodes).copied().collect();
-        let mut region = build_region(g, cx, &consumer.outputs.clone(), &nodes);
+        let mut region = build_region(g, cx, &consumer.outputs, &nodes);
         region.kind = RegionKind::Vendor;
         region.space = Space::Opaque;
         built[c] = (region, nodes);
