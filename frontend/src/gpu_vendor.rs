@@ -15,6 +15,18 @@
 //! are not taken here: they run on the host between copies (no cuBLAS GEMM computes NumPy's
 //! wrapping integer products).
 //!
+//! **Epilogues.** A matmul region that absorbed a bias/relu consumer (see
+//! `kiln_compiler::fusion::Epilogue`) is one `cublasLtMatmul` with `CUBLASLT_EPILOGUE_BIAS`,
+//! `_RELU` or `_RELU_BIAS`: the bias runs along the rows of the row-major product, i.e. along
+//! the columns of the column-major `Cᵀ`, which is cuBLASLt's bias vector of the op's `m` (the
+//! product's `n`) elements broadcast over its columns and, with the bias batch stride left at
+//! 0, over every batch; its type is the output's (cuBLASLt's default). Where cuBLASLt offers no
+//! algorithm for the epilogue (its heuristic finds none), or the sum is empty, the host
+//! computes the call between copies. Rounding differs from the host's within the dtype's
+//! tolerance (cuBLASLt adds the bias before rounding float16/bfloat16 products); NumPy's
+//! `maximum` keeps NaN, and cuBLASLt's relu has been reported to give 0 for a NaN product (not
+//! checked here).
+//!
 //! **FFTs** (`kiln_runtime::fft`). The operand is gathered to a contiguous buffer unless it is
 //! one already; then one batched 1-D transform per axis (cuFFT's advanced layout: the axis's
 //! stride and the batch's distance, looping over the smaller of the outer and inner extents),
@@ -24,7 +36,7 @@
 
 use std::sync::Arc;
 
-use kiln_compiler::fusion::RegionKind;
+use kiln_compiler::fusion::{LtEpilogue, RegionKind};
 use kiln_compiler::vendor::blas_layout::{batch_runs, transposed_view};
 use kiln_compiler::vendor::{self, FftCall, FftKind, MatMulCall, VendorCall};
 use kiln_compiler::fusion::Region;
@@ -32,7 +44,7 @@ use kiln_ir::shape::numel;
 use kiln_ir::{DType, Layout};
 use kiln_runtime::blas::{self, Epilogue, GemmDesc, GemmType, ScaleType};
 use kiln_runtime::fft::{self as cufft, FftLayout, FftType};
-use kiln_runtime::{gather, DeviceBuffer};
+use kiln_runtime::{gather, DeviceBuffer, RuntimeError};
 
 use super::DeviceArray;
 use crate::error::{Error, Result};
@@ -44,7 +56,8 @@ pub(super) fn plan(region: &Region) -> Option<VendorCall> {
     }
     let call = vendor::plan(region).ok()?;
     let ok = match &call {
-        VendorCall::MatMul(mm) => gemm_type(mm.dtype).is_some(),
+        // An epilogue over an empty sum (k = 0) is the bias alone: the host computes it.
+        VendorCall::MatMul(mm) => gemm_type(mm.dtype).is_some() && !(mm.epilogue.is_some() && mm.k == 0),
         VendorCall::Fft(f) => fft_types(f).is_some(),
     };
     ok.then_some(call)
@@ -56,9 +69,39 @@ pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Devi
         inputs.get(k).ok_or_else(|| invalid(format!("vendor call: no input {k} ({} given)", inputs.len())))
     };
     match call {
-        VendorCall::MatMul(mm) => matmul(mm, input(mm.a.input)?, input(mm.b.input)?, None),
+        VendorCall::MatMul(mm) => {
+            let Some(e) = &mm.epilogue else {
+                return matmul(mm, input(mm.a.input)?, input(mm.b.input)?, None);
+            };
+            let bias = e.bias.map(input).transpose()?;
+            match matmul(mm, input(mm.a.input)?, input(mm.b.input)?, Some((lt_epilogue(e.form), bias.map(|b| &**b)))) {
+                // No cuBLASLt algorithm for this epilogue, type and shape: nothing was queued;
+                // the host computes the call between copies.
+                Err(Error::Runtime(RuntimeError::Library(l))) if l.call == "cublasLtMatmulAlgoGetHeuristic" => {
+                    tracing::warn!(call = %l, "no cuBLASLt algorithm for the epilogue; the host runs the product");
+                    on_host(call, inputs)
+                }
+                r => r,
+            }
+        }
         VendorCall::Fft(f) => fft(f, input(f.input.input)?),
     }
+}
+
+/// The runtime's epilogue of an absorbed form.
+fn lt_epilogue(form: LtEpilogue) -> Epilogue {
+    match form {
+        LtEpilogue::Bias => Epilogue::Bias,
+        LtEpilogue::Relu => Epilogue::Relu,
+        LtEpilogue::BiasRelu => Epilogue::BiasRelu,
+    }
+}
+
+/// `call` run by the host executor on copies of `inputs`.
+fn on_host(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<DeviceArray> {
+    let host: Vec<kiln_ir::HostArray> = inputs.iter().map(|a| a.download()).collect::<Result<_>>()?;
+    let refs: Vec<&kiln_ir::HostArray> = host.iter().collect();
+    DeviceArray::upload(&vendor::host::run(call, &refs)?)
 }
 
 fn invalid(message: String) -> Error {

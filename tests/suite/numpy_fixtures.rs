@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use half::f16;
+use half::{bf16, f16};
 use kiln::ir::Data;
 use kiln::{s, Array, DType, HostArray, SliceArg};
 use num_complex::{Complex, Complex64};
@@ -119,7 +119,7 @@ fn gpu_tolerance(name: &str) -> Option<Tol> {
 // Comparison
 // ------------------------------------------------------------------------------------------------
 
-/// Float element types: f16, f32, f64.
+/// Float element types: f16, bf16, f32, f64.
 trait Float: Copy + std::fmt::Debug {
     fn to_f64(self) -> f64;
     /// Bits mapped to integers whose order is the floats' order (±0 both 0).
@@ -131,23 +131,29 @@ trait Float: Copy + std::fmt::Debug {
     }
 }
 
-impl Float for f16 {
-    fn to_f64(self) -> f64 {
-        f16::to_f64(self)
-    }
-    fn ordered(self) -> i64 {
-        let b = self.to_bits() as i64;
-        if b & 0x8000 != 0 {
-            -(b & 0x7fff)
-        } else {
-            b
+/// float16 and bfloat16: 16 bits, the sign bit on top.
+macro_rules! half_float {
+    ($($t:ident),*) => {$(
+        impl Float for $t {
+            fn to_f64(self) -> f64 {
+                $t::to_f64(self)
+            }
+            fn ordered(self) -> i64 {
+                let b = self.to_bits() as i64;
+                if b & 0x8000 != 0 {
+                    -(b & 0x7fff)
+                } else {
+                    b
+                }
+            }
+            fn ulp_of(self) -> f64 {
+                let a = $t::from_bits(self.to_bits() & 0x7fff);
+                $t::from_bits(a.to_bits() + 1).to_f64() - a.to_f64()
+            }
         }
-    }
-    fn ulp_of(self) -> f64 {
-        let a = f16::from_bits(self.to_bits() & 0x7fff);
-        f16::from_bits(a.to_bits() + 1).to_f64() - a.to_f64()
-    }
+    )*};
 }
+half_float!(f16, bf16);
 impl Float for f32 {
     fn to_f64(self) -> f64 {
         self as f64
@@ -332,6 +338,7 @@ pub(crate) fn compare(exp: &HostArray, got: &HostArray, tol: Tol, zero_sign: boo
         (Data::UInt32(e), Data::UInt32(g)) => cmp_exact(e, g, sh),
         (Data::UInt64(e), Data::UInt64(g)) => cmp_exact(e, g, sh),
         (Data::Float16(e), Data::Float16(g)) => cmp_float(e, g, sh, tol, zero_sign),
+        (Data::BFloat16(e), Data::BFloat16(g)) => cmp_float(e, g, sh, tol, zero_sign),
         (Data::Float32(e), Data::Float32(g)) => cmp_float(e, g, sh, tol, zero_sign),
         (Data::Float64(e), Data::Float64(g)) => cmp_float(e, g, sh, tol, zero_sign),
         (Data::Complex64(e), Data::Complex64(g)) => cmp_complex(e, g, sh, tol, zero_sign),

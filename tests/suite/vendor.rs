@@ -6,8 +6,9 @@
 //!   NumPy dtype; every FFT function with every norm, `n`/`s` cropping and padding, axes;
 //! - the host libraries against the reference evaluator (bfloat16, which NumPy lacks, strided
 //!   operands of every kind, lengths that take each FFT algorithm);
-//! - fusion: operand views inside the library call's region, the elementwise consumers of a
-//!   product fused into one kernel after it, and the report's epilogues;
+//! - fusion: operand views inside the library call's region, bias/relu consumers of a product
+//!   absorbed into its GEMM call (cuBLASLt's epilogues; the host applies them after its GEMM),
+//!   other elementwise consumers fused into one kernel after it, and the report's epilogues;
 //! - typed errors; random numbers: reproducibility and moments.
 
 use std::collections::HashMap;
@@ -18,6 +19,7 @@ use kiln::ir::IrError;
 use kiln::{s, Array, DType, Error, HostArray, LtEpilogue};
 use kiln_compiler::fusion::RegionKind;
 use kiln_compiler::pipeline::{compile, Compiled, Options};
+use kiln_compiler::vendor::{GemmEpilogue, VendorCall};
 
 use crate::numpy_fixtures::{assert_same_cases, compare, load_manifest, run_case_in, Case, Tol};
 
@@ -306,19 +308,123 @@ fn the_codegen_path_calls_the_libraries_too() {
 // Epilogues
 // ------------------------------------------------------------------------------------------------
 
+/// The library call of a plan's only region, a matmul: its epilogue.
+fn gemm_epilogue(plan: &Compiled) -> Option<GemmEpilogue> {
+    match kiln_compiler::vendor::plan(&plan.partition.regions[0]).unwrap() {
+        VendorCall::MatMul(mm) => mm.epilogue,
+        VendorCall::Fft(f) => panic!("an FFT: {f:?}"),
+    }
+}
+
 #[test]
-fn elementwise_consumers_of_a_product_fuse_into_one_kernel_after_it() {
+fn bias_and_relu_consumers_of_a_product_are_absorbed_into_its_gemm_call() {
+    for dt in [DType::Float32, DType::Float16, DType::BFloat16, DType::Float64] {
+        let a = randn(&[16, 32], 60, dt);
+        let b = randn(&[32, 24], 61, dt);
+        let bias = randn(&[24], 62, dt);
+        let p = a.matmul(&b);
+        let zero = Array::scalar(0.0f64).astype(dt);
+        let cases: [(Array, LtEpilogue, Option<Vec<usize>>); 6] = [
+            ((&p + &bias).maximum(&zero), LtEpilogue::BiasRelu, Some(vec![24])),
+            (&p + &bias, LtEpilogue::Bias, Some(vec![24])),
+            (&bias + &p, LtEpilogue::Bias, Some(vec![24])),
+            (p.maximum(&zero), LtEpilogue::Relu, None),
+            (zero.maximum(&(&p + &bias.reshape(&[1, 24]))), LtEpilogue::BiasRelu, Some(vec![24])),
+            // A transposed operand stays strides; a batch shares the bias.
+            ((&randn(&[3, 32, 16], 73, dt).permute(&[0, 2, 1]).matmul(&b) + &bias).maximum(&zero), LtEpilogue::BiasRelu, Some(vec![24])),
+        ];
+        for (y, form, bias_shape_of) in cases {
+            let plan = library_matches_evaluator(&[&y]);
+            let report = plan.report();
+            let e = report.epilogues.last().unwrap_or_else(|| panic!("{report}"));
+            let last = report.kernel_count() - 1;
+            assert_eq!(report.regions[last].kind, RegionKind::Vendor, "{report}");
+            assert_eq!((e.region, e.kernel, e.lt), (last, None, Some(form)), "{report}");
+            assert!(e.ops.contains(&"add") || e.ops.contains(&"maximum"), "{report}");
+            if last == 0 {
+                // The call carries the form and the bias vector's region input.
+                let call = gemm_epilogue(&plan).unwrap_or_else(|| panic!("{report}"));
+                let bias_shape = call.bias.map(|k| report.regions[0].inputs[k].2.to_vec());
+                assert_eq!((call.form, bias_shape), (form, bias_shape_of), "{report}");
+            }
+            let line = format!("{} in the GEMM call (cuBLASLt)", form.name());
+            assert!(report.to_string().contains(&line), "{report}");
+        }
+    }
+}
+
+#[test]
+fn the_absorbed_relu_bias_report_and_regions() {
+    let a = randn(&[4, 5], 63, DType::Float32);
+    let b = randn(&[5, 6], 64, DType::Float32);
+    let bias = randn(&[6], 65, DType::Float32);
+    let y = kiln::nn::relu(&(&a.matmul(&b) + &bias)).unwrap();
+    let plan = library_matches_evaluator(&[&y]);
+    insta::assert_snapshot!(format!("{}\n{}", plan.stage_text("regions").unwrap(), plan.report()), @r"
+    kiln.regions v1
+    region 0 vendor opaque inputs=[%0,%1,%3] outputs=[%8] {
+      %0 = input {index=0} : f32[4,5]
+      %1 = input {index=1} : f32[5,6]
+      %2 = input {index=2} : f32[6]
+      %3 = matmul(%0, %1) : f32[4,6]
+      %4 = broadcast_to(%2) {shape=[4,6]} : f32[4,6]
+      %5 = add(%3, %4) : f32[4,6]
+      %6 = const {value=0.0} : f32[]
+      %7 = broadcast_to(%6) {shape=[4,6]} : f32[4,6]
+      %8 = maximum(%5, %7) : f32[4,6]
+      return %8
+    }
+
+    1 region(s)
+    region 0 vendor opaque (320 bytes)
+      ops: matmul broadcast_to add const broadcast_to maximum
+      inputs: %0: f32 (4, 5), %1: f32 (5, 6), %3: f32 (6,)
+      outputs: %8: f32 (4, 6)
+    epilogue of %2 (region 0): bias_relu in the GEMM call (cuBLASLt) [broadcast_to add const broadcast_to maximum]
+    ");
+}
+
+/// With products of small integers the GEMM is exact, so the host's epilogue must give the
+/// evaluator's bits: NaN kept by relu (NumPy's maximum), bias sums rounded once in the dtype.
+#[test]
+fn the_host_epilogue_is_the_evaluators_arithmetic() {
+    for dt in [DType::Float32, DType::Float16, DType::BFloat16, DType::Float64] {
+        // Integers in [-4, 4] (a NaN at a[1, 1]), a bias of thirds: sums that round.
+        let ints = |shape: &[usize], step: usize| {
+            let n: usize = shape.iter().product();
+            let v: Vec<f64> = (0..n).map(|i| if step == 7 && i == 10 { f64::NAN } else { ((i * step) % 9) as f64 - 4.0 }).collect();
+            Array::from_vec(v, shape).astype(dt).eval().clone()
+        };
+        let (a, b) = (ints(&[7, 9], 7), ints(&[9, 5], 5));
+        let bias = Array::from_vec((0..5).map(|i| i as f64 / 3.0 - 0.6).collect::<Vec<f64>>(), &[5]).astype(dt).eval().clone();
+        let zero = Array::scalar(0.0f64).astype(dt);
+        for y in [(&a.matmul(&b) + &bias).maximum(&zero), a.matmul(&b) + &bias, a.matmul(&b).maximum(&zero)] {
+            let lowered = kiln::lower(&[&y]);
+            let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
+            assert_eq!(plan.report().kernel_count(), 1, "{}", plan.report());
+            let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+            let got = kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
+            let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
+            compare(&want[0], &got[0], Tol::Exact, true).unwrap_or_else(|m| panic!("{dt}: {m}"));
+        }
+    }
+}
+
+#[test]
+fn other_consumers_of_a_product_fuse_into_one_kernel_after_it() {
     let a = randn(&[16, 32], 60, DType::Float32);
     let b = randn(&[32, 24], 61, DType::Float32);
     let bias = randn(&[24], 62, DType::Float32);
     let p = a.matmul(&b);
-    let cases: [(Array, Option<LtEpilogue>); 5] = [
-        ((&p + &bias).maximum(0.0f32), Some(LtEpilogue::BiasRelu)),
-        (&p + &bias, Some(LtEpilogue::Bias)),
-        (p.maximum(0.0f32), Some(LtEpilogue::Relu)),
-        // gelu: fused after the product; its form is not matched (the GPU executor's work).
+    let column = randn(&[16, 1], 69, DType::Float32);
+    let cases: [(Array, Option<LtEpilogue>); 4] = [
+        // gelu: fused after the product; not a cuBLASLt form (its exact erf form is not
+        // cuBLASLt's tanh approximation).
         kiln::nn::gelu(&(&p + &bias)).map(|g| (g, None)).unwrap(),
         ((&p * 2.0f32).sin() + &bias.reshape(&[1, 24]), None),
+        // A bias along columns, and a computed bias, are no cuBLASLt bias.
+        (&p + &column, None),
+        (&p + &(&bias * 2.0f32), None),
     ];
     for (y, lt) in cases {
         let plan = library_matches_evaluator(&[&y]);
@@ -328,18 +434,28 @@ fn elementwise_consumers_of_a_product_fuse_into_one_kernel_after_it() {
         assert_eq!(report.regions[1].kind, RegionKind::Elementwise);
         assert_eq!(report.epilogues.len(), 1, "{report}");
         let e = &report.epilogues[0];
-        assert_eq!((e.region, e.kernel, e.lt), (0, 1, lt), "{report}");
+        assert_eq!((e.region, e.kernel, e.lt), (0, Some(1), lt), "{report}");
         assert_eq!(e.ops, report.regions[1].ops);
+        assert_eq!(gemm_epilogue(&plan), None);
         assert!(report.to_string().contains("epilogue of %"), "{report}");
     }
-    // The product read by two kernels (a reduction and an elementwise one): each listed or not by
-    // its kind; the reduction is no epilogue.
+    // The product read by two kernels (a reduction and an elementwise one), or itself a result:
+    // the form is kept in its own kernel, reported as not absorbed; the reduction is no epilogue.
     let y = (&p + &bias).maximum(0.0f32);
-    let s = p.sum(1);
-    let report = library_matches_evaluator(&[&y, &s]).report();
-    assert_eq!(report.epilogues.len(), 1, "{report}");
-    let shown = report.to_string();
-    assert!(shown.contains("cublaslt bias_relu"), "{shown}");
+    for other in [p.sum(1), p.clone()] {
+        let plan = library_matches_evaluator(&[&y, &other]);
+        let report = plan.report();
+        assert_eq!(report.epilogues.len(), 1, "{report}");
+        assert_eq!(report.epilogues[0].lt, Some(LtEpilogue::BiasRelu), "{report}");
+        assert!(report.epilogues[0].kernel.is_some(), "{report}");
+        assert!(report.to_string().contains("cublaslt bias_relu (not absorbed)"), "{report}");
+    }
+    // Integer and complex products take no epilogue.
+    for dt in [DType::Int32, DType::Complex64] {
+        let (a, b, bias) = (randn(&[4, 3], 70, dt), randn(&[3, 5], 71, dt), randn(&[5], 72, dt));
+        let plan = library_matches_evaluator(&[&(&a.matmul(&b) + &bias)]);
+        assert_eq!(plan.report().kernel_count(), 2, "{dt}: {}", plan.report());
+    }
 }
 
 // ------------------------------------------------------------------------------------------------

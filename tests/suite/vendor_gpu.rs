@@ -129,9 +129,39 @@ fn gpu_products_with_bias_and_activation_consumers_match() {
         let b = randn(&[48, 40], 16, dt);
         let bias = randn(&[40], 17, dt);
         let p = a.matmul(&b);
-        let outs = [&p + &bias, kiln::nn::relu(&(&p + &bias)).unwrap(), kiln::nn::gelu(&(&p + &bias)).unwrap(), kiln::nn::relu(&p).unwrap()];
+        // gelu and a product that is also a result: a kernel after the GEMM.
+        let outs = [kiln::nn::gelu(&(&p + &bias)).unwrap(), kiln::nn::relu(&(&p + &bias)).unwrap(), p.clone()];
         let refs: Vec<&Array> = outs.iter().collect();
         device_matches_evaluator(&refs);
+    }
+}
+
+/// `p + bias`, `relu(p)`, `relu(p + bias)` absorbed into the GEMM: one `cublasLtMatmul` with
+/// its epilogue (one region in the plan), compared with the evaluator for every real float
+/// dtype, with a transposed operand and with batches sharing the bias.
+#[test]
+fn gpu_absorbed_epilogues_match_the_evaluator() {
+    if !on_gpu() {
+        return;
+    }
+    for dt in [DType::Float32, DType::Float16, DType::BFloat16, DType::Float64] {
+        let a = randn(&[70, 48], 18, dt);
+        let b = randn(&[48, 40], 19, dt);
+        let bias = randn(&[40], 20, dt);
+        let zero = Array::scalar(0.0f64).astype(dt);
+        let batch = randn(&[3, 70, 48], 21, dt);
+        let outs = [
+            &a.matmul(&b) + &bias,
+            a.matmul(&b).maximum(&zero),
+            (&a.matmul(&b) + &bias).maximum(&zero),
+            (&a.t().t().matmul(&randn(&[40, 48], 22, dt).t()) + &bias.reshape(&[1, 40])).maximum(&zero),
+            (&batch.matmul(&b) + &bias).maximum(&zero),
+        ];
+        for y in &outs {
+            let report = kiln::explain(&[y]).report;
+            assert_eq!((report.kernel_count(), report.epilogues[0].kernel), (1, None), "{dt}: {report}");
+            device_matches_evaluator(&[y]);
+        }
     }
 }
 

@@ -1,11 +1,19 @@
-//! What runs after a matrix product: the elementwise kernel its consumers fused into, and
-//! whether that kernel's work is one of cuBLASLt's GEMM epilogues (bias, relu, bias then relu),
-//! which a GPU executor may fold into the GEMM call. On the host the kernel runs after the
-//! product, one kernel for all the consumers.
+//! What runs after a matrix product.
+//!
+//! The elementwise consumers of a matmul's product fuse into one kernel after it. When that
+//! kernel is one of cuBLASLt's GEMM epilogue forms (`p + bias`, `maximum(p, 0)`,
+//! `maximum(p + bias, 0)`, `bias` a vector along the product's last axis), is the product's only
+//! reader, and the dtype is a real float one, the partitioner *absorbs* it into the matmul's
+//! vendor region ([`absorbable`]): the region's body is the matmul followed by the epilogue, its
+//! output the epilogue's, and its library call carries the form and the bias operand
+//! ([`crate::vendor::GemmEpilogue`]). The GPU executor runs it as one `cublasLtMatmul` with that
+//! epilogue; the host executor applies the same epilogue after its GEMM. Both backends get the
+//! same plan. The report lists every matmul's epilogue, absorbed or in a kernel of its own
+//! ([`epilogues`]).
 
 use std::fmt;
 
-use kiln_ir::{Graph, Node, NodeId, OpKind};
+use kiln_ir::{DType, Graph, Node, NodeId, OpKind};
 
 use super::{Region, RegionKind};
 
@@ -28,57 +36,148 @@ impl LtEpilogue {
             LtEpilogue::BiasRelu => "bias_relu",
         }
     }
+
+    /// Whether the form reads a bias vector.
+    pub fn has_bias(self) -> bool {
+        matches!(self, LtEpilogue::Bias | LtEpilogue::BiasRelu)
+    }
+
+    /// The number of elementwise ops of the form.
+    fn ops(self) -> usize {
+        match self {
+            LtEpilogue::Bias | LtEpilogue::Relu => 1,
+            LtEpilogue::BiasRelu => 2,
+        }
+    }
 }
 
-/// A matmul's product and the elementwise kernel that reads it.
+/// A matmul's product and what reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Epilogue {
     /// The matmul node (of the partitioned graph).
     pub product: NodeId,
     /// The vendor region computing it.
     pub region: usize,
-    /// The elementwise region its consumers fused into.
-    pub kernel: usize,
-    /// That kernel's ops, in body order.
+    /// The elementwise region its consumers fused into; `None` when the epilogue is absorbed
+    /// into the vendor region (one library call: `lt` says which form).
+    pub kernel: Option<usize>,
+    /// The epilogue's ops, in body order.
     pub ops: Vec<&'static str>,
-    /// The cuBLASLt epilogue the kernel's whole work matches, if any.
+    /// The cuBLASLt epilogue the epilogue's whole work matches, if any.
     pub lt: Option<LtEpilogue>,
 }
 
 impl fmt::Display for Epilogue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "epilogue of {} (region {}): region {} [{}]", self.product, self.region, self.kernel, self.ops.join(" "))?;
-        match self.lt {
-            Some(lt) => write!(f, ", cublaslt {}", lt.name()),
-            None => f.write_str(", no cublaslt form"),
+        write!(f, "epilogue of {} (region {}): ", self.product, self.region)?;
+        match (self.kernel, self.lt) {
+            (None, Some(lt)) => write!(f, "{} in the GEMM call (cuBLASLt) [{}]", lt.name(), self.ops.join(" ")),
+            (None, None) => write!(f, "in the GEMM call [{}]", self.ops.join(" ")),
+            (Some(k), lt) => {
+                write!(f, "region {k} [{}]", self.ops.join(" "))?;
+                match lt {
+                    Some(lt) => write!(f, ", cublaslt {} (not absorbed)", lt.name()),
+                    None => f.write_str(", no cublaslt form"),
+                }
+            }
         }
     }
 }
 
-/// The epilogues of every matmul region among `regions`.
-pub fn epilogues(regions: &[Region]) -> Vec<Epilogue> {
+/// The epilogues of every matmul region among `regions` (of a partition of `g`).
+pub fn epilogues(g: &Graph, regions: &[Region]) -> Vec<Epilogue> {
     let mut out = Vec::new();
     for (r, region) in regions.iter().enumerate() {
-        let [product] = region.outputs[..] else { continue };
-        let body_out = region.body.node(region.body.outputs()[0]);
-        if region.kind != RegionKind::Vendor || body_out.op != OpKind::MatMul {
+        let [result] = region.outputs[..] else { continue };
+        let body_out = region.body.outputs()[0];
+        if region.kind != RegionKind::Vendor {
             continue;
         }
+        if region.body.node(body_out).op != OpKind::MatMul {
+            // An absorbed epilogue: the product is the matmul under the form's ops.
+            let Some((lt, _, _)) = peel(&region.body, body_out, |_| true) else { continue };
+            let Some((_, product, _)) = peel(g, result, |_| true) else { continue };
+            out.push(Epilogue { product, region: r, kernel: None, ops: absorbed_ops(&region.body), lt: Some(lt) });
+            continue;
+        }
+        let shape = &region.body.node(body_out).shape;
         for (c, consumer) in regions.iter().enumerate() {
-            let Some(k) = consumer.inputs.iter().position(|&i| i == product) else { continue };
+            let Some(k) = consumer.inputs.iter().position(|&i| i == result) else { continue };
             if consumer.kind != RegionKind::Elementwise {
                 continue;
             }
             out.push(Epilogue {
-                product,
+                product: result,
                 region: r,
-                kernel: c,
+                kernel: Some(c),
                 ops: consumer.op_names(),
-                lt: lt_form(&consumer.body, k as u32, &body_out.shape),
+                lt: lt_form(&consumer.body, k as u32, shape),
             });
         }
     }
     out
+}
+
+/// The ops of an absorbing vendor region's body outside the matmul's cone (its operands' views).
+fn absorbed_ops(body: &Graph) -> Vec<&'static str> {
+    let Some(mm) = body.nodes().iter().position(|n| n.op == OpKind::MatMul) else { return Vec::new() };
+    let mut cone = vec![false; body.len()];
+    cone[mm] = true;
+    for i in (0..=mm).rev() {
+        if cone[i] {
+            for inp in &body.nodes()[i].inputs {
+                cone[inp.index()] = true;
+            }
+        }
+    }
+    body.nodes()
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| !cone[*i] && !matches!(n.op, OpKind::Input | OpKind::Label))
+        .map(|(_, n)| n.op.name())
+        .collect()
+}
+
+/// Whether a product of `dtype` may take a cuBLASLt epilogue: the real float types cuBLASLt's
+/// epilogues support, the bias of the output's type.
+pub fn epilogue_dtype(dtype: DType) -> bool {
+    matches!(dtype, DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64)
+}
+
+/// Whether the elementwise region `consumer` may be absorbed into the matmul region `producer`:
+/// `producer` computes one matmul of an epilogue dtype, `consumer` reads that product (as its
+/// input `k`) and computes exactly one cuBLASLt form of it, and no other region and no graph
+/// output reads the product (checked by the caller).
+pub(super) fn absorbable(producer: &Region, consumer: &Region) -> bool {
+    let [product] = producer.outputs[..] else { return false };
+    let mm = producer.body.node(producer.body.outputs()[0]);
+    if producer.kind != RegionKind::Vendor || mm.op != OpKind::MatMul || !epilogue_dtype(mm.dtype) {
+        return false;
+    }
+    let Some(k) = consumer.inputs.iter().position(|&i| i == product) else { return false };
+    consumer.kind == RegionKind::Elementwise && consumer.outputs.len() == 1 && lt_form(&consumer.body, k as u32, &mm.shape).is_some()
+}
+
+/// The form of an absorbing vendor region's body: its one output is a cuBLASLt form over its
+/// matmul, with a bias read straight from a region input, and it computes nothing else.
+/// Returns the form, the matmul node and the bias's region input.
+pub fn absorbed_form(body: &Graph) -> Option<(LtEpilogue, NodeId, Option<u32>)> {
+    let [out] = body.outputs() else { return None };
+    let (lt, product, bias) = peel(body, *out, |n| n.op == OpKind::Input)?;
+    let input_index = |id: NodeId| match body.node(id).attrs {
+        kiln_ir::Attrs::Input { index } => Some(index),
+        _ => None,
+    };
+    let bias = match bias {
+        Some(b) => Some(input_index(b)?),
+        None => None,
+    };
+    (body.node(product).op == OpKind::MatMul && only_ops(body, lt)).then_some((lt, product, bias))
+}
+
+/// Whether `body` computes no elementwise op but `lt`'s.
+fn only_ops(body: &Graph, lt: LtEpilogue) -> bool {
+    body.nodes().iter().filter(|n| n.op.is_elementwise()).count() == lt.ops()
 }
 
 fn is_input(n: &Node, k: u32) -> bool {
@@ -95,48 +194,65 @@ fn is_zero(g: &Graph, id: NodeId) -> bool {
     }
 }
 
-/// Whether `id` is a region input broadcast along every axis but the last, whose extent is the
-/// product's (a bias vector).
-fn is_bias(g: &Graph, id: NodeId, product: &[usize]) -> bool {
+/// The bias vector `id` broadcasts: `id` is a broadcast to the product's shape of a node
+/// `source` accepts, of shape `(.., 1, n)` with the product's last extent `n`, possibly through
+/// reshapes that only add or drop leading unit axes (`bias.reshape(1, n)`).
+fn bias_source(g: &Graph, id: NodeId, product: &[usize], source: impl Fn(&Node) -> bool) -> Option<NodeId> {
     let n = g.node(id);
-    if n.op != OpKind::BroadcastTo {
-        return false;
+    if n.op != OpKind::BroadcastTo || n.shape.as_slice() != product {
+        return None;
     }
-    let src = g.node(n.inputs[0]);
-    let (last, rest) = src.shape.split_last().map_or((0, &[][..]), |(l, r)| (*l, r));
-    src.op == OpKind::Input && last == *product.last().unwrap_or(&0) && rest.iter().all(|&d| d == 1)
+    let is_row = |shape: &[usize]| match shape.split_last() {
+        Some((&last, rest)) => last == *product.last().unwrap_or(&0) && rest.iter().all(|&d| d == 1),
+        None => false,
+    };
+    let mut src = n.inputs[0];
+    while g.node(src).op == OpKind::Reshape && is_row(&g.node(src).shape) {
+        src = g.node(src).inputs[0];
+    }
+    (source(g.node(src)) && is_row(&g.node(src).shape)).then_some(src)
+}
+
+/// `out` as `[maximum(] x [+ bias] [, 0)]`, the bias a broadcast of a node `source` accepts:
+/// the form, `x`, and the bias's source node.
+fn peel(g: &Graph, out: NodeId, source: impl Fn(&Node) -> bool) -> Option<(LtEpilogue, NodeId, Option<NodeId>)> {
+    let mut x = out;
+    let shape = &g.node(out).shape;
+    let mut relu = false;
+    let node = g.node(x);
+    if node.op == OpKind::Maximum {
+        let (a, b) = (node.inputs[0], node.inputs[1]);
+        x = if is_zero(g, b) { a } else if is_zero(g, a) { b } else { return None };
+        relu = true;
+    }
+    let mut bias = None;
+    let node = g.node(x);
+    if node.op == OpKind::Add {
+        let (a, b) = (node.inputs[0], node.inputs[1]);
+        let (rest, src) = match (bias_source(g, b, shape, &source), bias_source(g, a, shape, &source)) {
+            (Some(src), _) => (a, src),
+            (None, Some(src)) => (b, src),
+            (None, None) => return None,
+        };
+        bias = Some(src);
+        x = rest;
+    }
+    let lt = match (bias.is_some(), relu) {
+        (true, false) => LtEpilogue::Bias,
+        (false, true) => LtEpilogue::Relu,
+        (true, true) => LtEpilogue::BiasRelu,
+        (false, false) => return None,
+    };
+    Some((lt, x, bias))
 }
 
 /// The cuBLASLt form of a kernel reading the product as its input `k`: its one output is
-/// `[maximum(] p [+ bias] [, 0)]` and it computes nothing else.
+/// `[maximum(] p [+ bias] [, 0)]`, the bias a region input, and it computes nothing else.
 fn lt_form(body: &Graph, k: u32, product: &[usize]) -> Option<LtEpilogue> {
     let [out] = body.outputs() else { return None };
-    let mut x = *out;
-    let mut computed = 0;
-    let mut relu = false;
-    let node = body.node(x);
-    if node.op == OpKind::Maximum {
-        let (a, b) = (node.inputs[0], node.inputs[1]);
-        x = if is_zero(body, b) { a } else if is_zero(body, a) { b } else { return None };
-        relu = true;
-        computed += 1;
-    }
-    let mut bias = false;
-    let node = body.node(x);
-    if node.op == OpKind::Add {
-        let (a, b) = (node.inputs[0], node.inputs[1]);
-        x = if is_bias(body, b, product) { a } else if is_bias(body, a, product) { b } else { return None };
-        bias = true;
-        computed += 1;
-    }
-    let arithmetic = body.nodes().iter().filter(|n| n.op.is_elementwise()).count();
-    if !is_input(body.node(x), k) || arithmetic != computed {
+    if body.node(*out).shape.as_slice() != product {
         return None;
     }
-    match (bias, relu) {
-        (true, false) => Some(LtEpilogue::Bias),
-        (false, true) => Some(LtEpilogue::Relu),
-        (true, true) => Some(LtEpilogue::BiasRelu),
-        (false, false) => None,
-    }
+    let (lt, x, _) = peel(body, *out, |n| n.op == OpKind::Input)?;
+    (is_input(body.node(x), k) && only_ops(body, lt)).then_some(lt)
 }

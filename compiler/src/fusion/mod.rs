@@ -14,7 +14,9 @@
 //! - Copies (concatenate, stack, contiguous), vendor ops (matmul, fft, rfft, irfft) and custom
 //!   kernels are regions of their own: fusion boundaries. A vendor region also holds the views
 //!   its operands are read through (strides for the library, no copy). The elementwise consumers
-//!   of a matmul fuse into one kernel after it, which the report lists as its [`Epilogue`].
+//!   of a matmul fuse into one kernel after it, which the report lists as its [`Epilogue`]; when
+//!   that kernel is only a cuBLASLt epilogue (bias, relu, bias then relu) of the product, it is
+//!   absorbed into the matmul's region: one library call with an epilogue.
 //! - A gather (`take`, from a user kernel's raw argument) fuses like an elementwise op over its
 //!   positions; the array it reads from is a region input (a buffer), never fused.
 //! - A user kernel (ElementwiseKernel, ReductionKernel, `fuse`) is ordinary nodes, its results
@@ -29,7 +31,7 @@ mod partition;
 mod run;
 mod text;
 
-pub use epilogue::{epilogues, Epilogue, LtEpilogue};
+pub use epilogue::{absorbed_form, epilogue_dtype, epilogues, Epilogue, LtEpilogue};
 pub use partition::partition;
 pub use run::run_regions;
 pub use text::{parse_regions, print_regions};
@@ -69,7 +71,7 @@ pub enum RegionKind {
     Reduction,
     /// concatenate, stack, contiguous.
     Copy,
-    /// matmul, fft.
+    /// matmul (with an absorbed epilogue), fft.
     Vendor,
     /// A user's raw kernel.
     Custom,
@@ -204,7 +206,8 @@ pub struct RegionSummary {
 pub struct FusionReport {
     pub regions: Vec<RegionSummary>,
     pub unfused: Vec<UnfusedEdge>,
-    /// For each matmul, the kernel its elementwise consumers fused into.
+    /// For each matmul, the kernel its elementwise consumers fused into, or the epilogue its
+    /// library call absorbed.
     pub epilogues: Vec<Epilogue>,
 }
 
@@ -266,7 +269,7 @@ impl Partition {
                 })
                 .collect(),
             unfused: self.unfused.clone(),
-            epilogues: epilogues(&self.regions),
+            epilogues: epilogues(g, &self.regions),
         }
     }
 }

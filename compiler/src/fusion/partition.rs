@@ -19,6 +19,9 @@
 //!    than reading its result).
 //! 4. **Siblings merge**: kernels of one space that share an input and do not depend on each
 //!    other become one region with several outputs, unless that would make the regions cyclic.
+//! 5. **GEMM epilogues**: a kernel that is only a cuBLASLt epilogue (bias, relu, bias then relu)
+//!    of a matmul's product, and its only reader, joins the matmul's vendor region: one library
+//!    call with an epilogue ([`super::epilogue`]).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -322,15 +325,20 @@ pub fn partition(g: &Graph) -> Partition {
         order.push(next);
     }
 
-    let mut regions = Vec::new();
-    let mut unfused = BTreeSet::new();
+    let mut built: Vec<(Region, BTreeSet<NodeId>)> = Vec::new();
     for gi in order {
         let members = &groups[gi];
         let mut body_nodes: BTreeSet<NodeId> = BTreeSet::new();
         for m in members {
             body_nodes.extend(cones[m].iter().copied());
         }
-        let region = build_region(g, &cx, members, &body_nodes);
+        built.push((build_region(g, &cx, members, &body_nodes), body_nodes));
+    }
+    absorb_epilogues(g, &cx, &mut built);
+
+    let mut regions = Vec::new();
+    let mut unfused = BTreeSet::new();
+    for (region, body_nodes) in built {
         for &c in &body_nodes {
             for &p in &g.node(c).inputs {
                 if !body_nodes.contains(&p) && !is_external(g, p) {
@@ -344,6 +352,35 @@ pub fn partition(g: &Graph) -> Partition {
     Partition {
         regions,
         unfused: unfused.into_iter().map(|(producer, consumer, reason)| UnfusedEdge { producer, consumer, reason }).collect(),
+    }
+}
+
+/// Step 5, GEMM epilogues: an elementwise region computing one of cuBLASLt's epilogue forms of a
+/// matmul's product, the product's only reader (and the product no graph output), joins the
+/// matmul's vendor region, in the elementwise region's place (its other inputs are written by
+/// then; nothing between the two reads the product). See [`super::epilogue`].
+fn absorb_epilogues(g: &Graph, cx: &Ctx, built: &mut Vec<(Region, BTreeSet<NodeId>)>) {
+    let mut c = 0;
+    while c < built.len() {
+        let consumer = &built[c].0;
+        let producer = consumer.inputs.iter().find_map(|&i| {
+            let r = built[..c].iter().position(|(r, _)| r.outputs == [i])?;
+            let only_reader = built.iter().filter(|(o, _)| o.inputs.contains(&i)).count() == 1;
+            (only_reader && !g.outputs().contains(&i) && super::epilogue::absorbable(&built[r].0, consumer)).then_some(r)
+        });
+        let Some(r) = producer else {
+            c += 1;
+            continue;
+        };
+        let (_, mm_nodes) = built.remove(r);
+        c -= 1;
+        let (consumer, nodes) = &built[c];
+        let nodes: BTreeSet<NodeId> = nodes.union(&mm_nodes).copied().collect();
+        let mut region = build_region(g, cx, &consumer.outputs, &nodes);
+        region.kind = RegionKind::Vendor;
+        region.space = Space::Opaque;
+        built[c] = (region, nodes);
+        c += 1;
     }
 }
 

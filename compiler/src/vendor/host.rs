@@ -1,5 +1,6 @@
 //! The host executor of library calls: GEMM through the `gemm` crate (module `gemm`), FFTs
-//! through `rustfft`/`realfft` (module `fft`); see [`crate::vendor`] for what each dtype does.
+//! through `rustfft`/`realfft` (module `fft`), GEMM epilogues after the GEMM (module
+//! `epilogue`); see [`crate::vendor`] for what each dtype does.
 
 use kiln_ir::{HostArray, Layout};
 
@@ -13,7 +14,13 @@ pub fn run(call: &VendorCall, inputs: &[&HostArray]) -> Result<HostArray, Compil
         inputs.get(k).copied().ok_or_else(|| CompileError::InvalidInput(format!("no input {k} ({} given)", inputs.len())))
     };
     match call {
-        VendorCall::MatMul(mm) => super::gemm::matmul(mm, input(mm.a.input)?, input(mm.b.input)?),
+        VendorCall::MatMul(mm) => {
+            let product = super::gemm::matmul(mm, input(mm.a.input)?, input(mm.b.input)?)?;
+            match &mm.epilogue {
+                Some(e) => super::epilogue::apply(e, mm.n, product, e.bias.map(input).transpose()?),
+                None => Ok(product),
+            }
+        }
         VendorCall::Fft(f) => super::fft::fft(f, input(f.input.input)?),
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A vendor region is one `matmul`, `fft`, `rfft` or `irfft` node whose operands are the
 //! region's inputs seen through views (the partitioner puts an operand's chain of views in the
-//! region, see [`crate::fusion`]). [`plan`] turns it into a [`VendorCall`]: a backend-neutral
+//! region, see [`crate::fusion`]), a matmul possibly followed by the cuBLASLt epilogue
+//! (bias, relu, bias then relu) the partitioner absorbed into it. [`plan`] turns it into a [`VendorCall`]: a backend-neutral
 //! description whose operands are *strided layouts* over the input buffers, so a transposed,
 //! sliced, flipped or broadcast operand reaches the library as strides rather than as a copy.
 //! An executor runs calls:
@@ -10,15 +11,17 @@
 //! - [`host`]: the host CPU: GEMM through the `gemm` crate (float32, float64, complex64,
 //!   complex128 with any strides; float16 and bfloat16 gathered to float32, accumulated in
 //!   float32 and rounded once; integers and bools by a plain loop that wraps as NumPy does), FFTs
-//!   through `rustfft` and `realfft` (float16/bfloat16 computed in float32).
+//!   through `rustfft` and `realfft` (float16/bfloat16 computed in float32); a GEMM's epilogue
+//!   applied to its result afterwards, in the evaluator's arithmetic (module `epilogue`).
 //! - the GPU executor (cuBLAS/cuBLASLt, cuFFT through `kiln-runtime`) takes the same calls: a
 //!   unit stride along rows or columns becomes an op flag and a leading dimension, batches a
-//!   strided-batched GEMM.
+//!   strided-batched GEMM, an epilogue one `cublasLtMatmul` with it.
 //!
 //! [`run_schedule`] is the default host path of a whole schedule: vendor regions through the
 //! host libraries, the other regions in the reference evaluator.
 
 pub mod blas_layout;
+mod epilogue;
 mod fft;
 mod gemm;
 pub mod host;
@@ -28,7 +31,7 @@ use kiln_ir::strided::layout_over_base;
 use kiln_ir::{Attrs, DType, FftNorm, Graph, HostArray, Layout, NodeId, OpKind, Shape};
 
 use crate::codegen::Unsupported;
-use crate::fusion::{Region, RegionKind};
+use crate::fusion::{absorbed_form, LtEpilogue, Region, RegionKind};
 use crate::schedule::{run_steps, Schedule};
 use crate::CompileError;
 
@@ -53,6 +56,17 @@ pub struct MatMulCall {
     pub k: usize,
     pub a: Strided,
     pub b: Strided,
+    /// What the product goes through before it is stored, if the region absorbed an epilogue.
+    pub epilogue: Option<GemmEpilogue>,
+}
+
+/// A GEMM epilogue absorbed by the partitioner ([`crate::fusion::Epilogue`]): `form` applied to every product element, its
+/// bias (for the bias forms) region input `bias`, a C-contiguous vector of `n` elements of the
+/// product's dtype (shape `(n,)` or `(1, .., 1, n)`), added along each row of every matrix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmEpilogue {
+    pub form: LtEpilogue,
+    pub bias: Option<usize>,
 }
 
 /// Which transform an [`FftCall`] computes.
@@ -94,7 +108,12 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
     let [out] = body.outputs() else {
         return Err(unsupported(None, "a vendor region with several outputs"));
     };
-    let node = body.node(*out);
+    // A matmul with an absorbed epilogue: the call is the matmul's, carrying the epilogue.
+    let (out, epilogue) = match absorbed_form(body) {
+        Some((form, product, bias)) => (product, Some(GemmEpilogue { form, bias: bias.map(|b| b as usize) })),
+        None => (*out, None),
+    };
+    let node = body.node(out);
     let name = Some(node.op.name());
     let operand = |id: NodeId| -> Result<Strided, Unsupported> {
         match layout_over_base(body, id) {
@@ -117,7 +136,7 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
                 full.extend([rows, cols]);
                 Strided { input: s.input, layout: s.layout.broadcast_to(&full) }
             };
-            VendorCall::MatMul(MatMulCall { dtype: node.dtype, m, n, k, a: widen(a, m, k), b: widen(b, k, n), batch })
+            VendorCall::MatMul(MatMulCall { dtype: node.dtype, m, n, k, a: widen(a, m, k), b: widen(b, k, n), batch, epilogue })
         }
         (OpKind::Fft | OpKind::Rfft | OpKind::Irfft, attrs) => {
             let (kind, axes, norm) = match (node.op, attrs) {
