@@ -48,18 +48,18 @@ fn cpu_peers(c: &mut Criterion) {
     ];
     for (name, f, bytes) in &works {
         g.throughput(Throughput::Bytes(*bytes as u64));
-        g.bench_function(*name, |b| b.iter(|| f().eval()));
+        g.bench_function(*name, |b| b.iter(|| { f().eval(); }));
     }
     const K: usize = 1024;
     let a = array(normal(K * K, 4), &[K, K]);
     g.throughput(Throughput::Elements((2 * K * K * K) as u64));
-    g.bench_function("matmul_f32_1024", |b| b.iter(|| kiln::matmul(&a, &a).eval()));
+    g.bench_function("matmul_f32_1024", |b| b.iter(|| { kiln::matmul(&a, &a).eval(); }));
     const F: usize = 1 << 20;
     let (re, im) = (normal(F, 5), normal(F, 6));
     let z = Array::from_vec(re.iter().zip(&im).map(|(&r, &i)| Complex32::new(r, i)).collect::<Vec<_>>(), &[F]);
     z.eval();
     g.throughput(Throughput::Elements(F as u64));
-    g.bench_function("fft_c64_1M", |b| b.iter(|| kiln::fft::fft(&z, None, -1, "backward").eval()));
+    g.bench_function("fft_c64_1M", |b| b.iter(|| { kiln::fft::fft(&z, None, -1, "backward").eval(); }));
     g.finish();
 }
 

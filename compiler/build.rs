@@ -1,11 +1,13 @@
 //! Compiles the C++ shims: `shim/registration.cpp`, the selective MLIR registration, and
-//! `shim/optimize.cpp`, the host optimisation pipeline with libmvec (see those files for why).
+//! `shim/optimize.cpp`, the host optimisation pipeline with libmvec, and `shim/approximate.cpp`,
+//! MLIR's polynomial approximations of math functions (see those files for why).
 
 use std::{env, path::PathBuf, process::Command};
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/registration.cpp");
     println!("cargo:rerun-if-changed=shim/optimize.cpp");
+    println!("cargo:rerun-if-changed=shim/approximate.cpp");
     for var in ["MLIR_SYS_220_PREFIX", "LLVM_SYS_221_PREFIX"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
@@ -29,7 +31,7 @@ fn main() {
         .include(include_dir.trim())
         .file("shim/registration.cpp")
         .warnings(true);
-    // optimize.cpp includes LLVM's C++ headers, which want LLVM's own flags (-fno-exceptions,
+    // optimize.cpp and approximate.cpp include LLVM's C++ headers, which want LLVM's own flags (-fno-exceptions,
     // the __STDC_* macros).
     let wanted = |f: &&str| f.starts_with("-D") || *f == "-fno-exceptions";
     for flag in cxxflags.split_whitespace().filter(wanted) {
@@ -37,7 +39,7 @@ fn main() {
     }
     // LLVM's headers are not -Wextra clean.
     build.flag_if_supported("-Wno-unused-parameter");
-    build.file("shim/optimize.cpp").compile("kiln_mlir_shim");
+    build.file("shim/optimize.cpp").file("shim/approximate.cpp").compile("kiln_mlir_shim");
 }
 
 /// Runs the llvm-config of the LLVM that mlir-sys and llvm-sys link (same prefix variables).

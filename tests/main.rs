@@ -14,6 +14,8 @@
 //! - `fused_props`: proptest on random programs: the compiled plan, run region by region in the
 //!   evaluator and as compiled host code, against the reference evaluator on the unfused graph.
 //! - `codegen`: host code generation against the reference evaluator, and the ULP table.
+//! - `polynomial`: math functions without libdevice (`MathLib::Polynomial`) measured on the
+//!   host: their ULP table, float64 as a typed error, special values.
 //! - `ulps`: the accuracy bounds of the compiled host code, per op (used by both).
 //! - `user_kernels`: ElementwiseKernel, ReductionKernel and fuse: CuPy's guide, the traced C++
 //!   subset, typed errors, fusion snapshots and host code of user kernels.
@@ -21,6 +23,9 @@
 //!   CPU backend), NVRTC's errors, written arrays against lazy ones; the errors without a GPU.
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
+
+#[path = "suite/polynomial.rs"]
+mod polynomial;
 
 #[path = "suite/numpy_fixtures.rs"]
 mod numpy_fixtures;

@@ -187,23 +187,53 @@ pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region])
             g.kernel.mlir,
             ptx_profile(ptx)
         );
-        if let Some(ptxas) = crate::ptxas() {
-            let dir = std::env::temp_dir().join(format!("kiln-ptx-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let file = dir.join(format!("{name}-{k}.ptx"));
-            std::fs::write(&file, ptx.as_bytes()).unwrap();
-            let out = std::process::Command::new(&ptxas)
-                .args(["-arch=sm_90", "-o"])
-                .arg(dir.join(format!("{name}-{k}.cubin")))
-                .arg(&file)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{name}: region {k}: ptxas: {}\n{ptx}", String::from_utf8_lossy(&out.stderr));
-        }
+        assemble(&format!("{name}-{k}"), ptx);
+    }
+    for (k, r) in regions.iter().enumerate() {
+        polynomial_ptx(name, k, r);
     }
     if kiln_compiler::codegen::gpu::libdevice_path().is_some() {
         insta::assert_snapshot!(format!("{name}__gpu"), snap);
     }
+}
+
+/// Assembles `ptx` for sm_90 with NVIDIA's ptxas when there is one (`crate::ptxas`), asserting
+/// it is accepted.
+fn assemble(label: &str, ptx: &str) {
+    let Some(ptxas) = crate::ptxas() else { return };
+    let dir = std::env::temp_dir().join(format!("kiln-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{label}.ptx"));
+    std::fs::write(&file, ptx.as_bytes()).unwrap();
+    let out = std::process::Command::new(&ptxas)
+        .args(["-arch=sm_90", "-o"])
+        .arg(dir.join(format!("{label}.cubin")))
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{label}: ptxas: {}\n{ptx}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A region's kernel with math functions forced to the polynomial approximations (GPUs without
+/// libdevice): no LLVM intrinsic (`llvm.exp` would abort NVPTX) and no libdevice call
+/// (`__nv_sinf`) may remain in its PTX, which ptxas must accept; a float64 math function is a
+/// typed error naming libdevice.
+fn polynomial_ptx(name: &str, k: usize, r: &kiln_compiler::fusion::Region) {
+    use kiln_compiler::codegen::{gpu, MathLib};
+    use kiln_compiler::toolchain::ptx::PtxTarget;
+    let kernel = match gpu::lower_region_gpu_with(r, MathLib::Polynomial) {
+        Ok(kernel) => kernel,
+        // float64 math (naming libdevice), or what the GPU path does not compile at all.
+        Err(kiln_compiler::CompileError::Unsupported { .. }) => return,
+        Err(e) => panic!("{name}: region {k}: polynomial lowering: {e}"),
+    };
+    let g = gpu::compile_kernel_gpu(kernel, PtxTarget::default())
+        .unwrap_or_else(|e| panic!("{name}: region {k}: polynomial PTX: {e}"));
+    let ptx = &g.ptx;
+    assert!(ptx.contains(".entry kiln_gpu("), "{name}: region {k}: no entry\n{ptx}");
+    assert!(!ptx.contains("llvm."), "{name}: region {k}: an LLVM intrinsic reached the polynomial PTX\n{ptx}");
+    assert!(!ptx.contains("__nv_"), "{name}: region {k}: a libdevice call in the polynomial PTX\n{ptx}");
+    assemble(&format!("{name}-{k}-polynomial"), ptx);
 }
 
 /// The PTX lines that matter, counted by opcode (static counts): memory operations by state

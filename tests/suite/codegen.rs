@@ -447,7 +447,7 @@ fn float_functions() {
 /// Where the ULP table samples one argument of a function, in float32 and in float64: an
 /// interval, and points near which to sample densely (relative steps down to below an ulp).
 #[derive(Clone, Copy)]
-struct Dom {
+pub(crate) struct Dom {
     f32: (f64, f64),
     f64: (f64, f64),
     near: &'static [f64],
@@ -465,9 +465,9 @@ type Pair = fn(&mut Rng) -> (f64, f64);
 
 /// One function of the ULP table: its IR name, how it is called, its arguments' domains, and
 /// optionally pairs of arguments sampled together (a quarter of the samples).
-struct Func {
-    name: &'static str,
-    apply: fn(&[Array]) -> Array,
+pub(crate) struct Func {
+    pub name: &'static str,
+    pub apply: fn(&[Array]) -> Array,
     args: &'static [Dom],
     pairs: Option<Pair>,
 }
@@ -505,7 +505,7 @@ fn logaddexp_near_zero(r: &mut Rng) -> (f64, f64) {
 
 /// Arrays of `n` samples of each argument of `f` in dtype `dt` (float16 and bfloat16 sample
 /// as float32, then round; unary functions of them take every value of the type).
-fn table_inputs(f: &Func, dt: DType, n: usize, seed: u64) -> Vec<Array> {
+pub(crate) fn table_inputs(f: &Func, dt: DType, n: usize, seed: u64) -> Vec<Array> {
     use half::{bf16, f16};
     let narrow = matches!(dt, DType::Float16 | DType::BFloat16);
     if narrow && f.args.len() == 1 {
@@ -549,6 +549,78 @@ fn table_inputs(f: &Func, dt: DType, n: usize, seed: u64) -> Vec<Array> {
         .collect()
 }
 
+/// The functions of the ULP tables (this module's host table, and `polynomial`'s), with the
+/// domains they are measured over.
+pub(crate) const TABLE_FUNCS: &[Func] = &[
+    Func { name: "sqrt", apply: |a| a[0].sqrt(), args: &[POSITIVE], pairs: None },
+    Func { name: "cbrt", apply: |a| a[0].cbrt(), args: &[ALL], pairs: None },
+    Func {
+        name: "exp",
+        apply: |a| a[0].exp(),
+        args: &[Dom { f32: (-104.0, 89.0), f64: (-746.0, 710.0), near: &[0.0, 88.72, 709.78] }],
+        pairs: None,
+    },
+    Func {
+        name: "exp2",
+        apply: |a| a[0].exp2(),
+        args: &[Dom { f32: (-150.0, 128.0), f64: (-1075.0, 1024.0), near: &[0.0, 1.0] }],
+        pairs: None,
+    },
+    Func {
+        name: "expm1",
+        apply: |a| a[0].expm1(),
+        args: &[Dom { f32: (-90.0, 89.0), f64: (-710.0, 710.0), near: &[0.0] }],
+        pairs: None,
+    },
+    Func { name: "log", apply: |a| a[0].log(), args: &[POSITIVE], pairs: None },
+    Func { name: "log2", apply: |a| a[0].log2(), args: &[POSITIVE], pairs: None },
+    Func { name: "log10", apply: |a| a[0].log10(), args: &[POSITIVE], pairs: None },
+    Func {
+        name: "log1p",
+        apply: |a| a[0].log1p(),
+        args: &[Dom { f32: (-1.0, 3.4e38), f64: (-1.0, 1.7e308), near: &[-1.0, 0.0] }],
+        pairs: None,
+    },
+    Func { name: "sin", apply: |a| a[0].sin(), args: &[TRIG], pairs: None },
+    Func { name: "cos", apply: |a| a[0].cos(), args: &[TRIG], pairs: None },
+    Func { name: "tan", apply: |a| a[0].tan(), args: &[TRIG], pairs: None },
+    Func { name: "arcsin", apply: |a| a[0].arcsin(), args: &[UNIT], pairs: None },
+    Func { name: "arccos", apply: |a| a[0].arccos(), args: &[UNIT], pairs: None },
+    Func { name: "arctan", apply: |a| a[0].arctan(), args: &[ALL], pairs: None },
+    Func { name: "sinh", apply: |a| a[0].sinh(), args: &[HYPERBOLIC], pairs: None },
+    Func { name: "cosh", apply: |a| a[0].cosh(), args: &[HYPERBOLIC], pairs: None },
+    Func { name: "tanh", apply: |a| a[0].tanh(), args: &[ALL], pairs: None },
+    Func { name: "arcsinh", apply: |a| a[0].arcsinh(), args: &[ALL], pairs: None },
+    Func {
+        name: "arccosh",
+        apply: |a| a[0].arccosh(),
+        args: &[Dom { f32: (1.0, 3.4e38), f64: (1.0, 1.7e308), near: &[1.0, 2.0] }],
+        pairs: None,
+    },
+    Func { name: "arctanh", apply: |a| a[0].arctanh(), args: &[UNIT], pairs: None },
+    Func { name: "erf", apply: |a| a[0].erf(), args: &[ALL], pairs: None },
+    Func {
+        name: "power",
+        apply: |a| a[0].power(&a[1]),
+        args: &[
+            Dom { f32: (-1e4, 1e4), f64: (-1e4, 1e4), near: &[0.0, 1.0, -1.0] },
+            Dom { f32: (-40.0, 40.0), f64: (-300.0, 300.0), near: &[0.0, 0.5, 2.0, -1.0] },
+        ],
+        pairs: None,
+    },
+    Func { name: "arctan2", apply: |a| a[0].arctan2(&a[1]), args: &[ALL, ALL], pairs: None },
+    Func { name: "hypot", apply: |a| a[0].hypot(&a[1]), args: &[ALL, ALL], pairs: None },
+    Func {
+        name: "logaddexp",
+        apply: |a| a[0].logaddexp(&a[1]),
+        args: &[
+            Dom { f32: (-1e3, 1e3), f64: (-1e3, 1e3), near: &[0.0] },
+            Dom { f32: (-1e3, 1e3), f64: (-1e3, 1e3), near: &[0.0] },
+        ],
+        pairs: Some(logaddexp_near_zero),
+    },
+];
+
 /// The accuracy table of the compiled host code (`compiler/src/codegen/mod.rs`, "Accuracy"):
 /// each math function's largest distance from the reference evaluator over its domain, in ulps
 /// of the reference's value, for float16 and bfloat16 (unary functions: every value of the
@@ -558,81 +630,12 @@ fn table_inputs(f: &Func, dt: DType, n: usize, seed: u64) -> Vec<Array> {
 /// `cargo test --release --test main codegen::ulp_table -- --nocapture`.
 #[test]
 fn ulp_table() {
-    const FUNCS: &[Func] = &[
-        Func { name: "sqrt", apply: |a| a[0].sqrt(), args: &[POSITIVE], pairs: None },
-        Func { name: "cbrt", apply: |a| a[0].cbrt(), args: &[ALL], pairs: None },
-        Func {
-            name: "exp",
-            apply: |a| a[0].exp(),
-            args: &[Dom { f32: (-104.0, 89.0), f64: (-746.0, 710.0), near: &[0.0, 88.72, 709.78] }],
-            pairs: None,
-        },
-        Func {
-            name: "exp2",
-            apply: |a| a[0].exp2(),
-            args: &[Dom { f32: (-150.0, 128.0), f64: (-1075.0, 1024.0), near: &[0.0, 1.0] }],
-            pairs: None,
-        },
-        Func {
-            name: "expm1",
-            apply: |a| a[0].expm1(),
-            args: &[Dom { f32: (-90.0, 89.0), f64: (-710.0, 710.0), near: &[0.0] }],
-            pairs: None,
-        },
-        Func { name: "log", apply: |a| a[0].log(), args: &[POSITIVE], pairs: None },
-        Func { name: "log2", apply: |a| a[0].log2(), args: &[POSITIVE], pairs: None },
-        Func { name: "log10", apply: |a| a[0].log10(), args: &[POSITIVE], pairs: None },
-        Func {
-            name: "log1p",
-            apply: |a| a[0].log1p(),
-            args: &[Dom { f32: (-1.0, 3.4e38), f64: (-1.0, 1.7e308), near: &[-1.0, 0.0] }],
-            pairs: None,
-        },
-        Func { name: "sin", apply: |a| a[0].sin(), args: &[TRIG], pairs: None },
-        Func { name: "cos", apply: |a| a[0].cos(), args: &[TRIG], pairs: None },
-        Func { name: "tan", apply: |a| a[0].tan(), args: &[TRIG], pairs: None },
-        Func { name: "arcsin", apply: |a| a[0].arcsin(), args: &[UNIT], pairs: None },
-        Func { name: "arccos", apply: |a| a[0].arccos(), args: &[UNIT], pairs: None },
-        Func { name: "arctan", apply: |a| a[0].arctan(), args: &[ALL], pairs: None },
-        Func { name: "sinh", apply: |a| a[0].sinh(), args: &[HYPERBOLIC], pairs: None },
-        Func { name: "cosh", apply: |a| a[0].cosh(), args: &[HYPERBOLIC], pairs: None },
-        Func { name: "tanh", apply: |a| a[0].tanh(), args: &[ALL], pairs: None },
-        Func { name: "arcsinh", apply: |a| a[0].arcsinh(), args: &[ALL], pairs: None },
-        Func {
-            name: "arccosh",
-            apply: |a| a[0].arccosh(),
-            args: &[Dom { f32: (1.0, 3.4e38), f64: (1.0, 1.7e308), near: &[1.0, 2.0] }],
-            pairs: None,
-        },
-        Func { name: "arctanh", apply: |a| a[0].arctanh(), args: &[UNIT], pairs: None },
-        Func { name: "erf", apply: |a| a[0].erf(), args: &[ALL], pairs: None },
-        Func {
-            name: "power",
-            apply: |a| a[0].power(&a[1]),
-            args: &[
-                Dom { f32: (-1e4, 1e4), f64: (-1e4, 1e4), near: &[0.0, 1.0, -1.0] },
-                Dom { f32: (-40.0, 40.0), f64: (-300.0, 300.0), near: &[0.0, 0.5, 2.0, -1.0] },
-            ],
-            pairs: None,
-        },
-        Func { name: "arctan2", apply: |a| a[0].arctan2(&a[1]), args: &[ALL, ALL], pairs: None },
-        Func { name: "hypot", apply: |a| a[0].hypot(&a[1]), args: &[ALL, ALL], pairs: None },
-        Func {
-            name: "logaddexp",
-            apply: |a| a[0].logaddexp(&a[1]),
-            args: &[
-                Dom { f32: (-1e3, 1e3), f64: (-1e3, 1e3), near: &[0.0] },
-                Dom { f32: (-1e3, 1e3), f64: (-1e3, 1e3), near: &[0.0] },
-            ],
-            pairs: Some(logaddexp_near_zero),
-        },
-    ];
     const DTYPES: [DType; 4] = [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64];
     let mut over = Vec::new();
     let mut table = String::from(
         "| function | float16 | bfloat16 | float32 | float64 | bound (16/bf16, 32, 64) |\n|---|---|---|---|---|---|\n",
     );
-    for (k, f) in FUNCS.iter().enumerate() {
+    for (k, f) in TABLE_FUNCS.iter().enumerate() {
         let op = OpKind::from_name(f.name).expect("an IR op name");
         let mut row = format!("| `{}` |", f.name);
         for (j, dt) in DTYPES.into_iter().enumerate() {

@@ -54,6 +54,24 @@ pub fn host_ulps(op: OpKind, dt: DType) -> u64 {
     }
 }
 
+/// The largest distance, in ulps of the reference's value in `dt`, between the polynomial math
+/// functions (`MathLib::Polynomial`: GPU kernels without libdevice) and the reference evaluator,
+/// for float16, bfloat16 and float32 (float64 has none: a typed error); 0 for an exact op.
+pub fn polynomial_ulps(op: OpKind, dt: DType) -> u64 {
+    use OpKind::*;
+    let narrow = matches!(dt, DType::Float16 | DType::BFloat16);
+    match op {
+        // MLIR's float32 polynomial.
+        Erf => {
+            if narrow { 1 } else { 4 }
+        }
+        // kiln's expansions in f64, rounded once (twice for float16/bfloat16).
+        Exp | Expm1 | Log | Log2 | Log1p | Arctan | Arctan2 | Arcsin | Arccos | Cbrt | Exp2 | Log10 | Sin | Cos | Tan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Power | Hypot
+        | LogAddExp => 1,
+        _ => host_ulps(op, dt),
+    }
+}
+
 /// Significand bits (the implicit one included) and least normal exponent of a float dtype.
 pub fn float_format(dt: DType) -> Option<(u32, i32)> {
     match dt {

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
-use super::Target;
+use super::{MathLib, Target};
 
 /// Builds the body of one `func.func`.
 pub(crate) struct Builder {
@@ -31,6 +31,8 @@ pub(crate) struct Builder {
     decls: BTreeMap<String, String>,
     /// What the code is for: decides how math functions are called.
     pub target: Target,
+    /// How math functions are computed (the target's library unless set).
+    pub math: MathLib,
     /// Divisions of indices in 32 bits (every index of the kernel fits): on the GPU a 64-bit
     /// division is a long software sequence.
     pub index32: bool,
@@ -50,6 +52,10 @@ impl Builder {
             params_arg: params_arg.to_string(),
             decls: BTreeMap::new(),
             target,
+            math: match target {
+                Target::Host => MathLib::Libm,
+                Target::Gpu => MathLib::Libdevice,
+            },
             index32: false,
         }
     }

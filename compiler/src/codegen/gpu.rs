@@ -9,7 +9,9 @@
 //! libdevice (`libdevice.10.bc`) is found through `KILN_LIBDEVICE`, `CUDA_HOME`/`CUDA_PATH`,
 //! `/usr/local/cuda`, or the `nvidia-nvvm` Python wheel; see [`libdevice_path`]. It is loaded
 //! lazily (only the called functions are materialised). A kernel that calls no math function
-//! needs none.
+//! needs none. Without it ([`gpu_math`]) math functions are MLIR's polynomial approximations and
+//! kiln's f64 expansions ([`MathLib::Polynomial`]: float32 only, accuracy in `codegen`'s docs);
+//! LLVM's `llvm.exp`/`llvm.log`/`llvm.pow` never reach NVPTX either way (they abort it).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,8 +21,8 @@ use std::time::Instant;
 use inkwell::llvm_sys;
 use inkwell::module::Linkage;
 
-use super::lower::{lower_for, Kernel, GPU_ENTRY};
-use super::Target;
+use super::lower::{lower_for, lower_with, Kernel, GPU_ENTRY};
+use super::{MathLib, Target};
 use crate::fusion::Region;
 use crate::toolchain::mlir::translate_to_llvm;
 use crate::toolchain::ptx::{PtxTarget, PTX_KERNEL_CC};
@@ -80,6 +82,25 @@ pub fn libdevice_path() -> Option<PathBuf> {
         candidates.into_iter().find(|p| p.is_file())
     })
     .clone()
+}
+
+/// The math library of GPU kernels, chosen once per process: `KILN_GPU_MATH` (`polynomial` or
+/// `libdevice`) when set, else libdevice when [`libdevice_path`] finds it, else the polynomial
+/// approximations.
+pub fn gpu_math() -> MathLib {
+    static MATH: OnceLock<MathLib> = OnceLock::new();
+    *MATH.get_or_init(|| {
+        let found = if libdevice_path().is_some() { MathLib::Libdevice } else { MathLib::Polynomial };
+        match std::env::var("KILN_GPU_MATH").as_deref() {
+            Ok("polynomial") => MathLib::Polynomial,
+            Ok("libdevice") => MathLib::Libdevice,
+            Ok(other) => {
+                tracing::warn!(value = other, "KILN_GPU_MATH is neither `polynomial` nor `libdevice`; ignored");
+                found
+            }
+            Err(_) => found,
+        }
+    })
 }
 
 /// The bytes of libdevice, read once.
@@ -182,8 +203,11 @@ pub fn ptx_of_mlir(text: &str, target: PtxTarget) -> Result<String, CompileError
     crate::toolchain::ptx::emit_ptx(&module, target)
 }
 
-fn cache() -> &'static Mutex<HashMap<(String, PtxTarget), Arc<str>>> {
-    static CACHE: OnceLock<Mutex<HashMap<(String, PtxTarget), Arc<str>>>> = OnceLock::new();
+/// PTX by (MLIR text, math library, target).
+type PtxCache = Mutex<HashMap<(String, MathLib, PtxTarget), Arc<str>>>;
+
+fn cache() -> &'static PtxCache {
+    static CACHE: OnceLock<PtxCache> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
@@ -203,9 +227,19 @@ pub fn lower_region_gpu(region: &Region) -> Result<Kernel, CompileError> {
     lower_for(region, Target::Gpu).map_err(|u| u.into_error(0))
 }
 
-/// Compiles a lowered kernel to PTX for `target`, cached in memory by its MLIR text.
+/// Lowers `region` for the GPU with math functions computed by `math` (e.g. to check the
+/// polynomial approximations where libdevice is installed).
+///
+/// Errors: as [`lower_region_gpu`]; [`MathLib::Libm`]; under [`MathLib::Polynomial`] a
+/// float64 math function ([`CompileError::Unsupported`] naming it).
+pub fn lower_region_gpu_with(region: &Region, math: MathLib) -> Result<Kernel, CompileError> {
+    lower_with(region, Target::Gpu, math).map_err(|u| u.into_error(0))
+}
+
+/// Compiles a lowered kernel to PTX for `target`, cached in memory by its MLIR text and math
+/// library.
 pub fn compile_kernel_gpu(kernel: Kernel, target: PtxTarget) -> Result<GpuKernel, CompileError> {
-    let key = (kernel.mlir.clone(), target);
+    let key = (kernel.mlir.clone(), kernel.math, target);
     if let Some(ptx) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(GpuKernel { kernel, ptx: ptx.clone(), compile_ms: 0.0 });
     }
@@ -234,16 +268,21 @@ pub fn ptx_text(region: &Region, target: PtxTarget) -> Result<String, CompileErr
     Ok(compile_region_gpu(region, target)?.ptx.to_string())
 }
 
-/// The disk-cache key of a GPU kernel: its canonical MLIR text, the PTX target, and every
-/// version the generated code depends on (kiln, LLVM, the libdevice linked, and `driver`: the
-/// CUDA driver's version, since the cubin kept beside the PTX comes from its JIT). Two kernels
-/// with the same key compile to the same code.
+/// The disk-cache key of a GPU kernel: its canonical MLIR text, its math library, the PTX
+/// target, and every version the generated code depends on (kiln, LLVM, the libdevice linked
+/// (none under [`MathLib::Polynomial`]), and `driver`: the CUDA driver's version, since the
+/// cubin kept beside the PTX comes from its JIT). Two kernels with the same key compile to the
+/// same code.
 pub fn disk_cache_key(kernel: &Kernel, target: PtxTarget, driver: i32) -> String {
     let (major, minor, patch) = crate::toolchain::llvm_version();
-    let libdevice = libdevice_bytes().map_or(0, <[u8]>::len);
+    let libdevice = match kernel.math {
+        MathLib::Libdevice => libdevice_bytes().map_or(0, <[u8]>::len),
+        MathLib::Libm | MathLib::Polynomial => 0,
+    };
     format!(
-        "kiln {}\nllvm {major}.{minor}.{patch}\nlibdevice {libdevice} bytes\ntarget {} {}\ncuda driver {driver}\n--\n{}",
+        "kiln {}\nllvm {major}.{minor}.{patch}\nmath {}\nlibdevice {libdevice} bytes\ntarget {} {}\ncuda driver {driver}\n--\n{}",
         env!("CARGO_PKG_VERSION"),
+        kernel.math.name(),
         target.cpu(),
         target.features(),
         kernel.mlir

@@ -164,6 +164,17 @@ pub fn compile_region_tier(region: &Region, tier: Tier) -> Result<CompiledRegion
     Ok(CompiledRegion { kernel, code })
 }
 
+/// Compiles `region` for the host with math functions computed by `math`, bypassing the caches:
+/// to measure [`MathLib::Polynomial`](super::MathLib) where it is compiled, the approximations
+/// being target-independent MLIR (the GPU's code differs by LLVM's FMA contraction on NVPTX).
+///
+/// Errors: as [`compile_region`]; [`MathLib::Libdevice`](super::MathLib) is not for the host.
+pub fn compile_region_math(region: &Region, tier: Tier, math: super::MathLib) -> Result<CompiledRegion, CompileError> {
+    let kernel = super::lower::lower_with(region, super::Target::Host, math).map_err(|u| u.into_error(0))?;
+    let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?));
+    Ok(CompiledRegion { kernel, code })
+}
+
 /// The canonical MLIR text of a region's kernel (what `KILN_DUMP=mlir` shows).
 pub fn mlir_text(region: &Region) -> Result<String, CompileError> {
     Ok(lower(region).map_err(|u| u.into_error(0))?.mlir)

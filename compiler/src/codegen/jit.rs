@@ -19,11 +19,13 @@ use inkwell::attributes::AttributeLoc;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine};
 use inkwell::OptimizationLevel;
+use melior::ir::operation::OperationLike;
 use melior::ir::Module;
 
-use super::lower::{HOST_ENTRY, KERNEL};
+use super::lower::{HOST_ENTRY, KERNEL, MATH_ATTR};
+use super::MathLib;
 use crate::toolchain::mlir::{
-    capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE,
+    approximate_math, capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE,
 };
 use crate::CompileError;
 
@@ -139,6 +141,10 @@ fn parse_and_lower<'c>(context: &'c melior::Context, text: &str) -> Result<Modul
     let (module, diagnostics) = capture_diagnostics(context, || Module::parse(context, text));
     let mut module = module.ok_or_else(|| CompileError::Verify(format!("{diagnostics}\n{text}")))?;
     verify(&module)?;
+    let math = module.as_operation().attribute(MATH_ATTR).ok().and_then(|a| a.to_string().strip_prefix('"')?.strip_suffix('"').map(String::from));
+    if math.as_deref() == Some(MathLib::Polynomial.name()) {
+        approximate_math(&module)?;
+    }
     run_pipeline(&mut module, HOST_PIPELINE)?;
     Ok(module)
 }

@@ -36,7 +36,7 @@ use super::builder::Builder;
 use super::index::{extent, ravel, through_view, unravel, Ix, NeedsDims};
 use super::reduce::Acc;
 use super::types::{literal, load, store, work_ty, Val};
-use super::{scalar, Target, Unsupported};
+use super::{scalar, MathLib, Target, Unsupported};
 use crate::fusion::{Region, Space};
 
 /// Name of the kernel function.
@@ -76,6 +76,8 @@ pub struct Kernel {
     pub inputs: Vec<(DType, Vec<usize>)>,
     /// dtype and shape of each output buffer.
     pub outputs: Vec<(DType, Vec<usize>)>,
+    /// How its math functions are computed (also recorded in `mlir`).
+    pub math: MathLib,
 }
 
 /// A GPU reduction split across blocks: the deterministic two-stage tree of reductions with
@@ -103,6 +105,9 @@ impl GpuSplit {
         8 * self.slots * self.splits * work_items
     }
 }
+
+/// The module attribute naming a kernel's [`MathLib`] when it is not the target's default.
+pub(crate) const MATH_ATTR: &str = "kiln.math";
 
 /// Reductions are split across blocks when they would launch fewer than SPLIT_BLOCKS blocks
 /// and reduce at least SPLIT_MIN_REDUCED elements per item; the splits bring the grid to about
@@ -150,8 +155,19 @@ pub fn lower(region: &Region) -> Result<Kernel, Unsupported> {
 }
 
 /// Lowers a region to a kernel for `target`: for [`Target::Gpu`] the module also holds the
-/// `@kiln_gpu` entry ([`GPU_ENTRY`]) and calls libdevice for math functions.
+/// `@kiln_gpu` entry ([`GPU_ENTRY`]). Math functions through the target's library on this
+/// machine ([`MathLib::for_target`]).
 pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported> {
+    lower_with(region, target, MathLib::for_target(target))
+}
+
+/// Lowers a region to a kernel for `target` with math functions computed by `math`.
+/// Errors: as [`lower_for`]; a library that `target` cannot call (libm on the GPU, libdevice on
+/// the host); under [`MathLib::Polynomial`] a function it has no approximation for (float64).
+pub fn lower_with(region: &Region, target: Target, math: MathLib) -> Result<Kernel, Unsupported> {
+    if matches!((target, math), (Target::Host, MathLib::Libdevice) | (Target::Gpu, MathLib::Libm)) {
+        return Err(Unsupported::new(None, format!("{} math functions on the {target:?} target", math.name())));
+    }
     let body = &region.body;
     let mut inputs: Vec<(DType, Vec<usize>)> = vec![(DType::Bool, Vec::new()); body.num_inputs()];
     for n in body.nodes() {
@@ -185,6 +201,7 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
     let index32 = target == Target::Gpu && body.nodes().iter().all(|n| numel(&n.shape) < (1usize << 31));
     let attempt = |flat: bool| -> Result<(String, Vec<i64>, Launch), Stop> {
         let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
+        cx.b.math = math;
         cx.b.index32 = index32;
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
@@ -203,7 +220,7 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
         Err(Stop::NeedsDims) => unreachable!("reductions always have a multi-index"),
         Err(Stop::Unsupported(u)) => return Err(u),
     };
-    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, gpu_split, inputs, outputs })
+    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, gpu_split, inputs, outputs, math })
 }
 
 /// How a kernel is launched: see the fields of the same names in [`Kernel`].
@@ -1398,6 +1415,7 @@ impl<'g> Lower<'g> {
         let gpu_vec = self.b.target == Target::Gpu && coop.is_none() && self.min_chunk == 1;
         let min_chunk = if gpu_vec { GPU_VEC } else { self.min_chunk };
         let target = self.b.target;
+        let math = self.b.math;
         let (entry, body, decls) = self.b.finish();
         let mut args: Vec<String> =
             (0..self.n_in).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k))).collect();
@@ -1416,7 +1434,12 @@ impl<'g> Lower<'g> {
                 "%counter: !llvm.ptr {llvm.noalias}".into(),
             ]);
         }
-        let mut text = String::from("module {\n");
+        // The approximations are applied to the parsed module (`jit`): the attribute asks for them.
+        let mut text = if math == MathLib::Polynomial {
+            format!("module attributes {{{MATH_ATTR} = \"{}\"}} {{\n", math.name())
+        } else {
+            String::from("module {\n")
+        };
         if coop.is_some() {
             text += &format!(
                 "  llvm.mlir.global internal @kiln_smem() {{addr_space = 3 : i32, alignment = 16 : i64}} : !llvm.array<{} x i64>\n",

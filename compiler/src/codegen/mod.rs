@@ -67,6 +67,47 @@
 //! float32 ulps, rounded once more), 0 for `logaddexp` (NumPy's formula in f64 with scalar libm
 //! calls, see `scalar`). The table is regenerated (and checked against the bounds) by
 //! `cargo test --release --test main codegen::ulp_table -- --nocapture`.
+//!
+//! ## On the GPU
+//!
+//! With libdevice ([`MathLib::Libdevice`]) the functions are CUDA's `__nv_*`: their documented
+//! bounds as transcribed from the CUDA C++ Programming Guide ("Mathematical Functions", without
+//! `-use_fast_math`), not measured here. Without it ([`MathLib::Polynomial`], module
+//! `polynomial`) they are MLIR's polynomial `erf` and kiln's f64 expansions, measured by
+//! `cargo test --release --test main polynomial::polynomial_ulp_table -- --nocapture` on the host
+//! with the samples and domains of the table above (the code is target-independent MLIR and f64
+//! arithmetic: on the GPU it differs only by LLVM's FMA contraction on NVPTX, which may move the
+//! float32 `erf` polynomial by a last bit). Float64 math functions have no polynomial form: a
+//! [`CompileError::Unsupported`] naming the function and libdevice. `sin`, `cos`, `tan` without
+//! libdevice are NaN for |x| ≥ 2^48 (measured below that; bfloat16 reaches it).
+//!
+//! | function | libdevice float32 (CUDA's bound) | libdevice float64 | polynomial float16 | bfloat16 | float32 | bound (16/bf16, 32) |
+//! |---|---|---|---|---|---|---|
+//! | `cbrt` | 1 | 1 | 1 | 0 | 0 | 1, 1 |
+//! | `exp` | 2 | 1 | 1 | 0 | 0 | 1, 1 |
+//! | `exp2` | 2 | 1 | 1 | 0 | 0 | 1, 1 |
+//! | `expm1` | 1 | 1 | 1 | 0 | 0 | 1, 1 |
+//! | `log` | 1 | 1 | 1 | 0 | 0 | 1, 1 |
+//! | `log2` | 1 | 1 | 0 | 0 | 0 | 1, 1 |
+//! | `log10` | 2 | 1 | 1 | 0 | 0 | 1, 1 |
+//! | `log1p` | 1 | 1 | 1 | 0 | 0 | 1, 1 |
+//! | `sin` | 2 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `cos` | 2 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `tan` | 4 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `arcsin` | 2 | 2 | 0 | 0 | 0 | 1, 1 |
+//! | `arccos` | 2 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `arctan` | 2 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `sinh` | 3 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `cosh` | 2 | 1 | 1 | 0 | 0 | 1, 1 |
+//! | `tanh` | 2 | 1 | 0 | 0 | 0 | 1, 1 |
+//! | `arcsinh` | 3 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `arccosh` | 4 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `arctanh` | 3 | 2 | 0 | 0 | 0 | 1, 1 |
+//! | `erf` | 2 | 2 | 1 | 1 | 3 | 1, 4 |
+//! | `power` | 4 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `arctan2` | 3 | 2 | 1 | 0 | 0 | 1, 1 |
+//! | `hypot` | 3 | 2 | 0 | 0 | 0 | 1, 1 |
+//! | `logaddexp` | (exp, log1p) | (exp, log1p) | 1 | 0 | 1 | 1, 1 |
 
 mod builder;
 mod cast;
@@ -77,6 +118,7 @@ pub mod host;
 mod index;
 mod jit;
 pub mod lower;
+mod polynomial;
 mod reduce;
 mod scalar;
 mod types;
@@ -84,10 +126,10 @@ mod types;
 use kiln_ir::HostArray;
 
 pub use host::{
-    asm_text, compile_region, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled,
+    asm_text, compile_region, compile_region_math, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled,
     run_region, CompiledRegion, Tier,
 };
-pub use lower::{lower_for, GpuSplit, Kernel, GPU_ENTRY, HOST_ENTRY, KERNEL};
+pub use lower::{lower_for, lower_with, GpuSplit, Kernel, GPU_ENTRY, HOST_ENTRY, KERNEL};
 
 use crate::fusion::{Region, RegionKind};
 use crate::schedule::{run_steps, Schedule};
@@ -100,6 +142,42 @@ pub enum Target {
     Host,
     /// NVIDIA GPUs (NVPTX): math through libdevice, a grid-stride entry point.
     Gpu,
+}
+
+/// How a kernel computes math functions (`exp`, `sin`, `power`, ...). Part of the kernel's MLIR
+/// text (a `kiln.math` module attribute when [`MathLib::Polynomial`]), hence of every cache key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathLib {
+    /// The host's libm, and glibc's vector functions in vectorised loops ([`Target::Host`]).
+    Libm,
+    /// libdevice's `__nv_*` functions, linked into the PTX ([`Target::Gpu`]).
+    Libdevice,
+    /// No library: MLIR's polynomial approximations (`populateMathPolynomialApproximationPatterns`,
+    /// float32) and kiln's expansions in f64 arithmetic (module `polynomial`); float64 functions
+    /// are [`CompileError::Unsupported`]. For GPUs without libdevice; the host can use it too,
+    /// which is how its accuracy is measured.
+    Polynomial,
+}
+
+impl MathLib {
+    /// The math library of `target` on this machine: libm on the host; on the GPU libdevice
+    /// when [`gpu::libdevice_path`] finds it, else the polynomial approximations.
+    /// `KILN_GPU_MATH=polynomial` (or `libdevice`) overrides the choice for the GPU.
+    pub fn for_target(target: Target) -> MathLib {
+        match target {
+            Target::Host => MathLib::Libm,
+            Target::Gpu => gpu::gpu_math(),
+        }
+    }
+
+    /// `libm`, `libdevice` or `polynomial`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathLib::Libm => "libm",
+            MathLib::Libdevice => "libdevice",
+            MathLib::Polynomial => "polynomial",
+        }
+    }
 }
 
 /// Something code generation does not handle yet (an op, a dtype, a region kind).

@@ -14,7 +14,7 @@ use kiln_ir::{DType, Node, OpKind};
 use super::builder::Builder;
 use super::cast::cast;
 use super::types::{float_const, int_const, int_width, round, Val};
-use super::{Target, Unsupported};
+use super::{MathLib, Unsupported};
 
 /// The libm symbol of a function for a float type (`sinf` for f32, `sin` for f64).
 fn libm_symbol(name: &str, ty: &str) -> String {
@@ -25,27 +25,40 @@ fn libm_symbol(name: &str, ty: &str) -> String {
     }
 }
 
-/// `name(args)` in `ty` (f32 or f64): a `math` op or a libm call (see the module docs).
+/// Math ops every target has an instruction (or a short inline sequence) for.
+const NATIVE: &[&str] = &["sqrt", "floor", "ceil", "trunc", "roundeven", "absf", "copysign"];
+
+/// `name(args)` in `ty` for one of the [`NATIVE`] ops: a `math` op.
+pub(crate) fn native(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> String {
+    debug_assert!(NATIVE.contains(&name), "{name} is not native");
+    b.op(&format!("math.{name} {} : {ty}", args.join(", ")))
+}
+
+/// `name(args)` in `ty` (f32 or f64), by the builder's [`MathLib`]: a `math` op or a libm call
+/// (see the module docs) with libm; a call to libdevice's `__nv_*` with libdevice; with the
+/// polynomial approximations, [`super::polynomial::function`].
 ///
 /// On the GPU every function but the few NVPTX has instructions for (sqrt, rounding, fabs,
-/// copysign) is a call to libdevice's `__nv_*` (`__nv_sinf`): LLVM's `llvm.exp`/`llvm.log`/
-/// `llvm.pow` (and `sin`/`cos` without `afn`) abort the NVPTX backend, so none may reach it.
-pub(crate) fn math(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> String {
-    let op = match (b.target, name) {
-        (_, "sqrt" | "floor" | "ceil" | "trunc" | "roundeven" | "absf" | "copysign") => Some(name),
-        (Target::Host, "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "powf") => Some(name),
-        _ => None,
-    };
-    if let Some(op) = op {
-        return b.op(&format!("math.{op} {} : {ty}", args.join(", ")));
+/// copysign) is a call to libdevice's `__nv_*` (`__nv_sinf`) or a polynomial: LLVM's
+/// `llvm.exp`/`llvm.log`/`llvm.pow` (and `sin`/`cos` without `afn`) abort the NVPTX backend, so
+/// none may reach it.
+///
+/// Errors: with the polynomial approximations, a float64 function.
+pub(crate) fn math(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> Result<String, Unsupported> {
+    if NATIVE.contains(&name) {
+        return Ok(native(b, name, args, ty));
     }
-    let sym = match b.target {
-        Target::Host => libm_symbol(name, ty),
-        Target::Gpu => format!("__nv_{}", libm_symbol(if name == "powf" { "pow" } else { name }, ty)),
+    let sym = match b.math {
+        MathLib::Polynomial => return super::polynomial::function(b, name, args, ty),
+        MathLib::Libm if matches!(name, "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "powf") => {
+            return Ok(b.op(&format!("math.{name} {} : {ty}", args.join(", "))));
+        }
+        MathLib::Libm => libm_symbol(name, ty),
+        MathLib::Libdevice => format!("__nv_{}", libm_symbol(if name == "powf" { "pow" } else { name }, ty)),
     };
     let tys = vec![ty; args.len()].join(", ");
     b.declare(&sym, format!("func.func private @{sym}({tys}) -> {ty} attributes {{llvm.readnone}}"));
-    b.op(&format!("func.call @{sym}({}) : ({tys}) -> {ty}", args.join(", ")))
+    Ok(b.op(&format!("func.call @{sym}({}) : ({tys}) -> {ty}", args.join(", "))))
 }
 
 fn bin(b: &mut Builder, op: &str, x: &str, y: &str, ty: &str) -> String {
@@ -62,6 +75,11 @@ fn select(b: &mut Builder, c: &str, x: &str, y: &str, ty: &str) -> String {
 
 fn unsupported(node: &Node, what: &str) -> Unsupported {
     Unsupported::new(Some(node.op.name()), what.to_string())
+}
+
+/// `u` as the error of `node`'s op.
+fn in_op(node: &Node, u: Unsupported) -> Unsupported {
+    Unsupported::new(Some(node.op.name()), u.reason)
 }
 
 /// The result of elementwise `node` on `args` (values of the operands' dtype).
@@ -93,7 +111,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         }
         Abs => {
             if is_float {
-                same(math(b, "absf", &[&x], &ty))
+                same(native(b, "absf", &[&x], &ty))
             } else if signed {
                 let z = int_const(b, 0, &ty);
                 let neg = bin(b, "arith.subi", &z, &x, &ty);
@@ -188,17 +206,17 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 Rint => "roundeven",
                 _ => "erf",
             };
-            let r = math(b, name, &[&x], &ty);
+            let r = math(b, name, &[&x], &ty).map_err(|u| in_op(node, u))?;
             fin(b, r)
         }
         IsNan => boolean(cmp(b, "arith.cmpf", "uno", &x, &x, &ty)),
         IsInf => {
-            let a = math(b, "absf", &[&x], &ty);
+            let a = native(b, "absf", &[&x], &ty);
             let inf = float_const(b, f64::INFINITY, &ty);
             boolean(cmp(b, "arith.cmpf", "oeq", &a, &inf, &ty))
         }
         IsFinite => {
-            let a = math(b, "absf", &[&x], &ty);
+            let a = native(b, "absf", &[&x], &ty);
             let inf = float_const(b, f64::INFINITY, &ty);
             boolean(cmp(b, "arith.cmpf", "olt", &a, &inf, &ty))
         }
@@ -250,7 +268,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         }
         Power => {
             if is_float {
-                let r = math(b, "powf", &[&x, &y], &ty);
+                let r = math(b, "powf", &[&x, &y], &ty).map_err(|u| in_op(node, u))?;
                 fin(b, r)
             } else {
                 same(int_power(b, &x, &y, &ty, signed))
@@ -285,22 +303,26 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             }
         }
         Arctan2 => {
-            let r = math(b, "atan2", &[&x, &y], &ty);
+            let r = math(b, "atan2", &[&x, &y], &ty).map_err(|u| in_op(node, u))?;
             fin(b, r)
         }
         Hypot => {
-            let r = math(b, "hypot", &[&x, &y], &ty);
+            let r = math(b, "hypot", &[&x, &y], &ty).map_err(|u| in_op(node, u))?;
             fin(b, r)
         }
-        CopySign => same(math(b, "copysign", &[&x, &y], &ty)),
+        CopySign => same(native(b, "copysign", &[&x, &y], &ty)),
         LogAddExp => {
             // In f64 for every float dtype, rounded once: the f32 formula loses up to 3 ulps.
-            if dt == DType::Float64 {
-                same(logaddexp(b, &x, &y))
+            if b.math == MathLib::Polynomial {
+                // f64 arithmetic on the float32 arguments (float64: unsupported).
+                let r = math(b, "logaddexp", &[&x, &y], &ty).map_err(|u| in_op(node, u))?;
+                fin(b, r)
+            } else if dt == DType::Float64 {
+                same(logaddexp(b, &x, &y)?)
             } else {
                 let xd = b.op(&format!("arith.extf {x} : f32 to f64"));
                 let yd = b.op(&format!("arith.extf {y} : f32 to f64"));
-                let r = logaddexp(b, &xd, &yd);
+                let r = logaddexp(b, &xd, &yd)?;
                 let r = if dt == DType::Float32 {
                     b.op(&format!("arith.truncf {r} : f64 to f32"))
                 } else {
@@ -408,13 +430,13 @@ fn float_divmod(b: &mut Builder, floor_div: bool, x: &str, y: &str, dt: DType) -
         let div1 = bin(b, "arith.subf", &div, &one, t);
         let div = select(b, &adj, &div1, &div, t);
         // q = floor(div), plus 1 if div - floor(div) > 0.5; a zero div gives 0 with a/d's sign.
-        let f = math(b, "floor", &[&div], t);
+        let f = native(b, "floor", &[&div], t);
         let frac = bin(b, "arith.subf", &div, &f, t);
         let up = cmp(b, "arith.cmpf", "ogt", &frac, &half, t);
         let f1 = bin(b, "arith.addf", &f, &one, t);
         let q = select(b, &up, &f1, &f, t);
         let quot = bin(b, "arith.divf", &a, &d, t);
-        let z_signed = math(b, "copysign", &[&zero, &quot], t);
+        let z_signed = native(b, "copysign", &[&zero, &quot], t);
         let dnz = cmp(b, "arith.cmpf", "une", &div, &zero, t);
         let q = select(b, &dnz, &q, &z_signed, t);
         select(b, &d0, &quot, &q, t)
@@ -427,7 +449,7 @@ fn float_divmod(b: &mut Builder, floor_div: bool, x: &str, y: &str, dt: DType) -
         let adj = bin(b, "arith.andi", &mnz, &differ, "i1");
         let md = bin(b, "arith.addf", &m, &d, t);
         let m2 = select(b, &adj, &md, &m, t);
-        let zd = math(b, "copysign", &[&zero, &d], t);
+        let zd = native(b, "copysign", &[&zero, &d], t);
         let m3 = select(b, &mnz, &m2, &zd, t);
         select(b, &d0, &m, &m3, t)
     };
@@ -516,10 +538,11 @@ fn shift(b: &mut Builder, left: bool, x: &str, y: &str, dt: DType) -> String {
 /// called with `no_inline`: its `exp` and `log1p` are the scalar libm calls NumPy and the
 /// reference evaluator make, and the result is theirs bit for bit (a vectorised loop calls it
 /// once per lane).
-fn logaddexp(b: &mut Builder, x: &str, y: &str) -> String {
+fn logaddexp(b: &mut Builder, x: &str, y: &str) -> Result<String, Unsupported> {
     const SYM: &str = "kiln_logaddexp";
     let t = "f64";
     let mut h = Builder::new("%params", b.target);
+    h.math = b.math;
     let (hx, hy) = ("%x", "%y");
     let ln2 = float_const(&mut h, std::f64::consts::LN_2, t);
     let zero = float_const(&mut h, 0.0, t);
@@ -528,10 +551,10 @@ fn logaddexp(b: &mut Builder, x: &str, y: &str) -> String {
     let d = bin(&mut h, "arith.subf", hx, hy, t);
     let pos = cmp(&mut h, "arith.cmpf", "ogt", &d, &zero, t);
     let max = select(&mut h, &pos, hx, hy, t);
-    let ad = math(&mut h, "absf", &[&d], t);
+    let ad = native(&mut h, "absf", &[&d], t);
     let nad = h.op(&format!("arith.negf {ad} : {t}"));
-    let e = math(&mut h, "exp", &[&nad], t);
-    let l = math(&mut h, "log1p", &[&e], t);
+    let e = math(&mut h, "exp", &[&nad], t)?;
+    let l = math(&mut h, "log1p", &[&e], t)?;
     let r = bin(&mut h, "arith.addf", &max, &l, t);
     let nan = cmp(&mut h, "arith.cmpf", "uno", &d, &d, t);
     let r = select(&mut h, &nan, &d, &r, t);
@@ -544,5 +567,5 @@ fn logaddexp(b: &mut Builder, x: &str, y: &str) -> String {
         b.declare(sym, d.clone());
     }
     b.declare(SYM, format!("func.func private @{SYM}({hx}: {t}, {hy}: {t}) -> {t} {{\n{entry}{body}  }}"));
-    b.op(&format!("func.call @{SYM}({x}, {y}) {{no_inline}} : ({t}, {t}) -> {t}"))
+    Ok(b.op(&format!("func.call @{SYM}({x}, {y}) {{no_inline}} : ({t}, {t}) -> {t}")))
 }

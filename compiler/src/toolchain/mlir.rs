@@ -26,6 +26,33 @@ extern "C" {
     /// ConvertToLLVMPatternInterface implementations and the builtin/llvm/nvvm/gpu LLVM IR
     /// translations into a registry.
     fn kiln_mlir_register(registry: mlir_sys::MlirDialectRegistry);
+    /// Defined in `shim/approximate.cpp`: rewrites math ops into MLIR's polynomial
+    /// approximations; 0, or non-zero with a message in `error` (the first math op left that
+    /// NVPTX cannot lower by itself).
+    fn kiln_math_polynomial(op: mlir_sys::MlirOperation, error: *mut std::ffi::c_char, error_len: usize) -> i32;
+}
+
+/// Rewrites `module`'s math functions into MLIR's polynomial approximations (float32 `exp`,
+/// `expm1`, `log`, `log2`, `log1p`, `sin`, `cos`, `tanh`, `atan`, `atan2`, `asin`, `acos`, `erf`,
+/// `cbrt`) and checks that no math op is left but those with an instruction (`sqrt`, `floor`,
+/// `ceil`, `trunc`, `roundeven`, `absf`, `copysign`, `fma`).
+///
+/// Errors: [`CompileError::Unsupported`] naming the op left (`math.exp : f64`).
+pub fn approximate_math(module: &Module) -> Result<(), CompileError> {
+    let mut error = [0 as std::ffi::c_char; 256];
+    // SAFETY: the operation is a live module owned by `module` for the whole call; `error` is a
+    // writable buffer of the length passed, which the shim NUL-terminates within it.
+    let status = unsafe { kiln_math_polynomial(module.as_operation().to_raw(), error.as_mut_ptr(), error.len()) };
+    if status == 0 {
+        return Ok(());
+    }
+    // SAFETY: the shim wrote a NUL-terminated string into `error`.
+    let message = unsafe { std::ffi::CStr::from_ptr(error.as_ptr()) }.to_string_lossy().into_owned();
+    Err(CompileError::Unsupported {
+        region: 0,
+        op: message.split(' ').next().unwrap_or("-").to_string(),
+        reason: format!("`{message}` without libdevice (no polynomial approximation of it)"),
+    })
 }
 
 /// Creates an MLIR context with kiln's dialects loaded: arith, cf, func, gpu, index, llvm, math,
