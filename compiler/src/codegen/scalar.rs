@@ -417,6 +417,13 @@ fn float_divmod(b: &mut Builder, floor_div: bool, x: &str, y: &str, dt: DType) -
     let one = float_const(b, 1.0, t);
     let half = float_const(b, 0.5, t);
     let m = bin(b, "arith.remf", &a, &d, t);
+    // fmod(±inf, y) is NaN; NVPTX's lowering of `frem` returns x when y is infinite, x
+    // included (remainder(-inf, -inf) gave -inf on the GPU).
+    let abs_a = native(b, "absf", &[&a], t);
+    let inf = float_const(b, f64::INFINITY, t);
+    let a_inf = cmp(b, "arith.cmpf", "oeq", &abs_a, &inf, t);
+    let nan = float_const(b, f64::NAN, t);
+    let m = select(b, &a_inf, &nan, &m, t);
     let d0 = cmp(b, "arith.cmpf", "oeq", &d, &zero, t);
     let r = if floor_div {
         // div = (a - m) / d; if m != 0 and sign(d) != sign(m): div -= 1.
