@@ -1561,15 +1561,7 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
         Some(c) if split.is_some() => {
             // One block per (group of items, split); every thread's item as without a split.
             let k = split.expect("checked");
-            t += &format!("    %items = arith.constant {} : i64\n", c.items);
-            t += &format!("    %lanes = arith.constant {} : i64\n", c.lanes);
-            if c.columns {
-                t += "    %lane = arith.divui %tid, %items : i64\n";
-                t += "    %item = arith.remui %tid, %items : i64\n";
-            } else {
-                t += "    %lane = arith.remui %tid, %lanes : i64\n";
-                t += "    %item = arith.divui %tid, %lanes : i64\n";
-            }
+            t += &coop_lane_item(c);
             t += &format!("    %group = arith.divui %ctaid, %p{k} : i64\n");
             t += &format!("    %split = arith.remui %ctaid, %p{k} : i64\n");
             t += "    %g0 = arith.muli %group, %items : i64\n";
@@ -1593,15 +1585,7 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
             return t;
         }
         Some(c) => {
-            t += &format!("    %items = arith.constant {} : i64\n", c.items);
-            t += &format!("    %lanes = arith.constant {} : i64\n", c.lanes);
-            if c.columns {
-                t += "    %lane = arith.divui %tid, %items : i64\n";
-                t += "    %item = arith.remui %tid, %items : i64\n";
-            } else {
-                t += "    %lane = arith.remui %tid, %lanes : i64\n";
-                t += "    %item = arith.divui %tid, %lanes : i64\n";
-            }
+            t += &coop_lane_item(c);
             t += "    %base0 = arith.muli %ctaid, %items : i64\n";
             t += "    %stride = arith.muli %nctaid, %items : i64\n";
             t += "    %last = arith.subi %n, %one : i64\n";
@@ -1616,6 +1600,21 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
     }
     t += &format!("      func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
     t += "    }\n    return\n  }\n";
+    t
+}
+
+/// The entry's `%items`, `%lanes`, and each thread's `%lane` and `%item` in its block, for a
+/// cooperative kernel's layout (see [`Coop`]).
+fn coop_lane_item(c: Coop) -> String {
+    let mut t = format!("    %items = arith.constant {} : i64\n", c.items);
+    t += &format!("    %lanes = arith.constant {} : i64\n", c.lanes);
+    if c.columns {
+        t += "    %lane = arith.divui %tid, %items : i64\n";
+        t += "    %item = arith.remui %tid, %items : i64\n";
+    } else {
+        t += "    %lane = arith.remui %tid, %lanes : i64\n";
+        t += "    %item = arith.divui %tid, %lanes : i64\n";
+    }
     t
 }
 
