@@ -21,6 +21,8 @@
 //!   subset, typed errors, fusion snapshots and host code of user kernels.
 //! - `raw_kernels`: RawKernel and RawModule: CuPy's guide on a GPU (`gpu_*`, skipped on the
 //!   CPU backend), NVRTC's errors, written arrays against lazy ones; the errors without a GPU.
+//! - `complex`: complex64/complex128 elementwise kernels against the evaluator (bit for bit
+//!   for arithmetic), on whichever backend runs the suite.
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
 
@@ -95,3 +97,6 @@ mod vendor;
 mod vendor_gpu;
 #[path = "suite/ulps.rs"]
 mod ulps;
+
+#[path = "suite/complex.rs"]
+mod complex;

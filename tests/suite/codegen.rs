@@ -981,7 +981,8 @@ fn an_empty_max_is_the_evaluators_error() {
 fn unsupported_regions_fall_back_to_the_evaluator() {
     let z = Array::from_vec(vec![Complex32::new(1.0, 2.0), Complex32::new(-0.5, 0.25)], &[2]);
     z.eval();
-    let y = (&z * &z).abs();
+    // Complex square roots are not generated (complex arithmetic is).
+    let y = (&z * &z).sqrt();
     let l = kiln::lower(&[&y]);
     let p = partition(&l.graph);
     let err = codegen::compile_region(&p.regions[0]).unwrap_err();

@@ -18,7 +18,7 @@ use super::Unsupported;
 pub(crate) fn cast(b: &mut Builder, v: &Val, to: DType) -> Result<Val, Unsupported> {
     let from = v.dt;
     if from.is_complex() || to.is_complex() {
-        return Err(Unsupported::new(Some("cast"), format!("{from} -> {to} (complex)")));
+        return super::complex::cast_complex(b, v, to);
     }
     let fty = work_ty(from)?;
     let tty = work_ty(to)?;
@@ -62,7 +62,7 @@ pub(crate) fn cast(b: &mut Builder, v: &Val, to: DType) -> Result<Val, Unsupport
             // f16/bf16/f32 to f16/bf16/f32: widening is exact, narrowing rounds once from f32.
             _ => round(b, x, to),
         },
-        (DTypeKind::Complex, _) | (_, DTypeKind::Complex) => unreachable!("rejected above"),
+        (DTypeKind::Complex, _) | (_, DTypeKind::Complex) => unreachable!("complex casts return above"),
     };
     Ok(Val::new(s, to))
 }

@@ -13,7 +13,7 @@ use kiln_ir::host::Data;
 use kiln_ir::{Graph, Node, NodeId, OpClass, OpKind};
 
 use super::builder::Builder;
-use super::types::{float_const, int_const, work_ty, Val};
+use super::types::{complex_const, float_const, int_const, work_ty, Val};
 use super::Unsupported;
 
 /// Which nodes of `body` are constant: `const` leaves, and views and elementwise ops of constant
@@ -66,6 +66,11 @@ pub(crate) fn constant_value(b: &mut Builder, body: &Graph, id: NodeId) -> Resul
     g.push_output(map[&id]);
     let fail = |why: String| Unsupported::new(Some(node.op.name()), format!("folding a constant: {why}"));
     let value = kiln_ir::eval::evaluate(&g, &[]).map_err(|e| fail(e.to_string()))?;
+    match value[0].data() {
+        Data::Complex64(v) => return Ok(complex_const(b, v[0].re as f64, v[0].im as f64, node.dtype)),
+        Data::Complex128(v) => return Ok(complex_const(b, v[0].re, v[0].im, node.dtype)),
+        _ => {}
+    }
     let ty = work_ty(node.dtype)?;
     let ssa = match value[0].data() {
         Data::Bool(v) => int_const(b, v[0] as i128, ty),
@@ -82,7 +87,7 @@ pub(crate) fn constant_value(b: &mut Builder, body: &Graph, id: NodeId) -> Resul
         Data::BFloat16(v) => float_const(b, v[0].to_f64(), ty),
         Data::Float32(v) => float_const(b, v[0] as f64, ty),
         Data::Float64(v) => float_const(b, v[0], ty),
-        Data::Complex64(_) | Data::Complex128(_) => return Err(fail("a complex value".into())),
+        Data::Complex64(_) | Data::Complex128(_) => unreachable!("complex values return above"),
     };
     Ok(Val::new(ssa, node.dtype))
 }

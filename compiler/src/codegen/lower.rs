@@ -35,7 +35,7 @@ use kiln_ir::{Attrs, DType, Graph, Node, NodeId, OpClass, OpKind};
 use super::builder::Builder;
 use super::index::{extent, ravel, through_view, unravel, Ix, NeedsDims};
 use super::reduce::Acc;
-use super::types::{literal, load, store, work_ty, Val};
+use super::types::{check_dtype, literal, load, store, work_ty, Val};
 use super::{scalar, MathLib, Target, Unsupported};
 use crate::fusion::{Region, Space};
 
@@ -178,7 +178,7 @@ pub fn lower_with(region: &Region, target: Target, math: MathLib) -> Result<Kern
     let outputs: Vec<(DType, Vec<usize>)> =
         body.outputs().iter().map(|&o| (body.node(o).dtype, body.node(o).shape.to_vec())).collect();
     for (dt, _) in inputs.iter().chain(&outputs) {
-        work_ty(*dt)?;
+        check_dtype(*dt)?;
     }
     let (work_items, cost_per_item, flat_first) = match &region.space {
         Space::Elementwise { shape } => (numel(shape), 1, true),

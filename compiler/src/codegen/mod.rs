@@ -111,6 +111,7 @@
 
 mod builder;
 mod cast;
+mod complex;
 mod fold;
 mod gather;
 pub mod gpu;

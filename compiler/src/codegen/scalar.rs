@@ -73,9 +73,6 @@ fn select(b: &mut Builder, c: &str, x: &str, y: &str, ty: &str) -> String {
     b.op(&format!("arith.select {c}, {x}, {y} : {ty}"))
 }
 
-fn unsupported(node: &Node, what: &str) -> Unsupported {
-    Unsupported::new(Some(node.op.name()), what.to_string())
-}
 
 /// `u` as the error of `node`'s op.
 fn in_op(node: &Node, u: Unsupported) -> Unsupported {
@@ -87,8 +84,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
     use OpKind::*;
     let dt = args[0].dt;
     let out = node.dtype;
-    if dt.is_complex() || out.is_complex() {
-        return Err(unsupported(node, "complex operands"));
+    if args.iter().any(|a| a.dt.is_complex()) || out.is_complex() {
+        return super::complex::elementwise(b, node, args);
     }
     let ty = args[0].ty().to_string();
     let x = args[0].ssa.clone();
@@ -225,7 +222,15 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             same(bin(b, "arith.xori", &x, &ones, &ty))
         }
         Cast => return cast(b, &args[0], out),
-        Real | Imag | Conj => return Err(unsupported(node, "complex operands")),
+        // Of a real value: itself, 0, itself (NumPy).
+        Real | Conj => same(x),
+        Imag => {
+            if is_float {
+                same(float_const(b, 0.0, &ty))
+            } else {
+                same(int_const(b, 0, &ty))
+            }
+        }
 
         Add => {
             if dt == DType::Bool {
@@ -416,7 +421,13 @@ fn float_divmod(b: &mut Builder, floor_div: bool, x: &str, y: &str, dt: DType) -
     let zero = float_const(b, 0.0, t);
     let one = float_const(b, 1.0, t);
     let half = float_const(b, 0.5, t);
-    let m = bin(b, "arith.remf", &a, &d, t);
+    // On the GPU, libdevice's exact `__nv_fmod`: NVPTX lowers `frem` to x - y*trunc(x/y),
+    // which is inexact once |x/y| > 2^53 and gives -inf for remainder(1.5, -5e-324).
+    let m = if b.math == MathLib::Libdevice {
+        math(b, "fmod", &[&a, &d], t).expect("libdevice has fmod")
+    } else {
+        bin(b, "arith.remf", &a, &d, t)
+    };
     // fmod(±inf, y) is NaN; NVPTX's lowering of `frem` returns x when y is infinite, x
     // included (remainder(-inf, -inf) gave -inf on the GPU).
     let abs_a = native(b, "absf", &[&a], t);

@@ -6,36 +6,76 @@
 //! | int8..int64, uint8..uint64 | `iN` | `iN` (signless; ops pick signed or unsigned forms) |
 //! | float16, bfloat16 | `i16` (the bits) | `f32`, always holding a value of the dtype |
 //! | float32, float64 | `f32`, `f64` | the same |
+//! | complex64, complex128 | `f32`/`f64` pairs (real, imag) | two `f64` values |
 //!
 //! float16 and bfloat16 compute in `f32` and every result is rounded back to the dtype
 //! ([`round`]), as NumPy does (and the reference evaluator, which computes in f64: for `+ - * /`
 //! and `sqrt` the two agree exactly, because f32 has more than twice the precision plus two bits).
-//! Complex dtypes are not supported yet.
+//! A complex value is a pair of SSA values ([`Val::im`] holds the imaginary part), both `f64`:
+//! complex64 computes in f64 and rounds each result's parts to f32, as the reference evaluator
+//! does (so `+ - * /` match it bit for bit; NumPy and CuPy compute complex64 in f32, which loses
+//! digits to cancellation in `a c - b d`). Nothing that carries one register type per value
+//! (loop-carried accumulators, scratch buffers) takes a complex value: [`work_ty`] refuses
+//! complex dtypes.
 
 use kiln_ir::{DType, DTypeKind, Literal};
 
 use super::builder::Builder;
 use super::Unsupported;
 
-/// A value in registers: its SSA name and the dtype it holds (its working type follows).
+/// A value in registers: its SSA name and the dtype it holds (its working type follows); for a
+/// complex dtype, `ssa` is the real part and `im` the imaginary part.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Val {
     pub ssa: String,
     pub dt: DType,
+    pub im: Option<String>,
 }
 
 impl Val {
+    /// A value of a real (non-complex) dtype.
     pub fn new(ssa: String, dt: DType) -> Val {
-        Val { ssa, dt }
+        debug_assert!(!dt.is_complex(), "a {dt} value needs both parts");
+        Val { ssa, dt, im: None }
     }
 
-    /// The MLIR working type.
+    /// A complex value from its real and imaginary parts (of the component type).
+    pub fn complex(re: String, im: String, dt: DType) -> Val {
+        debug_assert!(dt.is_complex());
+        Val { ssa: re, dt, im: Some(im) }
+    }
+
+    /// The MLIR working type (`f64` for each part of a complex value).
     pub fn ty(&self) -> &'static str {
+        if self.dt.is_complex() {
+            return "f64";
+        }
         work_ty(self.dt).expect("values exist only of supported dtypes")
+    }
+
+    /// The imaginary part of a complex value.
+    pub fn imag(&self) -> &str {
+        self.im.as_deref().expect("a complex value")
     }
 }
 
-/// The register type of a dtype; complex dtypes are unsupported.
+/// The memory type of each part of a complex dtype's elements (`f32` for complex64).
+pub(crate) fn complex_mem_ty(dt: DType) -> &'static str {
+    match dt {
+        DType::Complex128 => "f64",
+        _ => "f32",
+    }
+}
+
+/// Whether values of `dt` can live in registers (every dtype: complex ones as pairs).
+pub(crate) fn check_dtype(dt: DType) -> Result<(), Unsupported> {
+    if dt.is_complex() {
+        return Ok(());
+    }
+    work_ty(dt).map(|_| ())
+}
+
+/// The register type of a dtype; complex dtypes (two registers) are refused.
 pub(crate) fn work_ty(dt: DType) -> Result<&'static str, Unsupported> {
     Ok(match dt {
         DType::Bool => "i1",
@@ -46,7 +86,7 @@ pub(crate) fn work_ty(dt: DType) -> Result<&'static str, Unsupported> {
         DType::Float16 | DType::BFloat16 | DType::Float32 => "f32",
         DType::Float64 => "f64",
         DType::Complex64 | DType::Complex128 => {
-            return Err(Unsupported::new(None, format!("{dt} values (complex code generation is not written yet)")))
+            return Err(Unsupported::new(None, format!("{dt} values where one register is needed (a reduction or a scratch buffer)")))
         }
     })
 }
@@ -74,6 +114,19 @@ pub(crate) fn int_width(dt: DType) -> u32 {
 
 /// Loads element `pos` (an i64 SSA value) of the buffer `ptr` holding `dt` elements.
 pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
+    if dt.is_complex() {
+        let (t, re_pos, im_pos) = complex_positions(b, pos, dt);
+        let [re, im] = [re_pos, im_pos].map(|p| {
+            let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{p}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+            let x = b.op(&format!("llvm.load {addr} : !llvm.ptr -> {t}"));
+            if t == "f32" {
+                b.op(&format!("arith.extf {x} : f32 to f64"))
+            } else {
+                x
+            }
+        });
+        return Val::complex(re, im, dt);
+    }
     let m = mem_ty(dt);
     let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"));
     let raw = b.op(&format!("llvm.load {addr} : !llvm.ptr -> {m}"));
@@ -99,6 +152,16 @@ pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
 
 /// Stores `v` at element `pos` of the buffer `ptr` (of `v`'s dtype).
 pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
+    if v.dt.is_complex() {
+        let (t, re_pos, im_pos) = complex_positions(b, pos, v.dt);
+        for (x, p) in [(&v.ssa, re_pos), (&v.imag().to_string(), im_pos)] {
+            // complex64 parts hold f32 values already: the truncation is exact.
+            let x = if t == "f32" { b.op(&format!("arith.truncf {x} : f64 to f32")) } else { x.clone() };
+            let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{p}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+            b.stmt(&format!("llvm.store {x}, {addr} : {t}, !llvm.ptr"));
+        }
+        return;
+    }
     let m = mem_ty(v.dt);
     let raw = match v.dt {
         DType::Bool => b.op(&format!("arith.extui {} : i1 to i8", v.ssa)),
@@ -119,12 +182,29 @@ pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
     b.stmt(&format!("llvm.store {raw}, {addr} : {m}, !llvm.ptr"));
 }
 
+/// The parts' memory type and the positions `2*pos`, `2*pos + 1` of complex element `pos`
+/// (elements are (real, imag) pairs, as in NumPy).
+fn complex_positions(b: &mut Builder, pos: &str, dt: DType) -> (&'static str, String, String) {
+    let two = b.i64(2);
+    let one = b.i64(1);
+    let re = b.op(&format!("arith.muli {pos}, {two} overflow<nsw, nuw> : i64"));
+    let im = b.op(&format!("arith.addi {re}, {one} overflow<nsw, nuw> : i64"));
+    (complex_mem_ty(dt), re, im)
+}
+
 /// An f32 or f64 constant, bit-exact (hexadecimal form).
 pub(crate) fn float_const(b: &mut Builder, x: f64, ty: &str) -> String {
     match ty {
         "f32" => b.constant(&format!("0x{:08X}", (x as f32).to_bits()), "f32"),
         _ => b.constant(&format!("0x{:016X}", x.to_bits()), "f64"),
     }
+}
+
+/// A complex constant of `dt` (its parts rounded to f32 for complex64).
+pub(crate) fn complex_const(b: &mut Builder, re: f64, im: f64, dt: DType) -> Val {
+    let r = |x: f64| if dt == DType::Complex64 { x as f32 as f64 } else { x };
+    let (re, im) = (float_const(b, r(re), "f64"), float_const(b, r(im), "f64"));
+    Val::complex(re, im, dt)
 }
 
 /// An integer constant of a register type, from its two's complement bits.
@@ -141,8 +221,11 @@ pub(crate) fn int_const(b: &mut Builder, v: i128, ty: &str) -> String {
 
 /// The value of a literal of `dt` in registers.
 pub(crate) fn literal(b: &mut Builder, lit: Literal, dt: DType) -> Result<Val, Unsupported> {
-    let ty = work_ty(dt)?;
     let v = kiln_ir::eval::Value::from_literal(lit, dt);
+    if let (true, kiln_ir::eval::Value::Complex(z)) = (dt.is_complex(), v) {
+        return Ok(complex_const(b, z.re, z.im, dt));
+    }
+    let ty = work_ty(dt)?;
     let ssa = match (dt.kind(), v) {
         (DTypeKind::Bool, kiln_ir::eval::Value::Bool(x)) => int_const(b, x as i128, ty),
         (DTypeKind::SignedInt, kiln_ir::eval::Value::Int(x)) => int_const(b, x as i128, ty),
