@@ -23,6 +23,9 @@
 //!   CPU backend), NVRTC's errors, written arrays against lazy ones; the errors without a GPU.
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
+//! - `streams`: the stream each region runs on: small independent kernels on pool streams,
+//!   chains and large kernels on the caller's, the report's column snapshotted; on a GPU
+//!   (`gpu_*`) a multi-stream schedule against the evaluator and the streams that ran.
 
 #[path = "suite/polynomial.rs"]
 mod polynomial;
@@ -95,3 +98,5 @@ mod vendor;
 mod vendor_gpu;
 #[path = "suite/ulps.rs"]
 mod ulps;
+#[path = "suite/streams.rs"]
+mod streams;
