@@ -206,7 +206,9 @@ pub struct RegionSummary {
     pub stream: u32,
 }
 
-/// What fusion did with a graph: users read it to tune, tests assert on it.
+/// What fusion did with a graph: users read it to tune, tests assert on it. Its text shows each
+/// region's `stream` and the `event` lines between streams only when a pool stream is used
+/// ([`crate::streams`]); without them every region runs on the caller's stream.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FusionReport {
     pub regions: Vec<RegionSummary>,
