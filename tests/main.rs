@@ -25,6 +25,9 @@
 //!   for arithmetic), on whichever backend runs the suite.
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
+//! - `streams`: the stream each region runs on: small independent kernels on pool streams,
+//!   chains and large kernels on the caller's, the report's column snapshotted; on a GPU
+//!   (`gpu_*`) a multi-stream schedule against the evaluator and the streams that ran.
 
 #[path = "suite/polynomial.rs"]
 mod polynomial;
@@ -97,6 +100,7 @@ mod vendor;
 mod vendor_gpu;
 #[path = "suite/ulps.rs"]
 mod ulps;
-
 #[path = "suite/complex.rs"]
 mod complex;
+#[path = "suite/streams.rs"]
+mod streams;

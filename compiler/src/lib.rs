@@ -4,6 +4,7 @@
 //! - [`simplify`]: e-graph simplification (egg) and DAG-aware extraction by the [`cost`] model;
 //! - [`fusion`]: the graph partitioned into regions (one kernel each) with a report of what fused;
 //! - [`schedule`]: regions in order, with buffer lifetimes and in-place writes;
+//! - [`streams`]: which stream each region runs on (small independent kernels side by side);
 //! - [`plan_cache`]: compiled plans reused by graph structure, across sizes;
 //! - [`codegen`]: regions lowered to MLIR and compiled for the host CPU (the GPU path later);
 //! - [`vendor`]: matmul and FFT regions as library calls (host: `gemm`, `rustfft`/`realfft`);
@@ -19,6 +20,7 @@ pub mod pipeline;
 pub mod plan_cache;
 pub mod schedule;
 pub mod simplify;
+pub mod streams;
 pub mod toolchain;
 pub mod vendor;
 

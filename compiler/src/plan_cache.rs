@@ -117,6 +117,8 @@ fn map_plan(c: &Compiled, f: &dyn Fn(usize) -> Option<usize>) -> Option<Compiled
     for b in &mut plan.schedule.buffers {
         b.shape = shape(&b.shape)?;
     }
+    // Which regions are small depends on the sizes.
+    plan.schedule.streams = crate::streams::assign_streams(&plan.partition.regions);
     Some(plan)
 }
 

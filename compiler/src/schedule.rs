@@ -1,5 +1,6 @@
 //! The schedule: regions in dependency order, the buffers they read and write, when each
-//! intermediate buffer is freed, and which outputs are written in place of an input that dies.
+//! intermediate buffer is freed, which outputs are written in place of an input that dies, and
+//! the stream each region runs on on a GPU ([`crate::streams`]; the host runs steps in order).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -8,6 +9,7 @@ use kiln_ir::shape::numel;
 use kiln_ir::{Attrs, DType, Graph, HostArray, IrError, NodeId, OpClass, OpKind, Shape};
 
 use crate::fusion::{Region, RegionKind};
+use crate::streams::{assign_streams, StreamPlan};
 
 /// A buffer's index in [`Schedule::buffers`]; printed `bN`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -55,6 +57,9 @@ pub struct Schedule {
     pub steps: Vec<Step>,
     /// The buffer of each graph output.
     pub outputs: Vec<BufferId>,
+    /// The stream of each step's region and the events between streams (steps run regions in
+    /// order: step `s` runs region `s`).
+    pub streams: StreamPlan,
 }
 
 /// Plans the regions of `g` (already in dependency order): one buffer per graph input and per
@@ -113,7 +118,7 @@ pub fn schedule(g: &Graph, regions: &[Region]) -> Schedule {
         steps.push(Step { region: s, reads, writes, frees });
     }
     let outputs = g.outputs().iter().map(|o| buffer_of[o]).collect();
-    Schedule { buffers, steps, outputs }
+    Schedule { buffers, steps, outputs, streams: assign_streams(regions) }
 }
 
 /// Whether region input `k` is read only by elementwise ops at the same index as output `o` is
@@ -156,6 +161,13 @@ impl fmt::Display for Schedule {
             write!(f, "step {s} = region {} reads({}) writes({writes})", step.region, list(&step.reads))?;
             if !step.frees.is_empty() {
                 write!(f, " frees({})", list(&step.frees))?;
+            }
+            if !self.streams.is_single_stream() {
+                write!(f, " stream {}", self.streams.streams[step.region])?;
+                let waits: Vec<String> = self.streams.waits_of(step.region).map(|p| format!("region {p}")).collect();
+                if !waits.is_empty() {
+                    write!(f, " waits({})", waits.join(", "))?;
+                }
             }
             writeln!(f)?;
         }

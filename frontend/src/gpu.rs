@@ -5,11 +5,27 @@
 //! PTX and the cubin linked from it, keyed by the kernel's MLIR text, target and versions, see
 //! [`kiln_runtime::DiskCache`]) or is compiled to PTX ([`compile_kernel_gpu`]: cached in
 //! memory by its MLIR text, so a new shape of a known structure compiles nothing), linked to a
-//! cubin and stored; it is loaded as a module (cached per device by its code) and launched on the current stream: a grid-stride loop over chunks of work items. A
+//! cubin and stored; it is loaded as a module (cached per device by its code) and launched on
+//! its stream: a grid-stride loop over chunks of work items. A
 //! region code generation does not support yet (copies, concatenation, vendor calls, complex
 //! dtypes) runs on the host: its inputs are copied down, it runs as on the CPU backend, and its
 //! outputs are copied up.
+//!
+//! # Streams
+//!
+//! Each region runs on the stream the schedule gives it ([`kiln_compiler::streams`]): stream 0
+//! is the caller's current stream, stream `k` the device's pool stream `k - 1`
+//! ([`Device::pool_stream`]). Small independent kernels so run side by side. When the schedule
+//! uses a pool stream, an event recorded on the caller's stream as it starts is waited for by
+//! each pool stream before its first region (the inputs were written there); before a region,
+//! its stream waits for the events recorded after its producers on other streams; at the end
+//! the caller's stream waits for every pool stream used. A region's outputs are allocated for
+//! its stream; a buffer used on more than one stream is freed only after that join, and what
+//! the schedule returns is ordered on the caller's stream, as with one stream. After an error
+//! the streams used are synchronised before any buffer is freed.
+//! [`last_run_streams`] tells which stream each region of the thread's last schedule ran on.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -17,6 +33,7 @@ use kiln_compiler::codegen::gpu::{compile_kernel_gpu, disk_cache_key, lower_regi
 use kiln_compiler::codegen::GPU_ENTRY;
 use kiln_compiler::fusion::Region;
 use kiln_compiler::schedule::{BufferSource, Schedule};
+use kiln_compiler::streams::{StreamPlan, POOL_STREAMS};
 use kiln_compiler::toolchain::ptx::PtxTarget;
 use kiln_compiler::CompileError;
 use kiln_ir::host::Data;
@@ -24,7 +41,7 @@ use kiln_ir::shape::numel;
 use kiln_ir::{with_data, DType, HostArray};
 use kiln_compiler::pipeline::Compiled;
 use kiln_runtime::{
-    link_ptx_to_cubin, CachedKernel, Device, DeviceBuffer, DiskCache, Function, KernelArg, LaunchConfig, Lookup,
+    link_ptx_to_cubin, CachedKernel, Device, DeviceBuffer, DiskCache, Event, Function, KernelArg, LaunchConfig, Lookup,
     ModuleImage, Stream,
 };
 
@@ -251,6 +268,13 @@ pub(crate) fn run_schedule(
             bufs[i] = Some(a.clone());
         }
     }
+    // The streams (bit k: stream k) each buffer is used on; a buffer used on several waits for
+    // the join to be freed.
+    let mut used_on: Vec<u32> = vec![0; sched.buffers.len()];
+    let mut deferred: Vec<Arc<DeviceArray>> = Vec::new();
+    // Declared after the buffers: on an error it is dropped first, synchronising the streams.
+    let mut lanes = Lanes::new(gpu.device, &sched.streams)?;
+    let mut ran = Vec::with_capacity(sched.steps.len());
     let _range = kiln_runtime::profile::range("kiln: materialize");
     for (si, step) in sched.steps.iter().enumerate() {
         let region = &regions[step.region];
@@ -280,6 +304,11 @@ pub(crate) fn run_schedule(
                 r
             }
         };
+        let index = sched.streams.streams.get(step.region).copied().unwrap_or(0);
+        let stream = lanes.before(&sched.streams, step.region)?;
+        ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id() });
+        // Outputs are allocated for the step's stream, and it launches (or copies) there.
+        let on_stream = stream.use_scoped();
         let outs = match &ready.kernel {
             Some((k, function)) => launch(gpu, k, function, &reads)?,
             None if let Some(call) = &ready.vendor => vec![vendor::run(call, &reads)?],
@@ -290,13 +319,37 @@ pub(crate) fn run_schedule(
                 outs.iter().map(DeviceArray::upload).collect::<Result<_>>()?
             }
         };
+        drop(on_stream);
+        lanes.after(&sched.streams, step.region, &stream)?;
+        for b in &step.reads {
+            used_on[b.0 as usize] |= 1 << index;
+        }
         for (b, v) in step.writes.iter().zip(outs) {
-            bufs[b.0 as usize] = Some(Arc::new(v));
+            // A write in place of a dying input replaces it: the input is freed here.
+            if let Some(old) = bufs[b.0 as usize].replace(Arc::new(v)) {
+                if used_on[b.0 as usize].count_ones() > 1 {
+                    deferred.push(old);
+                }
+            }
+            used_on[b.0 as usize] = 1 << index;
         }
         for b in &step.frees {
-            bufs[b.0 as usize] = None;
+            if let Some(a) = bufs[b.0 as usize].take() {
+                if used_on[b.0 as usize].count_ones() > 1 {
+                    deferred.push(a);
+                }
+            }
         }
     }
+    if lanes.join()? {
+        // The caller's stream now follows every stream used: the frees and later uses of what
+        // the schedule wrote are ordered there.
+        let written = sched.buffers.iter().zip(bufs.iter_mut()).filter(|(b, _)| matches!(b.source, BufferSource::Step(_)));
+        for a in written.filter_map(|(_, a)| a.as_mut()).chain(deferred.iter_mut()) {
+            order_on(a, &lanes.current)?;
+        }
+    }
+    LAST_RUN.with(|r| *r.borrow_mut() = ran);
     sched
         .outputs
         .iter()
@@ -306,6 +359,135 @@ pub(crate) fn run_schedule(
                 .ok_or_else(|| Error::from(CompileError::InvalidInput(format!("output {b} is never written"))))
         })
         .collect()
+}
+
+/// Where a region of a schedule ran on the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RanOn {
+    /// The region (and step) index.
+    pub region: usize,
+    /// Its stream in the schedule (the fusion report's `stream` column): 0 the caller's.
+    pub stream: u32,
+    /// The CUDA stream it ran on ([`Stream::id`]: 0 for the null stream).
+    pub cuda_stream: u64,
+}
+
+thread_local! {
+    static LAST_RUN: RefCell<Vec<RanOn>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The stream each region of the last schedule this thread ran on a GPU was launched on, in
+/// order (empty before any): for checking a fusion report against what ran.
+pub fn last_run_streams() -> Vec<RanOn> {
+    LAST_RUN.with(|r| r.borrow().clone())
+}
+
+/// Makes the array's free and later uses ordered on `stream` (which follows every stream that
+/// used it).
+fn order_on(a: &mut Arc<DeviceArray>, stream: &Stream) -> Result<()> {
+    if a.buf.stream() == stream {
+        return Ok(());
+    }
+    match Arc::get_mut(a) {
+        Some(d) => d.buf.set_stream(stream)?,
+        // Not reached: the schedule holds the only handle of what it wrote. Wait for the
+        // array's stream instead, so no work there still uses it.
+        None => a.buf.stream().synchronize()?,
+    }
+    Ok(())
+}
+
+/// The streams a schedule runs on: stream 0 the caller's current stream, stream `k` the
+/// device's pool stream `k - 1`, with the events between them.
+struct Lanes {
+    device: Device,
+    current: Stream,
+    /// Pool streams by index `k - 1`, taken on first use.
+    pool: Vec<Option<Stream>>,
+    /// Recorded on the caller's stream as the schedule starts, when it uses a pool stream.
+    fork: Option<Event>,
+    /// The events recorded after regions that another stream waits for, by region.
+    recorded: HashMap<usize, Event>,
+    joined: bool,
+}
+
+impl Lanes {
+    fn new(device: Device, plan: &StreamPlan) -> Result<Lanes> {
+        let current = Stream::current_on(device)?;
+        let fork = if plan.is_single_stream() { None } else { Some(record(&current)?) };
+        Ok(Lanes { device, current, pool: vec![None; POOL_STREAMS as usize], fork, recorded: HashMap::new(), joined: false })
+    }
+
+    /// The stream of plan index `index`; a pool stream first waits for the fork.
+    fn stream(&mut self, index: u32) -> Result<Stream> {
+        let Some(k) = (index as usize).checked_sub(1) else {
+            return Ok(self.current.clone());
+        };
+        let slot = self.pool.get_mut(k).ok_or_else(|| {
+            Error::from(CompileError::InvalidInput(format!("stream {index}: the pool has {POOL_STREAMS} streams")))
+        })?;
+        if let Some(s) = slot {
+            return Ok(s.clone());
+        }
+        let s = self.device.pool_stream(k)?;
+        if let Some(fork) = &self.fork {
+            s.wait_event(fork)?;
+        }
+        *slot = Some(s.clone());
+        Ok(s)
+    }
+
+    /// The stream of `region`, after it waited for the events of its producers elsewhere.
+    fn before(&mut self, plan: &StreamPlan, region: usize) -> Result<Stream> {
+        let stream = self.stream(plan.streams.get(region).copied().unwrap_or(0))?;
+        for p in plan.waits_of(region) {
+            let event = self.recorded.get(&p).ok_or_else(|| {
+                Error::from(CompileError::InvalidInput(format!("region {region} waits for region {p}, which has not run")))
+            })?;
+            stream.wait_event(event)?;
+        }
+        Ok(stream)
+    }
+
+    /// Records the event after `region` when another stream waits for it.
+    fn after(&mut self, plan: &StreamPlan, region: usize, stream: &Stream) -> Result<()> {
+        if plan.records_after(region) {
+            self.recorded.insert(region, record(stream)?);
+        }
+        Ok(())
+    }
+
+    /// Makes the caller's stream wait for every pool stream used; whether there was one.
+    fn join(&mut self) -> Result<bool> {
+        let mut any = false;
+        for s in self.pool.iter().flatten() {
+            self.current.wait_event(&record(s)?)?;
+            any = true;
+        }
+        self.joined = true;
+        Ok(any)
+    }
+}
+
+impl Drop for Lanes {
+    fn drop(&mut self) {
+        if self.joined || self.pool.iter().all(Option::is_none) {
+            return;
+        }
+        // The schedule stopped on an error: let everything queued finish, so the buffers freed
+        // next are in use on no stream.
+        for s in self.pool.iter().flatten() {
+            let _ = s.synchronize();
+        }
+        let _ = self.current.synchronize();
+    }
+}
+
+/// A new event (without timing) recorded on `stream`.
+fn record(stream: &Stream) -> Result<Event> {
+    let event = Event::with_flags(stream.device(), false, true)?;
+    event.record(stream)?;
+    Ok(event)
 }
 
 /// Launches a compiled region over fresh output buffers.

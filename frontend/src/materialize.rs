@@ -152,8 +152,9 @@ pub fn backend() -> Backend {
 ///
 /// The graph goes through the compiler's pipeline (a plan reused when a graph of the same
 /// structure was compiled before) and its schedule runs region by region on the [`backend`]:
-/// on a CUDA device as PTX kernels, the results staying in device memory until read (vendor
-/// regions on the host libraries for now); on the CPU as compiled host code
+/// on a CUDA device as PTX kernels, the results staying in device memory until read (small
+/// independent kernels side by side on the device's pool streams, ordered by events and joined
+/// to the current stream: `kiln_compiler::streams`); on the CPU as compiled host code
 /// (`kiln_compiler::codegen::run_schedule_on_host`, vendor regions through the host libraries),
 /// or in the reference evaluator with `KILN_CODEGEN=eval`. `KILN_DUMP` writes each stage's text.
 ///

@@ -7,7 +7,9 @@
 //!   (like `with stream:`), [`Stream::current`] reads it. Kernels and copies without an explicit
 //!   stream go there.
 //! - [`Device::pooled_stream`]/[`Device::pooled_streams`] hand out the device's pool of
-//!   non-blocking streams, round robin, for independent kernels.
+//!   non-blocking streams, round robin, for independent kernels; [`Device::pool_stream`] gives
+//!   the pool's stream of a fixed index (made on first use, then reused), for a caller that
+//!   decides itself which work goes where (kiln's schedules).
 //! - [`Event`]: `record`, `synchronize`, `done`, [`elapsed_time`] in milliseconds.
 
 use std::{
@@ -551,6 +553,13 @@ impl Device {
         let streams = DeviceStreams::of(self.state()?);
         let index = streams.next.fetch_add(1, Ordering::Relaxed);
         streams.get(*self, index)
+    }
+
+    /// The pool's stream `index` (modulo the pool's size, [`DEFAULT_STREAM_POOL_SIZE`] or
+    /// `KILN_STREAM_POOL`): a non-blocking stream made on first use and the same one for every
+    /// later call with that index, on every thread.
+    pub fn pool_stream(&self, index: usize) -> Result<Stream> {
+        DeviceStreams::of(self.state()?).get(*self, index)
     }
 
     /// `count` pooled streams, distinct when `count` is at most the pool's size

@@ -42,6 +42,8 @@ use kiln_ir::graph::Axes;
 use kiln_ir::shape::ShapeDisplay;
 use kiln_ir::{DType, Graph, NodeId, Shape};
 
+use crate::streams::{assign_streams, StreamEvent};
+
 /// What a region iterates over.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Space {
@@ -199,9 +201,14 @@ pub struct RegionSummary {
     pub outputs: Vec<(NodeId, DType, Shape)>,
     /// Fewest bytes moved: inputs read once, outputs written once.
     pub bytes: usize,
+    /// The stream it runs on: 0 the caller's current stream, `1..` the device's pool streams
+    /// (see [`crate::streams`]; the CPU runs regions in order on one thread).
+    pub stream: u32,
 }
 
-/// What fusion did with a graph: users read it to tune, tests assert on it.
+/// What fusion did with a graph: users read it to tune, tests assert on it. Its text shows each
+/// region's `stream` and the `event` lines between streams only when a pool stream is used
+/// ([`crate::streams`]); without them every region runs on the caller's stream.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FusionReport {
     pub regions: Vec<RegionSummary>,
@@ -209,12 +216,20 @@ pub struct FusionReport {
     /// For each matmul, the kernel its elementwise consumers fused into, or the epilogue its
     /// library call absorbed.
     pub epilogues: Vec<Epilogue>,
+    /// The events ordering regions on different streams: each consumer's stream waits for an
+    /// event recorded after its producer.
+    pub events: Vec<StreamEvent>,
 }
 
 impl FusionReport {
     /// Number of kernels (regions).
     pub fn kernel_count(&self) -> usize {
         self.regions.len()
+    }
+
+    /// Whether every region runs on the caller's stream.
+    pub fn is_single_stream(&self) -> bool {
+        self.regions.iter().all(|r| r.stream == 0)
     }
 }
 
@@ -223,9 +238,15 @@ impl fmt::Display for FusionReport {
         let ty = |v: &[(NodeId, DType, Shape)]| {
             v.iter().map(|(id, d, s)| format!("{id}: {} {}", d.short_name(), ShapeDisplay(s))).collect::<Vec<_>>().join(", ")
         };
+        // Streams are shown when a pool stream is used; otherwise every region is on stream 0.
+        let streams = !self.is_single_stream();
         writeln!(f, "{} region(s)", self.regions.len())?;
         for (i, r) in self.regions.iter().enumerate() {
-            writeln!(f, "region {i} {} {} ({} bytes)", r.kind.name(), r.space, r.bytes)?;
+            write!(f, "region {i} {} {} ({} bytes)", r.kind.name(), r.space, r.bytes)?;
+            if streams {
+                write!(f, " stream {}", r.stream)?;
+            }
+            writeln!(f)?;
             writeln!(f, "  ops: {}", r.ops.join(" "))?;
             if !r.kernels.is_empty() {
                 writeln!(f, "  kernels: {}", r.kernels.join(" "))?;
@@ -239,6 +260,10 @@ impl fmt::Display for FusionReport {
         for e in &self.epilogues {
             writeln!(f, "{e}")?;
         }
+        let stream = |i: usize| self.regions.get(i).map_or(0, |r| r.stream);
+        for e in &self.events {
+            writeln!(f, "{e}: stream {} -> stream {}", stream(e.producer), stream(e.consumer))?;
+        }
         Ok(())
     }
 }
@@ -251,14 +276,17 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// The report of this partition.
+    /// The report of this partition, with the streams its schedule runs on
+    /// ([`assign_streams`]).
     pub fn report(&self, g: &Graph) -> FusionReport {
         let ty = |id: NodeId| (id, g.node(id).dtype, g.node(id).shape.clone());
+        let streams = assign_streams(&self.regions);
         FusionReport {
             regions: self
                 .regions
                 .iter()
-                .map(|r| RegionSummary {
+                .zip(&streams.streams)
+                .map(|(r, &stream)| RegionSummary {
                     kind: r.kind,
                     space: r.space.clone(),
                     ops: r.op_names(),
@@ -266,10 +294,12 @@ impl Partition {
                     inputs: r.inputs.iter().map(|&i| ty(i)).collect(),
                     outputs: r.outputs.iter().map(|&o| ty(o)).collect(),
                     bytes: r.bytes(),
+                    stream,
                 })
                 .collect(),
             unfused: self.unfused.clone(),
             epilogues: epilogues(g, &self.regions),
+            events: streams.events,
         }
     }
 }

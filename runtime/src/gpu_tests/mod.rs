@@ -285,6 +285,14 @@ fn current_stream_scoped() -> TestResult {
         d.pooled_stream()?.kind() == crate::StreamKind::NonBlocking,
         "pooled kind"
     );
+    let (first, again, other) = (d.pool_stream(1)?, d.pool_stream(1)?, d.pool_stream(2)?);
+    ensure!(first == again, "pool_stream(1) made a new stream: {first:?} then {again:?}");
+    ensure!(first != other, "pool_stream(1) and pool_stream(2) are one stream: {first:?}");
+    ensure!(
+        first.kind() == crate::StreamKind::NonBlocking,
+        "pool_stream kind {:?}",
+        first.kind()
+    );
     s.synchronize()?;
     ensure!(s.done()?, "an idle stream is not done");
     Ok(())
