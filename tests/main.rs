@@ -23,6 +23,7 @@
 //!   CPU backend), NVRTC's errors, written arrays against lazy ones; the errors without a GPU.
 //! - `complex`: complex64/complex128 elementwise kernels against the evaluator (bit for bit
 //!   for arithmetic), on whichever backend runs the suite.
+//! - `big_arrays`: `gpu_*` tests of arrays of more than 2^31 elements (64-bit index math).
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
 //! - `streams`: the stream each region runs on: small independent kernels on pool streams,
@@ -104,3 +105,5 @@ mod ulps;
 mod complex;
 #[path = "suite/streams.rs"]
 mod streams;
+#[path = "suite/big_arrays.rs"]
+mod big_arrays;
