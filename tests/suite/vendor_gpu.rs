@@ -110,13 +110,27 @@ fn gpu_strided_and_gathered_operands_match_the_evaluator() {
 }
 
 #[test]
-fn gpu_integer_matmul_runs_on_the_host_between_copies() {
+fn gpu_integer_matmul_runs_as_a_generated_reduction_kernel() {
     if !on_gpu() {
         return;
     }
     let a = randn(&[3, 4, 5], 13, DType::Int32);
     let b = randn(&[5, 6], 14, DType::Int32);
-    device_matches_evaluator(&[&a.matmul(&b), &a.astype(DType::Int8).matmul(&b.astype(DType::Int8))]);
+    let big = randn(&[70, 300], 15, DType::Int64);
+    let outs = [
+        a.matmul(&b),
+        a.astype(DType::Int8).matmul(&b.astype(DType::Int8)), // wraps in int8
+        a.astype(DType::UInt16).matmul(&b.t().t().astype(DType::UInt16)),
+        a.astype(DType::Bool).matmul(&b.astype(DType::Bool)), // bools: or-of-ands
+        big.matmul(&big.t()),
+    ];
+    for y in &outs {
+        let report = kiln::explain(&[y]).report;
+        assert_eq!(report.kernel_count(), 1, "{report}");
+        assert!(report.regions.iter().all(|r| r.kind != kiln_compiler::fusion::RegionKind::Vendor), "{report}");
+    }
+    let refs: Vec<&Array> = outs.iter().collect();
+    device_matches_evaluator(&refs);
 }
 
 #[test]
