@@ -94,6 +94,8 @@ fn lt_epilogue(form: LtEpilogue) -> Epilogue {
         LtEpilogue::Bias => Epilogue::Bias,
         LtEpilogue::Relu => Epilogue::Relu,
         LtEpilogue::BiasRelu => Epilogue::BiasRelu,
+        LtEpilogue::Gelu => Epilogue::Gelu,
+        LtEpilogue::BiasGelu => Epilogue::BiasGelu,
     }
 }
 

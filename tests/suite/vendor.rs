@@ -360,15 +360,20 @@ fn gemm_epilogue(plan: &Compiled) -> Option<GemmEpilogue> {
 }
 
 #[test]
-fn bias_and_relu_consumers_of_a_product_are_absorbed_into_its_gemm_call() {
+fn bias_relu_and_gelu_consumers_of_a_product_are_absorbed_into_its_gemm_call() {
     for dt in [DType::Float32, DType::Float16, DType::BFloat16, DType::Float64] {
         let a = randn(&[16, 32], 60, dt);
         let b = randn(&[32, 24], 61, dt);
         let bias = randn(&[24], 62, dt);
         let p = a.matmul(&b);
         let zero = Array::scalar(0.0f64).astype(dt);
-        let cases: [(Array, LtEpilogue, Option<Vec<usize>>); 6] = [
+        let gelu = |x: &Array| kiln::nn::gelu_tanh(x).unwrap();
+        let cases: [(Array, LtEpilogue, Option<Vec<usize>>); 9] = [
             ((&p + &bias).maximum(&zero), LtEpilogue::BiasRelu, Some(vec![24])),
+            // The tanh GELU (torch's approximate="tanh"), cuBLASLt's GELU epilogue.
+            (gelu(&p), LtEpilogue::Gelu, None),
+            (gelu(&(&p + &bias)), LtEpilogue::BiasGelu, Some(vec![24])),
+            (gelu(&(&bias.reshape(&[1, 24]) + &randn(&[2, 16, 32], 74, dt).matmul(&b))), LtEpilogue::BiasGelu, Some(vec![24])),
             (&p + &bias, LtEpilogue::Bias, Some(vec![24])),
             (&bias + &p, LtEpilogue::Bias, Some(vec![24])),
             (p.maximum(&zero), LtEpilogue::Relu, None),
@@ -428,7 +433,8 @@ fn the_absorbed_relu_bias_report_and_regions() {
 }
 
 /// With products of small integers the GEMM is exact, so the host's epilogue must give the
-/// evaluator's bits: NaN kept by relu (NumPy's maximum), bias sums rounded once in the dtype.
+/// evaluator's bits: NaN kept by relu (NumPy's maximum), bias sums rounded once in the dtype,
+/// the tanh GELU op by op in the dtype.
 #[test]
 fn the_host_epilogue_is_the_evaluators_arithmetic() {
     for dt in [DType::Float32, DType::Float16, DType::BFloat16, DType::Float64] {
@@ -441,7 +447,14 @@ fn the_host_epilogue_is_the_evaluators_arithmetic() {
         let (a, b) = (ints(&[7, 9], 7), ints(&[9, 5], 5));
         let bias = Array::from_vec((0..5).map(|i| i as f64 / 3.0 - 0.6).collect::<Vec<f64>>(), &[5]).astype(dt).eval().clone();
         let zero = Array::scalar(0.0f64).astype(dt);
-        for y in [(&a.matmul(&b) + &bias).maximum(&zero), a.matmul(&b) + &bias, a.matmul(&b).maximum(&zero)] {
+        let gelu = |x: &Array| kiln::nn::gelu_tanh(x).unwrap();
+        for y in [
+            (&a.matmul(&b) + &bias).maximum(&zero),
+            a.matmul(&b) + &bias,
+            a.matmul(&b).maximum(&zero),
+            gelu(&a.matmul(&b)),
+            gelu(&(&a.matmul(&b) + &bias)),
+        ] {
             let lowered = kiln::lower(&[&y]);
             let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
             assert_eq!(plan.report().kernel_count(), 1, "{}", plan.report());
@@ -460,10 +473,13 @@ fn other_consumers_of_a_product_fuse_into_one_kernel_after_it() {
     let bias = randn(&[24], 62, DType::Float32);
     let p = a.matmul(&b);
     let column = randn(&[16, 1], 69, DType::Float32);
-    let cases: [(Array, Option<LtEpilogue>); 4] = [
+    let cases: [(Array, Option<LtEpilogue>); 6] = [
         // gelu: fused after the product; not a cuBLASLt form (its exact erf form is not
         // cuBLASLt's tanh approximation).
         kiln::nn::gelu(&(&p + &bias)).map(|g| (g, None)).unwrap(),
+        // Near misses of the tanh GELU: no cube, another coefficient.
+        (&p * 0.5f32 * &((&p * 0.797_884_6f32).tanh() + 1.0f32), None),
+        (&p * 0.5f32 * &((&(&p + &(&p * &p * &p * 0.045f32)) * 0.797_884_6f32).tanh() + 1.0f32), None),
         ((&p * 2.0f32).sin() + &bias.reshape(&[1, 24]), None),
         // A bias along columns, and a computed bias, are no cuBLASLt bias.
         (&p + &column, None),

@@ -150,9 +150,10 @@ fn gpu_products_with_bias_and_activation_consumers_match() {
     }
 }
 
-/// `p + bias`, `relu(p)`, `relu(p + bias)` absorbed into the GEMM: one `cublasLtMatmul` with
-/// its epilogue (one region in the plan), compared with the evaluator for every real float
-/// dtype, with a transposed operand and with batches sharing the bias.
+/// `p + bias`, `relu(p)`, `relu(p + bias)`, `gelu_tanh(p)`, `gelu_tanh(p + bias)` absorbed
+/// into the GEMM: one `cublasLtMatmul` with its epilogue (one region in the plan; float64 GELU
+/// may find no cuBLASLt algorithm and run on the host), compared with the evaluator for every
+/// real float dtype, with a transposed operand and with batches sharing the bias.
 #[test]
 fn gpu_absorbed_epilogues_match_the_evaluator() {
     if !on_gpu() {
@@ -170,6 +171,8 @@ fn gpu_absorbed_epilogues_match_the_evaluator() {
             (&a.matmul(&b) + &bias).maximum(&zero),
             (&a.t().t().matmul(&randn(&[40, 48], 22, dt).t()) + &bias.reshape(&[1, 40])).maximum(&zero),
             (&batch.matmul(&b) + &bias).maximum(&zero),
+            kiln::nn::gelu_tanh(&a.matmul(&b)).unwrap(),
+            kiln::nn::gelu_tanh(&(&batch.matmul(&b) + &bias)).unwrap(),
         ];
         for y in &outs {
             let report = kiln::explain(&[y]).report;
@@ -177,6 +180,44 @@ fn gpu_absorbed_epilogues_match_the_evaluator() {
             device_matches_evaluator(&[y]);
         }
     }
+}
+
+/// NaN products through the absorbed relu: kiln's `relu` is NumPy's `maximum(x, 0)`, which
+/// keeps NaN (so does the host's epilogue, see `vendor::the_host_epilogue_is_the_evaluators_arithmetic`);
+/// cuBLASLt's `CUBLASLT_EPILOGUE_RELU`/`_RELU_BIAS` is documented as `max(x, 0)` and may give
+/// 0 (CUDA's `fmaxf` returns the number). The rows without NaN must match the evaluator; a NaN
+/// row must be all NaN (as NumPy) or all 0 (the documented difference); which one is printed.
+/// The tanh GELU keeps NaN on both.
+#[test]
+fn gpu_absorbed_relu_of_nan_products() {
+    if !on_gpu() {
+        return;
+    }
+    let mut v: Vec<f32> = randn(&[6, 8], 23, DType::Float32).to_vec();
+    v[2 * 8 + 3] = f32::NAN; // row 2 of every product is NaN
+    let (bv, biasv) = (randn(&[8, 5], 24, DType::Float32).to_vec::<f32>(), randn(&[5], 25, DType::Float32).to_vec::<f32>());
+    let a = Array::from_vec(v.clone(), &[6, 8]);
+    let b = Array::from_vec(bv.clone(), &[8, 5]);
+    let bias = Array::from_vec(biasv.clone(), &[5]);
+    for (name, with_bias) in [("relu", false), ("bias_relu", true)] {
+        let y = if with_bias { (&a.matmul(&b) + &bias).maximum(0.0f32) } else { a.matmul(&b).maximum(0.0f32) };
+        assert_eq!(kiln::explain(&[&y]).report.kernel_count(), 1);
+        let got = y.to_vec::<f32>();
+        for r in (0..6).filter(|&r| r != 2) {
+            for c in 0..5 {
+                let p: f64 = (0..8).map(|k| v[r * 8 + k] as f64 * bv[k * 5 + c] as f64).sum::<f64>();
+                let w = (p + if with_bias { biasv[c] as f64 } else { 0.0 }).max(0.0) as f32;
+                let g = got[r * 5 + c];
+                assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{name} [{r}, {c}]: {g} vs {w}");
+            }
+        }
+        let row = &got[10..15];
+        let kept = row.iter().all(|x| x.is_nan());
+        assert!(kept || row.iter().all(|&x| x == 0.0), "{name}: a NaN row gave {row:?}");
+        println!("cuBLASLt {name} of a NaN product: {}", if kept { "NaN (as NumPy)" } else { "0 (NumPy keeps NaN)" });
+    }
+    let g = kiln::nn::gelu_tanh(&(&a.matmul(&b) + &bias)).unwrap().to_vec::<f32>();
+    assert!(g[10..15].iter().all(|x| x.is_nan()), "gelu of NaN: {:?}", &g[10..15]);
 }
 
 #[test]
