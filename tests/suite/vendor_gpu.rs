@@ -261,6 +261,77 @@ fn gpu_multi_axis_and_strided_ffts_match_the_evaluator() {
     device_matches_evaluator(&refs);
 }
 
+/// Operands read by cuFFT through their strides (no gather, see
+/// `kiln_compiler::vendor::fft_steps`): offset and stepped slices, transposes, a middle axis, a
+/// broadcast batch axis, a reversed batch axis (looped), a reversed transform axis (gathered),
+/// and multi-axis transforms whose first step reads the view.
+#[test]
+fn gpu_strided_operands_go_straight_to_cufft() {
+    if !on_gpu() {
+        return;
+    }
+    for dt in [DType::Complex64, DType::Complex128] {
+        let z = randn(&[6, 8, 10], 32, dt);
+        let v = randn(&[10], 33, dt);
+        let outs = [
+            fft::fft(&z.slice(&s![1..5, 2, 1..;2]), None, -1, "backward"),
+            fft::fft(&z.permute(&[2, 0, 1]), None, 0, "ortho"),
+            fft::ifft(&z, None, 1, "backward"),
+            fft::fft(&v.broadcast_to(&[4, 10]), None, -1, "forward"),
+            fft::fft(&z.slice(&s![..;-1, .., ..]), None, -1, "backward"),
+            fft::fft(&z.slice(&s![.., .., ..;-1]), None, -1, "backward"),
+            fft::ifftn(&z.slice(&s![..;2, 1.., ..]).permute(&[1, 2, 0]), None, None, "ortho"),
+            fft::irfftn(&z.permute(&[2, 1, 0]), None, Some(&[0, 2]), "forward"),
+        ];
+        let refs: Vec<&Array> = outs.iter().collect();
+        device_matches_evaluator(&refs);
+    }
+    let r = randn(&[12, 9], 34, DType::Float32);
+    let outs = [fft::rfft(&r.t(), None, -1, "backward"), fft::rfft(&r.slice(&s![2..10, ..]), None, 0, "ortho")];
+    let refs: Vec<&Array> = outs.iter().collect();
+    device_matches_evaluator(&refs);
+}
+
+/// cuFFT runs on the current stream: a kernel on a non-blocking stream spins, then writes the
+/// operand; an FFT materialised with that stream current must see the written values (on any
+/// other stream it would run during the spin and transform the zeros).
+#[test]
+fn gpu_ffts_run_on_the_current_stream() {
+    if !on_gpu() {
+        return;
+    }
+    let stream = kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(0).unwrap()).unwrap();
+    let _current = stream.use_scoped();
+    let late_fill = kiln::RawKernel::new(
+        r#"
+extern "C" __global__ void late_fill(double2* y, long long n, long long spin) {
+    long long t0 = clock64();
+    while (clock64() - t0 < spin) {}
+    for (long long i = blockDim.x * blockIdx.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        y[i] = make_double2((double)(i % 7), 1.0 / (1 + i % 5));
+    }
+}
+"#,
+        "late_fill",
+        &[],
+    );
+    let n = 1i64 << 16;
+    let mut y = kiln::zeros(&[n as usize], DType::Complex128);
+    let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), n.into(), 200_000_000i64.into()];
+    // SAFETY: late_fill writes n complex128 elements, y's size.
+    unsafe { late_fill.launch(64, 256, args, 0, None) };
+    let f = fft::fft(&y, None, -1, "backward");
+    f.eval();
+    let got = f.try_to_host().unwrap();
+    // The evaluator's transform of the operand's final values (downloaded after the stream ran).
+    let lowered = kiln::lower(&[&fft::fft(&y, None, -1, "backward")]);
+    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
+    if let Err(msg) = compare(&want[0], &got, tolerance(DType::Complex128), true) {
+        panic!("an FFT off the current stream? {msg}");
+    }
+}
+
 #[test]
 fn gpu_the_plan_cache_counts_hits_and_misses_and_keeps_its_limit() {
     if !on_gpu() {
