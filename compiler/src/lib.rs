@@ -16,6 +16,7 @@ pub mod cost;
 pub mod codegen;
 pub mod error;
 pub mod fusion;
+pub mod int_matmul;
 pub mod pipeline;
 pub mod plan_cache;
 pub mod schedule;

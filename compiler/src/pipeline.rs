@@ -10,6 +10,7 @@ use kiln_ir::verify::verify;
 use kiln_ir::Graph;
 
 use crate::error::CompileError;
+use crate::int_matmul::lower_int_matmul;
 use crate::fusion::{partition, print_regions, FusionReport, Partition};
 use crate::schedule::{schedule, Schedule};
 use crate::simplify::{simplify, SimplifyOptions, SimplifyReport};
@@ -43,7 +44,8 @@ pub struct Compiled {
 /// verified), schedule.
 pub fn compile(g: &Graph, opts: &Options) -> Result<Compiled, CompileError> {
     verify(g)?;
-    let simplified = simplify(g, &opts.simplify)?;
+    let mut simplified = simplify(g, &opts.simplify)?;
+    simplified.graph = lower_int_matmul(&simplified.graph)?;
     verify(&simplified.graph)?;
     let partition = partition(&simplified.graph);
     for r in &partition.regions {

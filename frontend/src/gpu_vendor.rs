@@ -12,32 +12,41 @@
 //! device by `kiln_runtime::gather` (a small NVRTC kernel), its broadcast batch axes left
 //! broadcast. float16/bfloat16 accumulate in float32; TF32 is off unless
 //! [`kiln_runtime::blas::set_allow_tf32`] (`kiln::set_allow_tf32`). Integer and bool products
-//! are not taken here: they run on the host between copies (no cuBLAS GEMM computes NumPy's
-//! wrapping integer products).
+//! never come here: the pipeline lowers them to reductions that kiln's code generation compiles
+//! (`kiln_compiler::int_matmul`; no cuBLAS GEMM computes NumPy's wrapping integer products).
 //!
 //! **Epilogues.** A matmul region that absorbed a bias/relu consumer (see
 //! `kiln_compiler::fusion::Epilogue`) is one `cublasLtMatmul` with `CUBLASLT_EPILOGUE_BIAS`,
-//! `_RELU` or `_RELU_BIAS`: the bias runs along the rows of the row-major product, i.e. along
+//! `_RELU`, `_RELU_BIAS`, `_GELU` or `_GELU_BIAS` (the tanh GELU): the bias runs along the rows of the row-major product, i.e. along
 //! the columns of the column-major `Cᵀ`, which is cuBLASLt's bias vector of the op's `m` (the
 //! product's `n`) elements broadcast over its columns and, with the bias batch stride left at
 //! 0, over every batch; its type is the output's (cuBLASLt's default). Where cuBLASLt offers no
 //! algorithm for the epilogue (its heuristic finds none), or the sum is empty, the host
 //! computes the call between copies. Rounding differs from the host's within the dtype's
-//! tolerance (cuBLASLt adds the bias before rounding float16/bfloat16 products); NumPy's
-//! `maximum` keeps NaN, and cuBLASLt's relu has been reported to give 0 for a NaN product (not
-//! checked here).
+//! tolerance (cuBLASLt adds the bias before rounding float16/bfloat16 products, and computes
+//! the GELU's tanh its own way). **NaN and relu:** NumPy's `maximum(x, 0)` (kiln's `relu`, and
+//! the host's epilogue) keeps NaN; cuBLASLt's relu epilogue is `max(x, 0)` and may give 0 for
+//! a NaN product: an absorbed relu does not promise NaN propagation on the GPU (the suite's
+//! `gpu_absorbed_relu_of_nan_products` prints which one the device gives). A product that is
+//! also read elsewhere (a result itself, say) is not absorbed: its relu is a kernel keeping NaN.
 //!
-//! **FFTs** (`kiln_runtime::fft`). The operand is gathered to a contiguous buffer unless it is
-//! one already; then one batched 1-D transform per axis (cuFFT's advanced layout: the axis's
-//! stride and the batch's distance, looping over the smaller of the outer and inner extents),
-//! the real transforms along the last of the axes, as NumPy's `rfftn`/`irfftn`. The norm's
-//! factor is applied once at the end by a cuBLAS scale (`cublas*scal`). float16/bfloat16
-//! inputs and operands whose halved axis is not `n/2+1` (or `n`) long run on the host.
+//! **FFTs** (`kiln_runtime::fft`). The call's steps come from
+//! `kiln_compiler::vendor::fft_steps` (which says what each transform kind does): batched 1-D
+//! transforms in cuFFT's advanced layout, the first reading the operand through its strides,
+//! so a contiguous operand's 1-D transform is one out-of-place cuFFT execution from the input
+//! buffer to the fresh output (a plan in cuFFT's basic layout), nothing else; the operand is
+//! gathered (by `kiln_runtime::gather`) only for a reversed transform axis, batch axes needing
+//! many calls, and one-axis complex-to-real transforms (cuFFT overwrites their input). Plans run
+//! on the current stream. The norm's factor, where it is not 1 (`"backward"` forward and
+//! `"forward"` inverse transforms have none), is one cuBLAS scale of the output
+//! (`cublas*scal`) after the transform. float16/bfloat16 inputs and operands whose halved axis
+//! is not `n/2+1` (or `n`) long run on the host.
 
 use std::sync::Arc;
 
 use kiln_compiler::fusion::{LtEpilogue, RegionKind};
 use kiln_compiler::vendor::blas_layout::{batch_runs, transposed_view};
+use kiln_compiler::vendor::fft_steps::{self, Buffer, Scratch, StepKind};
 use kiln_compiler::vendor::{self, FftCall, FftKind, MatMulCall, VendorCall};
 use kiln_compiler::fusion::Region;
 use kiln_ir::shape::numel;
@@ -58,7 +67,7 @@ pub(super) fn plan(region: &Region) -> Option<VendorCall> {
     let ok = match &call {
         // An epilogue over an empty sum (k = 0) is the bias alone: the host computes it.
         VendorCall::MatMul(mm) => gemm_type(mm.dtype).is_some() && !(mm.epilogue.is_some() && mm.k == 0),
-        VendorCall::Fft(f) => fft_types(f).is_some(),
+        VendorCall::Fft(f) => fft_supported(f),
     };
     ok.then_some(call)
 }
@@ -94,6 +103,8 @@ fn lt_epilogue(form: LtEpilogue) -> Epilogue {
         LtEpilogue::Bias => Epilogue::Bias,
         LtEpilogue::Relu => Epilogue::Relu,
         LtEpilogue::BiasRelu => Epilogue::BiasRelu,
+        LtEpilogue::Gelu => Epilogue::Gelu,
+        LtEpilogue::BiasGelu => Epilogue::BiasGelu,
     }
 }
 
@@ -239,129 +250,101 @@ pub(super) fn matmul(
     Ok(out)
 }
 
-/// (type of the first step, of the C2C steps, element sizes in and out).
-fn fft_types(f: &FftCall) -> Option<(FftType, FftType)> {
+/// Whether cuFFT computes `f`: float32/float64 and complex64/complex128 operands, and a halved
+/// axis of n/2+1 terms (or n reals).
+fn fft_supported(f: &FftCall) -> bool {
     use DType::*;
-    Some(match (f.kind, f.in_dtype, f.out_dtype) {
-        (FftKind::C2C { .. }, Complex64, Complex64) => (FftType::C2C, FftType::C2C),
-        (FftKind::C2C { .. }, Complex128, Complex128) => (FftType::Z2Z, FftType::Z2Z),
-        (FftKind::R2C { .. }, Float32, Complex64) => (FftType::R2C, FftType::C2C),
-        (FftKind::R2C { .. }, Float64, Complex128) => (FftType::D2Z, FftType::Z2Z),
-        (FftKind::C2R { .. }, Complex64, Float32) => (FftType::C2R, FftType::C2C),
-        (FftKind::C2R { .. }, Complex128, Float64) => (FftType::Z2D, FftType::Z2Z),
-        _ => return None,
-    })
-    .filter(|_| {
-        let shape = &f.input.layout.shape;
-        match (f.kind, f.axes.last()) {
+    let types = matches!(
+        (f.kind, f.in_dtype, f.out_dtype),
+        (FftKind::C2C { .. }, Complex64, Complex64)
+            | (FftKind::C2C { .. }, Complex128, Complex128)
+            | (FftKind::R2C { .. }, Float32, Complex64)
+            | (FftKind::R2C { .. }, Float64, Complex128)
+            | (FftKind::C2R { .. }, Complex64, Float32)
+            | (FftKind::C2R { .. }, Complex128, Float64)
+    );
+    let shape = &f.input.layout.shape;
+    types
+        && match (f.kind, f.axes.last()) {
             (FftKind::C2C { .. }, Some(_)) => true,
             (FftKind::R2C { n }, Some(&h)) => shape[h] == n,
             (FftKind::C2R { n }, Some(&h)) => shape[h] == n / 2 + 1 && f.out_shape[h] == n,
             (_, None) => false,
         }
-    })
 }
 
-/// One batched 1-D transform along `axis` of C-contiguous arrays of shapes `din` (at `input`)
-/// and `dout` (at `output`), equal but along `axis` (the transform's length is the real
-/// side's extent).
-///
-/// # Safety
-/// The buffers hold those arrays of the type's element types; in place only for C2C types.
-unsafe fn fft_axis(ty: FftType, inverse: bool, axis: usize, din: &[usize], dout: &[usize], input: u64, output: u64) -> Result<()> {
-    let (ies, oes) = match ty {
-        FftType::C2C => (8, 8),
-        FftType::Z2Z => (16, 16),
-        FftType::R2C => (4, 8),
-        FftType::C2R => (8, 4),
-        FftType::D2Z => (8, 16),
-        FftType::Z2D => (16, 8),
-    };
-    let inner: usize = din[axis + 1..].iter().product();
-    let outer: usize = din[..axis].iter().product();
-    let (ni, no) = (din[axis], dout[axis]);
-    let n = if matches!(ty, FftType::C2R | FftType::Z2D) { no } else { ni };
-    // (layout, count of calls, input and output step between calls in elements).
-    let (layout, calls, istep, ostep) = if inner == 1 {
-        (FftLayout { ty, n, batch: outer, istride: 1, idist: ni, ostride: 1, odist: no }, 1, 0, 0)
-    } else if outer <= inner {
-        (FftLayout { ty, n, batch: inner, istride: inner, idist: 1, ostride: inner, odist: 1 }, outer, ni * inner, no * inner)
-    } else {
-        (FftLayout { ty, n, batch: outer, istride: inner, idist: ni * inner, ostride: inner, odist: no * inner }, inner, 1, 1)
-    };
-    for c in 0..calls {
-        let (i, o) = (input + (c * istep * ies) as u64, output + (c * ostep * oes) as u64);
-        // SAFETY: the layout addresses exactly the elements of these arrays (the caller's
-        // contract), shifted by whole rows of the loop.
-        unsafe { cufft::exec(&layout, inverse, i, o)? };
+/// The runtime's transform type of a step in the call's precision (`double`: complex128).
+fn step_type(kind: StepKind, double: bool) -> FftType {
+    match (kind, double) {
+        (StepKind::C2C { .. }, false) => FftType::C2C,
+        (StepKind::C2C { .. }, true) => FftType::Z2Z,
+        (StepKind::R2C, false) => FftType::R2C,
+        (StepKind::R2C, true) => FftType::D2Z,
+        (StepKind::C2R, false) => FftType::C2R,
+        (StepKind::C2R, true) => FftType::Z2D,
     }
-    Ok(())
 }
 
-/// `f` on a device operand.
+/// `f` on a device operand: the steps of [`fft_steps::plan`] queued on the current stream,
+/// then the norm's scale where it is not 1.
 fn fft(f: &FftCall, x: &DeviceArray) -> Result<DeviceArray> {
-    let (first, c2c) = fft_types(f).ok_or_else(|| invalid(format!("{:?} of {} on the GPU", f.kind, f.in_dtype)))?;
+    if !fft_supported(f) {
+        return Err(invalid(format!("{:?} of {} on the GPU", f.kind, f.in_dtype)));
+    }
     if x.dtype != f.in_dtype {
         return Err(invalid(format!("{:?}: an operand of {}, the call reads {}", f.kind, x.dtype, f.in_dtype)));
     }
     let l = &f.input.layout;
-    let din: Vec<usize> = l.shape.to_vec();
+    vendor::host::in_bounds(l, x.buf.len() / x.dtype.itemsize())?;
     let out = DeviceArray::empty(f.out_dtype, &f.out_shape)?;
-    if numel(&din) == 0 || numel(&f.out_shape) == 0 {
-        return Ok(out);
-    }
+    let plan = fft_steps::plan(f);
     let es = f.in_dtype.itemsize();
-    // C2R overwrites its input and the inverse C2C steps run in place: always on a copy.
-    let whole = l.is_c_contiguous() && l.offset == 0 && numel(&din) * es == x.buf.len();
-    let copy = if whole && !matches!(f.kind, FftKind::C2R { .. }) {
-        None
-    } else {
-        Some(gather::gather(&x.buf, es, l.offset, &din, &l.strides)?)
+    let scratch = match plan.scratch {
+        Some(Scratch::Gather) => Some(gather::gather(&x.buf, es, l.offset, &l.shape, &l.strides)?),
+        Some(Scratch::Empty) => Some(DeviceBuffer::alloc(l.numel() * es)?),
+        None => None,
     };
-    let src = copy.as_ref().map_or(x.buf.ptr(), |c| c.ptr());
-    let dst = out.buf.ptr();
-    let (&last, others) = f.axes.split_last().expect("checked by fft_types");
-    let lengths: usize;
-    // SAFETY: `src` holds the C-contiguous operand of shape `din` (the input itself or its
-    // gathered copy), `dst` the fresh output of `out_shape`; each step's shapes are those
-    // arrays', real steps out of place, complex steps in place on a complex array.
-    unsafe {
-        match f.kind {
-            FftKind::C2C { inverse } => {
-                lengths = f.axes.iter().map(|&a| din[a]).product();
-                let mut from = src;
-                for &axis in f.axes.iter() {
-                    fft_axis(c2c, inverse, axis, &din, &din, from, dst)?;
-                    from = dst;
-                }
-            }
-            FftKind::R2C { .. } => {
-                lengths = f.axes.iter().map(|&a| din[a]).product();
-                fft_axis(first, false, last, &din, &f.out_shape, src, dst)?;
-                for &axis in others {
-                    fft_axis(c2c, false, axis, &f.out_shape, &f.out_shape, dst, dst)?;
-                }
-            }
-            FftKind::C2R { .. } => {
-                lengths = f.axes.iter().map(|&a| f.out_shape[a]).product();
-                for &axis in others {
-                    fft_axis(c2c, true, axis, &din, &din, src, src)?;
-                }
-                fft_axis(first, true, last, &din, &f.out_shape, src, dst)?;
-            }
+    let double = matches!(f.out_dtype, DType::Float64 | DType::Complex128);
+    let base = |b: Buffer| match b {
+        Buffer::Input => x.buf.ptr(),
+        Buffer::Scratch => scratch.as_ref().expect("the plan has a scratch buffer").ptr(),
+        Buffer::Output => out.buf.ptr(),
+    };
+    for step in &plan.steps {
+        let b = step.batched;
+        let layout = FftLayout {
+            ty: step_type(b.kind, double),
+            n: b.n,
+            batch: b.batch,
+            istride: b.istride,
+            idist: b.idist,
+            ostride: b.ostride,
+            odist: b.odist,
+        };
+        let (ies, oes) = layout.ty.element_sizes();
+        let inverse = matches!(b.kind, StepKind::C2C { inverse: true } | StepKind::C2R);
+        for &(io, oo) in &step.calls {
+            let (i, o) = (base(step.from) + (io * ies) as u64, base(step.to) + (oo * oes) as u64);
+            // SAFETY: `fft_steps::plan` addresses, from each call's offsets, exactly elements
+            // of the arrays its buffers hold: the operand through its layout (checked inside
+            // the input buffer above; never written: C2R steps read the scratch), the
+            // C-contiguous scratch of the operand's shape and dtype, the fresh output of
+            // `out_shape`; in-place steps (C2C only) have identical input and output layouts.
+            // Every buffer lives until the end of this function and is freed in stream order.
+            unsafe { cufft::exec(&layout, inverse, i, o)? };
         }
     }
-    let inverse = matches!(f.kind, FftKind::C2C { inverse: true } | FftKind::C2R { .. });
-    let s = f.norm.scale(inverse, lengths);
-    let st = match f.out_dtype {
-        DType::Float32 => ScaleType::F32,
-        DType::Float64 => ScaleType::F64,
-        DType::Complex64 => ScaleType::C64,
-        _ => ScaleType::C128,
-    };
-    // SAFETY: the output holds numel(out_shape) elements of its dtype.
-    unsafe { blas::scale(st, numel(&f.out_shape), s, dst)? };
-    // The copy is freed in stream order after the transforms that read it.
-    drop(copy);
+    if plan.scale != 1.0 {
+        let st = match f.out_dtype {
+            DType::Float32 => ScaleType::F32,
+            DType::Float64 => ScaleType::F64,
+            DType::Complex64 => ScaleType::C64,
+            _ => ScaleType::C128,
+        };
+        // SAFETY: the output holds numel(out_shape) elements of its dtype.
+        unsafe { blas::scale(st, numel(&f.out_shape), plan.scale, out.buf.ptr())? };
+    }
+    // The scratch is freed in stream order after the transforms that read it.
+    drop(scratch);
     Ok(out)
 }

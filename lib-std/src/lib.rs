@@ -1,5 +1,6 @@
 //! kiln's standard library: composite operations built from the primitives of the array API,
-//! each one lazy and fusable (softmax, logsumexp, layer norm, l2 norm, relu, gelu).
+//! each one lazy and fusable (softmax, logsumexp, layer norm, l2 norm, relu, gelu and its tanh
+//! approximation).
 
 use kiln_frontend::{axis, Array, Result};
 
@@ -54,3 +55,28 @@ pub fn gelu(x: &Array) -> Result<Array> {
     let e = x.try_multiply(std::f64::consts::FRAC_1_SQRT_2)?.try_erf()?;
     x.try_multiply(&e.try_add(1.0)?)?.try_multiply(0.5)
 }
+
+/// `gelu_tanh(x)` (`torch.nn.functional.gelu(x, approximate="tanh")`), the tanh approximation
+/// of GELU: `(0.5 * x) * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x³)))`, each op in the dtype of
+/// `x` (float dtypes; integers and bools compute in the float dtype `tanh` gives them, complex
+/// numbers as complex). After a matmul (`gelu_tanh(a @ b)` or `gelu_tanh(a @ b + bias)`) it is
+/// a cuBLASLt epilogue form (`CUBLASLT_EPILOGUE_GELU`/`_GELU_BIAS`, see
+/// `kiln::FusionReport::epilogues`): the partitioner recognises exactly this expression.
+///
+/// ```
+/// let x = kiln_frontend::Array::from_vec(vec![-3.0f64, 0.0, 1.0], &[3]);
+/// let y: Vec<f64> = kiln_std::gelu_tanh(&x).unwrap().to_vec();
+/// assert!((y[0] + 0.0036373920817).abs() < 1e-12 && y[1] == 0.0 && (y[2] - 0.8411919906082768).abs() < 1e-12);
+/// ```
+pub fn gelu_tanh(x: &Array) -> Result<Array> {
+    let x = if x.dtype().is_float() || x.dtype().is_complex() { x.clone() } else { x.astype(x.try_tanh()?.dtype()) };
+    let cube = x.try_multiply(&x)?.try_multiply(&x)?;
+    let inner = x.try_add(&cube.try_multiply(GELU_C2)?)?;
+    let t = inner.try_multiply(GELU_C1)?.try_tanh()?;
+    x.try_multiply(0.5)?.try_multiply(&t.try_add(1.0)?)
+}
+
+/// `sqrt(2/pi)` and the cubic coefficient of [`gelu_tanh`] (the values the partitioner's
+/// epilogue match, `kiln_compiler::fusion::GELU_C1`/`GELU_C2`, looks for).
+const GELU_C1: f64 = 0.797_884_560_802_865_4;
+const GELU_C2: f64 = 0.044_715;

@@ -47,6 +47,18 @@ impl FftType {
         }
     }
 
+    /// Bytes of an input and an output element.
+    pub fn element_sizes(self) -> (usize, usize) {
+        match self {
+            FftType::C2C => (8, 8),
+            FftType::Z2Z => (16, 16),
+            FftType::R2C => (4, 8),
+            FftType::C2R => (8, 4),
+            FftType::D2Z => (8, 16),
+            FftType::Z2D => (16, 8),
+        }
+    }
+
     /// Elements of input and output along a transform of length `n`.
     fn extents(self, n: usize) -> (usize, usize) {
         match self {
@@ -141,20 +153,26 @@ fn make_plan(l: &FftLayout) -> Result<Plan> {
     let (ni, no) = l.ty.extents(l.n);
     let mut n = [l.n as i64];
     // Non-null embeds turn on the advanced layout (strides and distances); for rank 1 cuFFT
-    // reads no extent from them beyond their presence.
+    // reads no extent from them beyond their presence. A packed layout (unit strides,
+    // transforms one after another) gets null embeds: cuFFT's basic layout, the plan CuPy and
+    // torch make for contiguous data.
     let mut inembed = [ni as i64];
     let mut onembed = [no as i64];
+    let packed = l.istride == 1 && l.ostride == 1 && (l.batch == 1 || (l.idist == ni && l.odist == no));
+    let embed = |e: &mut [i64; 1]| if packed { std::ptr::null_mut() } else { e.as_mut_ptr() };
+    let (ip, op) = (embed(&mut inembed), embed(&mut onembed));
     let mut work = 0usize;
-    // SAFETY: a fresh plan; the arrays hold `rank` = 1 element each and live across the call.
+    // SAFETY: a fresh plan; the arrays hold `rank` = 1 element each and live across the call
+    // (or are null: the basic layout).
     check("cufftMakePlanMany64", unsafe {
         ff::cufftMakePlanMany64(
             plan.0,
             1,
             n.as_mut_ptr(),
-            inembed.as_mut_ptr(),
+            ip,
             l.istride as i64,
             l.idist as i64,
-            onembed.as_mut_ptr(),
+            op,
             l.ostride as i64,
             l.odist as i64,
             l.ty.raw(),

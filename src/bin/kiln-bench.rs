@@ -293,6 +293,29 @@ fn main() {
             let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
             rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
         }
+        if want("fft_c64") {
+            // cuFFT alone on buffers of the same size (the plan kiln makes for fft_c64): what
+            // kiln's own work around the call costs is the difference.
+            let layout = kiln_runtime::fft::FftLayout {
+                ty: kiln_runtime::fft::FftType::C2C,
+                n: f,
+                batch: 1,
+                istride: 1,
+                idist: f,
+                ostride: 1,
+                odist: f,
+            };
+            let mut input = DeviceBuffer::alloc(8 * f).unwrap();
+            input.memset(0).unwrap();
+            let output = DeviceBuffer::alloc(8 * f).unwrap();
+            let ms = time_events(&stream, a.reps, || {
+                // SAFETY: both buffers hold f complex64 elements, the layout's; they outlive
+                // the timing, which synchronises.
+                unsafe { kiln_runtime::fft::exec(&layout, false, input.ptr(), output.ptr()).unwrap() };
+            });
+            let gbps = (16 * f) as f64 / (ms * 1e-3) / 1e9;
+            rows.push(Row { work: "fft_c64_cufft_only".into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(1), tflops: None });
+        }
     }
 
     if want("first_call") {

@@ -110,13 +110,27 @@ fn gpu_strided_and_gathered_operands_match_the_evaluator() {
 }
 
 #[test]
-fn gpu_integer_matmul_runs_on_the_host_between_copies() {
+fn gpu_integer_matmul_runs_as_a_generated_reduction_kernel() {
     if !on_gpu() {
         return;
     }
     let a = randn(&[3, 4, 5], 13, DType::Int32);
     let b = randn(&[5, 6], 14, DType::Int32);
-    device_matches_evaluator(&[&a.matmul(&b), &a.astype(DType::Int8).matmul(&b.astype(DType::Int8))]);
+    let big = randn(&[70, 300], 15, DType::Int64);
+    let outs = [
+        a.matmul(&b),
+        a.astype(DType::Int8).matmul(&b.astype(DType::Int8)), // wraps in int8
+        a.astype(DType::UInt16).matmul(&b.t().t().astype(DType::UInt16)),
+        a.astype(DType::Bool).matmul(&b.astype(DType::Bool)), // bools: or-of-ands
+        big.matmul(&big.t()),
+    ];
+    for y in &outs {
+        let report = kiln::explain(&[y]).report;
+        assert_eq!(report.kernel_count(), 1, "{report}");
+        assert!(report.regions.iter().all(|r| r.kind != kiln_compiler::fusion::RegionKind::Vendor), "{report}");
+    }
+    let refs: Vec<&Array> = outs.iter().collect();
+    device_matches_evaluator(&refs);
 }
 
 #[test]
@@ -136,9 +150,10 @@ fn gpu_products_with_bias_and_activation_consumers_match() {
     }
 }
 
-/// `p + bias`, `relu(p)`, `relu(p + bias)` absorbed into the GEMM: one `cublasLtMatmul` with
-/// its epilogue (one region in the plan), compared with the evaluator for every real float
-/// dtype, with a transposed operand and with batches sharing the bias.
+/// `p + bias`, `relu(p)`, `relu(p + bias)`, `gelu_tanh(p)`, `gelu_tanh(p + bias)` absorbed
+/// into the GEMM: one `cublasLtMatmul` with its epilogue (one region in the plan; float64 GELU
+/// may find no cuBLASLt algorithm and run on the host), compared with the evaluator for every
+/// real float dtype, with a transposed operand and with batches sharing the bias.
 #[test]
 fn gpu_absorbed_epilogues_match_the_evaluator() {
     if !on_gpu() {
@@ -156,6 +171,8 @@ fn gpu_absorbed_epilogues_match_the_evaluator() {
             (&a.matmul(&b) + &bias).maximum(&zero),
             (&a.t().t().matmul(&randn(&[40, 48], 22, dt).t()) + &bias.reshape(&[1, 40])).maximum(&zero),
             (&batch.matmul(&b) + &bias).maximum(&zero),
+            kiln::nn::gelu_tanh(&a.matmul(&b)).unwrap(),
+            kiln::nn::gelu_tanh(&(&batch.matmul(&b) + &bias)).unwrap(),
         ];
         for y in &outs {
             let report = kiln::explain(&[y]).report;
@@ -163,6 +180,44 @@ fn gpu_absorbed_epilogues_match_the_evaluator() {
             device_matches_evaluator(&[y]);
         }
     }
+}
+
+/// NaN products through the absorbed relu: kiln's `relu` is NumPy's `maximum(x, 0)`, which
+/// keeps NaN (so does the host's epilogue, see `vendor::the_host_epilogue_is_the_evaluators_arithmetic`);
+/// cuBLASLt's `CUBLASLT_EPILOGUE_RELU`/`_RELU_BIAS` is documented as `max(x, 0)` and may give
+/// 0 (CUDA's `fmaxf` returns the number). The rows without NaN must match the evaluator; a NaN
+/// row must be all NaN (as NumPy) or all 0 (the documented difference); which one is printed.
+/// The tanh GELU keeps NaN on both.
+#[test]
+fn gpu_absorbed_relu_of_nan_products() {
+    if !on_gpu() {
+        return;
+    }
+    let mut v: Vec<f32> = randn(&[6, 8], 23, DType::Float32).to_vec();
+    v[2 * 8 + 3] = f32::NAN; // row 2 of every product is NaN
+    let (bv, biasv) = (randn(&[8, 5], 24, DType::Float32).to_vec::<f32>(), randn(&[5], 25, DType::Float32).to_vec::<f32>());
+    let a = Array::from_vec(v.clone(), &[6, 8]);
+    let b = Array::from_vec(bv.clone(), &[8, 5]);
+    let bias = Array::from_vec(biasv.clone(), &[5]);
+    for (name, with_bias) in [("relu", false), ("bias_relu", true)] {
+        let y = if with_bias { (&a.matmul(&b) + &bias).maximum(0.0f32) } else { a.matmul(&b).maximum(0.0f32) };
+        assert_eq!(kiln::explain(&[&y]).report.kernel_count(), 1);
+        let got = y.to_vec::<f32>();
+        for r in (0..6).filter(|&r| r != 2) {
+            for c in 0..5 {
+                let p: f64 = (0..8).map(|k| v[r * 8 + k] as f64 * bv[k * 5 + c] as f64).sum::<f64>();
+                let w = (p + if with_bias { biasv[c] as f64 } else { 0.0 }).max(0.0) as f32;
+                let g = got[r * 5 + c];
+                assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{name} [{r}, {c}]: {g} vs {w}");
+            }
+        }
+        let row = &got[10..15];
+        let kept = row.iter().all(|x| x.is_nan());
+        assert!(kept || row.iter().all(|&x| x == 0.0), "{name}: a NaN row gave {row:?}");
+        println!("cuBLASLt {name} of a NaN product: {}", if kept { "NaN (as NumPy)" } else { "0 (NumPy keeps NaN)" });
+    }
+    let g = kiln::nn::gelu_tanh(&(&a.matmul(&b) + &bias)).unwrap().to_vec::<f32>();
+    assert!(g[10..15].iter().all(|x| x.is_nan()), "gelu of NaN: {:?}", &g[10..15]);
 }
 
 #[test]
@@ -204,6 +259,77 @@ fn gpu_multi_axis_and_strided_ffts_match_the_evaluator() {
     ];
     let refs: Vec<&Array> = outs.iter().collect();
     device_matches_evaluator(&refs);
+}
+
+/// Operands read by cuFFT through their strides (no gather, see
+/// `kiln_compiler::vendor::fft_steps`): offset and stepped slices, transposes, a middle axis, a
+/// broadcast batch axis, a reversed batch axis (looped), a reversed transform axis (gathered),
+/// and multi-axis transforms whose first step reads the view.
+#[test]
+fn gpu_strided_operands_go_straight_to_cufft() {
+    if !on_gpu() {
+        return;
+    }
+    for dt in [DType::Complex64, DType::Complex128] {
+        let z = randn(&[6, 8, 10], 32, dt);
+        let v = randn(&[10], 33, dt);
+        let outs = [
+            fft::fft(&z.slice(&s![1..5, 2, 1..;2]), None, -1, "backward"),
+            fft::fft(&z.permute(&[2, 0, 1]), None, 0, "ortho"),
+            fft::ifft(&z, None, 1, "backward"),
+            fft::fft(&v.broadcast_to(&[4, 10]), None, -1, "forward"),
+            fft::fft(&z.slice(&s![..;-1, .., ..]), None, -1, "backward"),
+            fft::fft(&z.slice(&s![.., .., ..;-1]), None, -1, "backward"),
+            fft::ifftn(&z.slice(&s![..;2, 1.., ..]).permute(&[1, 2, 0]), None, None, "ortho"),
+            fft::irfftn(&z.permute(&[2, 1, 0]), None, Some(&[0, 2]), "forward"),
+        ];
+        let refs: Vec<&Array> = outs.iter().collect();
+        device_matches_evaluator(&refs);
+    }
+    let r = randn(&[12, 9], 34, DType::Float32);
+    let outs = [fft::rfft(&r.t(), None, -1, "backward"), fft::rfft(&r.slice(&s![2..10, ..]), None, 0, "ortho")];
+    let refs: Vec<&Array> = outs.iter().collect();
+    device_matches_evaluator(&refs);
+}
+
+/// cuFFT runs on the current stream: a kernel on a non-blocking stream spins, then writes the
+/// operand; an FFT materialised with that stream current must see the written values (on any
+/// other stream it would run during the spin and transform the zeros).
+#[test]
+fn gpu_ffts_run_on_the_current_stream() {
+    if !on_gpu() {
+        return;
+    }
+    let stream = kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(0).unwrap()).unwrap();
+    let _current = stream.use_scoped();
+    let late_fill = kiln::RawKernel::new(
+        r#"
+extern "C" __global__ void late_fill(double2* y, long long n, long long spin) {
+    long long t0 = clock64();
+    while (clock64() - t0 < spin) {}
+    for (long long i = blockDim.x * blockIdx.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        y[i] = make_double2((double)(i % 7), 1.0 / (1 + i % 5));
+    }
+}
+"#,
+        "late_fill",
+        &[],
+    );
+    let n = 1i64 << 16;
+    let mut y = kiln::zeros(&[n as usize], DType::Complex128);
+    let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), n.into(), 200_000_000i64.into()];
+    // SAFETY: late_fill writes n complex128 elements, y's size.
+    unsafe { late_fill.launch(64, 256, args, 0, None) };
+    let f = fft::fft(&y, None, -1, "backward");
+    f.eval();
+    let got = f.try_to_host().unwrap();
+    // The evaluator's transform of the operand's final values (downloaded after the stream ran).
+    let lowered = kiln::lower(&[&fft::fft(&y, None, -1, "backward")]);
+    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
+    if let Err(msg) = compare(&want[0], &got, tolerance(DType::Complex128), true) {
+        panic!("an FFT off the current stream? {msg}");
+    }
 }
 
 #[test]

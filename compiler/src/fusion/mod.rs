@@ -31,7 +31,7 @@ mod partition;
 mod run;
 mod text;
 
-pub use epilogue::{absorbed_form, epilogue_dtype, epilogues, Epilogue, LtEpilogue};
+pub use epilogue::{absorbed_form, epilogue_dtype, epilogues, Activation, Epilogue, LtEpilogue, GELU_C1, GELU_C2};
 pub use partition::partition;
 pub use run::run_regions;
 pub use text::{parse_regions, print_regions};

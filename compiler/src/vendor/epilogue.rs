@@ -1,7 +1,8 @@
 //! A GEMM epilogue on the host: the absorbed form applied to the GEMM's result, element by
 //! element, in the reference evaluator's arithmetic (`add` rounded once to the dtype: float16
 //! and bfloat16 through float32, which rounds their sums exactly once; `maximum(x, 0)` keeps
-//! NaN), so the host's results are those the unabsorbed kernel computed.
+//! NaN; the tanh GELU op by op, each rounded to the dtype), so the host's results are those the
+//! unabsorbed kernel computes in the evaluator.
 
 use half::{bf16, f16};
 use kiln_ir::host::Data;
@@ -9,7 +10,7 @@ use kiln_ir::HostArray;
 use rayon::prelude::*;
 
 use super::GemmEpilogue;
-use crate::fusion::LtEpilogue;
+use crate::fusion::{Activation, GELU_C1, GELU_C2};
 use crate::CompileError;
 
 /// Applies `e` to `out`, the C-contiguous product (rows of `n` elements); `bias` is the
@@ -25,44 +26,91 @@ pub(super) fn apply(e: &GemmEpilogue, n: usize, out: HostArray, bias: Option<&Ho
             return Err(invalid(format!("a bias of {b:?} for a {} product of rows of {n}", out.dtype())));
         }
     };
-    let relu = matches!(e.form, LtEpilogue::Relu | LtEpilogue::BiasRelu);
+    let act = e.form.activation();
     let (shape, dtype) = (out.shape().to_vec(), out.dtype());
     let mut data = out.into_data();
     match (&mut data, bias) {
-        (Data::Float32(p), None) => rows(p, None, n, relu, |x, y| x + y, |x| x > 0.0 || x.is_nan(), 0.0),
-        (Data::Float32(p), Some(Data::Float32(b))) => rows(p, Some(b), n, relu, |x, y| x + y, |x| x > 0.0 || x.is_nan(), 0.0),
-        (Data::Float64(p), None) => rows(p, None, n, relu, |x, y| x + y, |x| x > 0.0 || x.is_nan(), 0.0),
-        (Data::Float64(p), Some(Data::Float64(b))) => rows(p, Some(b), n, relu, |x, y| x + y, |x| x > 0.0 || x.is_nan(), 0.0),
-        (Data::Float16(p), b) => {
-            let b = match b {
-                Some(Data::Float16(b)) => Some(b.as_slice()),
-                _ => None,
-            };
-            rows(p, b, n, relu, |x, y| f16::from_f32(x.to_f32() + y.to_f32()), |x| x > f16::ZERO || x.is_nan(), f16::ZERO)
-        }
-        (Data::BFloat16(p), b) => {
-            let b = match b {
-                Some(Data::BFloat16(b)) => Some(b.as_slice()),
-                _ => None,
-            };
-            rows(p, b, n, relu, |x, y| bf16::from_f32(x.to_f32() + y.to_f32()), |x| x > bf16::ZERO || x.is_nan(), bf16::ZERO)
-        }
+        (Data::Float32(p), Some(Data::Float32(b))) => rows(p, Some(b.as_slice()), n, act),
+        (Data::Float64(p), Some(Data::Float64(b))) => rows(p, Some(b.as_slice()), n, act),
+        (Data::Float16(p), Some(Data::Float16(b))) => rows(p, Some(b.as_slice()), n, act),
+        (Data::BFloat16(p), Some(Data::BFloat16(b))) => rows(p, Some(b.as_slice()), n, act),
+        (Data::Float32(p), None) => rows(p, None, n, act),
+        (Data::Float64(p), None) => rows(p, None, n, act),
+        (Data::Float16(p), None) => rows(p, None, n, act),
+        (Data::BFloat16(p), None) => rows(p, None, n, act),
         _ => return Err(invalid(format!("a product of {dtype}"))),
     }
     Ok(HostArray::new(&shape, data)?)
 }
 
-/// Each row of `n` elements of `p`: `p + bias` (with a bias), then `maximum(p, 0)` (`relu`:
-/// `keep(x)` is `x > 0 || isnan(x)`, else `zero`).
-fn rows<T: Copy + Send + Sync>(
-    p: &mut [T],
-    bias: Option<&[T]>,
-    n: usize,
-    relu: bool,
-    add: impl Fn(T, T) -> T + Sync,
-    keep: impl Fn(T) -> bool + Sync,
-    zero: T,
-) {
+/// A float element computed as the evaluator does: in f64, rounded to its type after each op
+/// (exact for sums and products of float16, bfloat16 and float32, whose f64 results round
+/// once).
+trait Float: Copy + Send + Sync {
+    fn to_f64(self) -> f64;
+    fn of_f64(x: f64) -> Self;
+}
+
+impl Float for f32 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn of_f64(x: f64) -> Self {
+        x as f32
+    }
+}
+impl Float for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn of_f64(x: f64) -> Self {
+        x
+    }
+}
+impl Float for f16 {
+    fn to_f64(self) -> f64 {
+        f16::to_f64(self)
+    }
+    fn of_f64(x: f64) -> Self {
+        f16::from_f64(x)
+    }
+}
+impl Float for bf16 {
+    fn to_f64(self) -> f64 {
+        bf16::to_f64(self)
+    }
+    fn of_f64(x: f64) -> Self {
+        bf16::from_f64(x)
+    }
+}
+
+/// `x` rounded to `T`.
+fn round<T: Float>(x: f64) -> f64 {
+    T::of_f64(x).to_f64()
+}
+
+/// The activation of one element, op by op as the graph computes it: `maximum(x, 0)` keeps NaN;
+/// the tanh GELU is `(0.5 * x) * (1 + tanh(c1 * (x + c2 * (square(x) * x))))` with its
+/// constants rounded to `T`.
+fn activate<T: Float>(act: Activation, x: T) -> T {
+    let v = x.to_f64();
+    match act {
+        Activation::None => x,
+        Activation::Relu if v > 0.0 || v.is_nan() => x,
+        Activation::Relu => T::of_f64(0.0),
+        Activation::GeluTanh => {
+            let r = round::<T>;
+            let (c1, c2) = (r(GELU_C1), r(GELU_C2));
+            let cube = r(r(v * v) * v);
+            let inner = r(v + r(c2 * cube));
+            let t = r(r(c1 * inner).tanh());
+            T::of_f64(r(0.5 * v) * r(1.0 + t))
+        }
+    }
+}
+
+/// Each row of `n` elements of `p`: `p + bias` (with a bias), then the activation.
+fn rows<T: Float>(p: &mut [T], bias: Option<&[T]>, n: usize, act: Activation) {
     if n == 0 || p.is_empty() {
         return;
     }
@@ -72,14 +120,12 @@ fn rows<T: Copy + Send + Sync>(
         for row in chunk.chunks_mut(n) {
             if let Some(b) = bias {
                 for (x, &y) in row.iter_mut().zip(b) {
-                    *x = add(*x, y);
+                    *x = T::of_f64(x.to_f64() + y.to_f64());
                 }
             }
-            if relu {
+            if act != Activation::None {
                 for x in row.iter_mut() {
-                    if !keep(*x) {
-                        *x = zero;
-                    }
+                    *x = activate(act, *x);
                 }
             }
         }

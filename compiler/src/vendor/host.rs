@@ -27,7 +27,7 @@ pub fn run(call: &VendorCall, inputs: &[&HostArray]) -> Result<HostArray, Compil
 
 /// Errors unless every element `layout` addresses lies in a buffer of `len` elements (the
 /// precondition of reading an operand through raw pointers or unchecked strides).
-pub(super) fn in_bounds(layout: &Layout, len: usize) -> Result<(), CompileError> {
+pub fn in_bounds(layout: &Layout, len: usize) -> Result<(), CompileError> {
     if layout.numel() == 0 {
         return Ok(());
     }

@@ -23,6 +23,7 @@
 pub mod blas_layout;
 mod epilogue;
 mod fft;
+pub mod fft_steps;
 mod gemm;
 pub mod host;
 
