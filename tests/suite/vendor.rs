@@ -385,6 +385,12 @@ fn bias_relu_and_gelu_consumers_of_a_product_are_absorbed_into_its_gemm_call() {
             let plan = library_matches_evaluator(&[&y]);
             let report = plan.report();
             let e = report.epilogues.last().unwrap_or_else(|| panic!("{report}"));
+            if dt == DType::Float64 && matches!(form, LtEpilogue::Gelu | LtEpilogue::BiasGelu) {
+                // cuBLASLt's GELU is not float64-accurate: a float64 GELU (bias included) is one
+                // kernel of kiln's after the product.
+                assert_eq!((report.kernel_count(), e.kernel.is_some(), e.lt), (2, true, None), "{report}");
+                continue;
+            }
             let last = report.kernel_count() - 1;
             assert_eq!(report.regions[last].kind, RegionKind::Vendor, "{report}");
             assert_eq!((e.region, e.kernel, e.lt), (last, None, Some(form)), "{report}");
@@ -457,7 +463,9 @@ fn the_host_epilogue_is_the_evaluators_arithmetic() {
         ] {
             let lowered = kiln::lower(&[&y]);
             let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
-            assert_eq!(plan.report().kernel_count(), 1, "{}", plan.report());
+            // float64 GELUs are a kernel after the product (not absorbed).
+            let gelu64 = dt == DType::Float64 && plan.report().epilogues.iter().any(|e| e.lt.is_none());
+            assert_eq!(plan.report().kernel_count(), if gelu64 { 2 } else { 1 }, "{}", plan.report());
             let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
             let got = kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
             let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();

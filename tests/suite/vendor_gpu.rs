@@ -174,9 +174,15 @@ fn gpu_absorbed_epilogues_match_the_evaluator() {
             kiln::nn::gelu_tanh(&a.matmul(&b)).unwrap(),
             kiln::nn::gelu_tanh(&(&batch.matmul(&b) + &bias)).unwrap(),
         ];
-        for y in &outs {
+        for (k, y) in outs.iter().enumerate() {
             let report = kiln::explain(&[y]).report;
-            assert_eq!((report.kernel_count(), report.epilogues[0].kernel), (1, None), "{dt}: {report}");
+            if dt == DType::Float64 && k >= 5 {
+                // A float64 GELU is not absorbed (cuBLASLt's is not float64-accurate): one
+                // kernel after the product.
+                assert_eq!(report.kernel_count(), 2, "{dt}: {report}");
+            } else {
+                assert_eq!((report.kernel_count(), report.epilogues[0].kernel), (1, None), "{dt}: {report}");
+            }
             device_matches_evaluator(&[y]);
         }
     }
