@@ -115,10 +115,14 @@ pub(crate) fn int_width(dt: DType) -> u32 {
 /// Loads element `pos` (an i64 SSA value) of the buffer `ptr` holding `dt` elements.
 pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
     if dt.is_complex() {
-        let (t, re_pos, im_pos) = complex_positions(b, pos, dt);
-        let [re, im] = [re_pos, im_pos].map(|p| {
-            let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{p}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
-            let x = b.op(&format!("llvm.load {addr} : !llvm.ptr -> {t}"));
+        // One (re, im) vector load (see `complex_vec`): on the GPU, LLVM merges neighbours
+        // into 16-byte loads.
+        let (t, v, align) = complex_vec(b, dt);
+        let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {v}"));
+        let pair = b.op(&format!("llvm.load {addr} {{alignment = {align} : i64}} : !llvm.ptr -> {v}"));
+        let [re, im] = [0, 1].map(|k| {
+            let i = b.constant(&k.to_string(), "i32");
+            let x = b.op(&format!("llvm.extractelement {pair}[{i} : i32] : {v}"));
             if t == "f32" {
                 b.op(&format!("arith.extf {x} : f32 to f64"))
             } else {
@@ -153,13 +157,16 @@ pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
 /// Stores `v` at element `pos` of the buffer `ptr` (of `v`'s dtype).
 pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
     if v.dt.is_complex() {
-        let (t, re_pos, im_pos) = complex_positions(b, pos, v.dt);
-        for (x, p) in [(&v.ssa, re_pos), (&v.imag().to_string(), im_pos)] {
+        let (t, vt, align) = complex_vec(b, v.dt);
+        let mut pair = b.op(&format!("llvm.mlir.poison : {vt}"));
+        for (k, x) in [&v.ssa, &v.imag().to_string()].into_iter().enumerate() {
             // complex64 parts hold f32 values already: the truncation is exact.
             let x = if t == "f32" { b.op(&format!("arith.truncf {x} : f64 to f32")) } else { x.clone() };
-            let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{p}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
-            b.stmt(&format!("llvm.store {x}, {addr} : {t}, !llvm.ptr"));
+            let i = b.constant(&k.to_string(), "i32");
+            pair = b.op(&format!("llvm.insertelement {x}, {pair}[{i} : i32] : {vt}"));
         }
+        let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {vt}"));
+        b.stmt(&format!("llvm.store {pair}, {addr} {{alignment = {align} : i64}} : {vt}, !llvm.ptr"));
         return;
     }
     let m = mem_ty(v.dt);
@@ -182,14 +189,15 @@ pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
     b.stmt(&format!("llvm.store {raw}, {addr} : {m}, !llvm.ptr"));
 }
 
-/// The parts' memory type and the positions `2*pos`, `2*pos + 1` of complex element `pos`
-/// (elements are (real, imag) pairs, as in NumPy).
-fn complex_positions(b: &mut Builder, pos: &str, dt: DType) -> (&'static str, String, String) {
-    let two = b.i64(2);
-    let one = b.i64(1);
-    let re = b.op(&format!("arith.muli {pos}, {two} overflow<nsw, nuw> : i64"));
-    let im = b.op(&format!("arith.addi {re}, {one} overflow<nsw, nuw> : i64"));
-    (complex_mem_ty(dt), re, im)
+/// A complex dtype's part type, its element as a vector of two parts, and the alignment the
+/// loads claim: the element's size on the GPU (device buffers are 256-byte aligned and views
+/// start at whole elements), the part's on the host (Rust's `Complex<f32>` is 4-byte aligned).
+fn complex_vec(b: &Builder, dt: DType) -> (&'static str, &'static str, u32) {
+    let gpu = b.target == super::Target::Gpu;
+    match complex_mem_ty(dt) {
+        "f32" => ("f32", "vector<2xf32>", if gpu { 8 } else { 4 }),
+        _ => ("f64", "vector<2xf64>", if gpu { 16 } else { 8 }),
+    }
 }
 
 /// An f32 or f64 constant, bit-exact (hexadecimal form).
