@@ -69,6 +69,7 @@ fn compile_latency(c: &mut Criterion) {
                 BatchSize::PerIteration,
             )
         });
+        ptx_breakdown(|| new_region().swap_remove(0));
     }
     // A disk-cache hit: the entry's file read and checked (SHA-256), as a warm start does
     // before loading the cubin (loading it needs a device: kiln-bench's first_call_disk_hit).
@@ -88,6 +89,37 @@ fn compile_latency(c: &mut Criterion) {
     });
     let _ = std::fs::remove_dir_all(&dir);
     g.finish();
+}
+
+/// Where the time of compiling a new region to PTX goes, stage by stage (`PtxTimes`): the
+/// median and the minimum over 30 new regions (the minimum is the figure least disturbed by
+/// other work on a shared machine), printed beside criterion's figures.
+fn ptx_breakdown(mut new_region: impl FnMut() -> Region) {
+    let runs: Vec<(kiln_compiler::toolchain::ptx::PtxTimes, f64)> = (0..30)
+        .map(|_| {
+            let region = new_region();
+            let t = std::time::Instant::now();
+            let g = kiln_compiler::codegen::gpu::compile_region_gpu(&region, Default::default()).unwrap();
+            (g.times, t.elapsed().as_secs_f64() * 1e3)
+        })
+        .collect();
+    type Stage = fn(&(kiln_compiler::toolchain::ptx::PtxTimes, f64)) -> f64;
+    let stages: [(&str, Stage); 8] = [
+        ("MLIR parse + verify", |r| r.0.parse),
+        ("MLIR passes", |r| r.0.passes),
+        ("translation to LLVM IR", |r| r.0.translate),
+        ("libdevice link", |r| r.0.link),
+        ("LLVM optimisation", |r| r.0.optimize),
+        ("NVPTX code generation", |r| r.0.codegen),
+        ("sum of the stages", |r| r.0.total()),
+        ("lower + compile (wall)", |r| r.1),
+    ];
+    println!("to PTX, ms per stage over {} new regions (median, min):", runs.len());
+    for (name, stage) in stages {
+        let mut v: Vec<f64> = runs.iter().map(stage).collect();
+        v.sort_by(f64::total_cmp);
+        println!("  {name:24} {:7.2} {:7.2}", v[v.len() / 2], v[0]);
+    }
 }
 
 fn run(c: &mut Criterion) {

@@ -224,7 +224,7 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
     if let Lookup::Hit(entry) = disk.lookup(&key) {
         match load(gpu, ModuleImage::Cubin(&entry.cubin)) {
             Ok(function) => {
-                let k = GpuKernel { kernel, ptx: entry.ptx.into(), compile_ms: 0.0 };
+                let k = GpuKernel { kernel, ptx: entry.ptx.into(), compile_ms: 0.0, times: Default::default() };
                 return Ok(Ready { kernel: Some((k, function)), vendor: None });
             }
             Err(e) => tracing::warn!(target: "kiln::cache", error = %e, "cached cubin does not load; rebuilding it"),

@@ -132,6 +132,13 @@ impl Builder {
         self.line("}");
     }
 
+    /// Closes the innermost region, an `scf.for`'s, with `attrs` on the op (`} {attrs}`).
+    pub fn close_with(&mut self, attrs: &str) {
+        self.scopes.pop();
+        self.indent -= 2;
+        self.line(&format!("}} {attrs}"));
+    }
+
     /// `(x / e, x % e)` of non-negative i64 indices, in 32 bits when [`Builder::index32`].
     pub fn divrem(&mut self, x: &str, e: &str) -> (String, String) {
         if !self.index32 {

@@ -27,6 +27,7 @@ use super::MathLib;
 use crate::toolchain::mlir::{
     approximate_math, capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE,
 };
+use crate::toolchain::ptx::{ms_since, PtxTimes};
 use crate::CompileError;
 
 /// How much optimisation a kernel's code gets.
@@ -138,22 +139,39 @@ impl HostTarget {
 
 /// Parses kernel MLIR text and runs the host pipeline on it.
 fn parse_and_lower<'c>(context: &'c melior::Context, text: &str) -> Result<Module<'c>, CompileError> {
+    parse_and_lower_timed(context, text, &mut PtxTimes::default())
+}
+
+/// [`parse_and_lower`], recording the parse (and verification) and pass times in `times`.
+fn parse_and_lower_timed<'c>(
+    context: &'c melior::Context,
+    text: &str,
+    times: &mut PtxTimes,
+) -> Result<Module<'c>, CompileError> {
+    let t = Instant::now();
     let (module, diagnostics) = capture_diagnostics(context, || Module::parse(context, text));
     let mut module = module.ok_or_else(|| CompileError::Verify(format!("{diagnostics}\n{text}")))?;
     verify(&module)?;
+    times.parse = ms_since(t);
+    let t = Instant::now();
     let math = module.as_operation().attribute(MATH_ATTR).ok().and_then(|a| a.to_string().strip_prefix('"')?.strip_suffix('"').map(String::from));
     if math.as_deref() == Some(MathLib::Polynomial.name()) {
         approximate_math(&module)?;
     }
     run_pipeline(&mut module, HOST_PIPELINE)?;
+    times.passes = ms_since(t);
     Ok(module)
 }
 
 /// Parses kernel MLIR text, lowers it to the `llvm` dialect and hands the module to `f`
-/// (in this thread's MLIR context).
-pub(crate) fn with_lowered<T>(text: &str, f: impl FnOnce(&Module) -> Result<T, CompileError>) -> Result<T, CompileError> {
+/// (in this thread's MLIR context), recording the parse and pass times in `times`.
+pub(crate) fn with_lowered<T>(
+    text: &str,
+    times: &mut PtxTimes,
+    f: impl FnOnce(&Module) -> Result<T, CompileError>,
+) -> Result<T, CompileError> {
     MLIR.with(|context| {
-        let module = parse_and_lower(context, text)?;
+        let module = parse_and_lower_timed(context, text, times)?;
         f(&module)
     })
 }

@@ -49,6 +49,13 @@ pub const HOST_ENTRY: &str = "kiln_kernel_host";
 /// runs chunks `t, t + threads, ...` of `chunk` work items each, up to `n` work items.
 pub const GPU_ENTRY: &str = "kiln_gpu";
 
+/// Attributes of an `scf.for` LLVM must not unroll (carried to its latch branch's
+/// `!llvm.loop` metadata): the loops of a GPU elementwise kernel's slow paths, which run at most
+/// [`GPU_VEC`] items per call. LLVM's cost model would otherwise unroll them where libdevice's
+/// functions are still calls (they are inlined after the kernel is optimised: see
+/// `codegen::gpu`), copying those functions' bodies for nothing.
+const NO_UNROLL: &str = "{loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>}";
+
 /// A region lowered to MLIR, with what it takes to launch it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
@@ -329,6 +336,12 @@ impl<'g> Lower<'g> {
         self.b.close();
     }
 
+    /// Closes an `scf.for` LLVM must not unroll ([`NO_UNROLL`]).
+    fn close_no_unroll(&mut self) {
+        self.memo.pop();
+        self.b.close_with(NO_UNROLL);
+    }
+
     /// `scf.for %iv = lb to ub` with accumulators; returns (iv, iter arg names, results).
     fn open_for(&mut self, lb: &str, ub: &str, init: &[String], tys: &[&str]) -> (String, Vec<String>, Vec<String>) {
         let iv = self.b.fresh();
@@ -558,7 +571,7 @@ impl<'g> Lower<'g> {
                 self.memo.push(HashMap::new());
                 let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
                 store_all(self, &Ix { dims: None, flat: Some(iv.clone()) }, &iv)?;
-                self.close();
+                self.close_no_unroll();
                 self.close();
                 return Ok(());
             }
@@ -629,7 +642,11 @@ impl<'g> Lower<'g> {
         let mut dims = outer;
         dims.push(j.clone());
         store_all(self, &Ix { dims: Some(dims), flat: Some(pos.clone()) }, &pos)?;
-        self.close();
+        if gpu_full {
+            self.close_no_unroll();
+        } else {
+            self.close();
+        }
         self.b.stmt(&format!("scf.yield {seg_end} : i64"));
         self.close();
         if gpu_full {
@@ -1551,8 +1568,14 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
                 t += "      scf.if %full {\n";
                 t += "        %vend = arith.addi %start, %vec : i64\n";
                 t += &format!("        {}\n", call.replace("%end", "%vend"));
+                // The last, partial chunk (fewer than GPU_VEC items): one item per call, so
+                // the inlined kernel keeps neither its unrolled path nor a loop, only one copy
+                // of the element's code (libdevice functions are inlined per copy).
                 t += "      } else {\n";
-                t += &format!("        {call}\n");
+                t += "        scf.for %i = %start to %end step %one : i64 {\n";
+                t += "          %i1 = arith.addi %i, %one : i64\n";
+                t += &format!("          {}\n", call.replace("%start", "%i").replace("%end", "%i1"));
+                t += &format!("        }} {NO_UNROLL}\n");
                 t += "      }\n";
                 t += "    }\n    return\n  }\n";
                 return t;

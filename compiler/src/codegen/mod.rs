@@ -118,6 +118,7 @@ pub mod gpu;
 pub mod host;
 mod index;
 mod jit;
+mod libdevice;
 pub mod lower;
 mod polynomial;
 mod reduce;

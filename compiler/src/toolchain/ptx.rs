@@ -1,11 +1,14 @@
 //! PTX emission for `nvptx64-nvidia-cuda` through LLVM's NVPTX backend, with a smoke kernel.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Once;
+use std::time::Instant;
 
 use inkwell::{
     builder::Builder,
     context::Context,
-    module::Module,
+    module::{Linkage, Module},
     passes::PassBuilderOptions,
     targets::{
         CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
@@ -73,22 +76,110 @@ impl PtxTarget {
     }
 }
 
+/// Where the time of one PTX compilation went, in milliseconds (`KILN_DUMP`-independent; the
+/// GPU backend logs it with `tracing` at debug level, and `cargo bench --bench codegen` prints
+/// the breakdown of the "to PTX" benchmark).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PtxTimes {
+    /// MLIR text parsed and verified.
+    pub parse: f64,
+    /// MLIR passes down to the `llvm`/`nvvm` dialects.
+    pub passes: f64,
+    /// Translation to LLVM IR.
+    pub translate: f64,
+    /// libdevice loaded (lazily: only the called functions are read) and linked.
+    pub link: f64,
+    /// LLVM's optimisation pipeline.
+    pub optimize: f64,
+    /// NVPTX code generation (the PTX text).
+    pub codegen: f64,
+}
+
+impl PtxTimes {
+    /// The sum of the stages.
+    pub fn total(&self) -> f64 {
+        self.parse + self.passes + self.translate + self.link + self.optimize + self.codegen
+    }
+}
+
+/// Milliseconds since `t`.
+pub(crate) fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+thread_local! {
+    /// NVPTX target machines by target, made once per thread (a target machine is used by one
+    /// thread at a time).
+    static MACHINES: RefCell<HashMap<PtxTarget, TargetMachine>> = RefCell::new(HashMap::new());
+}
+
+/// Runs `f` with this thread's target machine for `target`.
+pub fn with_target_machine<T>(
+    target: PtxTarget,
+    f: impl FnOnce(&TargetMachine) -> Result<T, CompileError>,
+) -> Result<T, CompileError> {
+    MACHINES.with(|machines| {
+        if !machines.borrow().contains_key(&target) {
+            let machine = target.target_machine()?;
+            machines.borrow_mut().insert(target, machine);
+        }
+        let machines = machines.borrow();
+        f(&machines[&target])
+    })
+}
+
+/// Gives every function and global variable `module` defines internal linkage but the
+/// function `keep` (external), so the optimiser inlines them and drops what is not called.
+pub fn internalize(module: &Module<'_>, keep: &str) {
+    for f in module.get_functions() {
+        if f.get_name().to_bytes() == keep.as_bytes() {
+            f.set_linkage(Linkage::External);
+        } else if f.count_basic_blocks() > 0 {
+            f.set_linkage(Linkage::Internal);
+        }
+    }
+    for g in module.get_globals() {
+        if g.get_initializer().is_some() {
+            g.set_linkage(Linkage::Internal);
+        }
+    }
+}
+
+/// Sets `module`'s triple and data layout for `target` (before it is optimised or linked).
+pub fn set_target(module: &Module<'_>, target: PtxTarget) -> Result<(), CompileError> {
+    with_target_machine(target, |machine| {
+        module.set_triple(&machine.get_triple());
+        module.set_data_layout(&machine.get_target_data().get_data_layout());
+        Ok(())
+    })
+}
+
+/// Runs the textual LLVM pass `pipeline` on `module` with `target`'s machine (which adds
+/// NVPTX's passes, NVVMReflect among them, to the default pipelines).
+pub fn run_pipeline(module: &Module<'_>, target: PtxTarget, pipeline: &str) -> Result<(), CompileError> {
+    with_target_machine(target, |machine| {
+        module
+            .run_passes(pipeline, machine, PassBuilderOptions::create())
+            .map_err(|e| CompileError::Llvm(format!("{pipeline}: {e}")))
+    })
+}
+
+/// The PTX of an optimised `module` (NVPTX code generation).
+pub fn codegen(module: &Module<'_>, target: PtxTarget) -> Result<String, CompileError> {
+    let buffer = with_target_machine(target, |machine| {
+        machine
+            .write_to_memory_buffer(module, FileType::Assembly)
+            .map_err(|e| CompileError::Llvm(e.to_string()))
+    })?;
+    String::from_utf8(buffer.as_slice().to_vec()).map_err(|e| CompileError::Llvm(format!("PTX is not UTF-8: {e}")))
+}
+
 /// Sets `module`'s triple and data layout for `target`, runs `default<O3>` and returns the PTX.
 pub fn emit_ptx(module: &Module<'_>, target: PtxTarget) -> Result<String, CompileError> {
-    let machine = target.target_machine()?;
-    module.set_triple(&machine.get_triple());
-    module.set_data_layout(&machine.get_target_data().get_data_layout());
-    module
-        .verify()
-        .map_err(|e| CompileError::Llvm(e.to_string()))?;
-    module
-        .run_passes("default<O3>", &machine, PassBuilderOptions::create())
-        .map_err(|e| CompileError::Llvm(e.to_string()))?;
-    let buffer = machine
-        .write_to_memory_buffer(module, FileType::Assembly)
-        .map_err(|e| CompileError::Llvm(e.to_string()))?;
-    String::from_utf8(buffer.as_slice().to_vec())
-        .map_err(|e| CompileError::Llvm(format!("PTX is not UTF-8: {e}")))
+    set_target(module, target)?;
+    module.verify().map_err(|e| CompileError::Llvm(e.to_string()))?;
+    run_pipeline(module, target, "default<O3>")?;
+    codegen(module, target)
 }
 
 /// Builds, with inkwell, a module holding

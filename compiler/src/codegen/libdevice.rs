@@ -1,0 +1,217 @@
+//! libdevice (NVIDIA's `libdevice.10.bc`): where it is, and its functions optimised once per
+//! process and linked into kernels after the kernels are optimised.
+//!
+//! A kernel is optimised (`default<O3>`) with its `__nv_*` math functions as declarations, so
+//! the optimiser works on the kernel's own code only; then each function it still calls is
+//! linked from a module holding that function alone, optimised (NVVMReflect, `O3`) the first
+//! time a kernel asks for it and kept as bitcode for the process, and inlined
+//! (`always-inline`). Optimising the inlined bodies again with the kernel, as a single `O3`
+//! after linking did, cost most of the compile time (each call site is a copy of the body,
+//! `__nv_sinf` ~120 instructions) and changed little: of the catalogue's 156 kernels 153 get
+//! the same PTX either way; `logsumexp_rows` compares a row's f32 sum before `logf` rather
+//! than its f64 source (same instruction count), the Payne-Hanek slow path of `sinf` of an
+//! integer (`add_reverse_with_computed_arguments`) keeps two instructions per copy, and in
+//! `shared_costly_value_two_reductions` the kernel is inlined into the entry (the inliner no
+//! longer counts libdevice's bodies: vector loads, no call).
+//!
+//! Because the optimiser sees calls, not bodies, its cost model would unroll loops calling them
+//! (a body per copy): the loops of GPU elementwise kernels' slow paths carry
+//! `llvm.loop.unroll.disable` (`lower::NO_UNROLL`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::llvm_sys;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::{Linkage, Module};
+use inkwell::values::BasicValue;
+
+use crate::toolchain::ptx::{internalize, run_pipeline, set_target, PtxTarget};
+use crate::CompileError;
+
+/// Where libdevice is, if anywhere: `KILN_LIBDEVICE`, then `$CUDA_HOME`/`$CUDA_PATH`'s
+/// `nvvm/libdevice/libdevice.10.bc`, `/usr/local/cuda`, then the `nvidia-nvvm` wheel in the
+/// Python site-packages directories found under `/usr` and `~/.local`.
+pub fn libdevice_path() -> Option<PathBuf> {
+    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if let Some(p) = std::env::var_os("KILN_LIBDEVICE") {
+            candidates.push(PathBuf::from(p));
+        }
+        for var in ["CUDA_HOME", "CUDA_PATH"] {
+            if let Some(root) = std::env::var_os(var) {
+                candidates.push(PathBuf::from(root).join("nvvm/libdevice/libdevice.10.bc"));
+            }
+        }
+        candidates.push(PathBuf::from("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"));
+        let mut roots = vec![PathBuf::from("/usr/lib"), PathBuf::from("/usr/local/lib")];
+        if let Some(home) = std::env::var_os("HOME") {
+            let home = PathBuf::from(home);
+            roots.push(home.join(".local/lib"));
+            // pyenv: ~/.pyenv/versions/<version>/lib/python3.x
+            if let Ok(versions) = std::fs::read_dir(home.join(".pyenv/versions")) {
+                let mut versions: Vec<PathBuf> = versions.flatten().map(|e| e.path().join("lib")).collect();
+                versions.sort();
+                roots.extend(versions);
+            }
+        }
+        for root in roots {
+            let Ok(entries) = std::fs::read_dir(&root) else { continue };
+            let mut pythons: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+            pythons.sort();
+            for py in pythons {
+                for site in ["site-packages", "dist-packages"] {
+                    for cu in ["cu13", "cu12"] {
+                        candidates.push(py.join(site).join("nvidia").join(cu).join("nvvm/libdevice/libdevice.10.bc"));
+                    }
+                    candidates.push(py.join(site).join("nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc"));
+                }
+            }
+        }
+        candidates.into_iter().find(|p| p.is_file())
+    })
+    .clone()
+}
+
+/// The bytes of libdevice, read once.
+pub(crate) fn libdevice_bytes() -> Option<&'static [u8]> {
+    static BYTES: OnceLock<Option<Vec<u8>>> = OnceLock::new();
+    BYTES
+        .get_or_init(|| {
+            let path = libdevice_path()?;
+            match std::fs::read(&path) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "libdevice unreadable");
+                    None
+                }
+            }
+        })
+        .as_deref()
+}
+
+/// The libdevice functions `module` calls: its `__nv_*` declarations that have a use, sorted.
+fn called(module: &Module<'_>) -> Vec<String> {
+    let mut names: Vec<String> = module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() == 0 && f.as_global_value().as_pointer_value().get_first_use().is_some())
+        .map(|f| f.get_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("__nv_"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Links into `module` (optimised, its triple and data layout set for `target`) the libdevice
+/// functions it calls, each already optimised, internal and marked `alwaysinline`; returns
+/// whether there were any (then `always-inline` must run).
+///
+/// Errors: no libdevice; libdevice without a function called; LLVM's errors.
+pub(crate) fn link(module: &Module<'_>, target: PtxTarget) -> Result<bool, CompileError> {
+    let wanted = called(module);
+    if wanted.is_empty() {
+        return Ok(false);
+    }
+    let context = module.get_context();
+    for name in &wanted {
+        let bitcode = optimized(name, target, &wanted)?;
+        let buffer = MemoryBuffer::create_from_memory_range(&bitcode, name);
+        let lib = Module::parse_bitcode_from_buffer(&buffer, context)
+            .map_err(|e| CompileError::Llvm(format!("libdevice {name}: {e}")))?;
+        module.link_in_module(lib).map_err(|e| CompileError::Llvm(format!("libdevice {name}: linking: {e}")))?;
+    }
+    let inline = context.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+    for name in &wanted {
+        let f = module.get_function(name).ok_or_else(|| CompileError::Llvm(format!("libdevice: {name} not linked")))?;
+        f.set_linkage(Linkage::Internal);
+        f.add_attribute(AttributeLoc::Function, inline);
+    }
+    Ok(true)
+}
+
+/// Bitcode of a module holding libdevice's `name` alone (and what it calls, internal),
+/// optimised for `target`, by (name, target).
+type OptimizedCache = Mutex<HashMap<(String, PtxTarget), Arc<[u8]>>>;
+
+/// The optimised bitcode of libdevice's `name` for `target`, made the first time it is asked
+/// for. (`wanted` only names the kernel's functions in the error for a missing libdevice.)
+fn optimized(name: &str, target: PtxTarget, wanted: &[String]) -> Result<Arc<[u8]>, CompileError> {
+    static CACHE: OnceLock<OptimizedCache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (name.to_string(), target);
+    if let Some(bitcode) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(bitcode.clone());
+    }
+    let bytes = libdevice_bytes().ok_or_else(|| {
+        CompileError::Llvm(format!(
+            "libdevice not found (set KILN_LIBDEVICE to libdevice.10.bc); needed for {}",
+            wanted.join(", ")
+        ))
+    })?;
+    let context = inkwell::context::Context::create();
+    let module = extract(bytes, name, &context)?;
+    set_target(&module, target)?;
+    // Only `name` is called from outside: what it calls is inlined or kept internal.
+    internalize(&module, name);
+    // NVVMReflect runs first (the NVPTX target adds it): `__nvvm_reflect("__CUDA_FTZ")` is 0
+    // (no `nvvm-reflect-ftz` module flag), so the flush-to-zero variants are dropped.
+    run_pipeline(&module, target, "default<O3>")?;
+    let bitcode: Arc<[u8]> = module.write_bitcode_to_memory().as_slice().into();
+    cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, bitcode.clone());
+    Ok(bitcode)
+}
+
+/// A new module in `context` holding libdevice's function `name` and what it uses, loaded
+/// lazily (only those are read from the bitcode).
+fn extract<'ctx>(
+    bytes: &'static [u8],
+    name: &str,
+    context: &'ctx inkwell::context::Context,
+) -> Result<Module<'ctx>, CompileError> {
+    let c_name = std::ffi::CString::new(name).map_err(|_| CompileError::Llvm(format!("libdevice: bad name {name:?}")))?;
+    let module = context.create_module(name);
+    // SAFETY: `bytes` lives for the whole process ('static), so the buffer that borrows it (no
+    // copy) outlives the lazily loaded module reading from it; that module is created in
+    // `context`, as is `module`, and is consumed (destroyed) by `LLVMLinkModules2`, or disposed
+    // of on the error path; every handle passed is live.
+    unsafe {
+        use llvm_sys::core::*;
+        let buf = LLVMCreateMemoryBufferWithMemoryRange(bytes.as_ptr().cast(), bytes.len(), c"libdevice".as_ptr(), 0);
+        let mut lib: llvm_sys::prelude::LLVMModuleRef = std::ptr::null_mut();
+        let failed = llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext2(context.raw(), buf, &mut lib);
+        if failed != 0 || lib.is_null() {
+            LLVMDisposeMemoryBuffer(buf);
+            return Err(CompileError::Llvm("libdevice: not valid bitcode".into()));
+        }
+        // The buffer is owned by the lazy module from here on.
+        let f = LLVMGetNamedFunction(lib, c_name.as_ptr());
+        if f.is_null() {
+            LLVMDisposeModule(lib);
+            return Err(CompileError::Llvm(format!("libdevice has no {name}")));
+        }
+        LLVMAddFunction(module.as_mut_ptr(), c_name.as_ptr(), LLVMGlobalGetValueType(f));
+        // Definitions become linkonce_odr: the linker takes (and materialises) only those
+        // `module` uses.
+        let mut f = LLVMGetFirstFunction(lib);
+        while !f.is_null() {
+            if LLVMIsDeclaration(f) == 0 {
+                LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMLinkOnceODRLinkage);
+            }
+            f = LLVMGetNextFunction(f);
+        }
+        let mut g = LLVMGetFirstGlobal(lib);
+        while !g.is_null() {
+            if LLVMIsDeclaration(g) == 0 {
+                LLVMSetLinkage(g, llvm_sys::LLVMLinkage::LLVMLinkOnceODRLinkage);
+            }
+            g = LLVMGetNextGlobal(g);
+        }
+        if llvm_sys::linker::LLVMLinkModules2(module.as_mut_ptr(), lib) != 0 {
+            return Err(CompileError::Llvm(format!("libdevice: linking {name} failed")));
+        }
+    }
+    Ok(module)
+}
