@@ -104,3 +104,5 @@ mod ulps;
 mod complex;
 #[path = "suite/streams.rs"]
 mod streams;
+#[path = "suite/row_kernels.rs"]
+mod row_kernels;
