@@ -22,7 +22,10 @@
 //!   loop nest over `A` (so a later one's prologue can read an earlier one's result: softmax,
 //!   layernorm); then outputs of the kept shape are written once, and outputs of shape `S` by a
 //!   final pass over `A`. Other reductions (a k-means distance inside an argmin) are loops nested
-//!   where their value is needed.
+//!   where their value is needed. On the GPU these passes are cooperative (see [`Coop`]): a
+//!   group of threads per work item, combining by warp shuffles; an input the passes share is
+//!   kept in shared memory by the first (see [`RowCache`]), so softmax and layer norm read their
+//!   row from global memory once when it fits.
 //!
 //! Each node is emitted *at an index* of its result (`Ix`): elementwise ops pass the index to
 //! their operands, views transform it (`through_view`), loads turn it into a buffer position.
@@ -295,10 +298,14 @@ const MAX_ACC: usize = 2;
 
 /// A cooperative GPU reduction: `lanes` threads of a block share each work item, each folding
 /// the elements `lane, lane + lanes, ...` of the reduced axes (flattened); the partial
-/// accumulators are combined by a tree in shared memory, so every lane holds the result.
-/// Row layout: the lanes of an item are consecutive threads (coalesced along a contiguous
-/// reduced axis). Column layout: consecutive threads take consecutive items, the lanes of an
-/// item `items` threads apart (coalesced along a contiguous kept axis).
+/// accumulators are combined by a fixed tree, so every lane holds the same result.
+/// Row layout: the lanes of an item are consecutive threads, whole warps (coalesced along a
+/// contiguous reduced axis); they combine by warp shuffles, then across the item's warps
+/// through shared memory with one barrier ([`Lower::group_combine_warps`]), and a region input
+/// that several passes over the row read is read from global memory once when the block's
+/// rows fit in shared memory ([`RowCache`]). Column layout: consecutive threads take
+/// consecutive items, the lanes of an item `items` threads apart (coalesced along a contiguous
+/// kept axis); they combine by a tree in shared memory, a barrier per step.
 #[derive(Clone, Copy, Debug)]
 struct Coop {
     lanes: usize,
