@@ -24,8 +24,8 @@
 //!   final pass over `A`. Other reductions (a k-means distance inside an argmin) are loops nested
 //!   where their value is needed. On the GPU these passes are cooperative (see [`Coop`]): a
 //!   group of threads per work item, combining by warp shuffles; an input the passes share is
-//!   kept in shared memory by the first (see [`RowCache`]), so softmax and layer norm read their
-//!   row from global memory once when it fits.
+//!   copied to shared memory before them (see [`RowCache`]), so softmax and layer norm read
+//!   their row from global memory once when it fits.
 //!
 //! Each node is emitted *at an index* of its result (`Ix`): elementwise ops pass the index to
 //! their operands, views transform it (`through_view`), loads turn it into a buffer position.
@@ -317,11 +317,15 @@ struct Coop {
 /// memory of a row kernel (under 1 KiB) within the 48 KiB a launch gets without opting in.
 const ROW_CACHE_BYTES: usize = 44 * 1024;
 
+/// Elements of a row each thread loads at once when filling the row cache (its loads in flight:
+/// a lane loop's load is used before the next is issued).
+const ROW_CACHE_UNROLL: usize = 4;
+
 /// The row cache of a cooperative row kernel (see [`Lower::row_cache_plan`]): the region
-/// inputs that several passes over a work item's row read, kept in shared memory by the first
-/// pass reading each, read back from there by the others. Each thread reads back only the
-/// elements it stored (the lane loops of all passes visit the same positions), so no barrier
-/// guards it.
+/// inputs that several passes over a work item's row read, copied to shared memory before the
+/// first pass ([`Lower::row_cache_fill`]: [`ROW_CACHE_UNROLL`] loads in flight per thread) and
+/// read from there by the passes. Each thread reads back only the elements it stored (the fill
+/// and the lane loops of all passes visit the same positions), so no barrier guards it.
 #[derive(Clone, Debug)]
 struct RowCache {
     /// The cached inputs, largest elements first (each part stays aligned).
@@ -342,7 +346,7 @@ struct CachedRow {
     size: usize,
     /// Bytes of the inputs before it, per row element and work item.
     offset: usize,
-    /// The passes reading it (see [`Lower::pass`]), in order: the first stores, the others load.
+    /// The passes reading it (see [`Lower::pass`]), in order.
     passes: Vec<usize>,
 }
 
@@ -1148,25 +1152,73 @@ impl<'g> Lower<'g> {
         (bytes > 0 && bytes <= ROW_CACHE_BYTES).then_some(RowCache { inputs, row, bytes })
     }
 
+    /// Copies the work item's row of each cached input (kept indices `kept`) into the row
+    /// cache: a loop over blocks of [`ROW_CACHE_UNROLL`] × lanes elements, each thread loading
+    /// its elements `j + lane + k·lanes` (k < unroll) before storing them, then the elements
+    /// past the last whole block one at a time: the positions `lane, lane + lanes, ...` of
+    /// the passes' lane loops.
+    fn row_cache_fill(&mut self, shape: &[usize], axes: &[usize], kept: &[String]) -> Result<(), Stop> {
+        let Some(cache) = self.row_cache.clone() else { return Ok(()) };
+        let coop = self.coop.expect("a cooperative kernel");
+        let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+        let total = self.b.param(cache.row as i64);
+        let lanes = self.b.i64(coop.lanes as i64);
+        let block = self.b.i64((ROW_CACHE_UNROLL * coop.lanes) as i64);
+        let zero = self.b.i64(0);
+        let blocks = self.b.op(&format!("arith.divui {total}, {block} : i64"));
+        let whole = self.b.op(&format!("arith.muli {blocks}, {block} : i64"));
+        let full_of = |b: &mut Builder, r: &str| -> Vec<String> {
+            let ivs = unravel(b, r, &reduced_shape);
+            let (mut ki, mut ri) = (kept.iter(), ivs.iter());
+            (0..shape.len())
+                .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+                .collect()
+        };
+        // Whole blocks: every thread's elements in bounds.
+        let j = self.b.fresh();
+        self.open(0, &format!("scf.for {j} = {zero} to {whole} step {block} : i64"));
+        let base = self.b.op(&format!("arith.addi {j}, %lane : i64"));
+        let mut loaded = Vec::new();
+        for k in 0..ROW_CACHE_UNROLL {
+            let off = self.b.i64((k * coop.lanes) as i64);
+            let r = self.b.op(&format!("arith.addi {base}, {off} : i64"));
+            let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };
+            for c in &cache.inputs {
+                let v = self.emit(c.node, &ix)?;
+                loaded.push((c.clone(), r.clone(), v));
+            }
+        }
+        for (c, r, v) in loaded {
+            let slot = self.row_slot(&cache, &c, &r);
+            self.b.stmt(&format!("llvm.store {}, {slot} : {}, !llvm.ptr", v.ssa, c.ty));
+        }
+        self.close();
+        // The rest, one element at a time.
+        let start = self.b.op(&format!("arith.addi {whole}, %lane : i64"));
+        let r = self.b.fresh();
+        self.open(0, &format!("scf.for {r} = {start} to {total} step {lanes} : i64"));
+        let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };
+        for c in &cache.inputs {
+            let v = self.emit(c.node, &ix)?;
+            let slot = self.row_slot(&cache, c, &r);
+            self.b.stmt(&format!("llvm.store {}, {slot} : {}, !llvm.ptr", v.ssa, c.ty));
+        }
+        self.close();
+        Ok(())
+    }
+
     /// At the top of a pass's lane loop (element `r` of the row, index `full`): the cached
-    /// inputs this pass reads, stored to the row cache by their first pass (after their global
-    /// load), loaded from it by the others. The values are memoised at `full`, so the pass's
-    /// body reads them from here.
+    /// inputs this pass reads, loaded from the row cache and memoised at `full`, so the pass's
+    /// body reads them from there.
     fn row_cache_pass(&mut self, full: &[String], r: &str) -> Result<(), Stop> {
         let Some(cache) = self.row_cache.clone() else { return Ok(()) };
         let ix = Ix { dims: Some(full.to_vec()), flat: None };
         let pass = self.pass;
         for c in cache.inputs.iter().filter(|c| c.passes.contains(&pass)) {
             let slot = self.row_slot(&cache, c, r);
-            let ty = c.ty;
-            if c.passes[0] == pass {
-                let v = self.emit(c.node, &ix)?;
-                self.b.stmt(&format!("llvm.store {}, {slot} : {ty}, !llvm.ptr", v.ssa));
-            } else {
-                let n = self.b.fresh();
-                self.b.stmt(&format!("{n} = llvm.load {slot} : !llvm.ptr -> {ty}"));
-                self.memo.last_mut().expect("a memo scope").insert((c.node, ix.key()), Val::new(n, c.dt));
-            }
+            let n = self.b.fresh();
+            self.b.stmt(&format!("{n} = llvm.load {slot} : !llvm.ptr -> {}", c.ty));
+            self.memo.last_mut().expect("a memo scope").insert((c.node, ix.key()), Val::new(n, c.dt));
         }
         Ok(())
     }
@@ -1420,6 +1472,7 @@ impl<'g> Lower<'g> {
         } else {
             staged_values(body, shape, &level1, &full_outputs)
         };
+        self.row_cache_fill(shape, axes, &work)?;
         let mut partials = Vec::new();
         for (pass, &id) in level1.iter().enumerate() {
             self.pass = pass;
