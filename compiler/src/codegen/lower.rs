@@ -871,7 +871,7 @@ impl<'g> Lower<'g> {
     /// item's last combine may have used the same set).
     fn group_combine_warps(&mut self, acc: &Acc, vals: &[String]) -> Result<Vec<String>, Stop> {
         let coop = self.coop.expect("a cooperative kernel");
-        debug_assert!(coop.lanes % WARP == 0, "row groups are whole warps");
+        debug_assert!(coop.lanes.is_multiple_of(WARP), "row groups are whole warps");
         let tys = acc.tys.clone();
         let set = self.combines % 2;
         let first_combine = self.combines == 0;
