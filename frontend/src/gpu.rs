@@ -534,7 +534,8 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
             LaunchConfig::linear(kernel.work_items.div_ceil(items).min(gpu.max_blocks as usize) as u32, threads as u32)
         }
         (_, None) => LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks),
-    };
+    }
+    .with_shared_mem(kernel.gpu_shared as u32);
     let scalars: Vec<i64> =
         kernel.params.iter().copied().chain([kernel.work_items as i64, chunk as i64]).collect();
     let mut args: Vec<&dyn KernelArg> = Vec::with_capacity(inputs.len() + outs.len() + scalars.len());

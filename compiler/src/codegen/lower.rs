@@ -22,7 +22,10 @@
 //!   loop nest over `A` (so a later one's prologue can read an earlier one's result: softmax,
 //!   layernorm); then outputs of the kept shape are written once, and outputs of shape `S` by a
 //!   final pass over `A`. Other reductions (a k-means distance inside an argmin) are loops nested
-//!   where their value is needed.
+//!   where their value is needed. On the GPU these passes are cooperative (see [`Coop`]): a
+//!   group of threads per work item, combining by warp shuffles; an input the passes share is
+//!   copied to shared memory before them (see [`RowCache`]), so softmax and layer norm read
+//!   their row from global memory once when it fits.
 //!
 //! Each node is emitted *at an index* of its result (`Ix`): elementwise ops pass the index to
 //! their operands, views transform it (`through_view`), loads turn it into a buffer position.
@@ -79,6 +82,9 @@ pub struct Kernel {
     /// GPU reductions of few work items over many elements, split across blocks (see
     /// [`GpuSplit`]); `None` otherwise.
     pub gpu_split: Option<GpuSplit>,
+    /// Bytes of dynamic shared memory a block of a GPU kernel takes (its row cache, see
+    /// [`Lower::row_cache_plan`]); 0 for none.
+    pub gpu_shared: usize,
     /// dtype and shape of each input buffer, by the body's `input {index=k}`.
     pub inputs: Vec<(DType, Vec<usize>)>,
     /// dtype and shape of each output buffer.
@@ -217,7 +223,7 @@ pub fn lower_with(region: &Region, target: Target, math: MathLib) -> Result<Kern
         }
         Ok(cx.finish())
     };
-    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split }) = match attempt(flat_first) {
+    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split, gpu_shared }) = match attempt(flat_first) {
         Ok(r) => r,
         Err(Stop::NeedsDims) if flat_first => match attempt(false) {
             Ok(r) => r,
@@ -227,7 +233,7 @@ pub fn lower_with(region: &Region, target: Target, math: MathLib) -> Result<Kern
         Err(Stop::NeedsDims) => unreachable!("reductions always have a multi-index"),
         Err(Stop::Unsupported(u)) => return Err(u),
     };
-    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, gpu_split, inputs, outputs, math })
+    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, gpu_split, gpu_shared, inputs, outputs, math })
 }
 
 /// How a kernel is launched: see the fields of the same names in [`Kernel`].
@@ -235,6 +241,7 @@ struct Launch {
     min_chunk: usize,
     gpu_block: Option<(usize, usize)>,
     gpu_split: Option<GpuSplit>,
+    gpu_shared: usize,
 }
 
 struct Lower<'g> {
@@ -270,6 +277,13 @@ struct Lower<'g> {
     split_slots: usize,
     /// Work items of a reduction kernel.
     work_items: usize,
+    /// Group combines emitted so far (see [`Lower::group_combine_warps`]).
+    combines: usize,
+    /// The row cache of a cooperative row kernel, if it has one (see [`Lower::row_cache_plan`]).
+    row_cache: Option<RowCache>,
+    /// The pass over the reduced axes being emitted: the `k`-th reduction over the region's
+    /// space, then the output pass (see [`RowCache`]).
+    pass: usize,
     /// An elementwise kernel in one flat loop (no multi-index).
     flat: bool,
 }
@@ -280,17 +294,67 @@ const GPU_VEC: usize = 4;
 /// Threads per block of cooperative GPU reductions.
 const COOP_BLOCK: usize = 256;
 
+/// Threads of a warp.
+const WARP: usize = 32;
+
+/// Warps per block of cooperative GPU reductions.
+const BLOCK_WARPS: usize = COOP_BLOCK / WARP;
+
+/// Accumulator components a reduction has at most (`Acc::tys`).
+const MAX_ACC: usize = 2;
+
 /// A cooperative GPU reduction: `lanes` threads of a block share each work item, each folding
 /// the elements `lane, lane + lanes, ...` of the reduced axes (flattened); the partial
-/// accumulators are combined by a tree in shared memory, so every lane holds the result.
-/// Row layout: the lanes of an item are consecutive threads (coalesced along a contiguous
-/// reduced axis). Column layout: consecutive threads take consecutive items, the lanes of an
-/// item `items` threads apart (coalesced along a contiguous kept axis).
+/// accumulators are combined by a fixed tree, so every lane holds the same result.
+/// Row layout: the lanes of an item are consecutive threads, whole warps (coalesced along a
+/// contiguous reduced axis); they combine by warp shuffles, then across the item's warps
+/// through shared memory with one barrier ([`Lower::group_combine_warps`]), and a region input
+/// that several passes over the row read is read from global memory once when the block's
+/// rows fit in shared memory ([`RowCache`]). Column layout: consecutive threads take
+/// consecutive items, the lanes of an item `items` threads apart (coalesced along a contiguous
+/// kept axis); they combine by a tree in shared memory, a barrier per step.
 #[derive(Clone, Copy, Debug)]
 struct Coop {
     lanes: usize,
     items: usize,
     columns: bool,
+}
+
+/// Bytes of dynamic shared memory a row cache may take per block: with the static shared
+/// memory of a row kernel (under 1 KiB) within the 48 KiB a launch gets without opting in.
+const ROW_CACHE_BYTES: usize = 44 * 1024;
+
+/// Elements of a row each thread loads at once when filling the row cache (its loads in flight:
+/// a lane loop's load is used before the next is issued).
+const ROW_CACHE_UNROLL: usize = 4;
+
+/// The row cache of a cooperative row kernel (see [`Lower::row_cache_plan`]): the region
+/// inputs that several passes over a work item's row read, copied to shared memory before the
+/// first pass ([`Lower::row_cache_fill`]: [`ROW_CACHE_UNROLL`] loads in flight per thread) and
+/// read from there by the passes. Each thread reads back only the elements it stored (the fill
+/// and the lane loops of all passes visit the same positions), so no barrier guards it.
+#[derive(Clone, Debug)]
+struct RowCache {
+    /// The cached inputs, largest elements first (each part stays aligned).
+    inputs: Vec<CachedRow>,
+    /// Elements of a row (the reduced axes' size).
+    row: usize,
+    /// Bytes per block: `items × row ×` the sum of the inputs' element sizes.
+    bytes: usize,
+}
+
+#[derive(Clone, Debug)]
+struct CachedRow {
+    /// The `input` node.
+    node: NodeId,
+    /// Its dtype, its register type and that type's size in bytes.
+    dt: DType,
+    ty: &'static str,
+    size: usize,
+    /// Bytes of the inputs before it, per row element and work item.
+    offset: usize,
+    /// The passes reading it (see [`Lower::pass`]), in order.
+    passes: Vec<usize>,
 }
 
 impl<'g> Lower<'g> {
@@ -312,6 +376,9 @@ impl<'g> Lower<'g> {
             split_at: None,
             split_slots: 0,
             work_items: 0,
+            combines: 0,
+            row_cache: None,
+            pass: 0,
             flat: false,
             constant: super::fold::constant_nodes(body),
         }
@@ -796,12 +863,157 @@ impl<'g> Lower<'g> {
         self.b.op(&format!("llvm.getelementptr inbounds {p}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
     }
 
-    /// The group's accumulators combined (see [`Coop`]): every lane gets the total. The same
-    /// tree for every run, so results are deterministic.
+    /// The group's accumulators combined (see [`Coop`]): every lane gets the total, the same
+    /// bits in every lane and on every run (a fixed tree).
     fn group_combine(&mut self, acc: &Acc, vals: &[String]) -> Result<Vec<String>, Stop> {
         let coop = self.coop.expect("a cooperative kernel");
+        if coop.columns {
+            self.group_combine_smem(acc, vals)
+        } else {
+            self.group_combine_warps(acc, vals)
+        }
+    }
+
+    /// Row groups (a multiple of 32 consecutive threads, whole warps): a butterfly of warp
+    /// shuffles (xor 16, 8, 4, 2, 1) gives every lane of a warp its warp's total; with more
+    /// than one warp to the group, lane 0 of each warp writes it to its shared-memory slot and
+    /// after one barrier every thread folds its group's warp totals (a tree in registers). At
+    /// each step the lower lane's value is the left operand, so all lanes compute the same
+    /// tree as the shared-memory one (pairs `i`, `i + s`, halving `s`); with one warp to a
+    /// group the bits are the same as that tree's.
+    ///
+    /// Shared memory holds two sets of warp slots, used alternately by successive combines:
+    /// a combine's slots are rewritten two combines later, after the next one's barrier (all
+    /// reads done); the kernel's first combine waits for a barrier first (the previous work
+    /// item's last combine may have used the same set).
+    fn group_combine_warps(&mut self, acc: &Acc, vals: &[String]) -> Result<Vec<String>, Stop> {
+        let coop = self.coop.expect("a cooperative kernel");
+        debug_assert!(coop.lanes.is_multiple_of(WARP), "row groups are whole warps");
         let tys = acc.tys.clone();
-        let lstride = if coop.columns { coop.items } else { 1 };
+        let set = self.combines % 2;
+        let first_combine = self.combines == 0;
+        self.combines += 1;
+        // Within the warp.
+        let m31 = self.b.i64((WARP - 1) as i64);
+        let wlane = self.b.op(&format!("arith.andi %lane, {m31} : i64"));
+        let zero = self.b.i64(0);
+        let mut cur: Vec<String> = vals.to_vec();
+        let mut s = WARP / 2;
+        while s > 0 {
+            let other: Vec<String> = cur.iter().zip(&tys).map(|(v, t)| self.shfl_xor(v, t, s)).collect();
+            let sv = self.b.i64(s as i64);
+            let bit = self.b.op(&format!("arith.andi {wlane}, {sv} : i64"));
+            let upper = self.b.op(&format!("arith.cmpi ne, {bit}, {zero} : i64"));
+            let mut lo = Vec::new();
+            let mut hi = Vec::new();
+            for ((m, o), t) in cur.iter().zip(&other).zip(&tys) {
+                lo.push(self.b.op(&format!("arith.select {upper}, {o}, {m} : {t}")));
+                hi.push(self.b.op(&format!("arith.select {upper}, {m}, {o} : {t}")));
+            }
+            cur = acc.combine(&mut self.b, &lo, &hi)?;
+            s /= 2;
+        }
+        let warps = coop.lanes / WARP;
+        if warps == 1 {
+            return Ok(cur);
+        }
+        // Across the group's warps, through shared memory.
+        if first_combine {
+            self.b.stmt("nvvm.barrier0");
+        }
+        let c5 = self.b.i64(WARP.trailing_zeros() as i64);
+        let warp = self.b.op(&format!("arith.shrui %tid, {c5} : i64"));
+        let lead = self.b.op(&format!("arith.cmpi eq, {wlane}, {zero} : i64"));
+        self.open_if(&lead);
+        for (c, (v, t)) in cur.iter().zip(&tys).enumerate() {
+            let slot = self.warp_slot(c, set, &warp);
+            self.b.stmt(&format!("llvm.store {v}, {slot} : {t}, !llvm.ptr"));
+        }
+        self.close();
+        self.b.stmt("nvvm.barrier0");
+        // The group's first warp: the thread's warp less its warp within the group.
+        let lw = self.b.op(&format!("arith.shrui %lane, {c5} : i64"));
+        let base = self.b.op(&format!("arith.subi {warp}, {lw} : i64"));
+        let mut totals: Vec<Vec<String>> = Vec::with_capacity(warps);
+        for w in 0..warps {
+            let wi = self.b.i64(w as i64);
+            let idx = self.b.op(&format!("arith.addi {base}, {wi} : i64"));
+            let mut comps = Vec::new();
+            for (c, t) in tys.iter().enumerate() {
+                let slot = self.warp_slot(c, set, &idx);
+                // Not CSE'd: a fresh load after the barrier.
+                let n = self.b.fresh();
+                self.b.stmt(&format!("{n} = llvm.load {slot} : !llvm.ptr -> {t}"));
+                comps.push(n);
+            }
+            totals.push(comps);
+        }
+        let mut s = warps / 2;
+        while s > 0 {
+            for i in 0..s {
+                totals[i] = acc.combine(&mut self.b, &totals[i], &totals[i + s])?;
+            }
+            s /= 2;
+        }
+        Ok(totals.swap_remove(0))
+    }
+
+    /// `nvvm.shfl.sync bfly` of one value by `offset` lanes (xor), through 32-bit pieces: a
+    /// 64-bit value in two, a narrower integer widened.
+    fn shfl_xor(&mut self, v: &str, ty: &str, offset: usize) -> String {
+        let mask = self.b.constant("-1", "i32");
+        let clamp = self.b.constant(&(WARP - 1).to_string(), "i32");
+        let off = self.b.constant(&offset.to_string(), "i32");
+        let shfl = |b: &mut Builder, x: &str, t: &str| -> String {
+            let n = b.fresh();
+            b.stmt(&format!("{n} = nvvm.shfl.sync bfly {mask}, {x}, {off}, {clamp} : {t} -> {t}"));
+            n
+        };
+        match ty {
+            "i32" | "f32" => shfl(&mut self.b, v, ty),
+            "i1" | "i8" | "i16" => {
+                let w = self.b.op(&format!("arith.extui {v} : {ty} to i32"));
+                let r = shfl(&mut self.b, &w, "i32");
+                self.b.op(&format!("arith.trunci {r} : i32 to {ty}"))
+            }
+            "i64" | "f64" => {
+                let x = if ty == "f64" { self.b.op(&format!("arith.bitcast {v} : f64 to i64")) } else { v.to_string() };
+                let lo = self.b.op(&format!("arith.trunci {x} : i64 to i32"));
+                let c32 = self.b.i64(32);
+                let hs = self.b.op(&format!("arith.shrui {x}, {c32} : i64"));
+                let hi = self.b.op(&format!("arith.trunci {hs} : i64 to i32"));
+                let lo = shfl(&mut self.b, &lo, "i32");
+                let hi = shfl(&mut self.b, &hi, "i32");
+                let lo = self.b.op(&format!("arith.extui {lo} : i32 to i64"));
+                let hi = self.b.op(&format!("arith.extui {hi} : i32 to i64"));
+                let hi = self.b.op(&format!("arith.shli {hi}, {c32} : i64"));
+                let x = self.b.op(&format!("arith.ori {hi}, {lo} : i64"));
+                if ty == "f64" {
+                    self.b.op(&format!("arith.bitcast {x} : i64 to f64"))
+                } else {
+                    x
+                }
+            }
+            other => unreachable!("an accumulator of type {other}"),
+        }
+    }
+
+    /// The shared-memory slot of component `c` of warp `warp`'s total in slot set `set` (see
+    /// [`Lower::group_combine_warps`]).
+    fn warp_slot(&mut self, c: usize, set: usize, warp: &str) -> String {
+        let g = self.b.op("llvm.mlir.addressof @kiln_smem : !llvm.ptr<3>");
+        let p = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
+        let off = self.b.i64(((2 * c + set) * BLOCK_WARPS) as i64);
+        let i = self.b.op(&format!("arith.addi {warp}, {off} : i64"));
+        self.b.op(&format!("llvm.getelementptr inbounds {p}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+    }
+
+    /// Column groups (lanes `items` threads apart, in several warps): a tree in shared memory,
+    /// a barrier per halving step.
+    fn group_combine_smem(&mut self, acc: &Acc, vals: &[String]) -> Result<Vec<String>, Stop> {
+        let coop = self.coop.expect("a cooperative kernel");
+        let tys = acc.tys.clone();
+        let lstride = coop.items;
         self.b.stmt("nvvm.barrier0");
         for (c, (v, t)) in vals.iter().zip(&tys).enumerate() {
             let slot = self.smem_slot(c, "%tid");
@@ -896,6 +1108,156 @@ impl<'g> Lower<'g> {
         (r, full, results)
     }
 
+    /// The row cache of a cooperative row kernel (not split), if it has a use and fits in
+    /// [`ROW_CACHE_BYTES`]. The passes over a work item's row are the reductions over the
+    /// region's space (`level1`, in order) and then the pass writing the `full`-shape outputs;
+    /// a region input read by two of them or more at the element the pass is at (through
+    /// elementwise ops only, not views: the same position in the buffer) is cached. Softmax
+    /// reads its input in its max, its sum and its output pass; layer norm in its mean, its
+    /// variance and its output pass.
+    fn row_cache_plan(&self, shape: &[usize], axes: &[usize], level1: &[NodeId], full: &[NodeId]) -> Option<RowCache> {
+        use std::collections::{BTreeMap, BTreeSet};
+        let coop = self.coop?;
+        if coop.columns || self.split.is_some() {
+            return None;
+        }
+        let body = self.body;
+        let mut passes: Vec<Vec<NodeId>> = level1.iter().map(|&id| vec![body.node(id).inputs[0]]).collect();
+        if !full.is_empty() {
+            passes.push(full.to_vec());
+        }
+        let mut readers: BTreeMap<NodeId, Vec<usize>> = BTreeMap::new();
+        for (p, roots) in passes.iter().enumerate() {
+            let mut seen = BTreeSet::new();
+            let mut stack = roots.clone();
+            while let Some(n) = stack.pop() {
+                if !seen.insert(n) {
+                    continue;
+                }
+                let node = body.node(n);
+                if node.op == OpKind::Input {
+                    readers.entry(n).or_default().push(p);
+                } else if node.op.is_elementwise() && !self.constant[n.index()] {
+                    stack.extend(node.inputs.iter().copied());
+                }
+            }
+        }
+        let mut inputs: Vec<CachedRow> = Vec::new();
+        for (node, passes) in readers {
+            let dt = body.node(node).dtype;
+            let Ok(ty) = work_ty(dt) else { continue };
+            if passes.len() < 2 || dt.is_complex() {
+                continue;
+            }
+            let size = match ty {
+                "i1" | "i8" => 1,
+                "i16" => 2,
+                "i32" | "f32" => 4,
+                _ => 8,
+            };
+            inputs.push(CachedRow { node, dt, ty, size, offset: 0, passes });
+        }
+        // Largest elements first (stable: by node otherwise).
+        inputs.sort_by_key(|c| std::cmp::Reverse(c.size));
+        let mut offset = 0;
+        for c in &mut inputs {
+            c.offset = offset;
+            offset += c.size;
+        }
+        let row: usize = axes.iter().map(|&a| shape[a]).product();
+        let bytes = coop.items * row * offset;
+        (bytes > 0 && bytes <= ROW_CACHE_BYTES).then_some(RowCache { inputs, row, bytes })
+    }
+
+    /// Copies the work item's row of each cached input (kept indices `kept`) into the row
+    /// cache: a loop over blocks of [`ROW_CACHE_UNROLL`] × lanes elements, each thread loading
+    /// its elements `j + lane + k·lanes` (k < unroll) before storing them, then the elements
+    /// past the last whole block one at a time: the positions `lane, lane + lanes, ...` of
+    /// the passes' lane loops.
+    fn row_cache_fill(&mut self, shape: &[usize], axes: &[usize], kept: &[String]) -> Result<(), Stop> {
+        let Some(cache) = self.row_cache.clone() else { return Ok(()) };
+        let coop = self.coop.expect("a cooperative kernel");
+        let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+        let total = self.b.param(cache.row as i64);
+        let lanes = self.b.i64(coop.lanes as i64);
+        let block = self.b.i64((ROW_CACHE_UNROLL * coop.lanes) as i64);
+        let zero = self.b.i64(0);
+        let blocks = self.b.op(&format!("arith.divui {total}, {block} : i64"));
+        let whole = self.b.op(&format!("arith.muli {blocks}, {block} : i64"));
+        let full_of = |b: &mut Builder, r: &str| -> Vec<String> {
+            let ivs = unravel(b, r, &reduced_shape);
+            let (mut ki, mut ri) = (kept.iter(), ivs.iter());
+            (0..shape.len())
+                .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+                .collect()
+        };
+        // Whole blocks: every thread's elements in bounds.
+        let j = self.b.fresh();
+        self.open(0, &format!("scf.for {j} = {zero} to {whole} step {block} : i64"));
+        let base = self.b.op(&format!("arith.addi {j}, %lane : i64"));
+        let mut loaded = Vec::new();
+        for k in 0..ROW_CACHE_UNROLL {
+            let off = self.b.i64((k * coop.lanes) as i64);
+            let r = self.b.op(&format!("arith.addi {base}, {off} : i64"));
+            let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };
+            for c in &cache.inputs {
+                let v = self.emit(c.node, &ix)?;
+                loaded.push((c.clone(), r.clone(), v));
+            }
+        }
+        for (c, r, v) in loaded {
+            let slot = self.row_slot(&cache, &c, &r);
+            self.b.stmt(&format!("llvm.store {}, {slot} : {}, !llvm.ptr", v.ssa, c.ty));
+        }
+        self.close();
+        // The rest, one element at a time.
+        let start = self.b.op(&format!("arith.addi {whole}, %lane : i64"));
+        let r = self.b.fresh();
+        self.open(0, &format!("scf.for {r} = {start} to {total} step {lanes} : i64"));
+        let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };
+        for c in &cache.inputs {
+            let v = self.emit(c.node, &ix)?;
+            let slot = self.row_slot(&cache, c, &r);
+            self.b.stmt(&format!("llvm.store {}, {slot} : {}, !llvm.ptr", v.ssa, c.ty));
+        }
+        self.close();
+        Ok(())
+    }
+
+    /// At the top of a pass's lane loop (element `r` of the row, index `full`): the cached
+    /// inputs this pass reads, loaded from the row cache and memoised at `full`, so the pass's
+    /// body reads them from there.
+    fn row_cache_pass(&mut self, full: &[String], r: &str) -> Result<(), Stop> {
+        let Some(cache) = self.row_cache.clone() else { return Ok(()) };
+        let ix = Ix { dims: Some(full.to_vec()), flat: None };
+        let pass = self.pass;
+        for c in cache.inputs.iter().filter(|c| c.passes.contains(&pass)) {
+            let slot = self.row_slot(&cache, c, r);
+            let n = self.b.fresh();
+            self.b.stmt(&format!("{n} = llvm.load {slot} : !llvm.ptr -> {}", c.ty));
+            self.memo.last_mut().expect("a memo scope").insert((c.node, ix.key()), Val::new(n, c.dt));
+        }
+        Ok(())
+    }
+
+    /// The row-cache slot of cached input `c` for element `r` of this thread's work item:
+    /// `items × row × offset` bytes into the cache, then element `item × row + r` of its type.
+    fn row_slot(&mut self, cache: &RowCache, c: &CachedRow, r: &str) -> String {
+        let coop = self.coop.expect("a cooperative kernel");
+        let g = self.b.op("llvm.mlir.addressof @kiln_rows : !llvm.ptr<3>");
+        let p = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
+        let row = self.b.param(cache.row as i64);
+        let part = self.b.i64((coop.items * c.offset) as i64);
+        let base = self.b.op(&format!("arith.muli {row}, {part} : i64"));
+        let p = self.b.op(&format!("llvm.getelementptr inbounds {p}[{base}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"));
+        let lanes = self.b.i64(coop.lanes as i64);
+        let item = self.b.op(&format!("arith.divui %tid, {lanes} : i64"));
+        let first = self.b.op(&format!("arith.muli {item}, {row} : i64"));
+        let e = self.b.op(&format!("arith.addi {first}, {r} : i64"));
+        let ty = c.ty;
+        self.b.op(&format!("llvm.getelementptr inbounds {p}[{e}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"))
+    }
+
     /// A reduction over the region's own axes shared by the lanes of a cooperative kernel:
     /// each lane folds the elements `lane, lane + lanes, ...` of the flattened reduced axes,
     /// then the group combines (see [`Lower::group_combine`]).
@@ -915,6 +1277,7 @@ impl<'g> Lower<'g> {
         let tys = acc.tys.clone();
         let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
         let (r, full, results) = self.open_lane_loop(&in_shape, axes, &kept, &args, &init, &tys);
+        self.row_cache_pass(&full, &r)?;
         let full_ix = Ix { dims: Some(full.clone()), flat: None };
         let v = self.emit(input, &full_ix)?;
         let staged: Vec<(NodeId, usize)> =
@@ -1093,6 +1456,9 @@ impl<'g> Lower<'g> {
         if kinds.iter().any(|k| matches!(k, Kind::Full)) || !only_level1 {
             self.split = None;
         }
+        let full_nodes: Vec<NodeId> =
+            outs.iter().zip(&kinds).filter(|(_, k)| matches!(k, Kind::Full)).map(|(&o, _)| o).collect();
+        self.row_cache = self.row_cache_plan(shape, axes, &level1, &full_nodes);
         let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
         if self.split.is_some() {
             // The entry gives the block's split and group (see `gpu_entry`).
@@ -1123,8 +1489,10 @@ impl<'g> Lower<'g> {
         } else {
             staged_values(body, shape, &level1, &full_outputs)
         };
+        self.row_cache_fill(shape, axes, &work)?;
         let mut partials = Vec::new();
-        for &id in &level1 {
+        for (pass, &id) in level1.iter().enumerate() {
+            self.pass = pass;
             let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else { unreachable!("a reduction") };
             let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
             self.hoisting = Some(id);
@@ -1180,10 +1548,13 @@ impl<'g> Lower<'g> {
             let mut loops = 0;
             if self.coop.is_some() {
                 // The lanes share the pass as they shared the reductions.
-                full = self.open_lane_loop(shape, axes, &work, &[], &[], &[]).1;
+                let r;
+                (r, full, _) = self.open_lane_loop(shape, axes, &work, &[], &[], &[]);
                 loops += 1;
                 self.open_if("%active");
                 loops += 1;
+                self.pass = level1.len();
+                self.row_cache_pass(&full, &r)?;
             } else {
                 for (a, &n) in shape.iter().enumerate() {
                     if axes.contains(&a) {
@@ -1424,6 +1795,7 @@ impl<'g> Lower<'g> {
     /// The module text and the parameter values.
     fn finish(self) -> (String, Vec<i64>, Launch) {
         let params = self.b.params().to_vec();
+        let gpu_shared = self.row_cache.as_ref().map_or(0, |c| c.bytes);
         let coop = self.coop;
         let split = self.split.map(|splits| GpuSplit { splits, slots: self.split_slots });
         // GPU threads take GPU_VEC consecutive work items of an elementwise kernel at a time
@@ -1457,14 +1829,20 @@ impl<'g> Lower<'g> {
         } else {
             String::from("module {\n")
         };
-        if coop.is_some() {
+        if let Some(c) = coop {
+            // Column groups: a slot per thread and component; row groups: two sets of a slot
+            // per warp and component (see `group_combine_warps`).
+            let slots = if c.columns { MAX_ACC * COOP_BLOCK } else { MAX_ACC * 2 * BLOCK_WARPS };
             text += &format!(
-                "  llvm.mlir.global internal @kiln_smem() {{addr_space = 3 : i32, alignment = 16 : i64}} : !llvm.array<{} x i64>\n",
-                2 * COOP_BLOCK
+                "  llvm.mlir.global internal @kiln_smem() {{addr_space = 3 : i32, alignment = 16 : i64}} : !llvm.array<{slots} x i64>\n"
             );
         }
         if split.is_some() {
             text += "  llvm.mlir.global internal @kiln_flag() {addr_space = 3 : i32, alignment = 4 : i64} : i32\n";
+        }
+        if gpu_shared > 0 {
+            // The row cache: the block's dynamic shared memory.
+            text += "  llvm.mlir.global external @kiln_rows() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>\n";
         }
         for d in decls {
             text += "  ";
@@ -1502,7 +1880,8 @@ impl<'g> Lower<'g> {
             text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec, split_param);
         }
         text += "}\n";
-        (text, params, Launch { min_chunk, gpu_block: coop.map(|c| (COOP_BLOCK, c.items)), gpu_split: split })
+        let gpu_block = coop.map(|c| (COOP_BLOCK, c.items));
+        (text, params, Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared })
     }
 }
 

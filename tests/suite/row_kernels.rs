@@ -1,0 +1,237 @@
+//! GPU row reductions with several reductions per row (softmax, layer norm): the shape of their
+//! PTX (warp shuffles, the row read once from global memory when it fits in shared memory, no
+//! local memory), checked on this machine by compiling to PTX (and `ptxas -v` where installed);
+//! and their results against the reference evaluator on whichever backend runs the suite (the
+//! GPU's in the GPU pack), for rows shorter and longer than the shared-memory row cache.
+
+use kiln::{Array, DType, HostArray};
+use kiln_compiler::codegen::gpu::{compile_region_gpu, GpuKernel};
+use kiln_compiler::pipeline::{compile, Options};
+use kiln_compiler::toolchain::ptx::PtxTarget;
+
+use crate::ulps::{float_values, ulp_distance};
+
+/// Deterministic values in [lo, hi).
+fn uniform(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+fn f32s(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Array {
+    let a = Array::from_vec(uniform(shape, lo, hi, seed).into_iter().map(|x| x as f32).collect::<Vec<_>>(), shape);
+    a.eval();
+    a
+}
+
+fn f64s(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Array {
+    let a = Array::from_vec(uniform(shape, lo, hi, seed), shape);
+    a.eval();
+    a
+}
+
+/// The GPU kernels of the regions `outs` compile to (regions code generation does not support
+/// are left out).
+fn gpu_kernels(outs: &[&Array]) -> Vec<GpuKernel> {
+    let lowered = kiln::lower(outs);
+    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
+    plan.partition
+        .regions
+        .iter()
+        .filter_map(|r| match compile_region_gpu(r, PtxTarget::default()) {
+            Ok(k) => Some(k),
+            Err(kiln_compiler::CompileError::Unsupported { .. }) => None,
+            Err(e) => panic!("PTX: {e}"),
+        })
+        .collect()
+}
+
+/// How many PTX instructions start with `prefix` (`ld.global`, `shfl.sync.bfly`, ...).
+fn count(ptx: &str, prefix: &str) -> usize {
+    ptx.lines()
+        .map(|l| {
+            let mut w = l.split_whitespace();
+            let op = w.next().unwrap_or("");
+            if op.starts_with('@') { w.next().unwrap_or("") } else { op }
+        })
+        .filter(|op| op.starts_with(prefix))
+        .count()
+}
+
+/// Global loads before the kernel's first warp shuffle (the row cache's fill and the first
+/// pass) and after it (the later passes).
+fn global_loads_around_first_shuffle(ptx: &str) -> (usize, usize) {
+    let first = ptx.find("shfl.sync").expect("a shuffle");
+    (count(&ptx[..first], "ld.global"), count(&ptx[first..], "ld.global"))
+}
+
+/// `ptxas -v` for sm_90 (where installed): its report (registers, shared memory, spills).
+fn ptxas_report(label: &str, ptx: &str) -> Option<String> {
+    let ptxas = crate::ptxas()?;
+    let dir = std::env::temp_dir().join(format!("kiln-rows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{label}.ptx"));
+    std::fs::write(&file, ptx.as_bytes()).unwrap();
+    let out = std::process::Command::new(&ptxas)
+        .args(["-arch=sm_90", "-v", "-o"])
+        .arg(dir.join(format!("{label}.cubin")))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{label}: ptxas: {report}\n{ptx}");
+    Some(report)
+}
+
+/// Prints each kernel's PTX profile (`KILN_ROWS_PROBE=1`): global/shared loads and stores,
+/// shuffles, barriers, and ptxas's report.
+fn probe(label: &str, k: &GpuKernel) {
+    if std::env::var_os("KILN_ROWS_PROBE").is_none() {
+        return;
+    }
+    let ptx = &k.ptx;
+    eprintln!("== {label}: gpu_block {:?}", k.kernel.gpu_block);
+    for p in ["ld.global", "st.global", "ld.shared", "st.shared", "shfl.sync", "bar.sync", "ld.local", "st.local"] {
+        eprintln!("  {p:<12} {}", count(ptx, p));
+    }
+    if let Some(r) = ptxas_report(label, ptx) {
+        eprintln!("{r}");
+    }
+    if let Ok(dir) = std::env::var("KILN_ROWS_PROBE_DIR") {
+        std::fs::write(format!("{dir}/{label}.ptx"), ptx.as_bytes()).unwrap();
+        std::fs::write(format!("{dir}/{label}.mlir"), k.kernel.mlir.as_bytes()).unwrap();
+    }
+}
+
+fn layer_norm(x: &Array, c: usize) -> Array {
+    let w = f32s(&[c], 0.5, 1.5, 91).astype(x.dtype());
+    let b = f32s(&[c], -0.5, 0.5, 92).astype(x.dtype());
+    kiln::nn::layer_norm(x, &w, &b, 1e-5).unwrap()
+}
+
+/// The one kernel of `outs`.
+fn kernel(label: &str, outs: &[&Array]) -> GpuKernel {
+    let mut ks = gpu_kernels(outs);
+    assert_eq!(ks.len(), 1, "{label}: one kernel");
+    let k = ks.remove(0);
+    probe(label, &k);
+    k
+}
+
+/// No local memory: no `.local` frame in the PTX, and (where ptxas is installed) no stack
+/// frame and no spills.
+fn assert_no_local_memory(label: &str, ptx: &str) {
+    assert!(!ptx.contains(".local"), "{label}: local memory\n{ptx}");
+    assert_eq!(count(ptx, "ld.local") + count(ptx, "st.local"), 0, "{label}");
+    if let Some(report) = ptxas_report(label, ptx) {
+        assert!(report.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), "{label}: {report}");
+    }
+}
+
+/// Softmax and layer norm over rows of 4096 float32 (256 lanes, 8 warps to a row): the row is
+/// read from global memory once, before the first reduction (the row cache's fill: four loads
+/// in flight per thread, then one at a time; 16 KiB of dynamic shared memory), the passes read
+/// it back from shared memory, the lanes combine by warp shuffles and one barrier per
+/// reduction (and one before the first), and nothing spills.
+#[test]
+fn long_rows_are_read_once_and_combined_by_shuffles() {
+    let x = f32s(&[64, 4096], -5.0, 5.0, 1);
+    let s = kernel("softmax-4096", &[&kiln::nn::softmax(&x, -1).unwrap()]);
+    assert_eq!(s.kernel.gpu_block, Some((256, 1)));
+    assert_eq!(s.kernel.gpu_shared, 4096 * 4, "one row of float32");
+    let ptx = &s.ptx;
+    assert_eq!(global_loads_around_first_shuffle(ptx), (5, 0), "x read once, by the fill\n{ptx}");
+    assert!(count(ptx, "shfl.sync.bfly") >= 10, "two reductions by shuffles\n{ptx}");
+    assert!(count(ptx, "st.shared") >= 1 && count(ptx, "ld.shared") >= 2, "cached row stored, read back\n{ptx}");
+    assert_eq!(count(ptx, "bar.sync"), 3, "{ptx}");
+    assert_no_local_memory("softmax-4096", ptx);
+
+    // Layer norm reads x through the cache, its weight and its bias in the output pass (x in
+    // the mean, the variance and the output pass without the cache).
+    let l = kernel("layernorm-4096", &[&layer_norm(&x, 4096)]);
+    assert_eq!(l.kernel.gpu_shared, 4096 * 4);
+    assert_eq!(global_loads_around_first_shuffle(&l.ptx), (5, 2), "{}", l.ptx);
+    assert!(count(&l.ptx, "shfl.sync.bfly") >= 10, "{}", l.ptx);
+    assert_eq!(count(&l.ptx, "bar.sync"), 3, "{}", l.ptx);
+    assert_no_local_memory("layernorm-4096", &l.ptx);
+}
+
+/// Rows longer than the row cache (20000 float32: 80 KB) take the passes over global memory
+/// (a load of x in each of softmax's three passes) with the same shuffles; rows of 16 (a warp
+/// to a row, eight rows to a block) combine within their warp alone: no barrier at all, and
+/// eight rows cached.
+#[test]
+fn rows_beyond_the_cache_and_rows_of_a_warp() {
+    let x = f32s(&[3, 20000], -5.0, 5.0, 2);
+    let s = kernel("softmax-20000", &[&kiln::nn::softmax(&x, -1).unwrap()]);
+    assert_eq!(s.kernel.gpu_shared, 0, "no row cache");
+    assert_eq!(global_loads_around_first_shuffle(&s.ptx), (1, 2), "{}", s.ptx);
+    assert!(count(&s.ptx, "shfl.sync.bfly") >= 10, "{}", s.ptx);
+    assert_no_local_memory("softmax-20000", &s.ptx);
+
+    let x = f32s(&[64, 16], -5.0, 5.0, 3);
+    let s = kernel("softmax-16", &[&kiln::nn::softmax(&x, -1).unwrap()]);
+    assert_eq!(s.kernel.gpu_block, Some((256, 8)));
+    assert_eq!(s.kernel.gpu_shared, 8 * 16 * 4, "eight rows of float32");
+    assert_eq!(global_loads_around_first_shuffle(&s.ptx).1, 0, "{}", s.ptx);
+    assert_eq!(count(&s.ptx, "bar.sync"), 0, "{}", s.ptx);
+    assert_no_local_memory("softmax-16", &s.ptx);
+}
+
+/// `y` computed by the backend against the evaluator on its graph (floats within `max_ulps`,
+/// others equal), and the same bits when computed again from a fresh expression.
+fn check_backend(name: &str, y: &Array, again: &Array, max_ulps: f64) {
+    let l = kiln::lower(&[y]);
+    let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap().remove(0);
+    let got = y.try_to_host().unwrap_or_else(|e| panic!("{name}: {e}")).as_ref().clone();
+    assert_eq!((got.dtype(), got.shape()), (want.dtype(), want.shape()), "{name}");
+    match (float_values(&got), float_values(&want)) {
+        (Some((g, format)), Some((w, _))) => {
+            for (i, (&a, &b)) in g.iter().zip(&w).enumerate() {
+                let d = ulp_distance(a, b, format);
+                assert!(d <= max_ulps, "{name}: element {i}: {a:e} vs reference {b:e} ({d} ulps > {max_ulps})");
+            }
+        }
+        _ => assert_eq!(got, want, "{name}"),
+    }
+    assert_eq!(again.try_to_host().unwrap().as_ref(), &got, "{name}: not deterministic");
+}
+
+/// exp's error (libdevice's or glibc's vector exp: 4 ulps at most) in each term, the same in
+/// the sum, and a rounding.
+const SOFTMAX_ULPS: f64 = 9.0;
+
+/// Softmax, layer norm and row reductions through the active backend (on the GPU: the
+/// shuffles, and the row cache where the row fits), against the reference evaluator: rows of
+/// 20000 float32 (beyond the cache), 4096 (cached), 300 and 3 (several rows to a block), and
+/// float64; argmax/argmin and bool reductions exactly.
+#[test]
+fn row_reductions_through_the_backend() {
+    for (shape, seed) in [([3, 20000], 4), ([16, 4096], 5), ([40, 300], 6), ([50, 3], 7)] {
+        let x = f32s(&shape, -8.0, 8.0, seed);
+        let c = shape[1];
+        let name = format!("softmax f32 {shape:?}");
+        check_backend(&name, &kiln::nn::softmax(&x, -1).unwrap(), &kiln::nn::softmax(&x, -1).unwrap(), SOFTMAX_ULPS);
+        check_backend(&format!("layer_norm f32 {shape:?}"), &layer_norm(&x, c), &layer_norm(&x, c), 4.0);
+        check_backend(&format!("argmax f32 {shape:?}"), &x.argmax(1), &x.argmax(1), 0.0);
+        let m = x.greater(7.9);
+        check_backend(&format!("any/all {shape:?}"), &m.any(1), &m.any(1), 0.0);
+        check_backend(&format!("all {shape:?}"), &m.all(1), &m.all(1), 0.0);
+    }
+    for (shape, seed) in [([7, 3], 8), ([6, 5000], 9)] {
+        let x = f64s(&shape, -8.0, 8.0, seed);
+        let name = format!("softmax f64 {shape:?}");
+        check_backend(&name, &kiln::nn::softmax(&x, -1).unwrap(), &kiln::nn::softmax(&x, -1).unwrap(), SOFTMAX_ULPS);
+        let v = x.var(1, 0);
+        check_backend(&format!("var f64 {shape:?}"), &v, &x.var(1, 0), 4.0);
+        check_backend(&format!("argmin f64 {shape:?}"), &x.argmin(1), &x.argmin(1), 0.0);
+    }
+    let h = f32s(&[9, 700], -4.0, 4.0, 10).astype(DType::Float16);
+    check_backend("softmax f16", &kiln::nn::softmax(&h, -1).unwrap(), &kiln::nn::softmax(&h, -1).unwrap(), 2.0);
+}
