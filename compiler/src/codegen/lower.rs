@@ -328,6 +328,18 @@ const ROW_CACHE_BYTES: usize = 44 * 1024;
 /// a lane loop's load is used before the next is issued).
 const ROW_CACHE_UNROLL: usize = 4;
 
+/// The row cache's tuning, for measuring it (read once per process): `KILN_GPU_ROW_CACHE=off`
+/// leaves row kernels multi-pass over global memory; a number sets the fill's loads in flight
+/// per thread (default [`ROW_CACHE_UNROLL`]). Both change the kernel's text, so its cache key.
+fn row_cache_setting() -> Option<usize> {
+    static SETTING: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *SETTING.get_or_init(|| match std::env::var("KILN_GPU_ROW_CACHE").ok().as_deref() {
+        Some("off") => None,
+        Some(n) => Some(n.parse().ok().filter(|&u: &usize| (1..=32).contains(&u)).unwrap_or(ROW_CACHE_UNROLL)),
+        None => Some(ROW_CACHE_UNROLL),
+    })
+}
+
 /// The row cache of a cooperative row kernel (see [`Lower::row_cache_plan`]): the region
 /// inputs that several passes over a work item's row read, copied to shared memory before the
 /// first pass ([`Lower::row_cache_fill`]: [`ROW_CACHE_UNROLL`] loads in flight per thread) and
@@ -1121,6 +1133,7 @@ impl<'g> Lower<'g> {
         if coop.columns || self.split.is_some() {
             return None;
         }
+        row_cache_setting()?;
         let body = self.body;
         let mut passes: Vec<Vec<NodeId>> = level1.iter().map(|&id| vec![body.node(id).inputs[0]]).collect();
         if !full.is_empty() {
@@ -1180,7 +1193,8 @@ impl<'g> Lower<'g> {
         let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
         let total = self.b.param(cache.row as i64);
         let lanes = self.b.i64(coop.lanes as i64);
-        let block = self.b.i64((ROW_CACHE_UNROLL * coop.lanes) as i64);
+        let unroll = row_cache_setting().unwrap_or(ROW_CACHE_UNROLL);
+        let block = self.b.i64((unroll * coop.lanes) as i64);
         let zero = self.b.i64(0);
         let blocks = self.b.op(&format!("arith.divui {total}, {block} : i64"));
         let whole = self.b.op(&format!("arith.muli {blocks}, {block} : i64"));
@@ -1196,7 +1210,7 @@ impl<'g> Lower<'g> {
         self.open(0, &format!("scf.for {j} = {zero} to {whole} step {block} : i64"));
         let base = self.b.op(&format!("arith.addi {j}, %lane : i64"));
         let mut loaded = Vec::new();
-        for k in 0..ROW_CACHE_UNROLL {
+        for k in 0..unroll {
             let off = self.b.i64((k * coop.lanes) as i64);
             let r = self.b.op(&format!("arith.addi {base}, {off} : i64"));
             let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };

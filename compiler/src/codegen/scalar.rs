@@ -294,7 +294,13 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 let nan = if matches!(node.op, Maximum | Minimum) { &x } else { &y };
                 let isnan = cmp(b, "arith.cmpf", "uno", nan, nan, &ty);
                 let take_x = bin(b, "arith.ori", &c, &isnan, "i1");
-                same(select(b, &take_x, &x, &y, &ty))
+                let r = select(b, &take_x, &x, &y, &ty);
+                // Equal operands (+0 and -0) give the tie's operand, said again: LLVM turns the
+                // select above into `maxnum`/`minnum` where it proves x is not NaN, and NVPTX's
+                // `max.f64` returns +0 for (+0, -0) (found on an H200: maximum(+0.0, -0.0)).
+                let eq = cmp(b, "arith.cmpf", "oeq", &x, &y, &ty);
+                let tie = if matches!(node.op, Maximum | Minimum) { &y } else { &x };
+                same(select(b, &eq, tie, &r, &ty))
             } else if dt == DType::Bool {
                 same(bin(b, if max { "arith.ori" } else { "arith.andi" }, &x, &y, &ty))
             } else {
