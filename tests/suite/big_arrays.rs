@@ -4,16 +4,8 @@
 //! of host time there). Values are integers, so every check is exact.
 
 use kiln::{s, DType};
-use kiln_runtime::Backend;
 
-fn on_gpu() -> bool {
-    if matches!(kiln::backend(), Backend::Cuda(_)) {
-        true
-    } else {
-        println!("skipped: no GPU");
-        false
-    }
-}
+use crate::vendor_gpu::on_gpu;
 
 /// 2^31 + 77 elements.
 const N: usize = (1 << 31) + 77;

@@ -9,9 +9,9 @@
 use kiln::{Array, HostArray};
 use kiln_compiler::pipeline::{compile, Options};
 use kiln_compiler::streams::FILL_ELEMENTS;
-use kiln_runtime::Backend;
 
 use crate::numpy_fixtures::{compare, Tol};
+use crate::vendor_gpu::on_gpu;
 
 /// `n` reproducible float32 values in [-2, 2).
 fn values(n: usize, seed: u64) -> Array {
@@ -167,15 +167,6 @@ fn a_plan_reused_for_other_sizes_assigns_streams_again() {
     assert_eq!(big.report().regions.iter().map(|r| r.stream).collect::<Vec<_>>(), [0, 0, 0]);
 }
 
-/// Whether the backend is a CUDA device; prints the skip notice otherwise.
-fn on_gpu() -> bool {
-    if matches!(kiln::backend(), Backend::Cuda(_)) {
-        true
-    } else {
-        println!("skipped: no GPU");
-        false
-    }
-}
 
 #[test]
 fn gpu_independent_small_kernels_run_on_pool_streams_and_match_the_evaluator() {

@@ -12,8 +12,9 @@ use kiln_runtime::Backend;
 
 use crate::numpy_fixtures::{compare, Tol};
 
-/// Whether the backend is a CUDA device; prints the skip notice otherwise.
-fn on_gpu() -> bool {
+/// Whether the backend is a CUDA device; prints the skip notice otherwise (the `gpu_*` tests of
+/// every module use it).
+pub(crate) fn on_gpu() -> bool {
     if matches!(kiln::backend(), Backend::Cuda(_)) {
         true
     } else {

@@ -325,8 +325,10 @@ struct Coop {
 const ROW_CACHE_BYTES: usize = 44 * 1024;
 
 /// Elements of a row each thread loads at once when filling the row cache (its loads in flight:
-/// a lane loop's load is used before the next is issued).
-const ROW_CACHE_UNROLL: usize = 4;
+/// a lane loop's load is used before the next is issued). On an H200, rows of 8192 float32:
+/// softmax 0.220 ms with 4, 0.221 with 8, 0.218 with 16 (0.356 without the cache); layernorm
+/// 0.317, 0.268, 0.270 (0.252 without).
+const ROW_CACHE_UNROLL: usize = 8;
 
 /// The row cache's tuning, for measuring it (read once per process): `KILN_GPU_ROW_CACHE=off`
 /// leaves row kernels multi-pass over global memory; a number sets the fill's loads in flight
