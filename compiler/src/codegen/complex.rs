@@ -21,7 +21,7 @@ use kiln_ir::{DType, Node, OpKind};
 
 use super::builder::Builder;
 use super::cast::cast;
-use super::scalar::{math, native};
+use super::scalar::{bin, cmp, math, native, select};
 use super::types::{float_const, Val};
 use super::Unsupported;
 
@@ -72,14 +72,12 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
     let t = "f64";
     let unsupported = || Unsupported::new(Some(node.op.name()), format!("{dt} operands"));
     let parts = |v: &Val| (v.ssa.clone(), v.imag().to_string());
-    let f = |b: &mut Builder, op: &str, x: &str, y: &str| b.op(&format!("{op} {x}, {y} : {t}"));
     let boolean = |s: String| Val::new(s, DType::Bool);
     let v = match node.op {
         Cast => cast_complex(b, &args[0], node.dtype)?,
         Where => {
             let (c, x, y) = (&args[0].ssa, &args[1], &args[2]);
-            let re = b.op(&format!("arith.select {c}, {}, {} : {t}", x.ssa, y.ssa));
-            let im = b.op(&format!("arith.select {c}, {}, {} : {t}", x.imag(), y.imag()));
+            let (re, im) = select_pair(b, c, &parts(x), &parts(y));
             Val::complex(re, im, dt)
         }
         Label => args[0].clone(),
@@ -103,7 +101,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         Add | Sub => {
             let op = if node.op == Add { "arith.addf" } else { "arith.subf" };
             let ((a, c), (x, y)) = (parts(&args[0]), parts(&args[1]));
-            let (re, im) = (f(b, op, &a, &x), f(b, op, &c, &y));
+            let (re, im) = (bin(b, op, &a, &x, t), bin(b, op, &c, &y, t));
             finish(b, re, im, dt)
         }
         Mul | Square => {
@@ -126,8 +124,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             let e = math(b, "exp", &[&a], t)?;
             let c = math(b, "cos", &[&y], t)?;
             let s = math(b, "sin", &[&y], t)?;
-            let re = f(b, "arith.mulf", &e, &c);
-            let im = f(b, "arith.mulf", &e, &s);
+            let re = bin(b, "arith.mulf", &e, &c, t);
+            let im = bin(b, "arith.mulf", &e, &s, t);
             // num-complex's special cases (the evaluator's; NumPy's too, which also gives
             // exp(1000 + 0i) = inf + NaN i): a = +inf or NaN with y = 0 gives (a, y); a = -inf
             // with y infinite or NaN gives (+0, +0); a = +inf with y infinite or NaN gives
@@ -136,35 +134,31 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             let inf = float_const(b, f64::INFINITY, t);
             let ninf = float_const(b, f64::NEG_INFINITY, t);
             let nan = float_const(b, f64::NAN, t);
-            let y0 = b.op(&format!("arith.cmpf oeq, {y}, {zero} : {t}"));
+            let y0 = cmp(b, "arith.cmpf", "oeq", &y, &zero, t);
             let ay = native(b, "absf", &[&y], t);
-            let y_bad = b.op(&format!("arith.cmpf uge, {ay}, {inf} : {t}"));
-            let a_neg = b.op(&format!("arith.cmpf oeq, {a}, {ninf} : {t}"));
-            let a_pos = b.op(&format!("arith.cmpf oeq, {a}, {inf} : {t}"));
-            let a_nan = b.op(&format!("arith.cmpf uno, {a}, {a} : {t}"));
+            let y_bad = cmp(b, "arith.cmpf", "uge", &ay, &inf, t);
+            let a_neg = cmp(b, "arith.cmpf", "oeq", &a, &ninf, t);
+            let a_pos = cmp(b, "arith.cmpf", "oeq", &a, &inf, t);
+            let a_nan = cmp(b, "arith.cmpf", "uno", &a, &a, t);
             let a_pos_or_nan = b.op(&format!("arith.ori {a_pos}, {a_nan} : i1"));
             let keep = b.op(&format!("arith.andi {a_pos_or_nan}, {y0} : i1"));
             let to_zero = b.op(&format!("arith.andi {a_neg}, {y_bad} : i1"));
             let to_inf = b.op(&format!("arith.andi {a_pos}, {y_bad} : i1"));
-            let sel = |b: &mut Builder, c: &str, x: &str, y: &str| b.op(&format!("arith.select {c}, {x}, {y} : {t}"));
-            let re = sel(b, &keep, &a, &re);
-            let im = sel(b, &keep, &y, &im);
-            let re = sel(b, &to_zero, &zero, &re);
-            let im = sel(b, &to_zero, &zero, &im);
-            let re = sel(b, &to_inf, &inf, &re);
-            let im = sel(b, &to_inf, &nan, &im);
+            let r = select_pair(b, &keep, &(a.clone(), y.clone()), &(re, im));
+            let r = select_pair(b, &to_zero, &(zero.clone(), zero), &r);
+            let (re, im) = select_pair(b, &to_inf, &(inf, nan), &r);
             finish(b, re, im, dt)
         }
         Eq | Ne => {
             let ((a, c), (x, y)) = (parts(&args[0]), parts(&args[1]));
             let (pred, join) = if node.op == Eq { ("oeq", "arith.andi") } else { ("une", "arith.ori") };
-            let r = b.op(&format!("arith.cmpf {pred}, {a}, {x} : {t}"));
-            let i = b.op(&format!("arith.cmpf {pred}, {c}, {y} : {t}"));
+            let r = cmp(b, "arith.cmpf", pred, &a, &x, t);
+            let i = cmp(b, "arith.cmpf", pred, &c, &y, t);
             boolean(b.op(&format!("{join} {r}, {i} : i1")))
         }
         IsNan => {
             let (re, im) = parts(&args[0]);
-            let r = b.op(&format!("arith.cmpf uno, {re}, {im} : {t}"));
+            let r = cmp(b, "arith.cmpf", "uno", &re, &im, t);
             boolean(r)
         }
         IsInf | IsFinite => {
@@ -173,8 +167,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             let (pred, join) = if node.op == IsInf { ("oeq", "arith.ori") } else { ("olt", "arith.andi") };
             let ar = native(b, "absf", &[&re], t);
             let ai = native(b, "absf", &[&im], t);
-            let r = b.op(&format!("arith.cmpf {pred}, {ar}, {inf} : {t}"));
-            let i = b.op(&format!("arith.cmpf {pred}, {ai}, {inf} : {t}"));
+            let r = cmp(b, "arith.cmpf", pred, &ar, &inf, t);
+            let i = cmp(b, "arith.cmpf", pred, &ai, &inf, t);
             boolean(b.op(&format!("{join} {r}, {i} : i1")))
         }
         // Defined for complex numbers, not generated yet.
@@ -215,56 +209,55 @@ fn part(b: &mut Builder, x: String, dt: DType) -> Val {
 
 /// `(a + bi)(c + di) = (ac - bd) + (ad + bc)i`, in `t` (f64).
 fn mul(b: &mut Builder, t: &str, z: &(String, String), w: &(String, String)) -> (String, String) {
-    let m = |b: &mut Builder, x: &str, y: &str| b.op(&format!("arith.mulf {x}, {y} : {t}"));
-    let ac = m(b, &z.0, &w.0);
-    let bd = m(b, &z.1, &w.1);
-    let ad = m(b, &z.0, &w.1);
-    let bc = m(b, &z.1, &w.0);
-    (b.op(&format!("arith.subf {ac}, {bd} : {t}")), b.op(&format!("arith.addf {ad}, {bc} : {t}")))
+    let ac = bin(b, "arith.mulf", &z.0, &w.0, t);
+    let bd = bin(b, "arith.mulf", &z.1, &w.1, t);
+    let ad = bin(b, "arith.mulf", &z.0, &w.1, t);
+    let bc = bin(b, "arith.mulf", &z.1, &w.0, t);
+    (bin(b, "arith.subf", &ac, &bd, t), bin(b, "arith.addf", &ad, &bc, t))
 }
 
 /// `z / w` by Smith's algorithm (NumPy's), branch-free: both branches computed, one selected.
 fn div(b: &mut Builder, t: &str, z: &(String, String), w: &(String, String)) -> (String, String) {
     let (ar, ai) = (&z.0, &z.1);
     let (br, bi) = (&w.0, &w.1);
-    let o = |b: &mut Builder, op: &str, x: &str, y: &str| b.op(&format!("{op} {x}, {y} : {t}"));
     let one = float_const(b, 1.0, t);
     let zero = float_const(b, 0.0, t);
     let br_abs = native(b, "absf", &[br], t);
     let bi_abs = native(b, "absf", &[bi], t);
     // |br| >= |bi|: rat = bi/br, scl = 1/(br + bi rat), ((ar + ai rat) scl, (ai - ar rat) scl).
-    let rat = o(b, "arith.divf", bi, br);
-    let den = o(b, "arith.mulf", bi, &rat);
-    let den = o(b, "arith.addf", br, &den);
-    let scl = o(b, "arith.divf", &one, &den);
-    let t1 = o(b, "arith.mulf", ai, &rat);
-    let t1 = o(b, "arith.addf", ar, &t1);
-    let re1 = o(b, "arith.mulf", &t1, &scl);
-    let t2 = o(b, "arith.mulf", ar, &rat);
-    let t2 = o(b, "arith.subf", ai, &t2);
-    let im1 = o(b, "arith.mulf", &t2, &scl);
+    let rat = bin(b, "arith.divf", bi, br, t);
+    let den = bin(b, "arith.mulf", bi, &rat, t);
+    let den = bin(b, "arith.addf", br, &den, t);
+    let scl = bin(b, "arith.divf", &one, &den, t);
+    let t1 = bin(b, "arith.mulf", ai, &rat, t);
+    let t1 = bin(b, "arith.addf", ar, &t1, t);
+    let re1 = bin(b, "arith.mulf", &t1, &scl, t);
+    let t2 = bin(b, "arith.mulf", ar, &rat, t);
+    let t2 = bin(b, "arith.subf", ai, &t2, t);
+    let im1 = bin(b, "arith.mulf", &t2, &scl, t);
     // Else: rat = br/bi, scl = 1/(bi + br rat), ((ar rat + ai) scl, (ai rat - ar) scl).
-    let rat = o(b, "arith.divf", br, bi);
-    let den = o(b, "arith.mulf", br, &rat);
-    let den = o(b, "arith.addf", bi, &den);
-    let scl = o(b, "arith.divf", &one, &den);
-    let t1 = o(b, "arith.mulf", ar, &rat);
-    let t1 = o(b, "arith.addf", &t1, ai);
-    let re2 = o(b, "arith.mulf", &t1, &scl);
-    let t2 = o(b, "arith.mulf", ai, &rat);
-    let t2 = o(b, "arith.subf", &t2, ar);
-    let im2 = o(b, "arith.mulf", &t2, &scl);
+    let rat = bin(b, "arith.divf", br, bi, t);
+    let den = bin(b, "arith.mulf", br, &rat, t);
+    let den = bin(b, "arith.addf", bi, &den, t);
+    let scl = bin(b, "arith.divf", &one, &den, t);
+    let t1 = bin(b, "arith.mulf", ar, &rat, t);
+    let t1 = bin(b, "arith.addf", &t1, ai, t);
+    let re2 = bin(b, "arith.mulf", &t1, &scl, t);
+    let t2 = bin(b, "arith.mulf", ai, &rat, t);
+    let t2 = bin(b, "arith.subf", &t2, ar, t);
+    let im2 = bin(b, "arith.mulf", &t2, &scl, t);
     // A zero divisor: each part divided by +0.
-    let re0 = o(b, "arith.divf", ar, &br_abs);
-    let im0 = o(b, "arith.divf", ai, &br_abs);
-    let first = b.op(&format!("arith.cmpf oge, {br_abs}, {bi_abs} : {t}"));
-    let br0 = b.op(&format!("arith.cmpf oeq, {br_abs}, {zero} : {t}"));
-    let bi0 = b.op(&format!("arith.cmpf oeq, {bi_abs}, {zero} : {t}"));
+    let re0 = bin(b, "arith.divf", ar, &br_abs, t);
+    let im0 = bin(b, "arith.divf", ai, &br_abs, t);
+    let first = cmp(b, "arith.cmpf", "oge", &br_abs, &bi_abs, t);
+    let br0 = cmp(b, "arith.cmpf", "oeq", &br_abs, &zero, t);
+    let bi0 = cmp(b, "arith.cmpf", "oeq", &bi_abs, &zero, t);
     let both0 = b.op(&format!("arith.andi {br0}, {bi0} : i1"));
-    let s = |b: &mut Builder, c: &str, x: &str, y: &str| b.op(&format!("arith.select {c}, {x}, {y} : {t}"));
-    let re = s(b, &both0, &re0, &re1);
-    let im = s(b, &both0, &im0, &im1);
-    let re = s(b, &first, &re, &re2);
-    let im = s(b, &first, &im, &im2);
-    (re, im)
+    let r = select_pair(b, &both0, &(re0, im0), &(re1, im1));
+    select_pair(b, &first, &r, &(re2, im2))
+}
+
+/// `c ? x : y` for a pair of f64 parts.
+fn select_pair(b: &mut Builder, c: &str, x: &(String, String), y: &(String, String)) -> (String, String) {
+    (select(b, c, &x.0, &y.0, "f64"), select(b, c, &x.1, &y.1, "f64"))
 }

@@ -61,15 +61,15 @@ pub(crate) fn math(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> Resu
     Ok(b.op(&format!("func.call @{sym}({}) : ({tys}) -> {ty}", args.join(", "))))
 }
 
-fn bin(b: &mut Builder, op: &str, x: &str, y: &str, ty: &str) -> String {
+pub(crate) fn bin(b: &mut Builder, op: &str, x: &str, y: &str, ty: &str) -> String {
     b.op(&format!("{op} {x}, {y} : {ty}"))
 }
 
-fn cmp(b: &mut Builder, op: &str, pred: &str, x: &str, y: &str, ty: &str) -> String {
+pub(crate) fn cmp(b: &mut Builder, op: &str, pred: &str, x: &str, y: &str, ty: &str) -> String {
     b.op(&format!("{op} {pred}, {x}, {y} : {ty}"))
 }
 
-fn select(b: &mut Builder, c: &str, x: &str, y: &str, ty: &str) -> String {
+pub(crate) fn select(b: &mut Builder, c: &str, x: &str, y: &str, ty: &str) -> String {
     b.op(&format!("arith.select {c}, {x}, {y} : {ty}"))
 }
 
