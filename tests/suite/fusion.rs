@@ -4,7 +4,8 @@
 use kiln::{axis, Array, DType};
 use kiln_compiler::fusion::{self, partition, Partition};
 
-fn randn(shape: &[usize], seed: u64) -> Array {
+/// Reproducible float32 values in [-2, 2) of `shape` (an LCG from `seed`).
+pub(crate) fn randn(shape: &[usize], seed: u64) -> Array {
     let n: usize = shape.iter().product();
     let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     let v: Vec<f32> = (0..n)

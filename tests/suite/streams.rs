@@ -10,19 +10,13 @@ use kiln::{Array, HostArray};
 use kiln_compiler::pipeline::{compile, Options};
 use kiln_compiler::streams::FILL_ELEMENTS;
 
+use crate::fusion::randn;
 use crate::numpy_fixtures::{compare, Tol};
 use crate::vendor_gpu::on_gpu;
 
 /// `n` reproducible float32 values in [-2, 2).
 fn values(n: usize, seed: u64) -> Array {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    let v: Vec<f32> = (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-        })
-        .collect();
-    Array::from_vec(v, &[n])
+    randn(&[n], seed)
 }
 
 /// Compiles the graph of `outs`, checks its schedule run on the host against the reference
