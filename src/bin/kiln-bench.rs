@@ -96,21 +96,33 @@ struct Row {
 }
 
 /// Event-timed median of `reps` calls of `f` after 3 warm-ups, in ms.
-fn time_events(stream: &Stream, reps: usize, mut f: impl FnMut()) -> f64 {
+fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) -> f64 {
     for _ in 0..3 {
         f();
     }
     stream.synchronize().unwrap();
+    let (before, n0) = kiln::host_phase_times();
     let mut ts = Vec::with_capacity(reps);
+    let mut host = Vec::with_capacity(reps);
     for _ in 0..reps {
         let start = Event::new(stream.device()).unwrap();
         let end = Event::new(stream.device()).unwrap();
         start.record(stream).unwrap();
+        let t0 = Instant::now();
         f();
+        host.push(t0.elapsed().as_secs_f64() * 1e6);
         end.record(stream).unwrap();
         end.synchronize().unwrap();
         ts.push(end.elapsed_since(&start).unwrap() as f64);
     }
+    let (after, n1) = kiln::host_phase_times();
+    // Where the host's time per call goes: while it runs, the GPU waits for the first launch.
+    let per: Vec<String> = before
+        .iter()
+        .zip(&after)
+        .map(|((name, b), (_, a))| format!("{name} {:.1}", (a - b) / (n1 - n0).max(1) as f64))
+        .collect();
+    println!("{name}: host µs per call {:.1} (median; {} materialisations per call: {})", median(host), (n1 - n0) / reps.max(1), per.join(", "));
     median(ts)
 }
 
@@ -157,7 +169,7 @@ fn main() {
     let copy_gbps = {
         let src = DeviceBuffer::alloc(4 * n).unwrap();
         let mut dst = DeviceBuffer::alloc(4 * n).unwrap();
-        let ms = time_events(&stream, a.reps, || dst.copy_from_device(&src, &stream).unwrap());
+        let ms = time_events("copy", &stream, a.reps, || dst.copy_from_device(&src, &stream).unwrap());
         let gbps = 8.0 * n as f64 / (ms * 1e-3) / 1e9;
         rows.push(Row { work: "copy".into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: None, tflops: None });
         gbps
@@ -206,7 +218,7 @@ fn main() {
         }
         let probe = f();
         let kernels = kiln::explain(&[&probe]).report.kernel_count();
-        let ms = time_events(&stream, a.reps, || {
+        let ms = time_events(work, &stream, a.reps, || {
             f().eval();
         });
         let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
@@ -253,7 +265,7 @@ fn main() {
         }
         let p = device_array(normal(k * k, 7), &[k, k]).astype(dt).eval().clone();
         let kernels = kiln::explain(&[&p.matmul(&p)]).report.kernel_count();
-        let ms = time_events(&stream, a.reps, || {
+        let ms = time_events(work, &stream, a.reps, || {
             p.matmul(&p).eval();
         });
         let tflops = 2.0 * (k as f64).powi(3) / (ms * 1e-3) / 1e12;
@@ -265,7 +277,7 @@ fn main() {
         let bias = device_array(normal(k, 9), &[k]);
         let f = || kiln::nn::relu(&(p.matmul(&p) + &bias)).unwrap();
         let kernels = kiln::explain(&[&f()]).report.kernel_count();
-        let ms = time_events(&stream, a.reps, || {
+        let ms = time_events("matmul_bias_relu_f32", &stream, a.reps, || {
             f().eval();
         });
         let tflops = 2.0 * (k as f64).powi(3) / (ms * 1e-3) / 1e12;
@@ -275,7 +287,10 @@ fn main() {
         let f = if a.quick { 1usize << 22 } else { 1 << 24 };
         let re = device_array(normal(f, 10), &[f]);
         let im = device_array(normal(f, 11), &[f]);
-        let z = (&re + &im * Array::scalar(num_complex::Complex32::new(0.0, 1.0))).eval().clone();
+        // complex64 as peers.py's `z` (a rank-0 array of a Rust complex scalar is complex128,
+        // which would promote the sum).
+        let z = (&re + &im * Array::scalar(num_complex::Complex32::new(0.0, 1.0))).astype(DType::Complex64).eval().clone();
+        assert_eq!(z.dtype(), DType::Complex64);
         let w = device_array(normal(f, 12), &[f]);
         type FftWork<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
         let works: Vec<FftWork> = vec![
@@ -287,7 +302,7 @@ fn main() {
                 continue;
             }
             let kernels = kiln::explain(&[&g()]).report.kernel_count();
-            let ms = time_events(&stream, a.reps, || {
+            let ms = time_events(work, &stream, a.reps, || {
                 g().eval();
             });
             let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
@@ -308,7 +323,7 @@ fn main() {
             let mut input = DeviceBuffer::alloc(8 * f).unwrap();
             input.memset(0).unwrap();
             let output = DeviceBuffer::alloc(8 * f).unwrap();
-            let ms = time_events(&stream, a.reps, || {
+            let ms = time_events("fft_c64_cufft_only", &stream, a.reps, || {
                 // SAFETY: both buffers hold f complex64 elements, the layout's; they outlive
                 // the timing, which synchronises.
                 unsafe { kiln_runtime::fft::exec(&layout, false, input.ptr(), output.ptr()).unwrap() };
