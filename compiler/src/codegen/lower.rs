@@ -369,6 +369,11 @@ struct CachedRow {
     offset: usize,
     /// The passes reading it (see [`Lower::pass`]), in order.
     passes: Vec<usize>,
+    /// `None` for a region input, copied in by the fill. `Some(p)` for a value the prologue of
+    /// reduction pass `p` computes (softmax's `exp(x - max)`): that pass stores it, the later
+    /// passes in `passes` read it back instead of computing it again. It may share the slot of
+    /// an input no pass after `p` reads (each thread overwrites only elements it has read).
+    written_in: Option<usize>,
 }
 
 impl<'g> Lower<'g> {
@@ -1141,6 +1146,13 @@ impl<'g> Lower<'g> {
         if !full.is_empty() {
             passes.push(full.to_vec());
         }
+        // Values a reduction's prologue computes that a later pass reads again (see
+        // `staged_values`): (node, the pass computing it).
+        let outputs: Vec<(usize, NodeId)> = full.iter().copied().enumerate().collect();
+        let staged: Vec<(NodeId, usize)> = staged_values(body, shape, level1, &outputs)
+            .into_iter()
+            .filter_map(|(e, _, r)| Some((e, level1.iter().position(|&l| l == r)?)))
+            .collect();
         let mut readers: BTreeMap<NodeId, Vec<usize>> = BTreeMap::new();
         for (p, roots) in passes.iter().enumerate() {
             let mut seen = BTreeSet::new();
@@ -1150,7 +1162,10 @@ impl<'g> Lower<'g> {
                     continue;
                 }
                 let node = body.node(n);
-                if node.op == OpKind::Input {
+                if staged.iter().any(|&(e, q)| e == n && q < p) {
+                    // Read back from the cache: its operands are not read here.
+                    readers.entry(n).or_default().push(p);
+                } else if node.op == OpKind::Input {
                     readers.entry(n).or_default().push(p);
                 } else if node.op.is_elementwise() && !self.constant[n.index()] {
                     stack.extend(node.inputs.iter().copied());
@@ -1158,10 +1173,12 @@ impl<'g> Lower<'g> {
             }
         }
         let mut inputs: Vec<CachedRow> = Vec::new();
+        let mut values: Vec<CachedRow> = Vec::new();
         for (node, passes) in readers {
             let dt = body.node(node).dtype;
             let Ok(ty) = work_ty(dt) else { continue };
-            if passes.len() < 2 || dt.is_complex() {
+            let written_in = staged.iter().find(|s| s.0 == node).map(|s| s.1);
+            if dt.is_complex() || (written_in.is_none() && passes.len() < 2) {
                 continue;
             }
             let size = match ty {
@@ -1170,7 +1187,12 @@ impl<'g> Lower<'g> {
                 "i32" | "f32" => 4,
                 _ => 8,
             };
-            inputs.push(CachedRow { node, dt, ty, size, offset: 0, passes });
+            let row = CachedRow { node, dt, ty, size, offset: 0, passes, written_in };
+            if written_in.is_some() {
+                values.push(row);
+            } else {
+                inputs.push(row);
+            }
         }
         // Largest elements first (stable: by node otherwise).
         inputs.sort_by_key(|c| std::cmp::Reverse(c.size));
@@ -1179,6 +1201,24 @@ impl<'g> Lower<'g> {
             c.offset = offset;
             offset += c.size;
         }
+        // A staged value takes the slot of an input of its size that no later pass reads, else
+        // a slot of its own.
+        let mut taken: Vec<usize> = Vec::new();
+        for v in &mut values {
+            let p = v.written_in.expect("a staged value");
+            let free = inputs.iter().find(|c| c.size == v.size && c.passes.iter().all(|&q| q <= p) && !taken.contains(&c.offset));
+            match free {
+                Some(c) => {
+                    v.offset = c.offset;
+                    taken.push(c.offset);
+                }
+                None => {
+                    v.offset = offset;
+                    offset += v.size;
+                }
+            }
+        }
+        inputs.extend(values);
         let row: usize = axes.iter().map(|&a| shape[a]).product();
         let bytes = coop.items * row * offset;
         (bytes > 0 && bytes <= ROW_CACHE_BYTES).then_some(RowCache { inputs, row, bytes })
@@ -1216,7 +1256,7 @@ impl<'g> Lower<'g> {
             let off = self.b.i64((k * coop.lanes) as i64);
             let r = self.b.op(&format!("arith.addi {base}, {off} : i64"));
             let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };
-            for c in &cache.inputs {
+            for c in cache.inputs.iter().filter(|c| c.written_in.is_none()) {
                 let v = self.emit(c.node, &ix)?;
                 loaded.push((c.clone(), r.clone(), v));
             }
@@ -1231,7 +1271,7 @@ impl<'g> Lower<'g> {
         let r = self.b.fresh();
         self.open(0, &format!("scf.for {r} = {start} to {total} step {lanes} : i64"));
         let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };
-        for c in &cache.inputs {
+        for c in cache.inputs.iter().filter(|c| c.written_in.is_none()) {
             let v = self.emit(c.node, &ix)?;
             let slot = self.row_slot(&cache, c, &r);
             self.b.stmt(&format!("llvm.store {}, {slot} : {}, !llvm.ptr", v.ssa, c.ty));
@@ -1252,6 +1292,21 @@ impl<'g> Lower<'g> {
             let n = self.b.fresh();
             self.b.stmt(&format!("{n} = llvm.load {slot} : !llvm.ptr -> {}", c.ty));
             self.memo.last_mut().expect("a memo scope").insert((c.node, ix.key()), Val::new(n, c.dt));
+        }
+        Ok(())
+    }
+
+    /// In the lane loop of the reduction pass that computes them (element `r`, index `ix`):
+    /// stores the staged values of the row cache for the later passes.
+    fn row_cache_stage(&mut self, ix: &Ix, r: &str) -> Result<(), Stop> {
+        let Some(cache) = self.row_cache.clone() else { return Ok(()) };
+        let pass = self.pass;
+        for c in cache.inputs.iter().filter(|c| c.written_in == Some(pass)) {
+            let Some(v) = self.lookup(&(c.node, ix.key())) else {
+                return Err(Stop::from(Unsupported::new(None, "a staged row value not computed by its pass".to_string())));
+            };
+            let slot = self.row_slot(&cache, c, r);
+            self.b.stmt(&format!("llvm.store {}, {slot} : {}, !llvm.ptr", v.ssa, c.ty));
         }
         Ok(())
     }
@@ -1296,6 +1351,7 @@ impl<'g> Lower<'g> {
         self.row_cache_pass(&full, &r)?;
         let full_ix = Ix { dims: Some(full.clone()), flat: None };
         let v = self.emit(input, &full_ix)?;
+        self.row_cache_stage(&full_ix, &r)?;
         let staged: Vec<(NodeId, usize)> =
             self.staged.iter().filter(|s| Some(s.2) == self.hoisting).map(|s| (s.0, s.1)).collect();
         for (e, k) in staged {
@@ -1563,11 +1619,12 @@ impl<'g> Lower<'g> {
             let mut it = work.iter();
             let mut loops = 0;
             if self.coop.is_some() {
-                // The lanes share the pass as they shared the reductions.
+                // The lanes share the pass as they shared the reductions (inactive threads,
+                // past the last work item, skip it: tested once, outside the loop).
+                self.open_if("%active");
+                loops += 1;
                 let r;
                 (r, full, _) = self.open_lane_loop(shape, axes, &work, &[], &[], &[]);
-                loops += 1;
-                self.open_if("%active");
                 loops += 1;
                 self.pass = level1.len();
                 self.row_cache_pass(&full, &r)?;

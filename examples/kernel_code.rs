@@ -1,0 +1,35 @@
+//! Prints the code kiln generates for a few of the benchmark's expressions, at one stage:
+//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|sum_all|ew_chain]`.
+//! No GPU is needed (PTX is for sm_90).
+use kiln::{Array, CodeStage};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let stage = match args.first().map(String::as_str).unwrap_or("ptx") {
+        "ptx" => CodeStage::Ptx(Default::default()),
+        "gpu-mlir" => CodeStage::GpuMlir,
+        "gpu-llvm" => CodeStage::GpuLlvm,
+        "host-mlir" => CodeStage::HostMlir,
+        "host-llvm" => CodeStage::HostLlvm,
+        "host-asm" => CodeStage::HostAsm,
+        other => panic!("unknown stage {other}"),
+    };
+    let work = args.get(1).map(String::as_str).unwrap_or("softmax");
+    let (r, c) = (64, 8192);
+    let m = Array::from_vec(vec![0.5f32; r * c], &[r, c]);
+    let x = Array::from_vec(vec![0.5f32; 1 << 20], &[1 << 20]);
+    let y: Array = match work {
+        "softmax" => kiln::nn::softmax(&m, -1).unwrap(),
+        "layernorm" => {
+            let mu = m.mean(kiln::axis(1).keepdims());
+            let d = &m - &mu;
+            let var = (&d * &d).mean(kiln::axis(1).keepdims());
+            &d / (var + 1e-5).sqrt()
+        }
+        "sum_all" => x.sum(None),
+        "sum_cols" => m.sum(0),
+        "ew_chain" => ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp(),
+        other => panic!("unknown work {other}"),
+    };
+    println!("{}", kiln::kernel_code(&[&y], stage).unwrap());
+}
