@@ -443,11 +443,7 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     /// # Panics
     /// If the block comes from another pool.
     pub fn free(&self, block: Block<O::Stream>) {
-        if block.size == 0 {
-            return self.free_with(block, None);
-        }
-        let event = self.order.record(block.stream);
-        self.free_with(block, event);
+        self.free_with(block, true);
     }
 
     /// Returns a block that no queued work uses any more (the caller has waited for its last
@@ -456,10 +452,12 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     /// # Panics
     /// If the block comes from another pool.
     pub fn free_unused(&self, block: Block<O::Stream>) {
-        self.free_with(block, None);
+        self.free_with(block, false);
     }
 
-    fn free_with(&self, block: Block<O::Stream>, event: Option<O::Event>) {
+    /// Files a freed block; `record`: its free is ordered on its stream (an event is recorded
+    /// there), else nothing is pending on it.
+    fn free_with(&self, block: Block<O::Stream>, record: bool) {
         assert_eq!(
             block.pool, self.id,
             "kiln: a memory block was freed into a pool it does not come from"
@@ -468,6 +466,7 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
             return;
         }
         let stream = block.stream;
+        let event = if record { self.order.record(stream) } else { None };
         let mut inner = self.lock();
         let inner = &mut *inner;
         let ptr = block.ptr;
@@ -478,9 +477,11 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         assert!(!chunk.is_free(), "kiln: block {ptr:#x} freed twice");
         chunk.stream = stream;
         inner.used -= chunk.size;
-        // A neighbour merges if it is free and either on this stream (the new event comes after
-        // its own) or already completed (nothing pending on it anywhere).
-        let (ptr, size) = self.absorb_neighbours(inner, ptr, stream, false);
+        // A neighbour merges if it is free and either completed (nothing pending on it
+        // anywhere) or pending on this stream when this free has an event there (which comes
+        // after the neighbour's). A block freed without an event merges only completed
+        // neighbours: taking in a pending one would mark its work done while it may still run.
+        let (ptr, size) = self.absorb_neighbours(inner, ptr, stream, event.is_none());
         inner.chunks.get_mut(&ptr).expect("chunk").state = State::Free { event };
         inner.add_free(ptr, size, stream);
     }
@@ -1222,6 +1223,44 @@ mod tests {
         pool.free(b);
         pool.free(c);
         order.complete(1);
+    }
+
+    /// A block freed as unused beside a pending one (in the pinned staging pool, the likeliest
+    /// cause of issue 5's all-zero `square_u8` under compute-sanitizer): thread A's upload
+    /// queues its copy from staging block `a` on the null stream and frees `a` (pending until
+    /// the copy has read it); thread B's download, whose block `b` is `a`'s neighbour, waits
+    /// for its own copy (queued on the null stream before A's) and frees `b` as unused. That
+    /// free merged `a` into one block marked completed, so thread C's upload could take it and
+    /// write its own data over `a` while A's copy was still queued (behind slow kernels), and
+    /// A's array got C's bytes. Now `a` stays pending until its stream passes its free, in
+    /// either pool.
+    #[test]
+    fn free_unused_leaves_a_pending_neighbour_pending() {
+        for policy in [ReusePolicy::AfterCompletion, ReusePolicy::StreamOrdered] {
+            let order = FakeOrder::default();
+            let pool = MemoryPool::new(FakeAllocator::new(MIB), order.clone(), policy);
+            let whole = pool.malloc(1024, 0).unwrap();
+            pool.free_unused(whole);
+            let a = pool.malloc(512, 0).unwrap();
+            let b = pool.malloc(512, 0).unwrap();
+            let (a_ptr, b_ptr) = (a.ptr(), b.ptr());
+            assert_eq!(b_ptr, a_ptr + 512);
+            pool.free(a);
+            pool.free_unused(b);
+            assert_eq!(pool.stats().n_free_blocks, 2, "{policy:?}: `a` pending, `b` done: not merged");
+            // Another stream (or, for the host pool, any stream) cannot have `a` yet; `b` is free
+            // for everyone.
+            let c = pool.malloc(512, 1).unwrap();
+            assert_eq!(c.ptr(), b_ptr, "{policy:?}");
+            let d = pool.malloc(512, 1).unwrap();
+            assert_ne!(d.ptr(), a_ptr, "{policy:?}: `a` reused before its stream passed its free");
+            order.complete(0);
+            let e = pool.malloc(512, 1).unwrap();
+            assert_eq!(e.ptr(), a_ptr, "{policy:?}");
+            for x in [c, d, e] {
+                pool.free(x);
+            }
+        }
     }
 
     /// Dropping the pool gives back its cache.
