@@ -466,9 +466,12 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
             return;
         }
         let stream = block.stream;
-        let event = if record { self.order.record(stream) } else { None };
         let mut inner = self.lock();
         let inner = &mut *inner;
+        // Recorded under the lock, so that the frees of one stream record their events in the
+        // order they are filed: the event of a later free comes after every earlier one of its
+        // stream, which is what lets it stand for the neighbours it merges below.
+        let event = if record { self.order.record(stream) } else { None };
         let ptr = block.ptr;
         let chunk = inner
             .chunks
@@ -786,11 +789,15 @@ pub(crate) mod fake {
         }
     }
 
+    /// Called by `record` before it records; its answers are kept in `FakeOrderState::probes`.
+    pub type Probe = Box<dyn Fn() -> bool + Send>;
+
     /// Streams are small integers; an event is (stream, sequence number); a stream has passed
     /// an event once `complete` has been called for it after the event was recorded.
     #[derive(Clone, Default)]
     pub struct FakeOrder {
         pub state: Arc<Mutex<FakeOrderState>>,
+        pub probe: Arc<Mutex<Option<Probe>>>,
     }
 
     #[derive(Default)]
@@ -798,6 +805,7 @@ pub(crate) mod fake {
         pub recorded: HashMap<u32, u64>,
         pub completed: HashMap<u32, u64>,
         pub waits: usize,
+        pub probes: Vec<bool>,
     }
 
     impl FakeOrder {
@@ -816,7 +824,9 @@ pub(crate) mod fake {
         type Stream = u32;
         type Event = (u32, u64);
         fn record(&self, stream: u32) -> Option<(u32, u64)> {
+            let probed = self.probe.lock().unwrap().as_ref().map(|p| p());
             let mut s = self.state.lock().unwrap();
+            s.probes.extend(probed);
             let seq = s.recorded.entry(stream).or_insert(0);
             *seq += 1;
             Some((stream, *seq))
@@ -1261,6 +1271,25 @@ mod tests {
                 pool.free(x);
             }
         }
+    }
+
+    /// A free records its event while holding the pool's lock. Recorded before it, thread A's
+    /// free of `a` (event E1 on stream s) could be overtaken by thread B's free of `a`'s
+    /// neighbour `b`, whose kernel on s was queued after E1 and whose event E2 follows; A's free
+    /// then merged `b` into a block pending on E1 only, and another stream took it once s had
+    /// passed E1, while B's kernel could still be using `b`.
+    #[test]
+    fn frees_record_their_events_under_the_lock() {
+        let order = FakeOrder::default();
+        let pool = std::sync::Arc::new(MemoryPool::new(FakeAllocator::new(MIB), order.clone(), ReusePolicy::StreamOrdered));
+        let weak = std::sync::Arc::downgrade(&pool);
+        *order.probe.lock().unwrap() = Some(Box::new(move || weak.upgrade().is_some_and(|p| p.inner.try_lock().is_err())));
+        let a = pool.malloc(512, 0).unwrap();
+        let b = pool.malloc(512, 1).unwrap();
+        pool.free(a);
+        pool.free(b);
+        let probes = order.state.lock().unwrap().probes.clone();
+        assert_eq!(probes, [true, true], "an event recorded without the pool's lock");
     }
 
     /// Dropping the pool gives back its cache.
