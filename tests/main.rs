@@ -31,7 +31,8 @@
 //!   the active backend against the evaluator, for rows shorter and longer than the row cache.
 //! - `streams`: the stream each region runs on: small independent kernels on pool streams,
 //!   chains and large kernels on the caller's, the report's column snapshotted; on a GPU
-//!   (`gpu_*`) a multi-stream schedule against the evaluator and the streams that ran.
+//!   (`gpu_*`) a multi-stream schedule against the evaluator and the streams that ran; a stress
+//!   test of many threads materialising at once, on either backend.
 
 #[path = "suite/polynomial.rs"]
 mod polynomial;

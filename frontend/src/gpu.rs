@@ -22,7 +22,10 @@
 //! the caller's stream waits for every pool stream used. A region's outputs are allocated for
 //! its stream; a buffer used on more than one stream is freed only after that join, and what
 //! the schedule returns is ordered on the caller's stream, as with one stream. After an error
-//! the streams used are synchronised before any buffer is freed.
+//! the streams used are synchronised before any buffer is freed. An input ordered on another
+//! stream (made under another current stream, or by another thread) is waited for on the
+//! caller's stream first, and its stream waits for the schedule's work at the end, so its free
+//! there comes after the reads.
 //! [`last_run_streams`] tells which stream each region of the thread's last schedule ran on.
 
 use std::cell::RefCell;
@@ -272,6 +275,8 @@ pub(crate) fn run_schedule(
     // the join to be freed.
     let mut used_on: Vec<u32> = vec![0; sched.buffers.len()];
     let mut deferred: Vec<Arc<DeviceArray>> = Vec::new();
+    // Inputs ordered on another stream than the caller's wait for it before anything reads them.
+    let _foreign = ForeignInputs::order(Stream::current_on(gpu.device)?, inputs)?;
     // Declared after the buffers: on an error it is dropped first, synchronising the streams.
     let mut lanes = Lanes::new(gpu.device, &sched.streams)?;
     let mut ran = Vec::with_capacity(sched.steps.len());
@@ -395,6 +400,52 @@ fn order_on(a: &mut Arc<DeviceArray>, stream: &Stream) -> Result<()> {
         None => a.buf.stream().synchronize()?,
     }
     Ok(())
+}
+
+/// The streams, other than the caller's current one, that a schedule's inputs are ordered on
+/// (the current stream of another thread, or of the scope that made them): their writers may
+/// still run there, and their frees will be ordered there. The caller's stream waits for each
+/// before the schedule reads its inputs, and each waits for the caller's stream once the
+/// schedule's work is queued there (when this is dropped, after the join), so that a free of
+/// an input on its own stream comes after the schedule's reads.
+struct ForeignInputs {
+    current: Stream,
+    streams: Vec<Stream>,
+}
+
+impl ForeignInputs {
+    fn order(current: Stream, inputs: &[Arc<DeviceArray>]) -> Result<ForeignInputs> {
+        let mut streams: Vec<Stream> = Vec::new();
+        for a in inputs {
+            let s = a.buf.stream();
+            if *s != current && !streams.contains(s) {
+                current.wait_event(&record(s)?)?;
+                streams.push(s.clone());
+            }
+        }
+        Ok(ForeignInputs { current, streams })
+    }
+}
+
+impl Drop for ForeignInputs {
+    fn drop(&mut self) {
+        if self.streams.is_empty() {
+            return;
+        }
+        match record(&self.current) {
+            Ok(done) => {
+                for s in &self.streams {
+                    if s.wait_event(&done).is_err() {
+                        let _ = self.current.synchronize();
+                    }
+                }
+            }
+            // No event: wait for the reads instead.
+            Err(_) => {
+                let _ = self.current.synchronize();
+            }
+        }
+    }
 }
 
 /// The streams a schedule runs on: stream 0 the caller's current stream, stream `k` the

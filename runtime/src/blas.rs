@@ -161,6 +161,7 @@ fn with_blas<T>(f: impl FnOnce(cb::cublasHandle_t) -> Result<T>) -> Result<T> {
     let stream = Stream::current()?;
     blas_handles().with(
         "cublasCreate_v2",
+        Some(&stream),
         || {
             let mut h = std::ptr::null_mut();
             // SAFETY: writes a new handle into `h`; the device's context is current.
@@ -405,6 +406,7 @@ pub unsafe fn gemm_epilogue(d: &GemmDesc, epilogue: Epilogue, bias: Option<u64>,
     let (alpha, beta) = one_zero(d.ty);
     lt_handles().with(
         "cublasLtCreate",
+        Some(&stream),
         || {
             let mut h = std::ptr::null_mut();
             // SAFETY: writes a new handle; the device's context is current.

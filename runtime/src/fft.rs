@@ -128,10 +128,13 @@ fn caches() -> &'static Handles<PlanCache> {
     H.get_or_init(Handles::new)
 }
 
-fn with_cache<T>(f: impl FnOnce(&mut PlanCache) -> Result<T>) -> Result<T> {
+/// Runs `f` with the current device's plan cache; `stream`: the stream `f` queues transforms on
+/// (the plans' work areas are shared by every stream, see [`crate::libs`]).
+fn with_cache<T>(stream: Option<&Stream>, f: impl FnOnce(&mut PlanCache) -> Result<T>) -> Result<T> {
     ensure_loaded("libcufft", &CUFFT, ff::is_culib_present)?;
     caches().with(
         "cufftCreate",
+        stream,
         || Ok(PlanCache { plans: VecDeque::new(), info: PlanCacheInfo { limit: DEFAULT_PLAN_CACHE_SIZE, ..Default::default() } }),
         f,
     )
@@ -197,7 +200,7 @@ pub unsafe fn exec(l: &FftLayout, inverse: bool, input: u64, output: u64) -> Res
         return Ok(());
     }
     let stream = Stream::current()?;
-    with_cache(|cache| {
+    with_cache(Some(&stream), |cache| {
         let hit = cache.plans.iter().position(|(k, _)| k == l);
         let entry = match hit {
             Some(i) => {
@@ -233,13 +236,13 @@ pub unsafe fn exec(l: &FftLayout, inverse: bool, input: u64, output: u64) -> Res
 
 /// The current device's plan cache statistics.
 pub fn plan_cache_info() -> Result<PlanCacheInfo> {
-    with_cache(|c| Ok(c.info))
+    with_cache(None, |c| Ok(c.info))
 }
 
 /// Sets the most plans the current device's cache holds (0 turns caching off); evicts the least
 /// recently used beyond it (`PlanCache.set_size`).
 pub fn set_plan_cache_size(limit: usize) -> Result<()> {
-    with_cache(|c| {
+    with_cache(None, |c| {
         c.info.limit = limit;
         c.trim();
         Ok(())
@@ -248,7 +251,7 @@ pub fn set_plan_cache_size(limit: usize) -> Result<()> {
 
 /// Destroys every cached plan of the current device (`PlanCache.clear`); statistics are kept.
 pub fn clear_plan_cache() -> Result<()> {
-    with_cache(|c| {
+    with_cache(None, |c| {
         c.plans.clear();
         c.info.size = 0;
         Ok(())

@@ -1,6 +1,12 @@
 //! What the library wrappers ([`crate::blas`], [`crate::fft`], [`crate::rand`]) share: loading
 //! a CUDA library once (a typed error where it is missing, never cudarc's panic) and one handle
 //! per device, made with the device's context current.
+//!
+//! A handle is shared by every thread, and each thread queues its calls on its own current
+//! stream. A handle's device resources are not per stream (a cuFFT plan's work area, cuBLAS's
+//! default workspace, cuRAND's generator state): two calls on different streams could run at
+//! once and use them together. So a call on another stream than the handle's last one first
+//! makes its stream wait for everything queued so far on that last one.
 
 use std::collections::HashMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -8,6 +14,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::device::{current_id, DeviceState};
 use crate::error::{LibraryError, Result, RuntimeError};
+use crate::stream::{Event, Stream};
 
 /// Errors unless the library `name` can be loaded (`present` is its cudarc `is_culib_present`).
 /// Checked once per library and process.
@@ -25,7 +32,21 @@ pub(crate) fn ensure_loaded(name: &'static str, cell: &'static OnceLock<bool>, p
 /// A library handle that may cross threads: the libraries' handles are plain pointers (or ints)
 /// used under the registry's lock, one thread at a time.
 pub(crate) struct Handles<H> {
-    map: Mutex<HashMap<usize, H>>,
+    map: Mutex<HashMap<usize, Slot<H>>>,
+}
+
+/// A device's handle and the stream its last call was queued on.
+struct Slot<H> {
+    handle: H,
+    last: Option<Stream>,
+}
+
+/// The stream a call on `now` must first wait for: the last one, when it is another.
+fn switched_from<S: PartialEq + Clone>(last: &mut Option<S>, now: &S) -> Option<S> {
+    match last.replace(now.clone()) {
+        Some(previous) if previous != *now => Some(previous),
+        _ => None,
+    }
 }
 
 // SAFETY: the handles are only reached through the mutex, so one thread uses a handle at a
@@ -40,27 +61,51 @@ impl<H> Handles<H> {
     }
 
     /// Runs `f` with the current device's handle (made by `make` on first use), with that
-    /// device's context current and the registry locked. `make` and `f` run under
-    /// `catch_unwind`: cudarc panics on a missing symbol.
+    /// device's context current and the registry locked. `stream`: the stream `f` queues work
+    /// on; when the handle's last work went to another stream, `stream` first waits for it.
+    /// `make` and `f` run under `catch_unwind`: cudarc panics on a missing symbol.
     pub(crate) fn with<T>(
         &self,
         call: &'static str,
+        stream: Option<&Stream>,
         make: impl FnOnce() -> Result<H>,
         f: impl FnOnce(&mut H) -> Result<T>,
     ) -> Result<T> {
         let id = current_id();
         let state = DeviceState::get(id)?;
         let _bound = state.bind()?;
-        let mut map: MutexGuard<'_, HashMap<usize, H>> = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map: MutexGuard<'_, HashMap<usize, Slot<H>>> = self.map.lock().unwrap_or_else(|p| p.into_inner());
         let run = AssertUnwindSafe(|| -> Result<T> {
-            let h = match map.entry(id) {
+            let slot = match map.entry(id) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => e.insert(make()?),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(Slot { handle: make()?, last: None }),
             };
-            f(h)
+            if let Some(stream) = stream {
+                if let Some(previous) = switched_from(&mut slot.last, stream) {
+                    let event = Event::with_flags(previous.device(), false, true)?;
+                    event.record(&previous)?;
+                    stream.wait_event(&event)?;
+                }
+            }
+            f(&mut slot.handle)
         });
         panic::catch_unwind(run).unwrap_or_else(|_| {
             Err(RuntimeError::Library(LibraryError { call, status: "cudarc panicked (a missing library symbol?)".into() }))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::switched_from;
+
+    #[test]
+    fn a_call_waits_for_the_last_stream_only_when_it_changes() {
+        let mut last = None;
+        assert_eq!(switched_from(&mut last, &1), None, "first use");
+        assert_eq!(switched_from(&mut last, &1), None, "same stream");
+        assert_eq!(switched_from(&mut last, &2), Some(1));
+        assert_eq!(switched_from(&mut last, &1), Some(2));
+        assert_eq!(last, Some(1));
     }
 }

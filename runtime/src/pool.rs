@@ -443,11 +443,7 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     /// # Panics
     /// If the block comes from another pool.
     pub fn free(&self, block: Block<O::Stream>) {
-        if block.size == 0 {
-            return self.free_with(block, None);
-        }
-        let event = self.order.record(block.stream);
-        self.free_with(block, event);
+        self.free_with(block, true);
     }
 
     /// Returns a block that no queued work uses any more (the caller has waited for its last
@@ -456,10 +452,12 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     /// # Panics
     /// If the block comes from another pool.
     pub fn free_unused(&self, block: Block<O::Stream>) {
-        self.free_with(block, None);
+        self.free_with(block, false);
     }
 
-    fn free_with(&self, block: Block<O::Stream>, event: Option<O::Event>) {
+    /// Files a freed block; `record`: its free is ordered on its stream (an event is recorded
+    /// there), else nothing is pending on it.
+    fn free_with(&self, block: Block<O::Stream>, record: bool) {
         assert_eq!(
             block.pool, self.id,
             "kiln: a memory block was freed into a pool it does not come from"
@@ -470,6 +468,10 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         let stream = block.stream;
         let mut inner = self.lock();
         let inner = &mut *inner;
+        // Recorded under the lock, so that the frees of one stream record their events in the
+        // order they are filed: the event of a later free comes after every earlier one of its
+        // stream, which is what lets it stand for the neighbours it merges below.
+        let event = if record { self.order.record(stream) } else { None };
         let ptr = block.ptr;
         let chunk = inner
             .chunks
@@ -478,9 +480,11 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         assert!(!chunk.is_free(), "kiln: block {ptr:#x} freed twice");
         chunk.stream = stream;
         inner.used -= chunk.size;
-        // A neighbour merges if it is free and either on this stream (the new event comes after
-        // its own) or already completed (nothing pending on it anywhere).
-        let (ptr, size) = self.absorb_neighbours(inner, ptr, stream, false);
+        // A neighbour merges if it is free and either completed (nothing pending on it
+        // anywhere) or pending on this stream when this free has an event there (which comes
+        // after the neighbour's). A block freed without an event merges only completed
+        // neighbours: taking in a pending one would mark its work done while it may still run.
+        let (ptr, size) = self.absorb_neighbours(inner, ptr, stream, event.is_none());
         inner.chunks.get_mut(&ptr).expect("chunk").state = State::Free { event };
         inner.add_free(ptr, size, stream);
     }
@@ -785,11 +789,15 @@ pub(crate) mod fake {
         }
     }
 
+    /// Called by `record` before it records; its answers are kept in `FakeOrderState::probes`.
+    pub type Probe = Box<dyn Fn() -> bool + Send>;
+
     /// Streams are small integers; an event is (stream, sequence number); a stream has passed
     /// an event once `complete` has been called for it after the event was recorded.
     #[derive(Clone, Default)]
     pub struct FakeOrder {
         pub state: Arc<Mutex<FakeOrderState>>,
+        pub probe: Arc<Mutex<Option<Probe>>>,
     }
 
     #[derive(Default)]
@@ -797,6 +805,7 @@ pub(crate) mod fake {
         pub recorded: HashMap<u32, u64>,
         pub completed: HashMap<u32, u64>,
         pub waits: usize,
+        pub probes: Vec<bool>,
     }
 
     impl FakeOrder {
@@ -815,7 +824,9 @@ pub(crate) mod fake {
         type Stream = u32;
         type Event = (u32, u64);
         fn record(&self, stream: u32) -> Option<(u32, u64)> {
+            let probed = self.probe.lock().unwrap().as_ref().map(|p| p());
             let mut s = self.state.lock().unwrap();
+            s.probes.extend(probed);
             let seq = s.recorded.entry(stream).or_insert(0);
             *seq += 1;
             Some((stream, *seq))
@@ -1222,6 +1233,63 @@ mod tests {
         pool.free(b);
         pool.free(c);
         order.complete(1);
+    }
+
+    /// A block freed as unused beside a pending one (in the pinned staging pool, the likeliest
+    /// cause of issue 5's all-zero `square_u8` under compute-sanitizer): thread A's upload
+    /// queues its copy from staging block `a` on the null stream and frees `a` (pending until
+    /// the copy has read it); thread B's download, whose block `b` is `a`'s neighbour, waits
+    /// for its own copy (queued on the null stream before A's) and frees `b` as unused. That
+    /// free merged `a` into one block marked completed, so thread C's upload could take it and
+    /// write its own data over `a` while A's copy was still queued (behind slow kernels), and
+    /// A's array got C's bytes. Now `a` stays pending until its stream passes its free, in
+    /// either pool.
+    #[test]
+    fn free_unused_leaves_a_pending_neighbour_pending() {
+        for policy in [ReusePolicy::AfterCompletion, ReusePolicy::StreamOrdered] {
+            let order = FakeOrder::default();
+            let pool = MemoryPool::new(FakeAllocator::new(MIB), order.clone(), policy);
+            let whole = pool.malloc(1024, 0).unwrap();
+            pool.free_unused(whole);
+            let a = pool.malloc(512, 0).unwrap();
+            let b = pool.malloc(512, 0).unwrap();
+            let (a_ptr, b_ptr) = (a.ptr(), b.ptr());
+            assert_eq!(b_ptr, a_ptr + 512);
+            pool.free(a);
+            pool.free_unused(b);
+            assert_eq!(pool.stats().n_free_blocks, 2, "{policy:?}: `a` pending, `b` done: not merged");
+            // Another stream (or, for the host pool, any stream) cannot have `a` yet; `b` is free
+            // for everyone.
+            let c = pool.malloc(512, 1).unwrap();
+            assert_eq!(c.ptr(), b_ptr, "{policy:?}");
+            let d = pool.malloc(512, 1).unwrap();
+            assert_ne!(d.ptr(), a_ptr, "{policy:?}: `a` reused before its stream passed its free");
+            order.complete(0);
+            let e = pool.malloc(512, 1).unwrap();
+            assert_eq!(e.ptr(), a_ptr, "{policy:?}");
+            for x in [c, d, e] {
+                pool.free(x);
+            }
+        }
+    }
+
+    /// A free records its event while holding the pool's lock. Recorded before it, thread A's
+    /// free of `a` (event E1 on stream s) could be overtaken by thread B's free of `a`'s
+    /// neighbour `b`, whose kernel on s was queued after E1 and whose event E2 follows; A's free
+    /// then merged `b` into a block pending on E1 only, and another stream took it once s had
+    /// passed E1, while B's kernel could still be using `b`.
+    #[test]
+    fn frees_record_their_events_under_the_lock() {
+        let order = FakeOrder::default();
+        let pool = std::sync::Arc::new(MemoryPool::new(FakeAllocator::new(MIB), order.clone(), ReusePolicy::StreamOrdered));
+        let weak = std::sync::Arc::downgrade(&pool);
+        *order.probe.lock().unwrap() = Some(Box::new(move || weak.upgrade().is_some_and(|p| p.inner.try_lock().is_err())));
+        let a = pool.malloc(512, 0).unwrap();
+        let b = pool.malloc(512, 1).unwrap();
+        pool.free(a);
+        pool.free(b);
+        let probes = order.state.lock().unwrap().probes.clone();
+        assert_eq!(probes, [true, true], "an event recorded without the pool's lock");
     }
 
     /// Dropping the pool gives back its cache.

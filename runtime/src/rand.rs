@@ -54,6 +54,7 @@ pub unsafe fn generate(draw: Draw, seed: u64, offset: u64, n: usize, out: u64) -
     let stream = Stream::current()?;
     generators().with(
         "curandCreateGenerator",
+        Some(&stream),
         || {
             let mut g = std::ptr::null_mut();
             // SAFETY: writes a new generator; the device's context is current.

@@ -662,6 +662,14 @@ impl CudaStreamOrder {
     }
 }
 
+/// Whether `cuEventQuery`'s answer shows the work before the event completed: only success
+/// does. An error (a broken context, an event the driver does not know) says nothing of that
+/// work, so the block stays cached, unused, rather than handed out while work may still use
+/// it; an allocation then asks the driver, which reports the error.
+fn query_says_done(result: sys::CUresult) -> bool {
+    result == sys::CUresult::CUDA_SUCCESS
+}
+
 impl StreamOrder for CudaStreamOrder {
     type Stream = StreamKey;
     type Event = Arc<PoolEvent>;
@@ -683,14 +691,10 @@ impl StreamOrder for CudaStreamOrder {
 
     fn is_done(&self, event: &Arc<PoolEvent>) -> bool {
         let Ok(_bound) = self.device.bind() else {
-            return true;
+            return false;
         };
-        // SAFETY: a live event. Errors other than "not ready" mean the context is broken:
-        // nothing will run any more, so the block is not in use.
-        !matches!(
-            unsafe { sys::cuEventQuery(event.raw.0) },
-            sys::CUresult::CUDA_ERROR_NOT_READY
-        )
+        // SAFETY: a live event.
+        query_says_done(unsafe { sys::cuEventQuery(event.raw.0) })
     }
 
     fn wait(&self, event: &Arc<PoolEvent>) {
@@ -704,6 +708,15 @@ impl StreamOrder for CudaStreamOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_completed_query_is_done() {
+        use sys::CUresult::*;
+        assert!(query_says_done(CUDA_SUCCESS));
+        for r in [CUDA_ERROR_NOT_READY, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT] {
+            assert!(!query_says_done(r), "{r:?}");
+        }
+    }
 
     #[test]
     fn round_robin_wraps() {

@@ -4,7 +4,8 @@
 //! lines, snapshotted, and the schedule run region by region against the reference evaluator.
 //! The `gpu_*` tests run a multi-stream schedule on a CUDA device (skipped on the CPU backend:
 //! `skipped: no GPU`) and check its results against the evaluator and its streams against the
-//! report.
+//! report. `stress_concurrent_threads_match_the_evaluator` runs many threads materialising at
+//! once on whichever backend runs the suite (`KILN_STRESS_ITERS`, `KILN_STRESS_THREADS`).
 
 use kiln::{Array, HostArray};
 use kiln_compiler::pipeline::{compile, Options};
@@ -200,4 +201,239 @@ fn gpu_independent_small_kernels_run_on_pool_streams_and_match_the_evaluator() {
             }
         }
     }
+}
+
+/// An input whose buffer is ordered on another stream (made while that stream was current) is
+/// read after its writer there: a kernel on a non-blocking stream spins, then fills the array;
+/// a reduction of it with the null stream current again must see the values, not the zeros
+/// (the null stream does not wait for a non-blocking stream by itself).
+#[test]
+fn gpu_an_input_made_on_another_stream_is_read_after_its_writer_there() {
+    if !on_gpu() {
+        return;
+    }
+    let n = 1usize << 16;
+    let stream = kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(0).unwrap()).unwrap();
+    let late_fill = kiln::RawKernel::new(
+        r#"
+extern "C" __global__ void late_fill(double* y, long long n, long long spin) {
+    long long t0 = clock64();
+    while (clock64() - t0 < spin) {}
+    for (long long i = blockDim.x * blockIdx.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        y[i] = (double)(i % 7);
+    }
+}
+"#,
+        "late_fill",
+        &[],
+    );
+    let y = {
+        let _current = stream.use_scoped();
+        let mut y = kiln::zeros(&[n], kiln::DType::Float64);
+        let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), (n as i64).into(), 200_000_000i64.into()];
+        // SAFETY: late_fill writes n float64 elements, y's size.
+        unsafe { late_fill.launch(64, 256, args, 0, None) };
+        y
+    };
+    assert_eq!(y.to_device().buffer().stream().id(), stream.id(), "y's buffer is ordered on the other stream");
+    let total = (&y * 2.0).sum(None).item::<f64>();
+    let want: f64 = (0..n).map(|i| 2.0 * (i % 7) as f64).sum();
+    assert_eq!(total, want, "the sum read y before its writer on the other stream ran");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Stress: many threads materialising at once
+// ------------------------------------------------------------------------------------------------
+
+/// A reproducible generator (SplitMix64) for the stress test's choices.
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `lo..=hi`.
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next() % (hi - lo + 1) as u64) as usize
+    }
+}
+
+/// One expression of the stress test: the arrays it was built from (dropped at a point the
+/// test chooses), its outputs and their tolerance against the evaluator.
+struct StressCase {
+    what: String,
+    keep: Vec<Array>,
+    outs: Vec<Array>,
+    tol: Tol,
+}
+
+/// The kinds of expression, each thread going through all of them from its own starting point.
+const STRESS_KINDS: usize = 8;
+
+/// Builds expression `kind` on fresh random inputs of sizes drawn from `r`.
+fn stress_case(kind: usize, r: &mut Mix, seed: u64) -> StressCase {
+    let case = |what: String, keep: Vec<Array>, outs: Vec<Array>, tol: Tol| StressCase { what, keep, outs, tol };
+    match kind {
+        // NumPy fixture `square_u8`'s expression on bytes copied up from the host.
+        0 => {
+            let n = r.range(1, 5000);
+            let data: Vec<u8> = (0..n).map(|_| r.next() as u8).collect();
+            let a = Array::from_vec(data, &[n]);
+            case(format!("square of uint8 [{n}]"), vec![a.clone()], vec![a.square()], Tol::Exact)
+        }
+        // A fused float32 elementwise chain.
+        1 => {
+            let n = r.range(1, 20_000);
+            let (a, b) = (values(n, seed), values(n, seed + 1));
+            let out = (&(&a * &b) + 1.5).sin() + &(&a - &b).exp() * 0.25;
+            case(format!("float32 chain [{n}]"), vec![a, b], vec![out], Tol::Norm(1e-5))
+        }
+        // Reductions along each axis, and an exact integer sum.
+        2 => {
+            let (rows, cols) = (r.range(1, 64), r.range(1, 300));
+            let x = randn(&[rows, cols], seed);
+            let outs = vec![x.sum(0), x.max(1), (&x * 100.0).astype(kiln::DType::Int32).sum(None)];
+            case(format!("reductions of float32 [{rows}, {cols}]"), vec![x], outs, Tol::Norm(1e-4))
+        }
+        // Small independent reductions: pool streams, events and the join.
+        3 => {
+            let sizes: Vec<usize> = (0..4).map(|_| r.range(500, 3000)).collect();
+            let sums: Vec<Array> =
+                sizes.iter().enumerate().map(|(k, &n)| values(n, seed + k as u64).square().sum(None)).collect();
+            let chained = (&values(r.range(200, 900), seed + 7) * &sums[1]).max(None);
+            let out = combine(&[&sums[0], &chained, &sums[2], &sums[3]], seed + 8);
+            let outs = vec![out, sums[2].clone()];
+            let report = kiln::explain(&outs.iter().collect::<Vec<_>>()).report;
+            assert!(report.regions.iter().any(|g| g.stream > 0), "the schedule uses no pool stream:\n{report}");
+            case(format!("independent reductions of {sizes:?}"), sums, outs, Tol::Norm(1e-4))
+        }
+        // A library call: cuBLAS on a GPU.
+        4 => {
+            let (m, k, n) = (r.range(1, 48), r.range(1, 48), r.range(1, 48));
+            let (a, b) = (randn(&[m, k], seed), randn(&[k, n], seed + 1));
+            let out = kiln::matmul(&a, &b);
+            case(format!("matmul [{m}, {k}] @ [{k}, {n}]"), vec![a, b], vec![out], Tol::Norm(1e-4))
+        }
+        // Library calls: cuFFT, and cuBLAS's scale for the orthonormal norm.
+        5 => {
+            let n = r.range(2, 300);
+            let x = values(n, seed);
+            let outs = vec![kiln::fft::rfft(&x, None, -1, "ortho"), kiln::fft::fft(&x, None, -1, "backward")];
+            case(format!("FFTs of float32 [{n}]"), vec![x], outs, Tol::Norm(1e-4))
+        }
+        // Inputs drawn on the device (cuRAND on a GPU), then read back for the evaluator.
+        6 => {
+            let n = r.range(1, 10_000);
+            let x = kiln::random::default_rng(Some(seed)).standard_normal(&[n], kiln::DType::Float32);
+            let outs = vec![&(&x * 2.0) + 1.0, x.square().sum(None)];
+            case(format!("random normal float32 [{n}]"), vec![x], outs, Tol::Norm(1e-4))
+        }
+        // A result computed on its own, its input dropped, and then read by two more.
+        _ => {
+            let n = r.range(1, 8000);
+            let y = {
+                let x = values(n, seed);
+                (&x.square() + 1.0).eval().clone()
+            };
+            let outs = vec![(&y * 3.0).sum(None), (&y - 2.5).abs()];
+            case(format!("reads of an evaluated float32 [{n}]"), vec![y], outs, Tol::Norm(1e-4))
+        }
+    }
+}
+
+/// Checks a case against the evaluator: the reference first, then the outputs materialised
+/// together or one by one, the inputs dropped before, between or after.
+fn run_stress_case(case: StressCase, r: &mut Mix) -> Result<(), String> {
+    let StressCase { keep, outs, tol, .. } = case;
+    let refs: Vec<&Array> = outs.iter().collect();
+    let lowered = kiln::lower(&refs);
+    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).map_err(|e| format!("the evaluator: {e}"))?;
+    drop(lowered);
+    let drop_at = r.range(0, 2);
+    let mut keep = Some(keep);
+    if drop_at == 0 {
+        keep = None;
+    }
+    if r.range(0, 1) == 0 {
+        kiln::try_eval_all(&refs).map_err(|e| format!("materialising: {e}"))?;
+    }
+    if drop_at == 1 {
+        keep = None;
+    }
+    for (k, (a, w)) in refs.iter().zip(&want).enumerate() {
+        let got = a.try_to_host().map_err(|e| format!("output {k}: {e}"))?;
+        // Integers exactly; floats within the case's tolerance.
+        let tol = if w.dtype().is_integer() || w.dtype() == kiln::DType::Bool { Tol::Exact } else { tol };
+        compare(w, &got, tol, false).map_err(|m| format!("output {k} ({} {:?}): {m}", w.dtype(), w.shape()))?;
+    }
+    drop(keep);
+    Ok(())
+}
+
+/// One thread of the stress test: `iters` cases, each reported with its thread, iteration,
+/// expression and seed when it fails (a panic included).
+fn stress_thread(t: usize, iters: usize) -> Vec<String> {
+    // On a GPU, every other thread queues its work on a non-blocking stream of its own: its
+    // buffers are freed there, its library calls share the handles with the null stream's.
+    let stream = match kiln::backend() {
+        kiln_runtime::Backend::Cuda(ordinal) if t % 2 == 1 => {
+            Some(kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(ordinal).unwrap()).unwrap())
+        }
+        _ => None,
+    };
+    let _current = stream.as_ref().map(|s| s.use_scoped());
+    let mut failures = Vec::new();
+    for i in 0..iters {
+        let seed = 1_000_003 * t as u64 + 7919 * i as u64 + 17;
+        let mut r = Mix(seed);
+        let kind = (3 * t + i) % STRESS_KINDS;
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let case = stress_case(kind, &mut r, seed);
+            let what = case.what.clone();
+            run_stress_case(case, &mut r).map_err(|e| format!("{what}: {e}"))
+        }));
+        let failed = match run {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e,
+            Err(panic) => {
+                let text = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                format!("kind {kind} panicked: {}", text.unwrap_or_default())
+            }
+        };
+        failures.push(format!("thread {t}, iteration {i} (seed {seed}): {failed}"));
+    }
+    failures
+}
+
+/// Many threads materialise at once on one device (or the CPU), each its own expressions on
+/// fresh random inputs of varied sizes and dtypes: uint8 squares copied up through the pinned
+/// staging pool, float32 chains and reductions, schedules of small independent reductions on
+/// the pool streams, matmuls and FFTs through the libraries, inputs drawn on the device, arrays
+/// dropped before, between or after the reads; on a GPU half the threads on a non-blocking
+/// stream of their own. Every result is checked against the reference evaluator; a mismatch
+/// names the thread, iteration, expression and seed. On the CPU it checks the shared plan and
+/// kernel caches and the host executor under concurrent use. `KILN_STRESS_ITERS` (default 20)
+/// iterations per thread, `KILN_STRESS_THREADS` (default 8) threads; nothing is timed.
+#[test]
+fn stress_concurrent_threads_match_the_evaluator() {
+    let env = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let (threads, iters) = (env("KILN_STRESS_THREADS", 8), env("KILN_STRESS_ITERS", 20));
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads).map(|t| scope.spawn(move || stress_thread(t, iters))).collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a stress thread")).collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed ({:?} backend):\n{}",
+        failures.len(),
+        threads * iters,
+        kiln::backend(),
+        failures.join("\n")
+    );
 }

@@ -80,6 +80,7 @@ pub fn tests() -> Vec<GpuTest> {
         pool_limit,
         pool_oom_retry_frees_cache,
         pool_stream_ordered_reuse,
+        libraries_wait_for_their_last_stream,
         copies_through_pinned_pool,
         pinned_buffers,
         events,
@@ -598,6 +599,41 @@ fn pool_stream_ordered_reuse() -> TestResult {
     );
     ensure!(pool.stats().raw_allocs == 2, "{:?}", pool.stats());
     drop((b, e));
+    Ok(())
+}
+
+/// A library handle is shared by every stream of its device (a cuFFT plan's work area,
+/// cuBLAS's workspace are not per stream): a call on another stream than the handle's last
+/// one waits for that stream's work, so the two never run at once.
+fn libraries_wait_for_their_last_stream() -> TestResult {
+    let d = device()?;
+    let f = function(d, "spin")?;
+    let (s1, s2) = (Stream::non_blocking(d)?, Stream::non_blocking(d)?);
+    let per_ms = cycles_per_ms(&f, &s1)?;
+    let n = 256;
+    let x = DeviceBuffer::from_slice_on(&s1, &vec![1.0f32; n])?;
+    let y = DeviceBuffer::from_slice_on(&s2, &vec![1.0f32; n])?;
+    s2.synchronize()?;
+    spin(&f, &s1, (per_ms * 200.0) as u64)?;
+    for (stream, buffer, factor) in [(&s1, &x, 2.0), (&s2, &y, 3.0)] {
+        let _current = stream.use_scoped();
+        // SAFETY: the buffer holds n float32 of this device and lives until its stream has run
+        // the call (both streams are synchronised below).
+        match unsafe { crate::blas::scale(crate::blas::ScaleType::F32, n, factor, buffer.ptr()) } {
+            Err(RuntimeError::Library(l)) if l.call == "libcublas" => return skip("no cuBLAS"),
+            r => r?,
+        }
+    }
+    if s1.done()? {
+        return skip("the spin ended before the check (clock too fast?)");
+    }
+    s2.synchronize()?;
+    ensure!(
+        s1.done()?,
+        "a cuBLAS call on a second stream ran while the handle's call on the first was queued"
+    );
+    ensure!(x.to_vec::<f32>()? == vec![2.0; n], "x scaled");
+    ensure!(y.to_vec::<f32>()? == vec![3.0; n], "y scaled");
     Ok(())
 }
 
