@@ -12,6 +12,9 @@
 #                racecheck too (slow: run it on parts of the suite)
 #   FILTER       run only the tests whose name contains one of these words
 #
+# KILN_SANITIZER_TOOLS (default "memcheck racecheck") picks the sanitizer tools, so that a slow
+# pass can have a device call of its own.
+#
 # The pack is found beside this script, else in ./gpu-pack. Logs go to $OUT when it is set
 # (the device tool brings them back), else to the unpack folder.
 set -uo pipefail
@@ -107,7 +110,7 @@ if (( sanitize )); then
     # API errors are not counted: the tests provoke some on purpose (out of memory, invalid
     # PTX, unknown kernel names) and the runtime probes kernel parameters until
     # cuFuncGetParamInfo says there are no more. Memory access errors and races are counted.
-    for tool in memcheck racecheck; do
+    for tool in ${KILN_SANITIZER_TOOLS:-memcheck racecheck}; do
       KILN_GPU_SANITIZER=1 run_pass "$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
         "$bin" "${filters[@]}"
     done
@@ -119,7 +122,7 @@ fi
 
 if (( sanitize_suite )); then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  for tool in memcheck racecheck; do
+  for tool in ${KILN_SANITIZER_TOOLS:-memcheck racecheck}; do
     suite_pass "suite-$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
       "$work/kiln-tests" --skip examples:: --test-threads 4 "${suite_filters[@]}"
     if grep -qE '^========= (ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9])' "$logs/gpu-tests-suite-$tool.log"; then
