@@ -26,8 +26,9 @@
 //! - `big_arrays`: `gpu_*` tests of arrays of more than 2^31 elements (64-bit index math).
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
-//! - `row_kernels`: GPU row reductions with several reductions per row (softmax, layer norm):
-//!   their PTX (shuffles, the row read once when cached, no spills), and their results through
+//! - `row_kernels`: GPU row reductions with several reductions per row (softmax, layer norm),
+//!   and whole-array sums split across blocks (vector loads in flight): their PTX (shuffles,
+//!   the row read once when cached, no spills), and their results through
 //!   the active backend against the evaluator, for rows shorter and longer than the row cache.
 //! - `streams`: the stream each region runs on: small independent kernels on pool streams,
 //!   chains and large kernels on the caller's, the report's column snapshotted; on a GPU

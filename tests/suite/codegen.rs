@@ -1170,7 +1170,10 @@ fn probe_compile() {
 /// `codegen::GpuSplit`), on the CPU the compiled host code; against the reference evaluator.
 /// Integer, bool, max/min and arg results must match exactly; float sums within `sum_ulps`
 /// (the order of additions differs from the evaluator's; f32 is accumulated in f64, f64 with
-/// compensation), and the results must be the same bits when computed again.
+/// compensation), and the results must be the same bits when computed again. Among them, whole
+/// sums read from an offset of 3 elements (on the GPU: no aligned vector loads), of a 2-D
+/// array (one flat index), of float16 and of int8 (runs of 8 and 16 elements per thread; small
+/// integers, so the float16 sum is exact in any order).
 #[test]
 fn many_to_few_reductions_through_the_backend() {
     let n = 300_007;
@@ -1181,6 +1184,11 @@ fn many_to_few_reductions_through_the_backend() {
     let b = ints(&[n], 15, |v| v % 7 != 0);
     let c = uniform_f32(&[100_003, 37], -1.0, 1.0, 16);
     let ic = ints(&[70_001, 5], 17, |v| (v % 201) as i32 - 100);
+    // Small integers: their float16 sum is exact in any order.
+    let small = ints(&[n], 18, |v| (v % 7) as i32 - 3);
+    let (h, i8s) = (small.astype(DType::Float16), small.astype(DType::Int8));
+    h.eval();
+    i8s.eval();
     let cases: Vec<(&str, Array, f64)> = vec![
         ("sum_f32", x.sum(None), 1.0),
         ("mean_f32", x.mean(None), 1.0),
@@ -1201,6 +1209,11 @@ fn many_to_few_reductions_through_the_backend() {
         ("cols_min_f32", c.min(axis(0)), 0.0),
         ("cols_argmin_f32", c.argmin(axis(0)), 0.0),
         ("cols_sum_i32", ic.sum(axis(0)), 0.0),
+        ("sum_f32_from_3", x.slice(&kiln::s![3..]).sum(None), 1.0),
+        ("sum_f32_2d", m.sum(None), 1.0),
+        ("argmax_f32_2d", m.argmax(None), 0.0),
+        ("sum_f16", h.sum(None), 0.0),
+        ("sum_i8", i8s.sum(None), 0.0),
     ];
     for (name, y, ulps) in &cases {
         let l = kiln::lower(&[y]);
@@ -1214,6 +1227,8 @@ fn many_to_few_reductions_through_the_backend() {
             "sum_f64" => xd.sum(None),
             "rows_sum_f32" => m.sum(axis(1)),
             "cols_sum_f32" => c.sum(axis(0)),
+            "sum_f32_from_3" => x.slice(&kiln::s![3..]).sum(None),
+            "sum_f32_2d" => m.sum(None),
             _ => continue,
         };
         assert_eq!(again.try_to_host().unwrap().as_ref(), &got, "{name}: not deterministic");

@@ -1,5 +1,6 @@
-//! GPU row reductions with several reductions per row (softmax, layer norm): the shape of their
-//! PTX (warp shuffles, the row read once from global memory when it fits in shared memory, no
+//! GPU row reductions with several reductions per row (softmax, layer norm), and whole-array
+//! reductions split across blocks (`sum_all`): the shape of their PTX (warp shuffles, the row
+//! read once from global memory when it fits in shared memory, vector loads in flight, no
 //! local memory), checked on this machine by compiling to PTX (and `ptxas -v` where installed);
 //! and their results against the reference evaluator on whichever backend runs the suite (the
 //! GPU's in the GPU pack), for rows shorter and longer than the shared-memory row cache.
@@ -181,6 +182,76 @@ fn rows_beyond_the_cache_and_rows_of_a_warp() {
     assert_eq!(global_loads_around_first_shuffle(&s.ptx).1, 0, "{}", s.ptx);
     assert_eq!(count(&s.ptx, "bar.sync"), 0, "{}", s.ptx);
     assert_no_local_memory("softmax-16", &s.ptx);
+}
+
+/// The loop holding the kernel's first instruction that starts with `load` (`ld.global.nc.v4`,
+/// ...): its lines, from its label to the branch back to it.
+fn loop_of_first(ptx: &str, load: &str) -> Vec<String> {
+    let lines: Vec<&str> = ptx.lines().collect();
+    let first = lines.iter().position(|l| l.trim_start().starts_with(load)).expect("the load");
+    let start = (0..first).rev().find(|&i| lines[i].starts_with("$L__BB")).expect("the loop's label");
+    let back = format!("{};", lines[start].trim_end_matches(':'));
+    let end = (first..lines.len()).find(|&i| lines[i].trim_end().ends_with(&back)).expect("the back branch");
+    lines[start..=end].iter().map(|l| l.to_string()).collect()
+}
+
+/// In a lane loop's `body`: the instructions starting with `load`, and whether they all come
+/// before the first `cvt`, `add` or `mul` (all loads in flight before the first is used).
+fn loads_before_use(body: &[String], load: &str) -> (usize, bool) {
+    let text = body.join("\n");
+    let is = |l: &String, p: &str| l.trim_start().starts_with(p);
+    let last_load = body.iter().rposition(|l| is(l, load)).expect("a load");
+    let first_use = body.iter().position(|l| ["cvt.", "add.rn", "mul.rn", "fma.rn"].iter().any(|p| is(l, p)));
+    (count(&text, load), first_use.is_some_and(|u| last_load < u))
+}
+
+/// Whole-array reductions (`sum_all`: `x.sum()`) are split across blocks (`codegen::GpuSplit`);
+/// a thread of a block reads its chunk in 128-bit vectors, four at a time, all four issued
+/// before the first is used (float32 elements widened to f64 and added after the loads); the
+/// rest of the chunk one element at a time. A float64 sum (Neumaier's) reads four vectors of
+/// two elements per step; argmax and a sum of a product (`(x * x).sum()`) read as the float32
+/// sum does. Where runs of four are not aligned (rows of any length split across blocks, a
+/// view starting at element 3) a thread reads 16 single elements a step, `lanes` apart
+/// (every warp's load coalesced), all before the first is used. The blocks order their
+/// partials with device-scope fences (`fence.acq_rel.gpu`, not `.sys`); nothing spills.
+#[test]
+fn whole_sums_read_vectors_with_loads_in_flight() {
+    let x = f32s(&[1 << 20], -1.0, 1.0, 21);
+    let k = kernel("sum_all", &[&x.sum(None)]);
+    assert!(k.kernel.gpu_split.is_some(), "a split reduction");
+    let ptx = &k.ptx;
+    let body = loop_of_first(ptx, "ld.global.nc.v4");
+    let text = body.join("\n");
+    assert_eq!(loads_before_use(&body, "ld.global.nc.v4"), (4, true), "four 128-bit loads in flight\n{text}");
+    assert_eq!(count(&text, "ld.global.nc.b32"), 0, "no scalar load in the loop\n{text}");
+    assert_eq!(count(&text, "add.rn.f64"), 16, "16 elements per step\n{text}");
+    assert_eq!(count(ptx, "ld.global.nc.b32"), 1, "the rest of the chunk, element by element\n{ptx}");
+    assert!(count(ptx, "fence.acq_rel.gpu") >= 2 && !ptx.contains(".sys"), "device-scope fences\n{ptx}");
+    assert_no_local_memory("sum_all", ptx);
+
+    let xd = f64s(&[1 << 18], -1.0, 1.0, 22);
+    let k = kernel("sum_all-f64", &[&xd.sum(None)]);
+    let body = loop_of_first(&k.ptx, "ld.global.nc.v2.b64");
+    assert_eq!(loads_before_use(&body, "ld.global.nc.v2.b64"), (4, true), "{}", body.join("\n"));
+    assert_no_local_memory("sum_all-f64", &k.ptx);
+
+    for (label, y) in [("argmax_all", x.argmax(None)), ("l2_all", (&x * &x).sum(None))] {
+        let k = kernel(label, &[&y]);
+        let body = loop_of_first(&k.ptx, "ld.global.nc.v4");
+        assert_eq!(count(&body.join("\n"), "ld.global.nc.v4"), 4, "{label}\n{}", body.join("\n"));
+        assert_no_local_memory(label, &k.ptx);
+    }
+
+    let m = f32s(&[4, 1 << 17], -1.0, 1.0, 23);
+    let from3 = x.slice(&kiln::s![3..]);
+    for (label, y) in [("sum_rows", m.sum(1)), ("sum_from_3", from3.sum(None))] {
+        let k = kernel(label, &[&y]);
+        assert!(k.kernel.gpu_split.is_some(), "{label}: a split reduction");
+        assert_eq!(count(&k.ptx, "ld.global.nc.v"), 0, "{label}: no vector load\n{}", k.ptx);
+        let body = loop_of_first(&k.ptx, "ld.global.nc.b32");
+        assert_eq!(loads_before_use(&body, "ld.global.nc.b32"), (16, true), "{label}\n{}", body.join("\n"));
+        assert_no_local_memory(label, &k.ptx);
+    }
 }
 
 /// `y` computed by the backend against the evaluator on its graph (floats within `max_ulps`,
