@@ -73,6 +73,20 @@ pub(crate) fn select(b: &mut Builder, c: &str, x: &str, y: &str, ty: &str) -> St
     b.op(&format!("arith.select {c}, {x}, {y} : {ty}"))
 }
 
+/// On the GPU, float `x` (f32 or f64) through an inline-assembly `mov`: the same value, of
+/// which LLVM knows nothing (so no fold can use what it would prove of it); elsewhere `x`.
+fn opaque(b: &mut Builder, x: &str, ty: &str) -> String {
+    let (mov, constraint) = match ty {
+        "f32" => ("mov.b32", "f"),
+        "f64" => ("mov.b64", "d"),
+        _ => return x.to_string(),
+    };
+    if b.target != super::Target::Gpu {
+        return x.to_string();
+    }
+    b.op(&format!("llvm.inline_asm \"{mov} $0, $1;\", \"={constraint},{constraint}\" {x} : ({ty}) -> {ty}"))
+}
+
 
 /// `u` as the error of `node`'s op.
 fn in_op(node: &Node, u: Unsupported) -> Unsupported {
@@ -290,6 +304,12 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 };
                 // maximum: x if x is NaN or x > y, else y (NaN propagates, ties give y);
                 // fmax: x if y is NaN or x >= y, else y (NaN ignored, ties give x).
+                // On the GPU the operands go through an opaque copy first: LLVM otherwise proves
+                // x is not NaN (a converted integer or bool, a constant) and folds both selects
+                // below into `llvm.maxnum`, which NVPTX emits as `max.f64`: +0 for (+0, -0)
+                // where NumPy gives the tie's operand (the property test's finds on an H200:
+                // maximum(+0.0, -0.0), maximum(float64(False), -0.0)).
+                let (x, y) = (opaque(b, &x, &ty), opaque(b, &y, &ty));
                 let c = cmp(b, "arith.cmpf", pred, &x, &y, &ty);
                 let nan = if matches!(node.op, Maximum | Minimum) { &x } else { &y };
                 let isnan = cmp(b, "arith.cmpf", "uno", nan, nan, &ty);
