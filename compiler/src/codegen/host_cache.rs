@@ -181,7 +181,7 @@ mod tests {
     }
 
     /// The same object linked twice (two JITDylibs: both define the entry), each callable,
-    /// then unloaded; a damaged entry is rebuilt.
+    /// then unloaded; a damaged entry is rebuilt; fast code never replaces optimised code.
     #[test]
     fn entries_are_linked_and_damaged_ones_rebuilt() {
         let dir = tempfile_dir();
@@ -206,6 +206,10 @@ mod tests {
         assert!(disk_stats().corrupt > before.corrupt);
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "rewritten whole");
         assert_eq!(load_or_compile(KERNEL, Tier::Optimized, true, Some(&disk)).unwrap().origin, Origin::DiskCache);
+        // Fast code only (`KILN_HOST_TIER=fast`): the optimised entry is a miss, and stays.
+        let fast = load_or_compile(KERNEL, Tier::Fast, false, Some(&disk)).unwrap();
+        assert_eq!((fast.origin, fast.tier), (Origin::Compiled, Tier::Fast));
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "the optimised entry kept");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
