@@ -30,6 +30,8 @@
 //!   and whole-array sums split across blocks (vector loads in flight): their PTX (shuffles,
 //!   the row read once when cached, no spills), and their results through
 //!   the active backend against the evaluator, for rows shorter and longer than the row cache.
+//! - `host_cache`: host kernels in the disk cache (`KILN_CACHE_DIR`): linked from a warm cache
+//!   in a new process without MLIR or LLVM, the same bits; damaged entries rebuilt; `off`.
 //! - `streams`: the stream each region runs on: small independent kernels on pool streams,
 //!   chains and large kernels on the caller's, the report's column snapshotted; on a GPU
 //!   (`gpu_*`) a multi-stream schedule against the evaluator and the streams that ran; a stress
@@ -114,3 +116,5 @@ mod streams;
 mod big_arrays;
 #[path = "suite/row_kernels.rs"]
 mod row_kernels;
+#[path = "suite/host_cache.rs"]
+mod host_cache;

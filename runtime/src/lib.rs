@@ -52,7 +52,8 @@
 
 pub mod blas;
 pub mod device;
-pub mod disk_cache;
+/// The kernel cache on disk (crate `kiln-cache`, shared with the host compiler).
+pub use kiln_cache as disk_cache;
 pub mod error;
 pub mod fft;
 pub mod gather;

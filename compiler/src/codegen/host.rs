@@ -1,16 +1,20 @@
 //! The host path: regions compiled to machine code for this CPU (module `jit`), cached in
-//! memory, and run over host arrays in parallel chunks.
+//! memory and on disk, and run over host arrays in parallel chunks.
 //!
-//! Caching: by the region's canonical text (its [`print_regions`] form) first, then by the
-//! kernel's MLIR text, which is shape-generic: a region of another shape with the same structure
-//! reuses the machine code and only brings new parameters. Compiled code lives as long as the
-//! process (the cache is never evicted; a disk cache comes later).
+//! Caching: in memory by the region's canonical text (its [`print_regions`] form) first, then by
+//! the kernel's MLIR text, which is shape-generic: a region of another shape with the same
+//! structure reuses the machine code and only brings new parameters. Compiled code lives as long
+//! as the process (the cache is never evicted). On disk (`KILN_CACHE_DIR`, module `host_cache`)
+//! by the kernel's MLIR text, this machine's CPU and the versions of kiln and LLVM: a kernel
+//! found there is linked, neither MLIR nor LLVM run ([`Origin::DiskCache`]); a kernel compiled
+//! is stored there, fast code first, optimised code when it is compiled.
 //!
 //! Tiers: a new kernel with little work is compiled quickly ([`Tier::Fast`]); it is compiled
 //! again with full optimisation ([`Tier::Optimized`]) once it has run for [`HOT`] in all, or
 //! before a call with much work ([`LARGE_WORK`] element operations), by the thread that runs
 //! it (no background thread: nothing compiles while the process exits). A region with much work
 //! is compiled optimised at once. `KILN_HOST_TIER=fast` or `=optimized` uses only that tier.
+//! Optimised code from the disk is used at once where fast code would do.
 //!
 //! Running: outputs are allocated (large ones on transparent huge pages), and the work items
 //! are split into chunks of roughly equal cost run by rayon.
@@ -25,8 +29,12 @@ use kiln_ir::shape::numel;
 use kiln_ir::{with_data, Attrs, HostArray};
 use rayon::prelude::*;
 
+use kiln_cache::DiskCache;
+
+use super::host_cache::{self, compile_and_store, load_or_compile};
+pub use super::host_cache::disk_stats;
 use super::jit;
-pub use super::jit::{libmvec_enabled, CompileTimes, HostCode, Tier};
+pub use super::jit::{libmvec_enabled, llvm_compile_count, CompileTimes, HostCode, Origin, Tier};
 use super::lower::{lower, Kernel};
 use crate::fusion::{print_regions, Region};
 use crate::CompileError;
@@ -41,6 +49,8 @@ pub struct KernelCode {
     ran_ns: AtomicU64,
     /// Set by the thread that compiles the optimised tier.
     upgrading: AtomicBool,
+    /// Where the optimised code is stored once compiled.
+    disk: Option<DiskCache>,
 }
 
 /// Run time after which a fast kernel is compiled again, optimised.
@@ -49,12 +59,13 @@ pub const HOT: Duration = Duration::from_millis(20);
 pub const LARGE_WORK: usize = 1 << 22;
 
 impl KernelCode {
-    fn new(mlir: String, code: HostCode) -> KernelCode {
+    fn new(mlir: String, code: HostCode, disk: Option<DiskCache>) -> KernelCode {
         KernelCode {
             current: RwLock::new(Arc::new(code)),
             mlir,
             ran_ns: AtomicU64::new(0),
             upgrading: AtomicBool::new(false),
+            disk,
         }
     }
 
@@ -74,7 +85,7 @@ impl KernelCode {
             && (hot || work >= LARGE_WORK)
             && !self.upgrading.swap(true, Ordering::AcqRel)
         {
-            match jit::compile(&self.mlir, Tier::Optimized) {
+            match compile_and_store(&self.mlir, Tier::Optimized, self.disk.as_ref()) {
                 Ok(optimized) => {
                     let optimized = Arc::new(optimized);
                     *self.current.write().unwrap_or_else(|e| e.into_inner()) = optimized.clone();
@@ -114,7 +125,8 @@ pub fn region_key(region: &Region) -> String {
     print_regions(std::slice::from_ref(region))
 }
 
-/// Number of kernels compiled by this process (cache misses), for tests and reports.
+/// Number of kernels this process compiled or read from the disk cache (misses of the in-memory
+/// cache), for tests and reports; [`llvm_compile_count`] counts those compiled.
 pub fn compiled_count() -> usize {
     by_mlir().lock().unwrap_or_else(|e| e.into_inner()).len()
 }
@@ -143,11 +155,13 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
     let code = match cached {
         Some(code) => code,
         None => {
-            let tier = match tiers() {
-                (_, true) if kernel.work_items.saturating_mul(kernel.cost_per_item) >= LARGE_WORK => Tier::Optimized,
-                (tier, _) => tier,
+            let (tier, upgrades) = match tiers() {
+                (_, true) if kernel.work_items.saturating_mul(kernel.cost_per_item) >= LARGE_WORK => (Tier::Optimized, true),
+                tiers => tiers,
             };
-            let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?));
+            let disk = host_cache::disk();
+            let code = load_or_compile(&kernel.mlir, tier, upgrades, disk)?;
+            let code = Arc::new(KernelCode::new(kernel.mlir.clone(), code, disk.cloned()));
             // Another thread may have compiled it meanwhile: the first one stays.
             by_mlir().lock().unwrap_or_else(|e| e.into_inner()).entry(kernel.mlir.clone()).or_insert(code).clone()
         }
@@ -160,8 +174,24 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
 /// Compiles `region` to code of one tier, bypassing the caches (for tests and measurements).
 pub fn compile_region_tier(region: &Region, tier: Tier) -> Result<CompiledRegion, CompileError> {
     let kernel = lower(region).map_err(|u| u.into_error(0))?;
-    let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?));
+    let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?, None));
     Ok(CompiledRegion { kernel, code })
+}
+
+/// Lowers `region` and takes its code at `tier` (or optimised code) from the disk cache `disk`,
+/// else compiles it and stores it there, bypassing the in-memory caches (for tests and
+/// measurements: a warm start's path in a fresh process). Errors: as [`compile_region`].
+pub fn compile_region_disk(region: &Region, tier: Tier, disk: &DiskCache) -> Result<CompiledRegion, CompileError> {
+    let kernel = lower(region).map_err(|u| u.into_error(0))?;
+    let code = load_or_compile(&kernel.mlir, tier, true, Some(disk))?;
+    Ok(CompiledRegion { code: Arc::new(KernelCode::new(kernel.mlir.clone(), code, Some(disk.clone()))), kernel })
+}
+
+/// The key of a host kernel in the disk cache: its MLIR text, this machine's target triple, CPU
+/// and features, the vector math functions offered, the versions of kiln and LLVM, and a
+/// fingerprint of kiln's host code generation.
+pub fn disk_cache_key(kernel: &Kernel) -> String {
+    host_cache::disk_cache_key(&kernel.mlir)
 }
 
 /// Compiles `region` for the host with math functions computed by `math`, bypassing the caches:
@@ -171,7 +201,7 @@ pub fn compile_region_tier(region: &Region, tier: Tier) -> Result<CompiledRegion
 /// Errors: as [`compile_region`]; [`MathLib::Libdevice`](super::MathLib) is not for the host.
 pub fn compile_region_math(region: &Region, tier: Tier, math: super::MathLib) -> Result<CompiledRegion, CompileError> {
     let kernel = super::lower::lower_with(region, super::Target::Host, math).map_err(|u| u.into_error(0))?;
-    let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?));
+    let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?, None));
     Ok(CompiledRegion { kernel, code })
 }
 

@@ -3,20 +3,23 @@
 //! The MLIR text is parsed, lowered by [`HOST_PIPELINE`] and translated to LLVM IR; the host
 //! CPU's name and features are set on every function (so the vectoriser and the code generator
 //! use AVX2/AVX-512 where the machine has them, with 512-bit vectors preferred on AVX-512
-//! machines), the module is optimised, and MCJIT generates the code. Calls to libm (`sinf`,
+//! machines), the module is optimised, the target machine emits an object file of it, and
+//! LLVM's ORC JIT links that into the process (`toolchain::orc`). Calls to libm (`sinf`,
 //! `expm1`, ...) resolve to the process's libm; vectorised loops call glibc's vector math
 //! library (libmvec) where it is present ([`libmvec_enabled`]).
+//!
+//! The object file is what the disk cache keeps (`host_cache`): a kernel read from it is only
+//! linked ([`load_object`]), the same machine code as when it was compiled.
 //!
 //! - [`Tier::Fast`]: a short pipeline (inlining, scalar clean-up, LICM, loop rotation, the loop
 //!   vectoriser with libmvec, clean-up) and code generation at `-O0` (fast instruction
 //!   selection and register allocation): ~7 ms for a small kernel, code up to ~1.5x slower.
 //! - [`Tier::Optimized`]: `default<O3>` and code generation at `-O3`: ~17 ms.
 
-use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use inkwell::attributes::AttributeLoc;
-use inkwell::execution_engine::ExecutionEngine;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine};
 use inkwell::OptimizationLevel;
 use melior::ir::operation::OperationLike;
@@ -27,6 +30,7 @@ use super::MathLib;
 use crate::toolchain::mlir::{
     approximate_math, capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE,
 };
+use crate::toolchain::orc::{self, Loaded};
 use crate::toolchain::ptx::{ms_since, PtxTimes};
 use crate::CompileError;
 
@@ -37,6 +41,21 @@ pub enum Tier {
     Fast,
     /// `default<O3>` and optimised code generation.
     Optimized,
+}
+
+impl Tier {
+    /// `fast` or `optimized` (as `KILN_HOST_TIER` spells them, and the disk cache stores them).
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Fast => "fast",
+            Tier::Optimized => "optimized",
+        }
+    }
+
+    /// The tier of a [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Tier> {
+        [Tier::Fast, Tier::Optimized].into_iter().find(|t| t.name() == name)
+    }
 }
 
 /// The [`Tier::Fast`] pipeline: enough to turn the MLIR loops into vectorised ones.
@@ -52,54 +71,44 @@ const FAST_PIPELINE: &str = "always-inline,function(sroa,early-cse<memssa>,instc
 /// `kiln_kernel_host(buffers, params, start, end)`.
 pub(crate) type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64, i64, i64);
 
-/// Where the time of one compilation went, in seconds.
+/// Where the time of one compilation (or load from the disk cache) went, in seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CompileTimes {
     /// MLIR: parse, verify, host pipeline, translation to LLVM IR.
     pub mlir: f64,
     /// LLVM's optimisation pipeline.
     pub optimize: f64,
-    /// MCJIT: code generation and linking.
+    /// Code generation: the object file.
     pub jit: f64,
+    /// Linking the object file into the process (ORC).
+    pub link: f64,
+    /// The disk cache: looking the entry up and reading it, or writing it.
+    pub disk: f64,
 }
 
-/// Machine code of one kernel, with the JIT that owns it.
+/// Where a kernel's machine code came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled by this process (MLIR, LLVM).
+    Compiled,
+    /// Read from the disk cache and linked, neither MLIR nor LLVM's optimiser or code generator
+    /// run.
+    DiskCache,
+}
+
+/// Machine code of one kernel, linked into the process.
 pub struct HostCode {
     pub(crate) entry: EntryFn,
     pub tier: Tier,
-    /// How long compiling it took.
+    pub origin: Origin,
+    /// How long compiling (or loading) it took.
     pub times: CompileTimes,
-    _jit: Jit,
+    _code: Loaded,
 }
 
 impl std::fmt::Debug for HostCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostCode").field("tier", &self.tier).field("times", &self.times).finish()
-    }
-}
-
-/// An MCJIT execution engine and the LLVM context its module lives in.
-struct Jit {
-    engine: ManuallyDrop<ExecutionEngine<'static>>,
-    context: *mut inkwell::context::Context,
-}
-
-// SAFETY: after construction the engine and context are never used again except by `Drop`,
-// which runs once, on whichever thread drops the last owner; the engine's `Rc`s have no other
-// owner, and the generated code the entry point runs is plain reentrant machine code.
-unsafe impl Send for Jit {}
-// SAFETY: as for `Send`: `&Jit` gives access to nothing.
-unsafe impl Sync for Jit {}
-
-impl Drop for Jit {
-    fn drop(&mut self) {
-        // SAFETY: the engine borrows the context, so it goes first; `context` came from
-        // `Box::leak` in `compile` and is freed exactly once, here. No code of the engine runs:
-        // callers hold an `Arc<HostCode>` while they call its entry point.
-        unsafe {
-            ManuallyDrop::drop(&mut self.engine);
-            drop(Box::from_raw(self.context));
-        }
+        f.debug_struct("HostCode").field("tier", &self.tier).field("origin", &self.origin).field("times", &self.times).finish()
     }
 }
 
@@ -111,7 +120,10 @@ thread_local! {
 }
 
 struct HostTarget {
+    /// Optimises the module (both tiers) and generates [`Tier::Optimized`] code.
     machine: TargetMachine,
+    /// Generates [`Tier::Fast`] code (`-O0`: fast instruction selection and register allocation).
+    fast: TargetMachine,
     cpu: String,
     features: String,
 }
@@ -123,18 +135,23 @@ impl HostTarget {
         let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
         let cpu = TargetMachine::get_host_cpu_name().to_string();
         let features = TargetMachine::get_host_cpu_features().to_string();
-        let machine = target
-            .create_target_machine(
-                &triple,
-                &cpu,
-                &features,
-                OptimizationLevel::Aggressive,
-                RelocMode::Default,
-                CodeModel::JITDefault,
-            )
-            .ok_or_else(|| format!("no target machine for {}", triple.as_str().to_string_lossy()))?;
-        Ok(HostTarget { machine, cpu, features })
+        // The JIT's code model (large on x86-64): calls to libm and libmvec are absolute
+        // addresses, linked at any distance from the code.
+        let machine = |level| {
+            target
+                .create_target_machine(&triple, &cpu, &features, level, RelocMode::Default, CodeModel::JITDefault)
+                .ok_or_else(|| format!("no target machine for {}", triple.as_str().to_string_lossy()))
+        };
+        Ok(HostTarget { machine: machine(OptimizationLevel::Aggressive)?, fast: machine(OptimizationLevel::None)?, cpu, features })
     }
+}
+
+/// What the host's code is generated for: (target triple, CPU name, CPU features), the parts of
+/// the disk cache's key that name the machine: those [`HostTarget`] is made with, asked of LLVM
+/// without making target machines (a warm start needs none).
+pub(crate) fn host_target() -> (String, String, String) {
+    let triple = TargetMachine::get_default_triple().as_str().to_string_lossy().into_owned();
+    (triple, TargetMachine::get_host_cpu_name().to_string(), TargetMachine::get_host_cpu_features().to_string())
 }
 
 /// Parses kernel MLIR text and runs the host pipeline on it.
@@ -226,7 +243,7 @@ struct VecEntry {
 fn libmvec_table() -> &'static [VecEntry] {
     static TABLE: std::sync::OnceLock<Vec<VecEntry>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
-        // Let MCJIT resolve libm (and other libc) symbols from the running process.
+        // Make the running process's symbols (libm, libc) visible to LLVM's symbol searches.
         inkwell::support::load_visible_symbols();
         if std::env::var("KILN_HOST_LIBMVEC").is_ok_and(|v| v == "0") {
             return Vec::new();
@@ -305,6 +322,12 @@ fn libmvec_table() -> &'static [VecEntry] {
 /// than the scalar libm ones (within 4 ulps rather than 1 or 2).
 pub fn libmvec_enabled() -> bool {
     !libmvec_table().is_empty()
+}
+
+/// The vector functions offered to the vectorisers, one `scalar vector` pair a line (part of
+/// the disk cache's key: another glibc may offer others).
+pub(crate) fn libmvec_names() -> String {
+    libmvec_table().iter().map(|e| format!("{} {}\n", e.scalar.to_string_lossy(), e.vector.to_string_lossy())).collect()
 }
 
 /// Kernel MLIR text to an LLVM module optimised for the host CPU (in `context`).
@@ -405,45 +428,71 @@ pub(crate) fn assembly(text: &str, tier: Tier) -> Result<String, CompileError> {
     })
 }
 
+/// Kernels compiled by this process (through MLIR and LLVM), for tests and reports.
+static COMPILED: AtomicU64 = AtomicU64::new(0);
+
+/// Number of kernels this process compiled through MLIR and LLVM (not counting those read from
+/// the disk cache).
+pub fn llvm_compile_count() -> u64 {
+    COMPILED.load(Ordering::Relaxed)
+}
+
+/// Compiles kernel MLIR text to an object file of this CPU's machine code at `tier`, recording
+/// the time of each stage in `times`.
+pub(crate) fn compile_object(text: &str, tier: Tier, times: &mut CompileTimes) -> Result<Vec<u8>, CompileError> {
+    COMPILED.fetch_add(1, Ordering::Relaxed);
+    let context = inkwell::context::Context::create();
+    let module = optimized_module(text, tier, &context, times)?;
+    let t = Instant::now();
+    let object = HOST.with(|host| {
+        let host = host.as_ref().map_err(|e| CompileError::Llvm(e.clone()))?;
+        let machine = match tier {
+            Tier::Fast => &host.fast,
+            Tier::Optimized => &host.machine,
+        };
+        let buffer =
+            machine.write_to_memory_buffer(&module, FileType::Object).map_err(|e| CompileError::Llvm(format!("object file: {e}")))?;
+        Ok::<_, CompileError>(buffer.as_slice().to_vec())
+    })?;
+    times.jit = t.elapsed().as_secs_f64();
+    Ok(object)
+}
+
+/// Links an object file made by [`compile_object`] at `tier` into the process.
+/// Errors: [`CompileError::Jit`] when it does not link (not an object of this machine, a symbol
+/// it calls not in the process).
+pub(crate) fn load_object(object: &[u8], tier: Tier, origin: Origin, mut times: CompileTimes) -> Result<HostCode, CompileError> {
+    // The vector math functions the code may call are loaded (and the process's symbols
+    // visible) before it is linked.
+    libmvec_table();
+    let t = Instant::now();
+    let (code, address) = orc::load(object, HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
+    times.link = t.elapsed().as_secs_f64();
+    // SAFETY: `address` is that of `kiln_kernel_host`, generated from the module text built by
+    // `lower`, whose signature is `(ptr, ptr, i64, i64) -> ()`, i.e. `EntryFn` in the C ABI; the
+    // code stays mapped while `code` lives (in the `HostCode`).
+    let entry = unsafe { std::mem::transmute::<usize, EntryFn>(address as usize) };
+    tracing::debug!(
+        ?tier,
+        ?origin,
+        mlir_ms = times.mlir * 1e3,
+        opt_ms = times.optimize * 1e3,
+        codegen_ms = times.jit * 1e3,
+        link_ms = times.link * 1e3,
+        "host kernel ready"
+    );
+    Ok(HostCode { entry, tier, origin, times, _code: code })
+}
+
+/// Compiles kernel MLIR text to host machine code of the given tier; returns it with its object
+/// file (for the disk cache).
+pub(crate) fn compile_with_object(text: &str, tier: Tier) -> Result<(HostCode, Vec<u8>), CompileError> {
+    let mut times = CompileTimes::default();
+    let object = compile_object(text, tier, &mut times)?;
+    Ok((load_object(&object, tier, Origin::Compiled, times)?, object))
+}
+
 /// Compiles kernel MLIR text to host machine code of the given tier.
 pub(crate) fn compile(text: &str, tier: Tier) -> Result<HostCode, CompileError> {
-    let context: &'static inkwell::context::Context = Box::leak(Box::new(inkwell::context::Context::create()));
-    // From here on `context` is owned by the `Jit` built below, or freed on error.
-    let raw_context = context as *const inkwell::context::Context as *mut inkwell::context::Context;
-    let mut times = CompileTimes::default();
-    let result = (|| -> Result<(ExecutionEngine<'static>, usize), CompileError> {
-        let module = optimized_module(text, tier, context, &mut times)?;
-        let t = Instant::now();
-        let level = match tier {
-            Tier::Fast => OptimizationLevel::None,
-            Tier::Optimized => OptimizationLevel::Aggressive,
-        };
-        let engine = module.create_jit_execution_engine(level).map_err(|e| CompileError::Jit(e.to_string()))?;
-        let addr =
-            engine.get_function_address(HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
-        times.jit = t.elapsed().as_secs_f64();
-        Ok((engine, addr))
-    })();
-    match result {
-        Ok((engine, addr)) => {
-            // SAFETY: `addr` is the address of `kiln_kernel_host`, generated from the module
-            // text built by `lower`, whose signature is `(ptr, ptr, i64, i64) -> ()`, i.e.
-            // `EntryFn` in the C ABI; the code stays mapped while `engine` lives (in `Jit`).
-            let entry = unsafe { std::mem::transmute::<usize, EntryFn>(addr) };
-            tracing::debug!(
-                ?tier,
-                mlir_ms = times.mlir * 1e3,
-                opt_ms = times.optimize * 1e3,
-                jit_ms = times.jit * 1e3,
-                "compiled a host kernel"
-            );
-            Ok(HostCode { entry, tier, times, _jit: Jit { engine: ManuallyDrop::new(engine), context: raw_context } })
-        }
-        Err(e) => {
-            // SAFETY: `raw_context` came from `Box::leak` above; every module and engine in it
-            // was dropped when the closure returned its error.
-            unsafe { drop(Box::from_raw(raw_context)) };
-            Err(e)
-        }
-    }
+    compile_with_object(text, tier).map(|(code, _)| code)
 }

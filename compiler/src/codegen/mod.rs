@@ -3,9 +3,9 @@
 //! - [`lower`](lower::lower): a [`Region`] to a [`Kernel`]: canonical, shape-generic MLIR text
 //!   (`func`, `scf`, `arith`, `math`, `llvm` pointers) and the parameters for the region's
 //!   shapes. Elementwise and reduction regions; views are index math, never copies.
-//! - [`host`]: kernels compiled for the host CPU (LLVM with glibc's vector math library, MCJIT;
-//!   a fast tier first, then an optimised one), cached in memory, run over [`HostArray`]s in
-//!   parallel chunks. Vendor regions are library calls ([`crate::vendor`]), not kernels.
+//! - [`host`]: kernels compiled for the host CPU (LLVM with glibc's vector math library, an
+//!   object file linked by ORC; a fast tier first, then an optimised one), cached in memory and
+//!   on disk (`KILN_CACHE_DIR`), run over [`HostArray`]s in parallel chunks. Vendor regions are library calls ([`crate::vendor`]), not kernels.
 //! - [`run_schedule_on_host`]: a whole [`Schedule`] on the host, each region compiled, or
 //!   evaluated by the reference evaluator when code generation does not support it yet.
 //!
@@ -116,6 +116,7 @@ mod fold;
 mod gather;
 pub mod gpu;
 pub mod host;
+mod host_cache;
 mod index;
 mod jit;
 mod libdevice;
@@ -128,8 +129,8 @@ mod types;
 use kiln_ir::HostArray;
 
 pub use host::{
-    asm_text, compile_region, compile_region_math, compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled,
-    run_region, CompiledRegion, Tier,
+    asm_text, compile_region, compile_region_disk, compile_region_math, compile_region_tier, llvm_ir_text, mlir_text,
+    optimized_llvm_ir_text, run_compiled, run_region, CompiledRegion, Origin, Tier,
 };
 pub use lower::{lower_for, lower_with, GpuSplit, Kernel, GPU_ENTRY, HOST_ENTRY, KERNEL};
 
@@ -140,7 +141,7 @@ use crate::CompileError;
 /// What a kernel is generated for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
-    /// This machine's CPU (MCJIT): math through libm and glibc's vector math library.
+    /// This machine's CPU: math through libm and glibc's vector math library.
     Host,
     /// NVIDIA GPUs (NVPTX): math through libdevice, a grid-stride entry point.
     Gpu,

@@ -4,9 +4,11 @@
 //! - [`mlir`]: a context with kiln's dialects, pass pipelines, MLIR -> inkwell translation.
 //! - [`host`]: the host path (MLIR -> LLVM IR -> MCJIT), with a smoke kernel.
 //! - [`ptx`]: PTX emission for `nvptx64-nvidia-cuda`, with a smoke kernel.
+//! - `orc`: object files (host kernels' machine code) linked into the process by LLVM's ORC JIT.
 
 pub mod host;
 pub mod mlir;
+pub(crate) mod orc;
 pub mod ptx;
 
 /// The version of the LLVM linked into this binary, as (major, minor, patch).
