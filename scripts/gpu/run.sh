@@ -123,7 +123,7 @@ fi
 if (( sanitize_suite )); then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in ${KILN_SANITIZER_TOOLS:-memcheck racecheck}; do
-    suite_pass "suite-$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
+    KILN_GPU_SANITIZER=1 suite_pass "suite-$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
       "$work/kiln-tests" --skip examples:: --test-threads 4 "${suite_filters[@]}"
     if grep -qE '^========= (ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9])' "$logs/gpu-tests-suite-$tool.log"; then
       echo "== suite-$tool: the sanitizer reported errors"

@@ -324,7 +324,7 @@ extern "C" __global__ void late_fill(double2* y, long long n, long long spin) {
     );
     let n = 1i64 << 16;
     let mut y = kiln::zeros(&[n as usize], DType::Complex128);
-    let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), n.into(), 200_000_000i64.into()];
+    let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), n.into(), crate::streams::late_fill_spin().into()];
     // SAFETY: late_fill writes n complex128 elements, y's size.
     unsafe { late_fill.launch(64, 256, args, 0, None) };
     let f = fft::fft(&y, None, -1, "backward");
