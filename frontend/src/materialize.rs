@@ -1,12 +1,12 @@
 //! Materialisation: from lazy arrays to an IR graph, computed, with results kept for reuse.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use kiln_compiler::fusion::FusionReport;
 use kiln_compiler::pipeline::Options;
 use kiln_compiler::plan_cache::{Lookup, PlanCache};
+use rustc_hash::FxHashMap;
 
 use kiln_ir::{Graph, HostArray, HostElement, Node, NodeId};
 
@@ -42,8 +42,8 @@ pub fn lower(arrays: &[&Array]) -> Lowered {
 fn lower_held(arrays: &[&Array]) -> (Graph, Vec<Array>) {
     let mut graph = Graph::new();
     let mut held: Vec<Array> = Vec::new();
-    let mut memo: HashMap<*const Expr, NodeId> = HashMap::new();
-    let mut input_index: HashMap<*const (), u32> = HashMap::new();
+    let mut memo: FxHashMap<*const Expr, NodeId> = FxHashMap::default();
+    let mut input_index: FxHashMap<*const (), u32> = FxHashMap::default();
     // Iterative post-order walk: deep expression chains do not overflow the stack.
     for root in arrays {
         let mut stack: Vec<(&Array, bool)> = vec![(root, false)];

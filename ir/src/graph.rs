@@ -1,6 +1,5 @@
 //! The expression graph: a hash-consed DAG of [`Node`]s in topological order.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use num_complex::Complex64;
@@ -314,7 +313,9 @@ pub struct Node {
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
     nodes: Vec<Node>,
-    dedup: HashMap<Node, NodeId>,
+    /// Hash-consing table (FxHash: lowering inserts every node of every materialisation, and
+    /// SipHash was a sixth of a small graph's host time).
+    dedup: rustc_hash::FxHashMap<Node, NodeId>,
     outputs: Vec<NodeId>,
 }
 
