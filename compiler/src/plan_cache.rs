@@ -10,6 +10,8 @@
 //! same sizes. The instantiated plan is verified before use.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
@@ -26,7 +28,7 @@ struct Signature {
 }
 
 fn signature(g: &Graph) -> Signature {
-    let mut sym: HashMap<usize, usize> = HashMap::new();
+    let mut sym: FxHashMap<usize, usize> = FxHashMap::default();
     let mut sizes = Vec::new();
     let mut key = String::with_capacity(g.len() * 48);
     let mut name = |v: usize, key: &mut String| {
@@ -125,7 +127,8 @@ fn map_plan(c: &Compiled, f: &dyn Fn(usize) -> Option<usize>) -> Option<Compiled
 /// Compiled plans by structure.
 #[derive(Default)]
 pub struct PlanCache {
-    plans: Mutex<HashMap<String, (Vec<usize>, Arc<Compiled>)>>,
+    /// By signature text (FxHash: the key is long and hashed on every materialisation).
+    plans: Mutex<FxHashMap<String, (Vec<usize>, Arc<Compiled>)>>,
 }
 
 /// Whether a lookup reused a plan.
