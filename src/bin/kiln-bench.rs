@@ -115,15 +115,23 @@ fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) ->
         end.synchronize().unwrap();
         ts.push(end.elapsed_since(&start).unwrap() as f64);
     }
-    let (after, n1) = kiln::host_phase_times();
     // Where the host's time per call goes: while it runs, the GPU waits for the first launch.
+    let (per, n) = phases_since(&before, n0);
+    println!("{name}: host µs per call {:.1} (median; {} materialisations per call: {per})", median(host), n / reps.max(1));
+    median(ts)
+}
+
+/// The host phases' µs per materialisation since `before` (taken with `n0` materialisations
+/// done), as text, and the number of materialisations since.
+fn phases_since(before: &[(&'static str, f64)], n0: usize) -> (String, usize) {
+    let (after, n1) = kiln::host_phase_times();
+    let n = n1 - n0;
     let per: Vec<String> = before
         .iter()
         .zip(&after)
-        .map(|((name, b), (_, a))| format!("{name} {:.1}", (a - b) / (n1 - n0).max(1) as f64))
+        .map(|((name, b), (_, a))| format!("{name} {:.1} µs", (a - b) / n.max(1) as f64))
         .collect();
-    println!("{name}: host µs per call {:.1} (median; {} materialisations per call: {})", median(host), (n1 - n0) / reps.max(1), per.join(", "));
-    median(ts)
+    (per.join(", "), n)
 }
 
 /// The expression whose first call is timed: new to the process (a constant no workload uses).
@@ -247,13 +255,7 @@ fn main() {
             stream.synchronize().unwrap();
             ts.push(t0.elapsed().as_secs_f64() * 1e3);
         }
-        let (after, n1) = kiln::host_phase_times();
-        let per: Vec<String> = before
-            .iter()
-            .zip(&after)
-            .map(|((name, b), (_, a))| format!("{name} {:.1} µs", (a - b) / (n1 - n0).max(1) as f64))
-            .collect();
-        println!("tiny_chain_48ops host time per call: {}", per.join(", "));
+        println!("tiny_chain_48ops host time per call: {}", phases_since(&before, n0).0);
         rows.push(Row { work: "tiny_chain_48ops".into(), ms: median(ts), kernel_ms: None, gbps: None, kernels: Some(1), tflops: None });
     }
 
