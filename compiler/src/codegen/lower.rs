@@ -462,38 +462,31 @@ impl<'g> Lower<'g> {
 
     /// `scf.for %iv = lb to ub` with accumulators; returns (iv, iter arg names, results).
     fn open_for(&mut self, lb: &str, ub: &str, init: &[String], tys: &[&str]) -> (String, Vec<String>, Vec<String>) {
-        let iv = self.b.fresh();
-        let one = self.b.i64(1);
-        let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
-        let header = if init.is_empty() {
-            format!("scf.for {iv} = {lb} to {ub} step {one} : i64")
-        } else {
-            let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
-            format!(
-                "scf.for {iv} = {lb} to {ub} step {one} iter_args({}) -> ({}) : i64",
-                iter.join(", "),
-                tys.join(", ")
-            )
-        };
-        let results = self.open(init.len(), &header);
-        (iv, args, results)
+        self.open_for_step(lb, ub, None, init, tys)
     }
 
-    /// `scf.for %iv = lb to ub step step` with accumulators (`init`, of types `tys`); returns
-    /// (iv, iter arg names, results).
+    /// `scf.for %iv = lb to ub step step` (1 for `None`) with accumulators (`init`, of types
+    /// `tys`; none for a loop without results); returns (iv, iter arg names, results).
     fn open_for_step(
         &mut self,
         lb: &str,
         ub: &str,
-        step: &str,
+        step: Option<&str>,
         init: &[String],
         tys: &[&str],
     ) -> (String, Vec<String>, Vec<String>) {
         let iv = self.b.fresh();
+        let step = match step {
+            Some(s) => s.to_string(),
+            None => self.b.i64(1),
+        };
         let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
-        let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
-        let (iter, tys) = (iter.join(", "), tys.join(", "));
-        let header = format!("scf.for {iv} = {lb} to {ub} step {step} iter_args({iter}) -> ({tys}) : i64");
+        let header = if init.is_empty() {
+            format!("scf.for {iv} = {lb} to {ub} step {step} : i64")
+        } else {
+            let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
+            format!("scf.for {iv} = {lb} to {ub} step {step} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
+        };
         let results = self.open(init.len(), &header);
         (iv, args, results)
     }
@@ -1595,7 +1588,7 @@ impl<'g> Lower<'g> {
             self.b.op(&format!("arith.addi {lo}, %lane : i64"))
         };
         // Whole steps: every element in bounds.
-        let (j, args, results) = self.open_for_step(&j0, &main_end, &st, init, &tys);
+        let (j, args, results) = self.open_for_step(&j0, &main_end, Some(&st), init, &tys);
         let mut at = Vec::with_capacity(unroll * vec);
         for u in 0..unroll {
             for k in 0..vec {
@@ -1631,7 +1624,7 @@ impl<'g> Lower<'g> {
         // The rest of the chunk (the last block's), an element per lane.
         let lanes = self.b.i64(coop.lanes as i64);
         let start = self.b.op(&format!("arith.addi {main_end}, %lane : i64"));
-        let (r, args, results) = self.open_for_step(&start, &hi, &lanes, &results, &tys);
+        let (r, args, results) = self.open_for_step(&start, &hi, Some(&lanes), &results, &tys);
         let ix = ix_of(self, &r);
         let v = self.emit(input, &ix)?;
         let next = acc.step(&mut self.b, &args, &v, &r)?;
@@ -1694,7 +1687,7 @@ impl<'g> Lower<'g> {
         let init = acc.init(&mut self.b);
         let ns = self.b.param(n as i64);
         let lanes = self.b.i64(self.coop.expect("a cooperative kernel").lanes as i64);
-        let (q, args, results) = self.open_for_step("%lane", &ns, &lanes, &init, &tys);
+        let (q, args, results) = self.open_for_step("%lane", &ns, Some(&lanes), &init, &tys);
         let mut part = Vec::new();
         for (c, t) in tys.iter().enumerate() {
             let slot = self.split_slot(first + c, &w, &q);
