@@ -100,6 +100,9 @@ impl DeviceArray {
     pub fn duplicate(&self) -> Result<DeviceArray> {
         let mut buf = DeviceBuffer::alloc(self.buf.len())?;
         let stream = buf.stream().clone();
+        // The copy reads after this array's writer on its own stream, and its later frees there
+        // come after the copy.
+        let _foreign = ForeignInputs::order_streams(stream.clone(), [self.buf.stream()])?;
         buf.copy_from_device(&self.buf, &stream)?;
         Ok(DeviceArray { buf, dtype: self.dtype, shape: self.shape.clone() })
     }
@@ -432,22 +435,28 @@ fn order_on(a: &mut Arc<DeviceArray>, stream: &Stream) -> Result<()> {
 /// before the schedule reads its inputs, and each waits for the caller's stream once the
 /// schedule's work is queued there (when this is dropped, after the join), so that a free of
 /// an input on its own stream comes after the schedule's reads.
-struct ForeignInputs {
+pub(crate) struct ForeignInputs {
     current: Stream,
     streams: Vec<Stream>,
 }
 
 impl ForeignInputs {
     fn order(current: Stream, inputs: &[Arc<DeviceArray>]) -> Result<ForeignInputs> {
-        let mut streams: Vec<Stream> = Vec::new();
-        for a in inputs {
-            let s = a.buf.stream();
-            if *s != current && !streams.contains(s) {
+        Self::order_streams(current, inputs.iter().map(|a| a.buf.stream()))
+    }
+
+    /// Orders work about to be queued on `current` after the work queued so far on each of
+    /// `streams` (the streams of the buffers it will read or write), and, when dropped, the
+    /// later work of each after it.
+    pub(crate) fn order_streams<'s>(current: Stream, streams: impl IntoIterator<Item = &'s Stream>) -> Result<ForeignInputs> {
+        let mut foreign: Vec<Stream> = Vec::new();
+        for s in streams {
+            if *s != current && !foreign.contains(s) {
                 current.wait_event(&record(s)?)?;
-                streams.push(s.clone());
+                foreign.push(s.clone());
             }
         }
-        Ok(ForeignInputs { current, streams })
+        Ok(ForeignInputs { current, streams: foreign })
     }
 }
 

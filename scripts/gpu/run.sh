@@ -122,8 +122,13 @@ fi
 
 if (( sanitize_suite )); then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  # CUDA_MODULE_LOADING=EAGER: with the driver's lazy loading (the default), threads that
+  # create cuBLAS handles and cuFFT plans while others load modules deadlock inside libcuda
+  # under compute-sanitizer 13.0 (every thread waits on one of the driver's locks; seen with
+  # `streams::stress_concurrent_threads_match_the_evaluator`, which passes plainly and, with
+  # eager loading, under both tools).
   for tool in ${KILN_SANITIZER_TOOLS:-memcheck racecheck}; do
-    KILN_GPU_SANITIZER=1 suite_pass "suite-$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
+    CUDA_MODULE_LOADING=EAGER KILN_GPU_SANITIZER=1 suite_pass "suite-$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
       "$work/kiln-tests" --skip examples:: --test-threads 4 "${suite_filters[@]}"
     if grep -qE '^========= (ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9])' "$logs/gpu-tests-suite-$tool.log"; then
       echo "== suite-$tool: the sanitizer reported errors"

@@ -252,6 +252,65 @@ extern "C" __global__ void late_fill(double* y, long long n, long long spin) {
     assert_eq!(total, want, "the sum read y before its writer on the other stream ran");
 }
 
+/// A RawKernel reads and writes arrays made on another stream after their writer there: `y`
+/// is filled late on a non-blocking stream; back on the null stream a raw kernel copies it into
+/// `z` (an input) and adds one to a second handle of it in place (an output, so its shared
+/// buffer is duplicated first). Neither may see the zeros `y` held before its writer ran.
+#[test]
+fn gpu_a_raw_kernel_uses_arrays_made_on_another_stream_after_their_writer_there() {
+    if !on_gpu() {
+        return;
+    }
+    let n = 1usize << 16;
+    let stream = kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(0).unwrap()).unwrap();
+    let late_fill = kiln::RawKernel::new(
+        r#"
+extern "C" __global__ void late_fill(double* y, long long n, long long spin) {
+    long long t0 = clock64();
+    while (clock64() - t0 < spin) {}
+    for (long long i = blockDim.x * blockIdx.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        y[i] = (double)(i % 7);
+    }
+}
+"#,
+        "late_fill",
+        &[],
+    );
+    let copy_and_bump = kiln::RawKernel::new(
+        r#"
+extern "C" __global__ void copy_and_bump(const double* y, double* z, double* w, long long n) {
+    for (long long i = blockDim.x * blockIdx.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        z[i] = y[i];
+        w[i] += 1.0;
+    }
+}
+"#,
+        "copy_and_bump",
+        &[],
+    );
+    let y = {
+        let _current = stream.use_scoped();
+        let mut y = kiln::zeros(&[n], kiln::DType::Float64);
+        let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), (n as i64).into(), late_fill_spin().into()];
+        // SAFETY: late_fill writes n float64 elements, y's size.
+        unsafe { late_fill.launch(64, 256, args, 0, None) };
+        y
+    };
+    assert_eq!(y.to_device().buffer().stream().id(), stream.id(), "y's buffer is ordered on the other stream");
+    let mut z = kiln::zeros(&[n], kiln::DType::Float64).eval().clone();
+    let mut w = y.clone();
+    {
+        let args: &mut [kiln::RawArg] = &mut [(&y).into(), (&mut z).into(), (&mut w).into(), (n as i64).into()];
+        // SAFETY: copy_and_bump reads n float64 elements of y and writes n of z and of w.
+        unsafe { copy_and_bump.launch(64, 256, args, 0, None) };
+    }
+    let want: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+    assert_eq!(z.to_vec::<f64>(), want, "the raw kernel read y before its writer on the other stream ran");
+    let bumped: Vec<f64> = want.iter().map(|v| v + 1.0).collect();
+    assert_eq!(w.to_vec::<f64>(), bumped, "the copy of y's buffer for w was made before y's writer ran");
+    assert_eq!(y.to_vec::<f64>(), want, "y itself is unchanged");
+}
+
 // ------------------------------------------------------------------------------------------------
 // Stress: many threads materialising at once
 // ------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ use num_complex::Complex;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceArray, Gpu};
+use crate::gpu::{DeviceArray, ForeignInputs, Gpu};
 use crate::materialize::{on_device, try_eval_all};
 
 /// One argument of [`super::RawKernel::try_launch`]: an array the kernel reads, an array it
@@ -250,6 +250,9 @@ pub(crate) unsafe fn launch(
     if other {
         order_after(&stream, &current)?;
     }
+    // Arrays made on yet other streams: the launch follows their writers there, and their later
+    // frees there follow the launch (when this is dropped).
+    let foreign = ForeignInputs::order_streams(stream.clone(), buffers.iter().flatten().map(|d| d.buffer().stream()))?;
     {
         let params: Vec<&dyn KernelArg> = args
             .iter()
@@ -266,6 +269,7 @@ pub(crate) unsafe fn launch(
         // the current stream, which waits for the launch below.
         unsafe { function.launch_on(&stream, config, &params)? };
     }
+    drop(foreign);
     if other {
         order_after(&current, &stream)?;
     }
