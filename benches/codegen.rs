@@ -79,6 +79,8 @@ fn compile_latency(c: &mut Criterion) {
     // To PTX (sm_90, libdevice linked where the kernel calls it): LLVM's NVPTX back end, no
     // device needed. Skipped without libdevice (scripts/setup.sh fetches it).
     if kiln_compiler::codegen::gpu::libdevice_path().is_some() {
+        // Optimised (`default<O3>`, unrolled 4-wide path, optimised NVPTX code generation): what
+        // a region with much work gets at once, and any other once hot.
         g.bench_function("new elementwise region (ew_chain) to PTX", |b| {
             b.iter_batched(
                 new_region,
@@ -86,7 +88,13 @@ fn compile_latency(c: &mut Criterion) {
                 BatchSize::PerIteration,
             )
         });
-        ptx_breakdown(|| new_region().swap_remove(0));
+        ptx_breakdown(Tier::Optimized, || new_region().swap_remove(0));
+        // The fast tier (`default<O1>`, one item at a time, `-O0` code generation): what a new
+        // region with little work gets first.
+        g.bench_function("new elementwise region (ew_chain) to PTX, fast tier", |b| {
+            b.iter_batched(new_region, |regions| compile_gpu_tier(&regions[0], Tier::Fast), BatchSize::PerIteration)
+        });
+        ptx_breakdown(Tier::Fast, || new_region().swap_remove(0));
     }
     // A disk-cache hit: the entry's file read and checked (SHA-256), as a warm start does
     // before loading the cubin (loading it needs a device: kiln-bench's first_call_disk_hit).
@@ -94,13 +102,13 @@ fn compile_latency(c: &mut Criterion) {
     let cache = kiln_runtime::DiskCache::new(&dir);
     let regions = new_region();
     let kernel = kiln_compiler::codegen::gpu::lower_region_gpu(&regions[0]).unwrap();
-    let key = kiln_compiler::codegen::gpu::disk_cache_key(&kernel, Default::default(), 13000);
+    let key = kiln_compiler::codegen::gpu::disk_cache_key(&kernel, Default::default(), kiln_compiler::codegen::Tier::Optimized, 13000);
     let entry = kiln_runtime::CachedKernel { ptx: "x".repeat(40_000), cubin: vec![1u8; 20_000] };
     cache.store(&key, &entry).unwrap();
     g.bench_function("disk cache hit (lower the region, key, read and check the entry)", |b| {
         b.iter(|| {
             let k = kiln_compiler::codegen::gpu::lower_region_gpu(&regions[0]).unwrap();
-            let key = kiln_compiler::codegen::gpu::disk_cache_key(&k, Default::default(), 13000);
+            let key = kiln_compiler::codegen::gpu::disk_cache_key(&k, Default::default(), kiln_compiler::codegen::Tier::Optimized, 13000);
             assert!(matches!(cache.lookup(&key), kiln_runtime::Lookup::Hit(_)));
         })
     });
@@ -151,15 +159,21 @@ fn host_disk_breakdown(region: &Region, disk: &kiln_runtime::DiskCache) {
     }
 }
 
+/// `region` lowered for the GPU and compiled to PTX at `tier` (sm_90).
+fn compile_gpu_tier(region: &Region, tier: Tier) -> kiln_compiler::codegen::gpu::GpuKernel {
+    use kiln_compiler::codegen::gpu::{compile_kernel_gpu_tier, lower_region_gpu_tier};
+    compile_kernel_gpu_tier(lower_region_gpu_tier(region, tier).unwrap(), Default::default(), tier).unwrap()
+}
+
 /// Where the time of compiling a new region to PTX goes, stage by stage (`PtxTimes`): the
 /// median and the minimum over 30 new regions (the minimum is the figure least disturbed by
 /// other work on a shared machine), printed beside criterion's figures.
-fn ptx_breakdown(mut new_region: impl FnMut() -> Region) {
+fn ptx_breakdown(tier: Tier, mut new_region: impl FnMut() -> Region) {
     let runs: Vec<(kiln_compiler::toolchain::ptx::PtxTimes, f64)> = (0..30)
         .map(|_| {
             let region = new_region();
             let t = std::time::Instant::now();
-            let g = kiln_compiler::codegen::gpu::compile_region_gpu(&region, Default::default()).unwrap();
+            let g = compile_gpu_tier(&region, tier);
             (g.times, t.elapsed().as_secs_f64() * 1e3)
         })
         .collect();
@@ -174,7 +188,7 @@ fn ptx_breakdown(mut new_region: impl FnMut() -> Region) {
         ("sum of the stages", |r| r.0.total()),
         ("lower + compile (wall)", |r| r.1),
     ];
-    println!("to PTX, ms per stage over {} new regions (median, min):", runs.len());
+    println!("to PTX ({} tier), ms per stage over {} new regions (median, min):", tier.name(), runs.len());
     for (name, stage) in stages {
         let mut v: Vec<f64> = runs.iter().map(stage).collect();
         v.sort_by(f64::total_cmp);

@@ -3,7 +3,7 @@
 //!
 //! Each region is lowered for the GPU; its code comes from the disk cache (`KILN_CACHE_DIR`:
 //! PTX and the cubin linked from it, keyed by the kernel's MLIR text, target and versions, see
-//! [`kiln_runtime::DiskCache`]) or is compiled to PTX ([`compile_kernel_gpu`]: cached in
+//! [`kiln_runtime::DiskCache`]) or is compiled to PTX ([`compile_kernel_gpu_tier`]: cached in
 //! memory by its MLIR text, so a new shape of a known structure compiles nothing), linked to a
 //! cubin and stored; it is loaded as a module (cached per device by its code) and launched on
 //! its stream: a grid-stride loop over chunks of work items. A
@@ -30,10 +30,14 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use kiln_compiler::codegen::gpu::{compile_kernel_gpu, disk_cache_key, lower_region_gpu, GpuKernel};
-use kiln_compiler::codegen::GPU_ENTRY;
+use kiln_compiler::codegen::gpu::{
+    compile_kernel_gpu_tier, disk_cache_key, gpu_tier_for, lower_region_gpu, lower_region_gpu_tier, GpuKernel, GPU_HOT_CALLS,
+};
+use kiln_compiler::codegen::lower::Kernel;
+use kiln_compiler::codegen::{Tier, GPU_ENTRY};
 use kiln_compiler::fusion::Region;
 use kiln_compiler::schedule::{BufferSource, Schedule};
 use kiln_compiler::streams::{StreamPlan, POOL_STREAMS};
@@ -198,9 +202,45 @@ mod vendor;
 /// A region ready to launch: its kernel and the loaded function (`None`: a library call, or
 /// it runs on the host).
 struct Ready {
-    kernel: Option<(GpuKernel, Function)>,
+    kernel: Option<Loaded>,
     /// The library call of a vendor region the GPU executor takes (cuBLAS, cuFFT).
     vendor: Option<kiln_compiler::vendor::VendorCall>,
+}
+
+/// A region's loaded kernel: fast code first where [`gpu_tier_for`] says so, replaced by
+/// optimised code once it has run [`GPU_HOT_CALLS`] times (compiled by the thread that makes
+/// that call; others go on with the fast code meanwhile).
+struct Loaded {
+    current: RwLock<Arc<(GpuKernel, Function)>>,
+    /// The region lowered for optimised code, while the current code is fast and may upgrade.
+    upgrade: Mutex<Option<Kernel>>,
+    calls: AtomicU64,
+}
+
+impl Loaded {
+    fn new(code: (GpuKernel, Function), upgrade: Option<Kernel>) -> Loaded {
+        Loaded { current: RwLock::new(Arc::new(code)), upgrade: Mutex::new(upgrade), calls: AtomicU64::new(0) }
+    }
+
+    /// The code for this call: optimised first if the fast code has become hot.
+    fn for_call(&self, gpu: &Gpu) -> Arc<(GpuKernel, Function)> {
+        let code = self.current.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if code.0.tier == Tier::Fast && self.calls.fetch_add(1, Ordering::Relaxed) + 1 >= GPU_HOT_CALLS {
+            let upgrade = self.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(kernel) = upgrade {
+                match load_or_compile(gpu, kernel, Tier::Optimized) {
+                    Ok(optimized) => {
+                        let optimized = Arc::new(optimized);
+                        *self.current.write().unwrap_or_else(|e| e.into_inner()) = optimized.clone();
+                        return optimized;
+                    }
+                    // The fast code stays; it computes the same values.
+                    Err(e) => tracing::warn!(error = %e, "optimising a GPU kernel failed"),
+                }
+            }
+        }
+        code
+    }
 }
 
 /// Regions ready to launch, by (plan, step): a plan kept in the plan cache is reused as is, so
@@ -221,12 +261,24 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         }
         Err(e) => return Err(e.into()),
     };
-    let Some(disk) = &gpu.disk else {
-        let k = compile_kernel_gpu(kernel, gpu.target)?;
-        let function = load(gpu, ModuleImage::Ptx(&k.ptx))?;
-        return Ok(Ready { kernel: Some((k, function)), vendor: None });
+    let (tier, upgrades) = gpu_tier_for(&kernel);
+    let (first, upgrade) = match tier {
+        Tier::Optimized => (kernel, None),
+        Tier::Fast => (lower_region_gpu_tier(region, Tier::Fast)?, upgrades.then_some(kernel)),
     };
-    let key = disk_cache_key(&kernel, gpu.target, gpu.driver);
+    let code = load_or_compile(gpu, first, tier)?;
+    Ok(Ready { kernel: Some(Loaded::new(code, upgrade)), vendor: None })
+}
+
+/// A lowered kernel's code at `tier`, loaded: from the disk cache when it holds it, else
+/// compiled (and stored there).
+fn load_or_compile(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, Function)> {
+    let Some(disk) = &gpu.disk else {
+        let k = compile_kernel_gpu_tier(kernel, gpu.target, tier)?;
+        let function = load(gpu, ModuleImage::Ptx(&k.ptx))?;
+        return Ok((k, function));
+    };
+    let key = disk_cache_key(&kernel, gpu.target, tier, gpu.driver);
     let linked = link_cubins();
     if let Lookup::Hit(entry) = disk.lookup(&key) {
         let image = match (linked, entry.cubin.is_empty()) {
@@ -235,13 +287,13 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         };
         match load(gpu, image) {
             Ok(function) => {
-                let k = GpuKernel { kernel, ptx: entry.ptx.into(), compile_ms: 0.0, times: Default::default() };
-                return Ok(Ready { kernel: Some((k, function)), vendor: None });
+                let k = GpuKernel { kernel, ptx: entry.ptx.into(), compile_ms: 0.0, times: Default::default(), tier };
+                return Ok((k, function));
             }
             Err(e) => tracing::warn!(target: "kiln::cache", error = %e, "cached kernel does not load; rebuilding it"),
         }
     }
-    let k = compile_kernel_gpu(kernel, gpu.target)?;
+    let k = compile_kernel_gpu_tier(kernel, gpu.target, tier)?;
     let (function, cubin) = if linked {
         // The cubin is what a warm start loads: linking it here is the driver's PTX JIT, which
         // loading the PTX would run anyway.
@@ -254,7 +306,7 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
     if let Err(e) = disk.store(&key, &entry) {
         tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
     }
-    Ok(Ready { kernel: Some((k, function)), vendor: None })
+    Ok((k, function))
 }
 
 /// Whether kernels are linked into cubins that the disk cache keeps (`KILN_GPU_LINK=cubin`),
@@ -338,11 +390,17 @@ pub(crate) fn run_schedule(
         };
         let index = sched.streams.streams.get(step.region).copied().unwrap_or(0);
         let stream = lanes.before(&sched.streams, step.region)?;
-        ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id() });
+        ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id(), tier: None });
         // Outputs are allocated for the step's stream, and it launches (or copies) there.
         let on_stream = stream.use_scoped();
         let outs = match &ready.kernel {
-            Some((k, function)) => launch(gpu, k, function, &reads)?,
+            Some(loaded) => {
+                let code = loaded.for_call(gpu);
+                if let Some(r) = ran.last_mut() {
+                    r.tier = Some(code.0.tier);
+                }
+                launch(gpu, &code.0, &code.1, &reads)?
+            }
             None if let Some(call) = &ready.vendor => vec![vendor::run(call, &reads)?],
             None => {
                 let host: Vec<HostArray> = reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
@@ -402,6 +460,8 @@ pub struct RanOn {
     pub stream: u32,
     /// The CUDA stream it ran on ([`Stream::id`]: 0 for the null stream).
     pub cuda_stream: u64,
+    /// The tier of the generated code that ran (`None`: a library call, or the host ran it).
+    pub tier: Option<Tier>,
 }
 
 thread_local! {

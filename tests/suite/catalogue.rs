@@ -188,6 +188,12 @@ pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region])
             ptx_profile(ptx)
         );
         assemble(&format!("{name}-{k}"), ptx);
+        // The fast tier (what a new region with little work gets first) compiles and
+        // assembles too.
+        let fast = fast_tier_ptx(r).unwrap_or_else(|e| panic!("{name}: region {k}: fast-tier PTX: {e}"));
+        assert!(fast.contains(".entry kiln_gpu("), "{name}: region {k}: no entry in the fast tier\n{fast}");
+        assert!(!fast.contains("llvm."), "{name}: region {k}: an LLVM intrinsic reached the fast tier's PTX\n{fast}");
+        assemble(&format!("{name}-{k}-fast"), &fast);
     }
     for (k, r) in regions.iter().enumerate() {
         polynomial_ptx(name, k, r);
@@ -195,6 +201,14 @@ pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region])
     if kiln_compiler::codegen::gpu::libdevice_path().is_some() {
         insta::assert_snapshot!(format!("{name}__gpu"), snap);
     }
+}
+
+/// The PTX of `region`'s GPU kernel at the fast tier (sm_90).
+pub(crate) fn fast_tier_ptx(region: &kiln_compiler::fusion::Region) -> Result<std::sync::Arc<str>, kiln_compiler::CompileError> {
+    use kiln_compiler::codegen::gpu::{compile_kernel_gpu_tier, lower_region_gpu_tier};
+    use kiln_compiler::codegen::Tier;
+    let kernel = lower_region_gpu_tier(region, Tier::Fast)?;
+    Ok(compile_kernel_gpu_tier(kernel, Default::default(), Tier::Fast)?.ptx)
 }
 
 /// Assembles `ptx` for sm_90 with NVIDIA's ptxas when there is one (`crate::ptxas`), asserting

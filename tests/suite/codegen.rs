@@ -144,6 +144,78 @@ fn mlir_of_the_chain_is_canonical_and_shape_generic() {
     assert!(!a.contains("1000"), "sizes are parameters:\n{a}");
 }
 
+/// The GPU's fast tier compiles one copy of an elementwise region's code, one item at a time
+/// (scalar loads, one `ex2` for the chain's `exp`), with the same math library; the optimised
+/// tier has the unrolled 4-wide path beside it (vector loads, five copies). Both lowerings are
+/// shape-generic and differ from each other, and each tier's PTX is cached apart.
+#[test]
+fn the_gpu_fast_tier_has_one_copy_of_the_code_and_no_vector_path() {
+    use kiln_compiler::codegen::gpu::{compile_kernel_gpu_tier, lower_region_gpu_tier};
+    use kiln_compiler::codegen::Tier;
+    if kiln_compiler::codegen::gpu::libdevice_path().is_none() {
+        eprintln!("skipped: no libdevice (scripts/setup.sh fetches it)");
+        return;
+    }
+    let x = uniform_f32(&[1000], -3.0, 3.0, 5);
+    let y = ((&(&x - 1.5).square() * 0.5) + &x.sin()) * &(&(-&x) * &x).exp();
+    let lowered = kiln::lower(&[&y]);
+    let p = partition(&lowered.graph);
+    assert_eq!(p.regions.len(), 1, "{p:?}");
+    let compile = |tier| {
+        let kernel = lower_region_gpu_tier(&p.regions[0], tier).unwrap();
+        compile_kernel_gpu_tier(kernel, Default::default(), tier).unwrap()
+    };
+    let (fast, optimized) = (compile(Tier::Fast), compile(Tier::Optimized));
+    assert_eq!((fast.tier, optimized.tier), (Tier::Fast, Tier::Optimized));
+    assert_ne!(fast.kernel.mlir, optimized.kernel.mlir, "the tiers' lowerings differ");
+    assert_eq!(fast.kernel.min_chunk, 1, "fast: a thread takes one item at a time");
+    assert_eq!(optimized.kernel.min_chunk, 4, "optimised: four items at a time");
+    let count = |ptx: &str, op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op)).count();
+    assert_eq!(count(&fast.ptx, "ex2.approx"), 1, "fast: one copy of exp\n{}", fast.ptx);
+    assert_eq!(count(&fast.ptx, "ld.global.nc.v4"), 0, "fast: no vector loads\n{}", fast.ptx);
+    assert_eq!(count(&optimized.ptx, "ex2.approx"), 5, "optimised: five copies of exp\n{}", optimized.ptx);
+    assert!(count(&optimized.ptx, "ld.global.nc.v4") >= 1, "optimised: vector loads\n{}", optimized.ptx);
+    // Cached apart: asking again gives each tier its own PTX, compiled no more.
+    let again = compile(Tier::Fast);
+    assert_eq!((again.ptx.as_ref(), again.compile_ms), (fast.ptx.as_ref(), 0.0));
+}
+
+/// On a GPU, a new region with little work runs fast-tier code first and optimised code from
+/// its `GPU_HOT_CALLS`-th call on (unless `KILN_GPU_TIER` picks one tier), with the same
+/// values every time; a region with much work runs optimised code at once.
+#[test]
+fn gpu_small_kernels_start_fast_and_are_optimised_once_hot() {
+    use kiln_compiler::codegen::gpu::GPU_HOT_CALLS;
+    use kiln_compiler::codegen::Tier;
+    if !crate::vendor_gpu::on_gpu() {
+        return;
+    }
+    let forced = std::env::var("KILN_GPU_TIER").ok().and_then(|t| Tier::from_name(&t));
+    let x = uniform_f32(&[3000], -3.0, 3.0, 11);
+    // A structure no other test builds, so its plan and kernel are new here.
+    let expr = |x: &Array| (&(&x.cos() * 0.375) - 2.25).tanh() * &x.abs();
+    let want = expr(&x).to_vec::<f32>();
+    let mut tiers = Vec::new();
+    for call in 0..GPU_HOT_CALLS + 2 {
+        let got = expr(&x).to_vec::<f32>();
+        assert_eq!(got, want, "call {call} computed other values");
+        let ran = kiln::gpu::last_run_streams();
+        assert_eq!(ran.len(), 1, "{ran:?}");
+        tiers.push(ran[0].tier.expect("generated code ran"));
+    }
+    let hot = GPU_HOT_CALLS as usize;
+    let expected: Vec<Tier> = match forced {
+        Some(t) => vec![t; tiers.len()],
+        // The first materialisation (`want`) was call 1.
+        None => (2..=tiers.len() + 1).map(|c| if c < hot { Tier::Fast } else { Tier::Optimized }).collect(),
+    };
+    assert_eq!(tiers, expected);
+    // Much work (2^22 element operations or more): optimised at once.
+    let big = uniform_f32(&[1 << 22], -3.0, 3.0, 12);
+    let _ = ((&(&big.sin() * 0.625) + 0.125).exp()).to_vec::<f32>();
+    assert_eq!(kiln::gpu::last_run_streams()[0].tier, Some(forced.unwrap_or(Tier::Optimized)));
+}
+
 #[test]
 fn ew_chain_matches_the_evaluator() {
     let x = uniform_f32(&[10_000], -4.0, 4.0, 3);

@@ -20,7 +20,8 @@ use std::time::Instant;
 
 pub use super::libdevice::libdevice_path;
 use super::libdevice;
-use super::lower::{lower_for, lower_with, Kernel, GPU_ENTRY};
+use super::jit::Tier;
+use super::lower::{lower_for, lower_vec, lower_with, Kernel, GPU_ENTRY};
 use super::{MathLib, Target};
 use crate::fusion::Region;
 use crate::toolchain::mlir::translate_to_llvm;
@@ -38,6 +39,33 @@ pub struct GpuKernel {
     pub compile_ms: f64,
     /// Where those milliseconds went (all 0 when it came from the cache).
     pub times: PtxTimes,
+    /// How it was compiled (see [`compile_kernel_gpu_tier`]).
+    pub tier: Tier,
+}
+
+/// Calls after which a kernel compiled at [`Tier::Fast`] is compiled again, optimised.
+pub const GPU_HOT_CALLS: u64 = 4;
+
+/// The tier a new GPU kernel is compiled at, and whether it is compiled again optimised once
+/// it is hot ([`GPU_HOT_CALLS`] calls, or [`super::host::LARGE_WORK`] element operations in
+/// all): `KILN_GPU_TIER=fast` or `=optimized` for that tier only; else a kernel whose call has
+/// much work (`LARGE_WORK` element operations) optimised at once, any other fast first.
+pub fn gpu_tier_for(kernel: &Kernel) -> (Tier, bool) {
+    static TIERS: OnceLock<Option<Tier>> = OnceLock::new();
+    let forced = *TIERS.get_or_init(|| match std::env::var("KILN_GPU_TIER").as_deref() {
+        Ok("fast") => Some(Tier::Fast),
+        Ok("optimized") => Some(Tier::Optimized),
+        Ok(other) => {
+            tracing::warn!(value = other, "KILN_GPU_TIER is neither `fast` nor `optimized`; ignored");
+            None
+        }
+        Err(_) => None,
+    });
+    match forced {
+        Some(tier) => (tier, false),
+        None if kernel.work_items.saturating_mul(kernel.cost_per_item) >= super::host::LARGE_WORK => (Tier::Optimized, false),
+        None => (Tier::Fast, true),
+    }
 }
 
 /// The math library of GPU kernels, chosen once per process: `KILN_GPU_MATH` (`polynomial` or
@@ -66,6 +94,16 @@ pub fn ptx_of_mlir(text: &str, target: PtxTarget) -> Result<String, CompileError
 
 /// [`ptx_of_mlir`], with where the time went.
 pub fn ptx_of_mlir_timed(text: &str, target: PtxTarget) -> Result<(String, PtxTimes), CompileError> {
+    ptx_of_mlir_tier(text, target, Tier::Optimized)
+}
+
+/// Kernel MLIR text to PTX for `target` at `tier`, with where the time went:
+/// [`Tier::Optimized`] runs `default<O3>` and optimised NVPTX code generation;
+/// [`Tier::Fast`] `default<O1>` and unoptimised code generation (`-O0`), for a third of the
+/// time (ptxas, in the driver, optimises the PTX either way). libdevice's functions are linked
+/// and inlined alike.
+pub fn ptx_of_mlir_tier(text: &str, target: PtxTarget, tier: Tier) -> Result<(String, PtxTimes), CompileError> {
+    let optimized = tier == Tier::Optimized;
     let mut times = PtxTimes::default();
     let llvm = inkwell::context::Context::create();
     let mut translate = 0.0;
@@ -86,7 +124,7 @@ pub fn ptx_of_mlir_timed(text: &str, target: PtxTarget) -> Result<(String, PtxTi
     ptx::set_target(&module, target)?;
     module.verify().map_err(|e| CompileError::Llvm(e.to_string()))?;
     // The kernel's own code, libdevice's functions still declarations.
-    ptx::run_pipeline(&module, target, "default<O3>")?;
+    ptx::run_pipeline(&module, target, if optimized { "default<O3>" } else { "default<O1>" })?;
     times.optimize = ms_since(t);
     let t = Instant::now();
     let linked = libdevice::link(&module, target)?;
@@ -99,13 +137,13 @@ pub fn ptx_of_mlir_timed(text: &str, target: PtxTarget) -> Result<(String, PtxTi
         times.optimize += ms_since(t);
     }
     let t = Instant::now();
-    let ptx = ptx::codegen(&module, target)?;
+    let ptx = ptx::codegen_at(&module, target, optimized)?;
     times.codegen = ms_since(t);
     Ok((ptx, times))
 }
 
-/// PTX by (MLIR text, math library, target).
-type PtxCache = Mutex<HashMap<(String, MathLib, PtxTarget), Arc<str>>>;
+/// PTX by (MLIR text, math library, target, tier).
+type PtxCache = Mutex<HashMap<(String, MathLib, PtxTarget, Tier), Arc<str>>>;
 
 fn cache() -> &'static PtxCache {
     static CACHE: OnceLock<PtxCache> = OnceLock::new();
@@ -128,6 +166,14 @@ pub fn lower_region_gpu(region: &Region) -> Result<Kernel, CompileError> {
     lower_for(region, Target::Gpu).map_err(|u| u.into_error(0))
 }
 
+/// Lowers `region` for the GPU to be compiled at `tier`: at [`Tier::Fast`] elementwise
+/// kernels take one item at a time (no unrolled vector path: one copy of the region's code).
+///
+/// Errors: as [`lower_region_gpu`].
+pub fn lower_region_gpu_tier(region: &Region, tier: Tier) -> Result<Kernel, CompileError> {
+    lower_vec(region, Target::Gpu, MathLib::for_target(Target::Gpu), tier == Tier::Optimized).map_err(|u| u.into_error(0))
+}
+
 /// Lowers `region` for the GPU with math functions computed by `math` (e.g. to check the
 /// polynomial approximations where libdevice is installed).
 ///
@@ -140,12 +186,18 @@ pub fn lower_region_gpu_with(region: &Region, math: MathLib) -> Result<Kernel, C
 /// Compiles a lowered kernel to PTX for `target`, cached in memory by its MLIR text and math
 /// library.
 pub fn compile_kernel_gpu(kernel: Kernel, target: PtxTarget) -> Result<GpuKernel, CompileError> {
-    let key = (kernel.mlir.clone(), kernel.math, target);
+    compile_kernel_gpu_tier(kernel, target, Tier::Optimized)
+}
+
+/// Compiles a lowered kernel to PTX for `target` at `tier` (see [`ptx_of_mlir_tier`]), cached
+/// in memory by its MLIR text, math library and tier.
+pub fn compile_kernel_gpu_tier(kernel: Kernel, target: PtxTarget, tier: Tier) -> Result<GpuKernel, CompileError> {
+    let key = (kernel.mlir.clone(), kernel.math, target, tier);
     if let Some(ptx) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(GpuKernel { kernel, ptx: ptx.clone(), compile_ms: 0.0, times: PtxTimes::default() });
+        return Ok(GpuKernel { kernel, ptx: ptx.clone(), compile_ms: 0.0, times: PtxTimes::default(), tier });
     }
     let t = Instant::now();
-    let (ptx, times) = ptx_of_mlir_timed(&kernel.mlir, target)?;
+    let (ptx, times) = ptx_of_mlir_tier(&kernel.mlir, target, tier)?;
     let ptx: Arc<str> = ptx.into();
     let compile_ms = ms_since(t);
     tracing::debug!(
@@ -157,10 +209,11 @@ pub fn compile_kernel_gpu(kernel: Kernel, target: PtxTarget) -> Result<GpuKernel
         link_ms = times.link,
         optimize_ms = times.optimize,
         codegen_ms = times.codegen,
+        tier = tier.name(),
         "compiled a GPU kernel"
     );
     cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, ptx.clone());
-    Ok(GpuKernel { kernel, ptx, compile_ms, times })
+    Ok(GpuKernel { kernel, ptx, compile_ms, times, tier })
 }
 
 /// The MLIR of a region's GPU kernel (canonical and shape-generic: what `KILN_DUMP=mlir`
@@ -182,21 +235,22 @@ pub fn ptx_text(region: &Region, target: PtxTarget) -> Result<String, CompileErr
 
 /// The disk-cache key of a GPU kernel: its canonical MLIR text, its math library, the PTX
 /// target, and every version the generated code depends on (kiln, LLVM, the libdevice linked
-/// (none under [`MathLib::Polynomial`]), and `driver`: the CUDA driver's version, since the
+/// (none under [`MathLib::Polynomial`]), the tier, and `driver`: the CUDA driver's version, since the
 /// cubin kept beside the PTX comes from its JIT). Two kernels with the same key compile to the
 /// same code.
-pub fn disk_cache_key(kernel: &Kernel, target: PtxTarget, driver: i32) -> String {
+pub fn disk_cache_key(kernel: &Kernel, target: PtxTarget, tier: Tier, driver: i32) -> String {
     let (major, minor, patch) = crate::toolchain::llvm_version();
     let libdevice = match kernel.math {
         MathLib::Libdevice => libdevice::libdevice_bytes().map_or(0, <[u8]>::len),
         MathLib::Libm | MathLib::Polynomial => 0,
     };
     format!(
-        "kiln {}\nllvm {major}.{minor}.{patch}\nmath {}\nlibdevice {libdevice} bytes\ntarget {} {}\ncuda driver {driver}\n--\n{}",
+        "kiln {}\nllvm {major}.{minor}.{patch}\nmath {}\nlibdevice {libdevice} bytes\ntarget {} {}\ntier {}\ncuda driver {driver}\n--\n{}",
         env!("CARGO_PKG_VERSION"),
         kernel.math.name(),
         target.cpu(),
         target.features(),
+        tier.name(),
         kernel.mlir
     )
 }

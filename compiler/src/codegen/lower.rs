@@ -180,6 +180,13 @@ pub fn lower_for(region: &Region, target: Target) -> Result<Kernel, Unsupported>
 /// Errors: as [`lower_for`]; a library that `target` cannot call (libm on the GPU, libdevice on
 /// the host); under [`MathLib::Polynomial`] a function it has no approximation for (float64).
 pub fn lower_with(region: &Region, target: Target, math: MathLib) -> Result<Kernel, Unsupported> {
+    lower_vec(region, target, math, true)
+}
+
+/// [`lower_with`], for [`Target::Gpu`] with or without the elementwise kernels' unrolled
+/// paths that take [`GPU_VEC`] items at a time (`gpu_vec`; without them a thread takes one
+/// item at a time: one copy of the region's code, not five, for the fast tier of GPU code).
+pub fn lower_vec(region: &Region, target: Target, math: MathLib, gpu_vec: bool) -> Result<Kernel, Unsupported> {
     if matches!((target, math), (Target::Host, MathLib::Libdevice) | (Target::Gpu, MathLib::Libm)) {
         return Err(Unsupported::new(None, format!("{} math functions on the {target:?} target", math.name())));
     }
@@ -216,6 +223,7 @@ pub fn lower_with(region: &Region, target: Target, math: MathLib) -> Result<Kern
     let index32 = target == Target::Gpu && body.nodes().iter().all(|n| numel(&n.shape) < (1usize << 31));
     let attempt = |flat: bool| -> Result<(String, Vec<i64>, Launch), Stop> {
         let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
+        cx.gpu_vec = gpu_vec && target == Target::Gpu;
         cx.b.math = math;
         cx.b.index32 = index32;
         match &region.space {
@@ -288,6 +296,8 @@ struct Lower<'g> {
     pass: usize,
     /// An elementwise kernel in one flat loop (no multi-index).
     flat: bool,
+    /// GPU elementwise kernels take [`GPU_VEC`] items at a time (unrolled, vector loads).
+    gpu_vec: bool,
 }
 
 /// Work items a GPU thread takes at a time in elementwise kernels.
@@ -431,6 +441,7 @@ impl<'g> Lower<'g> {
             row_cache: None,
             pass: 0,
             flat: false,
+            gpu_vec: false,
             constant: super::fold::constant_nodes(body),
         }
     }
@@ -679,7 +690,7 @@ impl<'g> Lower<'g> {
         };
         if flat || shape.is_empty() {
             self.flat = true;
-            if self.b.target == Target::Gpu && !shape.is_empty() {
+            if self.gpu_vec && !shape.is_empty() {
                 // A full chunk of GPU_VEC elements (its start a multiple of GPU_VEC, see
                 // `gpu_entry`): every input's elements are loaded first, in one basic block, so
                 // LLVM merges them into vector loads (`ld.global.nc.v4.f32`); then computed;
@@ -723,7 +734,7 @@ impl<'g> Lower<'g> {
         }
         // Row segments: f runs from start to end; each iteration covers the rest of f's row.
         let e = extent(&mut self.b, shape[r - 1]);
-        let gpu_full = self.b.target == Target::Gpu && self.min_chunk == 1;
+        let gpu_full = self.gpu_vec && self.min_chunk == 1;
         if gpu_full {
             // A full chunk of GPU_VEC elements within one row: unrolled, inputs of the region's
             // shape loaded first at flat positions `start + k` (aligned: see `gpu_entry`), so
@@ -2090,7 +2101,7 @@ impl<'g> Lower<'g> {
         // GPU threads take GPU_VEC consecutive work items of an elementwise kernel at a time
         // (one index computation for several elements, several loads in flight; flat kernels
         // load them as vectors).
-        let gpu_vec = self.b.target == Target::Gpu && coop.is_none() && self.min_chunk == 1;
+        let gpu_vec = self.gpu_vec && coop.is_none() && self.min_chunk == 1;
         let min_chunk = if gpu_vec { GPU_VEC } else { self.min_chunk };
         let target = self.b.target;
         let math = self.b.math;

@@ -59,6 +59,11 @@ impl PtxTarget {
 
     /// Creates an NVPTX target machine at O3.
     pub fn target_machine(&self) -> Result<TargetMachine, CompileError> {
+        self.target_machine_at(OptimizationLevel::Aggressive)
+    }
+
+    /// Creates an NVPTX target machine whose code generation runs at `level`.
+    pub fn target_machine_at(&self, level: OptimizationLevel) -> Result<TargetMachine, CompileError> {
         static INIT: Once = Once::new();
         INIT.call_once(|| Target::initialize_nvptx(&InitializationConfig::default()));
         let triple = TargetTriple::create(NVPTX_TRIPLE);
@@ -68,7 +73,7 @@ impl PtxTarget {
                 &triple,
                 &self.cpu(),
                 &self.features(),
-                OptimizationLevel::Aggressive,
+                level,
                 RelocMode::Default,
                 CodeModel::Default,
             )
@@ -108,23 +113,36 @@ pub(crate) fn ms_since(t: Instant) -> f64 {
 }
 
 thread_local! {
-    /// NVPTX target machines by target, made once per thread (a target machine is used by one
-    /// thread at a time).
-    static MACHINES: RefCell<HashMap<PtxTarget, TargetMachine>> = RefCell::new(HashMap::new());
+    /// NVPTX target machines by target and code-generation level (`true`: optimised), made once
+    /// per thread (a target machine is used by one thread at a time).
+    static MACHINES: RefCell<HashMap<(PtxTarget, bool), TargetMachine>> = RefCell::new(HashMap::new());
 }
 
-/// Runs `f` with this thread's target machine for `target`.
+/// Runs `f` with this thread's target machine for `target` (optimised code generation).
 pub fn with_target_machine<T>(
     target: PtxTarget,
     f: impl FnOnce(&TargetMachine) -> Result<T, CompileError>,
 ) -> Result<T, CompileError> {
+    with_target_machine_at(target, true, f)
+}
+
+/// Runs `f` with this thread's target machine for `target`, whose code generation is
+/// optimised (`-O3`) or not (`-O0`: no DAG combining or machine-code optimisation, a third of
+/// the time; ptxas optimises what it is given either way).
+pub fn with_target_machine_at<T>(
+    target: PtxTarget,
+    optimized: bool,
+    f: impl FnOnce(&TargetMachine) -> Result<T, CompileError>,
+) -> Result<T, CompileError> {
     MACHINES.with(|machines| {
-        if !machines.borrow().contains_key(&target) {
-            let machine = target.target_machine()?;
-            machines.borrow_mut().insert(target, machine);
+        let key = (target, optimized);
+        if !machines.borrow().contains_key(&key) {
+            let level = if optimized { OptimizationLevel::Aggressive } else { OptimizationLevel::None };
+            let machine = target.target_machine_at(level)?;
+            machines.borrow_mut().insert(key, machine);
         }
         let machines = machines.borrow();
-        f(&machines[&target])
+        f(&machines[&key])
     })
 }
 
@@ -166,7 +184,12 @@ pub fn run_pipeline(module: &Module<'_>, target: PtxTarget, pipeline: &str) -> R
 
 /// The PTX of an optimised `module` (NVPTX code generation).
 pub fn codegen(module: &Module<'_>, target: PtxTarget) -> Result<String, CompileError> {
-    let buffer = with_target_machine(target, |machine| {
+    codegen_at(module, target, true)
+}
+
+/// The PTX of `module`, its code generation optimised or not (see [`with_target_machine_at`]).
+pub fn codegen_at(module: &Module<'_>, target: PtxTarget, optimized: bool) -> Result<String, CompileError> {
+    let buffer = with_target_machine_at(target, optimized, |machine| {
         machine
             .write_to_memory_buffer(module, FileType::Assembly)
             .map_err(|e| CompileError::Llvm(e.to_string()))
