@@ -48,7 +48,7 @@ use kiln_ir::shape::numel;
 use kiln_ir::{with_data, DType, HostArray};
 use kiln_compiler::pipeline::Compiled;
 use kiln_runtime::{
-    link_ptx_to_cubin, CachedKernel, Device, DeviceBuffer, DiskCache, Event, Function, KernelArg, LaunchConfig, Lookup,
+    link_ptx_to_cubin, ptxas_cubin, ptxas_path, CachedKernel, Device, DeviceBuffer, DiskCache, Event, Function, KernelArg, LaunchConfig, Lookup,
     ModuleImage, Stream,
 };
 
@@ -271,19 +271,19 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
 }
 
 /// A lowered kernel's code at `tier`, loaded: from the disk cache when it holds it, else
-/// compiled (and stored there).
+/// compiled (and stored there, with its cubin where [`cubin_source`] makes one).
 fn load_or_compile(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, Function)> {
+    let source = cubin_source();
     let Some(disk) = &gpu.disk else {
         let k = compile_kernel_gpu_tier(kernel, gpu.target, tier)?;
-        let function = load(gpu, ModuleImage::Ptx(&k.ptx))?;
+        let function = load_new(gpu, &k, source)?.0;
         return Ok((k, function));
     };
     let key = disk_cache_key(&kernel, gpu.target, tier, gpu.driver);
-    let linked = link_cubins();
     if let Lookup::Hit(entry) = disk.lookup(&key) {
-        let image = match (linked, entry.cubin.is_empty()) {
-            (true, false) => ModuleImage::Cubin(&entry.cubin),
-            _ => ModuleImage::Ptx(&entry.ptx),
+        let image = match (source, entry.cubin.is_empty()) {
+            (CubinSource::None, _) | (_, true) => ModuleImage::Ptx(&entry.ptx),
+            (_, false) => ModuleImage::Cubin(&entry.cubin),
         };
         match load(gpu, image) {
             Ok(function) => {
@@ -294,14 +294,7 @@ fn load_or_compile(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, 
         }
     }
     let k = compile_kernel_gpu_tier(kernel, gpu.target, tier)?;
-    let (function, cubin) = if linked {
-        // The cubin is what a warm start loads: linking it here is the driver's PTX JIT, which
-        // loading the PTX would run anyway.
-        let cubin = link_ptx_to_cubin(gpu.device, "kiln_region", &k.ptx)?;
-        (load(gpu, ModuleImage::Cubin(&cubin))?, cubin)
-    } else {
-        (load(gpu, ModuleImage::Ptx(&k.ptx))?, Vec::new())
-    };
+    let (function, cubin) = load_new(gpu, &k, source)?;
     let entry = CachedKernel { ptx: k.ptx.to_string(), cubin };
     if let Err(e) = disk.store(&key, &entry) {
         tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
@@ -309,19 +302,62 @@ fn load_or_compile(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, 
     Ok((k, function))
 }
 
-/// Whether kernels are linked into cubins that the disk cache keeps (`KILN_GPU_LINK=cubin`),
-/// rather than loaded as PTX, which the driver compiles itself (the default).
-///
-/// `cuLinkAddData` compiles PTX as relocatable code (as `ptxas -c`), and on an H200 that code
-/// was slower: its loads were scheduled one after another's use. Loaded as PTX
-/// (`cuModuleLoadDataEx`, a whole program) the same kernels took ew_chain 0.152 ms against
-/// 0.162 linked, sum_cols 0.085 against 0.107, sum_all 0.081 against 0.122 (l2norm 0.079
-/// against 0.073, softmax 0.200 against 0.195). The disk cache then keeps the PTX: a warm start
-/// skips MLIR and LLVM, and the driver's own JIT cache (`~/.nv/ComputeCache`) its compilation.
-/// Read once per process.
-fn link_cubins() -> bool {
-    static LINK: OnceLock<bool> = OnceLock::new();
-    *LINK.get_or_init(|| std::env::var("KILN_GPU_LINK").is_ok_and(|v| v == "cubin"))
+/// Loads newly compiled code: its cubin from `source` (returned, for the disk cache), or its
+/// PTX (an empty cubin returned). A cubin ptxas cannot make is logged and the PTX loaded.
+fn load_new(gpu: &Gpu, k: &GpuKernel, source: CubinSource) -> Result<(Function, Vec<u8>)> {
+    let cubin = match source {
+        CubinSource::None => None,
+        CubinSource::Ptxas => match ptxas_cubin("kiln_region", &k.ptx, gpu.target.sm) {
+            Ok(cubin) => Some(cubin),
+            Err(e) => {
+                tracing::warn!(error = %e, "ptxas failed; loading the PTX");
+                None
+            }
+        },
+        CubinSource::CuLink => Some(link_ptx_to_cubin(gpu.device, "kiln_region", &k.ptx)?),
+    };
+    match cubin {
+        Some(cubin) => Ok((load(gpu, ModuleImage::Cubin(&cubin))?, cubin)),
+        None => Ok((load(gpu, ModuleImage::Ptx(&k.ptx))?, Vec::new())),
+    }
+}
+
+/// Where the cubin of a new kernel comes from, for the disk cache to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CubinSource {
+    /// None: the PTX is loaded (`cuModuleLoadDataEx`) and the driver compiles it; the disk
+    /// cache keeps the PTX, and the driver's own cache (`~/.nv/ComputeCache`) its compilation.
+    None,
+    /// The CUDA toolkit's `ptxas` ([`kiln_runtime::ptxas_path`]), as a whole program: the code
+    /// the driver's JIT would make. The default where a toolkit is installed.
+    Ptxas,
+    /// `cuLinkCreate/AddData/Complete`: relocatable code (as `ptxas -c`), slower on an H200
+    /// (its loads were scheduled one after another's use): ew_chain 0.162 ms against 0.152,
+    /// sum_cols 0.107 against 0.085, sum_all 0.122 against 0.081.
+    CuLink,
+}
+
+/// `KILN_GPU_LINK`: `ptx` ([`CubinSource::None`]), `ptxas`, or `cubin` ([`CubinSource::CuLink`]);
+/// unset, `ptxas` where it is found, else `ptx`. Read once per process.
+fn cubin_source() -> CubinSource {
+    static SOURCE: OnceLock<CubinSource> = OnceLock::new();
+    *SOURCE.get_or_init(|| {
+        let found = if ptxas_path().is_some() { CubinSource::Ptxas } else { CubinSource::None };
+        match std::env::var("KILN_GPU_LINK").as_deref() {
+            Ok("ptx") => CubinSource::None,
+            Ok("cubin") => CubinSource::CuLink,
+            Ok("ptxas") if found == CubinSource::None => {
+                tracing::warn!("KILN_GPU_LINK=ptxas but no ptxas is found; loading PTX");
+                found
+            }
+            Ok("ptxas") => found,
+            Ok(other) => {
+                tracing::warn!(value = other, "KILN_GPU_LINK is none of `ptx`, `ptxas`, `cubin`; ignored");
+                found
+            }
+            Err(_) => found,
+        }
+    })
 }
 
 fn load(gpu: &Gpu, image: ModuleImage<'_>) -> Result<Function> {

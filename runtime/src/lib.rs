@@ -65,6 +65,7 @@ pub mod module;
 pub mod nvrtc;
 pub mod pool;
 pub mod profile;
+pub mod ptxas;
 pub mod rand;
 pub mod stream;
 
@@ -79,4 +80,5 @@ pub use module::{link_ptx_to_cubin, Function, FunctionAttributes, Module, Module
 pub use nvrtc::{NvrtcError, Program};
 pub use pool::{MemoryPool, PoolStats};
 pub use profile::{mark, profile, range, range_colored};
+pub use ptxas::{ptxas_cubin, ptxas_path};
 pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};
