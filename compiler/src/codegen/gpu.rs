@@ -47,10 +47,12 @@ pub struct GpuKernel {
 pub const GPU_HOT_CALLS: u64 = 4;
 
 /// The tier a new GPU kernel is compiled at, and whether it is compiled again optimised once
-/// it is hot ([`GPU_HOT_CALLS`] calls, or [`super::host::LARGE_WORK`] element operations in
-/// all): `KILN_GPU_TIER=fast` or `=optimized` for that tier only; else a kernel whose call has
-/// much work (`LARGE_WORK` element operations) optimised at once, any other fast first.
-pub fn gpu_tier_for(kernel: &Kernel) -> (Tier, bool) {
+/// it is hot ([`GPU_HOT_CALLS`] calls): `KILN_GPU_TIER=fast` or `=optimized` for that tier
+/// only; else fast first, whatever the work. On the GPU the optimised tier's compilation (its
+/// five copies of the region's code through LLVM and then the driver's ptxas: ~75 ms for
+/// ew_chain on an H200's host) costs far more than the fast code loses on one call (a few
+/// hundredths of a millisecond on 2^26 elements), so only a kernel called again is worth it.
+pub fn gpu_tier_for(_kernel: &Kernel) -> (Tier, bool) {
     static TIERS: OnceLock<Option<Tier>> = OnceLock::new();
     let forced = *TIERS.get_or_init(|| match std::env::var("KILN_GPU_TIER").as_deref() {
         Ok("fast") => Some(Tier::Fast),
@@ -63,7 +65,6 @@ pub fn gpu_tier_for(kernel: &Kernel) -> (Tier, bool) {
     });
     match forced {
         Some(tier) => (tier, false),
-        None if kernel.work_items.saturating_mul(kernel.cost_per_item) >= super::host::LARGE_WORK => (Tier::Optimized, false),
         None => (Tier::Fast, true),
     }
 }
