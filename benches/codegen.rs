@@ -89,7 +89,7 @@ fn compile_latency(c: &mut Criterion) {
             )
         });
         ptx_breakdown(Tier::Optimized, || new_region().swap_remove(0));
-        // The fast tier (`default<O1>`, one item at a time, `-O0` code generation): what a new
+        // The fast tier (`FAST_PIPELINE`, one item at a time, `-O0` code generation): what a new
         // region with little work gets first.
         g.bench_function("new elementwise region (ew_chain) to PTX, fast tier", |b| {
             b.iter_batched(new_region, |regions| compile_gpu_tier(&regions[0], Tier::Fast), BatchSize::PerIteration)
