@@ -208,18 +208,28 @@ struct Ready {
 }
 
 /// A region's loaded kernel: fast code first where [`gpu_tier_for`] says so, replaced by
-/// optimised code once it has run [`GPU_HOT_CALLS`] times (compiled by the thread that makes
-/// that call; others go on with the fast code meanwhile).
+/// optimised code once the kernel has run [`GPU_HOT_CALLS`] times, in this plan or others
+/// (compiled by the thread that makes that call; others go on with the fast code meanwhile).
 struct Loaded {
     current: RwLock<Arc<(GpuKernel, Function)>>,
     /// The region lowered for optimised code, while the current code is fast and may upgrade.
     upgrade: Mutex<Option<Kernel>>,
-    calls: AtomicU64,
+    /// Calls of the fast kernel, counted across plans ([`fast_calls`]).
+    calls: Arc<AtomicU64>,
+}
+
+/// Calls of each fast-tier kernel in this process, by its MLIR text: a plan made again (a
+/// resized one: another shape of the same structure) finds its kernel's count, so a kernel
+/// called with ever new shapes is optimised as one called with one shape.
+fn fast_calls(mlir: &str) -> Arc<AtomicU64> {
+    static CALLS: OnceLock<Mutex<HashMap<String, Arc<AtomicU64>>>> = OnceLock::new();
+    let mut calls = CALLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    calls.entry(mlir.to_owned()).or_default().clone()
 }
 
 impl Loaded {
-    fn new(code: (GpuKernel, Function), upgrade: Option<Kernel>) -> Loaded {
-        Loaded { current: RwLock::new(Arc::new(code)), upgrade: Mutex::new(upgrade), calls: AtomicU64::new(0) }
+    fn new(code: (GpuKernel, Function), upgrade: Option<Kernel>, calls: Arc<AtomicU64>) -> Loaded {
+        Loaded { current: RwLock::new(Arc::new(code)), upgrade: Mutex::new(upgrade), calls }
     }
 
     /// The code for this call: optimised first if the fast code has become hot.
@@ -262,12 +272,20 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         Err(e) => return Err(e.into()),
     };
     let (tier, upgrades) = gpu_tier_for(&kernel);
-    let (first, upgrade) = match tier {
-        Tier::Optimized => (kernel, None),
-        Tier::Fast => (lower_region_gpu_tier(region, Tier::Fast)?, upgrades.then_some(kernel)),
+    let (code, upgrade, calls) = match tier {
+        Tier::Optimized => (load_or_compile(gpu, kernel, tier)?, None, Arc::default()),
+        Tier::Fast => {
+            let fast = lower_region_gpu_tier(region, Tier::Fast)?;
+            let calls = fast_calls(&fast.mlir);
+            if upgrades && calls.load(Ordering::Relaxed) + 1 >= GPU_HOT_CALLS {
+                // Hot already (under other plans): optimised at once.
+                (load_or_compile(gpu, kernel, Tier::Optimized)?, None, calls)
+            } else {
+                (load_or_compile(gpu, fast, tier)?, upgrades.then_some(kernel), calls)
+            }
+        }
     };
-    let code = load_or_compile(gpu, first, tier)?;
-    Ok(Ready { kernel: Some(Loaded::new(code, upgrade)), vendor: None })
+    Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None })
 }
 
 /// A lowered kernel's code at `tier`, loaded: from the disk cache when it holds it, else

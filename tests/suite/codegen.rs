@@ -216,6 +216,19 @@ fn gpu_kernels_start_fast_and_are_optimised_once_hot() {
         };
         assert_eq!(tiers, expected, "{:?}", x.shape());
     }
+    // The count is the kernel's, not the plan's: the same structure over ever new shapes (a
+    // plan resized each time) is optimised from its 4th call too.
+    let mut tiers = Vec::new();
+    for call in 0..hot + 1 {
+        let x = uniform_f32(&[2000 + 17 * call], -3.0, 3.0, 13 + call as u64);
+        let _ = (&x.cos() * &x.sinh()).to_vec::<f32>();
+        tiers.push(kiln::gpu::last_run_streams()[0].tier.expect("generated code ran"));
+    }
+    let expected: Vec<Tier> = match forced {
+        Some(t) => vec![t; tiers.len()],
+        None => (1..=tiers.len()).map(|c| if c < hot { Tier::Fast } else { Tier::Optimized }).collect(),
+    };
+    assert_eq!(tiers, expected, "one structure over new shapes");
 }
 
 #[test]
