@@ -49,9 +49,11 @@ pub const GPU_HOT_CALLS: u64 = 4;
 /// The tier a new GPU kernel is compiled at, and whether it is compiled again optimised once
 /// it is hot ([`GPU_HOT_CALLS`] calls): `KILN_GPU_TIER=fast` or `=optimized` for that tier
 /// only; else fast first, whatever the work. On the GPU the optimised tier's compilation (its
-/// five copies of the region's code through LLVM and then the driver's ptxas: ~75 ms for
-/// ew_chain on an H200's host) costs far more than the fast code loses on one call (a few
-/// hundredths of a millisecond on 2^26 elements), so only a kernel called again is worth it.
+/// five copies of the region's code through LLVM, then ptxas: the first call of a new
+/// `x * k + cos(x)` over 2^26 elements took 77 ms on an H200's host, 58–64 ms at the fast
+/// tier) is worth hundreds of calls of a memory-bound kernel (ew_chain over 2^26 float32
+/// elements: 0.16 ms optimised; the fast code's own time is not measured yet), so only a
+/// kernel called again gets it.
 pub fn gpu_tier_for(_kernel: &Kernel) -> (Tier, bool) {
     static TIERS: OnceLock<Option<Tier>> = OnceLock::new();
     let forced = *TIERS.get_or_init(|| match std::env::var("KILN_GPU_TIER").as_deref() {
