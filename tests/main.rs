@@ -73,16 +73,11 @@ mod user_kernels;
 #[path = "suite/raw_kernels.rs"]
 mod raw_kernels;
 
-/// NVIDIA's `ptxas`, if installed: `KILN_PTXAS`, else `ptxas` on the `PATH`. Tests that
+/// NVIDIA's `ptxas`, if installed: where the GPU backend finds it
+/// ([`kiln_runtime::ptxas_path`]: `KILN_PTXAS`, the CUDA toolkit, the `PATH`). Tests that
 /// assemble PTX skip that step without it (CI installs it: `.ci/run`).
 pub fn ptxas() -> Option<std::path::PathBuf> {
-    if let Some(p) = std::env::var_os("KILN_PTXAS").map(std::path::PathBuf::from) {
-        if p.is_file() {
-            return Some(p);
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("ptxas")).find(|p| p.is_file())
+    kiln_runtime::ptxas_path().map(std::path::Path::to_path_buf)
 }
 
 /// The repository's root: `KILN_REPO` where set (the GPU machine runs this binary from a copy

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use kiln_compiler::codegen::gpu::{
-    compile_kernel_gpu_tier, disk_cache_key, gpu_tier_for, lower_region_gpu, lower_region_gpu_tier, GpuKernel, GPU_HOT_CALLS,
+    compile_kernel_gpu_tier, disk_cache_key, gpu_tier, lower_region_gpu, lower_region_gpu_tier, GpuKernel, GPU_HOT_CALLS,
 };
 use kiln_compiler::codegen::lower::Kernel;
 use kiln_compiler::codegen::{Tier, GPU_ENTRY};
@@ -207,7 +207,7 @@ struct Ready {
     vendor: Option<kiln_compiler::vendor::VendorCall>,
 }
 
-/// A region's loaded kernel: fast code first where [`gpu_tier_for`] says so, replaced by
+/// A region's loaded kernel: fast code first where [`gpu_tier`] says so, replaced by
 /// optimised code once the kernel has run [`GPU_HOT_CALLS`] times, in this plan or others
 /// (compiled by the thread that makes that call; others go on with the fast code meanwhile).
 struct Loaded {
@@ -271,7 +271,7 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         }
         Err(e) => return Err(e.into()),
     };
-    let (tier, upgrades) = gpu_tier_for(&kernel);
+    let (tier, upgrades) = gpu_tier();
     let (code, upgrade, calls) = match tier {
         Tier::Optimized => (load_or_compile(gpu, kernel, tier)?, None, Arc::default()),
         Tier::Fast => {
@@ -364,11 +364,12 @@ fn cubin_source() -> CubinSource {
         match std::env::var("KILN_GPU_LINK").as_deref() {
             Ok("ptx") => CubinSource::None,
             Ok("cubin") => CubinSource::CuLink,
-            Ok("ptxas") if found == CubinSource::None => {
-                tracing::warn!("KILN_GPU_LINK=ptxas but no ptxas is found; loading PTX");
+            Ok("ptxas") => {
+                if found == CubinSource::None {
+                    tracing::warn!("KILN_GPU_LINK=ptxas but no ptxas is found; loading PTX");
+                }
                 found
             }
-            Ok("ptxas") => found,
             Ok(other) => {
                 tracing::warn!(value = other, "KILN_GPU_LINK is none of `ptx`, `ptxas`, `cubin`; ignored");
                 found
@@ -444,17 +445,13 @@ pub(crate) fn run_schedule(
         };
         let index = sched.streams.streams.get(step.region).copied().unwrap_or(0);
         let stream = lanes.before(&sched.streams, step.region)?;
-        ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id(), tier: None });
+        let code = ready.kernel.as_ref().map(|loaded| loaded.for_call(gpu));
+        let tier = code.as_ref().map(|c| c.0.tier);
+        ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id(), tier });
         // Outputs are allocated for the step's stream, and it launches (or copies) there.
         let on_stream = stream.use_scoped();
-        let outs = match &ready.kernel {
-            Some(loaded) => {
-                let code = loaded.for_call(gpu);
-                if let Some(r) = ran.last_mut() {
-                    r.tier = Some(code.0.tier);
-                }
-                launch(gpu, &code.0, &code.1, &reads)?
-            }
+        let outs = match &code {
+            Some(code) => launch(gpu, &code.0, &code.1, &reads)?,
             None if let Some(call) = &ready.vendor => vec![vendor::run(call, &reads)?],
             None => {
                 let host: Vec<HostArray> = reads.iter().map(|a| a.download()).collect::<Result<_>>()?;

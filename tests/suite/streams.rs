@@ -214,16 +214,10 @@ pub(crate) fn late_fill_spin() -> i64 {
     }
 }
 
-/// An input whose buffer is ordered on another stream (made while that stream was current) is
-/// read after its writer there: a kernel on a non-blocking stream spins, then fills the array;
-/// a reduction of it with the null stream current again must see the values, not the zeros
-/// (the null stream does not wait for a non-blocking stream by itself).
-#[test]
-fn gpu_an_input_made_on_another_stream_is_read_after_its_writer_there() {
-    if !on_gpu() {
-        return;
-    }
-    let n = 1usize << 16;
+/// A float64 array of `n` elements, `y[i] = i % 7`, written on a non-blocking stream by a
+/// kernel that first spins ([`late_fill_spin`]): its buffer is ordered on that stream, and its
+/// writer may still run there when this returns.
+fn filled_late_on_another_stream(n: usize) -> Array {
     let stream = kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(0).unwrap()).unwrap();
     let late_fill = kiln::RawKernel::new(
         r#"
@@ -247,6 +241,20 @@ extern "C" __global__ void late_fill(double* y, long long n, long long spin) {
         y
     };
     assert_eq!(y.to_device().buffer().stream().id(), stream.id(), "y's buffer is ordered on the other stream");
+    y
+}
+
+/// An input whose buffer is ordered on another stream (made while that stream was current) is
+/// read after its writer there: a kernel on a non-blocking stream spins, then fills the array;
+/// a reduction of it with the null stream current again must see the values, not the zeros
+/// (the null stream does not wait for a non-blocking stream by itself).
+#[test]
+fn gpu_an_input_made_on_another_stream_is_read_after_its_writer_there() {
+    if !on_gpu() {
+        return;
+    }
+    let n = 1usize << 16;
+    let y = filled_late_on_another_stream(n);
     let total = (&y * 2.0).sum(None).item::<f64>();
     let want: f64 = (0..n).map(|i| 2.0 * (i % 7) as f64).sum();
     assert_eq!(total, want, "the sum read y before its writer on the other stream ran");
@@ -262,20 +270,6 @@ fn gpu_a_raw_kernel_uses_arrays_made_on_another_stream_after_their_writer_there(
         return;
     }
     let n = 1usize << 16;
-    let stream = kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(0).unwrap()).unwrap();
-    let late_fill = kiln::RawKernel::new(
-        r#"
-extern "C" __global__ void late_fill(double* y, long long n, long long spin) {
-    long long t0 = clock64();
-    while (clock64() - t0 < spin) {}
-    for (long long i = blockDim.x * blockIdx.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        y[i] = (double)(i % 7);
-    }
-}
-"#,
-        "late_fill",
-        &[],
-    );
     let copy_and_bump = kiln::RawKernel::new(
         r#"
 extern "C" __global__ void copy_and_bump(const double* y, double* z, double* w, long long n) {
@@ -288,15 +282,7 @@ extern "C" __global__ void copy_and_bump(const double* y, double* z, double* w, 
         "copy_and_bump",
         &[],
     );
-    let y = {
-        let _current = stream.use_scoped();
-        let mut y = kiln::zeros(&[n], kiln::DType::Float64);
-        let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), (n as i64).into(), late_fill_spin().into()];
-        // SAFETY: late_fill writes n float64 elements, y's size.
-        unsafe { late_fill.launch(64, 256, args, 0, None) };
-        y
-    };
-    assert_eq!(y.to_device().buffer().stream().id(), stream.id(), "y's buffer is ordered on the other stream");
+    let y = filled_late_on_another_stream(n);
     let mut z = kiln::zeros(&[n], kiln::DType::Float64).eval().clone();
     let mut w = y.clone();
     {

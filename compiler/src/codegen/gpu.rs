@@ -54,7 +54,7 @@ pub const GPU_HOT_CALLS: u64 = 4;
 /// tier) is worth hundreds of calls of a memory-bound kernel (ew_chain over 2^26 float32
 /// elements: 0.16 ms optimised; the fast code's own time is not measured yet), so only a
 /// kernel called again gets it.
-pub fn gpu_tier_for(_kernel: &Kernel) -> (Tier, bool) {
+pub fn gpu_tier() -> (Tier, bool) {
     static TIERS: OnceLock<Option<Tier>> = OnceLock::new();
     let forced = *TIERS.get_or_init(|| match std::env::var("KILN_GPU_TIER").as_deref() {
         Ok("fast") => Some(Tier::Fast),

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use half::{bf16, f16};
-use kiln_runtime::{Event, Function, KernelArg, LaunchConfig, Stream};
+use kiln_runtime::{Function, KernelArg, LaunchConfig, Stream};
 use num_complex::Complex;
 
 use crate::array::Array;
@@ -199,14 +199,6 @@ fn writable(a: &mut Array) -> Result<Arc<DeviceArray>> {
     }
 }
 
-/// Makes later work on `waiter` wait for the work queued on `on` so far.
-fn order_after(waiter: &Stream, on: &Stream) -> Result<()> {
-    let event = Event::with_flags(on.device(), false, true)?;
-    event.record(on)?;
-    waiter.wait_event(&event)?;
-    Ok(())
-}
-
 /// Launches `function` (of `kernel`) with `args` on `stream` (the current stream if `None`):
 /// checks the arguments, materialises every array on the device in one evaluation, gives each
 /// written array its own buffer, orders the launch after kiln's work on the current stream and
@@ -246,13 +238,10 @@ pub(crate) unsafe fn launch(
     }
     let current = Stream::current_on(device)?;
     let stream = stream.cloned().unwrap_or_else(|| current.clone());
-    let other = stream != current;
-    if other {
-        order_after(&stream, &current)?;
-    }
-    // Arrays made on yet other streams: the launch follows their writers there, and their later
-    // frees there follow the launch (when this is dropped).
-    let foreign = ForeignInputs::order_streams(stream.clone(), buffers.iter().flatten().map(|d| d.buffer().stream()))?;
+    // The launch follows kiln's work on the current stream and the writers of arrays made on
+    // other streams; their later work (and frees) follows the launch, once this is dropped.
+    let buffer_streams = buffers.iter().flatten().map(|d| d.buffer().stream());
+    let foreign = ForeignInputs::order_streams(stream.clone(), std::iter::once(&current).chain(buffer_streams))?;
     {
         let params: Vec<&dyn KernelArg> = args
             .iter()
@@ -270,9 +259,6 @@ pub(crate) unsafe fn launch(
         unsafe { function.launch_on(&stream, config, &params)? };
     }
     drop(foreign);
-    if other {
-        order_after(&current, &stream)?;
-    }
     for (arg, buffer) in args.iter_mut().zip(buffers) {
         if let (RawArg::Out(a), Some(d)) = (arg, buffer) {
             **a = Array::from_device(d);
