@@ -173,7 +173,13 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
 
 /// Compiles `region` to code of one tier, bypassing the caches (for tests and measurements).
 pub fn compile_region_tier(region: &Region, tier: Tier) -> Result<CompiledRegion, CompileError> {
-    let kernel = lower(region).map_err(|u| u.into_error(0))?;
+    compile_kernel(lower(region).map_err(|u| u.into_error(0))?, tier)
+}
+
+/// Compiles a kernel lowered for the host (by [`lower_options`](super::lower::lower_options),
+/// say) to code of one tier, bypassing the caches (for tests and measurements).
+/// Errors: the toolchain's.
+pub fn compile_kernel(kernel: super::lower::Kernel, tier: Tier) -> Result<CompiledRegion, CompileError> {
     let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?, None));
     Ok(CompiledRegion { kernel, code })
 }
@@ -200,9 +206,7 @@ pub fn disk_cache_key(kernel: &Kernel) -> String {
 ///
 /// Errors: as [`compile_region`]; [`MathLib::Libdevice`](super::MathLib) is not for the host.
 pub fn compile_region_math(region: &Region, tier: Tier, math: super::MathLib) -> Result<CompiledRegion, CompileError> {
-    let kernel = super::lower::lower_with(region, super::Target::Host, math).map_err(|u| u.into_error(0))?;
-    let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?, None));
-    Ok(CompiledRegion { kernel, code })
+    compile_kernel(super::lower::lower_with(region, super::Target::Host, math).map_err(|u| u.into_error(0))?, tier)
 }
 
 /// The canonical MLIR text of a region's kernel (what `KILN_DUMP=mlir` shows).

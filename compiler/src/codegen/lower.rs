@@ -37,7 +37,8 @@ use kiln_ir::{Attrs, DType, Graph, Node, NodeId, OpClass, OpKind};
 
 use super::builder::Builder;
 use super::index::{extent, ravel, through_view, unravel, Ix, NeedsDims};
-use super::reduce::Acc;
+use super::online::Online;
+use super::reduce::{Acc, Combine};
 use super::types::{check_dtype, literal, load, store, work_ty, Val};
 use super::{scalar, MathLib, Target, Unsupported};
 use crate::fusion::{Region, Space};
@@ -187,6 +188,24 @@ pub fn lower_with(region: &Region, target: Target, math: MathLib) -> Result<Kern
 /// paths that take [`GPU_VEC`] items at a time (`gpu_vec`; without them a thread takes one
 /// item at a time: one copy of the region's code, not five, for the fast tier of GPU code).
 pub fn lower_vec(region: &Region, target: Target, math: MathLib, gpu_vec: bool) -> Result<Kernel, Unsupported> {
+    lower_options(region, target, Options { math, gpu_vec, online_softmax: online_softmax(target) })
+}
+
+/// How a region is lowered for its target (see [`lower_options`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Where math functions come from.
+    pub math: MathLib,
+    /// GPU elementwise kernels' unrolled paths (see [`lower_vec`]).
+    pub gpu_vec: bool,
+    /// Softmaxes fold their max and sum in one pass over the row (module `online`); by default
+    /// on the GPU only (see [`online_softmax`]'s figures).
+    pub online_softmax: bool,
+}
+
+/// Lowers a region to a kernel for `target` as `options` say. Errors: as [`lower_with`].
+pub fn lower_options(region: &Region, target: Target, options: Options) -> Result<Kernel, Unsupported> {
+    let Options { math, gpu_vec, online_softmax } = options;
     if matches!((target, math), (Target::Host, MathLib::Libdevice) | (Target::Gpu, MathLib::Libm)) {
         return Err(Unsupported::new(None, format!("{} math functions on the {target:?} target", math.name())));
     }
@@ -224,6 +243,7 @@ pub fn lower_vec(region: &Region, target: Target, math: MathLib, gpu_vec: bool) 
     let attempt = |flat: bool| -> Result<(String, Vec<i64>, Launch), Stop> {
         let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
         cx.gpu_vec = gpu_vec && target == Target::Gpu;
+        cx.online = online_softmax;
         cx.b.math = math;
         cx.b.index32 = index32;
         match &region.space {
@@ -298,6 +318,8 @@ struct Lower<'g> {
     flat: bool,
     /// GPU elementwise kernels take [`GPU_VEC`] items at a time (unrolled, vector loads).
     gpu_vec: bool,
+    /// Softmaxes fold their max and sum in one pass (see [`Online`]).
+    online: bool,
 }
 
 /// Work items a GPU thread takes at a time in elementwise kernels.
@@ -360,6 +382,22 @@ fn split_unroll() -> usize {
             .filter(|u: &usize| [1, 2, 4, 8].contains(u))
             .unwrap_or(SPLIT_UNROLL)
     })
+}
+
+/// Whether softmaxes fold their max and sum in one pass (see [`Online`]) on `target`, read
+/// once per process: `KILN_ONLINE_SOFTMAX=on|off` for both targets; by default on the GPU only.
+/// It changes the kernel's text, so its cache key. On the host the one pass does not vectorise
+/// (a branch per element, a scalar `expf` call): softmax over the rows of 4096×4096 float32
+/// took 105–108 ms with it against 22–24 ms in three passes (`cargo bench --bench cpu_peers
+/// -- softmax`, the 2-core development machine), whose row is in cache after its first pass.
+pub fn online_softmax(target: Target) -> bool {
+    static SETTING: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let setting = *SETTING.get_or_init(|| match std::env::var("KILN_ONLINE_SOFTMAX").ok().as_deref() {
+        Some("on") => Some(true),
+        Some("off") => Some(false),
+        _ => None,
+    });
+    setting.unwrap_or(target == Target::Gpu)
 }
 
 /// Bytes of dynamic shared memory a row cache may take per block: with the static shared
@@ -442,6 +480,7 @@ impl<'g> Lower<'g> {
             pass: 0,
             flat: false,
             gpu_vec: false,
+            online: false,
             constant: super::fold::constant_nodes(body),
         }
     }
@@ -603,21 +642,54 @@ impl<'g> Lower<'g> {
     /// Emits the loop nest computing reduction `id` at index `ix` of its result.
     fn emit_reduction(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
         let node = self.body.node(id);
-        let Attrs::Reduce { axes, keepdims } = &node.attrs else { unreachable!("verified") };
+        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
         let input = node.inputs[0];
-        let in_node = self.body.node(input);
-        let in_shape = in_node.shape.clone();
-        let acc = Acc::new(node.op, in_node.dtype)?;
-        let dims = ix.dims()?.to_vec();
-        // The kept part of the input index, in input-axis order.
-        let mut kept = if *keepdims {
-            dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect::<Vec<_>>()
-        } else {
-            dims.clone()
-        }
-        .into_iter();
+        let in_shape = self.body.node(input).shape.clone();
+        let acc = Acc::new(node.op, self.body.node(input).dtype)?;
         let init = acc.init(&mut self.b);
         let tys = acc.tys.clone();
+        let zero = self.b.i64(0);
+        let (full, ivs, results, cur) = self.open_fold_loops(id, ix, init, &tys)?;
+        if ivs.is_empty() {
+            // No axis to reduce: one step from the identity.
+            let v = self.emit(input, &Ix { dims: Some(full), flat: None })?;
+            let next = acc.step(&mut self.b, &cur, &v, &zero)?;
+            return Ok(acc.finish(&mut self.b, &next, node.dtype)?);
+        }
+        let full_ix = Ix { dims: Some(full), flat: None };
+        let v = self.emit(input, &full_ix)?;
+        // Values this loop computes for a full-shape output: keep them in its buffer.
+        let staged: Vec<(NodeId, usize)> =
+            self.staged.iter().filter(|s| Some(s.2) == self.hoisting).map(|s| (s.0, s.1)).collect();
+        for (e, k) in staged {
+            if let Some(val) = self.lookup(&(e, full_ix.key())) {
+                let pos = ravel(&mut self.b, full_ix.dims.as_deref().expect("dims"), &in_shape);
+                store(&mut self.b, &Self::out_ptr(k), &pos, &val);
+            }
+        }
+        let reduced_shape: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
+        let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
+        let next = acc.step(&mut self.b, &cur, &v, &pos)?;
+        self.close_fold_loops(&next, &results, &tys);
+        Ok(acc.finish(&mut self.b, &results[0], node.dtype)?)
+    }
+
+    /// Opens the loops of reduction `id` at index `ix` of its result, one per reduced axis,
+    /// folding `init` (of types `tys`). Returns the input's full index, the loops' induction
+    /// variables, their results (outermost first) and the innermost body's accumulators; none
+    /// is opened when no axis is reduced. Close them with [`Lower::close_fold_loops`].
+    #[allow(clippy::type_complexity)]
+    fn open_fold_loops(
+        &mut self,
+        id: NodeId,
+        ix: &Ix,
+        init: Vec<String>,
+        tys: &[&str],
+    ) -> Result<(Vec<String>, Vec<String>, Vec<Vec<String>>, Vec<String>), Stop> {
+        let node = self.body.node(id);
+        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
+        let in_shape = self.body.node(node.inputs[0]).shape.clone();
+        let mut kept = self.kept_index(id, ix)?.into_iter();
         let zero = self.b.i64(0);
         let mut full: Vec<String> = Vec::with_capacity(in_shape.len());
         let mut ivs: Vec<String> = Vec::new();
@@ -626,7 +698,7 @@ impl<'g> Lower<'g> {
         for (k, &n) in in_shape.iter().enumerate() {
             if axes.contains(&k) {
                 let ub = extent(&mut self.b, n);
-                let (iv, args, res) = self.open_for(&zero, &ub, &cur, &tys);
+                let (iv, args, res) = self.open_for(&zero, &ub, &cur, tys);
                 full.push(iv.clone());
                 ivs.push(iv);
                 results.push(res);
@@ -635,38 +707,55 @@ impl<'g> Lower<'g> {
                 full.push(kept.next().expect("kept axes match the result's"));
             }
         }
-        let reduced_shape: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
-        let out = if ivs.is_empty() {
-            // No axis to reduce: one step from the identity.
-            let v = self.emit(input, &Ix { dims: Some(full), flat: None })?;
-            let next = acc.step(&mut self.b, &cur, &v, &zero)?;
-            acc.finish(&mut self.b, &next, node.dtype)?
+        Ok((full, ivs, results, cur))
+    }
+
+    /// The kept part of reduction `id`'s input index at index `ix` of its result, in input-axis
+    /// order.
+    fn kept_index(&self, id: NodeId, ix: &Ix) -> Result<Vec<String>, Stop> {
+        let Attrs::Reduce { axes, keepdims } = &self.body.node(id).attrs else { unreachable!("verified") };
+        let dims = ix.dims()?;
+        Ok(if *keepdims {
+            dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect()
         } else {
-            let full_ix = Ix { dims: Some(full), flat: None };
-            let v = self.emit(input, &full_ix)?;
-            // Values this loop computes for a full-shape output: keep them in its buffer.
-            let staged: Vec<(NodeId, usize)> =
-                self.staged.iter().filter(|s| Some(s.2) == self.hoisting).map(|s| (s.0, s.1)).collect();
-            for (e, k) in staged {
-                if let Some(val) = self.lookup(&(e, full_ix.key())) {
-                    let pos = ravel(&mut self.b, full_ix.dims.as_deref().expect("dims"), &in_shape);
-                    store(&mut self.b, &Self::out_ptr(k), &pos, &val);
-                }
+            dims.to_vec()
+        })
+    }
+
+    /// Yields `next` from the innermost loop of [`Lower::open_fold_loops`] and closes the loops
+    /// inside out, each outer body yielding its inner loop's results.
+    fn close_fold_loops(&mut self, next: &[String], results: &[Vec<String>], tys: &[&str]) {
+        self.yield_(next, tys);
+        for level in (0..results.len()).rev() {
+            self.close();
+            if level > 0 {
+                self.yield_(&results[level], tys);
             }
-            let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
-            let next = acc.step(&mut self.b, &cur, &v, &pos)?;
-            self.yield_(&next, &tys);
-            // Close the loops inside out; each outer body yields its inner loop's results.
-            for level in (0..ivs.len()).rev() {
-                self.close();
-                if level > 0 {
-                    let inner = results[level].clone();
-                    self.yield_(&inner, &tys);
-                }
-            }
-            acc.finish(&mut self.b, &results[0], node.dtype)?
-        };
-        Ok(out)
+        }
+    }
+
+    /// One element of a softmax's one-pass fold (see [`Online`]) at the input's index `ix`:
+    /// the running max raised by `x`, the sum rescaled to it, then `exp(x - max)` added (the
+    /// region's own nodes, the max read as the running one).
+    fn online_step(&mut self, on: &Online, args: &[String], ix: &Ix) -> Result<Vec<String>, Stop> {
+        let x = self.emit(on.x, ix)?;
+        let m = on.raise(&mut self.b, &args[0], &x);
+        let s = on.rescale(&mut self.b, &args[1], &args[0], &m)?;
+        self.hoisted.insert(on.max, Hoisted::Val(Val::new(m.clone(), x.dt)));
+        let e = self.emit(on.exp, ix);
+        self.hoisted.remove(&on.max);
+        let s = on.add(&mut self.b, &s, &e?, &m)?;
+        Ok(vec![m, s])
+    }
+
+    /// A softmax's max and sum at the work item `ix` in one loop nest (see [`Online`]).
+    fn emit_online(&mut self, on: &Online, ix: &Ix) -> Result<(Val, Val), Stop> {
+        let init = on.init(&mut self.b);
+        let tys = on.tys().to_vec();
+        let (full, _, results, cur) = self.open_fold_loops(on.max, ix, init, &tys)?;
+        let next = self.online_step(on, &cur, &Ix { dims: Some(full), flat: None })?;
+        self.close_fold_loops(&next, &results, &tys);
+        Ok(on.finish(&mut self.b, &results[0])?)
     }
 
     /// The kernel of an elementwise region over `shape`.
@@ -939,7 +1028,7 @@ impl<'g> Lower<'g> {
 
     /// The group's accumulators combined (see [`Coop`]): every lane gets the total, the same
     /// bits in every lane and on every run (a fixed tree).
-    fn group_combine(&mut self, acc: &Acc, vals: &[String]) -> Result<Vec<String>, Stop> {
+    fn group_combine(&mut self, acc: &dyn Combine, vals: &[String]) -> Result<Vec<String>, Stop> {
         let coop = self.coop.expect("a cooperative kernel");
         if coop.columns {
             self.group_combine_smem(acc, vals)
@@ -960,10 +1049,10 @@ impl<'g> Lower<'g> {
     /// a combine's slots are rewritten two combines later, after the next one's barrier (all
     /// reads done); the kernel's first combine waits for a barrier first (the previous work
     /// item's last combine may have used the same set).
-    fn group_combine_warps(&mut self, acc: &Acc, vals: &[String]) -> Result<Vec<String>, Stop> {
+    fn group_combine_warps(&mut self, acc: &dyn Combine, vals: &[String]) -> Result<Vec<String>, Stop> {
         let coop = self.coop.expect("a cooperative kernel");
         debug_assert!(coop.lanes.is_multiple_of(WARP), "row groups are whole warps");
-        let tys = acc.tys.clone();
+        let tys = acc.tys().to_vec();
         let set = self.combines % 2;
         let first_combine = self.combines == 0;
         self.combines += 1;
@@ -1084,9 +1173,9 @@ impl<'g> Lower<'g> {
 
     /// Column groups (lanes `items` threads apart, in several warps): a tree in shared memory,
     /// a barrier per halving step.
-    fn group_combine_smem(&mut self, acc: &Acc, vals: &[String]) -> Result<Vec<String>, Stop> {
+    fn group_combine_smem(&mut self, acc: &dyn Combine, vals: &[String]) -> Result<Vec<String>, Stop> {
         let coop = self.coop.expect("a cooperative kernel");
-        let tys = acc.tys.clone();
+        let tys = acc.tys().to_vec();
         let lstride = coop.items;
         self.b.stmt("nvvm.barrier0");
         for (c, (v, t)) in vals.iter().zip(&tys).enumerate() {
@@ -1370,21 +1459,12 @@ impl<'g> Lower<'g> {
     /// then the group combines (see [`Lower::group_combine`]).
     fn emit_reduction_coop(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
         let node = self.body.node(id);
-        let Attrs::Reduce { axes, keepdims } = &node.attrs else { unreachable!("verified") };
         let input = node.inputs[0];
         let in_shape = self.body.node(input).shape.clone();
         let acc = Acc::new(node.op, self.body.node(input).dtype)?;
-        let dims = ix.dims()?.to_vec();
-        let kept: Vec<String> = if *keepdims {
-            dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect()
-        } else {
-            dims.clone()
-        };
         let init = acc.init(&mut self.b);
         let tys = acc.tys.clone();
-        let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
-        let (r, full, results) = self.open_lane_loop(&in_shape, axes, &kept, &args, &init, &tys);
-        self.row_cache_pass(&full, &r)?;
+        let (r, full, args, results) = self.open_coop_fold(id, ix, &init, &tys)?;
         let full_ix = Ix { dims: Some(full.clone()), flat: None };
         let v = self.emit(input, &full_ix)?;
         self.row_cache_stage(&full_ix, &r)?;
@@ -1403,6 +1483,41 @@ impl<'g> Lower<'g> {
         self.close();
         let total = self.group_combine(&acc, &results)?;
         Ok(acc.finish(&mut self.b, &total, node.dtype)?)
+    }
+
+    /// A softmax's max and sum shared by the lanes of a cooperative kernel in one pass over
+    /// the row (see [`Online`] and [`Lower::emit_reduction_coop`]).
+    fn emit_online_coop(&mut self, on: &Online, ix: &Ix) -> Result<(Val, Val), Stop> {
+        let init = on.init(&mut self.b);
+        let tys = on.tys().to_vec();
+        let (_, full, args, results) = self.open_coop_fold(on.max, ix, &init, &tys)?;
+        let next = self.online_step(on, &args, &Ix { dims: Some(full), flat: None })?;
+        self.yield_(&next, &tys);
+        self.close();
+        let total = self.group_combine(on, &results)?;
+        Ok(on.finish(&mut self.b, &total)?)
+    }
+
+    /// Opens the lane loop of reduction `id` at index `ix` of its result (see
+    /// [`Lower::open_lane_loop`]), folding `init` (of types `tys`), with the row cache's
+    /// inputs of this pass read at its top. Returns the element `r`, the input's full index,
+    /// the loop's accumulators and its results.
+    #[allow(clippy::type_complexity)]
+    fn open_coop_fold(
+        &mut self,
+        id: NodeId,
+        ix: &Ix,
+        init: &[String],
+        tys: &[&str],
+    ) -> Result<(String, Vec<String>, Vec<String>, Vec<String>), Stop> {
+        let node = self.body.node(id);
+        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
+        let in_shape = self.body.node(node.inputs[0]).shape.clone();
+        let kept = self.kept_index(id, ix)?;
+        let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
+        let (r, full, results) = self.open_lane_loop(&in_shape, axes, &kept, &args, init, tys);
+        self.row_cache_pass(&full, &r)?;
+        Ok((r, full, args, results))
     }
 
     /// Whether this block is its group's last to finish stage one (block-uniform, i1): after a
@@ -1757,6 +1872,15 @@ impl<'g> Lower<'g> {
         }
         let full_nodes: Vec<NodeId> =
             outs.iter().zip(&kinds).filter(|(_, k)| matches!(k, Kind::Full)).map(|(&o, _)| o).collect();
+        // Softmaxes fold their max and sum in one pass; the passes over the row are then the
+        // other reductions over the region's space (each softmax's at its max).
+        let online = if self.online && self.split.is_none() && !axes.is_empty() {
+            Online::find(body, shape, axes, &level1, self.b.math)
+        } else {
+            Vec::new()
+        };
+        let passes: Vec<NodeId> = level1.iter().copied().filter(|&id| !online.iter().any(|o| o.sum == id)).collect();
+        let level1 = passes;
         self.row_cache = self.row_cache_plan(shape, axes, &level1, &full_nodes);
         let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
         if self.split.is_some() {
@@ -1796,6 +1920,13 @@ impl<'g> Lower<'g> {
             let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
             self.hoisting = Some(id);
             let ix = Ix { dims: Some(dims), flat: None };
+            if let Some(on) = online.iter().find(|o| o.max == id) {
+                let (m, sum) = if self.coop.is_some() { self.emit_online_coop(on, &ix)? } else { self.emit_online(on, &ix)? };
+                self.hoisting = None;
+                self.hoisted.insert(on.max, Hoisted::Val(m));
+                self.hoisted.insert(on.sum, Hoisted::Val(sum));
+                continue;
+            }
             if self.split.is_some() {
                 partials.push((id, self.split_partial(id, &ix)?));
                 self.hoisting = None;

@@ -121,6 +121,7 @@ mod index;
 mod jit;
 mod libdevice;
 pub mod lower;
+mod online;
 mod polynomial;
 mod reduce;
 mod scalar;
@@ -129,10 +130,11 @@ mod types;
 use kiln_ir::HostArray;
 
 pub use host::{
-    asm_text, compile_region, compile_region_disk, compile_region_math, compile_region_tier, llvm_ir_text, mlir_text,
+    asm_text, compile_kernel, compile_region, compile_region_disk, compile_region_math, compile_region_tier, llvm_ir_text,
+    mlir_text,
     optimized_llvm_ir_text, run_compiled, run_region, CompiledRegion, Origin, Tier,
 };
-pub use lower::{lower_for, lower_with, GpuSplit, Kernel, GPU_ENTRY, HOST_ENTRY, KERNEL};
+pub use lower::{lower_for, lower_options, lower_with, GpuSplit, Kernel, Options, GPU_ENTRY, HOST_ENTRY, KERNEL};
 
 use crate::fusion::{Region, RegionKind};
 use crate::schedule::{run_steps, Schedule};

@@ -40,6 +40,25 @@ pub(crate) struct Acc {
     pub tys: Vec<&'static str>,
 }
 
+/// What a cooperative kernel's group combine folds (see `Lower::group_combine`): the
+/// components of a partial fold and how two partials over disjoint elements merge.
+pub(crate) trait Combine {
+    /// The components' types, in `iter_args` order.
+    fn tys(&self) -> &[&'static str];
+    /// `a` and `o` merged (`a` covers the earlier elements).
+    fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported>;
+}
+
+impl Combine for Acc {
+    fn tys(&self) -> &[&'static str] {
+        &self.tys
+    }
+
+    fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported> {
+        Acc::combine(self, b, a, o)
+    }
+}
+
 /// The accumulator type of a float sum or product of `dt`.
 fn float_acc(op: OpKind, dt: DType) -> &'static str {
     match (op, dt) {
@@ -336,7 +355,7 @@ impl Acc {
 }
 
 /// An element converted to a sum/product accumulator type.
-fn widen(b: &mut Builder, v: &Val, ty: &str) -> Result<String, Unsupported> {
+pub(crate) fn widen(b: &mut Builder, v: &Val, ty: &str) -> Result<String, Unsupported> {
     let vt = v.ty();
     Ok(match (v.dt.kind(), ty) {
         (_, t) if t == vt => v.ssa.clone(),
