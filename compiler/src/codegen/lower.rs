@@ -37,6 +37,7 @@ use kiln_ir::{Attrs, DType, Graph, Node, NodeId, OpClass, OpKind};
 
 use super::builder::Builder;
 use super::index::{extent, ravel, through_view, unravel, Ix, NeedsDims};
+use super::moments::Moments;
 use super::online::Online;
 use super::reduce::{Acc, Combine};
 use super::types::{check_dtype, literal, load, store, work_ty, Val};
@@ -318,9 +319,63 @@ struct Lower<'g> {
     flat: bool,
     /// GPU elementwise kernels take [`GPU_VEC`] items at a time (unrolled, vector loads).
     gpu_vec: bool,
-    /// Softmaxes fold their max and sum in one pass (see [`Online`]).
+    /// Softmaxes and layer norms fold their two reductions in one pass (see [`Pair`]).
     online: bool,
 }
+
+/// Two reductions over a row region's space folded in one pass over the row: a softmax's max
+/// and sum (module `online`), a layer norm's sum and sum of squared deviations (`moments`).
+enum Pair {
+    Softmax(Online),
+    Moments(Moments),
+}
+
+impl Pair {
+    /// The pairs among `level1` (the reductions over a row region's `axes` of `shape`), no
+    /// reduction in two.
+    fn find(body: &Graph, shape: &[usize], axes: &[usize], level1: &[NodeId], math: MathLib) -> Vec<Pair> {
+        let mut pairs: Vec<Pair> = Online::find(body, shape, axes, level1, math).into_iter().map(Pair::Softmax).collect();
+        for m in Moments::find(body, shape, axes, level1) {
+            if !pairs.iter().any(|p| [p.first(), p.second()].iter().any(|&r| r == m.sum || r == m.squares)) {
+                pairs.push(Pair::Moments(m));
+            }
+        }
+        pairs
+    }
+
+    /// The reduction at whose pass both fold.
+    fn first(&self) -> NodeId {
+        match self {
+            Pair::Softmax(o) => o.max,
+            Pair::Moments(m) => m.sum,
+        }
+    }
+
+    /// The reduction folded with it.
+    fn second(&self) -> NodeId {
+        match self {
+            Pair::Softmax(o) => o.sum,
+            Pair::Moments(m) => m.squares,
+        }
+    }
+
+    fn combiner(&self) -> &dyn Combine {
+        match self {
+            Pair::Softmax(o) => o,
+            Pair::Moments(m) => m,
+        }
+    }
+
+    fn init(&self, b: &mut Builder) -> Vec<String> {
+        match self {
+            Pair::Softmax(o) => o.init(b),
+            Pair::Moments(m) => m.init(b),
+        }
+    }
+}
+
+/// Elements of a row each lane of a cooperative kernel takes at a step of a [`Pair`]'s fold.
+const PAIR_UNROLL: usize = 8;
 
 /// Work items a GPU thread takes at a time in elementwise kernels.
 const GPU_VEC: usize = 4;
@@ -748,14 +803,60 @@ impl<'g> Lower<'g> {
         Ok(vec![m, s])
     }
 
-    /// A softmax's max and sum at the work item `ix` in one loop nest (see [`Online`]).
-    fn emit_online(&mut self, on: &Online, ix: &Ix) -> Result<(Val, Val), Stop> {
-        let init = on.init(&mut self.b);
-        let tys = on.tys().to_vec();
-        let (full, _, results, cur) = self.open_fold_loops(on.max, ix, init, &tys)?;
-        let next = self.online_step(on, &cur, &Ix { dims: Some(full), flat: None })?;
+    /// Two reductions at the work item `ix` in one loop nest (see [`Pair`]).
+    fn emit_pair(&mut self, p: &Pair, ix: &Ix) -> Result<(Val, Val), Stop> {
+        let shift = self.pair_prelude(p, ix)?;
+        let init = p.init(&mut self.b);
+        let tys = p.combiner().tys().to_vec();
+        let (full, _, results, cur) = self.open_fold_loops(p.first(), ix, init, &tys)?;
+        let next = self.pair_step(p, &cur, &Ix { dims: Some(full), flat: None }, shift.as_deref())?;
         self.close_fold_loops(&next, &results, &tys);
-        Ok(on.finish(&mut self.b, &results[0])?)
+        self.pair_finish(p, &results[0], ix, shift.as_deref())
+    }
+
+    /// Before a pair's loop: a layer norm's shift, the row's first element (see [`Moments`]).
+    fn pair_prelude(&mut self, p: &Pair, ix: &Ix) -> Result<Option<String>, Stop> {
+        let Pair::Moments(m) = p else { return Ok(None) };
+        let Attrs::Reduce { axes, .. } = &self.body.node(m.sum).attrs else { unreachable!("verified") };
+        let rank = self.body.node(m.x).shape.len();
+        let zero = self.b.i64(0);
+        let mut kept = self.kept_index(m.sum, ix)?.into_iter();
+        let full: Vec<String> =
+            (0..rank).map(|a| if axes.contains(&a) { zero.clone() } else { kept.next().expect("kept axes") }).collect();
+        let first = self.emit(m.x, &Ix { dims: Some(full), flat: None })?;
+        Ok(Some(m.shift(&mut self.b, &first)?))
+    }
+
+    /// One element of a pair's fold at the input's index `ix`.
+    fn pair_step(&mut self, p: &Pair, args: &[String], ix: &Ix, shift: Option<&str>) -> Result<Vec<String>, Stop> {
+        match p {
+            Pair::Softmax(on) => self.online_step(on, args, ix),
+            Pair::Moments(m) => {
+                let x = self.emit(m.x, ix)?;
+                Ok(m.step(&mut self.b, args, &x, shift.expect("a layer norm's shift"))?)
+            }
+        }
+    }
+
+    /// A pair's two values from its fold `acc` (a layer norm's mean computed from its sum at
+    /// `ix`, by the region's own ops, for its sum of squares).
+    fn pair_finish(&mut self, p: &Pair, acc: &[String], ix: &Ix, shift: Option<&str>) -> Result<(Val, Val), Stop> {
+        match p {
+            Pair::Softmax(on) => Ok(on.finish(&mut self.b, acc)?),
+            Pair::Moments(m) => {
+                let c = shift.expect("a layer norm's shift");
+                let node = self.body.node(m.sum);
+                let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
+                let in_shape = &self.body.node(m.x).shape;
+                let reduced: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
+                let n = self.b.param(numel(&reduced) as i64);
+                let s1 = m.sum_value(&mut self.b, acc, c, &n)?;
+                self.hoisted.insert(m.sum, Hoisted::Val(s1.clone()));
+                let mu = self.emit(m.mean, ix)?;
+                let s2 = m.squares_value(&mut self.b, acc, c, &n, &mu)?;
+                Ok((s1, s2))
+            }
+        }
     }
 
     /// The kernel of an elementwise region over `shape`.
@@ -1255,11 +1356,7 @@ impl<'g> Lower<'g> {
             format!("scf.for {r} = {lo} to {hi} step {lanes} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
         };
         let results = self.open(init.len(), &header);
-        let ivs = unravel(&mut self.b, &r, &reduced_shape);
-        let (mut ki, mut ri) = (kept.iter(), ivs.iter());
-        let full = (0..shape.len())
-            .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
-            .collect();
+        let full = self.full_index(shape, axes, kept, &r);
         (r, full, results)
     }
 
@@ -1357,7 +1454,6 @@ impl<'g> Lower<'g> {
     fn row_cache_fill(&mut self, shape: &[usize], axes: &[usize], kept: &[String]) -> Result<(), Stop> {
         let Some(cache) = self.row_cache.clone() else { return Ok(()) };
         let coop = self.coop.expect("a cooperative kernel");
-        let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
         let total = self.b.param(cache.row as i64);
         let lanes = self.b.i64(coop.lanes as i64);
         let unroll = row_cache_setting().unwrap_or(ROW_CACHE_UNROLL);
@@ -1365,13 +1461,6 @@ impl<'g> Lower<'g> {
         let zero = self.b.i64(0);
         let blocks = self.b.op(&format!("arith.divui {total}, {block} : i64"));
         let whole = self.b.op(&format!("arith.muli {blocks}, {block} : i64"));
-        let full_of = |b: &mut Builder, r: &str| -> Vec<String> {
-            let ivs = unravel(b, r, &reduced_shape);
-            let (mut ki, mut ri) = (kept.iter(), ivs.iter());
-            (0..shape.len())
-                .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
-                .collect()
-        };
         // Whole blocks: every thread's elements in bounds.
         let j = self.b.fresh();
         self.open(0, &format!("scf.for {j} = {zero} to {whole} step {block} : i64"));
@@ -1380,7 +1469,7 @@ impl<'g> Lower<'g> {
         for k in 0..unroll {
             let off = self.b.i64((k * coop.lanes) as i64);
             let r = self.b.op(&format!("arith.addi {base}, {off} : i64"));
-            let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };
+            let ix = Ix { dims: Some(self.full_index(shape, axes, kept, &r)), flat: None };
             for c in cache.inputs.iter().filter(|c| c.written_in.is_none()) {
                 let v = self.emit(c.node, &ix)?;
                 loaded.push((c.clone(), r.clone(), v));
@@ -1395,7 +1484,7 @@ impl<'g> Lower<'g> {
         let start = self.b.op(&format!("arith.addi {whole}, %lane : i64"));
         let r = self.b.fresh();
         self.open(0, &format!("scf.for {r} = {start} to {total} step {lanes} : i64"));
-        let ix = Ix { dims: Some(full_of(&mut self.b, &r)), flat: None };
+        let ix = Ix { dims: Some(self.full_index(shape, axes, kept, &r)), flat: None };
         for c in cache.inputs.iter().filter(|c| c.written_in.is_none()) {
             let v = self.emit(c.node, &ix)?;
             let slot = self.row_slot(&cache, c, &r);
@@ -1485,17 +1574,104 @@ impl<'g> Lower<'g> {
         Ok(acc.finish(&mut self.b, &total, node.dtype)?)
     }
 
-    /// A softmax's max and sum shared by the lanes of a cooperative kernel in one pass over
-    /// the row (see [`Online`] and [`Lower::emit_reduction_coop`]).
-    fn emit_online_coop(&mut self, on: &Online, ix: &Ix) -> Result<(Val, Val), Stop> {
-        let init = on.init(&mut self.b);
-        let tys = on.tys().to_vec();
-        let (_, full, args, results) = self.open_coop_fold(on.max, ix, &init, &tys)?;
-        let next = self.online_step(on, &args, &Ix { dims: Some(full), flat: None })?;
+    /// Two reductions shared by the lanes of a cooperative kernel in one pass over the row (see
+    /// [`Pair`] and [`Lower::emit_reduction_coop`]). The lane loop takes [`PAIR_UNROLL`]
+    /// elements a step (`j + lane + k·lanes`: their loads in flight together, and a softmax's
+    /// rescale once per step, not per element, with no branch to diverge on), then the
+    /// elements past the last whole step one at a time: the positions of the row cache's fill.
+    fn emit_pair_coop(&mut self, p: &Pair, ix: &Ix) -> Result<(Val, Val), Stop> {
+        let coop = self.coop.expect("a cooperative kernel");
+        let shift = self.pair_prelude(p, ix)?;
+        let init = p.init(&mut self.b);
+        let tys = p.combiner().tys().to_vec();
+        let node = self.body.node(p.first());
+        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
+        let in_shape = self.body.node(node.inputs[0]).shape.clone();
+        let kept = self.kept_index(p.first(), ix)?;
+        let reduced: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
+        let total = self.b.param(numel(&reduced) as i64);
+        let step = self.b.i64((PAIR_UNROLL * coop.lanes) as i64);
+        let zero = self.b.i64(0);
+        let steps = self.b.op(&format!("arith.divui {total}, {step} : i64"));
+        let whole = self.b.op(&format!("arith.muli {steps}, {step} : i64"));
+        // Whole steps: every thread's elements in bounds.
+        let (j, args, results) = self.open_for_step(&zero, &whole, Some(&step), &init, &tys);
+        let base = self.b.op(&format!("arith.addi {j}, %lane : i64"));
+        let mut ixs = Vec::with_capacity(PAIR_UNROLL);
+        for k in 0..PAIR_UNROLL {
+            let off = self.b.i64((k * coop.lanes) as i64);
+            let r = self.b.op(&format!("arith.addi {base}, {off} : i64"));
+            let full = self.full_index(&in_shape, axes, &kept, &r);
+            self.row_cache_pass(&full, &r)?;
+            ixs.push(Ix { dims: Some(full), flat: None });
+        }
+        let next = self.pair_chunk(p, &args, &ixs, shift.as_deref())?;
         self.yield_(&next, &tys);
         self.close();
-        let total = self.group_combine(on, &results)?;
-        Ok(on.finish(&mut self.b, &total)?)
+        // The rest, one element at a time.
+        let start = self.b.op(&format!("arith.addi {whole}, %lane : i64"));
+        let lanes = self.b.i64(coop.lanes as i64);
+        let (r, args, results) = self.open_for_step(&start, &total, Some(&lanes), &results, &tys);
+        let full = self.full_index(&in_shape, axes, &kept, &r);
+        self.row_cache_pass(&full, &r)?;
+        let next = self.pair_step(p, &args, &Ix { dims: Some(full), flat: None }, shift.as_deref())?;
+        self.yield_(&next, &tys);
+        self.close();
+        let total = self.group_combine(p.combiner(), &results)?;
+        self.pair_finish(p, &total, ix, shift.as_deref())
+    }
+
+    /// Elements `ixs` of a pair's fold at once: a softmax's max raised by all of them, its sum
+    /// rescaled once (no branch: `s · exp(m - m')`, the factor 1 where the max stayed), then
+    /// their terms added; a layer norm's sums element after element.
+    fn pair_chunk(&mut self, p: &Pair, args: &[String], ixs: &[Ix], shift: Option<&str>) -> Result<Vec<String>, Stop> {
+        match p {
+            Pair::Softmax(on) => {
+                let mut m = args[0].clone();
+                let mut dt = None;
+                for ix in ixs {
+                    let x = self.emit(on.x, ix)?;
+                    m = on.raise(&mut self.b, &m, &x);
+                    dt = Some(x.dt);
+                }
+                let mut s = on.rescaled(&mut self.b, &args[1], &args[0], &m)?;
+                self.hoisted.insert(on.max, Hoisted::Val(Val::new(m.clone(), dt.expect("elements"))));
+                let mut terms = Vec::with_capacity(ixs.len());
+                for ix in ixs {
+                    match self.emit(on.exp, ix) {
+                        Ok(e) => terms.push(e),
+                        Err(e) => {
+                            self.hoisted.remove(&on.max);
+                            return Err(e);
+                        }
+                    }
+                }
+                self.hoisted.remove(&on.max);
+                for e in &terms {
+                    s = on.add(&mut self.b, &s, e, &m)?;
+                }
+                Ok(vec![m, s])
+            }
+            Pair::Moments(mo) => {
+                let mut acc = args.to_vec();
+                for ix in ixs {
+                    let x = self.emit(mo.x, ix)?;
+                    acc = mo.step(&mut self.b, &acc, &x, shift.expect("a layer norm's shift"))?;
+                }
+                Ok(acc)
+            }
+        }
+    }
+
+    /// The full index of element `r` of the flattened reduced `axes` of `shape` (row-major),
+    /// the other axes at `kept`.
+    fn full_index(&mut self, shape: &[usize], axes: &[usize], kept: &[String], r: &str) -> Vec<String> {
+        let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+        let ivs = unravel(&mut self.b, r, &reduced_shape);
+        let (mut ki, mut ri) = (kept.iter(), ivs.iter());
+        (0..shape.len())
+            .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+            .collect()
     }
 
     /// Opens the lane loop of reduction `id` at index `ix` of its result (see
@@ -1872,14 +2048,15 @@ impl<'g> Lower<'g> {
         }
         let full_nodes: Vec<NodeId> =
             outs.iter().zip(&kinds).filter(|(_, k)| matches!(k, Kind::Full)).map(|(&o, _)| o).collect();
-        // Softmaxes fold their max and sum in one pass; the passes over the row are then the
-        // other reductions over the region's space (each softmax's at its max).
-        let online = if self.online && self.split.is_none() && !axes.is_empty() {
-            Online::find(body, shape, axes, &level1, self.b.math)
+        // Softmaxes fold their max and sum in one pass, layer norms their sum and sum of
+        // squares; the passes over the row are then the other reductions over the region's
+        // space (each pair's at its first).
+        let pairs = if self.online && self.split.is_none() && !axes.is_empty() {
+            Pair::find(body, shape, axes, &level1, self.b.math)
         } else {
             Vec::new()
         };
-        let passes: Vec<NodeId> = level1.iter().copied().filter(|&id| !online.iter().any(|o| o.sum == id)).collect();
+        let passes: Vec<NodeId> = level1.iter().copied().filter(|&id| !pairs.iter().any(|p| p.second() == id)).collect();
         let level1 = passes;
         self.row_cache = self.row_cache_plan(shape, axes, &level1, &full_nodes);
         let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
@@ -1920,11 +2097,11 @@ impl<'g> Lower<'g> {
             let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
             self.hoisting = Some(id);
             let ix = Ix { dims: Some(dims), flat: None };
-            if let Some(on) = online.iter().find(|o| o.max == id) {
-                let (m, sum) = if self.coop.is_some() { self.emit_online_coop(on, &ix)? } else { self.emit_online(on, &ix)? };
+            if let Some(p) = pairs.iter().find(|p| p.first() == id) {
+                let (first, second) = if self.coop.is_some() { self.emit_pair_coop(p, &ix)? } else { self.emit_pair(p, &ix)? };
                 self.hoisting = None;
-                self.hoisted.insert(on.max, Hoisted::Val(m));
-                self.hoisted.insert(on.sum, Hoisted::Val(sum));
+                self.hoisted.insert(p.first(), Hoisted::Val(first));
+                self.hoisted.insert(p.second(), Hoisted::Val(second));
                 continue;
             }
             if self.split.is_some() {

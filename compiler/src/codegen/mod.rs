@@ -121,6 +121,7 @@ mod index;
 mod jit;
 mod libdevice;
 pub mod lower;
+mod moments;
 mod online;
 mod polynomial;
 mod reduce;

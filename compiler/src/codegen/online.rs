@@ -197,8 +197,9 @@ impl Online {
         Ok((Val::new(m.clone(), self.x_dt), s))
     }
 
-    /// `s` relative to `m` rescaled to `big` (`big ≥ m`), with the factor 1 where `m = big`.
-    fn scaled(&self, b: &mut Builder, s: &str, m: &str, big: &str) -> Result<String, Unsupported> {
+    /// `s` relative to `m` rescaled to `big` (`big ≥ m`), with the factor 1 where `m = big`
+    /// (no branch).
+    pub fn rescaled(&self, b: &mut Builder, s: &str, m: &str, big: &str) -> Result<String, Unsupported> {
         let (mt, st) = (self.m_ty, self.tys[1]);
         let same = b.op(&format!("arith.cmpf oeq, {m}, {big} : {mt}"));
         let f = self.factor(b, m, big)?;
@@ -214,8 +215,8 @@ impl Combine for Online {
 
     fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported> {
         let big = b.op(&format!("arith.maximumf {}, {} : {}", a[0], o[0], self.m_ty));
-        let sa = self.scaled(b, &a[1], &a[0], &big)?;
-        let so = self.scaled(b, &o[1], &o[0], &big)?;
+        let sa = self.rescaled(b, &a[1], &a[0], &big)?;
+        let so = self.rescaled(b, &o[1], &o[0], &big)?;
         let s = b.op(&format!("arith.addf {sa}, {so} : {}", self.tys[1]));
         Ok(vec![big, s])
     }
