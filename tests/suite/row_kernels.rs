@@ -89,6 +89,12 @@ fn ptxas_report(label: &str, ptx: &str) -> Option<String> {
     Some(report)
 }
 
+/// The registers a thread uses, from a `ptxas -v` report.
+fn registers(report: &str) -> usize {
+    let at = report.find(" registers").unwrap_or_else(|| panic!("no register count in {report}"));
+    report[..at].rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{report}"))
+}
+
 /// Prints each kernel's PTX profile (`KILN_ROWS_PROBE=1`): global/shared loads and stores,
 /// shuffles, barriers, and ptxas's report.
 fn probe(label: &str, k: &GpuKernel) {
@@ -153,6 +159,11 @@ fn long_rows_are_read_once_and_combined_by_shuffles() {
     assert!(count(ptx, "st.shared") >= 1 && count(ptx, "ld.shared") >= 2, "cached row stored, read back\n{ptx}");
     assert_eq!(count(ptx, "bar.sync"), 2, "{ptx}");
     assert_no_local_memory("softmax-4096", ptx);
+    // The one pass's rescale factors are float32 on the GPU: float64 `exp` inlined took this
+    // kernel to 128 registers (a quarter of the blocks an SM holds at 32).
+    if let Some(report) = ptxas_report("softmax-4096-registers", ptx) {
+        assert!(registers(&report) <= 48, "softmax-4096: {report}");
+    }
 
     // Layer norm reads x through the cache (and the row's first element, the shift of its
     // one-pass sums), its weight and its bias in the output pass; its sum and sum of squares

@@ -333,8 +333,11 @@ enum Pair {
 impl Pair {
     /// The pairs among `level1` (the reductions over a row region's `axes` of `shape`), no
     /// reduction in two.
-    fn find(body: &Graph, shape: &[usize], axes: &[usize], level1: &[NodeId], math: MathLib) -> Vec<Pair> {
-        let mut pairs: Vec<Pair> = Online::find(body, shape, axes, level1, math).into_iter().map(Pair::Softmax).collect();
+    /// Softmaxes' rescale factors are float64 on the host only (see [`Online::find`]).
+    fn find(body: &Graph, shape: &[usize], axes: &[usize], level1: &[NodeId], math: MathLib, target: Target) -> Vec<Pair> {
+        let wide = target == Target::Host;
+        let mut pairs: Vec<Pair> =
+            Online::find(body, shape, axes, level1, math, wide).into_iter().map(Pair::Softmax).collect();
         for m in Moments::find(body, shape, axes, level1) {
             if !pairs.iter().any(|p| [p.first(), p.second()].iter().any(|&r| r == m.sum || r == m.squares)) {
                 pairs.push(Pair::Moments(m));
@@ -2052,7 +2055,7 @@ impl<'g> Lower<'g> {
         // squares; the passes over the row are then the other reductions over the region's
         // space (each pair's at its first).
         let pairs = if self.online && self.split.is_none() && !axes.is_empty() {
-            Pair::find(body, shape, axes, &level1, self.b.math)
+            Pair::find(body, shape, axes, &level1, self.b.math, self.b.target)
         } else {
             Vec::new()
         };

@@ -51,8 +51,8 @@ pub(crate) struct Online {
     m_ty: &'static str,
     /// The sum's accumulator (one component).
     acc: Acc,
-    /// The region's `exp`, at the sum's type (the rescale factors).
-    acc_exp: Node,
+    /// The region's `exp` at the rescale factors' type: the sum's (`wide`) or float32.
+    factor_exp: Node,
     sum_dt: DType,
     /// `[m_ty, acc type]`: the fold's components.
     tys: [&'static str; 2],
@@ -62,9 +62,15 @@ impl Online {
     /// The softmaxes among `level1` (the reductions over a row region's `axes` of `shape`),
     /// each a max and a sum of that form whose max, broadcast and difference have no other use.
     ///
-    /// A float64 sum (of float32 elements) needs float64 `exp` for its factors: not under
-    /// [`MathLib::Polynomial`], where those softmaxes keep three passes.
-    pub fn find(body: &Graph, shape: &[usize], axes: &[usize], level1: &[NodeId], math: MathLib) -> Vec<Online> {
+    /// The rescale factors are computed in the sum's type when `wide` (float64 for float32
+    /// elements: the difference of two float32s is exact there), else in float32. A fold that
+    /// rises at every element rescales at every element, so a long one (a host kernel's, one
+    /// thread to a row) needs them wide: over an ascending row of 4096 float32, float32 factors
+    /// put the sum 14 ulps from the evaluator's. A GPU lane rescales at most once per step of
+    /// its loop and once per combine level, and float64 `exp` inlined took the softmax kernel
+    /// from 32 registers to 128 (40 with float32 factors). A wide float64 factor needs float64
+    /// `exp`: not under [`MathLib::Polynomial`], where those softmaxes keep three passes.
+    pub fn find(body: &Graph, shape: &[usize], axes: &[usize], level1: &[NodeId], math: MathLib, wide: bool) -> Vec<Online> {
         let mut users = vec![0usize; body.nodes().len()];
         for n in body.nodes() {
             for &i in &n.inputs {
@@ -113,12 +119,13 @@ impl Online {
             }
             let (Ok(acc), Ok(m_ty)) = (Acc::new(OpKind::Sum, dt), work_ty(dt)) else { continue };
             let acc_dt = if acc.tys == ["f64"] { DType::Float64 } else { DType::Float32 };
-            if acc.tys.len() != 1 || (acc_dt == DType::Float64 && math == MathLib::Polynomial) {
+            let factor_dt = if wide { acc_dt } else { DType::Float32 };
+            if acc.tys.len() != 1 || (factor_dt == DType::Float64 && math == MathLib::Polynomial) {
                 // float64's compensated sum, or no float64 exp: left to the three passes.
                 continue;
             }
             let tys = [m_ty, acc.tys[0]];
-            let acc_exp = Node { dtype: acc_dt, ..e.clone() };
+            let factor_exp = Node { dtype: factor_dt, ..e.clone() };
             found.push(Online {
                 max,
                 sum,
@@ -127,7 +134,7 @@ impl Online {
                 x_dt: dt,
                 m_ty,
                 acc,
-                acc_exp,
+                factor_exp,
                 sum_dt: s.dtype,
                 tys,
             });
@@ -147,15 +154,21 @@ impl Online {
         b.op(&format!("arith.maximumf {m}, {} : {}", x.ssa, self.m_ty))
     }
 
-    /// `exp(from - to)` in the sum's type (float64 for float32 elements: the difference of two
-    /// float32s is exact there, and a row rising at every element rescales at every element,
-    /// so the factor's rounding must be far below the element type's).
+    /// `exp(from - to)` in the factor's type (see [`Online::find`]), widened to the sum's.
     fn factor(&self, b: &mut Builder, from: &str, to: &str) -> Result<String, Unsupported> {
         let (mt, st) = (self.m_ty, self.tys[1]);
-        let wide = |b: &mut Builder, v: &str| if mt == st { v.to_string() } else { b.op(&format!("arith.extf {v} : {mt} to {st}")) };
-        let (f, t) = (wide(b, from), wide(b, to));
-        let d = b.op(&format!("arith.subf {f}, {t} : {st}"));
-        Ok(scalar::elementwise(b, &self.acc_exp, &[Val::new(d, self.acc_exp.dtype)])?.ssa)
+        let ft = work_ty(self.factor_exp.dtype)?;
+        let widen = |b: &mut Builder, v: &str, from: &str, to: &str| {
+            if from == to {
+                v.to_string()
+            } else {
+                b.op(&format!("arith.extf {v} : {from} to {to}"))
+            }
+        };
+        let (f, t) = (widen(b, from, mt, ft), widen(b, to, mt, ft));
+        let d = b.op(&format!("arith.subf {f}, {t} : {ft}"));
+        let e = scalar::elementwise(b, &self.factor_exp, &[Val::new(d, self.factor_exp.dtype)])?;
+        Ok(widen(b, &e.ssa, ft, st))
     }
 
     /// `s` relative to the running max `m` rescaled to `to` (a branch: the max rises rarely).
