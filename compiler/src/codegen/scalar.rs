@@ -553,6 +553,17 @@ fn shift(b: &mut Builder, left: bool, x: &str, y: &str, dt: DType) -> String {
     let w = int_width(dt) as i128;
     let z = int_const(b, 0, ty);
     let width = int_const(b, w, ty);
+    // On the GPU a 64-bit count is first clamped to the width (unsigned): PTX's `shl.b64`
+    // takes a 32-bit count and clamps it, and LLVM's NVPTX back end turns `y < 64 ? x << y : 0`
+    // into a bare `shl.b64` of the count truncated to 32 bits (2^62 became 0: `3 << -2^62`
+    // gave 3, not 0). A count of at most 64 truncates to itself.
+    let clamped;
+    let y = if b.target == super::Target::Gpu && ty == "i64" {
+        clamped = bin(b, "arith.minui", y, &width, ty);
+        clamped.as_str()
+    } else {
+        y
+    };
     // In range iff 0 <= y < w: one unsigned comparison covers negative counts too.
     let ok = cmp(b, "arith.cmpi", "ult", y, &width, ty);
     let safe = select(b, &ok, y, &z, ty);
