@@ -199,8 +199,9 @@ pub struct Options {
     pub math: MathLib,
     /// GPU elementwise kernels' unrolled paths (see [`lower_vec`]).
     pub gpu_vec: bool,
-    /// Softmaxes fold their max and sum in one pass over the row (module `online`); by default
-    /// on the GPU only (see [`online_softmax`]'s figures).
+    /// Softmaxes fold their max and sum in one pass over the row (module `online`), layer
+    /// norms their sum and sum of squares (module `moments`); by default on the GPU only (see
+    /// [`online_softmax`]'s figures).
     pub online_softmax: bool,
 }
 
@@ -331,14 +332,14 @@ enum Pair {
 }
 
 impl Pair {
-    /// The pairs among `level1` (the reductions over a row region's `axes` of `shape`), no
-    /// reduction in two.
-    /// Softmaxes' rescale factors are float64 on the host only (see [`Online::find`]).
-    fn find(body: &Graph, shape: &[usize], axes: &[usize], level1: &[NodeId], math: MathLib, target: Target) -> Vec<Pair> {
+    /// The pairs among `level1` (the reductions over a row region's axes of `shape`, the kept
+    /// shape with those axes at 1 being `keep_ones`), no reduction in two. Softmaxes' rescale
+    /// factors are float64 on the host only (see [`Online::find`]).
+    fn find(body: &Graph, shape: &[usize], keep_ones: &[usize], level1: &[NodeId], math: MathLib, target: Target) -> Vec<Pair> {
         let wide = target == Target::Host;
         let mut pairs: Vec<Pair> =
-            Online::find(body, shape, axes, level1, math, wide).into_iter().map(Pair::Softmax).collect();
-        for m in Moments::find(body, shape, axes, level1) {
+            Online::find(body, shape, keep_ones, level1, math, wide).into_iter().map(Pair::Softmax).collect();
+        for m in Moments::find(body, shape, keep_ones, level1) {
             if !pairs.iter().any(|p| [p.first(), p.second()].iter().any(|&r| r == m.sum || r == m.squares)) {
                 pairs.push(Pair::Moments(m));
             }
@@ -442,8 +443,9 @@ fn split_unroll() -> usize {
     })
 }
 
-/// Whether softmaxes fold their max and sum in one pass (see [`Online`]) on `target`, read
-/// once per process: `KILN_ONLINE_SOFTMAX=on|off` for both targets; by default on the GPU only.
+/// Whether softmaxes and layer norms fold their two reductions in one pass (see [`Pair`]) on
+/// `target`, read once per process: `KILN_ONLINE_SOFTMAX=on|off` for both targets; by default
+/// on the GPU only.
 /// It changes the kernel's text, so its cache key. On the host the one pass does not vectorise
 /// (a branch per element, a scalar `expf` call): softmax over the rows of 4096×4096 float32
 /// took 105–108 ms with it against 22–24 ms in three passes (`cargo bench --bench cpu_peers
@@ -768,6 +770,14 @@ impl<'g> Lower<'g> {
         Ok((full, ivs, results, cur))
     }
 
+    /// How many elements reduction `id` folds into each of its results (a kernel parameter).
+    fn reduced_count(&mut self, id: NodeId) -> String {
+        let node = self.body.node(id);
+        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
+        let in_shape = &self.body.node(node.inputs[0]).shape;
+        self.b.param(axes.iter().map(|&a| in_shape[a]).product::<usize>() as i64)
+    }
+
     /// The kept part of reduction `id`'s input index at index `ix` of its result, in input-axis
     /// order.
     fn kept_index(&self, id: NodeId, ix: &Ix) -> Result<Vec<String>, Stop> {
@@ -799,11 +809,18 @@ impl<'g> Lower<'g> {
         let x = self.emit(on.x, ix)?;
         let m = on.raise(&mut self.b, &args[0], &x);
         let s = on.rescale(&mut self.b, &args[1], &args[0], &m)?;
-        self.hoisted.insert(on.max, Hoisted::Val(Val::new(m.clone(), x.dt)));
-        let e = self.emit(on.exp, ix);
-        self.hoisted.remove(&on.max);
-        let s = on.add(&mut self.b, &s, &e?, &m)?;
+        let e = self.online_terms(on, &m, std::slice::from_ref(ix))?;
+        let s = on.add(&mut self.b, &s, &e[0], &m)?;
         Ok(vec![m, s])
+    }
+
+    /// A softmax's terms `exp(x - m)` at `ixs`, the max read as the running one `m` (the
+    /// region's own nodes).
+    fn online_terms(&mut self, on: &Online, m: &str, ixs: &[Ix]) -> Result<Vec<Val>, Stop> {
+        self.hoisted.insert(on.max, Hoisted::Val(on.running(m)));
+        let terms = ixs.iter().map(|ix| self.emit(on.exp, ix)).collect();
+        self.hoisted.remove(&on.max);
+        terms
     }
 
     /// Two reductions at the work item `ix` in one loop nest (see [`Pair`]).
@@ -848,11 +865,7 @@ impl<'g> Lower<'g> {
             Pair::Softmax(on) => Ok(on.finish(&mut self.b, acc)?),
             Pair::Moments(m) => {
                 let c = shift.expect("a layer norm's shift");
-                let node = self.body.node(m.sum);
-                let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
-                let in_shape = &self.body.node(m.x).shape;
-                let reduced: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
-                let n = self.b.param(numel(&reduced) as i64);
+                let n = self.reduced_count(m.sum);
                 let s1 = m.sum_value(&mut self.b, acc, c, &n)?;
                 self.hoisted.insert(m.sum, Hoisted::Val(s1.clone()));
                 let mu = self.emit(m.mean, ix)?;
@@ -1591,8 +1604,7 @@ impl<'g> Lower<'g> {
         let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
         let in_shape = self.body.node(node.inputs[0]).shape.clone();
         let kept = self.kept_index(p.first(), ix)?;
-        let reduced: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
-        let total = self.b.param(numel(&reduced) as i64);
+        let total = self.reduced_count(p.first());
         let step = self.b.i64((PAIR_UNROLL * coop.lanes) as i64);
         let zero = self.b.i64(0);
         let steps = self.b.op(&format!("arith.divui {total}, {step} : i64"));
@@ -1631,26 +1643,12 @@ impl<'g> Lower<'g> {
         match p {
             Pair::Softmax(on) => {
                 let mut m = args[0].clone();
-                let mut dt = None;
                 for ix in ixs {
                     let x = self.emit(on.x, ix)?;
                     m = on.raise(&mut self.b, &m, &x);
-                    dt = Some(x.dt);
                 }
                 let mut s = on.rescaled(&mut self.b, &args[1], &args[0], &m)?;
-                self.hoisted.insert(on.max, Hoisted::Val(Val::new(m.clone(), dt.expect("elements"))));
-                let mut terms = Vec::with_capacity(ixs.len());
-                for ix in ixs {
-                    match self.emit(on.exp, ix) {
-                        Ok(e) => terms.push(e),
-                        Err(e) => {
-                            self.hoisted.remove(&on.max);
-                            return Err(e);
-                        }
-                    }
-                }
-                self.hoisted.remove(&on.max);
-                for e in &terms {
+                for e in &self.online_terms(on, &m, ixs)? {
                     s = on.add(&mut self.b, &s, e, &m)?;
                 }
                 Ok(vec![m, s])
@@ -2055,12 +2053,11 @@ impl<'g> Lower<'g> {
         // squares; the passes over the row are then the other reductions over the region's
         // space (each pair's at its first).
         let pairs = if self.online && self.split.is_none() && !axes.is_empty() {
-            Pair::find(body, shape, axes, &level1, self.b.math, self.b.target)
+            Pair::find(body, shape, &keep_ones, &level1, self.b.math, self.b.target)
         } else {
             Vec::new()
         };
-        let passes: Vec<NodeId> = level1.iter().copied().filter(|&id| !pairs.iter().any(|p| p.second() == id)).collect();
-        let level1 = passes;
+        let level1: Vec<NodeId> = level1.into_iter().filter(|&id| !pairs.iter().any(|p| p.second() == id)).collect();
         self.row_cache = self.row_cache_plan(shape, axes, &level1, &full_nodes);
         let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
         if self.split.is_some() {

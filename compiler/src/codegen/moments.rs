@@ -49,12 +49,11 @@ pub(crate) struct Moments {
 }
 
 impl Moments {
-    /// The layer norms among `level1` (the reductions over a row region's `axes` of `shape`):
+    /// The layer norms among `level1` (the reductions over a row region's axes of `shape`, the
+    /// kept shape with those axes at 1 being `keep_ones`):
     /// each a sum of `x` and a sum of `square(x - broadcast_to(mu))` (or `d * d`), `mu`
     /// depending on no region input and on no reduction but that sum.
-    pub fn find(body: &Graph, shape: &[usize], axes: &[usize], level1: &[NodeId]) -> Vec<Moments> {
-        let keep_ones: Vec<usize> =
-            (0..shape.len()).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
+    pub fn find(body: &Graph, shape: &[usize], keep_ones: &[usize], level1: &[NodeId]) -> Vec<Moments> {
         let mut found = Vec::new();
         for &squares in level1 {
             let s2 = body.node(squares);
@@ -77,7 +76,7 @@ impl Moments {
                 continue;
             }
             let mean = bn.inputs[0];
-            if body.node(mean).shape.as_slice() != keep_ones.as_slice() {
+            if body.node(mean).shape.as_slice() != keep_ones {
                 continue;
             }
             let Some(sum) = only_reduction(body, mean) else { continue };

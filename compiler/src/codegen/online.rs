@@ -31,7 +31,7 @@
 use kiln_ir::{Attrs, DType, Graph, Node, NodeId, OpKind};
 
 use super::builder::Builder;
-use super::reduce::{Acc, Combine};
+use super::reduce::{widen, Acc, Combine};
 use super::scalar;
 use super::types::{float_const, work_ty, Val};
 use super::{MathLib, Unsupported};
@@ -59,8 +59,9 @@ pub(crate) struct Online {
 }
 
 impl Online {
-    /// The softmaxes among `level1` (the reductions over a row region's `axes` of `shape`),
-    /// each a max and a sum of that form whose max, broadcast and difference have no other use.
+    /// The softmaxes among `level1` (the reductions over a row region's axes of `shape`; the
+    /// kept shape with those axes at 1 is `keep_ones`), each a max and a sum of that form whose
+    /// max, broadcast and difference have no other use.
     ///
     /// The rescale factors are computed in the sum's type when `wide` (float64 for float32
     /// elements: the difference of two float32s is exact there), else in float32. A fold that
@@ -70,18 +71,8 @@ impl Online {
     /// its loop and once per combine level, and float64 `exp` inlined took the softmax kernel
     /// from 32 registers to 128 (40 with float32 factors). A wide float64 factor needs float64
     /// `exp`: not under [`MathLib::Polynomial`], where those softmaxes keep three passes.
-    pub fn find(body: &Graph, shape: &[usize], axes: &[usize], level1: &[NodeId], math: MathLib, wide: bool) -> Vec<Online> {
-        let mut users = vec![0usize; body.nodes().len()];
-        for n in body.nodes() {
-            for &i in &n.inputs {
-                users[i.index()] += 1;
-            }
-        }
-        for &o in body.outputs() {
-            users[o.index()] += 1;
-        }
-        let keep_ones: Vec<usize> =
-            (0..shape.len()).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
+    pub fn find(body: &Graph, shape: &[usize], keep_ones: &[usize], level1: &[NodeId], math: MathLib, wide: bool) -> Vec<Online> {
+        let users = body.use_counts();
         let mut found = Vec::new();
         for &sum in level1 {
             let s = body.node(sum);
@@ -112,7 +103,7 @@ impl Online {
                 || users[max.index()] != 1
                 || !level1.contains(&max)
                 || m.inputs[0] != x
-                || m.shape.as_slice() != keep_ones.as_slice()
+                || m.shape.as_slice() != keep_ones
                 || body.node(x).dtype != dt
             {
                 continue;
@@ -149,6 +140,11 @@ impl Online {
         vec![m, s]
     }
 
+    /// A running max `m` as a value of `x`'s dtype (in its register type).
+    pub fn running(&self, m: &str) -> Val {
+        Val::new(m.to_string(), self.x_dt)
+    }
+
     /// The running max after `x`.
     pub fn raise(&self, b: &mut Builder, m: &str, x: &Val) -> String {
         b.op(&format!("arith.maximumf {m}, {} : {}", x.ssa, self.m_ty))
@@ -156,19 +152,12 @@ impl Online {
 
     /// `exp(from - to)` in the factor's type (see [`Online::find`]), widened to the sum's.
     fn factor(&self, b: &mut Builder, from: &str, to: &str) -> Result<String, Unsupported> {
-        let (mt, st) = (self.m_ty, self.tys[1]);
         let ft = work_ty(self.factor_exp.dtype)?;
-        let widen = |b: &mut Builder, v: &str, from: &str, to: &str| {
-            if from == to {
-                v.to_string()
-            } else {
-                b.op(&format!("arith.extf {v} : {from} to {to}"))
-            }
-        };
-        let (f, t) = (widen(b, from, mt, ft), widen(b, to, mt, ft));
+        let f = widen(b, &self.running(from), ft)?;
+        let t = widen(b, &self.running(to), ft)?;
         let d = b.op(&format!("arith.subf {f}, {t} : {ft}"));
         let e = scalar::elementwise(b, &self.factor_exp, &[Val::new(d, self.factor_exp.dtype)])?;
-        Ok(widen(b, &e.ssa, ft, st))
+        widen(b, &e, self.tys[1])
     }
 
     /// `s` relative to the running max `m` rescaled to `to` (a branch: the max rises rarely).
@@ -190,7 +179,7 @@ impl Online {
     /// any element is larger, see [`Online::finish`]).
     pub fn add(&self, b: &mut Builder, s: &str, e: &Val, m: &str) -> Result<String, Unsupported> {
         let (mt, st) = (self.m_ty, self.tys[1]);
-        let t = super::reduce::widen(b, e, st)?;
+        let t = widen(b, e, st)?;
         let ninf = float_const(b, f64::NEG_INFINITY, mt);
         let none_yet = b.op(&format!("arith.cmpf oeq, {m}, {ninf} : {mt}"));
         let zero = float_const(b, 0.0, st);
@@ -207,7 +196,7 @@ impl Online {
         let nan = float_const(b, f64::NAN, st);
         let s = b.op(&format!("arith.select {none}, {nan}, {} : {st}", acc[1]));
         let s = self.acc.finish(b, &[s], self.sum_dt)?;
-        Ok((Val::new(m.clone(), self.x_dt), s))
+        Ok((self.running(m), s))
     }
 
     /// `s` relative to `m` rescaled to `big` (`big ≥ m`), with the factor 1 where `m = big`
