@@ -5,6 +5,8 @@
 //!
 //! - `numpy_fixtures`: NumPy's outputs (`tests/fixtures/`, written by `make_fixtures.py`)
 //!   against kiln's, case by case.
+//! - `indexing`: gathers and scatters (take, add_at, put, bincount...) against NumPy's fixtures,
+//!   their errors, the one-kernel k-means update.
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
 //! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
 //! - `properties`: proptest on broadcasting; promotion against NumPy's table.
@@ -54,6 +56,8 @@ mod properties;
 
 #[path = "suite/fusion.rs"]
 mod fusion;
+#[path = "suite/indexing.rs"]
+mod indexing;
 
 #[path = "suite/examples.rs"]
 mod examples;

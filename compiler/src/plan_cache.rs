@@ -113,6 +113,7 @@ fn map_plan(c: &Compiled, f: &dyn Fn(usize) -> Option<usize>) -> Option<Compiled
         *space = match space {
             Space::Elementwise { shape: s } => Space::Elementwise { shape: shape(s)? },
             Space::Reduce { shape: s, axes } => Space::Reduce { shape: shape(s)?, axes: axes.clone() },
+            Space::Scatter { items } => Space::Scatter { items: shape(items)? },
             Space::Opaque => Space::Opaque,
         };
     }

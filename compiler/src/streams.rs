@@ -98,8 +98,9 @@ impl fmt::Display for StreamEvent {
 /// copy, user kernel), whose work the plan does not know.
 pub fn work(region: &Region) -> Option<usize> {
     match region.kind {
-        RegionKind::Elementwise | RegionKind::Reduction => match &region.space {
+        RegionKind::Elementwise | RegionKind::Reduction | RegionKind::Scatter => match &region.space {
             Space::Elementwise { shape } | Space::Reduce { shape, .. } => Some(numel(shape)),
+            Space::Scatter { items } => Some(numel(items)),
             Space::Opaque => None,
         },
         RegionKind::Copy | RegionKind::Vendor | RegionKind::Custom => None,
@@ -221,6 +222,7 @@ mod tests {
         let space = match kind {
             RegionKind::Elementwise => Space::Elementwise { shape: [elements].into_iter().collect() },
             RegionKind::Reduction => Space::Reduce { shape: [elements].into_iter().collect(), axes: [0].into_iter().collect() },
+            RegionKind::Scatter => Space::Scatter { items: [elements].into_iter().collect() },
             RegionKind::Copy | RegionKind::Vendor | RegionKind::Custom => Space::Opaque,
         };
         let mut body = Graph::new();

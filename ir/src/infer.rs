@@ -106,6 +106,16 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             }
             inputs[0].0
         }
+        DTypeRule::Scattered => {
+            if inputs[1].0 != DType::Int64 || inputs[2].0 != inputs[0].0 {
+                return Err(IrError::UnsupportedDType {
+                    op: name.into(),
+                    dtypes: inputs.iter().map(|i| i.0).collect(),
+                    accepted: "int64 positions and values of the array's dtype".into(),
+                });
+            }
+            inputs[0].0
+        }
     };
 
     let s0: &[usize] = inputs[0].1;
@@ -200,6 +210,25 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                 });
             }
             positions.into()
+        }
+        OpClass::Scatter => {
+            // values[i, j...] goes to row idx[i] of a: values' shape is idx's then a's rows'.
+            let (positions, values) = (inputs[1].1, inputs[2].1);
+            if s0.is_empty() {
+                return Err(IrError::InvalidShape { op: name.into(), shape: s0.into(), message: "cannot scatter into a 0-d array".into() });
+            }
+            let want: Shape = positions.iter().chain(&s0[1..]).copied().collect();
+            if values != want.as_slice() {
+                return Err(IrError::InvalidShape {
+                    op: name.into(),
+                    shape: values.into(),
+                    message: format!("values must have shape {want:?} (the positions' {positions:?}, then the rows' {:?})", &s0[1..]),
+                });
+            }
+            if s0[0] == 0 && numel(positions) > 0 {
+                return Err(IrError::InvalidShape { op: name.into(), shape: s0.into(), message: "cannot scatter into an empty axis".into() });
+            }
+            s0.into()
         }
         OpClass::Custom => return Err(attrs_err(op, "a custom kernel's type is declared, not inferred")),
     };

@@ -27,6 +27,10 @@ pub enum OpClass {
     /// Reads its first input at positions computed from its second (`take`): it fuses with what
     /// computes the positions, but the input it reads from must be a buffer in memory.
     Gather,
+    /// Combines its third input into a copy of its first at rows chosen by its second
+    /// (`np.add.at`, `np.maximum.at`, `a[idx] = v`): a kernel over the positions, whose values
+    /// and positions fuse into it; the rows written are the result.
+    Scatter,
     /// Handed to a vendor library (cuBLAS, cuFFT): a fusion boundary.
     Vendor,
     /// A user's raw kernel: a fusion boundary.
@@ -100,6 +104,8 @@ pub enum DTypeRule {
     Complex,
     /// `take(a, idx)`: the dtype of `a`; `idx` is int64.
     Gathered,
+    /// `scatter_*(a, idx, values)`: the dtype of `a`, which `values` shares; `idx` is int64.
+    Scattered,
 }
 
 /// Which attributes an op carries (the schema; [`crate::graph::Attrs`] holds the values).
@@ -261,6 +267,11 @@ ops! {
     Label,           "label",         Elementwise, Fixed(1), ANY,      Same,      Custom,  "x unchanged, marked as a result of the user kernel `name` (ElementwiseKernel, ReductionKernel, fuse)";
 
     Take,            "take",          Gather,      Fixed(2), ANY,      Gathered,  None,    "a.ravel()[idx], idx (int64) wrapped into range: np.take(a, idx, mode='wrap'); the shape of idx";
+
+    ScatterAdd,      "scatter_add",   Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a with values[i] added to row idx[i] of axis 0, duplicates accumulating in position order (np.add.at); idx (int64) wrapped into range";
+    ScatterMax,      "scatter_max",   Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a, row idx[i] of axis 0 the maximum of itself and values[i], NaN propagating (np.maximum.at); idx wrapped into range";
+    ScatterMin,      "scatter_min",   Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a, row idx[i] of axis 0 the minimum of itself and values[i], NaN propagating (np.minimum.at); idx wrapped into range";
+    Scatter,         "scatter",       Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a with row idx[i] of axis 0 replaced by values[i], the last position writing a row winning (a[idx] = values); idx wrapped into range";
 
     Sum,             "sum",           Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "sum over `axes` (np.sum); float16/bfloat16 accumulate in float32";
     Prod,            "prod",          Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "product over `axes` (np.prod)";

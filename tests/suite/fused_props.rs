@@ -788,7 +788,9 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             Input | Const | Iota => Bound::Exact,
             // The values of the input, element for element (or a choice among them).
             Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous
-            | Neg | Real | Imag | Conj | Label | Take => worst,
+            | Neg | Real | Imag | Conj | Label | Take | ScatterMax | ScatterMin | Scatter => worst,
+            // Sums of duplicates in another order than the evaluator's.
+            ScatterAdd => Bound::Unbounded,
             Abs if !operand.is_complex() => worst,
             Where if ins[0] == Bound::Exact => ins[1].join(ins[2]),
             Cast if widens(operand, n.dtype) => worst,

@@ -231,7 +231,7 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
             let passes = body.nodes().iter().filter(|n| n.op.is_reduction()).count() + 1;
             (kept, reduced.max(1) * passes, false)
         }
-        Space::Opaque => {
+        Space::Scatter { .. } | Space::Opaque => {
             let op = region.op_names().first().copied().unwrap_or("?");
             return Err(Unsupported::new(
                 Some(op),
@@ -251,7 +251,7 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
             Space::Reduce { shape, axes } => cx.reduction(shape, axes)?,
-            Space::Opaque => unreachable!("rejected above"),
+            Space::Scatter { .. } | Space::Opaque => unreachable!("rejected above"),
         }
         Ok(cx.finish())
     };
@@ -660,7 +660,7 @@ impl<'g> Lower<'g> {
                 let k = self.emit(node.inputs[1], ix)?;
                 super::gather::take(&mut self.b, &Self::in_ptr(*index as usize), &src.shape, &k, node.dtype)
             }
-            OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
+            OpClass::Scatter | OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
                 return Err(Unsupported::new(Some(node.op.name()), "inside a fused region".into()).into())
             }
         };

@@ -51,6 +51,9 @@ pub enum Space {
     Elementwise { shape: Shape },
     /// Reductions over `axes` of `shape`; one work group per element of the kept axes.
     Reduce { shape: Shape, axes: Axes },
+    /// Scatters: one work item per position of their index array, of shape `items`; each
+    /// combines its row of values into the row of the output its index names.
+    Scatter { items: Shape },
     /// A boundary op: its own launch (library call, copy or user kernel).
     Opaque,
 }
@@ -61,6 +64,7 @@ impl fmt::Display for Space {
         match self {
             Space::Elementwise { shape } => write!(f, "elementwise shape=[{}]", dims(shape)),
             Space::Reduce { shape, axes } => write!(f, "reduce shape=[{}] axes=[{}]", dims(shape), dims(axes)),
+            Space::Scatter { items } => write!(f, "scatter items=[{}]", dims(items)),
             Space::Opaque => f.write_str("opaque"),
         }
     }
@@ -71,6 +75,9 @@ impl fmt::Display for Space {
 pub enum RegionKind {
     Elementwise,
     Reduction,
+    /// scatter_add, scatter_max, scatter_min, scatter (with their indices' and values'
+    /// producers).
+    Scatter,
     /// concatenate, stack, contiguous.
     Copy,
     /// matmul (with an absorbed epilogue), fft.
@@ -84,6 +91,7 @@ impl RegionKind {
         match self {
             RegionKind::Elementwise => "elementwise",
             RegionKind::Reduction => "reduction",
+            RegionKind::Scatter => "scatter",
             RegionKind::Copy => "copy",
             RegionKind::Vendor => "vendor",
             RegionKind::Custom => "custom",
@@ -164,6 +172,9 @@ pub enum UnfusedReason {
     /// The operand a gather (`take`, a user kernel's raw argument) reads at computed positions:
     /// it must be a buffer in memory, not an index map of fused producers.
     GatherSource,
+    /// A scatter's result: its rows are written by the scatter's own kernel, which combines
+    /// every position into them before any reader may run.
+    ScatterResult,
 }
 
 impl UnfusedReason {
@@ -177,6 +188,7 @@ impl UnfusedReason {
             UnfusedReason::ReductionShared => "reduction_shared",
             UnfusedReason::RecomputeTooCostly => "recompute_too_costly",
             UnfusedReason::GatherSource => "gather_source",
+            UnfusedReason::ScatterResult => "scatter_result",
         }
     }
 }

@@ -50,7 +50,7 @@ fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
         OpClass::Copy => Some(UnfusedReason::CopyBoundary),
         OpClass::Vendor => Some(UnfusedReason::VendorBoundary),
         OpClass::Custom => Some(UnfusedReason::CustomBoundary),
-        OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View | OpClass::Gather => None,
+        OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View | OpClass::Gather | OpClass::Scatter => None,
     }
 }
 
@@ -71,6 +71,7 @@ fn root_space(g: &Graph, node: &Node) -> Space {
             let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified graph") };
             Space::Reduce { shape: g.node(node.inputs[0]).shape.clone(), axes: axes.clone() }
         }
+        OpClass::Scatter => Space::Scatter { items: g.node(node.inputs[1]).shape.clone() },
         OpClass::Copy | OpClass::Vendor | OpClass::Custom => Space::Opaque,
         OpClass::Leaf | OpClass::Elementwise | OpClass::View | OpClass::Gather => {
             Space::Elementwise { shape: node.shape.clone() }
@@ -136,12 +137,21 @@ impl Ctx<'_> {
             let node = self.g.node(n);
             cost += match node.op.class() {
                 OpClass::Elementwise | OpClass::Gather => 1,
-                OpClass::Reduce => RECOMPUTE_LIMIT + 1,
+                OpClass::Reduce | OpClass::Scatter => RECOMPUTE_LIMIT + 1,
                 OpClass::Leaf | OpClass::View | OpClass::Copy | OpClass::Vendor | OpClass::Custom => 0,
             };
             stack.extend(node.inputs.iter().copied().filter(|&i| !self.is_boundary_input(i)));
         }
         cost
+    }
+
+    /// Whether every kernel of `readers` is a scatter over the same positions that can compute
+    /// reduction `r` per position.
+    fn scatters_share(&self, readers: &BitSet, r: NodeId) -> bool {
+        let spaces: Vec<Space> = readers.iter().map(|k| self.space_of(NodeId(k as u32))).collect();
+        matches!(&spaces[0], Space::Scatter { .. })
+            && spaces.iter().all(|s| *s == spaces[0])
+            && readers.iter().all(|k| self.space_with(NodeId(k as u32), r).is_some())
     }
 
     fn space_of(&self, root: NodeId) -> Space {
@@ -162,6 +172,9 @@ impl Ctx<'_> {
                 let row_pass = shape == *in_shape && reduced.iter().product::<usize>() > 1;
                 (row_pass || shape == rn.shape || shape.as_slice() == reduced.as_slice()).then_some(row)
             }
+            // A scatter computes, per position, reductions indexed by the position first (its
+            // labels: an argmin, and the distances inside it).
+            Space::Scatter { items } => rn.shape.starts_with(&items).then_some(Space::Scatter { items }),
             s @ Space::Reduce { .. } if s == row => Some(s),
             Space::Reduce { shape, axes: a } if shape == rn.shape => Some(Space::Reduce { shape, axes: a }),
             Space::Reduce { .. } | Space::Opaque => None,
@@ -197,6 +210,9 @@ pub fn partition(g: &Graph) -> Partition {
                 }
             }
         }
+        if class == OpClass::Scatter {
+            cx.mat[i] = Some(UnfusedReason::ScatterResult);
+        }
         if class == OpClass::Gather {
             let source = node.inputs[0];
             let m = &mut cx.mat[source.index()];
@@ -220,6 +236,7 @@ pub fn partition(g: &Graph) -> Partition {
                     | UnfusedReason::VendorBoundary
                     | UnfusedReason::CustomBoundary
                     | UnfusedReason::GatherSource
+                    | UnfusedReason::ScatterResult
             )
         );
     }
@@ -236,6 +253,13 @@ pub fn partition(g: &Graph) -> Partition {
             let mut readers = BitSet::new(n);
             for c in &cx.consumers[i] {
                 readers.union_with(&own[c.index()]);
+            }
+            if readers.len() > 1 && cx.scatters_share(&readers, id) {
+                // Scatters over the same positions (k-means' sums and counts by one label)
+                // each compute it: sibling merging makes them one kernel that computes it once.
+                cx.mat[i] = None;
+                cx.update_owners(&mut own, i);
+                continue;
             }
             if readers.len() != 1 {
                 cx.mat[i] = Some(UnfusedReason::ReductionShared);
@@ -456,6 +480,7 @@ fn build_region(g: &Graph, cx: &Ctx, members: &[NodeId], body_nodes: &BTreeSet<N
     let kind = match (&space, g.node(members[0]).op.class()) {
         (Space::Reduce { .. }, _) => RegionKind::Reduction,
         (Space::Elementwise { .. }, _) => RegionKind::Elementwise,
+        (Space::Scatter { .. }, _) => RegionKind::Scatter,
         (Space::Opaque, OpClass::Copy) => RegionKind::Copy,
         (Space::Opaque, OpClass::Vendor) => RegionKind::Vendor,
         (Space::Opaque, _) => RegionKind::Custom,

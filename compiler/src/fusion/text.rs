@@ -91,6 +91,7 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
         let kind = match words[2] {
             "elementwise" => RegionKind::Elementwise,
             "reduction" => RegionKind::Reduction,
+            "scatter" => RegionKind::Scatter,
             "copy" => RegionKind::Copy,
             "vendor" => RegionKind::Vendor,
             "custom" => RegionKind::Custom,
@@ -105,6 +106,7 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
                 shape: Shape::from_vec(numbers(ln, shape, "shape")?),
                 axes: numbers(ln, axes, "axes")?.into_iter().collect(),
             },
+            ["scatter", items] => Space::Scatter { items: Shape::from_vec(numbers(ln, items, "items")?) },
             other => return Err(err(ln, format!("bad space {other:?}"))),
         };
         let inputs = node_ids(ln, io[0], "inputs")?;

@@ -310,6 +310,12 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         // ---- gathers
         Take => Ok(take(args[0], args[1], node)),
 
+        // ---- scatters
+        ScatterAdd => Ok(scatter(args, node, Some(ew::add))),
+        ScatterMax => Ok(scatter(args, node, Some(ew::maximum))),
+        ScatterMin => Ok(scatter(args, node, Some(ew::minimum))),
+        Scatter => Ok(scatter(args, node, None)),
+
         // ---- views
         Reshape | ExpandDims | Squeeze => Ok(view::reshape(args[0], &node.shape)),
         Permute => match &node.attrs {
@@ -366,6 +372,29 @@ fn take(a: &Tensor, idx: &Tensor, node: &Node) -> Tensor {
             other => unreachable!("take's positions are int64 (checked by infer), got {other:?}"),
         })
         .collect();
+    Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
+}
+
+/// `b = a.copy(); np.<combine>.at(b, idx, values)` along axis 0: position `i` (in C order of
+/// `idx`) combines row `i` of `values` into row `idx[i] mod rows` of `b` (Python's modulo: -1
+/// is the last row), one position after another, each result rounded to the dtype; `None`
+/// replaces the row (the last position writing it wins).
+fn scatter(args: &[&Tensor], node: &Node, combine: Option<Binary>) -> Tensor {
+    let (a, idx, values) = (args[0], args[1], args[2]);
+    let rows = a.shape[0] as i64;
+    let row = a.shape[1..].iter().product::<usize>();
+    let mut vals = a.vals.clone();
+    for (i, v) in idx.vals.iter().enumerate() {
+        let Value::Int(k) = *v else { unreachable!("scatter's positions are int64 (checked by infer), got {v:?}") };
+        let r = k.rem_euclid(rows) as usize;
+        for j in 0..row {
+            let (dst, src) = (&mut vals[r * row + j], values.vals[i * row + j]);
+            *dst = match combine {
+                Some(f) => cast(f(node.dtype, *dst, src), node.dtype),
+                None => src,
+            };
+        }
+    }
     Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
 }
 
@@ -545,6 +574,42 @@ mod tests {
     }
 
     #[test]
+    fn scatters_combine_duplicates_in_position_order_with_rows_wrapped() {
+        // b = np.array([[1., 2.], [3., 4.], [5., 6.]], np.float32)
+        // np.add.at(b, [0, -1, 0, 4], [[10, 20], [30, 40], [50, 60], [70, 80]])
+        // -> [[61, 82], [73, 84], [35, 46]]  (4 wraps to row 1, -1 to row 2)
+        let a = arr(&[3, 2], vec![1f32, 2., 3., 4., 5., 6.]);
+        let idx = vec1(vec![0i64, -1, 0, 4]);
+        let v = arr(&[4, 2], vec![10f32, 20., 30., 40., 50., 60., 70., 80.]);
+        let run_op = |op: OpKind| {
+            let mut g = Graph::new();
+            let (x, i, y) = (g.input(0, DType::Float32, &[3, 2]), g.input(1, DType::Int64, &[4]), g.input(2, DType::Float32, &[4, 2]));
+            let s = g.add(op, Attrs::None, &[x, i, y]).unwrap();
+            g.push_output(s);
+            run(&g, &[a.clone(), idx.clone(), v.clone()]).remove(0)
+        };
+        assert_eq!(run_op(OpKind::ScatterAdd).as_slice::<f32>().unwrap(), &[61., 82., 73., 84., 35., 46.]);
+        // np.maximum.at and np.minimum.at of the same.
+        assert_eq!(run_op(OpKind::ScatterMax).as_slice::<f32>().unwrap(), &[50., 60., 70., 80., 30., 40.]);
+        assert_eq!(run_op(OpKind::ScatterMin).as_slice::<f32>().unwrap(), &[1., 2., 3., 4., 5., 6.]);
+        // b[[0, -1, 0, 4]] = v: the last write of row 0 (position 2) wins.
+        assert_eq!(run_op(OpKind::Scatter).as_slice::<f32>().unwrap(), &[50., 60., 70., 80., 30., 40.]);
+    }
+
+    #[test]
+    fn scatter_add_rounds_each_step_to_the_dtype() {
+        // np.add.at(np.float16([0]), [0, 0, 0], np.float16([2048, 1, 1])) -> [2048]: 2049 is not
+        // a float16, each 1 is lost, where a float64 sum would round 2050 to 2050.
+        let mut g = Graph::new();
+        let (x, i, y) = (g.input(0, DType::Float16, &[1]), g.input(1, DType::Int64, &[3]), g.input(2, DType::Float16, &[3]));
+        let s = g.add(OpKind::ScatterAdd, Attrs::None, &[x, i, y]).unwrap();
+        g.push_output(s);
+        let h = |v: f32| half::f16::from_f32(v);
+        let out = run(&g, &[arr(&[1], vec![h(0.)]), vec1(vec![0i64, 0, 0]), arr(&[3], vec![h(2048.), h(1.), h(1.)])]);
+        assert_eq!(out[0].as_slice::<half::f16>().unwrap(), &[h(2048.)]);
+    }
+
+    #[test]
     fn an_output_can_be_an_input() {
         let mut g = Graph::new();
         let x = g.input(0, DType::UInt16, &[2]);
@@ -674,6 +739,10 @@ mod tests {
             };
             let (n, inputs) = match (op, info.arity) {
                 (OpKind::Take, _) => (2, vec![HostArray::zeros(dt, shape), HostArray::zeros(DType::Int64, shape)]),
+                (OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter, _) => (
+                    3,
+                    vec![HostArray::zeros(dt, shape), HostArray::zeros(DType::Int64, &[3]), HostArray::zeros(dt, &[3, 2])],
+                ),
                 (OpKind::Where, _) => (
                     3,
                     vec![

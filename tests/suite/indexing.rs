@@ -1,0 +1,181 @@
+//! Gathers and scatters: `take`, `take_along_axis`, `add_at`, `maximum_at`, `minimum_at`, `put`,
+//! `put_along_axis` and `bincount` against NumPy's fixtures (`tests/fixtures/indexing/`, from
+//! `make_indexing_fixtures.py`: duplicates, negative and wrapped indices, empty index arrays,
+//! every dtype class, 0-d values), on whichever backend runs the suite; their typed errors; and
+//! fusion: the k-means update (sums by `add_at`, counts by `bincount` of the same labels) is one
+//! scatter kernel that computes the labels.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use kiln::{Array, DType};
+
+use crate::numpy_fixtures::{assert_same_cases, load_manifest, run_case_in, Case};
+
+fn manifest() -> &'static HashMap<String, Case> {
+    static M: OnceLock<HashMap<String, Case>> = OnceLock::new();
+    M.get_or_init(|| load_manifest("indexing/cases.txt"))
+}
+
+macro_rules! cases {
+    ($($($name:ident),+ => $f:expr;)*) => {
+        $($(
+            #[test]
+            fn $name() {
+                run_case_in(manifest(), stringify!($name), $f)
+            }
+        )+)*
+        const CASES: &[&str] = &[$($(stringify!($name)),+),*];
+    };
+}
+
+#[test]
+fn every_fixture_has_a_case() {
+    assert_same_cases(manifest(), CASES);
+}
+
+/// `a` as a lazy array (not held on the host), so that its values are not checked.
+fn lazy(a: &Array) -> Array {
+    a + 0
+}
+
+cases! {
+    take_flat_f32 => |a| a[0].take(&a[1], None);
+    take_axis1_i16 => |a| a[0].take(&a[1], Some(1));
+    take_axis_last_bool => |a| a[0].take(&a[1], Some(-1));
+    take_axis0_empty => |a| a[0].take(&a[1], Some(0));
+    take_axis1_wrap_lazy => |a| a[0].take(&lazy(&a[1]), Some(1));
+    take_c64_axis0 => |a| a[0].take(&a[1], Some(0));
+    take_along_axis_sort => |a| a[0].take_along_axis(&a[1], 1);
+    take_along_axis_bcast => |a| a[0].take_along_axis(&a[1], 1);
+
+    add_at_f32_dup => |a| a[0].add_at(&a[1], &a[2]);
+    add_at_f64_scalar => |a| a[0].add_at(&a[1], 1.5);
+    add_at_f32_0d_values => |a| a[0].add_at(&a[1], &a[2]);
+    add_at_i32_2d_idx => |a| a[0].add_at(&a[1], &a[2]);
+    add_at_u8_wraps => |a| a[0].add_at(&a[1], &a[2]);
+    add_at_c64 => |a| a[0].add_at(&a[1].slice(&kiln::s![..3]), &a[2]);
+    add_at_empty => |a| a[0].add_at(&a[1], &kiln::zeros(&[0, 3], DType::Float32));
+    maximum_at_f64_nan => |a| a[0].maximum_at(&a[1], &a[2]);
+    minimum_at_f64_nan => |a| a[0].minimum_at(&a[1], &a[2]);
+    maximum_at_u8 => |a| a[0].maximum_at(&a[1], &a[2]);
+    minimum_at_i32_2d_idx => |a| a[0].minimum_at(&a[1], &a[2]);
+
+    put_i16_last_wins => |a| a[0].put(&a[1], &a[2].astype(DType::Int16));
+    put_cyclic => |a| a[0].put(&a[1], &a[2].astype(DType::Int16));
+    put_along_axis_f32 => |a| {
+        let v = &kiln::arange(4).astype(DType::Float32).reshape(&[1, 4, 1]) * -1.0;
+        a[0].put_along_axis(&a[1], &v, 1)
+    };
+    put_along_axis_bcast => |a| a[0].put_along_axis(&a[1], 7, 1);
+
+    bincount_plain => |a| kiln::bincount(&a[0], None, 0);
+    bincount_minlength => |a| kiln::bincount(&a[0], None, 12);
+    bincount_weights => |a| kiln::bincount(&a[0], Some(&a[1].astype(DType::Float64)), 0);
+    bincount_empty => |a| kiln::bincount(&a[0], None, 3);
+    bincount_lazy => |a| kiln::bincount(&(&a[0] * 2), None, 4);
+}
+
+fn err(r: kiln::Result<Array>) -> String {
+    match r {
+        Ok(a) => panic!("expected an error, got {a:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_indices_are_typed_errors_naming_the_op() {
+    let a = Array::from_vec((0..12).map(|v| v as f32).collect::<Vec<_>>(), &[3, 4]);
+    let fidx = Array::from_vec(vec![0.0f32, 1.0], &[2]);
+    let e = err(a.try_take(&fidx, Some(0)));
+    assert!(e.contains("take") && e.contains("integer") && e.contains("float32"), "{e}");
+    let idx = Array::from_vec(vec![0i64, 3], &[2]);
+    let e = err(a.try_take(&idx, Some(0)));
+    assert!(e.starts_with("take: index 3 is out of bounds for axis 0 with size 3"), "{e}");
+    let e = err(a.try_take(&idx, Some(2)));
+    assert!(e.contains("take") && e.contains("axis"), "{e}");
+    let e = err(a.try_add_at(&Array::from_vec(vec![-4i64], &[1]), 1.0));
+    assert!(e.starts_with("add_at: index -4 is out of bounds for axis 0 with size 3"), "{e}");
+    // values that do not broadcast to indices.shape + a.shape[1:] = (2, 4)
+    let e = err(a.try_add_at(&Array::from_vec(vec![0i64, 1], &[2]), &kiln::ones(&[2, 3], DType::Float32)));
+    assert!(e.contains("add_at") && e.contains("[2, 3]") && e.contains("[2, 4]"), "{e}");
+    // same_kind: float values into an int array
+    let ai = Array::from_vec(vec![1i32, 2, 3], &[3]);
+    let e = err(ai.try_add_at(&Array::from_vec(vec![0i64], &[1]), &Array::from_vec(vec![0.5f64], &[1])));
+    assert!(e.contains("add_at") && e.contains("float64") && e.contains("int32") && e.contains("same_kind"), "{e}");
+    let e = err(ai.try_maximum_at(&Array::from_vec(vec![0i64], &[1]), 0.5));
+    assert!(e.contains("maximum_at") && e.contains("same_kind"), "{e}");
+    let e = err(Array::from_vec(vec![1.0f32], &[]).try_add_at(&Array::from_vec(vec![0i64], &[1]), 1.0));
+    assert!(e.contains("add_at") && e.contains("0-d"), "{e}");
+    let e = err(a.try_take_along_axis(&Array::from_vec(vec![0i64], &[1]), 0));
+    assert!(e.contains("take_along_axis") && e.contains("rank"), "{e}");
+    let e = err(a.try_put(&Array::from_vec(vec![12i64], &[1]), 0.0));
+    assert!(e.starts_with("put: index 12 is out of bounds"), "{e}");
+    // the arrays are unchanged by the failed calls
+    assert_eq!(a.to_vec::<f32>(), (0..12).map(|v| v as f32).collect::<Vec<_>>());
+    assert_eq!(ai.to_vec::<i32>(), vec![1, 2, 3]);
+}
+
+#[test]
+fn bincount_errors() {
+    let e = err(kiln::try_bincount(&Array::from_vec(vec![1i64, -2, 3], &[3]), None, 0));
+    assert!(e.starts_with("bincount: the first argument must be non-negative (found -2)"), "{e}");
+    // a negative value of a lazy array is found by the read of its minimum
+    let lazy = &Array::from_vec(vec![1i64, 2, 3], &[3]) - 2;
+    let e = err(kiln::try_bincount(&lazy, None, 0));
+    assert!(e.contains("non-negative (found -1)"), "{e}");
+    let e = err(kiln::try_bincount(&Array::from_vec(vec![1i64, 2, 3, 4], &[2, 2]), None, 0));
+    assert!(e.contains("bincount") && e.contains("1-D"), "{e}");
+    let e = err(kiln::try_bincount(&Array::from_vec(vec![1.0f32], &[1]), None, 0));
+    assert!(e.contains("bincount") && e.contains("float32"), "{e}");
+    let x = Array::from_vec(vec![1i64, 2], &[2]);
+    let e = err(kiln::try_bincount(&x, Some(&Array::from_vec(vec![1.0f64], &[1])), 0));
+    assert!(e.contains("bincount") && e.contains("weights"), "{e}");
+}
+
+/// Squared distances of the rows of `x` to the rows of `c`, summed over the last axis.
+fn sq_distances(x: &Array, c: &Array) -> Array {
+    (x.expand_dims(&[1]) - c.expand_dims(&[0])).square().sum(2)
+}
+
+fn kmeans_data(n: usize, d: usize, k: usize) -> (Array, Array) {
+    let x: Vec<f32> = (0..n * d).map(|i| ((i * 7919 % 1000) as f32) / 100.0 - 5.0).collect();
+    let c: Vec<f32> = (0..k * d).map(|i| ((i * 104729 % 1000) as f32) / 100.0 - 5.0).collect();
+    (Array::from_vec(x, &[n, d]), Array::from_vec(c, &[k, d]))
+}
+
+#[test]
+fn kmeans_update_is_one_scatter_kernel_computing_the_labels() {
+    let (n, d, k) = (1000, 16, 10);
+    let (x, c) = kmeans_data(n, d, k);
+    let labels = sq_distances(&x, &c).argmin(1);
+    let sums = kiln::zeros(&[k, d], DType::Float32).add_at(&labels, &x);
+    let counts = kiln::bincount(&labels, None, k);
+    let ex = kiln::explain(&[&sums, &counts]);
+    let report = ex.report.to_string();
+    assert_eq!(ex.report.kernel_count(), 1, "{report}");
+    assert!(report.contains("region 0 scatter scatter items=[1000]"), "{report}");
+    for op in ["argmin", "sum", "scatter_add"] {
+        assert!(report.contains(op), "{op} in {report}");
+    }
+    // against the same update written with masks (no scatter)
+    let mask = labels.expand_dims(&[1]).equal(kiln::arange(k as i64).expand_dims(&[0]));
+    let want_counts = mask.sum(0);
+    let want_sums = kiln::where_(mask.expand_dims(&[2]), x.expand_dims(&[1]), 0.0f32).sum(0);
+    assert_eq!(counts.to_vec::<i64>(), want_counts.to_vec::<i64>());
+    let (got, want) = (sums.to_vec::<f32>(), want_sums.to_vec::<f32>());
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{g} vs {w}");
+    }
+}
+
+#[test]
+fn scatter_results_are_the_same_bits_every_run() {
+    let (x, c) = kmeans_data(5000, 8, 7);
+    let labels = sq_distances(&x, &c).argmin(1);
+    let first: Vec<f32> = kiln::zeros(&[7, 8], DType::Float32).add_at(&labels, &x).to_vec();
+    for _ in 0..5 {
+        let again: Vec<f32> = kiln::zeros(&[7, 8], DType::Float32).add_at(&labels, &x).to_vec();
+        assert_eq!(first.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), again.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    }
+}
