@@ -179,3 +179,18 @@ fn scatter_results_are_the_same_bits_every_run() {
         assert_eq!(first.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), again.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn kmeans_update_region_and_host_kernel_snapshots() {
+    let (x, c) = kmeans_data(64, 4, 3);
+    let labels = sq_distances(&x, &c).argmin(1);
+    let sums = kiln::zeros(&[3, 4], DType::Float32).add_at(&labels, &x);
+    let counts = kiln::bincount(&labels, None, 3);
+    let ex = kiln::explain(&[&sums, &counts]);
+    insta::assert_snapshot!("kmeans_update_regions", ex.regions);
+    let mlir = kiln::kernel_code(&[&sums, &counts], kiln::CodeStage::HostMlir).unwrap();
+    // compiled, not left to the evaluator: one loop over the positions, the labels' argmin and
+    // distances inside it, a loop over each row's elements combining into the outputs
+    assert!(!mlir.contains("unsupported"), "{mlir}");
+    insta::assert_snapshot!("kmeans_update_host_mlir", mlir);
+}

@@ -301,18 +301,103 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
         });
     }
     let compiled = compile_region(region)?;
+    if region.kind == crate::fusion::RegionKind::Scatter {
+        return run_scatter(&compiled, region, inputs);
+    }
     run_compiled(&compiled, inputs)
 }
 
-/// Runs a compiled region (see [`run_region`]).
-pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+/// Most private copies of a scatter's outputs (see [`run_scatter`]).
+const SCATTER_COPIES: usize = 16;
+
+/// Runs a compiled scatter region (module `lower::scatter`): its positions split into a number
+/// of chunks fixed by the sizes alone (not by the threads), each accumulating into a private
+/// copy of the outputs (the first starts from each scatter's initial array, the others from 0
+/// for sums, from the initial array for maxima and minima, which are idempotent), run in
+/// parallel; then the copies combined in chunk order by the evaluator's `add`/`maximum`/
+/// `minimum`, so a result is the same bits on every run and thread count.
+fn run_scatter(compiled: &CompiledRegion, region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
     let k = &compiled.kernel;
+    check_inputs(k, inputs)?;
+    let body = &region.body;
+    // Each output's initial array: its scatter's first operand, computed by the evaluator
+    // (a constant such as `zeros`, or an input).
+    let mut init_graph = body.clone();
+    init_graph.set_outputs(body.outputs().iter().map(|&o| body.node(o).inputs[0]).collect());
+    let init = kiln_ir::eval::evaluate(&init_graph, inputs)?;
+    let work = k.work_items;
+    let cost = k.cost_per_item.max(1);
+    let out_elems: usize = k.outputs.iter().map(|(_, s)| numel(s)).sum::<usize>().max(1);
+    let copies = if work.saturating_mul(cost) < PARALLEL_COST {
+        1
+    } else {
+        (work.saturating_mul(cost) / PARALLEL_COST).clamp(1, SCATTER_COPIES).min((work / out_elems).max(1))
+    };
+    let zeros_for = |c: usize, o: usize| c > 0 && k.scatter[o] == kiln_ir::OpKind::Add;
+    let mut outs: Vec<Vec<Data>> = (0..copies)
+        .map(|c| {
+            init.iter()
+                .enumerate()
+                .map(|(o, a)| if zeros_for(c, o) { Data::zeros(a.dtype(), a.len()) } else { a.data().clone() })
+                .collect()
+        })
+        .collect();
+    let in_ptrs: Vec<*mut u8> = inputs.iter().map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut())).collect();
+    let ptrs: Vec<Vec<*mut u8>> = outs
+        .iter_mut()
+        .map(|copy| {
+            let mut p = in_ptrs.clone();
+            p.extend(copy.iter_mut().map(|d| with_data!(d, v => v.as_mut_ptr().cast::<u8>())));
+            p
+        })
+        .collect();
+    let code = compiled.code.for_call(work.saturating_mul(cost));
+    let entry = code.entry;
+    let params = k.params.as_slice();
+    let per = work.div_ceil(copies).max(1);
+    let all: Vec<Ptrs> = ptrs.iter().map(|p| Ptrs(p)).collect();
+    let all = all.as_slice();
+    let run = |c: usize| {
+        let (start, end) = (c * per, ((c + 1) * per).min(work));
+        if start < end {
+            let bufs = all[c];
+            // SAFETY: `ptrs[c]` holds one pointer per input (live `HostArray`s of the dtypes and
+            // shapes the kernel was lowered for, checked above, read only) then per output (copy
+            // `c`'s own `Data` of the output's dtype and size, alive until after the calls, which
+            // no other call writes), and `params` the parameter values the kernel reads; work
+            // items `start..end` are within `0..work_items`.
+            unsafe { entry(bufs.as_ptr(), params.as_ptr(), start as i64, end as i64) }
+        }
+    };
+    let t = Instant::now();
+    if copies == 1 {
+        run(0);
+    } else {
+        (0..copies).into_par_iter().for_each(run);
+    }
+    compiled.code.ran(t.elapsed());
+    let mut copies = outs.into_iter();
+    let first = copies.next().expect("at least one copy");
+    let mut result: Vec<HostArray> =
+        k.outputs.iter().zip(first).map(|((_, shape), d)| HostArray::new(shape, d)).collect::<Result<_, _>>()?;
+    for copy in copies {
+        for (o, d) in copy.into_iter().enumerate() {
+            let (dt, shape) = &k.outputs[o];
+            let part = HostArray::new(shape, d)?;
+            let mut g = kiln_ir::Graph::new();
+            let (a, b) = (g.input(0, *dt, shape), g.input(1, *dt, shape));
+            let c = g.add(k.scatter[o], Attrs::None, &[a, b])?;
+            g.set_outputs(vec![c]);
+            result[o] = kiln_ir::eval::evaluate(&g, &[&result[o], &part])?.remove(0);
+        }
+    }
+    Ok(result)
+}
+
+/// Checks that `inputs` are of the dtypes and shapes `k` was lowered for.
+fn check_inputs(k: &Kernel, inputs: &[&HostArray]) -> Result<(), CompileError> {
     if inputs.len() != k.inputs.len() {
-        return Err(CompileError::InvalidInput(format!(
-            "{} inputs given, the region reads {}",
-            inputs.len(),
-            k.inputs.len()
-        )));
+        return Err(CompileError::InvalidInput(format!("{} inputs given, the region reads {}", inputs.len(), k.inputs.len())));
     }
     for (i, (a, (dt, shape))) in inputs.iter().zip(&k.inputs).enumerate() {
         if a.dtype() != *dt || a.shape() != shape.as_slice() {
@@ -325,6 +410,13 @@ pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<
             )));
         }
     }
+    Ok(())
+}
+
+/// Runs a compiled region (see [`run_region`]).
+pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+    let k = &compiled.kernel;
+    check_inputs(k, inputs)?;
     let mut outs: Vec<Data> = k.outputs.iter().map(|(dt, shape)| Data::zeros(*dt, numel(shape))).collect();
     for d in outs.iter_mut() {
         let bytes = d.len() * d.dtype().itemsize();

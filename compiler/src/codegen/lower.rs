@@ -44,6 +44,9 @@ use super::types::{check_dtype, literal, load, store, work_ty, Val};
 use super::{scalar, MathLib, Target, Unsupported};
 use crate::fusion::{Region, Space};
 
+#[path = "lower_scatter.rs"]
+pub(crate) mod scatter;
+
 /// Name of the kernel function.
 pub const KERNEL: &str = "kiln_kernel";
 /// Name of the host entry point: `(void **buffers, const int64_t *params, int64_t start,
@@ -93,6 +96,10 @@ pub struct Kernel {
     pub outputs: Vec<(DType, Vec<usize>)>,
     /// How its math functions are computed (also recorded in `mlir`).
     pub math: MathLib,
+    /// Scatter regions: the elementwise op combining values into each output (`add`,
+    /// `maximum`, `minimum`); the kernel accumulates into outputs its caller initialised (see
+    /// module `scatter`). Empty for other regions.
+    pub scatter: Vec<OpKind>,
 }
 
 /// A GPU reduction split across blocks: the deterministic two-stage tree of reductions with
@@ -223,6 +230,10 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
     for (dt, _) in inputs.iter().chain(&outputs) {
         check_dtype(*dt)?;
     }
+    let scatter = match &region.space {
+        Space::Scatter { .. } => scatter::combines(body, target)?,
+        _ => Vec::new(),
+    };
     let (work_items, cost_per_item, flat_first) = match &region.space {
         Space::Elementwise { shape } => (numel(shape), 1, true),
         Space::Reduce { shape, axes } => {
@@ -231,7 +242,8 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
             let passes = body.nodes().iter().filter(|n| n.op.is_reduction()).count() + 1;
             (kept, reduced.max(1) * passes, false)
         }
-        Space::Scatter { .. } | Space::Opaque => {
+        Space::Scatter { items } => (numel(items), scatter::cost_per_item(body, items), false),
+        Space::Opaque => {
             let op = region.op_names().first().copied().unwrap_or("?");
             return Err(Unsupported::new(
                 Some(op),
@@ -251,7 +263,8 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
             Space::Reduce { shape, axes } => cx.reduction(shape, axes)?,
-            Space::Scatter { .. } | Space::Opaque => unreachable!("rejected above"),
+            Space::Scatter { items } => cx.scatter(items)?,
+            Space::Opaque => unreachable!("rejected above"),
         }
         Ok(cx.finish())
     };
@@ -262,10 +275,10 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
             Err(Stop::Unsupported(u)) => return Err(u),
             Err(Stop::NeedsDims) => unreachable!("row loops always have a multi-index"),
         },
-        Err(Stop::NeedsDims) => unreachable!("reductions always have a multi-index"),
+        Err(Stop::NeedsDims) => unreachable!("reductions and scatters always have a multi-index"),
         Err(Stop::Unsupported(u)) => return Err(u),
     };
-    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, gpu_split, gpu_shared, inputs, outputs, math })
+    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, gpu_split, gpu_shared, inputs, outputs, math, scatter })
 }
 
 /// How a kernel is launched: see the fields of the same names in [`Kernel`].
