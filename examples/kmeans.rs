@@ -1,7 +1,10 @@
 //! k-means on the digits data set (1797 images of 8×8 pixels), the algorithm of CuPy's
-//! `examples/kmeans`: squared distances by broadcasting, `argmin`, cluster means by masked sums.
-//! k-means++ seeding, several restarts, a fixed seed; prints iterations, inertia, the adjusted
-//! Rand index against the true digits, the time and the kernels each iteration runs.
+//! `examples/kmeans`: squared distances by broadcasting, `argmin`, then the cluster sums by
+//! `add_at` (NumPy's `np.add.at`, CuPy's `cupyx.scatter_add`) and the counts by `bincount` of
+//! the same labels: one scatter kernel computes the labels and both (it reads the points once).
+//! k-means++ seeding (centers gathered by `take`), several restarts, a fixed seed; prints
+//! iterations, inertia, the adjusted Rand index against the true digits, the time and the
+//! kernels each iteration runs.
 //!
 //! ```sh
 //! cargo run --release --example kmeans -- ../shared/data/digits_x.npy ../shared/data/digits_y.npy
@@ -47,7 +50,7 @@ fn kmeans_pp(x: &Array, rng: &mut SplitMix) -> Array {
     let mut chosen = vec![(rng.next_f64() * n as f64) as usize];
     while chosen.len() < K {
         let idx = Array::from_vec(chosen.iter().map(|&i| i as i64).collect(), &[chosen.len()]);
-        let centers = take_rows(x, &idx);
+        let centers = x.take(&idx, Some(0));
         let d2: Vec<f32> = sq_distances(x, &centers).min(1).to_vec();
         let total: f64 = d2.iter().map(|&v| v as f64).sum();
         let mut r = rng.next_f64() * total;
@@ -62,14 +65,7 @@ fn kmeans_pp(x: &Array, rng: &mut SplitMix) -> Array {
         chosen.push(pick);
     }
     let idx = Array::from_vec(chosen.iter().map(|&i| i as i64).collect(), &[K]);
-    take_rows(x, &idx)
-}
-
-/// `x[idx]` for a few row indices, as a masked sum (one-hot rows times x), all lazy.
-fn take_rows(x: &Array, idx: &Array) -> Array {
-    let n = x.shape()[0] as i64;
-    let onehot = idx.expand_dims(&[1]).equal(kiln::arange(n).expand_dims(&[0])); // (m, n)
-    kiln::where_(onehot.expand_dims(&[2]), x.expand_dims(&[0]), 0.0f32).sum(1)
+    x.take(&idx, Some(0))
 }
 
 struct Fit {
@@ -81,26 +77,29 @@ struct Fit {
 fn fit(x: &Array, rng: &mut SplitMix, kernels: &mut Option<usize>) -> Fit {
     let mut centers = kmeans_pp(x, rng);
     centers.eval();
-    let ks = kiln::arange(K as i64);
+    let d = x.shape()[1];
     for it in 1..=MAX_ITER {
-        let d = sq_distances(x, &centers);
-        let labels = d.argmin(1);
-        let inertia = d.min(1).sum(None);
-        let mask = labels.expand_dims(&[1]).equal(ks.expand_dims(&[0])); // (n, K)
-        let counts = mask.sum(0).astype(DType::Float32); // (K,)
-        let sums = kiln::where_(mask.expand_dims(&[2]), x.expand_dims(&[1]), 0.0f32).sum(0); // (K, D)
+        let labels = sq_distances(x, &centers).argmin(1); // (n,)
+        // Labels are argmins over K centers: bincount knows its length without reading them.
+        let sums = kiln::zeros(&[K, d], DType::Float32).add_at(&labels, x); // (K, D)
+        let counts = kiln::bincount(&labels, None, K).astype(DType::Float32); // (K,)
         let means = &sums / counts.maximum(1.0f32).expand_dims(&[1]);
         // An empty cluster keeps its center.
         let new_centers = kiln::where_(counts.greater(0.0f32).expand_dims(&[1]), &means, &centers);
         let shift = (&new_centers - &centers).square().sum(None);
         if kernels.is_none() {
-            *kernels = Some(kiln::explain(&[&labels, &inertia, &new_centers, &shift]).report.kernel_count());
+            *kernels = Some(kiln::explain(&[&new_centers, &shift]).report.kernel_count());
         }
-        kiln::eval_all(&[&labels, &inertia, &new_centers, &shift]);
-        centers = new_centers;
-        if shift.item::<f32>() <= TOL || it == MAX_ITER {
+        kiln::eval_all(&[&new_centers, &shift]);
+        let converged = shift.item::<f32>() <= TOL || it == MAX_ITER;
+        if converged {
+            // The labels and inertia of the centers the last update started from.
+            let dist = sq_distances(x, &centers);
+            let (labels, inertia) = (dist.argmin(1), dist.min(1).sum(None));
+            kiln::eval_all(&[&labels, &inertia]);
             return Fit { labels: labels.to_vec(), inertia: inertia.item(), iterations: it };
         }
+        centers = new_centers;
     }
     unreachable!()
 }
