@@ -60,6 +60,33 @@ fn cpu_peers(c: &mut Criterion) {
     z.eval();
     g.throughput(Throughput::Elements(F as u64));
     g.bench_function("fft_c64_1M", |b| b.iter(|| { kiln::fft::fft(&z, None, -1, "backward").eval(); }));
+    // One k-means iteration as `kmeans_peers.py` defines it (assign by squared distances and
+    // argmin, update by sums and counts per cluster), against scikit-learn's Lloyd iteration
+    // (`python3 benches/sklearn_kmeans.py`): 2^18 points of 64 float32s, k = 10.
+    const KN: usize = 1 << 18;
+    const KD: usize = 64;
+    const KK: usize = 10;
+    let px = array(normal(KN * KD, 7), &[KN, KD]);
+    let pc = px.slice(&kiln::s![..KK as i64]);
+    pc.eval();
+    g.throughput(Throughput::Bytes((4 * KN * KD) as u64));
+    g.bench_function("kmeans_iter_262144x64_k10", |b| {
+        b.iter(|| {
+            let labels = (px.expand_dims(&[1]) - pc.expand_dims(&[0])).square().sum(2).argmin(1);
+            let sums = kiln::zeros(&[KK, KD], kiln::DType::Float32).add_at(&labels, &px);
+            let counts = kiln::bincount(&labels, None, KK).astype(kiln::DType::Float32);
+            (&sums / counts.maximum(1.0f32).expand_dims(&[1])).eval();
+        })
+    });
+    // scatter_add of 2^24 float32s into 1024 bins (peers_ops.py's workload, a quarter of its size).
+    const SN: usize = 1 << 24;
+    let sv = array(normal(SN, 8), &[SN]);
+    let si = Array::from_vec((0..SN as u64).map(|i| ((i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % 1024) as i64).collect(), &[SN]);
+    si.eval();
+    g.throughput(Throughput::Bytes((12 * SN) as u64));
+    g.bench_function("scatter_add_2^24_into_1024", |b| {
+        b.iter(|| { kiln::zeros(&[1024], kiln::DType::Float32).add_at(&si, &sv).eval(); })
+    });
     g.finish();
 }
 

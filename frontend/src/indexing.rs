@@ -47,36 +47,40 @@ fn index_array(op: &str, indices: &Array) -> Result<Array> {
     Ok(indices.cast_to(DType::Int64))
 }
 
-/// The values of `indices` when they are held on the host, as i64 (unsigned values above
-/// `i64::MAX` saturate: they are out of range for every array).
-fn host_indices(indices: &Array) -> Result<Option<Vec<i64>>> {
+/// The smallest and largest value of `indices` when they are held on the host (`Some(None)`
+/// when empty; unsigned values above `i64::MAX` saturate: out of range for every array), read
+/// in place; `None` when they are not on the host.
+fn host_bounds(indices: &Array) -> Option<Option<(i64, i64)>> {
     use kiln_ir::host::Data;
-    let Some(h) = indices.value().cloned() else { return Ok(None) };
-    let v = match h.data() {
-        Data::Int8(v) => v.iter().map(|&x| x as i64).collect(),
-        Data::Int16(v) => v.iter().map(|&x| x as i64).collect(),
-        Data::Int32(v) => v.iter().map(|&x| x as i64).collect(),
-        Data::Int64(v) => v.clone(),
-        Data::UInt8(v) => v.iter().map(|&x| x as i64).collect(),
-        Data::UInt16(v) => v.iter().map(|&x| x as i64).collect(),
-        Data::UInt32(v) => v.iter().map(|&x| x as i64).collect(),
-        Data::UInt64(v) => v.iter().map(|&x| i64::try_from(x).unwrap_or(i64::MAX)).collect(),
-        Data::Bool(_)
-        | Data::Float16(_)
-        | Data::BFloat16(_)
-        | Data::Float32(_)
-        | Data::Float64(_)
-        | Data::Complex64(_)
-        | Data::Complex128(_) => return Ok(None),
-    };
-    Ok(Some(v))
+    fn bounds<T: Copy>(v: &[T], f: impl Fn(T) -> i64) -> Option<(i64, i64)> {
+        v.iter().map(|&x| f(x)).fold(None, |acc, x| match acc {
+            None => Some((x, x)),
+            Some((lo, hi)) => Some((lo.min(x), hi.max(x))),
+        })
+    }
+    let h = indices.value()?;
+    Some(match h.data() {
+        Data::Int8(v) => bounds(v, i64::from),
+        Data::Int16(v) => bounds(v, i64::from),
+        Data::Int32(v) => bounds(v, i64::from),
+        Data::Int64(v) => bounds(v, |x| x),
+        Data::UInt8(v) => bounds(v, i64::from),
+        Data::UInt16(v) => bounds(v, i64::from),
+        Data::UInt32(v) => bounds(v, i64::from),
+        Data::UInt64(v) => bounds(v, |x| i64::try_from(x).unwrap_or(i64::MAX)),
+        Data::Bool(v) => bounds(v, i64::from),
+        Data::Float16(_) | Data::BFloat16(_) | Data::Float32(_) | Data::Float64(_) | Data::Complex64(_) | Data::Complex128(_) => {
+            return None
+        }
+    })
 }
 
 /// Checks host-held `indices` against an axis of extent `n` (`[-n, n)`), as NumPy's
 /// `mode="raise"`; lazy and device indices are not checked (they wrap).
 fn check_range(op: &str, indices: &Array, n: usize, what: &str) -> Result<()> {
-    if let Some(v) = host_indices(indices)? {
-        if let Some(&bad) = v.iter().find(|&&i| i < -(n as i64) || i >= n as i64) {
+    if let Some(Some((lo, hi))) = host_bounds(indices) {
+        let n = n as i64;
+        if let Some(bad) = [lo, hi].into_iter().find(|&i| i < -n || i >= n) {
             return Err(value_err(op, format!("index {bad} is out of bounds for {what} with size {n}")));
         }
     }
@@ -412,13 +416,14 @@ pub fn try_bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Res
         }
     }
     let idx = x.cast_to(DType::Int64);
-    let len = match (known_bound(x), host_indices(x)?) {
+    let len = match (known_bound(x), host_bounds(x)) {
         (Some(b), _) if b <= minlength.max(1) => minlength,
-        (_, Some(v)) => {
-            if let Some(&bad) = v.iter().find(|&&i| i < 0) {
-                return Err(value_err(op, format!("the first argument must be non-negative (found {bad})")));
+        (_, Some(None)) => minlength,
+        (_, Some(Some((lo, hi)))) => {
+            if lo < 0 {
+                return Err(value_err(op, format!("the first argument must be non-negative (found {lo})")));
             }
-            v.iter().max().map_or(minlength, |&m| (m as usize + 1).max(minlength))
+            (hi as usize + 1).max(minlength)
         }
         _ if x.size() == 0 => minlength,
         _ => {
