@@ -5,10 +5,12 @@
 //! ```sh
 //! (exec -a kmeans kiln-examples ../shared/data/digits_x.npy ../shared/data/digits_y.npy)
 //! ```
-//! Names: digits_stats, kmeans, gmm, image_pipeline, softmax_layernorm.
+//! Names: color_quantization, digits_stats, kmeans, gmm, image_pipeline, softmax_layernorm.
 
 #![allow(dead_code)]
 
+#[path = "../../examples/color_quantization.rs"]
+mod color_quantization;
 #[path = "../../examples/digits_stats.rs"]
 mod digits_stats;
 #[path = "../../examples/gmm.rs"]
@@ -24,6 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let argv0 = std::env::args().next().unwrap_or_default();
     let name = std::path::Path::new(&argv0).file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
     match name.as_str() {
+        "color_quantization" => color_quantization::main(),
         "digits_stats" => digits_stats::main(),
         "gmm" => gmm::main(),
         "image_pipeline" => image_pipeline::main(),
@@ -31,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "softmax_layernorm" => softmax_layernorm::main(),
         other => {
             eprintln!(
-                "kiln-examples: invoked as {other:?}; invoke it as one of digits_stats, gmm, image_pipeline, kmeans, \
+                "kiln-examples: invoked as {other:?}; invoke it as one of color_quantization, digits_stats, gmm, image_pipeline, kmeans, \
                  softmax_layernorm (exec -a NAME kiln-examples ARGS...)"
             );
             std::process::exit(2)
