@@ -19,6 +19,10 @@
 //!   absorbed into the matmul's region: one library call with an epilogue.
 //! - A gather (`take`, from a user kernel's raw argument) fuses like an elementwise op over its
 //!   positions; the array it reads from is a region input (a buffer), never fused.
+//! - A **scatter** region iterates over the positions of its index array: each position's index
+//!   and row of values (their producers fused, reductions indexed by the position computed in
+//!   it: k-means' labels) combine into the scatters' outputs. Scatters over the same positions
+//!   sharing such a reduction are one region (k-means' sums and counts by one label).
 //! - A user kernel (ElementwiseKernel, ReductionKernel, `fuse`) is ordinary nodes, its results
 //!   marked by `label {name=..}` nodes: it fuses with what surrounds it, and the report lists the
 //!   kernels each region computes ([`Region::kernel_names`]).
