@@ -721,7 +721,17 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         counters.memset(0)?;
         split_bufs.push(counters);
     }
+    // A scatter: its blocks' partials and the counter that finds the last block.
+    if let Some(gs) = kernel.gpu_scatter {
+        split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
+        let mut counter = DeviceBuffer::alloc(4)?;
+        counter.memset(0)?;
+        split_bufs.push(counter);
+    }
     let config = match (kernel.gpu_split, kernel.gpu_block) {
+        _ if let Some(gs) = kernel.gpu_scatter => {
+            LaunchConfig::linear(gs.blocks as u32, kiln_compiler::codegen::SCATTER_THREADS as u32)
+        }
         (Some(sp), Some((threads, items))) => {
             LaunchConfig::linear((kernel.work_items.div_ceil(items) * sp.splits) as u32, threads as u32)
         }
@@ -741,7 +751,8 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     let stream = Stream::current()?;
     // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
-    // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), then its i64
+    // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
+    // scatter its scratch and zeroed counter (sized by `GpuScatter`), then its i64
     // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers.
     unsafe { function.launch_on(&stream, config, &args)? };

@@ -194,3 +194,44 @@ fn kmeans_update_region_and_host_kernel_snapshots() {
     assert!(!mlir.contains("unsupported"), "{mlir}");
     insta::assert_snapshot!("kmeans_update_host_mlir", mlir);
 }
+
+/// The k-means update's GPU kernel, compiled to PTX here (no GPU needed) and assembled by
+/// `ptxas` where installed: shared-memory bins (the float sums in private copies, the integer
+/// counts by shared atomics), the tile's rows staged in shared memory, barriers, one counter
+/// atomic to find the last block, and no local memory.
+#[test]
+fn kmeans_update_gpu_kernel_ptx() {
+    use kiln_compiler::codegen::gpu::compile_region_gpu;
+    use kiln_compiler::pipeline::{compile, Options};
+    use kiln_compiler::toolchain::ptx::PtxTarget;
+    let (x, c) = kmeans_data(4096, 64, 10);
+    let labels = sq_distances(&x, &c).argmin(1);
+    let sums = kiln::zeros(&[10, 64], DType::Float32).add_at(&labels, &x);
+    let counts = kiln::bincount(&labels, None, 10);
+    let lowered = kiln::lower(&[&sums, &counts]);
+    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
+    assert_eq!(plan.partition.regions.len(), 1);
+    let k = compile_region_gpu(&plan.partition.regions[0], PtxTarget::default()).unwrap();
+    let gs = k.kernel.gpu_scatter.expect("a GPU scatter kernel");
+    assert_eq!(gs.blocks, 8, "4096 positions in tiles of 128, 4 a block");
+    let ptx = &k.ptx;
+    let has = |p: &str| ptx.lines().any(|l| l.trim_start().starts_with(p) || l.contains(&format!(" {p}")));
+    for p in ["bar.sync", "atom.shared.add.u64", "atom.global.add.u32", "st.shared.b32", "ld.shared.b32"] {
+        assert!(has(p) || ptx.contains(p), "{p} in the PTX:\n{ptx}");
+    }
+    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
+    if let Some(ptxas) = crate::ptxas() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("scatter.ptx");
+        std::fs::write(&file, ptx.as_bytes()).unwrap();
+        let out = std::process::Command::new(&ptxas)
+            .args(["-arch=sm_90", "-v", "-o"])
+            .arg(dir.path().join("scatter.cubin"))
+            .arg(&file)
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ptxas: {report}");
+        eprintln!("{report}");
+    }
+}

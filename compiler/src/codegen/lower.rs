@@ -45,7 +45,7 @@ use super::{scalar, MathLib, Target, Unsupported};
 use crate::fusion::{Region, Space};
 
 #[path = "lower_scatter.rs"]
-pub(crate) mod scatter;
+pub mod scatter;
 
 /// Name of the kernel function.
 pub const KERNEL: &str = "kiln_kernel";
@@ -100,6 +100,8 @@ pub struct Kernel {
     /// `maximum`, `minimum`); the kernel accumulates into outputs its caller initialised (see
     /// module `scatter`). Empty for other regions.
     pub scatter: Vec<OpKind>,
+    /// GPU scatter kernels: their launch (see [`scatter::GpuScatter`]); `None` otherwise.
+    pub gpu_scatter: Option<scatter::GpuScatter>,
 }
 
 /// A GPU reduction split across blocks: the deterministic two-stage tree of reductions with
@@ -263,12 +265,13 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
             Space::Reduce { shape, axes } => cx.reduction(shape, axes)?,
+            Space::Scatter { items } if target == Target::Gpu => cx.scatter_gpu(items)?,
             Space::Scatter { items } => cx.scatter(items)?,
             Space::Opaque => unreachable!("rejected above"),
         }
         Ok(cx.finish())
     };
-    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split, gpu_shared }) = match attempt(flat_first) {
+    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split, gpu_shared, gpu_scatter }) = match attempt(flat_first) {
         Ok(r) => r,
         Err(Stop::NeedsDims) if flat_first => match attempt(false) {
             Ok(r) => r,
@@ -278,7 +281,21 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         Err(Stop::NeedsDims) => unreachable!("reductions and scatters always have a multi-index"),
         Err(Stop::Unsupported(u)) => return Err(u),
     };
-    Ok(Kernel { mlir, params, work_items, cost_per_item, min_chunk, gpu_block, gpu_split, gpu_shared, inputs, outputs, math, scatter })
+    Ok(Kernel {
+        mlir,
+        params,
+        work_items,
+        cost_per_item,
+        min_chunk,
+        gpu_block,
+        gpu_split,
+        gpu_shared,
+        inputs,
+        outputs,
+        math,
+        scatter,
+        gpu_scatter,
+    })
 }
 
 /// How a kernel is launched: see the fields of the same names in [`Kernel`].
@@ -287,6 +304,7 @@ struct Launch {
     gpu_block: Option<(usize, usize)>,
     gpu_split: Option<GpuSplit>,
     gpu_shared: usize,
+    gpu_scatter: Option<scatter::GpuScatter>,
 }
 
 struct Lower<'g> {
@@ -335,6 +353,10 @@ struct Lower<'g> {
     gpu_vec: bool,
     /// Softmaxes and layer norms fold their two reductions in one pass (see [`Pair`]).
     online: bool,
+    /// A GPU scatter kernel's staged inputs and current tile (module `scatter`).
+    tile: Option<scatter::Tile>,
+    /// A GPU scatter kernel's launch and its bytes of shared memory.
+    scatter_launch: Option<(scatter::GpuScatter, usize)>,
 }
 
 /// Two reductions over a row region's space folded in one pass over the row: a softmax's max
@@ -554,6 +576,8 @@ impl<'g> Lower<'g> {
             flat: false,
             gpu_vec: false,
             online: false,
+            tile: None,
+            scatter_launch: None,
             constant: super::fold::constant_nodes(body),
         }
     }
@@ -638,7 +662,14 @@ impl<'g> Lower<'g> {
                         Some(f) => f.clone(),
                         None => ravel(&mut self.b, ix.dims()?, &node.shape),
                     };
-                    load(&mut self.b, &Self::in_ptr(*index as usize), &pos, node.dtype)
+                    let staged = self.tile.as_ref().and_then(|t| t.staged.iter().find(|s| s.index() == *index as usize)).cloned();
+                    match (staged, &ix.dims) {
+                        (Some(st), Some(dims)) if self.tile.as_ref().is_some_and(|t| t.at.is_some()) => {
+                            let dims = dims.clone();
+                            self.staged_load(&st, &dims, &pos).expect("inside a tile")
+                        }
+                        _ => load(&mut self.b, &Self::in_ptr(*index as usize), &pos, node.dtype),
+                    }
                 }
                 (OpKind::Const, Attrs::Const { value }) => literal(&mut self.b, *value, node.dtype)?,
                 (OpKind::Iota, Attrs::Iota { axis }) => {
@@ -1716,16 +1747,22 @@ impl<'g> Lower<'g> {
     /// memory.
     fn split_last_block(&mut self) -> String {
         let n = self.split.expect("a split kernel");
+        let ns = self.b.param(n as i64);
+        self.last_block(&ns, "%group")
+    }
+
+    /// Whether this block is the last of `ns` blocks to count itself in on
+    /// `%counter[counter]` (block-uniform, i1; see [`Lower::split_last_block`]).
+    fn last_block(&mut self, ns: &str, counter: &str) -> String {
         let g = self.b.op("llvm.mlir.addressof @kiln_flag : !llvm.ptr<3>");
         let flag = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
-        let ns = self.b.param(n as i64);
         // Every item's partials are written (and fenced) before thread 0 counts the block in.
         self.b.stmt("nvvm.barrier0");
         let zero = self.b.i64(0);
         let first = self.b.op(&format!("arith.cmpi eq, %tid, {zero} : i64"));
         self.open_if(&first);
         self.b.stmt(DEVICE_FENCE);
-        let ctr = self.b.op("llvm.getelementptr inbounds %counter[%group] : (!llvm.ptr, i64) -> !llvm.ptr, i32");
+        let ctr = self.b.op(&format!("llvm.getelementptr inbounds %counter[{counter}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"));
         let one32 = self.b.op("arith.constant 1 : i32");
         let old = self.b.fresh();
         let add = format!("llvm.atomicrmw add {ctr}, {one32} syncscope(\"device\") acq_rel : !llvm.ptr, i32");
@@ -2416,7 +2453,8 @@ impl<'g> Lower<'g> {
     /// The module text and the parameter values.
     fn finish(self) -> (String, Vec<i64>, Launch) {
         let params = self.b.params().to_vec();
-        let gpu_shared = self.row_cache.as_ref().map_or(0, |c| c.bytes);
+        let scatter = self.scatter_launch;
+        let gpu_shared = self.row_cache.as_ref().map_or(0, |c| c.bytes).max(scatter.map_or(0, |s| s.1));
         let coop = self.coop;
         let split = self.split.map(|splits| GpuSplit { splits, slots: self.split_slots });
         // GPU threads take GPU_VEC consecutive work items of an elementwise kernel at a time
@@ -2435,6 +2473,15 @@ impl<'g> Lower<'g> {
         args.push("%end: i64".into());
         if coop.is_some() {
             args.extend(["%lane: i64".to_string(), "%tid: i64".into(), "%active: i1".into()]);
+        }
+        if scatter.is_some() {
+            args.extend([
+                "%tid: i64".to_string(),
+                "%block: i64".into(),
+                "%nblocks: i64".into(),
+                "%scratch: !llvm.ptr {llvm.noalias}".into(),
+                "%counter: !llvm.ptr {llvm.noalias}".into(),
+            ]);
         }
         if split.is_some() {
             args.extend([
@@ -2458,7 +2505,7 @@ impl<'g> Lower<'g> {
                 "  llvm.mlir.global internal @kiln_smem() {{addr_space = 3 : i32, alignment = 16 : i64}} : !llvm.array<{slots} x i64>\n"
             );
         }
-        if split.is_some() {
+        if split.is_some() || scatter.is_some() {
             text += "  llvm.mlir.global internal @kiln_flag() {addr_space = 3 : i32, alignment = 4 : i64} : i32\n";
         }
         if gpu_shared > 0 {
@@ -2495,14 +2542,16 @@ impl<'g> Lower<'g> {
             text += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
             text += "    return\n  }\n";
         }
-        if target == Target::Gpu {
+        if target == Target::Gpu && scatter.is_some() {
+            text += &scatter::gpu_entry(self.n_in + self.n_out, params.len());
+        } else if target == Target::Gpu {
             // The entry divides the block index by the split count: the parameter holding it.
             let split_param = split.map(|sp| params.iter().position(|&v| v == sp.splits as i64).expect("a parameter"));
             text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec, split_param);
         }
         text += "}\n";
         let gpu_block = coop.map(|c| (COOP_BLOCK, c.items));
-        (text, params, Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared })
+        (text, params, Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared, gpu_scatter: scatter.map(|s| s.0) })
     }
 }
 
@@ -2529,16 +2578,7 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
     if vec {
         t += &format!("    %c{GPU_VEC} = arith.constant {GPU_VEC} : i64\n");
     }
-    t += &format!("    %nparams = arith.constant {} : i64\n", nparams.max(1));
-    t += "    %params = llvm.alloca %nparams x i64 : (i64) -> !llvm.ptr\n";
-    for k in 0..nparams {
-        t += &format!("    %pp{k} = llvm.getelementptr inbounds %params[{k}] : (!llvm.ptr) -> !llvm.ptr, i64\n");
-        t += &format!("    llvm.store %p{k}, %pp{k} : i64, !llvm.ptr\n");
-    }
-    for (v, reg) in [("tid", "tid.x"), ("ctaid", "ctaid.x"), ("ntid", "ntid.x"), ("nctaid", "nctaid.x")] {
-        t += &format!("    %{v}32 = nvvm.read.ptx.sreg.{reg} : i32\n");
-        t += &format!("    %{v} = arith.extui %{v}32 : i32 to i64\n");
-    }
+    t += &entry_prologue(nparams);
     let mut names: Vec<String> = (0..nbuf).map(|k| format!("%b{k}")).collect();
     names.extend(["%params".to_string(), "%start".into(), "%end".into()]);
     let mut tys = vec!["!llvm.ptr"; nbuf + 1];
@@ -2623,6 +2663,23 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
     }
     t += &format!("      func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
     t += "    }\n    return\n  }\n";
+    t
+}
+
+/// The GPU entry's parameters spilled to the stack array `%params` (the kernel's loads of it,
+/// which LLVM's SROA turns back into the arguments), and the thread's `%tid`, `%ctaid`, `%ntid`,
+/// `%nctaid` as i64.
+pub(crate) fn entry_prologue(nparams: usize) -> String {
+    let mut t = format!("    %nparams = arith.constant {} : i64\n", nparams.max(1));
+    t += "    %params = llvm.alloca %nparams x i64 : (i64) -> !llvm.ptr\n";
+    for k in 0..nparams {
+        t += &format!("    %pp{k} = llvm.getelementptr inbounds %params[{k}] : (!llvm.ptr) -> !llvm.ptr, i64\n");
+        t += &format!("    llvm.store %p{k}, %pp{k} : i64, !llvm.ptr\n");
+    }
+    for (v, reg) in [("tid", "tid.x"), ("ctaid", "ctaid.x"), ("ntid", "ntid.x"), ("nctaid", "nctaid.x")] {
+        t += &format!("    %{v}32 = nvvm.read.ptx.sreg.{reg} : i32\n");
+        t += &format!("    %{v} = arith.extui %{v}32 : i32 to i64\n");
+    }
     t
 }
 

@@ -18,9 +18,11 @@ use kiln_ir::shape::numel;
 use kiln_ir::{Attrs, Node, OpKind};
 use smallvec::SmallVec;
 
+use kiln_ir::DType;
+
 use super::{Ix, Lower, Stop};
-use crate::codegen::index::{extent, unravel};
-use crate::codegen::types::{load, store};
+use crate::codegen::index::{extent, ravel, unravel};
+use crate::codegen::types::{literal, load, store, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
 /// The elementwise op that combines a value into an output element, for a scatter op.
@@ -36,8 +38,12 @@ pub(crate) fn combine_op(op: OpKind) -> Option<OpKind> {
 /// Checks that code generation supports the scatter region's outputs; returns the combine of
 /// each.
 pub(crate) fn combines(body: &kiln_ir::Graph, target: Target) -> Result<Vec<OpKind>, Unsupported> {
+    let gpu_dtypes = [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt32, DType::UInt64];
     if target == Target::Gpu {
-        return Err(Unsupported::new(Some("scatter_add"), "a scatter region on the GPU (the host runs it)".into()));
+        if let Some(&o) = body.outputs().iter().find(|&&o| !gpu_dtypes.contains(&body.node(o).dtype)) {
+            let n = body.node(o);
+            return Err(Unsupported::new(Some(n.op.name()), format!("a {} scatter on the GPU (the host runs it)", n.dtype)));
+        }
     }
     body.outputs()
         .iter()
@@ -103,4 +109,378 @@ impl Lower<'_> {
 pub(crate) fn cost_per_item(body: &kiln_ir::Graph, items: &[usize]) -> usize {
     let n = numel(items).max(1);
     body.nodes().iter().map(|x| numel(&x.shape) / n).max().unwrap_or(1).max(1)
+}
+
+/// Threads of a block of a GPU scatter kernel.
+pub const SCATTER_THREADS: usize = 256;
+/// Positions a GPU scatter block takes at a time (a tile): their rows of the staged inputs are
+/// copied to shared memory first.
+const SCATTER_TILE: usize = 128;
+/// Most blocks of a GPU scatter kernel: the last block combines every block's partial result.
+const SCATTER_BLOCKS: usize = 256;
+/// Tiles a block takes at least (fewer blocks for fewer positions).
+const SCATTER_TILES_PER_BLOCK: usize = 4;
+/// Bytes of dynamic shared memory a scatter block may take (within the 48 KiB a launch gets
+/// without opting in, with room for the flag).
+const SCATTER_SHARED: usize = 48 * 1024 - 256;
+/// Elements of a staged input's row, at most.
+const STAGE_ROW: usize = 128;
+
+/// How a GPU scatter kernel is launched: `blocks` blocks of [`SCATTER_THREADS`] threads, its
+/// dynamic shared memory (`Kernel::gpu_shared`), and after the region's buffers a scratch
+/// buffer of `scratch_bytes` (each block's partial outputs) and one zeroed u32 counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuScatter {
+    pub blocks: usize,
+    pub scratch_bytes: usize,
+}
+
+/// A region input copied to shared memory tile by tile: its rows (axis 0 is the position).
+#[derive(Clone, Debug)]
+pub(super) struct Staged {
+    index: usize,
+    dt: DType,
+    /// Elements of a row, and the row stride in shared memory (one more when that avoids bank
+    /// conflicts between threads reading a row each).
+    row: usize,
+    stride: usize,
+    /// Byte offset in the block's shared memory.
+    offset: usize,
+}
+
+/// One output's layout in a GPU scatter block.
+struct OutLayout {
+    combine: OpKind,
+    dt: DType,
+    /// Rows of the output and elements of a row.
+    rows: usize,
+    m: usize,
+    /// Threads per position (lanes over the row's elements) and positions at a time.
+    lanes: usize,
+    groups: usize,
+    /// Private copies of the bins in shared memory: one per group for floats (each slot written
+    /// by one thread: a fixed order), one for integers (combined by atomics: exact in any order).
+    copies: usize,
+    /// Byte offsets: the bins in shared memory, the partials in the scratch buffer.
+    smem: usize,
+    scratch: usize,
+}
+
+/// The state the emission of a staged input's load needs (see [`Lower::staged_load`]).
+#[derive(Clone, Debug)]
+pub(super) struct Tile {
+    pub staged: Vec<Staged>,
+    /// Inside the tile loop: the tile's first position and its length (SSA names).
+    pub at: Option<(String, String)>,
+}
+
+fn aligned(x: usize) -> usize {
+    x.next_multiple_of(16)
+}
+
+/// The identity of `combine` in `dt`: -0.0 for float sums (so that a -0.0 stays -0.0), 0 for
+/// integer sums, the lowest value for maxima, the highest for minima.
+fn identity(combine: OpKind, dt: DType) -> kiln_ir::Literal {
+    use kiln_ir::Literal;
+    match (combine, dt.is_float()) {
+        (OpKind::Add, true) => Literal::from_f64(dt, -0.0),
+        (OpKind::Add, false) => Literal::from_i128(dt, 0),
+        (OpKind::Maximum, true) => Literal::from_f64(dt, f64::NEG_INFINITY),
+        (OpKind::Minimum, true) => Literal::from_f64(dt, f64::INFINITY),
+        (OpKind::Maximum, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").0),
+        (_, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").1),
+        _ => unreachable!("scatters combine by add, maximum or minimum"),
+    }
+}
+
+/// The `llvm.atomicrmw` operation combining an integer into shared memory.
+fn atomic_op(combine: OpKind, dt: DType) -> &'static str {
+    match (combine, dt.is_signed_integer()) {
+        (OpKind::Add, _) => "add",
+        (OpKind::Maximum, true) => "max",
+        (OpKind::Maximum, false) => "umax",
+        (OpKind::Minimum, true) => "min",
+        (_, _) => "umin",
+    }
+}
+
+impl Lower<'_> {
+    /// A generic pointer to byte `offset` of the block's dynamic shared memory.
+    fn shared_at(&mut self, offset: usize) -> String {
+        let g = self.b.op("llvm.mlir.addressof @kiln_rows : !llvm.ptr<3>");
+        let p = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
+        let off = self.b.i64(offset as i64);
+        self.b.op(&format!("llvm.getelementptr inbounds {p}[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"))
+    }
+
+    /// A generic pointer to byte `offset` of the scratch buffer.
+    fn scratch_at(&mut self, offset: usize) -> String {
+        let off = self.b.i64(offset as i64);
+        self.b.op(&format!("llvm.getelementptr inbounds %scratch[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"))
+    }
+
+    /// The load of element `pos` of staged input `st` (`dims` its index): from shared memory
+    /// when its row is in the current tile, else from global memory (a view may read another
+    /// position's row).
+    pub(super) fn staged_load(&mut self, st: &Staged, dims: &[String], pos: &str) -> Option<Val> {
+        let (t0, tlen) = self.tile.as_ref()?.at.clone()?;
+        let ii = self.b.op(&format!("arith.subi {}, {t0} : i64", dims[0]));
+        let inside = self.b.op(&format!("arith.cmpi ult, {ii}, {tlen} : i64"));
+        let shape = self.body_input_shape(st.index);
+        let in_row = if dims.len() == 1 { self.b.i64(0) } else { ravel(&mut self.b, &dims[1..], &shape[1..]) };
+        let stride = self.b.i64(st.stride as i64);
+        let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
+        let s = self.b.op(&format!("arith.addi {s}, {in_row} : i64"));
+        let base = self.shared_at(st.offset);
+        let ty = crate::codegen::types::mem_ty(st.dt);
+        let sp = self.b.op(&format!("llvm.getelementptr inbounds {base}[{s}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"));
+        let gp = self.b.op(&format!("llvm.getelementptr inbounds {}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::in_ptr(st.index)));
+        let p = self.b.op(&format!("arith.select {inside}, {sp}, {gp} : !llvm.ptr"));
+        let zero = self.b.i64(0);
+        Some(load(&mut self.b, &p, &zero, st.dt))
+    }
+
+    fn body_input_shape(&self, index: usize) -> Vec<usize> {
+        self.body
+            .nodes()
+            .iter()
+            .find(|n| matches!((n.op, &n.attrs), (OpKind::Input, Attrs::Input { index: i }) if *i as usize == index))
+            .map(|n| n.shape.to_vec())
+            .unwrap_or_default()
+    }
+}
+
+impl Lower<'_> {
+    /// The GPU scatter kernel (see [`GpuScatter`]): each block takes a contiguous range of the
+    /// positions, tile by tile. Per tile: the rows of the staged inputs are copied to shared
+    /// memory (coalesced); a thread per position computes its index (the labels' argmin reads
+    /// its row there); then each output's threads, `lanes` to a position and `groups` positions
+    /// at a time, combine the values into the block's bins in shared memory, thread `(g, j)`
+    /// owning element `j` of every row of copy `g` (floats: the order is fixed) or by atomics
+    /// (integers: exact in any order). At the end each block combines its copies in order into
+    /// its partial in the scratch buffer; the last block to finish (a counter) combines the
+    /// partials in block order with the initial array into the output. The same bits every run.
+    pub(super) fn scatter_gpu(&mut self, items: &[usize]) -> Result<(), Stop> {
+        let body = self.body;
+        let unsupported = |why: String| -> Stop { Unsupported::new(Some("scatter_add"), why).into() };
+        if items.len() != 1 {
+            return Err(unsupported(format!("positions of rank {} on the GPU", items.len())));
+        }
+        let n = items[0];
+        let outs = body.outputs().to_vec();
+        // Shared memory: each output's index per tile position, the bins, then the staged rows
+        // of the inputs read by position (as many as fit: staging only saves loads).
+        let mut offset = aligned(8 * SCATTER_TILE * outs.len());
+        let blocks = n.div_ceil(SCATTER_TILE * SCATTER_TILES_PER_BLOCK).clamp(1, SCATTER_BLOCKS);
+        let mut scratch = 0;
+        let mut layouts = Vec::new();
+        for &o in &outs {
+            let node = body.node(o);
+            let combine = combine_op(node.op).expect("checked by `combines`");
+            let (rows, m) = (node.shape[0], numel(&node.shape[1..]));
+            let lanes = m.clamp(1, SCATTER_THREADS);
+            let groups = SCATTER_THREADS / lanes;
+            let copies = if node.dtype.is_float() { groups } else { 1 };
+            let bytes = copies * rows * m * node.dtype.itemsize();
+            layouts.push(OutLayout { combine, dt: node.dtype, rows, m, lanes, groups, copies, smem: offset, scratch });
+            offset = aligned(offset + bytes);
+            scratch = aligned(scratch + blocks * rows * m * node.dtype.itemsize());
+        }
+        if offset > SCATTER_SHARED {
+            return Err(unsupported(format!("bins of {offset} bytes in a block's shared memory (at most {SCATTER_SHARED}) on the GPU")));
+        }
+        let mut staged = Vec::new();
+        for node in body.nodes() {
+            if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
+                let row = numel(node.shape.get(1..).unwrap_or(&[]));
+                let stride = if row % 2 == 0 { row + 1 } else { row };
+                let bytes = SCATTER_TILE * stride * node.dtype.itemsize();
+                let fits = aligned(offset + bytes) <= SCATTER_SHARED;
+                if node.shape.first() == Some(&n) && row <= STAGE_ROW && !node.dtype.is_complex() && node.dtype != DType::Bool && fits {
+                    staged.push(Staged { index: *index as usize, dt: node.dtype, row, stride, offset });
+                    offset = aligned(offset + bytes);
+                }
+            }
+        }
+        self.scatter_launch = Some((GpuScatter { blocks, scratch_bytes: scratch.max(16) }, offset));
+        self.tile = Some(Tile { staged: staged.clone(), at: None });
+        let (zero, one) = (self.b.i64(0), self.b.i64(1));
+        let threads = self.b.i64(SCATTER_THREADS as i64);
+        // The bins start at the combine's identity.
+        for l in &layouts {
+            let total = self.b.i64((l.copies * l.rows * l.m) as i64);
+            let base = self.shared_at(l.smem);
+            let id = literal(&mut self.b, identity(l.combine, l.dt), l.dt)?;
+            let (s, _, _) = self.open_for_step("%tid", &total, Some(&threads), &[], &[]);
+            store(&mut self.b, &base, &s, &id);
+            self.close();
+        }
+        self.b.stmt("nvvm.barrier0");
+        let tile = self.b.i64(SCATTER_TILE as i64);
+        let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);
+        let left = self.b.op(&format!("arith.subi %end, {t0} : i64"));
+        let tlen = self.b.op(&format!("arith.minsi {left}, {tile} : i64"));
+        // The staged rows of the tile, copied coalesced.
+        for st in &staged {
+            let row = self.b.i64(st.row as i64);
+            let count = self.b.op(&format!("arith.muli {tlen}, {row} : i64"));
+            let first = self.b.op(&format!("arith.muli {t0}, {row} : i64"));
+            let (e, _, _) = self.open_for_step("%tid", &count, Some(&threads), &[], &[]);
+            let g = self.b.op(&format!("arith.addi {first}, {e} : i64"));
+            let v = load(&mut self.b, &Self::in_ptr(st.index), &g, st.dt);
+            let (ii, j) = self.b.divrem(&e, &row);
+            let stride = self.b.i64(st.stride as i64);
+            let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
+            let s = self.b.op(&format!("arith.addi {s}, {j} : i64"));
+            let base = self.shared_at(st.offset);
+            store(&mut self.b, &base, &s, &v);
+            self.close();
+        }
+        self.b.stmt("nvvm.barrier0");
+        self.tile.as_mut().expect("set above").at = Some((t0.clone(), tlen.clone()));
+        // A thread per position: each output's index, wrapped, to shared memory.
+        let mine = self.b.op(&format!("arith.cmpi slt, %tid, {tlen} : i64"));
+        self.open_if(&mine);
+        let item = self.b.op(&format!("arith.addi {t0}, %tid : i64"));
+        for (k, &o) in outs.iter().enumerate() {
+            let node = body.node(o);
+            let i = self.emit(node.inputs[1], &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) })?;
+            let rows = extent(&mut self.b, node.shape[0]);
+            let rem = self.b.op(&format!("arith.remsi {}, {rows} : i64", i.ssa));
+            let neg = self.b.op(&format!("arith.cmpi slt, {rem}, {zero} : i64"));
+            let up = self.b.op(&format!("arith.addi {rem}, {rows} : i64"));
+            let r = self.b.op(&format!("arith.select {neg}, {up}, {rem} : i64"));
+            let at = self.shared_at(8 * SCATTER_TILE * k);
+            store(&mut self.b, &at, "%tid", &Val::new(r, DType::Int64));
+        }
+        self.close();
+        self.b.stmt("nvvm.barrier0");
+        // Each output's values into its bins.
+        for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate() {
+            let node = body.node(o);
+            let lanes = self.b.i64(l.lanes as i64);
+            let groups = self.b.i64(l.groups as i64);
+            let (g, j0) = self.b.divrem("%tid", &lanes);
+            let active = self.b.op(&format!("arith.cmpi slt, {g}, {groups} : i64"));
+            self.open_if(&active);
+            let (ii, _, _) = self.open_for_step(&g, &tlen, Some(&groups), &[], &[]);
+            let at = self.shared_at(8 * SCATTER_TILE * k);
+            let r = load(&mut self.b, &at, &ii, DType::Int64).ssa;
+            let item = self.b.op(&format!("arith.addi {t0}, {ii} : i64"));
+            let me = extent(&mut self.b, l.m);
+            let copy = if l.copies > 1 { g.clone() } else { zero.clone() };
+            let rm = self.b.i64((l.rows * l.m) as i64);
+            let c0 = self.b.op(&format!("arith.muli {copy}, {rm} : i64"));
+            let r0 = self.b.op(&format!("arith.muli {r}, {me} : i64"));
+            let slot0 = self.b.op(&format!("arith.addi {c0}, {r0} : i64"));
+            let (j, _, _) = self.open_for_step(&j0, &me, Some(&lanes), &[], &[]);
+            let mut dims = vec![item.clone()];
+            dims.extend(unravel(&mut self.b, &j, &node.shape[1..]));
+            let v = self.emit(node.inputs[2], &Ix { dims: Some(dims), flat: None })?;
+            let slot = self.b.op(&format!("arith.addi {slot0}, {j} : i64"));
+            let bins = self.shared_at(l.smem);
+            if l.copies > 1 || l.dt.is_float() {
+                let old = load(&mut self.b, &bins, &slot, l.dt);
+                let new = self.combine(l.combine, l.dt, old, v)?;
+                store(&mut self.b, &bins, &slot, &new);
+            } else {
+                let ty = crate::codegen::types::mem_ty(l.dt);
+                let p = self.b.op(&format!("llvm.getelementptr inbounds {bins}[{slot}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"));
+                let old = self.b.fresh();
+                self.b.stmt(&format!("{old} = llvm.atomicrmw {} {p}, {} monotonic : !llvm.ptr, {ty}", atomic_op(l.combine, l.dt), v.ssa));
+            }
+            self.close();
+            self.close();
+            self.close();
+        }
+        self.b.stmt("nvvm.barrier0");
+        self.tile.as_mut().expect("set above").at = None;
+        self.close();
+        // The block's copies, in order, to its partial.
+        for l in &layouts {
+            let rm = self.b.i64((l.rows * l.m) as i64);
+            let bins = self.shared_at(l.smem);
+            let part = self.scratch_at(l.scratch);
+            let (s, _, _) = self.open_for_step("%tid", &rm, Some(&threads), &[], &[]);
+            let mut acc = load(&mut self.b, &bins, &s, l.dt);
+            for c in 1..l.copies {
+                let off = self.b.i64((c * l.rows * l.m) as i64);
+                let at = self.b.op(&format!("arith.addi {s}, {off} : i64"));
+                let v = load(&mut self.b, &bins, &at, l.dt);
+                acc = self.combine(l.combine, l.dt, acc, v)?;
+            }
+            let b0 = self.b.op(&format!("arith.muli %block, {rm} : i64"));
+            let at = self.b.op(&format!("arith.addi {b0}, {s} : i64"));
+            store(&mut self.b, &part, &at, &acc);
+            self.close();
+        }
+        // The last block: the initial array, then every block's partial in block order.
+        let last = self.last_block("%nblocks", &zero);
+        self.open_if(&last);
+        for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate() {
+            let node = body.node(o);
+            let rm = self.b.i64((l.rows * l.m) as i64);
+            let part = self.scratch_at(l.scratch);
+            let (s, _, _) = self.open_for_step("%tid", &rm, Some(&threads), &[], &[]);
+            let dims = unravel(&mut self.b, &s, &node.shape);
+            let mut acc = self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
+            let (b, args, results) = self.open_for_step(&zero, "%nblocks", Some(&one), &[acc.ssa.clone()], &[acc.ty()]);
+            let b0 = self.b.op(&format!("arith.muli {b}, {rm} : i64"));
+            let at = self.b.op(&format!("arith.addi {b0}, {s} : i64"));
+            let v = load(&mut self.b, &part, &at, l.dt);
+            let sum = self.combine(l.combine, l.dt, Val::new(args[0].clone(), l.dt), v)?;
+            self.yield_(&[sum.ssa.clone()], &[sum.ty()]);
+            self.close();
+            acc = Val::new(results[0].clone(), l.dt);
+            store(&mut self.b, &Self::out_ptr(k), &s, &acc);
+            self.close();
+        }
+        self.close();
+        Ok(())
+    }
+
+    /// `combine(old, v)` in `dt`, the evaluator's `add`, `maximum` or `minimum`.
+    fn combine(&mut self, combine: OpKind, dt: DType, old: Val, v: Val) -> Result<Val, Stop> {
+        let op = Node { op: combine, attrs: Attrs::None, inputs: SmallVec::new(), dtype: dt, shape: SmallVec::new() };
+        Ok(scalar::elementwise(&mut self.b, &op, &[old, v])?)
+    }
+}
+
+impl Staged {
+    /// The region input it holds.
+    pub(super) fn index(&self) -> usize {
+        self.index
+    }
+}
+
+/// The GPU entry of a scatter kernel: block `b` of `B` takes positions
+/// `b·ceil(n/B) .. min((b+1)·ceil(n/B), n)`; the region's buffers are followed by the scratch
+/// buffer and the counter (see [`GpuScatter`]).
+pub(super) fn gpu_entry(nbuf: usize, nparams: usize) -> String {
+    let mut args: Vec<String> =
+        (0..nbuf + 2).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}")).collect();
+    args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
+    args.extend(["%n: i64".to_string(), "%chunk: i64".into()]);
+    let mut t = format!("  func.func @{}({}) {{\n", super::GPU_ENTRY, args.join(", "));
+    t += "    %one = arith.constant 1 : i64\n";
+    t += &super::entry_prologue(nparams);
+    for line in [
+        "%nb = arith.addi %n, %nctaid : i64",
+        "%nb1 = arith.subi %nb, %one : i64",
+        "%per = arith.divui %nb1, %nctaid : i64",
+        "%s0 = arith.muli %ctaid, %per : i64",
+        "%start = arith.minui %s0, %n : i64",
+        "%e0 = arith.addi %s0, %per : i64",
+        "%end = arith.minui %e0, %n : i64",
+    ] {
+        t += &format!("    {line}\n");
+    }
+    let mut names: Vec<String> = (0..nbuf).map(|k| format!("%b{k}")).collect();
+    names.extend(["%params", "%start", "%end", "%tid", "%ctaid", "%nctaid"].map(String::from));
+    names.extend([format!("%b{nbuf}"), format!("%b{}", nbuf + 1)]);
+    let mut tys = vec!["!llvm.ptr"; nbuf + 1];
+    tys.extend(["i64", "i64", "i64", "i64", "i64", "!llvm.ptr", "!llvm.ptr"]);
+    t += &format!("    func.call @{}({}) : ({}) -> ()\n", super::KERNEL, names.join(", "), tys.join(", "));
+    t += "    return\n  }\n";
+    t
 }
