@@ -234,6 +234,52 @@ fn main() {
         rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
     }
 
+    // The main job (`kmeans_peers.py`): one k-means iteration, assign by squared distances and
+    // argmin, update by sums (`add_at`) and counts (`bincount`) per cluster; and scatters as
+    // `peers_ops.py` defines them (2^26 float32 values into 1024 bins, labels on the device).
+    for (work, pn, pd) in [("kmeans_iter_1797x64_k10", 1797usize, 64usize), ("kmeans_iter_1048576x64_k10", 1 << 20, 64)] {
+        if !want(work) {
+            continue;
+        }
+        let k = 10usize;
+        let px = device_array(normal(pn * pd, 13), &[pn, pd]);
+        let pc = px.slice(&kiln::s![..k as i64]).eval().clone();
+        let f = || {
+            let labels = (px.expand_dims(&[1]) - pc.expand_dims(&[0])).square().sum(2).argmin(1);
+            let sums = kiln::zeros(&[k, pd], DType::Float32).add_at(&labels, &px);
+            let counts = kiln::bincount(&labels, None, k).astype(DType::Float32);
+            &sums / counts.maximum(1.0f32).expand_dims(&[1])
+        };
+        let kernels = kiln::explain(&[&f()]).report.kernel_count();
+        let ms = time_events(work, &stream, a.reps, || {
+            f().eval();
+        });
+        let gbps = (8 * pn * pd) as f64 / (ms * 1e-3) / 1e9;
+        rows.push(Row { work: work.into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+    }
+    if want("scatter_add_2^26_into_1024") || want("bincount_2^26_into_1024") {
+        let bins = 1024usize;
+        let u = device_array(normal(n, 14), &[n]);
+        // Labels made on the device (no host copy to range-check): spread over the bins.
+        let labels = ((u * 1000.0f32).astype(DType::Int64) % bins as i64).eval().clone();
+        type ScatterWork<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
+        let works: Vec<ScatterWork> = vec![
+            ("scatter_add_2^26_into_1024", Box::new(|| kiln::zeros(&[bins], DType::Float32).add_at(&labels, &x)), 12 * n),
+            ("bincount_2^26_into_1024", Box::new(|| kiln::bincount(&labels, None, bins)), 8 * n),
+        ];
+        for (work, f, bytes) in &works {
+            if !want(work) {
+                continue;
+            }
+            let kernels = kiln::explain(&[&f()]).report.kernel_count();
+            let ms = time_events(work, &stream, a.reps, || {
+                f().eval();
+            });
+            let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
+            rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+        }
+    }
+
     if want("tiny_chain_48ops") {
         let s = device_array(normal(1024, 6), &[1024]);
         let tiny = |mut t: Array| {

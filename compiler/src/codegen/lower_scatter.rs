@@ -272,19 +272,33 @@ impl Lower<'_> {
         // of the inputs read by position (as many as fit: staging only saves loads).
         let mut offset = aligned(8 * SCATTER_TILE * outs.len());
         let blocks = n.div_ceil(SCATTER_TILE * SCATTER_TILES_PER_BLOCK).clamp(1, SCATTER_BLOCKS);
+        let mut layouts: Vec<OutLayout> = outs
+            .iter()
+            .map(|&o| {
+                let node = body.node(o);
+                let combine = combine_op(node.op).expect("checked by `combines`");
+                let (rows, m) = (node.shape[0], numel(&node.shape[1..]));
+                let lanes = m.clamp(1, SCATTER_THREADS);
+                let groups = SCATTER_THREADS / lanes;
+                let copies = if node.dtype.is_float() { groups } else { 1 };
+                OutLayout { combine, dt: node.dtype, rows, m, lanes, groups, copies, smem: 0, scratch: 0 }
+            })
+            .collect();
+        let bins_bytes = |l: &OutLayout| aligned(l.copies * l.rows * l.m * l.dt.itemsize());
+        // Too many private copies for shared memory: the largest float output's halved (each
+        // copy keeps its own group of threads, so fewer positions are combined at a time).
+        while offset + layouts.iter().map(bins_bytes).sum::<usize>() > SCATTER_SHARED {
+            let Some(l) = layouts.iter_mut().filter(|l| l.copies > 1).max_by_key(|l| l.copies * l.rows * l.m * l.dt.itemsize()) else {
+                break;
+            };
+            l.copies /= 2;
+            l.groups = l.copies;
+        }
         let mut scratch = 0;
-        let mut layouts = Vec::new();
-        for &o in &outs {
-            let node = body.node(o);
-            let combine = combine_op(node.op).expect("checked by `combines`");
-            let (rows, m) = (node.shape[0], numel(&node.shape[1..]));
-            let lanes = m.clamp(1, SCATTER_THREADS);
-            let groups = SCATTER_THREADS / lanes;
-            let copies = if node.dtype.is_float() { groups } else { 1 };
-            let bytes = copies * rows * m * node.dtype.itemsize();
-            layouts.push(OutLayout { combine, dt: node.dtype, rows, m, lanes, groups, copies, smem: offset, scratch });
-            offset = aligned(offset + bytes);
-            scratch = aligned(scratch + blocks * rows * m * node.dtype.itemsize());
+        for l in &mut layouts {
+            (l.smem, l.scratch) = (offset, scratch);
+            offset += bins_bytes(l);
+            scratch = aligned(scratch + blocks * l.rows * l.m * l.dt.itemsize());
         }
         if offset > SCATTER_SHARED {
             return Err(unsupported(format!("bins of {offset} bytes in a block's shared memory (at most {SCATTER_SHARED}) on the GPU")));
