@@ -428,6 +428,8 @@ impl Lower<'_> {
             store(&mut self.b, &part, &at, &acc);
             self.close();
         }
+        // Each thread's partials are visible device-wide before its block counts itself in.
+        self.b.stmt(super::DEVICE_FENCE);
         // The last block: the initial array, then every block's partial in block order.
         let last = self.last_block("%nblocks", &zero);
         self.open_if(&last);
