@@ -707,7 +707,8 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     }
     let outs: Vec<DeviceArray> =
         kernel.outputs.iter().map(|(dt, shape)| DeviceArray::empty(*dt, shape)).collect::<Result<_>>()?;
-    if kernel.work_items == 0 {
+    // A scatter of no positions still writes its initial array.
+    if kernel.work_items == 0 && kernel.gpu_scatter.is_none() {
         return Ok(outs);
     }
     let chunk = kernel.min_chunk.max(1);

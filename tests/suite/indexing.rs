@@ -213,7 +213,7 @@ fn kmeans_update_gpu_kernel_ptx() {
     assert_eq!(plan.partition.regions.len(), 1);
     let k = compile_region_gpu(&plan.partition.regions[0], PtxTarget::default()).unwrap();
     let gs = k.kernel.gpu_scatter.expect("a GPU scatter kernel");
-    assert_eq!(gs.blocks, 8, "4096 positions in tiles of 128, 4 a block");
+    assert_eq!(gs.blocks, 32, "4096 positions in tiles of 128, a block each");
     let ptx = &k.ptx;
     let has = |p: &str| ptx.lines().any(|l| l.trim_start().starts_with(p) || l.contains(&format!(" {p}")));
     for p in ["bar.sync", "atom.shared.add.u64", "atom.global.add.u32", "st.shared.b32", "ld.shared.b32"] {

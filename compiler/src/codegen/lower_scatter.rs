@@ -116,10 +116,13 @@ pub const SCATTER_THREADS: usize = 256;
 /// Positions a GPU scatter block takes at a time (a tile): their rows of the staged inputs are
 /// copied to shared memory first.
 const SCATTER_TILE: usize = 128;
-/// Most blocks of a GPU scatter kernel: the last block combines every block's partial result.
-const SCATTER_BLOCKS: usize = 256;
+/// Most blocks of a GPU scatter kernel: the last block combines every block's partial result
+/// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread).
+const SCATTER_BLOCKS: usize = 512;
 /// Tiles a block takes at least (fewer blocks for fewer positions).
-const SCATTER_TILES_PER_BLOCK: usize = 4;
+const SCATTER_TILES_PER_BLOCK: usize = 1;
+/// Blocks' partials a thread of the last block loads before it combines them (in block order).
+const PARTIALS_IN_FLIGHT: usize = 8;
 /// Bytes of dynamic shared memory a scatter block may take (within the 48 KiB a launch gets
 /// without opting in, with room for the flag).
 const SCATTER_SHARED: usize = 48 * 1024 - 256;
@@ -172,6 +175,8 @@ pub(super) struct Tile {
     pub staged: Vec<Staged>,
     /// Inside the tile loop: the tile's first position and its length (SSA names).
     pub at: Option<(String, String)>,
+    /// The position being computed, whose rows are in the tile for sure (SSA name).
+    pub item: Option<String>,
 }
 
 fn aligned(x: usize) -> usize {
@@ -224,6 +229,7 @@ impl Lower<'_> {
     /// position's row).
     pub(super) fn staged_load(&mut self, st: &Staged, dims: &[String], pos: &str) -> Option<Val> {
         let (t0, tlen) = self.tile.as_ref()?.at.clone()?;
+        let current = self.tile.as_ref()?.item.as_deref() == Some(dims[0].as_str());
         let ii = self.b.op(&format!("arith.subi {}, {t0} : i64", dims[0]));
         let inside = self.b.op(&format!("arith.cmpi ult, {ii}, {tlen} : i64"));
         let shape = self.body_input_shape(st.index);
@@ -235,7 +241,9 @@ impl Lower<'_> {
         let ty = crate::codegen::types::mem_ty(st.dt);
         let sp = self.b.op(&format!("llvm.getelementptr inbounds {base}[{s}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"));
         let gp = self.b.op(&format!("llvm.getelementptr inbounds {}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::in_ptr(st.index)));
-        let p = self.b.op(&format!("arith.select {inside}, {sp}, {gp} : !llvm.ptr"));
+        // The current position's row is in the tile: a shared-memory load (LLVM infers the
+        // address space); another row may not be.
+        let p = if current { sp } else { self.b.op(&format!("arith.select {inside}, {sp}, {gp} : !llvm.ptr")) };
         let zero = self.b.i64(0);
         Some(load(&mut self.b, &p, &zero, st.dt))
     }
@@ -317,8 +325,8 @@ impl Lower<'_> {
             }
         }
         self.scatter_launch = Some((GpuScatter { blocks, scratch_bytes: scratch.max(16) }, offset));
-        self.tile = Some(Tile { staged: staged.clone(), at: None });
-        let (zero, one) = (self.b.i64(0), self.b.i64(1));
+        self.tile = Some(Tile { staged: staged.clone(), at: None, item: None });
+        let zero = self.b.i64(0);
         let threads = self.b.i64(SCATTER_THREADS as i64);
         // The bins start at the combine's identity.
         for l in &layouts {
@@ -356,6 +364,7 @@ impl Lower<'_> {
         let mine = self.b.op(&format!("arith.cmpi slt, %tid, {tlen} : i64"));
         self.open_if(&mine);
         let item = self.b.op(&format!("arith.addi {t0}, %tid : i64"));
+        self.tile.as_mut().expect("set above").item = Some(item.clone());
         for (k, &o) in outs.iter().enumerate() {
             let node = body.node(o);
             let i = self.emit(node.inputs[1], &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) })?;
@@ -381,6 +390,7 @@ impl Lower<'_> {
             let at = self.shared_at(8 * SCATTER_TILE * k);
             let r = load(&mut self.b, &at, &ii, DType::Int64).ssa;
             let item = self.b.op(&format!("arith.addi {t0}, {ii} : i64"));
+            self.tile.as_mut().expect("set above").item = Some(item.clone());
             let me = extent(&mut self.b, l.m);
             let copy = if l.copies > 1 { g.clone() } else { zero.clone() };
             let rm = self.b.i64((l.rows * l.m) as i64);
@@ -408,7 +418,8 @@ impl Lower<'_> {
             self.close();
         }
         self.b.stmt("nvvm.barrier0");
-        self.tile.as_mut().expect("set above").at = None;
+        let tile = self.tile.as_mut().expect("set above");
+        (tile.at, tile.item) = (None, None);
         self.close();
         // The block's copies, in order, to its partial.
         for l in &layouts {
@@ -440,14 +451,29 @@ impl Lower<'_> {
             let (s, _, _) = self.open_for_step("%tid", &rm, Some(&threads), &[], &[]);
             let dims = unravel(&mut self.b, &s, &node.shape);
             let mut acc = self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
-            let (b, args, results) = self.open_for_step(&zero, "%nblocks", Some(&one), &[acc.ssa.clone()], &[acc.ty()]);
-            let b0 = self.b.op(&format!("arith.muli {b}, {rm} : i64"));
-            let at = self.b.op(&format!("arith.addi {b0}, {s} : i64"));
-            let v = load(&mut self.b, &part, &at, l.dt);
-            let sum = self.combine(l.combine, l.dt, Val::new(args[0].clone(), l.dt), v)?;
-            self.yield_(&[sum.ssa.clone()], &[sum.ty()]);
-            self.close();
-            acc = Val::new(results[0].clone(), l.dt);
+            // Blocks PARTIALS_IN_FLIGHT at a time (their loads issued first), then the rest.
+            let step = self.b.i64(PARTIALS_IN_FLIGHT as i64);
+            let whole = self.b.op(&format!("arith.divui %nblocks, {step} : i64"));
+            let whole = self.b.op(&format!("arith.muli {whole}, {step} : i64"));
+            for (from, to, by) in [(zero.clone(), whole.clone(), PARTIALS_IN_FLIGHT), (whole, "%nblocks".to_string(), 1)] {
+                let by_ssa = self.b.i64(by as i64);
+                let (b, args, results) = self.open_for_step(&from, &to, Some(&by_ssa), &[acc.ssa.clone()], &[acc.ty()]);
+                let mut vals = Vec::with_capacity(by);
+                for u in 0..by {
+                    let off = self.b.i64(u as i64);
+                    let bu = self.b.op(&format!("arith.addi {b}, {off} : i64"));
+                    let b0 = self.b.op(&format!("arith.muli {bu}, {rm} : i64"));
+                    let at = self.b.op(&format!("arith.addi {b0}, {s} : i64"));
+                    vals.push(load(&mut self.b, &part, &at, l.dt));
+                }
+                let mut sum = Val::new(args[0].clone(), l.dt);
+                for v in vals {
+                    sum = self.combine(l.combine, l.dt, sum, v)?;
+                }
+                self.yield_(&[sum.ssa.clone()], &[sum.ty()]);
+                self.close();
+                acc = Val::new(results[0].clone(), l.dt);
+            }
             store(&mut self.b, &Self::out_ptr(k), &s, &acc);
             self.close();
         }
