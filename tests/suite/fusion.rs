@@ -147,6 +147,13 @@ fn plan_cache_reuses_a_plan_across_sizes() {
     assert_eq!(how, Lookup::HitResized);
     assert_eq!(p.partition.regions.len(), 1);
     run(&b, &p);
+    // The resized plan is kept: the same sizes again are an exact hit (the GPU's prepared
+    // kernels are kept by plan), and the first sizes still are.
+    let (q, how) = cache.get_or_compile(&program(5, 40).graph, &opts).unwrap();
+    assert_eq!(how, Lookup::Hit);
+    assert!(std::sync::Arc::ptr_eq(&p, &q));
+    let (_, how) = cache.get_or_compile(&program(8, 16).graph, &opts).unwrap();
+    assert_eq!(how, Lookup::Hit);
     // Equal sizes where there were two: another structure (a new plan).
     let (_, how) = cache.get_or_compile(&program(16, 16).graph, &opts).unwrap();
     assert_eq!(how, Lookup::Miss);
