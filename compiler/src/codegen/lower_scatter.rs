@@ -5,14 +5,18 @@
 //! each output: `out[index, j] = combine(out[index, j], v)`, the combine being the evaluator's
 //! `add`, `maximum` or `minimum` of the output's dtype.
 //!
-//! The kernel accumulates into its output buffers as it finds them: the caller initialises them
-//! and keeps concurrent chunks apart. On the host ([`super::host::run_region`]) each of a fixed
-//! number of chunks of positions (a function of the sizes only) accumulates into a private
-//! copy; the copies are combined in chunk order, so a result is the same bits on every run.
+//! On the host the kernel accumulates into its output buffers as it finds them: the caller
+//! initialises them and keeps concurrent chunks apart ([`super::host::run_region`]: each of a
+//! fixed number of chunks of positions, a function of the sizes only, accumulates into a
+//! private copy; the copies are combined in chunk order). On the GPU ([`Lower::scatter_gpu`])
+//! blocks accumulate tiles of positions into bins in shared memory, and the last block combines
+//! the blocks' partials in block order. Either way a result is the same bits on every run.
 //!
 //! Not generated (the evaluator runs them): `scatter` (replace), which needs the last writer of
-//! each row; `scatter_max`/`scatter_min` of complex values; GPU kernels (the GPU runs a scatter
-//! region on the host between copies).
+//! each row; `scatter_max`/`scatter_min` of complex values. On the GPU also: dtypes other than
+//! float32/float64/int32/int64/uint32/uint64, positions of rank > 1, and bins that do not fit a
+//! block's shared memory even as one copy (a `scatter_add` into 2^20 bins): the host runs those
+//! between copies.
 
 use kiln_ir::shape::numel;
 use kiln_ir::{Attrs, Node, OpKind};
