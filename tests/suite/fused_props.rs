@@ -4,7 +4,9 @@
 //! reductions with random axes and keepdims, mean/var/std/softmax/logsumexp, views: transpose,
 //! slices with negative steps, integer indices and new axes, reshape, expand_dims, squeeze,
 //! flip, broadcast_to, and pairs of them the simplifier composes; a few copies: concatenate,
-//! stack, ascontiguousarray; intermediates materialised mid-program, so later steps read them as
+//! stack, ascontiguousarray; gathers (`take` along an axis or flat) and scatters (`add_at`,
+//! `maximum_at`, `minimum_at`, `put`) at indices cast from any array, so they wrap;
+//! intermediates materialised mid-program, so later steps read them as
 //! held inputs), with a few outputs. Inputs mix in NaN, ±inf, ±0 and integer extremes.
 //!
 //! `KILN_PROP_CASES=N` runs N cases instead of 1,000; `fused_props_stats` (ignored) prints what
@@ -101,6 +103,10 @@ enum Step {
     /// Materialise an array now (`eval`), so later steps read it as a held input; its value is
     /// checked against the reference then.
     Hold { a: u8 },
+    /// `a.take(b as int64, axis)`: `axis` 0 flat, else along axis `axis - 1` (mod the rank).
+    Gather { a: u8, b: u8, axis: u8 },
+    /// `a.add_at/maximum_at/minimum_at/put(b as int64, c or a scalar)`, by `op`.
+    Scatter { op: u8, a: u8, b: u8, c: u8 },
 }
 
 #[derive(Clone, Debug)]
@@ -244,6 +250,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => u().prop_map(|a| Step::Contiguous { a }),
         2 => (u(), u(), u()).prop_map(|(op, a, seed)| Step::Twice { op, a, seed }),
         1 => u().prop_map(|a| Step::Hold { a }),
+        2 => (u(), u(), u()).prop_map(|(a, b, axis)| Step::Gather { a, b, axis }),
+        2 => (u(), u(), u(), u()).prop_map(|(op, a, b, c)| Step::Scatter { op, a, b, c }),
     ]
 }
 
@@ -516,6 +524,23 @@ fn build(p: &Program) -> (Vec<Array>, Vec<Array>) {
                 }
             }
             Step::Contiguous { a } => Ok(pick(&pool, a).ascontiguousarray()),
+            Step::Gather { a, b, axis } => {
+                let (x, i) = (pick(&pool, a), pick(&pool, b).astype(DType::Int64));
+                match axis as usize % (x.ndim() + 1) {
+                    0 => x.try_take(&i, None),
+                    k => x.try_take(&i, Some(k as i64 - 1)),
+                }
+            }
+            Step::Scatter { op, a, b, c } => {
+                let (x, i) = (pick(&pool, a), pick(&pool, b).astype(DType::Int64));
+                let v: Operand = if op & 0x10 != 0 { scalar(c) } else { pick(&pool, c).into() };
+                match op % 4 {
+                    0 => x.try_add_at(&i, v),
+                    1 => x.try_maximum_at(&i, v),
+                    2 => x.try_minimum_at(&i, v),
+                    _ => x.try_put(&i, v),
+                }
+            }
             Step::Hold { a } => {
                 let x = pick(&pool, a);
                 if !x.is_materialized() {
@@ -788,9 +813,12 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             Input | Const | Iota => Bound::Exact,
             // The values of the input, element for element (or a choice among them).
             Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous
-            | Neg | Real | Imag | Conj | Label | Take | ScatterMax | ScatterMin | Scatter => worst,
-            // Sums of duplicates in another order than the evaluator's.
-            ScatterAdd => Bound::Unbounded,
+            | Neg | Real | Imag | Conj | Label | Take | Scatter => worst,
+            // Float sums of duplicates in another order than the evaluator's; on the GPU also
+            // maxima and minima, whose ties of ±0 take the sign of the first met.
+            ScatterAdd if n.dtype.is_inexact() => Bound::Unbounded,
+            ScatterMax | ScatterMin if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,
+            ScatterAdd | ScatterMax | ScatterMin => worst,
             Abs if !operand.is_complex() => worst,
             Where if ins[0] == Bound::Exact => ins[1].join(ins[2]),
             Cast if widens(operand, n.dtype) => worst,
