@@ -14,8 +14,9 @@
 //! an index out of `[-n, n)` is an [`Error::Value`](crate::Error::Value) naming the op, raised
 //! where the op is written. Indices computed lazily or held on a GPU are not checked (that
 //! would need a device round trip): they wrap into range, NumPy's and CuPy's `mode="wrap"`
-//! (CuPy documents the same for its device indices). No index ever reads or writes outside
-//! the array.
+//! (CuPy documents the same for its device indices), or with [`Array::try_take_mode`] and
+//! [`TakeMode::Clip`] clip to it (NumPy's `mode="clip"`: negative indices become 0). No index
+//! ever reads or writes outside the array.
 
 use kiln_ir::shape::normalize_axis;
 use kiln_ir::{Attrs, DType, DTypeKind, OpKind, WeakScalar};
@@ -92,6 +93,16 @@ fn wrapped(idx: &Array, n: usize) -> Result<Array> {
     idx.try_remainder(n.max(1) as i64)
 }
 
+/// What `take` does with an index outside `[-n, n)` that kiln cannot check where the op is
+/// written (NumPy's and CuPy's `mode`); host indices out of range are an error in both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TakeMode {
+    /// `mode="wrap"`: the index modulo `n` (Python's modulo: -1 is the last). The default.
+    Wrap,
+    /// `mode="clip"`: the index clipped to `[0, n - 1]` (so negative indices read the first).
+    Clip,
+}
+
 /// The values of a scatter into `a`, cast to `a`'s dtype under NumPy's `same_kind` rule and
 /// broadcast to `shape`.
 fn scatter_values(op: &str, a: &Array, values: Operand, shape: &[usize]) -> Result<Array> {
@@ -158,15 +169,35 @@ impl Array {
     /// Errors: non-integer indices; an axis out of range; indices out of range when held on the
     /// host (others wrap: see the [module docs](self)); taking from an empty axis.
     pub fn try_take(&self, indices: &Array, axis: Option<i64>) -> Result<Array> {
+        self.try_take_mode(indices, axis, TakeMode::Wrap)
+    }
+
+    /// [`Array::try_take`] with NumPy's `mode`: what a lazy or device index out of range reads
+    /// ([`TakeMode`]). Clipping lets negative indices read the first element, as NumPy's.
+    pub fn try_take_mode(&self, indices: &Array, axis: Option<i64>, mode: TakeMode) -> Result<Array> {
         let idx = index_array("take", indices)?;
+        let (n_along, what) = match axis {
+            None => (self.size(), "the flattened array".to_string()),
+            Some(a) => {
+                let ax = normalize_axis("take", a, self.ndim())?;
+                (self.shape()[ax], format!("axis {ax}"))
+            }
+        };
+        // Clipped indices are in range: nothing to check. Wrapped ones are checked when held on
+        // the host (NumPy's mode="raise" there).
+        let idx = match mode {
+            TakeMode::Wrap => {
+                check_range("take", indices, n_along, &what)?;
+                idx
+            }
+            TakeMode::Clip => idx.try_clip(0i64, n_along.max(1) as i64 - 1)?,
+        };
         let Some(axis) = axis else {
-            check_range("take", indices, self.size(), "the flattened array")?;
             let flat = self.try_reshape(&[self.size() as i64])?;
             return Ok(Array::apply(OpKind::Take, Attrs::None, &[&flat, &idx])?);
         };
         let ax = normalize_axis("take", axis, self.ndim())?;
         let n = self.shape()[ax];
-        check_range("take", indices, n, &format!("axis {ax}"))?;
         if n == 0 && idx.size() > 0 {
             return Err(value_err("take", format!("cannot do a non-empty take from an empty axis {ax}")));
         }

@@ -174,7 +174,7 @@ fn scatter_results_are_the_same_bits_every_run() {
     let (x, c) = kmeans_data(5000, 8, 7);
     let labels = sq_distances(&x, &c).argmin(1);
     let first: Vec<f32> = kiln::zeros(&[7, 8], DType::Float32).add_at(&labels, &x).to_vec();
-    for _ in 0..5 {
+    for _ in 1..10 {
         let again: Vec<f32> = kiln::zeros(&[7, 8], DType::Float32).add_at(&labels, &x).to_vec();
         assert_eq!(first.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), again.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
     }
@@ -220,6 +220,11 @@ fn kmeans_update_gpu_kernel_ptx() {
         assert!(has(p) || ptx.contains(p), "{p} in the PTX:\n{ptx}");
     }
     assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
+    // The lines that make it a scatter: barriers, shared-memory atomics (the counts), the
+    // counter that finds the last block, and the fence before it.
+    let lines: Vec<&str> =
+        ptx.lines().map(str::trim).filter(|l| ["bar.sync", "atom.", "fence.", "membar"].iter().any(|p| l.starts_with(p))).collect();
+    insta::assert_snapshot!("kmeans_update_ptx_sync_lines", lines.join("\n"));
     if let Some(ptxas) = crate::ptxas() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("scatter.ptx");
@@ -234,4 +239,17 @@ fn kmeans_update_gpu_kernel_ptx() {
         assert!(out.status.success(), "ptxas: {report}");
         eprintln!("{report}");
     }
+}
+
+#[test]
+fn take_clips_where_asked() {
+    // np.take([10, 20, 30, 40], [-5, -1, 2, 9], mode='clip') -> [10, 10, 30, 40] (clip disables
+    // negative indices); mode='wrap' -> [40, 40, 30, 20]; and with lazy indices the same.
+    let a = Array::from_vec(vec![10i32, 20, 30, 40], &[4]);
+    let idx = Array::from_vec(vec![-5i64, -1, 2, 9], &[4]);
+    assert_eq!(a.try_take_mode(&idx, Some(0), kiln::TakeMode::Clip).unwrap().to_vec::<i32>(), vec![10, 10, 30, 40]);
+    assert_eq!(a.try_take_mode(&lazy(&idx), None, kiln::TakeMode::Clip).unwrap().to_vec::<i32>(), vec![10, 10, 30, 40]);
+    assert_eq!(a.take(&lazy(&idx), Some(0)).to_vec::<i32>(), vec![40, 40, 30, 20]);
+    // host indices out of range with the default mode are an error, as NumPy's mode="raise"
+    assert!(a.try_take(&idx, Some(0)).is_err());
 }
