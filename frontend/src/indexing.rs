@@ -482,3 +482,164 @@ pub fn try_bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Res
 pub fn bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Array {
     crate::unwrap(try_bincount(x, weights, minlength))
 }
+
+/// One entry of an index mixing integer arrays with basic indices (NumPy's "advanced"
+/// indexing): `x[idx, 1:, ...]` is `x.try_index(&[(&idx).into(), (1..).into(), Index::ELLIPSIS])`.
+#[derive(Clone, Debug)]
+pub enum Index {
+    /// An integer, a slice, a new axis or `...`.
+    Basic(crate::views::SliceArg),
+    /// An integer array (any integer dtype).
+    Array(Array),
+}
+
+impl Index {
+    /// `...`.
+    pub const ELLIPSIS: Index = Index::Basic(crate::views::SliceArg::Ellipsis);
+    /// `:`.
+    pub const FULL: Index = Index::Basic(crate::views::SliceArg::FULL);
+}
+
+impl From<crate::views::SliceArg> for Index {
+    fn from(s: crate::views::SliceArg) -> Index {
+        Index::Basic(s)
+    }
+}
+impl From<&Array> for Index {
+    fn from(a: &Array) -> Index {
+        Index::Array(a.clone())
+    }
+}
+impl From<Array> for Index {
+    fn from(a: Array) -> Index {
+        Index::Array(a)
+    }
+}
+impl From<i64> for Index {
+    fn from(i: i64) -> Index {
+        Index::Basic(i.into())
+    }
+}
+impl From<std::ops::RangeFull> for Index {
+    fn from(r: std::ops::RangeFull) -> Index {
+        Index::Basic(r.into())
+    }
+}
+impl<T: Into<i64>> From<std::ops::Range<T>> for Index {
+    fn from(r: std::ops::Range<T>) -> Index {
+        Index::Basic(r.into())
+    }
+}
+impl<T: Into<i64>> From<std::ops::RangeFrom<T>> for Index {
+    fn from(r: std::ops::RangeFrom<T>) -> Index {
+        Index::Basic(r.into())
+    }
+}
+
+impl Array {
+    /// NumPy's indexing with integer arrays mixed with basic indices: `x[i, 1:, j]`. The
+    /// arrays (and, when any array is present, the integers) broadcast together to a shape `B`;
+    /// if they index adjacent axes, `B` takes their place in the result, else it comes first
+    /// (NumPy's rule), the sliced axes following in order. Without arrays this is
+    /// [`Array::try_slice`]. One gather, its positions fused with the slicing.
+    ///
+    /// Errors: non-integer index arrays; index arrays that do not broadcast; too many indices or
+    /// two ellipses; host indices out of range (lazy and device ones wrap, see the
+    /// [module docs](self)).
+    pub fn try_index(&self, index: &[Index]) -> Result<Array> {
+        use crate::views::SliceArg;
+        let op = "index";
+        if !index.iter().any(|i| matches!(i, Index::Array(_))) {
+            let basic: Vec<SliceArg> = index.iter().map(|i| if let Index::Basic(s) = i { *s } else { unreachable!() }).collect();
+            return self.try_slice(&basic);
+        }
+        // Integers among arrays are advanced indices (0-d arrays); arrays keep their axis in
+        // the basic slicing, which leaves the other entries' effect on the shape.
+        let mut basic = Vec::with_capacity(index.len());
+        let mut arrays: Vec<(usize, Array)> = Vec::new(); // (entry number, int64 indices)
+        for (e, entry) in index.iter().enumerate() {
+            match entry {
+                Index::Array(a) => {
+                    arrays.push((e, index_array(op, a)?));
+                    basic.push(SliceArg::FULL);
+                }
+                Index::Basic(SliceArg::Index(i)) => {
+                    arrays.push((e, Array::from_vec(vec![*i], &[])));
+                    basic.push(SliceArg::FULL);
+                }
+                Index::Basic(s) => basic.push(*s),
+            }
+        }
+        let v = self.try_slice(&basic)?;
+        // The axis of `v` each entry's array indexes: count the axes entries before it make.
+        let consuming = basic.iter().filter(|s| matches!(s, SliceArg::Index(_) | SliceArg::Range { .. })).count();
+        let ellipsis_axes = self.ndim().saturating_sub(consuming);
+        let axis_of = |e: usize| -> usize {
+            let mut axis = 0;
+            for s in &basic[..e] {
+                axis += match s {
+                    SliceArg::Ellipsis => ellipsis_axes,
+                    SliceArg::Index(_) => 0,
+                    SliceArg::Range { .. } | SliceArg::NewAxis => 1,
+                };
+            }
+            axis
+        };
+        let adv: Vec<usize> = arrays.iter().map(|(e, _)| axis_of(*e)).collect();
+        for ((_, a), (&k, original)) in arrays.iter().zip(adv.iter().zip(index.iter().filter_map(|i| match i {
+            Index::Array(a) => Some(Some(a)),
+            Index::Basic(SliceArg::Index(_)) => Some(None),
+            Index::Basic(_) => None,
+        }))) {
+            let n = v.shape()[k];
+            match original {
+                Some(orig) => check_range(op, orig, n, &format!("axis {k}"))?,
+                None => check_range(op, a, n, &format!("axis {k}"))?,
+            }
+        }
+        let mut b_shape: Vec<usize> = Vec::new();
+        for (_, a) in &arrays {
+            b_shape = kiln_ir::shape::broadcast_shapes(op, &b_shape, a.shape())?.to_vec();
+        }
+        let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
+        let rest: Vec<usize> = (0..v.ndim()).filter(|k| !adv.contains(k)).collect();
+        let b_at = if adjacent { adv[0] } else { 0 };
+        let mut out: Vec<usize> = Vec::new();
+        let mut rest_at = vec![0usize; v.ndim()];
+        for (j, &k) in rest.iter().enumerate() {
+            rest_at[k] = if adjacent && k < adv[0] { k } else if adjacent { k - adv.len() + b_shape.len() } else { b_shape.len() + j };
+        }
+        for pos in 0..v.ndim() - adv.len() + b_shape.len() {
+            out.push(match rest.iter().find(|&&k| rest_at[k] == pos) {
+                Some(&k) => v.shape()[k],
+                None => b_shape[pos - b_at],
+            });
+        }
+        if kiln_ir::shape::numel(&out) > 0 && adv.iter().any(|&k| v.shape()[k] == 0) {
+            return Err(value_err(op, "cannot index into an empty axis"));
+        }
+        let strides = c_strides(v.shape());
+        let lead: Vec<i64> = (0..out.len())
+            .map(|p| if p >= b_at && p < b_at + b_shape.len() { b_shape[p - b_at] as i64 } else { 1 })
+            .collect();
+        let mut pos = crate::creation::zeros(&out, DType::Int64);
+        for ((_, a), &k) in arrays.iter().zip(&adv) {
+            let a = a.broadcast_to_shape(&b_shape)?;
+            let along = wrapped(&a, v.shape()[k])?.try_reshape(&lead)?.broadcast_to_shape(&out)?;
+            pos = pos.try_add(along.try_multiply(strides[k])?)?;
+        }
+        for &k in &rest {
+            if v.shape()[k] > 1 {
+                pos = pos.try_add(iota(DType::Int64, &out, rest_at[k]).try_multiply(strides[k])?)?;
+            }
+        }
+        let flat = v.try_reshape(&[v.size() as i64])?;
+        Ok(Array::apply(OpKind::Take, Attrs::None, &[&flat, &pos])?)
+    }
+
+    /// [`Array::try_index`], panicking on error.
+    #[track_caller]
+    pub fn index(&self, index: &[Index]) -> Array {
+        crate::unwrap(self.try_index(index))
+    }
+}

@@ -49,6 +49,15 @@ cases! {
     take_along_axis_sort => |a| a[0].take_along_axis(&a[1], 1);
     take_along_axis_bcast => |a| a[0].take_along_axis(&a[1], 1);
 
+    index_arrays_apart => |a| a[0].index(&[(&a[1]).into(), (..).into(), (&a[2]).into()]);
+    index_array_and_int => |a| a[0].index(&[(..).into(), (&a[1]).into(), 1i64.into()]);
+    index_slice_then_array => |a| a[0].index(&[(1i64..).into(), (&a[1]).into()]);
+    index_ellipsis_array => |a| a[0].index(&[kiln::Index::ELLIPSIS, (&a[1]).into()]);
+    index_newaxis_array_step => |a| {
+        a[0].index(&[kiln::SliceArg::NewAxis.into(), (&a[1]).into(), kiln::SliceArg::FULL.step(-2).into()])
+    };
+    index_int_slice_array => |a| a[0].index(&[(-1i64).into(), (1i64..3).into(), (&a[1]).into()]);
+
     add_at_f32_dup => |a| a[0].add_at(&a[1], &a[2]);
     add_at_f64_scalar => |a| a[0].add_at(&a[1], 1.5);
     add_at_f32_0d_values => |a| a[0].add_at(&a[1], &a[2]);
@@ -252,4 +261,19 @@ fn take_clips_where_asked() {
     assert_eq!(a.take(&lazy(&idx), Some(0)).to_vec::<i32>(), vec![40, 40, 30, 20]);
     // host indices out of range with the default mode are an error, as NumPy's mode="raise"
     assert!(a.try_take(&idx, Some(0)).is_err());
+}
+
+#[test]
+fn mixed_index_errors() {
+    let x = Array::from_vec((0..24).map(|v| v as f32).collect::<Vec<_>>(), &[2, 3, 4]);
+    let f = Array::from_vec(vec![0.0f32], &[1]);
+    let e = err(x.try_index(&[(&f).into()]));
+    assert!(e.contains("index") && e.contains("integer") && e.contains("float32"), "{e}");
+    let (i2, i3) = (Array::from_vec(vec![0i64, 1], &[2]), Array::from_vec(vec![0i64, 1, 2], &[3]));
+    let e = err(x.try_index(&[(&i2).into(), (&i3).into()]));
+    assert!(e.contains("index") && e.contains("(2,)") && e.contains("(3,)"), "{e}");
+    let e = err(x.try_index(&[(..).into(), (&Array::from_vec(vec![3i64], &[1])).into()]));
+    assert!(e.starts_with("index: index 3 is out of bounds for axis 1 with size 3"), "{e}");
+    let e = err(x.try_index(&[(&i2).into(), (..).into(), (..).into(), (..).into()]));
+    assert!(e.contains("too many indices"), "{e}");
 }
