@@ -705,8 +705,13 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
             .into());
         }
     }
-    let outs: Vec<DeviceArray> =
+    let mut outs: Vec<DeviceArray> =
         kernel.outputs.iter().map(|(dt, shape)| DeviceArray::empty(*dt, shape)).collect::<Result<_>>()?;
+    if kernel.gpu_scatter.is_some_and(|gs| gs.zero_outputs) {
+        for o in &mut outs {
+            o.buf.memset(0)?;
+        }
+    }
     // A scatter of no positions still writes its initial array.
     if kernel.work_items == 0 && kernel.gpu_scatter.is_none() {
         return Ok(outs);

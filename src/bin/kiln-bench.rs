@@ -261,11 +261,15 @@ fn main() {
         let bins = 1024usize;
         let u = device_array(normal(n, 14), &[n]);
         // Labels made on the device (no host copy to range-check): spread over the bins.
-        let labels = ((u * 1000.0f32).astype(DType::Int64) % bins as i64).eval().clone();
+        let labels = ((&u * 1000.0f32).astype(DType::Int64) % bins as i64).eval().clone();
+        let big = 1usize << 20;
+        let big_labels = ((&u * 1.0e6f32).astype(DType::Int64) % big as i64).eval().clone();
         type ScatterWork<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
         let works: Vec<ScatterWork> = vec![
             ("scatter_add_2^26_into_1024", Box::new(|| kiln::zeros(&[bins], DType::Float32).add_at(&labels, &x)), 12 * n),
             ("bincount_2^26_into_1024", Box::new(|| kiln::bincount(&labels, None, bins)), 8 * n),
+            // Bins beyond shared memory: global atomics into the output.
+            ("scatter_add_2^26_into_1048576", Box::new(|| kiln::zeros(&[big], DType::Float32).add_at(&big_labels, &x)), 12 * n),
         ];
         for (work, f, bytes) in &works {
             if !want(work) {

@@ -277,3 +277,52 @@ fn mixed_index_errors() {
     let e = err(x.try_index(&[(&i2).into(), (..).into(), (..).into(), (..).into()]));
     assert!(e.contains("too many indices"), "{e}");
 }
+
+/// Bins that do not fit a GPU block's shared memory (20,000 float32 and 50,000 int64): on the
+/// GPU the sums go straight to the outputs by global atomics; on either backend the result is
+/// NumPy's within float rounding (exact for the integer counts).
+#[test]
+fn scatters_into_many_bins() {
+    let n = 100_000usize;
+    let idx: Vec<i64> = (0..n as i64).map(|i| (i * 7919 + i / 3) % 20_000).collect();
+    let vals: Vec<f32> = (0..n).map(|i| ((i * 31 % 97) as f32) / 8.0 - 6.0).collect();
+    let (ia, va) = (Array::from_vec(idx.clone(), &[n]), Array::from_vec(vals.clone(), &[n]));
+    let base = kiln::arange(20_000).astype(DType::Float32);
+    let got: Vec<f32> = base.add_at(&(&ia + 0), &va).to_vec();
+    let mut want: Vec<f64> = (0..20_000).map(|i| i as f64).collect();
+    for (&i, &v) in idx.iter().zip(&vals) {
+        want[i as usize] += v as f64;
+    }
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((*g as f64 - w).abs() <= 1e-3 * w.abs().max(1.0), "bin {k}: {g} vs {w}");
+    }
+    let labels = (&ia * 5 + 3) % 50_000;
+    let counts: Vec<i64> = kiln::bincount(&labels, None, 50_000).to_vec();
+    let mut want = vec![0i64; 50_000];
+    for &i in &idx {
+        want[((i * 5 + 3) % 50_000) as usize] += 1;
+    }
+    assert_eq!(counts, want);
+}
+
+#[test]
+fn many_bins_gpu_kernel_uses_global_atomics() {
+    use kiln_compiler::codegen::gpu::compile_region_gpu;
+    use kiln_compiler::pipeline::{compile, Options};
+    use kiln_compiler::toolchain::ptx::PtxTarget;
+    let ia = &Array::from_vec((0..4096i64).collect::<Vec<_>>(), &[4096]) + 0;
+    let va = Array::from_vec(vec![1.0f32; 4096], &[4096]);
+    let s = kiln::zeros(&[1 << 20], DType::Float32).add_at(&ia, &va);
+    let lowered = kiln::lower(&[&s]);
+    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
+    let region = plan.partition.regions.iter().find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter).unwrap();
+    let k = compile_region_gpu(region, PtxTarget::default()).unwrap();
+    assert!(k.kernel.gpu_scatter.expect("a GPU scatter").zero_outputs);
+    assert!(k.ptx.contains("atom.global.add.f32") || k.ptx.contains("red.global.add.f32"), "{}", k.ptx);
+    // A maximum into as many bins has no GPU kernel (the host runs it).
+    let m = kiln::zeros(&[1 << 20], DType::Float32).maximum_at(&ia, &va);
+    let lowered = kiln::lower(&[&m]);
+    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
+    let region = plan.partition.regions.iter().find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter).unwrap();
+    assert!(matches!(compile_region_gpu(region, PtxTarget::default()), Err(kiln_compiler::CompileError::Unsupported { .. })));
+}

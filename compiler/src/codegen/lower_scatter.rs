@@ -140,6 +140,9 @@ const STAGE_ROW: usize = 128;
 pub struct GpuScatter {
     pub blocks: usize,
     pub scratch_bytes: usize,
+    /// The outputs are zeroed before the launch: bins too large for shared memory are combined
+    /// by atomics in the outputs themselves (sums only; floats then in an order that varies).
+    pub zero_outputs: bool,
 }
 
 /// A region input copied to shared memory tile by tile: its rows (axis 0 is the position).
@@ -312,8 +315,22 @@ impl Lower<'_> {
             offset += bins_bytes(l);
             scratch = aligned(scratch + blocks * l.rows * l.m * l.dt.itemsize());
         }
-        if offset > SCATTER_SHARED {
-            return Err(unsupported(format!("bins of {offset} bytes in a block's shared memory (at most {SCATTER_SHARED}) on the GPU")));
+        // Bins too large for shared memory even as one copy: sums go straight to the outputs by
+        // global atomics (float sums then differ from run to run in their last bits).
+        let global = offset > SCATTER_SHARED;
+        if global {
+            if let Some(l) = layouts.iter().find(|l| l.combine != OpKind::Add) {
+                return Err(unsupported(format!(
+                    "{} bins of {} elements on the GPU: they do not fit shared memory, and only sums go by global atomics",
+                    l.combine.name(),
+                    l.rows * l.m
+                )));
+            }
+            offset = aligned(8 * SCATTER_TILE * outs.len());
+            scratch = 0;
+            for l in &mut layouts {
+                (l.copies, l.groups) = (1, SCATTER_THREADS / l.lanes);
+            }
         }
         let mut staged = Vec::new();
         for node in body.nodes() {
@@ -328,12 +345,12 @@ impl Lower<'_> {
                 }
             }
         }
-        self.scatter_launch = Some((GpuScatter { blocks, scratch_bytes: scratch.max(16) }, offset));
+        self.scatter_launch = Some((GpuScatter { blocks, scratch_bytes: scratch.max(16), zero_outputs: global }, offset));
         self.tile = Some(Tile { staged: staged.clone(), at: None, item: None });
         let zero = self.b.i64(0);
         let threads = self.b.i64(SCATTER_THREADS as i64);
         // The bins start at the combine's identity.
-        for l in &layouts {
+        for l in layouts.iter().filter(|_| !global) {
             let total = self.b.i64((l.copies * l.rows * l.m) as i64);
             let base = self.shared_at(l.smem);
             let id = literal(&mut self.b, identity(l.combine, l.dt), l.dt)?;
@@ -406,6 +423,16 @@ impl Lower<'_> {
             dims.extend(unravel(&mut self.b, &j, &node.shape[1..]));
             let v = self.emit(node.inputs[2], &Ix { dims: Some(dims), flat: None })?;
             let slot = self.b.op(&format!("arith.addi {slot0}, {j} : i64"));
+            if global {
+                let ty = crate::codegen::types::mem_ty(l.dt);
+                let p = self.b.op(&format!("llvm.getelementptr inbounds {}[{slot}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::out_ptr(k)));
+                let (old, op) = (self.b.fresh(), if l.dt.is_float() { "fadd" } else { "add" });
+                self.b.stmt(&format!("{old} = llvm.atomicrmw {op} {p}, {} monotonic : !llvm.ptr, {ty}", v.ssa));
+                self.close();
+                self.close();
+                self.close();
+                continue;
+            }
             let bins = self.shared_at(l.smem);
             if l.copies > 1 || l.dt.is_float() {
                 let old = load(&mut self.b, &bins, &slot, l.dt);
@@ -426,7 +453,7 @@ impl Lower<'_> {
         (tile.at, tile.item) = (None, None);
         self.close();
         // The block's copies, in order, to its partial.
-        for l in &layouts {
+        for l in layouts.iter().filter(|_| !global) {
             let rm = self.b.i64((l.rows * l.m) as i64);
             let bins = self.shared_at(l.smem);
             let part = self.scratch_at(l.scratch);
@@ -455,6 +482,14 @@ impl Lower<'_> {
             let (s, _, _) = self.open_for_step("%tid", &rm, Some(&threads), &[], &[]);
             let dims = unravel(&mut self.b, &s, &node.shape);
             let mut acc = self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
+            if global {
+                // The initial array plus what every block added there.
+                let v = load(&mut self.b, &Self::out_ptr(k), &s, l.dt);
+                let sum = self.combine(l.combine, l.dt, acc, v)?;
+                store(&mut self.b, &Self::out_ptr(k), &s, &sum);
+                self.close();
+                continue;
+            }
             // Blocks PARTIALS_IN_FLIGHT at a time (their loads issued first), then the rest.
             let step = self.b.i64(PARTIALS_IN_FLIGHT as i64);
             let whole = self.b.op(&format!("arith.divui %nblocks, {step} : i64"));
