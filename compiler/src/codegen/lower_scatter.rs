@@ -123,6 +123,9 @@ const SCATTER_TILE: usize = 128;
 /// Most blocks of a GPU scatter kernel: the last block combines every block's partial result
 /// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread).
 const SCATTER_BLOCKS: usize = 512;
+/// Most blocks of a GPU scatter kernel whose sums go to the outputs by global atomics (no
+/// partials to combine: more blocks in flight).
+const SCATTER_BLOCKS_GLOBAL: usize = 8192;
 /// Tiles a block takes at least (fewer blocks for fewer positions).
 const SCATTER_TILES_PER_BLOCK: usize = 1;
 /// Blocks' partials a thread of the last block loads before it combines them (in block order).
@@ -286,7 +289,7 @@ impl Lower<'_> {
         // Shared memory: each output's index per tile position, the bins, then the staged rows
         // of the inputs read by position (as many as fit: staging only saves loads).
         let mut offset = aligned(8 * SCATTER_TILE * outs.len());
-        let blocks = n.div_ceil(SCATTER_TILE * SCATTER_TILES_PER_BLOCK).clamp(1, SCATTER_BLOCKS);
+        let mut blocks = n.div_ceil(SCATTER_TILE * SCATTER_TILES_PER_BLOCK).clamp(1, SCATTER_BLOCKS);
         let mut layouts: Vec<OutLayout> = outs
             .iter()
             .map(|&o| {
@@ -328,6 +331,7 @@ impl Lower<'_> {
             }
             offset = aligned(8 * SCATTER_TILE * outs.len());
             scratch = 0;
+            blocks = n.div_ceil(SCATTER_TILE).clamp(1, SCATTER_BLOCKS_GLOBAL);
             for l in &mut layouts {
                 (l.copies, l.groups) = (1, SCATTER_THREADS / l.lanes);
             }
@@ -470,6 +474,34 @@ impl Lower<'_> {
             store(&mut self.b, &part, &at, &acc);
             self.close();
         }
+        if global {
+            // The initial arrays: each block adds its share of their elements by atomics too
+            // (sums commute), nothing at all for zeros. No block waits for another.
+            for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate() {
+                let node = body.node(o);
+                if is_zero(body, node.inputs[0]) {
+                    continue;
+                }
+                let total = self.b.i64((l.rows * l.m) as i64);
+                let share = self.b.op(&format!("arith.addi {total}, %nblocks : i64"));
+                let one = self.b.i64(1);
+                let share = self.b.op(&format!("arith.subi {share}, {one} : i64"));
+                let share = self.b.op(&format!("arith.divui {share}, %nblocks : i64"));
+                let from = self.b.op(&format!("arith.muli %block, {share} : i64"));
+                let from_t = self.b.op(&format!("arith.addi {from}, %tid : i64"));
+                let to = self.b.op(&format!("arith.addi {from}, {share} : i64"));
+                let to = self.b.op(&format!("arith.minui {to}, {total} : i64"));
+                let (s, _, _) = self.open_for_step(&from_t, &to, Some(&threads), &[], &[]);
+                let dims = unravel(&mut self.b, &s, &node.shape);
+                let v = self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
+                let ty = crate::codegen::types::mem_ty(l.dt);
+                let p = self.b.op(&format!("llvm.getelementptr inbounds {}[{s}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::out_ptr(k)));
+                let (old, op) = (self.b.fresh(), if l.dt.is_float() { "fadd" } else { "add" });
+                self.b.stmt(&format!("{old} = llvm.atomicrmw {op} {p}, {} monotonic : !llvm.ptr, {ty}", v.ssa));
+                self.close();
+            }
+            return Ok(());
+        }
         // Each thread's partials are visible device-wide before its block counts itself in.
         self.b.stmt(super::DEVICE_FENCE);
         // The last block: the initial array, then every block's partial in block order.
@@ -564,4 +596,18 @@ pub(super) fn gpu_entry(nbuf: usize, nparams: usize) -> String {
     t += &format!("    func.call @{}({}) : ({}) -> ()\n", super::KERNEL, names.join(", "), tys.join(", "));
     t += "    return\n  }\n";
     t
+}
+
+/// Whether node `id` of `body` is a zero of its dtype (a `const` 0 through views): an initial
+/// array global atomics need not add.
+fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
+    let n = body.node(id);
+    match (n.op, &n.attrs) {
+        (OpKind::Const, Attrs::Const { value }) => {
+            matches!(kiln_ir::eval::Value::from_literal(*value, n.dtype), kiln_ir::eval::Value::Int(0) | kiln_ir::eval::Value::UInt(0))
+                || matches!(kiln_ir::eval::Value::from_literal(*value, n.dtype), kiln_ir::eval::Value::Float(x) if x == 0.0 && x.is_sign_positive())
+        }
+        (OpKind::BroadcastTo | OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => is_zero(body, n.inputs[0]),
+        _ => false,
+    }
 }
