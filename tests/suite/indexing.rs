@@ -167,6 +167,8 @@ fn kmeans_update_is_one_scatter_kernel_computing_the_labels() {
     for op in ["argmin", "sum", "scatter_add"] {
         assert!(report.contains(op), "{op} in {report}");
     }
+    // The report says how the GPU combines the values.
+    assert!(report.contains("  scatter: GPU: shared-memory bins, 8 blocks, partials combined in block order"), "{report}");
     // against the same update written with masks (no scatter)
     let mask = labels.expand_dims(&[1]).equal(kiln::arange(k as i64).expand_dims(&[0]));
     let want_counts = mask.sum(0);
@@ -318,6 +320,8 @@ fn many_bins_gpu_kernel_uses_global_atomics() {
     let region = plan.partition.regions.iter().find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter).unwrap();
     let k = compile_region_gpu(region, PtxTarget::default()).unwrap();
     assert!(k.kernel.gpu_scatter.expect("a GPU scatter").zero_outputs);
+    let report = kiln::explain(&[&s]).report.to_string();
+    assert!(report.contains("scatter: GPU: global atomics into the output"), "{report}");
     assert!(k.ptx.contains("atom.global.add.f32") || k.ptx.contains("red.global.add.f32"), "{}", k.ptx);
     // A maximum into as many bins has no GPU kernel (the host runs it).
     let m = kiln::zeros(&[1 << 20], DType::Float32).maximum_at(&ia, &va);
@@ -325,4 +329,6 @@ fn many_bins_gpu_kernel_uses_global_atomics() {
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let region = plan.partition.regions.iter().find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter).unwrap();
     assert!(matches!(compile_region_gpu(region, PtxTarget::default()), Err(kiln_compiler::CompileError::Unsupported { .. })));
+    let report = kiln::explain(&[&m]).report.to_string();
+    assert!(report.contains("scatter: GPU: on the host (maximum bins of 1048576 elements"), "{report}");
 }

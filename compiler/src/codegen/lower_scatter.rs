@@ -611,3 +611,17 @@ fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
         _ => false,
     }
 }
+
+/// How the GPU combines a scatter region's values, for the fusion report: "shared-memory bins,
+/// B blocks" (the same bits every run), "global atomics, B blocks" (bins too large for shared
+/// memory), or "host" with the reason code generation gives.
+pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
+    match super::lower_for(region, Target::Gpu) {
+        Ok(k) => match k.gpu_scatter {
+            Some(GpuScatter { blocks, zero_outputs: false, .. }) => format!("GPU: shared-memory bins, {blocks} blocks, partials combined in block order"),
+            Some(GpuScatter { blocks, zero_outputs: true, .. }) => format!("GPU: global atomics into the output, {blocks} blocks (not bit-reproducible)"),
+            None => "GPU: no scatter kernel".into(),
+        },
+        Err(u) => format!("GPU: on the host ({})", u.reason),
+    }
+}

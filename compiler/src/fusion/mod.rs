@@ -220,6 +220,10 @@ pub struct RegionSummary {
     /// The stream it runs on: 0 the caller's current stream, `1..` the device's pool streams
     /// (see [`crate::streams`]; the CPU runs regions in order on one thread).
     pub stream: u32,
+    /// A scatter region: how its values are combined on the GPU (bins in shared memory, or
+    /// global atomics into the output when they do not fit, or the host when neither applies),
+    /// from code generation's decision for these sizes.
+    pub scatter: Option<String>,
 }
 
 /// What fusion did with a graph: users read it to tune, tests assert on it. Its text shows each
@@ -264,6 +268,9 @@ impl fmt::Display for FusionReport {
             }
             writeln!(f)?;
             writeln!(f, "  ops: {}", r.ops.join(" "))?;
+            if let Some(s) = &r.scatter {
+                writeln!(f, "  scatter: {s}")?;
+            }
             if !r.kernels.is_empty() {
                 writeln!(f, "  kernels: {}", r.kernels.join(" "))?;
             }
@@ -311,6 +318,7 @@ impl Partition {
                     outputs: r.outputs.iter().map(|&o| ty(o)).collect(),
                     bytes: r.bytes(),
                     stream,
+                    scatter: (r.kind == RegionKind::Scatter).then(|| crate::codegen::lower::scatter::gpu_strategy(r)),
                 })
                 .collect(),
             unfused: self.unfused.clone(),
