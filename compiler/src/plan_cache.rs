@@ -131,12 +131,15 @@ fn map_plan(c: &Compiled, f: &dyn Fn(usize) -> Option<usize>) -> Option<Compiled
 /// iteration of 2^20 points after one on the digits, measured on an H200).
 const SIZES_PER_PLAN: usize = 8;
 
+/// The plans of one structure: (sizes, plan), the compiled one first.
+type SizedPlans = Vec<(Vec<usize>, Arc<Compiled>)>;
+
 /// Compiled plans by structure.
 #[derive(Default)]
 pub struct PlanCache {
     /// By signature text (FxHash: the key is long and hashed on every materialisation): the
     /// sizes and plan compiled first, then up to [`SIZES_PER_PLAN`] - 1 resized from it.
-    plans: Mutex<FxHashMap<String, Vec<(Vec<usize>, Arc<Compiled>)>>>,
+    plans: Mutex<FxHashMap<String, SizedPlans>>,
 }
 
 /// Whether a lookup reused a plan.

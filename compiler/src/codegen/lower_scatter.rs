@@ -340,7 +340,7 @@ impl Lower<'_> {
         for node in body.nodes() {
             if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
                 let row = numel(node.shape.get(1..).unwrap_or(&[]));
-                let stride = if row % 2 == 0 { row + 1 } else { row };
+                let stride = if row.is_multiple_of(2) { row + 1 } else { row };
                 let bytes = SCATTER_TILE * stride * node.dtype.itemsize();
                 let fits = aligned(offset + bytes) <= SCATTER_SHARED;
                 if node.shape.first() == Some(&n) && row <= STAGE_ROW && !node.dtype.is_complex() && node.dtype != DType::Bool && fits {
