@@ -234,11 +234,7 @@ fn kmeans_update_gpu_kernel_ptx() {
     // The lines that make it a scatter: barriers, shared-memory atomics (the counts), the
     // counter that finds the last block, and the fence before it.
     let lines: Vec<&str> =
-        ptx.lines()
-            .map(str::trim)
-            .filter(|l| ["bar.sync", "atom.", "fence.", "membar"].iter().any(|p| l.starts_with(p)))
-            .map(|l| l.split_whitespace().next().unwrap_or(""))
-            .collect();
+        ptx.lines().map(str::trim).filter(|l| ["bar.sync", "atom.", "fence.", "membar"].iter().any(|p| l.starts_with(p))).collect();
     insta::assert_snapshot!("kmeans_update_ptx_sync_lines", lines.join("\n"));
     if let Some(ptxas) = crate::ptxas() {
         let dir = tempfile::tempdir().unwrap();

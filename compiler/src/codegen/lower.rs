@@ -750,9 +750,6 @@ impl<'g> Lower<'g> {
         let input = node.inputs[0];
         let in_shape = self.body.node(input).shape.clone();
         let acc = Acc::new(node.op, self.body.node(input).dtype)?;
-        if self.tile.is_some() && axes.len() == 1 && !acc.needs_pos() && acc.tys.len() == 1 {
-            return self.emit_reduction_interleaved(id, ix, &acc);
-        }
         let init = acc.init(&mut self.b);
         let tys = acc.tys.clone();
         let zero = self.b.i64(0);

@@ -24,10 +24,7 @@ use smallvec::SmallVec;
 
 use kiln_ir::DType;
 
-use kiln_ir::NodeId;
-
 use super::{Ix, Lower, Stop};
-use crate::codegen::reduce::Acc;
 use crate::codegen::index::{extent, ravel, unravel};
 use crate::codegen::types::{literal, load, store, Val};
 use crate::codegen::{scalar, Target, Unsupported};
@@ -626,59 +623,5 @@ pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
             None => "GPU: no scatter kernel".into(),
         },
         Err(u) => format!("GPU: on the host ({})", u.reason),
-    }
-}
-
-/// Accumulators a GPU scatter kernel's per-position sums fold into (see
-/// [`Lower::emit_reduction_interleaved`]).
-const INTERLEAVE: usize = 4;
-
-impl Lower<'_> {
-    /// A reduction over one axis inside a GPU scatter kernel (a position's distances: one thread
-    /// folds a whole row), folded into [`INTERLEAVE`] accumulators taking elements `j, j + 4,
-    /// ...` (the rest, `n mod 4` elements, into the first), combined in order at the end: four
-    /// independent chains of adds instead of one, for a thread whose work is one long chain.
-    /// Only for reductions whose accumulator is one value (sums, products, max/min without
-    /// positions); the sum is reassociated as the kernels' other sums are (`reduce`).
-    pub(super) fn emit_reduction_interleaved(&mut self, id: NodeId, ix: &Ix, acc: &Acc) -> Result<Val, Stop> {
-        let node = self.body.node(id);
-        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
-        let (axis, input) = (axes[0], node.inputs[0]);
-        let n = self.body.node(input).shape[axis];
-        let ty = acc.tys[0];
-        let kept = self.kept_index(id, ix)?;
-        let at = |kept: &[String], j: &str| -> Vec<String> {
-            let mut full = kept.to_vec();
-            full.insert(axis, j.to_string());
-            full
-        };
-        let zero = self.b.i64(0);
-        let ub = extent(&mut self.b, n);
-        let step = self.b.i64(INTERLEAVE as i64);
-        let whole = self.b.op(&format!("arith.divui {ub}, {step} : i64"));
-        let whole = self.b.op(&format!("arith.muli {whole}, {step} : i64"));
-        let init: Vec<String> = (0..INTERLEAVE).map(|_| acc.init(&mut self.b)[0].clone()).collect();
-        let tys = vec![ty; INTERLEAVE];
-        let (j0, args, results) = self.open_for_step(&zero, &whole, Some(&step), &init, &tys);
-        let mut next = Vec::with_capacity(INTERLEAVE);
-        for (u, a) in args.iter().enumerate() {
-            let off = self.b.i64(u as i64);
-            let j = self.b.op(&format!("arith.addi {j0}, {off} : i64"));
-            let v = self.emit(input, &Ix { dims: Some(at(&kept, &j)), flat: None })?;
-            next.push(acc.step(&mut self.b, std::slice::from_ref(a), &v, &zero)?[0].clone());
-        }
-        self.yield_(&next, &tys);
-        self.close();
-        // The rest into the first accumulator.
-        let (j, args, rest) = self.open_for_step(&whole, &ub, None, &[results[0].clone()], &[ty]);
-        let v = self.emit(input, &Ix { dims: Some(at(&kept, &j)), flat: None })?;
-        let first = acc.step(&mut self.b, &args, &v, &zero)?;
-        self.yield_(&first, &[ty]);
-        self.close();
-        let mut total = vec![rest[0].clone()];
-        for r in &results[1..] {
-            total = acc.combine(&mut self.b, &total, std::slice::from_ref(r))?;
-        }
-        Ok(acc.finish(&mut self.b, &total, node.dtype)?)
     }
 }
