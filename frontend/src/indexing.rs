@@ -223,6 +223,12 @@ impl Array {
         Ok(Array::apply(OpKind::Take, Attrs::None, &[&flat, &pos])?)
     }
 
+    /// [`Array::try_take_mode`], panicking on error.
+    #[track_caller]
+    pub fn take_mode(&self, indices: &Array, axis: Option<i64>, mode: TakeMode) -> Array {
+        crate::unwrap(self.try_take_mode(indices, axis, mode))
+    }
+
     /// `np.take(a, indices, axis)`. Panics where [`Array::try_take`] errs.
     #[track_caller]
     pub fn take(&self, indices: &Array, axis: Option<i64>) -> Array {

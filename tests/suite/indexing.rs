@@ -261,6 +261,7 @@ fn take_clips_where_asked() {
     assert_eq!(a.try_take_mode(&idx, Some(0), kiln::TakeMode::Clip).unwrap().to_vec::<i32>(), vec![10, 10, 30, 40]);
     assert_eq!(a.try_take_mode(&lazy(&idx), None, kiln::TakeMode::Clip).unwrap().to_vec::<i32>(), vec![10, 10, 30, 40]);
     assert_eq!(a.take(&lazy(&idx), Some(0)).to_vec::<i32>(), vec![40, 40, 30, 20]);
+    assert_eq!(a.take_mode(&lazy(&idx), Some(0), kiln::TakeMode::Wrap).to_vec::<i32>(), vec![40, 40, 30, 20]);
     // host indices out of range with the default mode are an error, as NumPy's mode="raise"
     assert!(a.try_take(&idx, Some(0)).is_err());
 }
