@@ -80,13 +80,8 @@ impl Lower<'_> {
                 return Err(Unsupported::new(Some(node.op.name()), "positions of another shape in one region".into()).into());
             }
             let i = self.emit(idx, &Ix { dims: Some(item.clone()), flat: Some(iv.clone()) })?;
-            // r = i mod rows, in [0, rows): remsi takes the dividend's sign.
-            let rows = extent(&mut self.b, node.shape[0]);
-            let rem = self.b.op(&format!("arith.remsi {}, {rows} : i64", i.ssa));
+            let r = self.wrap_row(&i.ssa, node.shape[0]);
             let zero = self.b.i64(0);
-            let neg = self.b.op(&format!("arith.cmpi slt, {rem}, {zero} : i64"));
-            let up = self.b.op(&format!("arith.addi {rem}, {rows} : i64"));
-            let r = self.b.op(&format!("arith.select {neg}, {up}, {rem} : i64"));
             let row_shape = &node.shape[1..];
             let m = numel(row_shape);
             let me = extent(&mut self.b, m);
@@ -220,6 +215,26 @@ fn atomic_op(combine: OpKind, dt: DType) -> &'static str {
 }
 
 impl Lower<'_> {
+    /// Index `i` (i64) wrapped into `[0, rows)`, Python's modulo: `remsi` takes the dividend's
+    /// sign, so a negative remainder gets `rows` added.
+    fn wrap_row(&mut self, i: &str, rows: usize) -> String {
+        let rows = extent(&mut self.b, rows);
+        let zero = self.b.i64(0);
+        let rem = self.b.op(&format!("arith.remsi {i}, {rows} : i64"));
+        let neg = self.b.op(&format!("arith.cmpi slt, {rem}, {zero} : i64"));
+        let up = self.b.op(&format!("arith.addi {rem}, {rows} : i64"));
+        self.b.op(&format!("arith.select {neg}, {up}, {rem} : i64"))
+    }
+
+    /// `v` added to element `pos` of output `k` by a device-scope atomic (GPU kernels whose
+    /// bins do not fit shared memory).
+    fn atomic_add_out(&mut self, k: usize, pos: &str, v: &Val) {
+        let ty = crate::codegen::types::mem_ty(v.dt);
+        let p = self.b.op(&format!("llvm.getelementptr inbounds {}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::out_ptr(k)));
+        let (old, op) = (self.b.fresh(), if v.dt.is_float() { "fadd" } else { "add" });
+        self.b.stmt(&format!("{old} = llvm.atomicrmw {op} {p}, {} monotonic : !llvm.ptr, {ty}", v.ssa));
+    }
+
     /// A generic pointer to byte `offset` of the block's dynamic shared memory.
     fn shared_at(&mut self, offset: usize) -> String {
         let g = self.b.op("llvm.mlir.addressof @kiln_rows : !llvm.ptr<3>");
@@ -393,11 +408,7 @@ impl Lower<'_> {
         for (k, &o) in outs.iter().enumerate() {
             let node = body.node(o);
             let i = self.emit(node.inputs[1], &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) })?;
-            let rows = extent(&mut self.b, node.shape[0]);
-            let rem = self.b.op(&format!("arith.remsi {}, {rows} : i64", i.ssa));
-            let neg = self.b.op(&format!("arith.cmpi slt, {rem}, {zero} : i64"));
-            let up = self.b.op(&format!("arith.addi {rem}, {rows} : i64"));
-            let r = self.b.op(&format!("arith.select {neg}, {up}, {rem} : i64"));
+            let r = self.wrap_row(&i.ssa, node.shape[0]);
             let at = self.shared_at(8 * SCATTER_TILE * k);
             store(&mut self.b, &at, "%tid", &Val::new(r, DType::Int64));
         }
@@ -428,10 +439,7 @@ impl Lower<'_> {
             let v = self.emit(node.inputs[2], &Ix { dims: Some(dims), flat: None })?;
             let slot = self.b.op(&format!("arith.addi {slot0}, {j} : i64"));
             if global {
-                let ty = crate::codegen::types::mem_ty(l.dt);
-                let p = self.b.op(&format!("llvm.getelementptr inbounds {}[{slot}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::out_ptr(k)));
-                let (old, op) = (self.b.fresh(), if l.dt.is_float() { "fadd" } else { "add" });
-                self.b.stmt(&format!("{old} = llvm.atomicrmw {op} {p}, {} monotonic : !llvm.ptr, {ty}", v.ssa));
+                self.atomic_add_out(k, &slot, &v);
                 self.close();
                 self.close();
                 self.close();
@@ -494,10 +502,7 @@ impl Lower<'_> {
                 let (s, _, _) = self.open_for_step(&from_t, &to, Some(&threads), &[], &[]);
                 let dims = unravel(&mut self.b, &s, &node.shape);
                 let v = self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
-                let ty = crate::codegen::types::mem_ty(l.dt);
-                let p = self.b.op(&format!("llvm.getelementptr inbounds {}[{s}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::out_ptr(k)));
-                let (old, op) = (self.b.fresh(), if l.dt.is_float() { "fadd" } else { "add" });
-                self.b.stmt(&format!("{old} = llvm.atomicrmw {op} {p}, {} monotonic : !llvm.ptr, {ty}", v.ssa));
+                self.atomic_add_out(k, &s, &v);
                 self.close();
             }
             return Ok(());
