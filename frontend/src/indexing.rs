@@ -194,7 +194,7 @@ impl Array {
         };
         let Some(axis) = axis else {
             let flat = self.try_reshape(&[self.size() as i64])?;
-            return Ok(Array::apply(OpKind::Take, Attrs::None, &[&flat, &idx])?);
+            return Array::apply(OpKind::Take, Attrs::None, &[&flat, &idx]);
         };
         let ax = normalize_axis("take", axis, self.ndim())?;
         let n = self.shape()[ax];
@@ -220,7 +220,7 @@ impl Array {
             }
         }
         let flat = self.try_reshape(&[self.size() as i64])?;
-        Ok(Array::apply(OpKind::Take, Attrs::None, &[&flat, &pos])?)
+        Array::apply(OpKind::Take, Attrs::None, &[&flat, &pos])
     }
 
     /// [`Array::try_take_mode`], panicking on error.
@@ -257,7 +257,7 @@ impl Array {
         let along = wrapped(&idx, n)?.broadcast_to_shape(&out)?;
         let pos = flat_positions(self.shape(), &out, ax, &along)?;
         let flat = self.try_reshape(&[self.size() as i64])?;
-        Ok(Array::apply(OpKind::Take, Attrs::None, &[&flat, &pos])?)
+        Array::apply(OpKind::Take, Attrs::None, &[&flat, &pos])
     }
 
     /// `np.take_along_axis(a, indices, axis)`. Panics where [`Array::try_take_along_axis`] errs.
@@ -279,7 +279,7 @@ impl Array {
         }
         let shape: Vec<usize> = idx.shape().iter().chain(&self.shape()[1..]).copied().collect();
         let v = scatter_values(name, self, values, &shape)?;
-        Ok(Array::apply(op, Attrs::None, &[self, &idx, &v])?)
+        Array::apply(op, Attrs::None, &[self, &idx, &v])
     }
 
     /// NumPy's `b = a.copy(); np.add.at(b, indices, values)`: row `indices[i]` of axis 0 gets
@@ -480,7 +480,7 @@ pub fn try_bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Res
     if x.size() == 0 {
         return Ok(base);
     }
-    Ok(Array::apply(OpKind::ScatterAdd, Attrs::None, &[&base, &idx, &values])?)
+    Array::apply(OpKind::ScatterAdd, Attrs::None, &[&base, &idx, &values])
 }
 
 /// [`try_bincount`], panicking on error.
@@ -640,7 +640,7 @@ impl Array {
             }
         }
         let flat = v.try_reshape(&[v.size() as i64])?;
-        Ok(Array::apply(OpKind::Take, Attrs::None, &[&flat, &pos])?)
+        Array::apply(OpKind::Take, Attrs::None, &[&flat, &pos])
     }
 
     /// [`Array::try_index`], panicking on error.

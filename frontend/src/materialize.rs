@@ -179,7 +179,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
             dump::gpu_code(seq, &plan.partition.regions, gpu.target());
-            let inputs: Vec<Arc<DeviceArray>> = held.iter().map(|a| on_device(a)).collect::<Result<_>>()?;
+            let inputs: Vec<Arc<DeviceArray>> = held.iter().map(on_device).collect::<Result<_>>()?;
             phase(2, &mut t);
             let results = crate::gpu::run_schedule(gpu, &plan, !matches!(lookup, Lookup::HitResized), &inputs)?;
             phase(3, &mut t);

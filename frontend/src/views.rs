@@ -96,7 +96,7 @@ impl Array {
         if new.as_slice() == self.shape() {
             return Ok(self.clone());
         }
-        Ok(Array::apply(OpKind::Reshape, Attrs::Shape { shape: new }, &[self])?)
+        Array::apply(OpKind::Reshape, Attrs::Shape { shape: new }, &[self])
     }
 
     /// `np.reshape`. Panics where [`Array::try_reshape`] errs.
@@ -121,7 +121,7 @@ impl Array {
         if perm.iter().enumerate().all(|(i, &p)| i == p) {
             return Ok(self.clone());
         }
-        Ok(Array::apply(OpKind::Permute, Attrs::Perm { perm }, &[self])?)
+        Array::apply(OpKind::Permute, Attrs::Perm { perm }, &[self])
     }
 
     /// `np.transpose(x, axes)`. Panics where [`Array::try_permute`] errs.
@@ -239,7 +239,7 @@ impl Array {
     /// `np.expand_dims(x, axis)`: new axes of extent 1 at the given positions of the result.
     pub fn try_expand_dims(&self, axes: &[i64]) -> Result<Array> {
         let ax = normalize_axes("expand_dims", axes, self.ndim() + axes.len())?;
-        Ok(Array::apply(OpKind::ExpandDims, Attrs::Axes { axes: ax }, &[self])?)
+        Array::apply(OpKind::ExpandDims, Attrs::Axes { axes: ax }, &[self])
     }
 
     /// `np.expand_dims`. Panics where [`Array::try_expand_dims`] errs.
@@ -258,7 +258,7 @@ impl Array {
         if ax.is_empty() {
             return Ok(self.clone());
         }
-        Ok(Array::apply(OpKind::Squeeze, Attrs::Axes { axes: ax }, &[self])?)
+        Array::apply(OpKind::Squeeze, Attrs::Axes { axes: ax }, &[self])
     }
 
     /// `np.squeeze`. Panics where [`Array::try_squeeze`] errs.
@@ -276,7 +276,7 @@ impl Array {
         if ax.is_empty() {
             return Ok(self.clone());
         }
-        Ok(Array::apply(OpKind::Flip, Attrs::Axes { axes: ax }, &[self])?)
+        Array::apply(OpKind::Flip, Attrs::Axes { axes: ax }, &[self])
     }
 
     /// `np.flip`. Panics where [`Array::try_flip`] errs.
@@ -290,7 +290,7 @@ impl Array {
         if self.is_materialized() {
             return self.clone();
         }
-        crate::unwrap(Array::apply(OpKind::Contiguous, Attrs::None, &[self]).map_err(Into::into))
+        crate::unwrap(Array::apply(OpKind::Contiguous, Attrs::None, &[self]))
     }
 }
 
@@ -308,7 +308,7 @@ fn join(op: OpKind, arrays: &[&Array], axis: i64) -> Result<Array> {
     let dtype = result_type_many(&dtypes).expect("non-empty");
     let cast: Vec<Array> = arrays.iter().map(|a| a.cast_to(dtype)).collect();
     let refs: Vec<&Array> = cast.iter().collect();
-    Ok(Array::apply(op, Attrs::Axis { axis }, &refs)?)
+    Array::apply(op, Attrs::Axis { axis }, &refs)
 }
 
 /// `np.concatenate(arrays, axis)`: dtypes promote. Errors: no arrays, ranks or extents (off

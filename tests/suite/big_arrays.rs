@@ -56,7 +56,7 @@ fn gpu_column_sums_of_a_2d_index_space_over_2_pow_31() {
     let got = got.as_slice::<i64>().unwrap();
     // Column j: sum over rows i of (i k + j) % 7; i % 7 = r for ceil((m - r) / 7) rows.
     let want: Vec<i64> = (0..k)
-        .map(|j| (0..7).map(|r| ((m - r + 6) / 7) as i64 * (((r * k + j) % 7) as i64)).sum())
+        .map(|j| (0..7).map(|r| (m - r).div_ceil(7) as i64 * (((r * k + j) % 7) as i64)).sum())
         .collect();
     assert_eq!(got.len(), k);
     for (j, (g, w)) in got.iter().zip(&want).enumerate() {

@@ -70,7 +70,7 @@ fn broadcast_mismatch() {
 #[test]
 fn broadcast_mismatch_in_where_and_broadcast_to() {
     let c = Array::from_vec(vec![true, false, true], &[3]);
-    let e = kiln::try_where_(&c, &f32s(&[2, 4]), 0.0).unwrap_err();
+    let e = kiln::try_where_(&c, f32s(&[2, 4]), 0.0).unwrap_err();
     assert!(matches!(&e, Error::Ir(IrError::Broadcast { op, .. }) if op == "where"), "{e:?}");
     assert_mentions(&e.to_string(), &["where", "(3,)", "(2, 4)"]);
 
@@ -443,7 +443,7 @@ fn errors_come_from_the_op_call_not_from_materialisation() {
     let z = y.sum(1);
     assert!(!y.is_materialized() && !z.is_materialized());
     let errs: Vec<Error> = vec![
-        z.try_add(&f32s(&[3])).unwrap_err(),
+        z.try_add(f32s(&[3])).unwrap_err(),
         y.try_reshape(&[5]).unwrap_err(),
         y.try_max(7).unwrap_err(),
         z.try_bitwise_xor(&z).unwrap_err(),
@@ -462,7 +462,7 @@ fn arrays_made_before_an_error_still_evaluate() {
     let x = f32s(&[2, 3]);
     let y = &x * 2.0 + 1.0;
     let w = y.sum(0);
-    let _ = y.try_add(&f32s(&[4])).unwrap_err();
+    let _ = y.try_add(f32s(&[4])).unwrap_err();
     let _ = panic_message(|| &y + &f32s(&[5]));
     let _ = y.try_reshape(&[7]).unwrap_err();
     let _ = w.try_argmax([0, 0]).unwrap_err();

@@ -354,7 +354,7 @@ fn permutation(n: usize, seed: u8) -> Vec<i64> {
 /// A random shape of `size` elements, rank 1–3 (or rank 0 for size 1), one extent maybe -1.
 fn reshape_target(size: usize, seed: u8) -> Vec<i64> {
     let mut r = Rng::new(seed as u64 + 17);
-    if size == 1 && seed % 4 == 0 {
+    if size == 1 && seed.is_multiple_of(4) {
         return vec![];
     }
     let rank = 1 + r.below(3) as usize;
@@ -362,14 +362,14 @@ fn reshape_target(size: usize, seed: u8) -> Vec<i64> {
     let mut rest = size;
     let mut p = 2;
     while rest > 1 {
-        while rest % p != 0 {
+        while !rest.is_multiple_of(p) {
             p += 1;
         }
         rest /= p;
         dims[r.below(rank as u64) as usize] *= p;
     }
     let mut out: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-    if seed % 3 == 0 && size > 0 {
+    if seed.is_multiple_of(3) && size > 0 {
         let k = r.below(rank as u64) as usize;
         out[k] = -1;
     }
@@ -1014,11 +1014,11 @@ fn folded_nan_keeps_the_computed_sign() {
 /// Checks `y` against the reference evaluator, bit for bit, after printing its kernel's PTX (to
 /// see what the NVPTX pipeline made of it; PTX is made on the host, so on the CPU too).
 fn same_as_the_evaluator_printing_ptx(y: &Array) {
-    let lowered = kiln::lower(&[&y]);
+    let lowered = kiln::lower(&[y]);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     let ptx = kiln::CodeStage::Ptx(kiln_compiler::toolchain::ptx::PtxTarget::default());
-    if let Ok(code) = kiln::kernel_code(&[&y], ptx) {
+    if let Ok(code) = kiln::kernel_code(&[y], ptx) {
         println!("{code}");
     }
     let got = y.try_to_host().unwrap();
@@ -1031,7 +1031,7 @@ fn same_as_the_evaluator_printing_ptx(y: &Array) {
 fn maximum_of_a_converted_false_and_negative_zero_keeps_the_tie_rule() {
     let x = Array::from_vec(vec![false], &[]);
     x.eval();
-    let y = x.astype(DType::Float64).maximum(&kiln::full(&[], -0.0, DType::Float64));
+    let y = x.astype(DType::Float64).maximum(kiln::full(&[], -0.0, DType::Float64));
     same_as_the_evaluator_printing_ptx(&y);
 }
 
@@ -1040,7 +1040,7 @@ fn maximum_of_a_converted_zero_and_negative_zero_keeps_the_tie_rule() {
     let x = Array::from_vec(vec![0.0f32, -0.0, 4.0, -9.0], &[4]);
     x.eval();
     let i = x.negative().sqrt().sqrt().astype(DType::Float64).astype(DType::Int32).astype(DType::Int64);
-    let y = i.negative().abs().astype(DType::Float64).maximum(&kiln::full(&[], -0.0, DType::Float64));
+    let y = i.negative().abs().astype(DType::Float64).maximum(kiln::full(&[], -0.0, DType::Float64));
     same_as_the_evaluator_printing_ptx(&y);
 }
 

@@ -64,14 +64,14 @@ cases! {
     add_at_i32_2d_idx => |a| a[0].add_at(&a[1], &a[2]);
     add_at_u8_wraps => |a| a[0].add_at(&a[1], &a[2]);
     add_at_c64 => |a| a[0].add_at(&a[1].slice(&kiln::s![..3]), &a[2]);
-    add_at_empty => |a| a[0].add_at(&a[1], &kiln::zeros(&[0, 3], DType::Float32));
+    add_at_empty => |a| a[0].add_at(&a[1], kiln::zeros(&[0, 3], DType::Float32));
     maximum_at_f64_nan => |a| a[0].maximum_at(&a[1], &a[2]);
     minimum_at_f64_nan => |a| a[0].minimum_at(&a[1], &a[2]);
     maximum_at_u8 => |a| a[0].maximum_at(&a[1], &a[2]);
     minimum_at_i32_2d_idx => |a| a[0].minimum_at(&a[1], &a[2]);
 
-    put_i16_last_wins => |a| a[0].put(&a[1], &a[2].astype(DType::Int16));
-    put_cyclic => |a| a[0].put(&a[1], &a[2].astype(DType::Int16));
+    put_i16_last_wins => |a| a[0].put(&a[1], a[2].astype(DType::Int16));
+    put_cyclic => |a| a[0].put(&a[1], a[2].astype(DType::Int16));
     put_along_axis_f32 => |a| {
         let v = &kiln::arange(4).astype(DType::Float32).reshape(&[1, 4, 1]) * -1.0;
         a[0].put_along_axis(&a[1], &v, 1)
@@ -106,11 +106,11 @@ fn bad_indices_are_typed_errors_naming_the_op() {
     let e = err(a.try_add_at(&Array::from_vec(vec![-4i64], &[1]), 1.0));
     assert!(e.starts_with("add_at: index -4 is out of bounds for axis 0 with size 3"), "{e}");
     // values that do not broadcast to indices.shape + a.shape[1:] = (2, 4)
-    let e = err(a.try_add_at(&Array::from_vec(vec![0i64, 1], &[2]), &kiln::ones(&[2, 3], DType::Float32)));
+    let e = err(a.try_add_at(&Array::from_vec(vec![0i64, 1], &[2]), kiln::ones(&[2, 3], DType::Float32)));
     assert!(e.contains("add_at") && e.contains("[2, 3]") && e.contains("[2, 4]"), "{e}");
     // same_kind: float values into an int array
     let ai = Array::from_vec(vec![1i32, 2, 3], &[3]);
-    let e = err(ai.try_add_at(&Array::from_vec(vec![0i64], &[1]), &Array::from_vec(vec![0.5f64], &[1])));
+    let e = err(ai.try_add_at(&Array::from_vec(vec![0i64], &[1]), Array::from_vec(vec![0.5f64], &[1])));
     assert!(e.contains("add_at") && e.contains("float64") && e.contains("int32") && e.contains("same_kind"), "{e}");
     let e = err(ai.try_maximum_at(&Array::from_vec(vec![0i64], &[1]), 0.5));
     assert!(e.contains("maximum_at") && e.contains("same_kind"), "{e}");

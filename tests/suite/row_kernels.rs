@@ -483,3 +483,30 @@ fn layer_norm_in_one_pass_at_special_values() {
 
 /// Absolute error allowed in normalised rows (values of order 1): 8 float32 ulps of 1.
 const LAYER_NORM_ABS: f64 = 8.0 / (1u64 << 23) as f64;
+
+/// Nested reductions over a short axis (`lower/nested.rs`): the inner reductions at every
+/// element of the outer fold are computed in one loop, and the outer fold is unrolled. Through
+/// the active backend against the evaluator: k-means' labels (argmin over 10 of sums over 64),
+/// folds of 16 (unrolled) and 17 (loops), two reduced outer axes, a float64 inner sum (two
+/// accumulators each), a max of means, and an inner reduction read at one element only.
+#[test]
+fn nested_reductions_over_a_short_axis() {
+    let sq = |x: &Array, c: &Array| (x.expand_dims(&[1]) - c.expand_dims(&[0])).square().sum(2);
+    for (n, k, d, seed) in [(300, 10, 64, 11), (50, 16, 7, 12), (50, 17, 7, 13), (40, 2, 1, 14)] {
+        let (x, c) = (f32s(&[n, d], -2.0, 2.0, seed), f32s(&[k, d], -2.0, 2.0, seed + 100));
+        check_backend(&format!("labels {n}x{d} k={k}"), &sq(&x, &c).argmin(1), &sq(&x, &c).argmin(1), 0.0);
+        check_backend(&format!("max distance {n}x{d} k={k}"), &sq(&x, &c).max(1), &sq(&x, &c).max(1), 0.0);
+        check_backend(&format!("mean of means {n}x{d} k={k}"), &sq(&x, &c).mean(1), &sq(&x, &c).mean(1), 1.0);
+    }
+    let x = f64s(&[30, 2, 3, 50], -4.0, 4.0, 15);
+    let f = |x: &Array| x.sum(3).min([1, 2]);
+    check_backend("min over two axes of float64 sums", &f(&x), &f(&x), 0.0);
+    let g = |x: &Array| (x.sum(3) * 2.0).max([1, 2]);
+    check_backend("max over two axes of float64 sums", &g(&x), &g(&x), 0.0);
+    // The mlir of the labels on the host: one loop over d folding 10 sums at once.
+    let (x, c) = (f32s(&[64, 8], -2.0, 2.0, 16), f32s(&[10, 8], -2.0, 2.0, 17));
+    let labels = sq(&x, &c).argmin(1);
+    let mlir = kiln::kernel_code(&[&labels], kiln::CodeStage::HostMlir).unwrap();
+    let ten = format!("-> ({})", ["f64"; 10].join(", "));
+    assert_eq!(mlir.matches(&ten).count(), 1, "{mlir}");
+}

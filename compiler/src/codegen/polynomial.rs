@@ -378,7 +378,8 @@ fn inverse_hyperbolic(b: &mut Builder, name: &str, x: &str) -> String {
 /// fmas), then Taylor series of sin r (to r^15) and cos r (to r^16) chosen and signed by q mod 4.
 /// NaN for |x| ≥ 2^48, ±inf and NaN.
 fn trig(b: &mut Builder, name: &str, x: &str) -> String {
-    const P1: f64 = 1.5707963267948966;
+    // π/2 in three parts: the first is π/2 rounded to f64.
+    const P1: f64 = std::f64::consts::FRAC_PI_2;
     const P2: f64 = 6.123233995736766e-17;
     const P3: f64 = -1.4973849048591698e-33;
     let a = unary(b, "math.absf", x);

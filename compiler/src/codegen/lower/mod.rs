@@ -44,7 +44,7 @@ use super::types::{check_dtype, literal, load, store, work_ty, Val};
 use super::{scalar, MathLib, Target, Unsupported};
 use crate::fusion::{Region, Space};
 
-#[path = "lower_scatter.rs"]
+mod nested;
 pub mod scatter;
 
 /// Name of the kernel function.
@@ -745,6 +745,9 @@ impl<'g> Lower<'g> {
 
     /// Emits the loop nest computing reduction `id` at index `ix` of its result.
     fn emit_reduction(&mut self, id: NodeId, ix: &Ix) -> Result<Val, Stop> {
+        if let Some(v) = self.unrolled_reduction(id, ix)? {
+            return Ok(v);
+        }
         let node = self.body.node(id);
         let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
         let input = node.inputs[0];

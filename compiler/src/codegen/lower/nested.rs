@@ -1,0 +1,173 @@
+//! Nested reductions over a short axis, unrolled: `argmin(sum((x[:, None] - c[None]) ** 2, 2), 1)`
+//! (k-means' labels) reduces over `k` the sums over `d`. Emitted as written, that is `k` loops
+//! over `d` one after the other: one chain of dependent adds `k·d` long per result, each
+//! element of `x` loaded `k` times. When the outer reduction folds at most [`UNROLL_MAX`]
+//! elements, the inner reductions at all of them are computed in one loop over `d` (`k`
+//! independent accumulators, each element of `x` loaded once), and the outer fold is unrolled
+//! over their results.
+//!
+//! The same bits as the loops: each accumulator folds the same elements in the same order, and
+//! the outer fold takes the same values in the same order.
+
+use kiln_ir::{Attrs, NodeId, OpClass};
+
+use super::{Lower, Stop};
+use crate::codegen::index::{extent, ravel, through_view, Ix};
+use crate::codegen::reduce::Acc;
+
+/// Most elements an outer reduction folds for its inner reductions to be computed together
+/// (their accumulators live in registers).
+pub(super) const UNROLL_MAX: usize = 16;
+
+impl Lower<'_> {
+    /// Reduction `id` at `ix` with its fold unrolled and the inner reductions at all its
+    /// elements computed together; `None` when it folds one or more than [`UNROLL_MAX`]
+    /// elements, or reads no reduction.
+    pub(super) fn unrolled_reduction(&mut self, id: NodeId, ix: &Ix) -> Result<Option<crate::codegen::types::Val>, Stop> {
+        let node = self.body.node(id);
+        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
+        let input = node.inputs[0];
+        let in_shape = self.body.node(input).shape.clone();
+        let reduced: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
+        let count: usize = reduced.iter().product();
+        // A fold whose loop stores values for a full-shape output (see `staged_values`) stays one.
+        let stores = self.staged.iter().any(|s| Some(s.2) == self.hoisting);
+        if !(2..=UNROLL_MAX).contains(&count) || stores || !self.reads_reduction(input) {
+            return Ok(None);
+        }
+        let kept = self.kept_index(id, ix)?;
+        // The input's full index at each folded element, the reduced axes' indices constants.
+        let fulls: Vec<Ix> = (0..count)
+            .map(|e| {
+                let mut at = unravel_const(&mut self.b, e, &reduced).into_iter();
+                let mut kept = kept.iter();
+                let dims = (0..in_shape.len())
+                    .map(|a| if axes.contains(&a) { at.next() } else { kept.next().cloned() }.expect("kept axes match the result's"))
+                    .collect();
+                Ix { dims: Some(dims), flat: None }
+            })
+            .collect();
+        // The inner reductions each element reads, and where.
+        let mut inner: Vec<(NodeId, Vec<Ix>)> = Vec::new();
+        for full in &fulls {
+            self.inner_reductions(input, full, &mut inner)?;
+        }
+        for (r, ixs) in inner {
+            if ixs.len() > 1 {
+                self.reductions_together(r, &ixs)?;
+            }
+        }
+        let acc = Acc::new(node.op, self.body.node(input).dtype)?;
+        let mut cur = acc.init(&mut self.b);
+        for (e, full) in fulls.iter().enumerate() {
+            let v = self.emit(input, full)?;
+            let pos = self.b.i64(e as i64);
+            cur = acc.step(&mut self.b, &cur, &v, &pos)?;
+        }
+        Ok(Some(acc.finish(&mut self.b, &cur, node.dtype)?))
+    }
+
+    /// Whether node `id`'s value reads a reduction through elementwise ops and views.
+    fn reads_reduction(&self, id: NodeId) -> bool {
+        let node = self.body.node(id);
+        match node.op.class() {
+            OpClass::Reduce => !self.hoisted.contains_key(&id),
+            OpClass::Elementwise if !self.constant[id.index()] => node.inputs.iter().any(|&i| self.reads_reduction(i)),
+            OpClass::View => self.reads_reduction(node.inputs[0]),
+            _ => false,
+        }
+    }
+
+    /// Appends to `found` the reductions node `id` at `ix` reads through elementwise ops and
+    /// views, with the index each is read at (each index once).
+    fn inner_reductions(&mut self, id: NodeId, ix: &Ix, found: &mut Vec<(NodeId, Vec<Ix>)>) -> Result<(), Stop> {
+        let node = self.body.node(id);
+        match node.op.class() {
+            OpClass::Reduce if !self.hoisted.contains_key(&id) => {
+                match found.iter_mut().find(|(r, _)| *r == id) {
+                    Some((_, ixs)) if ixs.iter().any(|i| i.key() == ix.key()) => {}
+                    Some((_, ixs)) => ixs.push(ix.clone()),
+                    None => found.push((id, vec![ix.clone()])),
+                }
+                Ok(())
+            }
+            OpClass::Elementwise if !self.constant[id.index()] => {
+                for &i in &node.inputs {
+                    self.inner_reductions(i, ix, found)?;
+                }
+                Ok(())
+            }
+            OpClass::View => {
+                let inner = through_view(&mut self.b, node, self.body.node(node.inputs[0]), ix)?;
+                self.inner_reductions(node.inputs[0], &inner, found)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Reduction `id` at each of `ixs` in one loop nest (one accumulator each); the results
+    /// are memoised, so that emitting `id` at one of `ixs` reads them.
+    fn reductions_together(&mut self, id: NodeId, ixs: &[Ix]) -> Result<(), Stop> {
+        let node = self.body.node(id);
+        let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
+        if axes.is_empty() {
+            // No loop to share: each is one step, emitted where it is read.
+            return Ok(());
+        }
+        let input = node.inputs[0];
+        let in_shape = self.body.node(input).shape.clone();
+        let acc = Acc::new(node.op, self.body.node(input).dtype)?;
+        let width = acc.tys.len();
+        let mut init = Vec::with_capacity(width * ixs.len());
+        let mut tys = Vec::with_capacity(width * ixs.len());
+        for _ in ixs {
+            init.extend(acc.init(&mut self.b));
+            tys.extend(acc.tys.iter().copied());
+        }
+        let kept: Vec<Vec<String>> = ixs.iter().map(|ix| self.kept_index(id, ix)).collect::<Result<_, _>>()?;
+        let zero = self.b.i64(0);
+        let mut ivs: Vec<String> = Vec::new();
+        let mut results: Vec<Vec<String>> = Vec::new();
+        let mut cur = init;
+        for &a in axes.iter() {
+            let ub = extent(&mut self.b, in_shape[a]);
+            let (iv, args, res) = self.open_for(&zero, &ub, &cur, &tys);
+            ivs.push(iv);
+            results.push(res);
+            cur = args;
+        }
+        let reduced: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
+        let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced) } else { zero.clone() };
+        let mut next = Vec::with_capacity(cur.len());
+        for (k, kept) in kept.iter().enumerate() {
+            let (mut at, mut kept) = (ivs.iter(), kept.iter());
+            let dims = (0..in_shape.len())
+                .map(|a| if axes.contains(&a) { at.next() } else { kept.next() }.cloned().expect("kept axes match the result's"))
+                .collect();
+            let v = self.emit(input, &Ix { dims: Some(dims), flat: None })?;
+            next.extend(acc.step(&mut self.b, &cur[k * width..(k + 1) * width], &v, &pos)?);
+        }
+        self.close_fold_loops(&next, &results, &tys);
+        for (k, ix) in ixs.iter().enumerate() {
+            let v = acc.finish(&mut self.b, &results[0][k * width..(k + 1) * width], node.dtype)?;
+            self.memo.last_mut().expect("a memo scope is open").insert((id, ix.key()), v);
+        }
+        Ok(())
+    }
+}
+
+/// The index of element `e` of `shape` (C order), as constants.
+fn unravel_const(b: &mut crate::codegen::builder::Builder, e: usize, shape: &[usize]) -> Vec<String> {
+    let mut rest = e;
+    let mut dims: Vec<String> = shape
+        .iter()
+        .rev()
+        .map(|&n| {
+            let d = rest % n;
+            rest /= n;
+            b.i64(d as i64)
+        })
+        .collect();
+    dims.reverse();
+    dims
+}
