@@ -736,7 +736,7 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     }
     let config = match (kernel.gpu_split, kernel.gpu_block) {
         _ if let Some(gs) = kernel.gpu_scatter => {
-            LaunchConfig::linear(gs.blocks as u32, kiln_compiler::codegen::SCATTER_THREADS as u32)
+            LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
         }
         (Some(sp), Some((threads, items))) => {
             LaunchConfig::linear((kernel.work_items.div_ceil(items) * sp.splits) as u32, threads as u32)

@@ -36,6 +36,10 @@ pub(crate) struct Builder {
     /// Divisions of indices in 32 bits (every index of the kernel fits): on the GPU a 64-bit
     /// division is a long software sequence.
     pub index32: bool,
+    /// Extents up to this size are constants rather than parameters ([`super::index::extent`]):
+    /// the kernel's text then depends on them (no reuse across those sizes), and LLVM folds
+    /// their index arithmetic (constant strides become address offsets). 1 by default.
+    pub const_extents: usize,
 }
 
 impl Builder {
@@ -57,6 +61,7 @@ impl Builder {
                 Target::Gpu => MathLib::Libdevice,
             },
             index32: false,
+            const_extents: 1,
         }
     }
 

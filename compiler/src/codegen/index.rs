@@ -41,10 +41,11 @@ impl Ix {
     }
 }
 
-/// An extent as an SSA value: a parameter, or the constant 1.
+/// An extent as an SSA value: a parameter, or a constant for 1 and sizes up to
+/// [`Builder::const_extents`].
 pub(crate) fn extent(b: &mut Builder, n: usize) -> String {
-    if n == 1 {
-        b.i64(1)
+    if n <= b.const_extents {
+        b.i64(n as i64)
     } else {
         b.param(n as i64)
     }

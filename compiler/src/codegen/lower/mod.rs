@@ -265,8 +265,14 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         match &region.space {
             Space::Elementwise { shape } => cx.elementwise(shape, flat)?,
             Space::Reduce { shape, axes } => cx.reduction(shape, axes)?,
-            Space::Scatter { items } if target == Target::Gpu => cx.scatter_gpu(items)?,
-            Space::Scatter { items } => cx.scatter(items)?,
+            Space::Scatter { items } if target == Target::Gpu => {
+                cx.b.const_extents = scatter::CONST_EXTENTS;
+                cx.scatter_gpu(items)?
+            }
+            Space::Scatter { items } => {
+                cx.b.const_extents = scatter::CONST_EXTENTS;
+                cx.scatter(items)?
+            }
             Space::Opaque => unreachable!("rejected above"),
         }
         Ok(cx.finish())

@@ -110,19 +110,40 @@ pub(crate) fn cost_per_item(body: &kiln_ir::Graph, items: &[usize]) -> usize {
     body.nodes().iter().map(|x| numel(&x.shape) / n).max().unwrap_or(1).max(1)
 }
 
-/// Threads of a block of a GPU scatter kernel.
-pub const SCATTER_THREADS: usize = 256;
-/// Positions a GPU scatter block takes at a time (a tile): their rows of the staged inputs are
-/// copied to shared memory first.
+/// Extents of a scatter kernel that are constants, up to this size (see
+/// `Builder::const_extents`): a scatter's rows and bins are short (k-means: 10 centres of 64),
+/// and their strides as constants are address offsets. On an H200 the k-means update's
+/// distances took two uniform-register adds and two moves per term with the strides as
+/// parameters.
+pub(super) const CONST_EXTENTS: usize = 4096;
+
+/// Threads of a block of a GPU scatter kernel, by default.
+const SCATTER_THREADS: usize = 256;
+/// Positions a GPU scatter block takes at a time (a tile), by default: their rows of the staged
+/// inputs are copied to shared memory first, then a thread per position computes its index.
 const SCATTER_TILE: usize = 128;
+
+/// A GPU scatter block's threads and tile, for measuring them (read once per process):
+/// `KILN_GPU_SCATTER=THREADS,TILE` (threads 64 to 1024 by powers of two, a tile of 32 to
+/// `THREADS` positions); default [`SCATTER_THREADS`], [`SCATTER_TILE`]. It changes the kernel's
+/// text, so its cache key.
+fn scatter_shape() -> (usize, usize) {
+    static SETTING: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+    *SETTING.get_or_init(|| {
+        let parsed = std::env::var("KILN_GPU_SCATTER").ok().and_then(|v| {
+            let (t, p) = v.split_once(',')?;
+            let (t, p): (usize, usize) = (t.trim().parse().ok()?, p.trim().parse().ok()?);
+            (t.is_power_of_two() && (64..=1024).contains(&t) && (32..=t).contains(&p)).then_some((t, p))
+        });
+        parsed.unwrap_or((SCATTER_THREADS, SCATTER_TILE))
+    })
+}
 /// Most blocks of a GPU scatter kernel: the last block combines every block's partial result
 /// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread).
 const SCATTER_BLOCKS: usize = 512;
 /// Most blocks of a GPU scatter kernel whose sums go to the outputs by global atomics (no
 /// partials to combine: more blocks in flight).
 const SCATTER_BLOCKS_GLOBAL: usize = 8192;
-/// Tiles a block takes at least (fewer blocks for fewer positions).
-const SCATTER_TILES_PER_BLOCK: usize = 1;
 /// Blocks' partials a thread of the last block loads before it combines them (in block order).
 const PARTIALS_IN_FLIGHT: usize = 8;
 /// Bytes of dynamic shared memory a scatter block may take (within the 48 KiB a launch gets
@@ -131,12 +152,14 @@ const SCATTER_SHARED: usize = 48 * 1024 - 256;
 /// Elements of a staged input's row, at most.
 const STAGE_ROW: usize = 128;
 
-/// How a GPU scatter kernel is launched: `blocks` blocks of [`SCATTER_THREADS`] threads, its
+/// How a GPU scatter kernel is launched: `blocks` blocks of `threads` threads, its
 /// dynamic shared memory (`Kernel::gpu_shared`), and after the region's buffers a scratch
 /// buffer of `scratch_bytes` (each block's partial outputs) and one zeroed u32 counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuScatter {
     pub blocks: usize,
+    /// Threads per block.
+    pub threads: usize,
     pub scratch_bytes: usize,
     /// The outputs are zeroed before the launch: bins too large for shared memory are combined
     /// by atomics in the outputs themselves (sums only; floats then in an order that varies).
@@ -301,18 +324,19 @@ impl Lower<'_> {
         }
         let n = items[0];
         let outs = body.outputs().to_vec();
+        let (nthreads, ntile) = scatter_shape();
         // Shared memory: each output's index per tile position, the bins, then the staged rows
         // of the inputs read by position (as many as fit: staging only saves loads).
-        let mut offset = aligned(8 * SCATTER_TILE * outs.len());
-        let mut blocks = n.div_ceil(SCATTER_TILE * SCATTER_TILES_PER_BLOCK).clamp(1, SCATTER_BLOCKS);
+        let mut offset = aligned(8 * ntile * outs.len());
+        let mut blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS);
         let mut layouts: Vec<OutLayout> = outs
             .iter()
             .map(|&o| {
                 let node = body.node(o);
                 let combine = combine_op(node.op).expect("checked by `combines`");
                 let (rows, m) = (node.shape[0], numel(&node.shape[1..]));
-                let lanes = m.clamp(1, SCATTER_THREADS);
-                let groups = SCATTER_THREADS / lanes;
+                let lanes = m.clamp(1, nthreads);
+                let groups = nthreads / lanes;
                 let copies = if node.dtype.is_float() { groups } else { 1 };
                 OutLayout { combine, dt: node.dtype, rows, m, lanes, groups, copies, smem: 0, scratch: 0 }
             })
@@ -344,11 +368,11 @@ impl Lower<'_> {
                     l.rows * l.m
                 )));
             }
-            offset = aligned(8 * SCATTER_TILE * outs.len());
+            offset = aligned(8 * ntile * outs.len());
             scratch = 0;
-            blocks = n.div_ceil(SCATTER_TILE).clamp(1, SCATTER_BLOCKS_GLOBAL);
+            blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS_GLOBAL);
             for l in &mut layouts {
-                (l.copies, l.groups) = (1, SCATTER_THREADS / l.lanes);
+                (l.copies, l.groups) = (1, nthreads / l.lanes);
             }
         }
         let mut staged = Vec::new();
@@ -356,7 +380,7 @@ impl Lower<'_> {
             if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
                 let row = numel(node.shape.get(1..).unwrap_or(&[]));
                 let stride = if row.is_multiple_of(2) { row + 1 } else { row };
-                let bytes = SCATTER_TILE * stride * node.dtype.itemsize();
+                let bytes = ntile * stride * node.dtype.itemsize();
                 let fits = aligned(offset + bytes) <= SCATTER_SHARED;
                 if node.shape.first() == Some(&n) && row <= STAGE_ROW && !node.dtype.is_complex() && node.dtype != DType::Bool && fits {
                     staged.push(Staged { index: *index as usize, dt: node.dtype, row, stride, offset });
@@ -364,10 +388,10 @@ impl Lower<'_> {
                 }
             }
         }
-        self.scatter_launch = Some((GpuScatter { blocks, scratch_bytes: scratch.max(16), zero_outputs: global }, offset));
+        self.scatter_launch = Some((GpuScatter { blocks, threads: nthreads, scratch_bytes: scratch.max(16), zero_outputs: global }, offset));
         self.tile = Some(Tile { staged: staged.clone(), at: None, item: None });
         let zero = self.b.i64(0);
-        let threads = self.b.i64(SCATTER_THREADS as i64);
+        let threads = self.b.i64(nthreads as i64);
         // The bins start at the combine's identity.
         for l in layouts.iter().filter(|_| !global) {
             let total = self.b.i64((l.copies * l.rows * l.m) as i64);
@@ -378,7 +402,7 @@ impl Lower<'_> {
             self.close();
         }
         self.b.stmt("nvvm.barrier0");
-        let tile = self.b.i64(SCATTER_TILE as i64);
+        let tile = self.b.i64(ntile as i64);
         let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);
         let left = self.b.op(&format!("arith.subi %end, {t0} : i64"));
         let tlen = self.b.op(&format!("arith.minsi {left}, {tile} : i64"));
@@ -409,7 +433,7 @@ impl Lower<'_> {
             let node = body.node(o);
             let i = self.emit(node.inputs[1], &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) })?;
             let r = self.wrap_row(&i.ssa, node.shape[0]);
-            let at = self.shared_at(8 * SCATTER_TILE * k);
+            let at = self.shared_at(8 * ntile * k);
             store(&mut self.b, &at, "%tid", &Val::new(r, DType::Int64));
         }
         self.close();
@@ -423,7 +447,7 @@ impl Lower<'_> {
             let active = self.b.op(&format!("arith.cmpi slt, {g}, {groups} : i64"));
             self.open_if(&active);
             let (ii, _, _) = self.open_for_step(&g, &tlen, Some(&groups), &[], &[]);
-            let at = self.shared_at(8 * SCATTER_TILE * k);
+            let at = self.shared_at(8 * ntile * k);
             let r = load(&mut self.b, &at, &ii, DType::Int64).ssa;
             let item = self.b.op(&format!("arith.addi {t0}, {ii} : i64"));
             self.tile.as_mut().expect("set above").item = Some(item.clone());
