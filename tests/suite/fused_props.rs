@@ -667,6 +667,7 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
     let lowered = kiln::lower(&refs);
     let g = &lowered.graph;
     let graph_text = kiln::ir::text::print(g);
+    log_case(p, &graph_text);
     let ctx = |what: &str| format!("{what}\n--- graph ---\n{graph_text}");
     kiln::ir::verify::verify(g).map_err(|e| TestCaseError::fail(ctx(&format!("lowered graph fails the verifier: {e}"))))?;
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
@@ -901,6 +902,16 @@ fn compare_host(g: &Graph, inputs: &[&HostArray], got: &[HostArray]) -> Result<C
         }
     }
     Ok(cov)
+}
+
+/// `KILN_PROP_LOG=FILE` appends each case (the program and its graph) to FILE before it runs:
+/// when a GPU error is sticky (an illegal address spoils the context, so every later case and
+/// every shrink fails too), the first failing case is the last one logged before the failure.
+fn log_case(p: &Program, graph_text: &str) {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("KILN_PROP_LOG") else { return };
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("KILN_PROP_LOG is writable");
+    writeln!(f, "=== case\n{p:?}\n{graph_text}").expect("KILN_PROP_LOG is writable");
 }
 
 /// 1,000 cases; `KILN_PROP_CASES` asks for another number (a longer hunt).
