@@ -7,6 +7,8 @@
 //!   against kiln's, case by case.
 //! - `indexing`: gathers and scatters (take, add_at, put, bincount...) against NumPy's fixtures,
 //!   their errors, the one-kernel k-means update.
+//! - `scans`: cumsum, cumprod, cummax, cummin, their NaN forms and diff against NumPy's
+//!   fixtures, their errors, the scan kernel.
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
 //! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
 //! - `properties`: proptest on broadcasting; promotion against NumPy's table.
@@ -58,6 +60,8 @@ mod properties;
 mod fusion;
 #[path = "suite/indexing.rs"]
 mod indexing;
+#[path = "suite/scans.rs"]
+mod scans;
 
 #[path = "suite/examples.rs"]
 mod examples;

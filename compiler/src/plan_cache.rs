@@ -114,6 +114,7 @@ fn map_plan(c: &Compiled, f: &dyn Fn(usize) -> Option<usize>) -> Option<Compiled
             Space::Elementwise { shape: s } => Space::Elementwise { shape: shape(s)? },
             Space::Reduce { shape: s, axes } => Space::Reduce { shape: shape(s)?, axes: axes.clone() },
             Space::Scatter { items } => Space::Scatter { items: shape(items)? },
+            Space::Scan { shape: s, axis } => Space::Scan { shape: shape(s)?, axis: *axis },
             Space::Opaque => Space::Opaque,
         };
     }

@@ -98,8 +98,8 @@ impl fmt::Display for StreamEvent {
 /// copy, user kernel), whose work the plan does not know.
 pub fn work(region: &Region) -> Option<usize> {
     match region.kind {
-        RegionKind::Elementwise | RegionKind::Reduction | RegionKind::Scatter => match &region.space {
-            Space::Elementwise { shape } | Space::Reduce { shape, .. } => Some(numel(shape)),
+        RegionKind::Elementwise | RegionKind::Reduction | RegionKind::Scatter | RegionKind::Scan => match &region.space {
+            Space::Elementwise { shape } | Space::Reduce { shape, .. } | Space::Scan { shape, .. } => Some(numel(shape)),
             Space::Scatter { items } => Some(numel(items)),
             Space::Opaque => None,
         },
@@ -223,6 +223,7 @@ mod tests {
             RegionKind::Elementwise => Space::Elementwise { shape: [elements].into_iter().collect() },
             RegionKind::Reduction => Space::Reduce { shape: [elements].into_iter().collect(), axes: [0].into_iter().collect() },
             RegionKind::Scatter => Space::Scatter { items: [elements].into_iter().collect() },
+            RegionKind::Scan => Space::Scan { shape: [elements].into_iter().collect(), axis: 0 },
             RegionKind::Copy | RegionKind::Vendor | RegionKind::Custom => Space::Opaque,
         };
         let mut body = Graph::new();

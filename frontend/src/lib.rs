@@ -20,6 +20,7 @@ mod operators;
 pub mod random;
 mod random_gpu;
 mod reduce;
+mod scan;
 mod views;
 
 pub use array::Array;

@@ -230,6 +230,13 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             }
             s0.into()
         }
+        OpClass::Scan => {
+            let Attrs::Axis { axis } = attrs else { unreachable!() };
+            if *axis >= s0.len() {
+                return Err(IrError::AxisOutOfBounds { op: name.into(), axis: *axis as i64, rank: s0.len() });
+            }
+            s0.into()
+        }
         OpClass::Custom => return Err(attrs_err(op, "a custom kernel's type is declared, not inferred")),
     };
     Ok((dtype, shape))

@@ -31,6 +31,10 @@ pub enum OpClass {
     /// (`np.add.at`, `np.maximum.at`, `a[idx] = v`): a kernel over the positions, whose values
     /// and positions fuse into it; the rows written are the result.
     Scatter,
+    /// Accumulates along one axis (`np.cumsum`, `np.maximum.accumulate`): element `i` combines
+    /// elements `0..=i` of its row in order. A kernel over the rows, whose input's producers
+    /// fuse into it.
+    Scan,
     /// Handed to a vendor library (cuBLAS, cuFFT): a fusion boundary.
     Vendor,
     /// A user's raw kernel: a fusion boundary.
@@ -272,6 +276,11 @@ ops! {
     ScatterMax,      "scatter_max",   Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a, row idx[i] of axis 0 the maximum of itself and values[i], NaN propagating (np.maximum.at); idx wrapped into range";
     ScatterMin,      "scatter_min",   Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a, row idx[i] of axis 0 the minimum of itself and values[i], NaN propagating (np.minimum.at); idx wrapped into range";
     Scatter,         "scatter",       Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a with row idx[i] of axis 0 replaced by values[i], the last position writing a row winning (a[idx] = values); idx wrapped into range";
+
+    Cumsum,          "cumsum",        Scan,        Fixed(1), ANY,      SumLike,   Axis,    "running sum along `axis`, each step rounded to the result dtype (np.cumsum, np.add.accumulate)";
+    Cumprod,         "cumprod",       Scan,        Fixed(1), ANY,      SumLike,   Axis,    "running product along `axis`, each step rounded to the result dtype (np.cumprod)";
+    Cummax,          "cummax",        Scan,        Fixed(1), ANY,      Same,      Axis,    "running maximum along `axis`; NaN propagates (np.maximum.accumulate)";
+    Cummin,          "cummin",        Scan,        Fixed(1), ANY,      Same,      Axis,    "running minimum along `axis`; NaN propagates (np.minimum.accumulate)";
 
     Sum,             "sum",           Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "sum over `axes` (np.sum); float16/bfloat16 accumulate in float32";
     Prod,            "prod",          Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "product over `axes` (np.prod)";

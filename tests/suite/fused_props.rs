@@ -107,6 +107,9 @@ enum Step {
     Gather { a: u8, b: u8, axis: u8 },
     /// `a.add_at/maximum_at/minimum_at/put(b as int64, c or a scalar)`, by `op`.
     Scatter { op: u8, a: u8, b: u8, c: u8 },
+    /// `a.cumsum/cumprod/cummax/cummin(axis)` by `op`: `axis` 0 flat, else along axis
+    /// `axis - 1` (mod the rank).
+    Scan { op: u8, a: u8, axis: u8 },
 }
 
 #[derive(Clone, Debug)]
@@ -252,6 +255,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => u().prop_map(|a| Step::Hold { a }),
         2 => (u(), u(), u()).prop_map(|(a, b, axis)| Step::Gather { a, b, axis }),
         2 => (u(), u(), u(), u()).prop_map(|(op, a, b, c)| Step::Scatter { op, a, b, c }),
+        2 => (u(), u(), u()).prop_map(|(op, a, axis)| Step::Scan { op, a, axis }),
     ]
 }
 
@@ -539,6 +543,19 @@ fn build(p: &Program) -> (Vec<Array>, Vec<Array>) {
                     1 => x.try_maximum_at(&i, v),
                     2 => x.try_minimum_at(&i, v),
                     _ => x.try_put(&i, v),
+                }
+            }
+            Step::Scan { op, a, axis } => {
+                let x = pick(&pool, a);
+                let axis = match axis as usize % (x.ndim() + 1) {
+                    0 => None,
+                    k => Some(k as i64 - 1),
+                };
+                match op % 4 {
+                    0 => x.try_cumsum(axis),
+                    1 => x.try_cumprod(axis),
+                    2 => x.try_cummax(axis),
+                    _ => x.try_cummin(axis),
                 }
             }
             Step::Hold { a } => {
@@ -845,6 +862,8 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             | Fmin | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd
             | BitwiseOr | BitwiseXor | LeftShift | RightShift | Prod | Max | Min | ArgMax | ArgMin | All | Any
             | MatMul | Fft | Rfft | Irfft | CustomKernel => exact,
+            // Each step rounded as the evaluator rounds it.
+            Cumsum | Cumprod | Cummax | Cummin => exact,
         };
         bounds.push(b);
     }

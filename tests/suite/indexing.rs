@@ -5,41 +5,16 @@
 //! fusion: the k-means update (sums by `add_at`, counts by `bincount` of the same labels) is one
 //! scatter kernel that computes the labels.
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
-
 use kiln::{Array, DType};
 
-use crate::numpy_fixtures::{assert_same_cases, load_manifest, run_case_in, Case};
-
-fn manifest() -> &'static HashMap<String, Case> {
-    static M: OnceLock<HashMap<String, Case>> = OnceLock::new();
-    M.get_or_init(|| load_manifest("indexing/cases.txt"))
-}
-
-macro_rules! cases {
-    ($($($name:ident),+ => $f:expr;)*) => {
-        $($(
-            #[test]
-            fn $name() {
-                run_case_in(manifest(), stringify!($name), $f)
-            }
-        )+)*
-        const CASES: &[&str] = &[$($(stringify!($name)),+),*];
-    };
-}
-
-#[test]
-fn every_fixture_has_a_case() {
-    assert_same_cases(manifest(), CASES);
-}
+use crate::numpy_fixtures::fixture_cases;
 
 /// `a` as a lazy array (not held on the host), so that its values are not checked.
 fn lazy(a: &Array) -> Array {
     a + 0
 }
 
-cases! {
+fixture_cases! { "indexing/cases.txt";
     take_flat_f32 => |a| a[0].take(&a[1], None);
     take_axis1_i16 => |a| a[0].take(&a[1], Some(1));
     take_axis_last_bool => |a| a[0].take(&a[1], Some(-1));

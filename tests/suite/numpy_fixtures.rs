@@ -733,3 +733,33 @@ cases! {
     };
     norm_rows_f32 => |a| &a[0] / &(&a[0] * &a[0]).sum(axis(-1).keepdims()).sqrt();
 }
+
+/// The tests of a fixture manifest (`tests/fixtures/<manifest>`): a `#[test]` per case, running
+/// its closure (`|a: &[Array]| -> Array`, `a` the case's inputs) against NumPy's output, and
+/// `every_fixture_has_a_case`, checking that the manifest's cases and the closures match.
+///
+/// ```ignore
+/// fixture_cases! { "scan/cases.txt";
+///     cumsum_f32_axis0, cumsum_u8_to_u64 => |a| a[0].cumsum(Some(0));
+/// }
+/// ```
+macro_rules! fixture_cases {
+    ($manifest:literal; $($($name:ident),+ => $f:expr;)*) => {
+        fn manifest() -> &'static std::collections::HashMap<String, $crate::numpy_fixtures::Case> {
+            static M: std::sync::OnceLock<std::collections::HashMap<String, $crate::numpy_fixtures::Case>> =
+                std::sync::OnceLock::new();
+            M.get_or_init(|| $crate::numpy_fixtures::load_manifest($manifest))
+        }
+        $($(
+            #[test]
+            fn $name() {
+                $crate::numpy_fixtures::run_case_in(manifest(), stringify!($name), $f)
+            }
+        )+)*
+        #[test]
+        fn every_fixture_has_a_case() {
+            $crate::numpy_fixtures::assert_same_cases(manifest(), &[$($(stringify!($name)),+),*]);
+        }
+    };
+}
+pub(crate) use fixture_cases;

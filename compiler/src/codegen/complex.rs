@@ -180,7 +180,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         | CopySign | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => return Err(unsupported()),
         Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute
         | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
-        | Rfft | Irfft | CustomKernel | ScatterAdd | ScatterMax | ScatterMin | Scatter => {
+        | Rfft | Irfft | CustomKernel | ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax
+        | Cummin => {
             unreachable!("{} is not elementwise", node.op.name())
         }
     };

@@ -58,6 +58,9 @@ pub enum Space {
     /// Scatters: one work item per position of their index array, of shape `items`; each
     /// combines its row of values into the row of the output its index names.
     Scatter { items: Shape },
+    /// Scans along `axis` of `shape`: one work item per row (every index but the axis's), which
+    /// runs along the axis in order.
+    Scan { shape: Shape, axis: usize },
     /// A boundary op: its own launch (library call, copy or user kernel).
     Opaque,
 }
@@ -69,6 +72,7 @@ impl fmt::Display for Space {
             Space::Elementwise { shape } => write!(f, "elementwise shape=[{}]", dims(shape)),
             Space::Reduce { shape, axes } => write!(f, "reduce shape=[{}] axes=[{}]", dims(shape), dims(axes)),
             Space::Scatter { items } => write!(f, "scatter items=[{}]", dims(items)),
+            Space::Scan { shape, axis } => write!(f, "scan shape=[{}] axis={axis}", dims(shape)),
             Space::Opaque => f.write_str("opaque"),
         }
     }
@@ -82,6 +86,8 @@ pub enum RegionKind {
     /// scatter_add, scatter_max, scatter_min, scatter (with their indices' and values'
     /// producers).
     Scatter,
+    /// cumsum, cumprod, cummax, cummin (with their input's producers).
+    Scan,
     /// concatenate, stack, contiguous.
     Copy,
     /// matmul (with an absorbed epilogue), fft.
@@ -96,6 +102,7 @@ impl RegionKind {
             RegionKind::Elementwise => "elementwise",
             RegionKind::Reduction => "reduction",
             RegionKind::Scatter => "scatter",
+            RegionKind::Scan => "scan",
             RegionKind::Copy => "copy",
             RegionKind::Vendor => "vendor",
             RegionKind::Custom => "custom",
@@ -179,6 +186,8 @@ pub enum UnfusedReason {
     /// A scatter's result: its rows are written by the scatter's own kernel, which combines
     /// every position into them before any reader may run.
     ScatterResult,
+    /// A scan's result: its kernel writes it whole.
+    ScanResult,
 }
 
 impl UnfusedReason {
@@ -193,6 +202,7 @@ impl UnfusedReason {
             UnfusedReason::RecomputeTooCostly => "recompute_too_costly",
             UnfusedReason::GatherSource => "gather_source",
             UnfusedReason::ScatterResult => "scatter_result",
+            UnfusedReason::ScanResult => "scan_result",
         }
     }
 }

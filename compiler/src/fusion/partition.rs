@@ -50,7 +50,7 @@ fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
         OpClass::Copy => Some(UnfusedReason::CopyBoundary),
         OpClass::Vendor => Some(UnfusedReason::VendorBoundary),
         OpClass::Custom => Some(UnfusedReason::CustomBoundary),
-        OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View | OpClass::Gather | OpClass::Scatter => None,
+        OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View | OpClass::Gather | OpClass::Scatter | OpClass::Scan => None,
     }
 }
 
@@ -72,6 +72,10 @@ fn root_space(g: &Graph, node: &Node) -> Space {
             Space::Reduce { shape: g.node(node.inputs[0]).shape.clone(), axes: axes.clone() }
         }
         OpClass::Scatter => Space::Scatter { items: g.node(node.inputs[1]).shape.clone() },
+        OpClass::Scan => {
+            let Attrs::Axis { axis } = &node.attrs else { unreachable!("verified graph") };
+            Space::Scan { shape: node.shape.clone(), axis: *axis }
+        }
         OpClass::Copy | OpClass::Vendor | OpClass::Custom => Space::Opaque,
         OpClass::Leaf | OpClass::Elementwise | OpClass::View | OpClass::Gather => {
             Space::Elementwise { shape: node.shape.clone() }
@@ -137,7 +141,7 @@ impl Ctx<'_> {
             let node = self.g.node(n);
             cost += match node.op.class() {
                 OpClass::Elementwise | OpClass::Gather => 1,
-                OpClass::Reduce | OpClass::Scatter => RECOMPUTE_LIMIT + 1,
+                OpClass::Reduce | OpClass::Scatter | OpClass::Scan => RECOMPUTE_LIMIT + 1,
                 OpClass::Leaf | OpClass::View | OpClass::Copy | OpClass::Vendor | OpClass::Custom => 0,
             };
             stack.extend(node.inputs.iter().copied().filter(|&i| !self.is_boundary_input(i)));
@@ -175,6 +179,8 @@ impl Ctx<'_> {
             // A scatter computes, per position, reductions indexed by the position first (its
             // labels: an argmin, and the distances inside it).
             Space::Scatter { items } => rn.shape.starts_with(&items).then_some(Space::Scatter { items }),
+            // A scan's rows are sequential: reductions are computed before it.
+            Space::Scan { .. } => None,
             s @ Space::Reduce { .. } if s == row => Some(s),
             Space::Reduce { shape, axes: a } if shape == rn.shape => Some(Space::Reduce { shape, axes: a }),
             Space::Reduce { .. } | Space::Opaque => None,
@@ -213,6 +219,9 @@ pub fn partition(g: &Graph) -> Partition {
         if class == OpClass::Scatter {
             cx.mat[i] = Some(UnfusedReason::ScatterResult);
         }
+        if class == OpClass::Scan {
+            cx.mat[i] = Some(UnfusedReason::ScanResult);
+        }
         if class == OpClass::Gather {
             let source = node.inputs[0];
             let m = &mut cx.mat[source.index()];
@@ -237,6 +246,7 @@ pub fn partition(g: &Graph) -> Partition {
                     | UnfusedReason::CustomBoundary
                     | UnfusedReason::GatherSource
                     | UnfusedReason::ScatterResult
+                    | UnfusedReason::ScanResult
             )
         );
     }
@@ -481,6 +491,7 @@ fn build_region(g: &Graph, cx: &Ctx, members: &[NodeId], body_nodes: &BTreeSet<N
         (Space::Reduce { .. }, _) => RegionKind::Reduction,
         (Space::Elementwise { .. }, _) => RegionKind::Elementwise,
         (Space::Scatter { .. }, _) => RegionKind::Scatter,
+        (Space::Scan { .. }, _) => RegionKind::Scan,
         (Space::Opaque, OpClass::Copy) => RegionKind::Copy,
         (Space::Opaque, OpClass::Vendor) => RegionKind::Vendor,
         (Space::Opaque, _) => RegionKind::Custom,

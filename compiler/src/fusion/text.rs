@@ -92,6 +92,7 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
             "elementwise" => RegionKind::Elementwise,
             "reduction" => RegionKind::Reduction,
             "scatter" => RegionKind::Scatter,
+            "scan" => RegionKind::Scan,
             "copy" => RegionKind::Copy,
             "vendor" => RegionKind::Vendor,
             "custom" => RegionKind::Custom,
@@ -107,6 +108,10 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
                 axes: numbers(ln, axes, "axes")?.into_iter().collect(),
             },
             ["scatter", items] => Space::Scatter { items: Shape::from_vec(numbers(ln, items, "items")?) },
+            ["scan", shape, axis] => Space::Scan {
+                shape: Shape::from_vec(numbers(ln, shape, "shape")?),
+                axis: axis.strip_prefix("axis=").and_then(|a| a.parse().ok()).ok_or_else(|| err(ln, format!("bad axis {axis:?}")))?,
+            },
             other => return Err(err(ln, format!("bad space {other:?}"))),
         };
         let inputs = node_ids(ln, io[0], "inputs")?;

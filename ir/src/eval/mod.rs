@@ -307,6 +307,12 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         All => Ok(reduce::all(args[0], reduce_attrs(), shape())),
         Any => Ok(reduce::any(args[0], reduce_attrs(), shape())),
 
+        // ---- scans
+        Cumsum => Ok(scan(args[0], node, axis_attr(), ew::add)),
+        Cumprod => Ok(scan(args[0], node, axis_attr(), ew::multiply)),
+        Cummax => Ok(scan(args[0], node, axis_attr(), ew::maximum)),
+        Cummin => Ok(scan(args[0], node, axis_attr(), ew::minimum)),
+
         // ---- gathers
         Take => Ok(take(args[0], args[1], node)),
 
@@ -379,6 +385,26 @@ fn take(a: &Tensor, idx: &Tensor, node: &Node) -> Tensor {
 /// `idx`) combines row `i` of `values` into row `idx[i] mod rows` of `b` (Python's modulo: -1
 /// is the last row), one position after another, each result rounded to the dtype; `None`
 /// replaces the row (the last position writing it wins).
+/// A scan along `axis`: each element converted to the result dtype, then combined in order
+/// with the running value of its row, each step rounded to the result dtype (NumPy's
+/// `ufunc.accumulate`).
+fn scan(x: &Tensor, node: &Node, axis: usize, combine: Binary) -> Tensor {
+    let n = x.shape[axis];
+    let inner: usize = x.shape[axis + 1..].iter().product();
+    let outer: usize = x.shape[..axis].iter().product();
+    let mut vals: Vec<Value> = x.vals.iter().map(|&v| cast(v, node.dtype)).collect();
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = o * n * inner + i;
+            for k in 1..n {
+                let (prev, at) = (base + (k - 1) * inner, base + k * inner);
+                vals[at] = cast(combine(node.dtype, vals[prev], vals[at]), node.dtype);
+            }
+        }
+    }
+    Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
+}
+
 fn scatter(args: &[&Tensor], node: &Node, combine: Option<Binary>) -> Tensor {
     let (a, idx, values) = (args[0], args[1], args[2]);
     let rows = a.shape[0] as i64;
@@ -607,6 +633,41 @@ mod tests {
         let h = |v: f32| half::f16::from_f32(v);
         let out = run(&g, &[arr(&[1], vec![h(0.)]), vec1(vec![0i64, 0, 0]), arr(&[3], vec![h(2048.), h(1.), h(1.)])]);
         assert_eq!(out[0].as_slice::<half::f16>().unwrap(), &[h(2048.)]);
+    }
+
+    #[test]
+    fn scans_run_along_their_axis_each_step_rounded() {
+        let run_scan = |op: OpKind, dt: DType, shape: &[usize], axis: usize, x: HostArray| {
+            let mut g = Graph::new();
+            let i = g.input(0, x.dtype(), x.shape());
+            let s = g.add(op, Attrs::Axis { axis }, &[i]).unwrap();
+            assert_eq!((g.node(s).dtype, g.node(s).shape.as_slice()), (dt, shape));
+            g.push_output(s);
+            run(&g, &[x]).remove(0)
+        };
+        // np.cumsum(np.int8([[100, 100, 100], [-100, -100, -100]]), axis=1) -> int64, no wrap
+        let x = arr(&[2, 3], vec![100i8, 100, 100, -100, -100, -100]);
+        let out = run_scan(OpKind::Cumsum, DType::Int64, &[2, 3], 1, x.clone());
+        assert_eq!(out.as_slice::<i64>().unwrap(), &[100, 200, 300, -100, -200, -300]);
+        // np.cumsum(..., axis=0)
+        let out = run_scan(OpKind::Cumsum, DType::Int64, &[2, 3], 0, x);
+        assert_eq!(out.as_slice::<i64>().unwrap(), &[100, 100, 100, 0, 0, 0]);
+        // np.cumsum(np.float16([2048, 1, 1, 2])) -> [2048, 2048, 2048, 2050]: each step rounded.
+        let h = |v: f32| half::f16::from_f32(v);
+        let out = run_scan(OpKind::Cumsum, DType::Float16, &[4], 0, arr(&[4], vec![h(2048.), h(1.), h(1.), h(2.)]));
+        assert_eq!(out.as_slice::<half::f16>().unwrap(), &[h(2048.), h(2048.), h(2048.), h(2050.)]);
+        // np.maximum.accumulate([1, nan, 3]) -> [1, nan, nan]; np.minimum.accumulate([3, -0., 0.])
+        // -> [3, -0., 0.] (of equal values np.minimum returns the second)
+        let out = run_scan(OpKind::Cummax, DType::Float64, &[3], 0, vec1(vec![1.0f64, f64::NAN, 3.0]));
+        let v = out.as_slice::<f64>().unwrap();
+        assert!(v[0] == 1.0 && v[1].is_nan() && v[2].is_nan(), "{v:?}");
+        let out = run_scan(OpKind::Cummin, DType::Float64, &[3], 0, vec1(vec![3.0f64, -0.0, 0.0]));
+        assert_eq!(out.as_slice::<f64>().unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [3.0f64, -0.0, 0.0].map(f64::to_bits));
+        // np.cumprod(np.uint8([16, 16, 16])) -> uint64 [16, 256, 4096]; bool cumsum counts.
+        let out = run_scan(OpKind::Cumprod, DType::UInt64, &[3], 0, vec1(vec![16u8, 16, 16]));
+        assert_eq!(out.as_slice::<u64>().unwrap(), &[16, 256, 4096]);
+        let out = run_scan(OpKind::Cumsum, DType::Int64, &[3], 0, vec1(vec![true, false, true]));
+        assert_eq!(out.as_slice::<i64>().unwrap(), &[1, 1, 2]);
     }
 
     #[test]

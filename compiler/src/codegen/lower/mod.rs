@@ -45,6 +45,7 @@ use super::{scalar, MathLib, Target, Unsupported};
 use crate::fusion::{Region, Space};
 
 mod nested;
+pub(crate) mod scan;
 pub mod scatter;
 
 /// Name of the kernel function.
@@ -245,6 +246,7 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
             (kept, reduced.max(1) * passes, false)
         }
         Space::Scatter { items } => (numel(items), scatter::cost_per_item(body, items), false),
+        Space::Scan { shape, axis } => (scan::rows(shape, *axis), shape[*axis].max(1), false),
         Space::Opaque => {
             let op = region.op_names().first().copied().unwrap_or("?");
             return Err(Unsupported::new(
@@ -273,6 +275,7 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
                 cx.b.const_extents = scatter::CONST_EXTENTS;
                 cx.scatter(items)?
             }
+            Space::Scan { shape, axis } => cx.scan(shape, *axis)?,
             Space::Opaque => unreachable!("rejected above"),
         }
         Ok(cx.finish())
@@ -710,7 +713,7 @@ impl<'g> Lower<'g> {
                 let k = self.emit(node.inputs[1], ix)?;
                 super::gather::take(&mut self.b, &Self::in_ptr(*index as usize), &src.shape, &k, node.dtype)
             }
-            OpClass::Scatter | OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
+            OpClass::Scatter | OpClass::Scan | OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
                 return Err(Unsupported::new(Some(node.op.name()), "inside a fused region".into()).into())
             }
         };

@@ -221,6 +221,7 @@ fn fold_value(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Liter
         // A label names a user kernel's result: kept, even on a constant.
         OpKind::Label | OpKind::Take => None,
         OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter => None,
+        OpKind::Cumsum | OpKind::Cumprod | OpKind::Cummax | OpKind::Cummin => None,
         OpKind::Sum | OpKind::Prod | OpKind::Max | OpKind::Min | OpKind::ArgMax | OpKind::ArgMin | OpKind::All | OpKind::Any => None,
         OpKind::Reshape | OpKind::Permute | OpKind::BroadcastTo | OpKind::Slice | OpKind::ExpandDims | OpKind::Squeeze | OpKind::Flip => None,
         OpKind::Concatenate | OpKind::Stack | OpKind::Contiguous | OpKind::MatMul | OpKind::Fft | OpKind::CustomKernel => None,

@@ -1,0 +1,138 @@
+//! Scans: running sums, products, maxima and minima along an axis (`np.cumsum`, `np.cumprod`,
+//! `np.maximum.accumulate`, `np.minimum.accumulate`), their NaN-ignoring forms, and `np.diff`.
+//!
+//! A scan is an op of its own (op class `Scan`): one kernel per scan, its input's producers
+//! computed inside it (`(x * x).cumsum(None)` reads x once). Each step is rounded to the result
+//! dtype, as NumPy's `ufunc.accumulate` rounds it.
+
+use kiln_ir::shape::normalize_axis;
+use kiln_ir::{Attrs, DType, OpKind};
+
+use crate::error::Result;
+use crate::views::SliceArg;
+use crate::Array;
+
+impl Array {
+    /// A scan along `axis`; `None` scans the flattened array (NumPy's `axis=None`).
+    fn scan(&self, op: OpKind, axis: Option<i64>) -> Result<Array> {
+        let (x, axis) = match axis {
+            None => (self.try_reshape(&[self.size() as i64])?, 0),
+            Some(a) => (self.clone(), normalize_axis(op.name(), a, self.ndim())?),
+        };
+        Array::apply(op, Attrs::Axis { axis }, &[&x])
+    }
+
+    /// `np.cumsum(a, axis)`: element `i` along `axis` is the sum of elements `0..=i`, added in
+    /// order. Same shape as `a` (flattened for `axis = None`). dtype as `np.sum`'s: bool and
+    /// signed integers give int64, unsigned uint64, floats and complex their own (float16 is
+    /// rounded to float16 at each step, as NumPy does).
+    ///
+    /// Errors: `axis` out of range (a 0-d array has no axis; `None` works on it).
+    pub fn try_cumsum(&self, axis: Option<i64>) -> Result<Array> {
+        self.scan(OpKind::Cumsum, axis)
+    }
+
+    /// `np.cumsum`. Panics where [`Array::try_cumsum`] errs.
+    #[track_caller]
+    pub fn cumsum(&self, axis: Option<i64>) -> Array {
+        crate::unwrap(self.try_cumsum(axis))
+    }
+
+    /// `np.cumprod(a, axis)`: running products, with [`Array::try_cumsum`]'s shapes and dtypes
+    /// (integers wrap on overflow, as NumPy's do).
+    pub fn try_cumprod(&self, axis: Option<i64>) -> Result<Array> {
+        self.scan(OpKind::Cumprod, axis)
+    }
+
+    /// `np.cumprod`. Panics where [`Array::try_cumprod`] errs.
+    #[track_caller]
+    pub fn cumprod(&self, axis: Option<i64>) -> Array {
+        crate::unwrap(self.try_cumprod(axis))
+    }
+
+    /// `np.maximum.accumulate(a, axis)`: running maxima, the dtype of `a`; a NaN propagates to
+    /// every later element; complex compares lexicographically. `None` flattens `a` (NumPy's
+    /// `accumulate` has no `None`; this is `np.maximum.accumulate(a.ravel())`).
+    pub fn try_cummax(&self, axis: Option<i64>) -> Result<Array> {
+        self.scan(OpKind::Cummax, axis)
+    }
+
+    /// Running maxima. Panics where [`Array::try_cummax`] errs.
+    #[track_caller]
+    pub fn cummax(&self, axis: Option<i64>) -> Array {
+        crate::unwrap(self.try_cummax(axis))
+    }
+
+    /// `np.minimum.accumulate(a, axis)`: running minima, as [`Array::try_cummax`].
+    pub fn try_cummin(&self, axis: Option<i64>) -> Result<Array> {
+        self.scan(OpKind::Cummin, axis)
+    }
+
+    /// Running minima. Panics where [`Array::try_cummin`] errs.
+    #[track_caller]
+    pub fn cummin(&self, axis: Option<i64>) -> Array {
+        crate::unwrap(self.try_cummin(axis))
+    }
+
+    /// `a` with its NaNs replaced by `value` (an array without NaNs for integers and bools).
+    fn nan_to(&self, value: f64) -> Result<Array> {
+        if !self.dtype().is_inexact() {
+            return Ok(self.clone());
+        }
+        let fill = crate::full(&[], value, self.dtype());
+        crate::try_where_(self.try_isnan()?, &fill, self)
+    }
+
+    /// `np.nancumsum(a, axis)`: [`Array::try_cumsum`] with NaNs counted as zero (a NaN of a
+    /// complex value: either part NaN). Fused: one kernel.
+    pub fn try_nancumsum(&self, axis: Option<i64>) -> Result<Array> {
+        self.nan_to(0.0)?.scan(OpKind::Cumsum, axis)
+    }
+
+    /// `np.nancumsum`. Panics where [`Array::try_nancumsum`] errs.
+    #[track_caller]
+    pub fn nancumsum(&self, axis: Option<i64>) -> Array {
+        crate::unwrap(self.try_nancumsum(axis))
+    }
+
+    /// `np.nancumprod(a, axis)`: [`Array::try_cumprod`] with NaNs counted as one.
+    pub fn try_nancumprod(&self, axis: Option<i64>) -> Result<Array> {
+        self.nan_to(1.0)?.scan(OpKind::Cumprod, axis)
+    }
+
+    /// `np.nancumprod`. Panics where [`Array::try_nancumprod`] errs.
+    #[track_caller]
+    pub fn nancumprod(&self, axis: Option<i64>) -> Array {
+        crate::unwrap(self.try_nancumprod(axis))
+    }
+
+    /// `np.diff(a, n, axis)`: the `n`-th difference along `axis` (`a[1:] - a[:-1]`, `n`
+    /// times; bools give `a[1:] != a[:-1]`). The axis shrinks by `n` (to 0 at least); `n = 0`
+    /// returns `a`. A view arithmetic, no scan: it fuses as elementwise code.
+    ///
+    /// Errors: a 0-d `a` (NumPy: "diff requires input that is at least one dimensional"), or
+    /// `axis` out of range.
+    pub fn try_diff(&self, n: usize, axis: i64) -> Result<Array> {
+        if self.ndim() == 0 {
+            return Err(crate::error::value_err("diff", "diff requires input that is at least one dimensional"));
+        }
+        let ax = normalize_axis("diff", axis, self.ndim())?;
+        let mut a = self.clone();
+        for _ in 0..n.min(self.shape()[ax]) {
+            let mut later = vec![SliceArg::FULL; self.ndim()];
+            let mut earlier = later.clone();
+            later[ax] = SliceArg::Range { start: Some(1), stop: None, step: 1 };
+            earlier[ax] = SliceArg::Range { start: None, stop: Some(-1), step: 1 };
+            let (l, e) = (a.try_slice(&later)?, a.try_slice(&earlier)?);
+            a = if a.dtype() == DType::Bool { l.try_not_equal(&e)? } else { l.try_subtract(&e)? };
+        }
+        // Past the axis's length NumPy's result is empty along it, as after `len` steps.
+        Ok(a)
+    }
+
+    /// `np.diff`. Panics where [`Array::try_diff`] errs.
+    #[track_caller]
+    pub fn diff(&self, n: usize, axis: i64) -> Array {
+        crate::unwrap(self.try_diff(n, axis))
+    }
+}
