@@ -284,6 +284,21 @@ fn main() {
         }
     }
 
+    // Scans along the rows of the matrix (peers_ops.py's `cumsum_rows_*`) and down its columns:
+    // a thread per row or column, sequential along it.
+    for (work, axis) in [("cumsum_rows_8192x8192", 1i64), ("cumsum_cols_8192x8192", 0)] {
+        if !want(work) {
+            continue;
+        }
+        let work = work.replace("8192x8192", &format!("{r}x{c}"));
+        let kernels = kiln::explain(&[&m.cumsum(Some(axis))]).report.kernel_count();
+        let ms = time_events(&work, &stream, a.reps, || {
+            m.cumsum(Some(axis)).eval();
+        });
+        let gbps = (8 * r * c) as f64 / (ms * 1e-3) / 1e9;
+        rows.push(Row { work, ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+    }
+
     if want("tiny_chain_48ops") {
         let s = device_array(normal(1024, 6), &[1024]);
         let tiny = |mut t: Array| {
