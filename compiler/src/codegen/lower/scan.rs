@@ -29,10 +29,6 @@ pub(crate) fn combine_op(op: OpKind) -> Option<OpKind> {
     }
 }
 
-/// Elements of a row a scan's loop takes at a time: their loads are issued together (on the GPU
-/// a row's thread otherwise waits for each load in turn).
-const UNROLL: usize = 8;
-
 /// Work items of a scan over `axis` of `shape`: its rows (none when the axis is empty).
 pub(crate) fn rows(shape: &[usize], axis: usize) -> usize {
     if shape[axis] == 0 {
@@ -76,81 +72,35 @@ impl Lower<'_> {
             store(&mut self.b, &Self::out_ptr(k), &pos, &v);
             first.push(v);
         }
-        // Then the rest of the row: chunks of UNROLL elements (their loads first, so that they
-        // are in flight together; the combines after, in order), and the remainder one by one.
-        let len = shape[axis];
-        let whole = 1 + len.saturating_sub(1) / UNROLL * UNROLL;
-        let mut running: Vec<Val> = first;
-        for (from, to, step) in [(1, whole, UNROLL), (whole, len, 1)] {
-            if from >= to {
-                continue;
-            }
-            running = self.scan_loop(&scans, shape, &row, axis, (from, to, step), running)?;
+        let one = self.b.i64(1);
+        let n = extent(&mut self.b, shape[axis]);
+        // The running values as loop-carried parts (two for a complex value).
+        let init: Vec<String> = first.iter().flat_map(parts).collect();
+        let tys: Vec<&str> = first.iter().flat_map(|v| vec![v.ty(); parts(v).len()]).collect();
+        let (j, args, _) = self.open_for(&one, &n, &init, &tys);
+        let mut args = args.into_iter();
+        let dims = at(&row, &j);
+        let pos = ravel(&mut self.b, &dims, shape);
+        let mut next = Vec::with_capacity(scans.len());
+        for (k, (node, combine)) in scans.iter().enumerate() {
+            let v = self.emit(node.inputs[0], &Ix { dims: Some(dims.clone()), flat: None })?;
+            let v = cast(&mut self.b, &v, node.dtype)?;
+            let op = Node { op: *combine, attrs: Attrs::None, inputs: SmallVec::new(), dtype: node.dtype, shape: SmallVec::new() };
+            let re = args.next().expect("a part per running value");
+            let running = if node.dtype.is_complex() {
+                Val::complex(re, args.next().expect("an imaginary part"), node.dtype)
+            } else {
+                Val::new(re, node.dtype)
+            };
+            let acc = scalar::elementwise(&mut self.b, &op, &[running, v])?;
+            store(&mut self.b, &Self::out_ptr(k), &pos, &acc);
+            next.extend(parts(&acc));
         }
+        self.yield_(&next, &tys);
+        self.close();
         self.close();
         Ok(())
     }
-}
-
-impl Lower<'_> {
-    /// The loop along the axis from `from` to `to` by `step` (each step's `step` elements'
-    /// values computed first, then combined into the running values in order and stored);
-    /// returns the running values after it.
-    fn scan_loop(
-        &mut self,
-        scans: &[(&Node, OpKind)],
-        shape: &[usize],
-        row: &[String],
-        axis: usize,
-        (from, to, step): (usize, usize, usize),
-        running: Vec<Val>,
-    ) -> Result<Vec<Val>, Stop> {
-        let init: Vec<String> = running.iter().flat_map(parts).collect();
-        let tys: Vec<&str> = running.iter().flat_map(|v| vec![v.ty(); parts(v).len()]).collect();
-        let (lb, ub, by) = (extent(&mut self.b, from), extent(&mut self.b, to), self.b.i64(step as i64));
-        let (j0, args, results) = self.open_for_step(&lb, &ub, Some(&by), &init, &tys);
-        let mut dims_at = Vec::with_capacity(step);
-        let mut values = Vec::with_capacity(step);
-        for u in 0..step {
-            let j = if u == 0 { j0.clone() } else {
-                let du = self.b.i64(u as i64);
-                self.b.op(&format!("arith.addi {j0}, {du} overflow<nsw, nuw> : i64"))
-            };
-            let mut dims = row.to_vec();
-            dims.insert(axis, j);
-            let mut vs = Vec::with_capacity(scans.len());
-            for (node, _) in scans {
-                let v = self.emit(node.inputs[0], &Ix { dims: Some(dims.clone()), flat: None })?;
-                vs.push(cast(&mut self.b, &v, node.dtype)?);
-            }
-            values.push(vs);
-            dims_at.push(dims);
-        }
-        let mut acc = unparts(&args, &running);
-        for (dims, vs) in dims_at.iter().zip(values) {
-            let pos = ravel(&mut self.b, dims, shape);
-            for (k, ((node, combine), v)) in scans.iter().zip(vs).enumerate() {
-                let op = Node { op: *combine, attrs: Attrs::None, inputs: SmallVec::new(), dtype: node.dtype, shape: SmallVec::new() };
-                acc[k] = scalar::elementwise(&mut self.b, &op, &[acc[k].clone(), v])?;
-                store(&mut self.b, &Self::out_ptr(k), &pos, &acc[k]);
-            }
-        }
-        let next: Vec<String> = acc.iter().flat_map(parts).collect();
-        self.yield_(&next, &tys);
-        self.close_no_unroll();
-        Ok(unparts(&results, &running))
-    }
-}
-
-/// Values of the dtypes of `like` from their parts `ssa` (two for a complex value).
-fn unparts(ssa: &[String], like: &[Val]) -> Vec<Val> {
-    let mut it = ssa.iter().cloned();
-    like.iter()
-        .map(|v| match v.im {
-            Some(_) => Val::complex(it.next().expect("a real part"), it.next().expect("an imaginary part"), v.dt),
-            None => Val::new(it.next().expect("a value"), v.dt),
-        })
-        .collect()
 }
 
 /// The SSA values of `v`: its real and imaginary parts for a complex value.
