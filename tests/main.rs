@@ -9,6 +9,8 @@
 //!   their errors, the one-kernel k-means update.
 //! - `scans`: cumsum, cumprod, cummax, cummin, their NaN forms and diff against NumPy's
 //!   fixtures, their errors, the scan kernel.
+//! - `nan_functions`: nansum, nanmean, nanvar, nanmax..., ptp, nan_to_num, isclose against
+//!   NumPy's fixtures; allclose, array_equal.
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
 //! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
 //! - `properties`: proptest on broadcasting; promotion against NumPy's table.
@@ -62,6 +64,8 @@ mod fusion;
 mod indexing;
 #[path = "suite/scans.rs"]
 mod scans;
+#[path = "suite/nan_functions.rs"]
+mod nan_functions;
 
 #[path = "suite/examples.rs"]
 mod examples;

@@ -62,7 +62,7 @@ axis_from_int!(i32, i64, usize);
 
 impl Array {
     /// The sorted, normalised axes of an [`AxisArg`] for this array.
-    fn resolve_axes(&self, op: &str, arg: &AxisArg) -> Result<SmallVec<[usize; 4]>> {
+    pub(crate) fn resolve_axes(&self, op: &str, arg: &AxisArg) -> Result<SmallVec<[usize; 4]>> {
         Ok(match &arg.axes {
             None => (0..self.ndim()).collect(),
             Some(a) => normalize_axes(op, a, self.ndim())?,
@@ -101,7 +101,7 @@ impl Array {
 
     /// The dtype `mean` and `var` compute in, and their result's: float64 for integers and
     /// bools, float32 inside for float16/bfloat16 (result in the input's dtype).
-    fn mean_dtypes(&self) -> (DType, DType) {
+    pub(crate) fn mean_dtypes(&self) -> (DType, DType) {
         match self.dtype() {
             d if d.is_bool() || d.is_integer() => (DType::Float64, DType::Float64),
             DType::Float16 | DType::BFloat16 => (DType::Float32, self.dtype()),

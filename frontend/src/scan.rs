@@ -74,19 +74,10 @@ impl Array {
         crate::unwrap(self.try_cummin(axis))
     }
 
-    /// `a` with its NaNs replaced by `value` (an array without NaNs for integers and bools).
-    fn nan_to(&self, value: f64) -> Result<Array> {
-        if !self.dtype().is_inexact() {
-            return Ok(self.clone());
-        }
-        let fill = crate::full(&[], value, self.dtype());
-        crate::try_where_(self.try_isnan()?, &fill, self)
-    }
-
     /// `np.nancumsum(a, axis)`: [`Array::try_cumsum`] with NaNs counted as zero (a NaN of a
     /// complex value: either part NaN). Fused: one kernel.
     pub fn try_nancumsum(&self, axis: Option<i64>) -> Result<Array> {
-        self.nan_to(0.0)?.scan(OpKind::Cumsum, axis)
+        self.nan_filled(0.0)?.scan(OpKind::Cumsum, axis)
     }
 
     /// `np.nancumsum`. Panics where [`Array::try_nancumsum`] errs.
@@ -97,7 +88,7 @@ impl Array {
 
     /// `np.nancumprod(a, axis)`: [`Array::try_cumprod`] with NaNs counted as one.
     pub fn try_nancumprod(&self, axis: Option<i64>) -> Result<Array> {
-        self.nan_to(1.0)?.scan(OpKind::Cumprod, axis)
+        self.nan_filled(1.0)?.scan(OpKind::Cumprod, axis)
     }
 
     /// `np.nancumprod`. Panics where [`Array::try_nancumprod`] errs.

@@ -1,0 +1,245 @@
+//! NaN-ignoring reductions (`np.nansum`, `nanprod`, `nanmean`, `nanvar`, `nanstd`, `nanmax`,
+//! `nanmin`), `ptp`, `nan_to_num`, and the closeness tests (`isclose`, `allclose`,
+//! `array_equal`). All are compositions of kiln's ops (a NaN replaced by `where`, a count of the
+//! valid elements summed beside): they fuse like any expression, the replacement inside the
+//! reduction's kernel.
+
+use kiln_ir::DType;
+
+use crate::error::Result;
+use crate::reduce::AxisArg;
+use crate::Array;
+
+impl Array {
+    /// `self` with its NaNs replaced by `value` (itself for integers and bools, which have none;
+    /// a complex value is NaN when either part is).
+    pub(crate) fn nan_filled(&self, value: f64) -> Result<Array> {
+        if !self.dtype().is_inexact() {
+            return Ok(self.clone());
+        }
+        crate::try_where_(self.try_isnan()?, crate::full(&[], value, self.dtype()), self)
+    }
+
+    /// `np.nansum(x, axis, keepdims)`: [`Array::try_sum`] with NaNs counted as zero (an all-NaN
+    /// slice sums to 0). Errors: as `sum`.
+    pub fn try_nansum(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        self.nan_filled(0.0)?.try_sum(arg)
+    }
+
+    /// `np.nansum`. Panics where [`Array::try_nansum`] errs.
+    #[track_caller]
+    pub fn nansum(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_nansum(arg))
+    }
+
+    /// `np.nanprod(x, axis, keepdims)`: [`Array::try_prod`] with NaNs counted as one.
+    pub fn try_nanprod(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        self.nan_filled(1.0)?.try_prod(arg)
+    }
+
+    /// `np.nanprod`. Panics where [`Array::try_nanprod`] errs.
+    #[track_caller]
+    pub fn nanprod(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_nanprod(arg))
+    }
+
+    /// The sum of the non-NaN elements and their count (as `work`), over `arg`.
+    fn valid_sum_and_count(&self, arg: &AxisArg, work: DType) -> Result<(Array, Array)> {
+        let x = self.cast_to(work);
+        let valid = x.try_isnan()?.try_logical_not()?;
+        let s = crate::try_where_(&valid, &x, crate::full(&[], 0.0, work))?.try_sum(arg.clone())?;
+        let n = valid.try_sum(arg.clone())?.cast_to(work.real_dtype());
+        Ok((s, n))
+    }
+
+    /// `np.nanmean(x, axis, keepdims)`: the mean of the non-NaN elements; an all-NaN slice
+    /// gives NaN (NumPy also warns). dtypes as [`Array::try_mean`] (integers and bools have no
+    /// NaN: their mean). Errors: an axis out of range or repeated.
+    pub fn try_nanmean(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        let arg = arg.into();
+        if !self.dtype().is_inexact() {
+            return self.try_mean(arg);
+        }
+        self.resolve_axes("nanmean", &arg)?;
+        let (work, out) = self.mean_dtypes();
+        let (s, n) = self.valid_sum_and_count(&arg, work)?;
+        Ok(s.try_divide(&n)?.cast_to(out))
+    }
+
+    /// `np.nanmean`. Panics where [`Array::try_nanmean`] errs.
+    #[track_caller]
+    pub fn nanmean(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_nanmean(arg))
+    }
+
+    /// `np.nanvar(x, axis, ddof, keepdims)`: `sum(|x - nanmean|²) / max(count - ddof, 0)` over
+    /// the non-NaN elements (all-NaN, or `count <= ddof`: NaN or inf, as NumPy's values);
+    /// complex gives its real dtype.
+    pub fn try_nanvar(&self, arg: impl Into<AxisArg>, ddof: usize) -> Result<Array> {
+        let arg = arg.into();
+        if !self.dtype().is_inexact() {
+            return self.try_var(arg, ddof);
+        }
+        self.resolve_axes("nanvar", &arg)?;
+        let (work, out) = self.mean_dtypes();
+        let x = self.cast_to(work);
+        let mean = x.try_nanmean(AxisArg { axes: arg.axes.clone(), keepdims: true })?;
+        let d = x.try_subtract(&mean)?.nan_filled(0.0)?;
+        let sq = if work.is_complex() { d.try_abs()?.try_square()? } else { d.try_square()? };
+        let s = sq.try_sum(arg.clone())?;
+        let n = x.try_isnan()?.try_logical_not()?.try_sum(arg)?.cast_to(work.real_dtype());
+        let denom = n.try_subtract(ddof as f64)?.try_maximum(0.0)?;
+        Ok(s.try_divide(&denom)?.cast_to(out.real_dtype()))
+    }
+
+    /// `np.nanvar`. Panics where [`Array::try_nanvar`] errs.
+    #[track_caller]
+    pub fn nanvar(&self, arg: impl Into<AxisArg>, ddof: usize) -> Array {
+        crate::unwrap(self.try_nanvar(arg, ddof))
+    }
+
+    /// `np.nanstd(x, axis, ddof, keepdims)` = `sqrt(nanvar)`.
+    pub fn try_nanstd(&self, arg: impl Into<AxisArg>, ddof: usize) -> Result<Array> {
+        self.try_nanvar(arg, ddof)?.try_sqrt()
+    }
+
+    /// `np.nanstd`. Panics where [`Array::try_nanstd`] errs.
+    #[track_caller]
+    pub fn nanstd(&self, arg: impl Into<AxisArg>, ddof: usize) -> Array {
+        crate::unwrap(self.try_nanstd(arg, ddof))
+    }
+
+    /// `nanmax` or `nanmin`: NaNs replaced by the identity, an all-NaN slice NaN again.
+    fn nan_extreme(&self, arg: AxisArg, max: bool) -> Result<Array> {
+        if !self.dtype().is_inexact() {
+            return if max { self.try_max(arg) } else { self.try_min(arg) };
+        }
+        let fill = if max { f64::NEG_INFINITY } else { f64::INFINITY };
+        let filled = self.nan_filled(fill)?;
+        let m = if max { filled.try_max(arg.clone())? } else { filled.try_min(arg.clone())? };
+        let all_nan = self.try_isnan()?.try_all(arg)?;
+        crate::try_where_(all_nan, crate::full(&[], f64::NAN, self.dtype()), &m)
+    }
+
+    /// `np.nanmax(x, axis, keepdims)`: the largest non-NaN element; an all-NaN slice gives NaN
+    /// (NumPy also warns). Errors: as `max` (an empty axis).
+    pub fn try_nanmax(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        self.nan_extreme(arg.into(), true)
+    }
+
+    /// `np.nanmax`. Panics where [`Array::try_nanmax`] errs.
+    #[track_caller]
+    pub fn nanmax(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_nanmax(arg))
+    }
+
+    /// `np.nanmin(x, axis, keepdims)`, as [`Array::try_nanmax`].
+    pub fn try_nanmin(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        self.nan_extreme(arg.into(), false)
+    }
+
+    /// `np.nanmin`. Panics where [`Array::try_nanmin`] errs.
+    #[track_caller]
+    pub fn nanmin(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_nanmin(arg))
+    }
+
+    /// `np.ptp(x, axis, keepdims)`: `max - min` (NaN propagates; integers wrap as NumPy's).
+    pub fn try_ptp(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        let arg = arg.into();
+        self.try_max(arg.clone())?.try_subtract(&self.try_min(arg)?)
+    }
+
+    /// `np.ptp`. Panics where [`Array::try_ptp`] errs.
+    #[track_caller]
+    pub fn ptp(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_ptp(arg))
+    }
+
+    /// `np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)`: NaN → `nan`, +inf → `posinf`
+    /// (default the dtype's largest finite value), -inf → `neginf` (default the lowest);
+    /// complex parts separately. Integers and bools are returned as they are.
+    pub fn try_nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Result<Array> {
+        let dt = self.dtype();
+        if !dt.is_inexact() {
+            return Ok(self.clone());
+        }
+        if dt.is_complex() {
+            let re = self.real().try_nan_to_num(nan, posinf, neginf)?;
+            let im = self.imag().try_nan_to_num(nan, posinf, neginf)?;
+            let i = crate::full(&[], num_complex::Complex64::new(0.0, 1.0), dt);
+            return re.cast_to(dt).try_add(&im.cast_to(dt).try_multiply(&i)?);
+        }
+        let big = float_max(dt);
+        let x = self.nan_filled(nan)?;
+        let pos = crate::full(&[], posinf.unwrap_or(big), dt);
+        let neg = crate::full(&[], neginf.unwrap_or(-big), dt);
+        let x = crate::try_where_(x.try_equal(f64::INFINITY)?, pos, &x)?;
+        crate::try_where_(x.try_equal(f64::NEG_INFINITY)?, neg, &x)
+    }
+
+    /// `np.nan_to_num`. Panics where [`Array::try_nan_to_num`] errs.
+    #[track_caller]
+    pub fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Array {
+        crate::unwrap(self.try_nan_to_num(nan, posinf, neginf))
+    }
+}
+
+/// `np.isclose(a, b, rtol, atol, equal_nan)` (bool, the broadcast shape): NumPy 2's
+/// `(|a - b| <= atol + rtol·|b| and b finite) or a == b`, and with `equal_nan` NaN where both
+/// are NaN. Not symmetric, as NumPy's. Integers compare in float64.
+///
+/// Errors: shapes that do not broadcast.
+pub fn try_isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<Array> {
+    let dt = kiln_ir::promote::result_type(a.dtype(), b.dtype());
+    let dt = if dt.is_inexact() { dt } else { DType::Float64 };
+    let (x, y) = (a.cast_to(dt), b.cast_to(dt));
+    let tol = y.try_abs()?.try_multiply(rtol)?.try_add(atol)?;
+    let near = x.try_subtract(&y)?.try_abs()?.try_less_equal(&tol)?.try_logical_and(&y.try_isfinite()?)?;
+    let close = near.try_logical_or(&x.try_equal(&y)?)?;
+    if equal_nan {
+        close.try_logical_or(&x.try_isnan()?.try_logical_and(&y.try_isnan()?)?)
+    } else {
+        Ok(close)
+    }
+}
+
+/// `np.isclose`. Panics where [`try_isclose`] errs.
+#[track_caller]
+pub fn isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Array {
+    crate::unwrap(try_isclose(a, b, rtol, atol, equal_nan))
+}
+
+/// `np.allclose(a, b, rtol, atol, equal_nan)`: every element of [`try_isclose`] true. Reads
+/// one bool back to the host (a synchronisation). Errors: shapes that do not broadcast.
+pub fn allclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<bool> {
+    let all = try_isclose(a, b, rtol, atol, equal_nan)?.try_all(None::<i64>)?;
+    Ok(all.try_to_host()?.as_slice::<bool>().map(|v| v[0]).unwrap_or(false))
+}
+
+/// `np.array_equal(a, b, equal_nan)`: the same shape and equal elements (NaNs equal where
+/// `equal_nan`). Reads one bool back to the host. Arrays of different shapes are not equal (no
+/// error, as NumPy).
+pub fn array_equal(a: &Array, b: &Array, equal_nan: bool) -> Result<bool> {
+    if a.shape() != b.shape() {
+        return Ok(false);
+    }
+    let mut eq = a.try_equal(b)?;
+    if equal_nan && (a.dtype().is_inexact() || b.dtype().is_inexact()) {
+        let nan_a = if a.dtype().is_inexact() { a.try_isnan()? } else { crate::full(a.shape(), false, DType::Bool) };
+        let nan_b = if b.dtype().is_inexact() { b.try_isnan()? } else { crate::full(b.shape(), false, DType::Bool) };
+        eq = eq.try_logical_or(&nan_a.try_logical_and(&nan_b)?)?;
+    }
+    let all = eq.try_all(None::<i64>)?;
+    Ok(all.try_to_host()?.as_slice::<bool>().map(|v| v[0]).unwrap_or(false))
+}
+
+/// The largest finite value of a float dtype (`np.finfo(dt).max`).
+fn float_max(dt: DType) -> f64 {
+    match dt {
+        DType::Float16 => 65504.0,
+        DType::BFloat16 => 3.3895313892515355e38,
+        DType::Float32 => f32::MAX as f64,
+        _ => f64::MAX,
+    }
+}
