@@ -165,6 +165,39 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> Array {
     }
 }
 
+/// `np.logspace(start, stop, num, base=base)`: `base ** linspace(start, stop, num)` (float64).
+pub fn logspace(start: f64, stop: f64, num: usize, base: f64) -> Array {
+    crate::full(&[], base, DType::Float64).power(&linspace(start, stop, num))
+}
+
+/// `np.geomspace(start, stop, num)`: `num` float64 values in geometric progression from
+/// `start` to `stop` (both kept exactly, as NumPy keeps them), by `exp` of evenly spaced logs;
+/// negative `start` and `stop` give the negated progression of their magnitudes.
+///
+/// Errors: `start` or `stop` zero, or of different signs (NumPy's "Geometric sequence cannot
+/// include zero" and its complex result, which kiln does not give).
+pub fn try_geomspace(start: f64, stop: f64, num: usize) -> crate::error::Result<Array> {
+    if start == 0.0 || stop == 0.0 {
+        return Err(crate::error::value_err("geomspace", "Geometric sequence cannot include zero"));
+    }
+    if start.signum() != stop.signum() {
+        return Err(crate::error::value_err("geomspace", format!("start {start} and stop {stop} of different signs (a complex sequence)")));
+    }
+    let sign = start.signum();
+    let y = linspace(start.abs().log10(), stop.abs().log10(), num);
+    let y = crate::full(&[], 10.0, DType::Float64).power(&y);
+    let i = iota(DType::Float64, &[num], 0);
+    let y = crate::elementwise::where_(i.equal(0.0), start.abs(), y);
+    let y = if num > 1 { crate::elementwise::where_(i.equal((num - 1) as f64), stop.abs(), y) } else { y };
+    Ok(&y * sign)
+}
+
+/// `np.geomspace`. Panics where [`try_geomspace`] errs.
+#[track_caller]
+pub fn geomspace(start: f64, stop: f64, num: usize) -> Array {
+    crate::unwrap(try_geomspace(start, stop, num))
+}
+
 /// `np.eye(n, m, k, dtype)`: ones on the `k`-th diagonal of an `n`×`m` matrix.
 pub fn eye(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Array {
     let m = m.unwrap_or(n);

@@ -25,12 +25,15 @@ mod scan;
 mod views;
 
 pub use array::Array;
-pub use creation::{arange, arange_step, eye, full, full_like, identity, linspace, ones, ones_like, try_arange_step, try_full, zeros, zeros_like};
+pub use creation::{
+    arange, arange_step, eye, full, full_like, geomspace, identity, linspace, logspace, ones, ones_like, try_arange_step, try_full, try_geomspace,
+    zeros, zeros_like,
+};
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use indexing::{bincount, try_bincount, Index, TakeMode};
 pub use io::load_npy;
-pub use nan::{allclose, array_equal, isclose, try_isclose};
+pub use nan::{allclose, array_equal, average, heaviside, isclose, try_average, try_heaviside, try_isclose};
 pub use kernels::{fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel};
 pub use linalg::{dot, matmul, try_dot, try_matmul};
 pub use dump::CodeStage;

@@ -144,6 +144,18 @@ impl Array {
         crate::unwrap(self.try_nanmin(arg))
     }
 
+    /// `np.count_nonzero(x, axis, keepdims)`: int64 count of the elements that are not zero
+    /// (NaN counts; a complex value with either part non-zero counts).
+    pub fn try_count_nonzero(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        self.cast_to(DType::Bool).try_sum(arg)
+    }
+
+    /// `np.count_nonzero`. Panics where [`Array::try_count_nonzero`] errs.
+    #[track_caller]
+    pub fn count_nonzero(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_count_nonzero(arg))
+    }
+
     /// `np.ptp(x, axis, keepdims)`: `max - min` (NaN propagates; integers wrap as NumPy's).
     pub fn try_ptp(&self, arg: impl Into<AxisArg>) -> Result<Array> {
         let arg = arg.into();
@@ -242,4 +254,58 @@ fn float_max(dt: DType) -> f64 {
         DType::Float32 => f32::MAX as f64,
         _ => f64::MAX,
     }
+}
+
+/// `np.average(a, axis, weights)`: `sum(a * w) / sum(w)` over `axis` (`None`: every axis);
+/// without weights the mean. `weights` has `a`'s shape, or is 1-D of the length of `axis`
+/// (NumPy's two forms). Integers average in float64.
+///
+/// Errors: weights of another shape (naming both), a 1-D weights without an axis, an axis out
+/// of range. A zero sum of weights gives inf or NaN (NumPy raises `ZeroDivisionError`).
+pub fn try_average(a: &Array, axis: Option<i64>, weights: Option<&Array>) -> Result<Array> {
+    let Some(w) = weights else { return a.try_mean(axis) };
+    let w = if w.shape() == a.shape() {
+        w.clone()
+    } else {
+        let bad = || crate::error::value_err("average", format!("weights of shape {:?} for an array of shape {:?}", w.shape(), a.shape()));
+        let Some(ax) = axis else { return Err(bad()) };
+        let ax = kiln_ir::shape::normalize_axis("average", ax, a.ndim())?;
+        if w.ndim() != 1 || w.shape()[0] != a.shape()[ax] {
+            return Err(bad());
+        }
+        let mut shape = vec![1i64; a.ndim()];
+        shape[ax] = w.shape()[0] as i64;
+        w.try_reshape(&shape)?
+    };
+    let dt = kiln_ir::promote::result_type(a.dtype(), w.dtype());
+    let dt = if dt.is_inexact() { dt } else { DType::Float64 };
+    let (x, w) = (a.cast_to(dt), w.cast_to(dt));
+    let wsum = w.try_broadcast_to(a.shape())?.try_sum(axis)?;
+    x.try_multiply(&w)?.try_sum(axis)?.try_divide(&wsum)
+}
+
+/// `np.average`. Panics where [`try_average`] errs.
+#[track_caller]
+pub fn average(a: &Array, axis: Option<i64>, weights: Option<&Array>) -> Array {
+    crate::unwrap(try_average(a, axis, weights))
+}
+
+/// `np.heaviside(x1, x2)`: 0 where `x1 < 0`, `x2` where `x1 == 0`, 1 where `x1 > 0`, NaN
+/// where `x1` is NaN; float dtypes (integers in float64).
+///
+/// Errors: shapes that do not broadcast.
+pub fn try_heaviside(x1: &Array, x2: &Array) -> Result<Array> {
+    let dt = kiln_ir::promote::result_type(x1.dtype(), x2.dtype());
+    let dt = if dt.is_float() { dt } else { DType::Float64 };
+    let (x, h) = (x1.cast_to(dt), x2.cast_to(dt));
+    let zero = crate::full(&[], 0.0, dt);
+    let one = crate::full(&[], 1.0, dt);
+    let step = crate::try_where_(x.try_less(0.0)?, &zero, crate::try_where_(x.try_greater(0.0)?, &one, &h)?)?;
+    crate::try_where_(x.try_isnan()?, &x, &step)
+}
+
+/// `np.heaviside`. Panics where [`try_heaviside`] errs.
+#[track_caller]
+pub fn heaviside(x1: &Array, x2: &Array) -> Array {
+    crate::unwrap(try_heaviside(x1, x2))
 }

@@ -1,6 +1,6 @@
 //! kiln's standard library: composite operations built from the primitives of the array API,
-//! each one lazy and fusable (softmax, logsumexp, layer norm, l2 norm, relu, gelu and its tanh
-//! approximation).
+//! each one lazy and fusable (softmax, log_softmax, logsumexp, expit, logit, layer norm, l2
+//! norm, relu, gelu and its tanh approximation).
 
 use kiln_frontend::{axis, Array, Result};
 
@@ -26,6 +26,26 @@ pub fn softmax(x: &Array, ax: i64) -> Result<Array> {
     let e = x.try_subtract(&m)?.try_exp()?;
     let s = e.try_sum(axis(ax).keepdims())?;
     e.try_divide(&s)
+}
+
+/// `scipy.special.log_softmax(x, axis)`: `x - max - log(sum(exp(x - max)))`, stable for large
+/// values. Errors: as `max` (an empty axis).
+pub fn log_softmax(x: &Array, ax: i64) -> Result<Array> {
+    let m = x.try_max(axis(ax).keepdims())?;
+    let d = x.try_subtract(&m)?;
+    let s = d.try_exp()?.try_sum(axis(ax).keepdims())?;
+    d.try_subtract(&s.try_log()?)
+}
+
+/// `scipy.special.expit(x)`: the logistic sigmoid `1 / (1 + exp(-x))` (0 and 1 at ∓inf).
+pub fn expit(x: &Array) -> Result<Array> {
+    x.try_negative()?.try_exp()?.try_add(1.0)?.try_reciprocal()
+}
+
+/// `scipy.special.logit(p)`: `log(p / (1 - p))` (±inf at 1 and 0, NaN outside [0, 1]).
+pub fn logit(p: &Array) -> Result<Array> {
+    let one_minus = p.try_negative()?.try_add(1.0)?;
+    p.try_divide(&one_minus)?.try_log()
 }
 
 /// Layer normalisation over the last axis (`torch.nn.functional.layer_norm` with

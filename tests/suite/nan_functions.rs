@@ -26,6 +26,31 @@ fixture_cases! { "nan/cases.txt";
     isclose_default, isclose_inf => |a| kiln::isclose(&a[0], &a[1], 1e-5, 1e-8, false);
     isclose_equal_nan => |a| kiln::isclose(&a[0], &a[1], 0.0, 1e-7, true);
     isclose_int_float => |a| kiln::isclose(&a[0], &(a[0].astype(DType::Float64) + 1e-9), 1e-5, 1e-8, false);
+
+    count_nonzero_axis0 => |a| kiln::where_(a[0].greater(0.0f32), &a[0], 0.0f32).count_nonzero(0);
+    count_nonzero_int => |a| (&a[0] % 3).count_nonzero(None::<i64>);
+    average_full_weights, average_1d_weights => |a| kiln::average(&a[0], Some(1), Some(&a[1]));
+    average_none => |a| kiln::average(&a[0], None, None);
+    heaviside_half => |a| kiln::heaviside(&a[0], &kiln::full(&[], 0.5, DType::Float64));
+    logspace_base2 => |_| kiln::logspace(0.0, 10.0, 11, 2.0);
+    geomspace_pos => |_| kiln::geomspace(1.0, 1000.0, 4);
+    geomspace_neg => |_| kiln::geomspace(-1000.0, -1.0, 7);
+    expit => |a| kiln::nn::expit(&a[0]).unwrap();
+    logit => |a| kiln::nn::logit(&a[0]).unwrap();
+    log_softmax_rows => |a| kiln::nn::log_softmax(&a[0], 1).unwrap();
+}
+
+#[test]
+fn average_and_geomspace_errors() {
+    let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let w = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    let e = kiln::try_average(&x, Some(1), Some(&w)).unwrap_err().to_string();
+    assert!(e.contains("average") && e.contains("[2]") && e.contains("[2, 3]"), "{e}");
+    assert!(kiln::try_average(&x, None, Some(&w)).is_err());
+    assert_eq!(kiln::average(&x, Some(0), Some(&w)).to_vec::<f64>(), vec![3.0, 4.0, 5.0]);
+    let e = kiln::try_geomspace(0.0, 1.0, 3).unwrap_err().to_string();
+    assert!(e.contains("geomspace") && e.contains("zero"), "{e}");
+    assert!(kiln::try_geomspace(-1.0, 1.0, 3).is_err());
 }
 
 #[test]
