@@ -11,6 +11,8 @@
 //!   fixtures, their errors, the scan kernel.
 //! - `nan_functions`: nansum, nanmean, nanvar, nanmax..., ptp, nan_to_num, isclose against
 //!   NumPy's fixtures; allclose, array_equal.
+//! - `shaping`: moveaxis, atleast_*d, fliplr/flipud, tril/triu, roll, the stacks and splits
+//!   against NumPy's fixtures.
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
 //! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
 //! - `properties`: proptest on broadcasting; promotion against NumPy's table.
@@ -66,6 +68,8 @@ mod indexing;
 mod scans;
 #[path = "suite/nan_functions.rs"]
 mod nan_functions;
+#[path = "suite/shaping.rs"]
+mod shaping;
 
 #[path = "suite/examples.rs"]
 mod examples;

@@ -22,6 +22,7 @@ pub mod random;
 mod random_gpu;
 mod reduce;
 mod scan;
+mod shaping;
 mod views;
 
 pub use array::Array;
@@ -42,6 +43,7 @@ pub use materialize::{
 };
 pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
 pub use reduce::{all_axes, axis, AxisArg};
+pub use shaping::{try_column_stack, try_dstack, try_hstack, try_vstack};
 pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};
 
 pub use kiln_ir::{DType, HostArray};

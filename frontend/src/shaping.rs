@@ -1,0 +1,182 @@
+//! NumPy's layout functions built from kiln's views, joins and index math: `moveaxis`,
+//! `atleast_1d/2d/3d`, `fliplr`/`flipud`, `vstack`/`hstack`/`dstack`/`column_stack`,
+//! `split`/`array_split` (views), `tril`/`triu` (a mask of index ramps, fused with the
+//! producer) and `roll` (a gather at shifted positions).
+
+use kiln_ir::shape::normalize_axis;
+use kiln_ir::DType;
+
+use crate::creation::iota;
+use crate::error::{value_err, Result};
+use crate::views::SliceArg;
+use crate::Array;
+
+impl Array {
+    /// `np.moveaxis(a, source, destination)`: axis `source` moved to position `destination`,
+    /// the others in order (a view). Errors: an axis out of range.
+    pub fn try_moveaxis(&self, source: i64, destination: i64) -> Result<Array> {
+        let src = normalize_axis("moveaxis", source, self.ndim())?;
+        let dst = normalize_axis("moveaxis", destination, self.ndim())?;
+        let mut order: Vec<i64> = (0..self.ndim() as i64).filter(|&a| a != src as i64).collect();
+        order.insert(dst, src as i64);
+        self.try_permute(&order)
+    }
+
+    /// `np.moveaxis`. Panics where [`Array::try_moveaxis`] errs.
+    #[track_caller]
+    pub fn moveaxis(&self, source: i64, destination: i64) -> Array {
+        crate::unwrap(self.try_moveaxis(source, destination))
+    }
+
+    /// `np.atleast_1d(a)`: a 0-d array as shape `[1]`, others unchanged.
+    pub fn atleast_1d(&self) -> Array {
+        if self.ndim() == 0 { self.reshape(&[1]) } else { self.clone() }
+    }
+
+    /// `np.atleast_2d(a)`: `[n]` as `[1, n]`, 0-d as `[1, 1]`.
+    pub fn atleast_2d(&self) -> Array {
+        match self.ndim() {
+            0 => self.reshape(&[1, 1]),
+            1 => self.reshape(&[1, self.shape()[0] as i64]),
+            _ => self.clone(),
+        }
+    }
+
+    /// `np.atleast_3d(a)`: `[n]` as `[1, n, 1]`, `[m, n]` as `[m, n, 1]`, 0-d as `[1, 1, 1]`.
+    pub fn atleast_3d(&self) -> Array {
+        let s: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
+        match self.ndim() {
+            0 => self.reshape(&[1, 1, 1]),
+            1 => self.reshape(&[1, s[0], 1]),
+            2 => self.reshape(&[s[0], s[1], 1]),
+            _ => self.clone(),
+        }
+    }
+
+    /// `np.fliplr(a)`: axis 1 reversed (a view). Errors: fewer than 2 dimensions.
+    pub fn try_fliplr(&self) -> Result<Array> {
+        if self.ndim() < 2 {
+            return Err(value_err("fliplr", format!("Input must be >= 2-d (shape {:?})", self.shape())));
+        }
+        self.try_flip(Some(&[1]))
+    }
+
+    /// `np.flipud(a)`: axis 0 reversed (a view). Errors: a 0-d array.
+    pub fn try_flipud(&self) -> Result<Array> {
+        if self.ndim() < 1 {
+            return Err(value_err("flipud", "Input must be >= 1-d"));
+        }
+        self.try_flip(Some(&[0]))
+    }
+
+    /// `np.tril(a, k)`: the elements on and below the `k`-th diagonal of the last two axes,
+    /// zeros above. Errors: fewer than 2 dimensions (NumPy broadcasts 1-D; kiln asks for 2).
+    pub fn try_tril(&self, k: i64) -> Result<Array> {
+        self.triangle("tril", k, true)
+    }
+
+    /// `np.triu(a, k)`: on and above the `k`-th diagonal, zeros below.
+    pub fn try_triu(&self, k: i64) -> Result<Array> {
+        self.triangle("triu", k, false)
+    }
+
+    fn triangle(&self, op: &str, k: i64, lower: bool) -> Result<Array> {
+        let n = self.ndim();
+        if n < 2 {
+            return Err(value_err(op, format!("the array must be at least 2-d (shape {:?})", self.shape())));
+        }
+        let (r, c) = (self.shape()[n - 2], self.shape()[n - 1]);
+        let rows = iota(DType::Int64, &[r, c], 0);
+        let cols = iota(DType::Int64, &[r, c], 1);
+        // tril keeps col <= row + k; triu keeps col >= row + k.
+        let diag = rows.try_add(k)?;
+        let keep = if lower { cols.try_less_equal(&diag)? } else { cols.try_greater_equal(&diag)? };
+        crate::try_where_(keep, self, crate::full(&[], false, DType::Bool).astype(self.dtype()))
+    }
+
+    /// `np.roll(a, shift, axis)`: elements shifted along `axis` by `shift` (wrapping round);
+    /// `None` rolls the flattened array and keeps the shape. A `take` at shifted positions: one
+    /// kernel reading `a` from memory (a computed `a` is materialised first).
+    ///
+    /// Errors: an axis out of range.
+    pub fn try_roll(&self, shift: i64, axis: Option<i64>) -> Result<Array> {
+        let Some(axis) = axis else {
+            let flat = self.try_reshape(&[self.size() as i64])?;
+            let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
+            return flat.try_roll(shift, Some(0))?.try_reshape(&shape);
+        };
+        let ax = normalize_axis("roll", axis, self.ndim())?;
+        let n = self.shape()[ax];
+        if n == 0 {
+            return Ok(self.clone());
+        }
+        // out[i] = a[(i - shift) mod n]
+        let positions = iota(DType::Int64, &[n], 0).try_subtract(shift.rem_euclid(n as i64))?.try_remainder(n as i64)?;
+        self.try_take(&positions, Some(ax as i64))
+    }
+
+    /// `np.roll`. Panics where [`Array::try_roll`] errs.
+    #[track_caller]
+    pub fn roll(&self, shift: i64, axis: Option<i64>) -> Array {
+        crate::unwrap(self.try_roll(shift, axis))
+    }
+
+    /// `np.array_split(a, sections, axis)`: `sections` views along `axis`, the first
+    /// `len % sections` one element longer. Errors: `sections == 0`, an axis out of range.
+    pub fn try_array_split(&self, sections: usize, axis: i64) -> Result<Vec<Array>> {
+        if sections == 0 {
+            return Err(value_err("array_split", "number sections must be larger than 0."));
+        }
+        let ax = normalize_axis("array_split", axis, self.ndim())?;
+        let n = self.shape()[ax];
+        let (each, extra) = (n / sections, n % sections);
+        let mut start = 0;
+        (0..sections)
+            .map(|s| {
+                let len = each + usize::from(s < extra);
+                let mut idx = vec![SliceArg::FULL; self.ndim()];
+                idx[ax] = SliceArg::Range { start: Some(start as i64), stop: Some((start + len) as i64), step: 1 };
+                start += len;
+                self.try_slice(&idx)
+            })
+            .collect()
+    }
+
+    /// `np.split(a, sections, axis)`: as [`Array::try_array_split`], but the axis must divide
+    /// evenly (NumPy's "array split does not result in an equal division").
+    pub fn try_split(&self, sections: usize, axis: i64) -> Result<Vec<Array>> {
+        let ax = normalize_axis("split", axis, self.ndim())?;
+        if sections == 0 || self.shape()[ax] % sections != 0 {
+            return Err(value_err("split", format!("array split does not result in an equal division ({} into {sections})", self.shape()[ax])));
+        }
+        self.try_array_split(sections, axis)
+    }
+}
+
+/// `np.vstack(arrays)`: [`Array::atleast_2d`] of each, joined along axis 0.
+pub fn try_vstack(arrays: &[&Array]) -> Result<Array> {
+    let two: Vec<Array> = arrays.iter().map(|a| a.atleast_2d()).collect();
+    crate::try_concatenate(&two.iter().collect::<Vec<_>>(), 0)
+}
+
+/// `np.hstack(arrays)`: joined along axis 1, or along axis 0 for 1-D arrays.
+pub fn try_hstack(arrays: &[&Array]) -> Result<Array> {
+    let one: Vec<Array> = arrays.iter().map(|a| a.atleast_1d()).collect();
+    let axis = if one.first().is_some_and(|a| a.ndim() == 1) { 0 } else { 1 };
+    crate::try_concatenate(&one.iter().collect::<Vec<_>>(), axis)
+}
+
+/// `np.dstack(arrays)`: [`Array::atleast_3d`] of each, joined along axis 2.
+pub fn try_dstack(arrays: &[&Array]) -> Result<Array> {
+    let three: Vec<Array> = arrays.iter().map(|a| a.atleast_3d()).collect();
+    crate::try_concatenate(&three.iter().collect::<Vec<_>>(), 2)
+}
+
+/// `np.column_stack(arrays)`: 1-D arrays as columns (`[n]` → `[n, 1]`), joined along axis 1.
+pub fn try_column_stack(arrays: &[&Array]) -> Result<Array> {
+    let cols: Vec<Array> = arrays
+        .iter()
+        .map(|a| if a.ndim() < 2 { a.atleast_1d().reshape(&[a.size() as i64, 1]) } else { (*a).clone() })
+        .collect();
+    crate::try_concatenate(&cols.iter().collect::<Vec<_>>(), 1)
+}

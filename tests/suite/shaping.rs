@@ -1,0 +1,64 @@
+//! NumPy's layout functions (`moveaxis`, `atleast_*d`, `fliplr`, `flipud`, `tril`, `triu`,
+//! `roll`, the stacks, `split`/`array_split`) against NumPy's fixtures (`tests/fixtures/shaping/`,
+//! from `make_shaping_fixtures.py`), on whichever backend runs the suite; their typed errors;
+//! `roll` as a gather.
+
+use kiln::Array;
+
+use crate::numpy_fixtures::fixture_cases;
+
+fixture_cases! { "shaping/cases.txt";
+    moveaxis_0_to_last => |a| a[0].moveaxis(0, -1);
+    moveaxis_last_to_1 => |a| a[0].moveaxis(-1, 1);
+    atleast_3d_vec, atleast_3d_mat => |a| a[0].atleast_3d();
+    atleast_2d_0d => |a| a[0].atleast_2d();
+    fliplr_m => |a| a[0].try_fliplr().unwrap();
+    flipud_x => |a| a[0].try_flipud().unwrap();
+    tril_m => |a| a[0].try_tril(0).unwrap();
+    tril_k1_batched => |a| a[0].try_tril(1).unwrap();
+    triu_km1 => |a| a[0].try_triu(-1).unwrap();
+    triu_bool => |a| a[0].try_triu(1).unwrap();
+    roll_axis1 => |a| a[0].roll(2, Some(1));
+    roll_negative_axis0 => |a| a[0].roll(-1, Some(0));
+    roll_flat => |a| a[0].roll(5, None);
+    roll_past_length => |a| a[0].roll(16, Some(0));
+    vstack_vecs => |a| kiln::try_vstack(&[&a[0], &a[1]]).unwrap();
+    hstack_vecs => |a| kiln::try_hstack(&[&a[0], &a[1]]).unwrap();
+    hstack_mats => |a| kiln::try_hstack(&[&a[0], &(&a[0] * 2)]).unwrap();
+    dstack_vecs => |a| kiln::try_dstack(&[&a[0], &a[1]]).unwrap();
+    column_stack_vecs => |a| kiln::try_column_stack(&[&a[0], &a[1]]).unwrap();
+    array_split_middle => |a| a[0].try_array_split(3, 0).unwrap().remove(1);
+    array_split_axis1_last => |a| a[0].try_array_split(3, 1).unwrap().remove(2);
+}
+
+#[test]
+fn shaping_errors_name_the_op() {
+    let v = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0], &[5]);
+    let e = v.try_fliplr().unwrap_err().to_string();
+    assert!(e.contains("fliplr"), "{e}");
+    let e = v.try_tril(0).unwrap_err().to_string();
+    assert!(e.contains("tril"), "{e}");
+    let e = v.try_split(2, 0).unwrap_err().to_string();
+    assert!(e.contains("split") && e.contains("equal division"), "{e}");
+    let e = v.try_array_split(0, 0).unwrap_err().to_string();
+    assert!(e.contains("array_split"), "{e}");
+    let e = v.try_moveaxis(1, 0).unwrap_err().to_string();
+    assert!(e.contains("moveaxis"), "{e}");
+    let e = v.try_roll(1, Some(2)).unwrap_err().to_string();
+    assert!(e.contains("roll"), "{e}");
+    // split into equal parts: views whose values are the slices'
+    let parts = v.try_split(5, 0).unwrap();
+    assert_eq!(parts.iter().map(|p| p.to_vec::<f32>()[0]).collect::<Vec<_>>(), vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+}
+
+/// `roll` of a computed value: the value is materialised, then one gather kernel reads it at
+/// the shifted positions (a gather's source is a buffer).
+#[test]
+fn roll_of_an_expression_is_a_gather_of_it() {
+    let x = Array::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), &[3, 4]);
+    x.eval();
+    let y = (&x * 2.0f32).roll(1, Some(1));
+    let kernels = kiln::explain(&[&y]).report.kernel_count();
+    assert_eq!(kernels, 2, "roll of x * 2");
+    assert_eq!(y.to_vec::<f32>(), vec![6.0, 0.0, 2.0, 4.0, 14.0, 8.0, 10.0, 12.0, 22.0, 16.0, 18.0, 20.0]);
+}
