@@ -165,6 +165,30 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> Array {
     }
 }
 
+/// `np.linspace(start, stop, num, endpoint, dtype)`: with `endpoint` false the values stop one
+/// step short of `stop` (step `(stop - start) / num`); computed in float64, then converted to
+/// `dtype` (integers by flooring, as NumPy 2 does).
+pub fn linspace_with(start: f64, stop: f64, num: usize, endpoint: bool, dtype: DType) -> Array {
+    let y = if endpoint {
+        linspace(start, stop, num)
+    } else {
+        let step = (stop - start) / num.max(1) as f64;
+        &(&iota(DType::Float64, &[num], 0) * step) + start
+    };
+    if dtype.is_integer() { y.floor().astype(dtype) } else { y.astype(dtype) }
+}
+
+/// `np.empty(shape, dtype)`. kiln's arrays are values, never uninitialised memory: this is
+/// [`zeros`] (NumPy leaves the contents arbitrary, so zeros are one of its possible results).
+pub fn empty(shape: &[usize], dtype: DType) -> Array {
+    zeros(shape, dtype)
+}
+
+/// `np.empty_like(a)`: [`empty`] of `a`'s shape and dtype.
+pub fn empty_like(a: &Array) -> Array {
+    zeros(a.shape(), a.dtype())
+}
+
 /// `np.logspace(start, stop, num, base=base)`: `base ** linspace(start, stop, num)` (float64).
 pub fn logspace(start: f64, stop: f64, num: usize, base: f64) -> Array {
     crate::full(&[], base, DType::Float64).power(&linspace(start, stop, num))

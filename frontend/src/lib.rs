@@ -27,7 +27,7 @@ mod views;
 
 pub use array::Array;
 pub use creation::{
-    arange, arange_step, eye, full, full_like, geomspace, identity, linspace, logspace, ones, ones_like, try_arange_step, try_full, try_geomspace,
+    arange, arange_step, empty, empty_like, eye, full, full_like, geomspace, identity, linspace, linspace_with, logspace, ones, ones_like, try_arange_step, try_full, try_geomspace,
     zeros, zeros_like,
 };
 pub use elementwise::{try_where_, where_, Operand};

@@ -1,7 +1,7 @@
 //! NumPy's layout functions (`moveaxis`, `atleast_*d`, `fliplr`, `flipud`, `tril`, `triu`,
 //! `roll`, the stacks, `split`/`array_split`) against NumPy's fixtures (`tests/fixtures/shaping/`,
 //! from `make_shaping_fixtures.py`), on whichever backend runs the suite; their typed errors;
-//! `roll` as a gather.
+//! `roll` as a gather; `linspace_with` and `empty`.
 
 use kiln::Array;
 
@@ -29,6 +29,18 @@ fixture_cases! { "shaping/cases.txt";
     column_stack_vecs => |a| kiln::try_column_stack(&[&a[0], &a[1]]).unwrap();
     array_split_middle => |a| a[0].try_array_split(3, 0).unwrap().remove(1);
     array_split_axis1_last => |a| a[0].try_array_split(3, 1).unwrap().remove(2);
+    linspace_no_endpoint => |_| kiln::linspace_with(0.0, 1.0, 5, false, kiln::DType::Float64);
+    linspace_int_floors => |_| kiln::linspace_with(-3.0, 4.0, 6, true, kiln::DType::Int32);
+    linspace_f32 => |_| kiln::linspace_with(1.0, 2.0, 7, true, kiln::DType::Float32);
+}
+
+#[test]
+fn empty_is_zeros_of_the_shape_and_dtype() {
+    let e = kiln::empty(&[2, 3], kiln::DType::Int16);
+    assert_eq!((e.shape(), e.dtype()), (&[2usize, 3][..], kiln::DType::Int16));
+    assert_eq!(e.to_vec::<i16>(), vec![0; 6]);
+    let f = kiln::empty_like(&Array::from_vec(vec![1.5f32, 2.5], &[2]));
+    assert_eq!(f.to_vec::<f32>(), vec![0.0, 0.0]);
 }
 
 #[test]
