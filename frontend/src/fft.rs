@@ -298,3 +298,39 @@ pub mod config {
         on_device("clear_plan_cache", kiln_runtime::fft::clear_plan_cache)
     }
 }
+
+/// `np.fft.fftshift(x, axes)`: the zero frequency moved to the centre (a roll by `n / 2` along
+/// each axis; `None`: every axis). Errors: an axis out of range.
+pub fn fftshift(x: &Array, axes: Option<&[i64]>) -> Result<Array> {
+    shift(x, axes, false)
+}
+
+/// `np.fft.ifftshift(x, axes)`: the inverse of [`fftshift`] (a roll by `-(n / 2)`).
+pub fn ifftshift(x: &Array, axes: Option<&[i64]>) -> Result<Array> {
+    shift(x, axes, true)
+}
+
+fn shift(x: &Array, axes: Option<&[i64]>, inverse: bool) -> Result<Array> {
+    let all: Vec<i64> = (0..x.ndim() as i64).collect();
+    let mut y = x.clone();
+    for &a in axes.unwrap_or(&all) {
+        let k = normalize_axis(if inverse { "ifftshift" } else { "fftshift" }, a, x.ndim())?;
+        let half = (x.shape()[k] / 2) as i64;
+        y = y.try_roll(if inverse { -half } else { half }, Some(k as i64))?;
+    }
+    Ok(y)
+}
+
+/// `np.fft.fftfreq(n, d)`: the sample frequencies of an `n`-point transform with sample
+/// spacing `d` (float64: `[0, 1, ..., ceil(n/2) - 1, -floor(n/2), ..., -1] / (d n)`).
+pub fn fftfreq(n: usize, d: f64) -> Array {
+    let v: Vec<f64> = (0..n).map(|i| if i < n.div_ceil(2) { i as f64 } else { i as f64 - n as f64 }).collect();
+    &Array::from_vec(v, &[n]) * (1.0 / (d * n as f64))
+}
+
+/// `np.fft.rfftfreq(n, d)`: the non-negative frequencies `[0, 1, ..., n/2] / (d n)` of an
+/// `n`-point real transform.
+pub fn rfftfreq(n: usize, d: f64) -> Array {
+    let v: Vec<f64> = (0..=n / 2).map(|i| i as f64).collect();
+    &Array::from_vec(v, &[n / 2 + 1]) * (1.0 / (d * n as f64))
+}

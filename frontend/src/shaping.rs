@@ -180,3 +180,104 @@ pub fn try_column_stack(arrays: &[&Array]) -> Result<Array> {
         .collect();
     crate::try_concatenate(&cols.iter().collect::<Vec<_>>(), 1)
 }
+
+/// `np.pad`'s modes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PadMode {
+    /// `mode="constant"` with `constant_values`.
+    Constant(f64),
+    /// `mode="edge"`: the edge element repeated.
+    Edge,
+    /// `mode="reflect"`: mirrored about the edge element, which is not repeated.
+    Reflect,
+    /// `mode="symmetric"`: mirrored with the edge element repeated.
+    Symmetric,
+    /// `mode="wrap"`: the other end's elements.
+    Wrap,
+}
+
+/// Source positions along one axis of `n` elements for the `before + n + after` positions of
+/// the padded axis (`None` for a constant's padding).
+fn pad_map(n: usize, before: usize, after: usize, mode: PadMode) -> Vec<Option<i64>> {
+    let n = n as i64;
+    (0..before + n as usize + after)
+        .map(|o| {
+            let t = o as i64 - before as i64;
+            match mode {
+                PadMode::Constant(_) => (0..n).contains(&t).then_some(t),
+                PadMode::Edge => Some(t.clamp(0, n - 1)),
+                PadMode::Wrap => Some(t.rem_euclid(n)),
+                PadMode::Reflect if n == 1 => Some(0),
+                PadMode::Reflect => {
+                    let p = t.rem_euclid(2 * (n - 1));
+                    Some(if p < n { p } else { 2 * (n - 1) - p })
+                }
+                PadMode::Symmetric => {
+                    let p = t.rem_euclid(2 * n);
+                    Some(if p < n { p } else { 2 * n - 1 - p })
+                }
+            }
+        })
+        .collect()
+}
+
+impl Array {
+    /// `np.pad(a, pad_width, mode)`: `pad_width[k] = (before, after)` elements added along axis
+    /// `k` (one pair for every axis). One gather of `a` at positions computed from per-axis maps
+    /// (index math, no copy of the padding): a computed `a` is materialised first.
+    ///
+    /// Errors: a `pad_width` of another length than `a`'s rank; `Edge`, `Reflect`, `Symmetric`
+    /// or `Wrap` padding of an empty axis (NumPy: "can't extend empty axis").
+    pub fn try_pad(&self, pad_width: &[(usize, usize)], mode: PadMode) -> Result<Array> {
+        if pad_width.len() != self.ndim() {
+            return Err(value_err("pad", format!("pad_width has {} pairs for an array of shape {:?}", pad_width.len(), self.shape())));
+        }
+        let shape = self.shape().to_vec();
+        let out: Vec<usize> = shape.iter().zip(pad_width).map(|(&n, &(b, a))| b + n + a).collect();
+        if !matches!(mode, PadMode::Constant(_)) {
+            if let Some(k) = (0..shape.len()).find(|&k| shape[k] == 0 && out[k] > 0) {
+                return Err(value_err("pad", format!("can't extend empty axis {k} using modes other than 'constant' (shape {shape:?})")));
+            }
+        }
+        if out.iter().product::<usize>() == 0 || shape.iter().product::<usize>() == 0 {
+            let fill = if let PadMode::Constant(c) = mode { c } else { 0.0 };
+            return Ok(crate::full(&out, fill, DType::Float64).astype(self.dtype()));
+        }
+        // flat = Σ_k map_k[o_k] · stride_k, each map broadcast along its axis; a constant's
+        // padding reads element 0 and is replaced afterwards.
+        let rank = shape.len();
+        let mut flat: Option<Array> = None;
+        let mut inside: Option<Array> = None;
+        let mut stride = 1i64;
+        for k in (0..rank).rev() {
+            let map = pad_map(shape[k], pad_width[k].0, pad_width[k].1, mode);
+            let mut along = vec![1usize; rank];
+            along[k] = out[k];
+            let pos = Array::from_vec(map.iter().map(|s| s.unwrap_or(0) * stride).collect::<Vec<i64>>(), &along);
+            flat = Some(match flat {
+                None => pos,
+                Some(f) => f.try_add(&pos)?,
+            });
+            if let PadMode::Constant(_) = mode {
+                let ok = Array::from_vec(map.iter().map(|s| s.is_some()).collect::<Vec<bool>>(), &along);
+                inside = Some(match inside {
+                    None => ok,
+                    Some(i) => i.try_logical_and(&ok)?,
+                });
+            }
+            stride *= shape[k] as i64;
+        }
+        let flat = flat.expect("rank ≥ 1").try_broadcast_to(&out)?;
+        let taken = self.try_take(&flat, None)?;
+        match (mode, inside) {
+            (PadMode::Constant(c), Some(ok)) => crate::try_where_(ok, &taken, crate::full(&[], c, DType::Float64).astype(self.dtype())),
+            _ => Ok(taken),
+        }
+    }
+
+    /// `np.pad`. Panics where [`Array::try_pad`] errs.
+    #[track_caller]
+    pub fn pad(&self, pad_width: &[(usize, usize)], mode: PadMode) -> Array {
+        crate::unwrap(self.try_pad(pad_width, mode))
+    }
+}
