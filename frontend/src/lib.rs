@@ -43,7 +43,7 @@ pub use materialize::{
 };
 pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
 pub use reduce::{all_axes, axis, AxisArg};
-pub use shaping::{try_column_stack, try_dstack, try_hstack, try_vstack, PadMode};
+pub use shaping::{tri, try_column_stack, try_diag, try_dstack, try_hstack, try_meshgrid, try_vstack, PadMode};
 pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};
 
 pub use kiln_ir::{DType, HostArray};

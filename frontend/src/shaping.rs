@@ -281,3 +281,87 @@ impl Array {
         crate::unwrap(self.try_pad(pad_width, mode))
     }
 }
+
+/// `np.tri(n, m, k, dtype)`: ones on and below the `k`-th diagonal of an `n`×`m` matrix
+/// (`m` defaults to `n`), zeros above.
+pub fn tri(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Array {
+    let m = m.unwrap_or(n);
+    let rows = iota(DType::Int64, &[n, m], 0);
+    let cols = iota(DType::Int64, &[n, m], 1);
+    cols.less_equal(&(&rows + k)).astype(dtype)
+}
+
+impl Array {
+    /// `np.diagonal(a, offset)` of a 2-D array: the elements `a[i, i + offset]` (1-D; empty when
+    /// the offset is past the matrix). A gather of `a`. Errors: `a` not 2-D (NumPy's other
+    /// ranks, `axis1`/`axis2`, are not offered).
+    pub fn try_diagonal(&self, offset: i64) -> Result<Array> {
+        if self.ndim() != 2 {
+            return Err(value_err("diagonal", format!("a 2-d array is needed (shape {:?})", self.shape())));
+        }
+        let (r, c) = (self.shape()[0] as i64, self.shape()[1] as i64);
+        let (r0, c0) = if offset >= 0 { (0, offset) } else { (-offset, 0) };
+        let len = (r - r0).min(c - c0).max(0) as usize;
+        let i = iota(DType::Int64, &[len], 0);
+        let flat = i.try_add(r0)?.try_multiply(c)?.try_add(&i.try_add(c0)?)?;
+        if len == 0 {
+            return Ok(crate::zeros(&[0], self.dtype()));
+        }
+        self.try_take(&flat, None)
+    }
+
+    /// `np.diagonal`. Panics where [`Array::try_diagonal`] errs.
+    #[track_caller]
+    pub fn diagonal(&self, offset: i64) -> Array {
+        crate::unwrap(self.try_diagonal(offset))
+    }
+}
+
+/// `np.diag(v, k)`: for a 1-D `v`, the square matrix with `v` on its `k`-th diagonal (side
+/// `len + |k|`, zeros elsewhere); for a 2-D `v`, its `k`-th diagonal ([`Array::try_diagonal`]).
+/// Errors: another rank.
+pub fn try_diag(v: &Array, k: i64) -> Result<Array> {
+    match v.ndim() {
+        1 => {
+            let n = v.shape()[0] + k.unsigned_abs() as usize;
+            let rows = iota(DType::Int64, &[n, n], 0);
+            let cols = iota(DType::Int64, &[n, n], 1);
+            let on = cols.try_equal(&rows.try_add(k)?)?;
+            // On the diagonal, element `row` of v for k >= 0, `col` for k < 0.
+            let at = if k >= 0 { &rows } else { &cols };
+            let values = v.try_take_mode(at, Some(0), crate::TakeMode::Clip)?;
+            crate::try_where_(on, &values, crate::zeros(&[], v.dtype()))
+        }
+        2 => v.try_diagonal(k),
+        _ => Err(value_err("diag", format!("Input must be 1- or 2-d (shape {:?})", v.shape()))),
+    }
+}
+
+/// `np.meshgrid(*xs, indexing)`: for 1-D arrays of lengths `n_0, n_1, ...`, arrays of the
+/// common shape (`(n_1, n_0, n_2...)` for `indexing = "xy"`, `(n_0, n_1, ...)` for `"ij"`), the
+/// `k`-th repeating `xs[k]` along its axis: broadcast views, no copies.
+///
+/// Errors: an `indexing` other than "xy" and "ij"; an argument that is not 1-D.
+pub fn try_meshgrid(xs: &[&Array], indexing: &str) -> Result<Vec<Array>> {
+    if indexing != "xy" && indexing != "ij" {
+        return Err(value_err("meshgrid", format!("Valid values for `indexing` are 'xy' and 'ij', not {indexing:?}")));
+    }
+    if let Some(x) = xs.iter().find(|x| x.ndim() != 1) {
+        return Err(value_err("meshgrid", format!("1-d arrays are needed (shape {:?})", x.shape())));
+    }
+    let nd = xs.len();
+    let mut shape: Vec<usize> = xs.iter().map(|x| x.shape()[0]).collect();
+    let swap = indexing == "xy" && nd >= 2;
+    if swap {
+        shape.swap(0, 1);
+    }
+    xs.iter()
+        .enumerate()
+        .map(|(k, x)| {
+            let axis = if swap && k < 2 { 1 - k } else { k };
+            let mut along = vec![1i64; nd];
+            along[axis] = x.shape()[0] as i64;
+            x.try_reshape(&along)?.try_broadcast_to(&shape)
+        })
+        .collect()
+}

@@ -40,6 +40,13 @@ fixture_cases! { "shaping/cases.txt";
     fftfreq_odd => |_| kiln::fft::fftfreq(7, 0.5);
     fftfreq_even => |_| kiln::fft::fftfreq(8, 1.0);
     rfftfreq_even => |_| kiln::fft::rfftfreq(8, 0.1);
+    tri_4x6_k1 => |_| kiln::tri(4, Some(6), 1, kiln::DType::Float32);
+    diag_vec, diag_of_matrix_k1 => |a| kiln::try_diag(&a[0], if a[0].ndim() == 1 { 0 } else { 1 }).unwrap();
+    diag_vec_k2 => |a| kiln::try_diag(&a[0], 2).unwrap();
+    diag_vec_km1 => |a| kiln::try_diag(&a[0], -1).unwrap();
+    diagonal_km2 => |a| a[0].diagonal(-2);
+    meshgrid_xy_second => |a| kiln::try_meshgrid(&[&a[0], &a[1]], "xy").unwrap().remove(1);
+    meshgrid_ij_first => |a| kiln::try_meshgrid(&[&a[0], &a[1]], "ij").unwrap().remove(0);
     linspace_no_endpoint => |_| kiln::linspace_with(0.0, 1.0, 5, false, kiln::DType::Float64);
     linspace_int_floors => |_| kiln::linspace_with(-3.0, 4.0, 6, true, kiln::DType::Int32);
     linspace_f32 => |_| kiln::linspace_with(1.0, 2.0, 7, true, kiln::DType::Float32);
@@ -73,6 +80,11 @@ fn shaping_errors_name_the_op() {
     let e = empty.try_pad(&[(1, 1)], kiln::PadMode::Wrap).unwrap_err().to_string();
     assert!(e.contains("pad") && e.contains("empty axis"), "{e}");
     assert_eq!(empty.pad(&[(1, 2)], kiln::PadMode::Constant(3.0)).to_vec::<f32>(), vec![3.0; 3]);
+    let e = kiln::try_meshgrid(&[&v], "xz").unwrap_err().to_string();
+    assert!(e.contains("meshgrid") && e.contains("indexing"), "{e}");
+    let e = v.try_diagonal(0).unwrap_err().to_string();
+    assert!(e.contains("diagonal") && e.contains("[5]"), "{e}");
+    assert_eq!(kiln::zeros(&[2, 3], kiln::DType::Int32).diagonal(5).shape(), &[0]);
     let e = v.try_roll(1, Some(2)).unwrap_err().to_string();
     assert!(e.contains("roll"), "{e}");
     // split into equal parts: views whose values are the slices'
