@@ -191,7 +191,7 @@ pub fn empty_like(a: &Array) -> Array {
 
 /// `np.logspace(start, stop, num, base=base)`: `base ** linspace(start, stop, num)` (float64).
 pub fn logspace(start: f64, stop: f64, num: usize, base: f64) -> Array {
-    crate::full(&[], base, DType::Float64).power(&linspace(start, stop, num))
+    crate::full(&[], base, DType::Float64).power(linspace(start, stop, num))
 }
 
 /// `np.geomspace(start, stop, num)`: `num` float64 values in geometric progression from

@@ -203,8 +203,7 @@ impl Array {
 ///
 /// Errors: shapes that do not broadcast.
 pub fn try_isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<Array> {
-    let dt = kiln_ir::promote::result_type(a.dtype(), b.dtype());
-    let dt = if dt.is_inexact() { dt } else { DType::Float64 };
+    let dt = inexact_type(a, b);
     let (x, y) = (a.cast_to(dt), b.cast_to(dt));
     let tol = y.try_abs()?.try_multiply(rtol)?.try_add(atol)?;
     let near = x.try_subtract(&y)?.try_abs()?.try_less_equal(&tol)?.try_logical_and(&y.try_isfinite()?)?;
@@ -225,8 +224,7 @@ pub fn isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> A
 /// `np.allclose(a, b, rtol, atol, equal_nan)`: every element of [`try_isclose`] true. Reads
 /// one bool back to the host (a synchronisation). Errors: shapes that do not broadcast.
 pub fn allclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<bool> {
-    let all = try_isclose(a, b, rtol, atol, equal_nan)?.try_all(None::<i64>)?;
-    Ok(all.try_to_host()?.as_slice::<bool>().map(|v| v[0]).unwrap_or(false))
+    try_isclose(a, b, rtol, atol, equal_nan)?.try_all(None::<i64>)?.try_item::<bool>()
 }
 
 /// `np.array_equal(a, b, equal_nan)`: the same shape and equal elements (NaNs equal where
@@ -237,13 +235,10 @@ pub fn array_equal(a: &Array, b: &Array, equal_nan: bool) -> Result<bool> {
         return Ok(false);
     }
     let mut eq = a.try_equal(b)?;
-    if equal_nan && (a.dtype().is_inexact() || b.dtype().is_inexact()) {
-        let nan_a = if a.dtype().is_inexact() { a.try_isnan()? } else { crate::full(a.shape(), false, DType::Bool) };
-        let nan_b = if b.dtype().is_inexact() { b.try_isnan()? } else { crate::full(b.shape(), false, DType::Bool) };
-        eq = eq.try_logical_or(&nan_a.try_logical_and(&nan_b)?)?;
+    if equal_nan && a.dtype().is_inexact() && b.dtype().is_inexact() {
+        eq = eq.try_logical_or(&a.try_isnan()?.try_logical_and(&b.try_isnan()?)?)?;
     }
-    let all = eq.try_all(None::<i64>)?;
-    Ok(all.try_to_host()?.as_slice::<bool>().map(|v| v[0]).unwrap_or(false))
+    eq.try_all(None::<i64>)?.try_item::<bool>()
 }
 
 /// The largest finite value of a float dtype (`np.finfo(dt).max`).
@@ -277,8 +272,7 @@ pub fn try_average(a: &Array, axis: Option<i64>, weights: Option<&Array>) -> Res
         shape[ax] = w.shape()[0] as i64;
         w.try_reshape(&shape)?
     };
-    let dt = kiln_ir::promote::result_type(a.dtype(), w.dtype());
-    let dt = if dt.is_inexact() { dt } else { DType::Float64 };
+    let dt = inexact_type(a, &w);
     let (x, w) = (a.cast_to(dt), w.cast_to(dt));
     let wsum = w.try_broadcast_to(a.shape())?.try_sum(axis)?;
     x.try_multiply(&w)?.try_sum(axis)?.try_divide(&wsum)
@@ -308,4 +302,11 @@ pub fn try_heaviside(x1: &Array, x2: &Array) -> Result<Array> {
 #[track_caller]
 pub fn heaviside(x1: &Array, x2: &Array) -> Array {
     crate::unwrap(try_heaviside(x1, x2))
+}
+
+/// The dtype `a` and `b` promote to, float64 where that is an integer or bool (the dtype
+/// NumPy's `isclose` and `average` compute in).
+fn inexact_type(a: &Array, b: &Array) -> DType {
+    let dt = kiln_ir::promote::result_type(a.dtype(), b.dtype());
+    if dt.is_inexact() { dt } else { DType::Float64 }
 }

@@ -12,6 +12,43 @@ use crate::error::Result;
 use crate::views::SliceArg;
 use crate::Array;
 
+macro_rules! scans {
+    ($($(#[$doc:meta])* $name:ident, $try_name:ident => $op:ident;)*) => {
+        impl Array {$(
+            $(#[$doc])*
+            ///
+            /// Errors: `axis` out of range (a 0-d array has no axis; `None` works on it).
+            pub fn $try_name(&self, axis: Option<i64>) -> Result<Array> {
+                self.scan(OpKind::$op, axis)
+            }
+            $(#[$doc])*
+            ///
+            /// Panics where the `try_` form errs.
+            #[track_caller]
+            pub fn $name(&self, axis: Option<i64>) -> Array {
+                crate::unwrap(self.$try_name(axis))
+            }
+        )*}
+    };
+}
+
+scans! {
+    /// `np.cumsum(a, axis)`: element `i` along `axis` is the sum of elements `0..=i`, added in
+    /// order. Same shape as `a` (flattened for `axis = None`). dtype as `np.sum`'s: bool and
+    /// signed integers give int64, unsigned uint64, floats and complex their own (float16 is
+    /// rounded to float16 at each step, as NumPy does).
+    cumsum, try_cumsum => Cumsum;
+    /// `np.cumprod(a, axis)`: running products, with `cumsum`'s shapes and dtypes (integers
+    /// wrap on overflow, as NumPy's do).
+    cumprod, try_cumprod => Cumprod;
+    /// `np.maximum.accumulate(a, axis)`: running maxima, the dtype of `a`; a NaN propagates to
+    /// every later element; complex compares lexicographically. `None` flattens `a` (NumPy's
+    /// `accumulate` has no `None`; this is `np.maximum.accumulate(a.ravel())`).
+    cummax, try_cummax => Cummax;
+    /// `np.minimum.accumulate(a, axis)`: running minima, as `cummax`.
+    cummin, try_cummin => Cummin;
+}
+
 impl Array {
     /// A scan along `axis`; `None` scans the flattened array (NumPy's `axis=None`).
     fn scan(&self, op: OpKind, axis: Option<i64>) -> Result<Array> {
@@ -20,58 +57,6 @@ impl Array {
             Some(a) => (self.clone(), normalize_axis(op.name(), a, self.ndim())?),
         };
         Array::apply(op, Attrs::Axis { axis }, &[&x])
-    }
-
-    /// `np.cumsum(a, axis)`: element `i` along `axis` is the sum of elements `0..=i`, added in
-    /// order. Same shape as `a` (flattened for `axis = None`). dtype as `np.sum`'s: bool and
-    /// signed integers give int64, unsigned uint64, floats and complex their own (float16 is
-    /// rounded to float16 at each step, as NumPy does).
-    ///
-    /// Errors: `axis` out of range (a 0-d array has no axis; `None` works on it).
-    pub fn try_cumsum(&self, axis: Option<i64>) -> Result<Array> {
-        self.scan(OpKind::Cumsum, axis)
-    }
-
-    /// `np.cumsum`. Panics where [`Array::try_cumsum`] errs.
-    #[track_caller]
-    pub fn cumsum(&self, axis: Option<i64>) -> Array {
-        crate::unwrap(self.try_cumsum(axis))
-    }
-
-    /// `np.cumprod(a, axis)`: running products, with [`Array::try_cumsum`]'s shapes and dtypes
-    /// (integers wrap on overflow, as NumPy's do).
-    pub fn try_cumprod(&self, axis: Option<i64>) -> Result<Array> {
-        self.scan(OpKind::Cumprod, axis)
-    }
-
-    /// `np.cumprod`. Panics where [`Array::try_cumprod`] errs.
-    #[track_caller]
-    pub fn cumprod(&self, axis: Option<i64>) -> Array {
-        crate::unwrap(self.try_cumprod(axis))
-    }
-
-    /// `np.maximum.accumulate(a, axis)`: running maxima, the dtype of `a`; a NaN propagates to
-    /// every later element; complex compares lexicographically. `None` flattens `a` (NumPy's
-    /// `accumulate` has no `None`; this is `np.maximum.accumulate(a.ravel())`).
-    pub fn try_cummax(&self, axis: Option<i64>) -> Result<Array> {
-        self.scan(OpKind::Cummax, axis)
-    }
-
-    /// Running maxima. Panics where [`Array::try_cummax`] errs.
-    #[track_caller]
-    pub fn cummax(&self, axis: Option<i64>) -> Array {
-        crate::unwrap(self.try_cummax(axis))
-    }
-
-    /// `np.minimum.accumulate(a, axis)`: running minima, as [`Array::try_cummax`].
-    pub fn try_cummin(&self, axis: Option<i64>) -> Result<Array> {
-        self.scan(OpKind::Cummin, axis)
-    }
-
-    /// Running minima. Panics where [`Array::try_cummin`] errs.
-    #[track_caller]
-    pub fn cummin(&self, axis: Option<i64>) -> Array {
-        crate::unwrap(self.try_cummin(axis))
     }
 
     /// `np.nancumsum(a, axis)`: [`Array::try_cumsum`] with NaNs counted as zero (a NaN of a

@@ -86,12 +86,9 @@ impl Array {
             return Err(value_err(op, format!("the array must be at least 2-d (shape {:?})", self.shape())));
         }
         let (r, c) = (self.shape()[n - 2], self.shape()[n - 1]);
-        let rows = iota(DType::Int64, &[r, c], 0);
-        let cols = iota(DType::Int64, &[r, c], 1);
-        // tril keeps col <= row + k; triu keeps col >= row + k.
-        let diag = rows.try_add(k)?;
-        let keep = if lower { cols.try_less_equal(&diag)? } else { cols.try_greater_equal(&diag)? };
-        crate::try_where_(keep, self, crate::full(&[], false, DType::Bool).astype(self.dtype()))
+        // tril keeps col <= row + k (`tri`'s ones); triu keeps col >= row + k, tri(k - 1)'s zeros.
+        let keep = if lower { tri(r, Some(c), k, DType::Bool) } else { tri(r, Some(c), k - 1, DType::Bool).try_logical_not()? };
+        crate::try_where_(keep, self, crate::zeros(&[], self.dtype()))
     }
 
     /// `np.roll(a, shift, axis)`: elements shifted along `axis` by `shift` (wrapping round);
@@ -146,7 +143,7 @@ impl Array {
     /// evenly (NumPy's "array split does not result in an equal division").
     pub fn try_split(&self, sections: usize, axis: i64) -> Result<Vec<Array>> {
         let ax = normalize_axis("split", axis, self.ndim())?;
-        if sections == 0 || self.shape()[ax] % sections != 0 {
+        if sections == 0 || !self.shape()[ax].is_multiple_of(sections) {
             return Err(value_err("split", format!("array split does not result in an equal division ({} into {sections})", self.shape()[ax])));
         }
         self.try_array_split(sections, axis)

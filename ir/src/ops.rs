@@ -312,6 +312,19 @@ ops! {
 }
 
 impl OpKind {
+    /// The binary elementwise op a scan or a scatter combines with (`cumsum` and `scatter_add`:
+    /// `add`); `None` for every other op, and for `scatter`, which replaces.
+    pub fn combine(self) -> Option<OpKind> {
+        use OpKind::*;
+        match self {
+            Cumsum | ScatterAdd => Some(Add),
+            Cumprod => Some(Mul),
+            Cummax | ScatterMax => Some(Maximum),
+            Cummin | ScatterMin => Some(Minimum),
+            _ => None,
+        }
+    }
+
     /// The op's IR name.
     pub fn name(self) -> &'static str {
         self.info().name

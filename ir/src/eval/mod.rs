@@ -308,18 +308,13 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         Any => Ok(reduce::any(args[0], reduce_attrs(), shape())),
 
         // ---- scans
-        Cumsum => Ok(scan(args[0], node, axis_attr(), ew::add)),
-        Cumprod => Ok(scan(args[0], node, axis_attr(), ew::multiply)),
-        Cummax => Ok(scan(args[0], node, axis_attr(), ew::maximum)),
-        Cummin => Ok(scan(args[0], node, axis_attr(), ew::minimum)),
+        Cumsum | Cumprod | Cummax | Cummin => Ok(scan(args[0], node, axis_attr(), combining(node.op))),
 
         // ---- gathers
         Take => Ok(take(args[0], args[1], node)),
 
         // ---- scatters
-        ScatterAdd => Ok(scatter(args, node, Some(ew::add))),
-        ScatterMax => Ok(scatter(args, node, Some(ew::maximum))),
-        ScatterMin => Ok(scatter(args, node, Some(ew::minimum))),
+        ScatterAdd | ScatterMax | ScatterMin => Ok(scatter(args, node, Some(combining(node.op)))),
         Scatter => Ok(scatter(args, node, None)),
 
         // ---- views
@@ -385,6 +380,18 @@ fn take(a: &Tensor, idx: &Tensor, node: &Node) -> Tensor {
 /// `idx`) combines row `i` of `values` into row `idx[i] mod rows` of `b` (Python's modulo: -1
 /// is the last row), one position after another, each result rounded to the dtype; `None`
 /// replaces the row (the last position writing it wins).
+/// The evaluator's function of the elementwise op scan or scatter `op` combines with
+/// ([`OpKind::combine`]).
+fn combining(op: OpKind) -> Binary {
+    match op.combine() {
+        Some(OpKind::Add) => elementwise::add,
+        Some(OpKind::Mul) => elementwise::multiply,
+        Some(OpKind::Maximum) => elementwise::maximum,
+        Some(OpKind::Minimum) => elementwise::minimum,
+        other => unreachable!("{} combines with {other:?}", op.name()),
+    }
+}
+
 /// A scan along `axis`: each element converted to the result dtype, then combined in order
 /// with the running value of its row, each step rounded to the result dtype (NumPy's
 /// `ufunc.accumulate`).

@@ -9,7 +9,7 @@
 //! threads; a row is sequential.
 
 use kiln_ir::shape::numel;
-use kiln_ir::{Attrs, Node, OpKind};
+use kiln_ir::{Attrs, Node};
 use smallvec::SmallVec;
 
 use super::{Ix, Lower, Stop};
@@ -18,24 +18,9 @@ use crate::codegen::index::{extent, ravel, unravel};
 use crate::codegen::types::{store, Val};
 use crate::codegen::{scalar, Unsupported};
 
-/// The elementwise op that combines an element into a scan's running value.
-pub(crate) fn combine_op(op: OpKind) -> Option<OpKind> {
-    match op {
-        OpKind::Cumsum => Some(OpKind::Add),
-        OpKind::Cumprod => Some(OpKind::Mul),
-        OpKind::Cummax => Some(OpKind::Maximum),
-        OpKind::Cummin => Some(OpKind::Minimum),
-        _ => None,
-    }
-}
-
 /// Work items of a scan over `axis` of `shape`: its rows (none when the axis is empty).
 pub(crate) fn rows(shape: &[usize], axis: usize) -> usize {
-    if shape[axis] == 0 {
-        0
-    } else {
-        numel(shape) / shape[axis]
-    }
+    numel(shape).checked_div(shape[axis]).unwrap_or(0)
 }
 
 impl Lower<'_> {
@@ -47,7 +32,7 @@ impl Lower<'_> {
         let mut scans = Vec::with_capacity(outs.len());
         for &o in &outs {
             let node = body.node(o);
-            let combine = combine_op(node.op).filter(|_| matches!(node.attrs, Attrs::Axis { axis: a } if a == axis));
+            let combine = node.op.combine().filter(|_| matches!(node.attrs, Attrs::Axis { axis: a } if a == axis));
             match combine {
                 Some(c) if node.shape.as_slice() == shape => scans.push((node, c)),
                 _ => return Err(Unsupported::new(Some(node.op.name()), "an output of a scan region that is not its scan".into()).into()),

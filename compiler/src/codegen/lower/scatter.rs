@@ -29,16 +29,6 @@ use crate::codegen::index::{extent, ravel, unravel};
 use crate::codegen::types::{literal, load, store, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
-/// The elementwise op that combines a value into an output element, for a scatter op.
-pub(crate) fn combine_op(op: OpKind) -> Option<OpKind> {
-    match op {
-        OpKind::ScatterAdd => Some(OpKind::Add),
-        OpKind::ScatterMax => Some(OpKind::Maximum),
-        OpKind::ScatterMin => Some(OpKind::Minimum),
-        _ => None,
-    }
-}
-
 /// Checks that code generation supports the scatter region's outputs; returns the combine of
 /// each.
 pub(crate) fn combines(body: &kiln_ir::Graph, target: Target) -> Result<Vec<OpKind>, Unsupported> {
@@ -53,7 +43,7 @@ pub(crate) fn combines(body: &kiln_ir::Graph, target: Target) -> Result<Vec<OpKi
         .iter()
         .map(|&o| {
             let n = body.node(o);
-            let c = combine_op(n.op).ok_or_else(|| {
+            let c = n.op.combine().ok_or_else(|| {
                 Unsupported::new(Some(n.op.name()), "a scatter that replaces rows (the evaluator finds the last writer)".into())
             })?;
             if c != OpKind::Add && n.dtype.is_complex() {
@@ -74,7 +64,7 @@ impl Lower<'_> {
         let item = if items.len() == 1 { vec![iv.clone()] } else { unravel(&mut self.b, &iv, items) };
         for (k, &o) in outs.iter().enumerate() {
             let node = body.node(o);
-            let combine = combine_op(node.op).expect("checked by `combines`");
+            let combine = node.op.combine().expect("checked by `combines`");
             let (idx, values) = (node.inputs[1], node.inputs[2]);
             if body.node(idx).shape.as_slice() != items {
                 return Err(Unsupported::new(Some(node.op.name()), "positions of another shape in one region".into()).into());
@@ -333,7 +323,7 @@ impl Lower<'_> {
             .iter()
             .map(|&o| {
                 let node = body.node(o);
-                let combine = combine_op(node.op).expect("checked by `combines`");
+                let combine = node.op.combine().expect("checked by `combines`");
                 let (rows, m) = (node.shape[0], numel(&node.shape[1..]));
                 let lanes = m.clamp(1, nthreads);
                 let groups = nthreads / lanes;
