@@ -713,7 +713,7 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         }
     }
     // A scatter of no positions still writes its initial array.
-    if kernel.work_items == 0 && kernel.gpu_scatter.is_none() {
+    if kernel.work_items == 0 && kernel.gpu_scatter.is_none() || kernel.gpu_scan.is_some_and(|gs| gs.blocks == 0) {
         return Ok(outs);
     }
     let chunk = kernel.min_chunk.max(1);
@@ -734,10 +734,18 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         counter.memset(0)?;
         split_bufs.push(counter);
     }
+    // A scan by tiles: the tiles' published values, and the zeroed ticket and flags.
+    if let Some(gs) = kernel.gpu_scan {
+        split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
+        let mut counter = DeviceBuffer::alloc(4 * gs.counter_words)?;
+        counter.memset(0)?;
+        split_bufs.push(counter);
+    }
     let config = match (kernel.gpu_split, kernel.gpu_block) {
         _ if let Some(gs) = kernel.gpu_scatter => {
             LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
         }
+        _ if let Some(gs) = kernel.gpu_scan => LaunchConfig::linear(gs.blocks as u32, gs.threads as u32),
         (Some(sp), Some((threads, items))) => {
             LaunchConfig::linear((kernel.work_items.div_ceil(items) * sp.splits) as u32, threads as u32)
         }
@@ -758,7 +766,8 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
     // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
-    // scatter its scratch and zeroed counter (sized by `GpuScatter`), then its i64
+    // scatter its scratch and zeroed counter (sized by `GpuScatter`), for a scan by tiles its
+    // scratch and zeroed ticket and flags (sized by `GpuScan`), then its i64
     // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers.
     unsafe { function.launch_on(&stream, config, &args)? };

@@ -284,8 +284,27 @@ fn main() {
         }
     }
 
-    // Scans along the rows of the matrix (peers_ops.py's `cumsum_rows_*`) and down its columns:
-    // a thread per row or column, sequential along it.
+    // Scans of the whole vector (peers_ops.py's `cumsum_2^26`, and `cumsum_of_square_2^26` with
+    // its square fused): by tiles, one pass.
+    type ScanWork<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>);
+    let scans: Vec<ScanWork> = vec![
+        ("cumsum_2^26", Box::new(|| x.cumsum(None))),
+        ("cumsum_of_square_2^26", Box::new(|| (&x * &x).cumsum(None))),
+    ];
+    for (work, f) in &scans {
+        if !want(work) {
+            continue;
+        }
+        let kernels = kiln::explain(&[&f()]).report.kernel_count();
+        let ms = time_events(work, &stream, a.reps, || {
+            f().eval();
+        });
+        let gbps = (8 * n) as f64 / (ms * 1e-3) / 1e9;
+        rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+    }
+
+    // Scans along the rows of the matrix (peers_ops.py's `cumsum_rows_*`, by tiles) and down its
+    // columns (a thread per column, sequential along it).
     for (work, axis) in [("cumsum_rows_8192x8192", 1i64), ("cumsum_cols_8192x8192", 0)] {
         if !want(work) {
             continue;

@@ -875,6 +875,9 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             | Fmin | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd
             | BitwiseOr | BitwiseXor | LeftShift | RightShift | Prod | Max | Min | ArgMax | ArgMin | All | Any
             | MatMul | Fft | Rfft | Irfft | CustomKernel => exact,
+            // On the GPU, float sums and products along the last axis by tiles: associated
+            // otherwise than the evaluator's running value (`codegen/lower/scan.rs`).
+            Cumsum | Cumprod if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,
             // Each step rounded as the evaluator rounds it.
             Cumsum | Cumprod | Cummax | Cummin => exact,
         };

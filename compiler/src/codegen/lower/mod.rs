@@ -46,6 +46,7 @@ use crate::fusion::{Region, Space};
 
 mod nested;
 pub(crate) mod scan;
+pub(crate) mod scan_gpu;
 pub mod scatter;
 
 /// Name of the kernel function.
@@ -103,6 +104,8 @@ pub struct Kernel {
     pub scatter: Vec<OpKind>,
     /// GPU scatter kernels: their launch (see [`scatter::GpuScatter`]); `None` otherwise.
     pub gpu_scatter: Option<scatter::GpuScatter>,
+    /// GPU scan kernels by tiles: their launch (see [`scan_gpu::GpuScan`]); `None` otherwise.
+    pub gpu_scan: Option<scan_gpu::GpuScan>,
 }
 
 /// A GPU reduction split across blocks: the deterministic two-stage tree of reductions with
@@ -275,12 +278,15 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
                 cx.b.const_extents = scatter::CONST_EXTENTS;
                 cx.scatter(items)?
             }
+            Space::Scan { shape, axis } if target == Target::Gpu && let Some(tiles) = scan_gpu::gpu_tiles(body, shape, *axis) => {
+                cx.scan_gpu(shape, *axis, tiles)?
+            }
             Space::Scan { shape, axis } => cx.scan(shape, *axis)?,
             Space::Opaque => unreachable!("rejected above"),
         }
         Ok(cx.finish())
     };
-    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split, gpu_shared, gpu_scatter }) = match attempt(flat_first) {
+    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split, gpu_shared, gpu_scatter, gpu_scan }) = match attempt(flat_first) {
         Ok(r) => r,
         Err(Stop::NeedsDims) if flat_first => match attempt(false) {
             Ok(r) => r,
@@ -304,6 +310,7 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         math,
         scatter,
         gpu_scatter,
+        gpu_scan,
     })
 }
 
@@ -314,6 +321,7 @@ struct Launch {
     gpu_split: Option<GpuSplit>,
     gpu_shared: usize,
     gpu_scatter: Option<scatter::GpuScatter>,
+    gpu_scan: Option<scan_gpu::GpuScan>,
 }
 
 struct Lower<'g> {
@@ -366,6 +374,8 @@ struct Lower<'g> {
     tile: Option<scatter::Tile>,
     /// A GPU scatter kernel's launch and its bytes of shared memory.
     scatter_launch: Option<(scatter::GpuScatter, usize)>,
+    /// A GPU scan kernel's launch and its bytes of shared memory.
+    scan_launch: Option<(scan_gpu::GpuScan, usize)>,
 }
 
 /// Two reductions over a row region's space folded in one pass over the row: a softmax's max
@@ -433,6 +443,14 @@ const COOP_BLOCK: usize = 256;
 
 /// Threads of a warp.
 const WARP: usize = 32;
+
+/// The lane a warp shuffle reads (see [`Lower::shfl`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shfl {
+    Bfly,
+    Up,
+    Idx,
+}
 
 /// Warps per block of cooperative GPU reductions.
 const BLOCK_WARPS: usize = COOP_BLOCK / WARP;
@@ -587,6 +605,7 @@ impl<'g> Lower<'g> {
             online: false,
             tile: None,
             scatter_launch: None,
+            scan_launch: None,
             constant: super::fold::constant_nodes(body),
         }
     }
@@ -1297,12 +1316,25 @@ impl<'g> Lower<'g> {
     /// `nvvm.shfl.sync bfly` of one value by `offset` lanes (xor), through 32-bit pieces: a
     /// 64-bit value in two, a narrower integer widened.
     fn shfl_xor(&mut self, v: &str, ty: &str, offset: usize) -> String {
+        self.shfl(Shfl::Bfly, v, ty, offset)
+    }
+
+    /// `nvvm.shfl.sync` of one value (every lane of the warp takes part): `Bfly` from lane
+    /// `lane ^ arg`, `Up` from lane `lane - arg` (a lane below `arg` keeps its own), `Idx` from
+    /// lane `arg`. Through 32-bit pieces: a 64-bit value in two, a narrower integer widened.
+    fn shfl(&mut self, mode: Shfl, v: &str, ty: &str, arg: usize) -> String {
         let mask = self.b.constant("-1", "i32");
-        let clamp = self.b.constant(&(WARP - 1).to_string(), "i32");
-        let off = self.b.constant(&offset.to_string(), "i32");
+        // PTX's `c` operand: the segment's last lane, or for `up` its first.
+        let clamp = self.b.constant(if mode == Shfl::Up { "0" } else { "31" }, "i32");
+        let off = self.b.constant(&arg.to_string(), "i32");
+        let kind = match mode {
+            Shfl::Bfly => "bfly",
+            Shfl::Up => "up",
+            Shfl::Idx => "idx",
+        };
         let shfl = |b: &mut Builder, x: &str, t: &str| -> String {
             let n = b.fresh();
-            b.stmt(&format!("{n} = nvvm.shfl.sync bfly {mask}, {x}, {off}, {clamp} : {t} -> {t}"));
+            b.stmt(&format!("{n} = nvvm.shfl.sync {kind} {mask}, {x}, {off}, {clamp} : {t} -> {t}"));
             n
         };
         match ty {
@@ -2466,7 +2498,12 @@ impl<'g> Lower<'g> {
     fn finish(self) -> (String, Vec<i64>, Launch) {
         let params = self.b.params().to_vec();
         let scatter = self.scatter_launch;
-        let gpu_shared = self.row_cache.as_ref().map_or(0, |c| c.bytes).max(scatter.map_or(0, |s| s.1));
+        let scan = self.scan_launch;
+        let gpu_shared =
+            self.row_cache.as_ref().map_or(0, |c| c.bytes).max(scatter.map_or(0, |s| s.1)).max(scan.map_or(0, |s| s.1));
+        // Scatter and scan kernels: a block's threads know their block, and use a scratch
+        // buffer and a counter buffer after the region's.
+        let grid = scatter.is_some() || scan.is_some();
         let coop = self.coop;
         let split = self.split.map(|splits| GpuSplit { splits, slots: self.split_slots });
         // GPU threads take GPU_VEC consecutive work items of an elementwise kernel at a time
@@ -2486,7 +2523,7 @@ impl<'g> Lower<'g> {
         if coop.is_some() {
             args.extend(["%lane: i64".to_string(), "%tid: i64".into(), "%active: i1".into()]);
         }
-        if scatter.is_some() {
+        if grid {
             args.extend([
                 "%tid: i64".to_string(),
                 "%block: i64".into(),
@@ -2517,7 +2554,7 @@ impl<'g> Lower<'g> {
                 "  llvm.mlir.global internal @kiln_smem() {{addr_space = 3 : i32, alignment = 16 : i64}} : !llvm.array<{slots} x i64>\n"
             );
         }
-        if split.is_some() || scatter.is_some() {
+        if split.is_some() || grid {
             text += "  llvm.mlir.global internal @kiln_flag() {addr_space = 3 : i32, alignment = 4 : i64} : i32\n";
         }
         if gpu_shared > 0 {
@@ -2554,7 +2591,7 @@ impl<'g> Lower<'g> {
             text += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
             text += "    return\n  }\n";
         }
-        if target == Target::Gpu && scatter.is_some() {
+        if target == Target::Gpu && grid {
             text += &scatter::gpu_entry(self.n_in + self.n_out, params.len());
         } else if target == Target::Gpu {
             // The entry divides the block index by the split count: the parameter holding it.
@@ -2563,7 +2600,8 @@ impl<'g> Lower<'g> {
         }
         text += "}\n";
         let gpu_block = coop.map(|c| (COOP_BLOCK, c.items));
-        (text, params, Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared, gpu_scatter: scatter.map(|s| s.0) })
+        let (gpu_scatter, gpu_scan) = (scatter.map(|s| s.0), scan.map(|s| s.0));
+        (text, params, Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared, gpu_scatter, gpu_scan })
     }
 }
 

@@ -5,12 +5,15 @@
 //! rounded as NumPy's `ufunc.accumulate` rounds it), and every running value is stored. The
 //! input's producers are computed in the loop (`cumsum(x * x)` reads x once).
 //!
-//! The same code on both targets: rows are the work items, split among host threads or GPU
-//! threads; a row is sequential.
-
+//! Rows are the work items, split among host threads or GPU threads; a row is sequential
+//! (NumPy's bits).
+//!
+//! On the GPU, long scans run by tiles instead (module `scan_gpu`).
 use kiln_ir::shape::numel;
 use kiln_ir::{Attrs, Node};
 use smallvec::SmallVec;
+
+use kiln_ir::{Graph, OpKind};
 
 use super::{Ix, Lower, Stop};
 use crate::codegen::cast::cast;
@@ -27,17 +30,7 @@ impl Lower<'_> {
     /// The loop over rows `start..end` of a scan region over `axis` of `shape` (see the module
     /// docs).
     pub(super) fn scan(&mut self, shape: &[usize], axis: usize) -> Result<(), Stop> {
-        let body = self.body;
-        let outs = body.outputs().to_vec();
-        let mut scans = Vec::with_capacity(outs.len());
-        for &o in &outs {
-            let node = body.node(o);
-            let combine = node.op.combine().filter(|_| matches!(node.attrs, Attrs::Axis { axis: a } if a == axis));
-            match combine {
-                Some(c) if node.shape.as_slice() == shape => scans.push((node, c)),
-                _ => return Err(Unsupported::new(Some(node.op.name()), "an output of a scan region that is not its scan".into()).into()),
-            }
-        }
+        let scans = scans(self.body, shape, axis)?;
         let row_shape: Vec<usize> = shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &n)| n).collect();
         let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
         let row = if row_shape.len() == 1 { vec![iv.clone()] } else { unravel(&mut self.b, &iv, &row_shape) };
@@ -86,6 +79,21 @@ impl Lower<'_> {
         self.close();
         Ok(())
     }
+}
+
+/// The outputs of a scan region over `axis` of `shape`, each with its combine.
+pub(super) fn scans<'g>(body: &'g Graph, shape: &[usize], axis: usize) -> Result<Vec<(&'g Node, OpKind)>, Unsupported> {
+    body.outputs()
+        .iter()
+        .map(|&o| {
+            let node = body.node(o);
+            let combine = node.op.combine().filter(|_| matches!(node.attrs, Attrs::Axis { axis: a } if a == axis));
+            match combine {
+                Some(c) if node.shape.as_slice() == shape => Ok((node, c)),
+                _ => Err(Unsupported::new(Some(node.op.name()), "an output of a scan region that is not its scan".into())),
+            }
+        })
+        .collect()
 }
 
 /// The SSA values of `v`: its real and imaginary parts for a complex value.

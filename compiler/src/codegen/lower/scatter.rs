@@ -202,17 +202,23 @@ fn aligned(x: usize) -> usize {
 }
 
 /// The identity of `combine` in `dt`: -0.0 for float sums (so that a -0.0 stays -0.0), 0 for
-/// integer sums, the lowest value for maxima, the highest for minima.
-fn identity(combine: OpKind, dt: DType) -> kiln_ir::Literal {
+/// integer sums, 1 for products, the lowest value for maxima, the highest for minima (false and
+/// true for booleans).
+pub(super) fn identity(combine: OpKind, dt: DType) -> kiln_ir::Literal {
     use kiln_ir::Literal;
+    if dt == DType::Bool {
+        return Literal::from_i128(dt, i128::from(combine == OpKind::Minimum));
+    }
     match (combine, dt.is_float()) {
+        (OpKind::Mul, true) => Literal::from_f64(dt, 1.0),
+        (OpKind::Mul, false) => Literal::from_i128(dt, 1),
         (OpKind::Add, true) => Literal::from_f64(dt, -0.0),
         (OpKind::Add, false) => Literal::from_i128(dt, 0),
         (OpKind::Maximum, true) => Literal::from_f64(dt, f64::NEG_INFINITY),
         (OpKind::Minimum, true) => Literal::from_f64(dt, f64::INFINITY),
         (OpKind::Maximum, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").0),
         (_, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").1),
-        _ => unreachable!("scatters combine by add, maximum or minimum"),
+        _ => unreachable!("scatters and scans combine by add, multiply, maximum or minimum"),
     }
 }
 
@@ -249,7 +255,7 @@ impl Lower<'_> {
     }
 
     /// A generic pointer to byte `offset` of the block's dynamic shared memory.
-    fn shared_at(&mut self, offset: usize) -> String {
+    pub(super) fn shared_at(&mut self, offset: usize) -> String {
         let g = self.b.op("llvm.mlir.addressof @kiln_rows : !llvm.ptr<3>");
         let p = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
         let off = self.b.i64(offset as i64);
@@ -257,7 +263,7 @@ impl Lower<'_> {
     }
 
     /// A generic pointer to byte `offset` of the scratch buffer.
-    fn scratch_at(&mut self, offset: usize) -> String {
+    pub(super) fn scratch_at(&mut self, offset: usize) -> String {
         let off = self.b.i64(offset as i64);
         self.b.op(&format!("llvm.getelementptr inbounds %scratch[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"))
     }
@@ -572,7 +578,7 @@ impl Lower<'_> {
     }
 
     /// `combine(old, v)` in `dt`, the evaluator's `add`, `maximum` or `minimum`.
-    fn combine(&mut self, combine: OpKind, dt: DType, old: Val, v: Val) -> Result<Val, Stop> {
+    pub(super) fn combine(&mut self, combine: OpKind, dt: DType, old: Val, v: Val) -> Result<Val, Stop> {
         let op = Node { op: combine, attrs: Attrs::None, inputs: SmallVec::new(), dtype: dt, shape: SmallVec::new() };
         Ok(scalar::elementwise(&mut self.b, &op, &[old, v])?)
     }
