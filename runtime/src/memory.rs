@@ -3,7 +3,8 @@
 //! host↔device copies staged through pinned memory.
 //!
 //! - [`DeviceBuffer`]: device memory from a pool; dropping it returns the block to the pool,
-//!   ordered on the buffer's stream (see [`crate::pool`]).
+//!   ordered on the buffer's stream (see [`crate::pool`]), or to the driver with
+//!   `KILN_GPU_POOL=off` ([`POOL_ENV`]).
 //! - Copies from host slices go through pinned staging blocks of the device's pinned pool, so they
 //!   are asynchronous for the caller: the data is copied into pinned memory at once and the DMA is
 //!   queued on the stream. Large transfers are cut into pieces, a few in flight at a time.
@@ -14,7 +15,7 @@
 use std::{
     collections::VecDeque,
     ffi::c_void,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, OnceLock},
 };
 
 use cudarc::driver::{result, sys};
@@ -22,7 +23,9 @@ use cudarc::driver::{result, sys};
 use crate::{
     device::{Device, DeviceState},
     error::{check, Result},
-    pool::{AllocError, Block, LimitSpec, MemoryPool, RawAllocator, ReusePolicy, StreamOrder},
+    pool::{
+        AllocError, Block, LimitSpec, MemoryPool, PoolMode, RawAllocator, ReusePolicy, StreamOrder,
+    },
     stream::{CudaStreamOrder, PoolEvent, Stream, StreamKey},
     CudaError, RuntimeError,
 };
@@ -155,7 +158,23 @@ pub type PinnedMemoryPool = MemoryPool<PinnedAllocator, CudaStreamOrder>;
 
 /// The environment variable that limits each device's default pool, as CuPy's
 /// `CUPY_GPU_MEMORY_LIMIT`: bytes (`"1073741824"`) or a percentage (`"50%"`).
+///
+/// [`POOL_ENV`] (`KILN_GPU_POOL=off`, read once per process) turns the device pools' caching
+/// off, for compute-sanitizer: every [`DeviceBuffer`] is then a `cuMemAlloc` of its own, of its
+/// length rounded up to 16 bytes, and its drop waits for its stream to pass the drop, then calls
+/// `cuMemFree` (the pinned staging pool still caches; see [`crate::pool`]).
 pub const MEMORY_LIMIT_ENV: &str = "KILN_GPU_MEMORY_LIMIT";
+
+/// `off` turns the device pools' caching off (see [`MEMORY_LIMIT_ENV`]); `on` or unset: CuPy's
+/// caching pool.
+pub const POOL_ENV: &str = "KILN_GPU_POOL";
+
+/// [`POOL_ENV`]'s setting, read once per process.
+fn pool_mode() -> Result<PoolMode> {
+    static MODE: OnceLock<Result<PoolMode>> = OnceLock::new();
+    MODE.get_or_init(|| std::env::var(POOL_ENV).map_or(Ok(PoolMode::Caching), |v| v.parse()))
+        .clone()
+}
 
 /// A device's default pools.
 pub(crate) struct DeviceMemories {
@@ -171,7 +190,7 @@ impl DeviceMemories {
         if let Some(m) = state.memory.get() {
             return Ok(m);
         }
-        let pool = new_device_pool(state);
+        let pool = new_device_pool(state, pool_mode()?);
         if let Ok(spec) = std::env::var(MEMORY_LIMIT_ENV) {
             match spec.parse::<LimitSpec>()? {
                 LimitSpec::Bytes(n) => pool.set_limit(Some(n)),
@@ -191,16 +210,18 @@ impl DeviceMemories {
     }
 }
 
-fn new_device_pool(state: &'static DeviceState) -> Arc<DeviceMemoryPool> {
-    Arc::new(MemoryPool::new(
+fn new_device_pool(state: &'static DeviceState, mode: PoolMode) -> Arc<DeviceMemoryPool> {
+    Arc::new(MemoryPool::with_mode(
         CudaAllocator { device: state },
         CudaStreamOrder::new(state),
         ReusePolicy::StreamOrdered,
+        mode,
     ))
 }
 
 impl Device {
-    /// The device's default memory pool (limited by `KILN_GPU_MEMORY_LIMIT` when set).
+    /// The device's default memory pool (limited by `KILN_GPU_MEMORY_LIMIT` when set, caching
+    /// nothing with `KILN_GPU_POOL=off`).
     pub fn memory_pool(&self) -> Result<Arc<DeviceMemoryPool>> {
         Ok(DeviceMemories::of(self.state()?)?.pool.clone())
     }
@@ -210,16 +231,23 @@ impl Device {
         Ok(DeviceMemories::of(self.state()?)?.pinned.clone())
     }
 
-    /// A new, separate memory pool on the device (dropping it gives its cache back).
+    /// A new, separate memory pool on the device (dropping it gives its cache back; it caches
+    /// nothing with `KILN_GPU_POOL=off`).
     pub fn new_memory_pool(&self) -> Result<Arc<DeviceMemoryPool>> {
-        Ok(new_device_pool(self.state()?))
+        Ok(new_device_pool(self.state()?, pool_mode()?))
+    }
+
+    /// A new memory pool on the device that caches or not, whatever `KILN_GPU_POOL` says.
+    pub(crate) fn new_memory_pool_with(&self, mode: PoolMode) -> Result<Arc<DeviceMemoryPool>> {
+        Ok(new_device_pool(self.state()?, mode))
     }
 }
 
 /// Device memory from a pool. Dropping it returns the block to its pool, ordered on the
 /// buffer's stream: work queued on that stream before the drop completes before the block is
-/// reused elsewhere. Work queued on other streams must be ordered before by the caller (or the
-/// buffer moved to the last stream using it with [`DeviceBuffer::set_stream`]), as in CuPy.
+/// reused elsewhere (with `KILN_GPU_POOL=off`, before the drop frees it). Work queued on other
+/// streams must be ordered before by the caller (or the buffer moved to the last stream using it
+/// with [`DeviceBuffer::set_stream`]), as in CuPy.
 pub struct DeviceBuffer {
     /// The block's address (passed to kernels by reference, see [`crate::launch::KernelArg`]).
     ptr: u64,
@@ -318,7 +346,7 @@ impl DeviceBuffer {
         self.len == 0
     }
 
-    /// Bytes reserved (rounded up to the pool's 512-byte unit).
+    /// Bytes reserved (rounded up to the pool's 512-byte unit; to 16 with `KILN_GPU_POOL=off`).
     pub fn capacity(&self) -> usize {
         self.block.as_ref().map_or(0, |b| b.size())
     }

@@ -33,6 +33,16 @@
 //! Pinned host memory is written by the CPU, which is not ordered by any stream: such a pool uses
 //! [`ReusePolicy::AfterCompletion`], where a block is reused only once its event has completed,
 //! even on the stream that freed it.
+//!
+//! # Turned off (`KILN_GPU_POOL=off`, beyond CuPy)
+//!
+//! A pool made with [`PoolMode::Off`] caches nothing, so that compute-sanitizer's memcheck and
+//! initcheck see the bounds of every buffer: each block is a raw allocation of its own, of the
+//! size asked for rounded up to [`OFF_ALIGN`] (16) bytes, and each free waits for the block's
+//! stream to pass the free (an event recorded there, outside the pool's lock), then gives it
+//! back to the raw allocator. `free_bytes` and `n_free_blocks` stay 0, `used_bytes` equals
+//! `total_bytes` (a block being freed counts until it is given back), `free_all_blocks` has
+//! nothing to do; limits, out-of-memory errors and zero-size blocks are as above.
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
@@ -45,6 +55,10 @@ use std::{
 };
 
 use crate::error::{OutOfMemory, Result, RuntimeError};
+
+#[path = "pool_off.rs"]
+mod off;
+pub use off::{PoolMode, OFF_ALIGN};
 
 /// Every pool size is a multiple of this (CuPy's `ALLOCATION_UNIT_SIZE`).
 pub const ALLOCATION_UNIT: usize = 512;
@@ -66,7 +80,8 @@ pub enum AllocError {
 
 /// Where the pool's memory comes from (`cuMemAlloc`/`cuMemFree`, `cuMemHostAlloc`, a fake).
 pub trait RawAllocator: Send + Sync {
-    /// Allocates `bytes` (a multiple of [`ALLOCATION_UNIT`], not 0); returns its address.
+    /// Allocates `bytes` (a multiple of [`ALLOCATION_UNIT`], of [`OFF_ALIGN`] in a pool that is
+    /// off; not 0); returns its address.
     fn alloc(&self, bytes: usize) -> std::result::Result<u64, AllocError>;
     /// Gives back an allocation made by `alloc` (the pool has waited for its last use).
     fn free(&self, ptr: u64, bytes: usize);
@@ -134,7 +149,8 @@ impl<S: Copy> Block<S> {
     pub fn ptr(&self) -> u64 {
         self.ptr
     }
-    /// The size in bytes (rounded up to [`ALLOCATION_UNIT`]).
+    /// The size in bytes (rounded up to [`ALLOCATION_UNIT`], to [`OFF_ALIGN`] in a pool that is
+    /// off).
     pub fn size(&self) -> usize {
         self.size
     }
@@ -231,6 +247,7 @@ pub struct MemoryPool<A: RawAllocator, O: StreamOrder> {
     allocator: A,
     order: O,
     policy: ReusePolicy,
+    mode: PoolMode,
     id: u64,
     inner: Mutex<Inner<O::Stream, O::Event>>,
 }
@@ -238,10 +255,16 @@ pub struct MemoryPool<A: RawAllocator, O: StreamOrder> {
 impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     /// An empty pool over `allocator`, ordering reuse with `order`.
     pub fn new(allocator: A, order: O, policy: ReusePolicy) -> Self {
+        MemoryPool::with_mode(allocator, order, policy, PoolMode::Caching)
+    }
+
+    /// An empty pool that caches or is off (see the module docs).
+    pub fn with_mode(allocator: A, order: O, policy: ReusePolicy, mode: PoolMode) -> Self {
         MemoryPool {
             allocator,
             order,
             policy,
+            mode,
             id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
             inner: Mutex::new(Inner {
                 chunks: HashMap::new(),
@@ -285,7 +308,11 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
                 pool: self.id,
             });
         }
-        let Some(size) = round_size(size).filter(|&s| s <= isize::MAX as usize) else {
+        let rounded = match self.mode {
+            PoolMode::Caching => round_size(size),
+            PoolMode::Off => off::round_off(size),
+        };
+        let Some(size) = rounded.filter(|&s| s <= isize::MAX as usize) else {
             let (free, total) = self.allocator.mem_info();
             return Err(RuntimeError::OutOfMemory(OutOfMemory {
                 requested: size,
@@ -296,7 +323,11 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
             }));
         };
         let mut inner = self.lock();
-        let ptr = match self.take_cached(&mut inner, size, stream) {
+        let cached = match self.mode {
+            PoolMode::Caching => self.take_cached(&mut inner, size, stream),
+            PoolMode::Off => None,
+        };
+        let ptr = match cached {
             Some(ptr) => {
                 inner.reuses += 1;
                 ptr
@@ -464,6 +495,9 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         );
         if block.size == 0 {
             return;
+        }
+        if self.mode == PoolMode::Off {
+            return self.free_uncached(block, record);
         }
         let stream = block.stream;
         let mut inner = self.lock();
@@ -678,6 +712,7 @@ impl<A: RawAllocator, O: StreamOrder> Debug for MemoryPool<A, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryPool")
             .field("policy", &self.policy)
+            .field("mode", &self.mode)
             .field("stats", &self.stats())
             .field("limit", &self.get_limit())
             .finish()
@@ -735,6 +770,8 @@ pub(crate) mod fake {
     #[derive(Clone)]
     pub struct FakeAllocator {
         pub capacity: usize,
+        /// Every raw size is a multiple of this.
+        pub unit: usize,
         pub state: Arc<Mutex<FakeState>>,
     }
 
@@ -742,11 +779,15 @@ pub(crate) mod fake {
         pub fn new(capacity: usize) -> Self {
             FakeAllocator {
                 capacity,
+                unit: ALLOCATION_UNIT,
                 state: Arc::new(Mutex::new(FakeState {
                     next: 0x1000_0000,
                     ..FakeState::default()
                 })),
             }
+        }
+        pub fn with_unit(self, unit: usize) -> Self {
+            FakeAllocator { unit, ..self }
         }
         pub fn used(&self) -> usize {
             self.state.lock().unwrap().used
@@ -762,7 +803,7 @@ pub(crate) mod fake {
     impl RawAllocator for FakeAllocator {
         fn alloc(&self, bytes: usize) -> std::result::Result<u64, AllocError> {
             assert!(
-                bytes > 0 && round_size(bytes) == Some(bytes),
+                bytes > 0 && bytes.is_multiple_of(self.unit),
                 "bad raw size {bytes}"
             );
             let mut s = self.state.lock().unwrap();

@@ -18,7 +18,7 @@ use crate::{
     launch::LaunchConfig,
     memory::{DevicePtr, STAGING_IN_FLIGHT, STAGING_PIECE, STAGING_UPLOADS_IN_FLIGHT},
     module::{link_ptx_to_cubin, Function, ModuleImage},
-    pool::round_size,
+    pool::{round_size, PoolMode},
     profile, Device, DeviceBuffer, Event, KernelStage, PinnedBuffer, RuntimeError, Stream,
 };
 
@@ -80,6 +80,7 @@ pub fn tests() -> Vec<GpuTest> {
         pool_limit,
         pool_oom_retry_frees_cache,
         pool_stream_ordered_reuse,
+        pool_off_frees_to_the_driver,
         libraries_wait_for_their_last_stream,
         copies_through_pinned_pool,
         pinned_buffers,
@@ -308,7 +309,7 @@ fn counts(pool: &crate::DeviceMemoryPool) -> (usize, usize, usize) {
 /// CuPy's sequence: 1 byte uses 512; freed, it is cached; reused; free_all_blocks empties.
 fn pool_allocate_free_reuse() -> TestResult {
     let d = device()?;
-    let pool = d.new_memory_pool()?;
+    let pool = d.new_memory_pool_with(PoolMode::Caching)?;
     let s = Stream::null(d)?;
     let a = DeviceBuffer::alloc_in(&pool, &s, 1)?;
     ensure!(
@@ -363,7 +364,7 @@ fn pool_allocate_free_reuse() -> TestResult {
 /// Splitting a cached block on the device, and the parts hold their data.
 fn pool_split_and_merge_on_device() -> TestResult {
     let d = device()?;
-    let pool = d.new_memory_pool()?;
+    let pool = d.new_memory_pool_with(PoolMode::Caching)?;
     let s = Stream::null(d)?;
     let whole = DeviceBuffer::alloc_in(&pool, &s, 4096)?;
     let base = whole.ptr();
@@ -407,7 +408,7 @@ fn pool_device_memory_returns() -> TestResult {
         return skip("measures the device's free memory (sanitizer)");
     }
     let d = device()?;
-    let pool = d.new_memory_pool()?;
+    let pool = d.new_memory_pool_with(PoolMode::Caching)?;
     let s = Stream::null(d)?;
     let size = 512 * MIB;
     let (free0, _) = d.mem_info()?;
@@ -435,7 +436,7 @@ fn pool_device_memory_returns() -> TestResult {
 /// Asking for twice the device: a typed error; earlier arrays still read back.
 fn pool_out_of_memory() -> TestResult {
     let d = device()?;
-    let pool = d.new_memory_pool()?;
+    let pool = d.new_memory_pool_with(PoolMode::Caching)?;
     let s = Stream::null(d)?;
     let data = ramp(1 << 20, 0.5);
     let mut keep = DeviceBuffer::alloc_in(&pool, &s, data.len() * 4)?;
@@ -479,7 +480,7 @@ fn pool_out_of_memory() -> TestResult {
 
 fn pool_limit() -> TestResult {
     let d = device()?;
-    let pool = d.new_memory_pool()?;
+    let pool = d.new_memory_pool_with(PoolMode::Caching)?;
     let s = Stream::null(d)?;
     pool.set_limit(Some(MIB));
     ensure!(pool.get_limit() == MIB, "get_limit");
@@ -509,7 +510,7 @@ fn pool_oom_retry_frees_cache() -> TestResult {
     }
     let d = device()?;
     d.memory_pool()?.free_all_blocks(None);
-    let pool = d.new_memory_pool()?;
+    let pool = d.new_memory_pool_with(PoolMode::Caching)?;
     let s = Stream::null(d)?;
     let (free, _) = d.mem_info()?;
     let first = free / 100 * 45 / MIB * MIB;
@@ -568,7 +569,7 @@ fn ensure_ok(cond: bool, why: String) -> TestResult {
 /// stream has passed the free.
 fn pool_stream_ordered_reuse() -> TestResult {
     let d = device()?;
-    let pool = d.new_memory_pool()?;
+    let pool = d.new_memory_pool_with(PoolMode::Caching)?;
     let f = function(d, "spin")?;
     let s1 = Stream::non_blocking(d)?;
     let s2 = Stream::non_blocking(d)?;
@@ -599,6 +600,34 @@ fn pool_stream_ordered_reuse() -> TestResult {
     );
     ensure!(pool.stats().raw_allocs == 2, "{:?}", pool.stats());
     drop((b, e));
+    Ok(())
+}
+
+/// A pool that is off (`KILN_GPU_POOL=off`): each buffer is a driver allocation of its own, of
+/// its length rounded up to 16 bytes; its drop waits for its stream, then frees it.
+fn pool_off_frees_to_the_driver() -> TestResult {
+    let d = device()?;
+    let pool = d.new_memory_pool_with(PoolMode::Off)?;
+    let f = function(d, "spin")?;
+    let s = Stream::non_blocking(d)?;
+    let mut a = DeviceBuffer::alloc_in(&pool, &s, 100)?;
+    let b = DeviceBuffer::alloc_in(&pool, &s, 100)?;
+    ensure!(a.capacity() == 112, "capacity {}", a.capacity());
+    ensure!(a.ptr() % 256 == 0, "misaligned {:#x}", a.ptr());
+    a.copy_from_host(&noise(100, 4))?;
+    ensure!(a.to_vec::<u8>()? == noise(100, 4), "data");
+    ensure!(counts(&pool) == (224, 224, 0), "{:?}", counts(&pool));
+    spin(&f, &s, 20_000_000)?;
+    drop(a);
+    ensure!(s.done()?, "the drop did not wait for its stream");
+    ensure!(counts(&pool) == (112, 112, 0), "{:?}", counts(&pool));
+    drop(b);
+    pool.free_all_blocks(None);
+    let stats = pool.stats();
+    ensure!(
+        (stats.total_bytes, stats.raw_allocs, stats.raw_frees, stats.reuses) == (0, 2, 2, 0),
+        "{stats:?}"
+    );
     Ok(())
 }
 
