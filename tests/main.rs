@@ -9,6 +9,7 @@
 //!   their errors, the one-kernel k-means update.
 //! - `scans`: cumsum, cumprod, cummax, cummin, their NaN forms and diff against NumPy's
 //!   fixtures, their errors, the scan kernel.
+//! - `sorts`: sort and argsort against NumPy's fixtures, their errors, the sort region.
 //! - `nan_functions`: nansum, nanmean, nanvar, nanmax..., ptp, nan_to_num, isclose against
 //!   NumPy's fixtures; allclose, array_equal.
 //! - `shaping`: moveaxis, atleast_*d, fliplr/flipud, tril/triu, roll, the stacks and splits
@@ -66,6 +67,8 @@ mod fusion;
 mod indexing;
 #[path = "suite/scans.rs"]
 mod scans;
+#[path = "suite/sorts.rs"]
+mod sorts;
 #[path = "suite/nan_functions.rs"]
 mod nan_functions;
 #[path = "suite/shaping.rs"]

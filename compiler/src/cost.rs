@@ -63,7 +63,7 @@ pub fn element_weight(op: OpKind) -> f64 {
         Sin | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Hypot | LogAddExp => TRANSCENDENTAL_WEIGHT,
         Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh => TRANSCENDENTAL_WEIGHT,
         Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any => 0.0,
-        ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin => 0.0,
+        ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort | Argsort => 0.0,
         Concatenate | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel => 0.0,
     }
 }
@@ -84,7 +84,7 @@ pub fn node_cost(op: OpKind, attrs: &Attrs, out: (DType, &[usize]), inputs: &[(D
         OpClass::View => n * element_weight(op),
         OpClass::Reduce => boundary() + inputs.iter().map(|&(_, s)| numel(s)).sum::<f64>() * ARITH_WEIGHT,
         // A scatter or a scan is a kernel of its own: it reads its inputs and writes its result.
-        OpClass::Copy | OpClass::Custom | OpClass::Scatter | OpClass::Scan => boundary(),
+        OpClass::Copy | OpClass::Custom | OpClass::Scatter | OpClass::Scan | OpClass::Sort => boundary(),
         OpClass::Vendor => {
             let flops = match attrs {
                 // 2·m·n·k for each output element's dot product of length k.

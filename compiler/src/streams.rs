@@ -103,7 +103,7 @@ pub fn work(region: &Region) -> Option<usize> {
             Space::Scatter { items } => Some(numel(items)),
             Space::Opaque => None,
         },
-        RegionKind::Copy | RegionKind::Vendor | RegionKind::Custom => None,
+        RegionKind::Copy | RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => None,
     }
 }
 
@@ -224,7 +224,7 @@ mod tests {
             RegionKind::Reduction => Space::Reduce { shape: [elements].into_iter().collect(), axes: [0].into_iter().collect() },
             RegionKind::Scatter => Space::Scatter { items: [elements].into_iter().collect() },
             RegionKind::Scan => Space::Scan { shape: [elements].into_iter().collect(), axis: 0 },
-            RegionKind::Copy | RegionKind::Vendor | RegionKind::Custom => Space::Opaque,
+            RegionKind::Copy | RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => Space::Opaque,
         };
         let mut body = Graph::new();
         let x = body.input(0, DType::Float32, &[elements]);

@@ -22,6 +22,7 @@ pub mod random;
 mod random_gpu;
 mod reduce;
 mod scan;
+mod sort;
 mod shaping;
 mod views;
 

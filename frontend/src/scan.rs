@@ -19,7 +19,7 @@ macro_rules! scans {
             ///
             /// Errors: `axis` out of range (a 0-d array has no axis; `None` works on it).
             pub fn $try_name(&self, axis: Option<i64>) -> Result<Array> {
-                self.scan(OpKind::$op, axis)
+                self.along_axis(OpKind::$op, axis)
             }
             $(#[$doc])*
             ///
@@ -50,8 +50,9 @@ scans! {
 }
 
 impl Array {
-    /// A scan along `axis`; `None` scans the flattened array (NumPy's `axis=None`).
-    fn scan(&self, op: OpKind, axis: Option<i64>) -> Result<Array> {
+    /// Op `op` (a scan or a sort) along `axis`; `None` works on the flattened array (NumPy's
+    /// `axis=None`).
+    pub(crate) fn along_axis(&self, op: OpKind, axis: Option<i64>) -> Result<Array> {
         let (x, axis) = match axis {
             None => (self.try_reshape(&[self.size() as i64])?, 0),
             Some(a) => (self.clone(), normalize_axis(op.name(), a, self.ndim())?),
@@ -62,7 +63,7 @@ impl Array {
     /// `np.nancumsum(a, axis)`: [`Array::try_cumsum`] with NaNs counted as zero (a NaN of a
     /// complex value: either part NaN). Fused: one kernel.
     pub fn try_nancumsum(&self, axis: Option<i64>) -> Result<Array> {
-        self.nan_filled(0.0)?.scan(OpKind::Cumsum, axis)
+        self.nan_filled(0.0)?.along_axis(OpKind::Cumsum, axis)
     }
 
     /// `np.nancumsum`. Panics where [`Array::try_nancumsum`] errs.
@@ -73,7 +74,7 @@ impl Array {
 
     /// `np.nancumprod(a, axis)`: [`Array::try_cumprod`] with NaNs counted as one.
     pub fn try_nancumprod(&self, axis: Option<i64>) -> Result<Array> {
-        self.nan_filled(1.0)?.scan(OpKind::Cumprod, axis)
+        self.nan_filled(1.0)?.along_axis(OpKind::Cumprod, axis)
     }
 
     /// `np.nancumprod`. Panics where [`Array::try_nancumprod`] errs.

@@ -230,7 +230,7 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             }
             s0.into()
         }
-        OpClass::Scan => {
+        OpClass::Scan | OpClass::Sort => {
             let Attrs::Axis { axis } = attrs else { unreachable!() };
             if *axis >= s0.len() {
                 return Err(IrError::AxisOutOfBounds { op: name.into(), axis: *axis as i64, rank: s0.len() });

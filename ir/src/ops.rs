@@ -35,6 +35,10 @@ pub enum OpClass {
     /// elements `0..=i` of its row in order. A kernel over the rows, whose input's producers
     /// fuse into it.
     Scan,
+    /// Orders the elements along one axis (`np.sort`, `np.argsort`): element `i` of a row is
+    /// the row's `i`-th smallest (or its position), NaN last, ties in their order (stable). A
+    /// kernel over the rows, whose input's producers fuse into it.
+    Sort,
     /// Handed to a vendor library (cuBLAS, cuFFT): a fusion boundary.
     Vendor,
     /// A user's raw kernel: a fusion boundary.
@@ -281,6 +285,9 @@ ops! {
     Cumprod,         "cumprod",       Scan,        Fixed(1), ANY,      SumLike,   Axis,    "running product along `axis`, each step rounded to the result dtype (np.cumprod)";
     Cummax,          "cummax",        Scan,        Fixed(1), ANY,      Same,      Axis,    "running maximum along `axis`; NaN propagates (np.maximum.accumulate)";
     Cummin,          "cummin",        Scan,        Fixed(1), ANY,      Same,      Axis,    "running minimum along `axis`; NaN propagates (np.minimum.accumulate)";
+
+    Sort,            "sort",          Sort,        Fixed(1), ANY,      Same,      Axis,    "the elements along `axis` in ascending order, NaN last (complex: by real then imaginary part), ties stable (np.sort)";
+    Argsort,         "argsort",       Sort,        Fixed(1), ANY,      Index,     Axis,    "positions along `axis` that sort it as `sort` does, ties in their order (np.argsort(kind='stable'))";
 
     Sum,             "sum",           Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "sum over `axes` (np.sum); float16/bfloat16 accumulate in float32";
     Prod,            "prod",          Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "product over `axes` (np.prod)";

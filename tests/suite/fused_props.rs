@@ -110,6 +110,8 @@ enum Step {
     /// `a.cumsum/cumprod/cummax/cummin(axis)` by `op`: `axis` 0 flat, else along axis
     /// `axis - 1` (mod the rank).
     Scan { op: u8, a: u8, axis: u8 },
+    /// `sort` or `argsort` of a pool array along an axis or flattened.
+    Sort { argsort: bool, a: u8, axis: u8 },
 }
 
 #[derive(Clone, Debug)]
@@ -256,6 +258,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (u(), u(), u()).prop_map(|(a, b, axis)| Step::Gather { a, b, axis }),
         2 => (u(), u(), u(), u()).prop_map(|(op, a, b, c)| Step::Scatter { op, a, b, c }),
         2 => (u(), u(), u()).prop_map(|(op, a, axis)| Step::Scan { op, a, axis }),
+        1 => (any::<bool>(), u(), u()).prop_map(|(argsort, a, axis)| Step::Sort { argsort, a, axis }),
     ]
 }
 
@@ -543,6 +546,18 @@ fn build(p: &Program) -> (Vec<Array>, Vec<Array>) {
                     1 => x.try_maximum_at(&i, v),
                     2 => x.try_minimum_at(&i, v),
                     _ => x.try_put(&i, v),
+                }
+            }
+            Step::Sort { argsort, a, axis } => {
+                let x = pick(&pool, a);
+                let axis = match axis as usize % (x.ndim() + 1) {
+                    0 => None,
+                    k => Some(k as i64 - 1),
+                };
+                if argsort {
+                    x.try_argsort(axis)
+                } else {
+                    x.try_sort(axis)
                 }
             }
             Step::Scan { op, a, axis } => {
@@ -880,6 +895,10 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             Cumsum | Cumprod if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,
             // Each step rounded as the evaluator rounds it.
             Cumsum | Cumprod | Cummax | Cummin => exact,
+            // A sorted line is within its input's bound of the reference's (sorting moves no
+            // element further than the largest error); positions only follow exact inputs.
+            Sort => worst,
+            Argsort => exact,
         };
         bounds.push(b);
     }

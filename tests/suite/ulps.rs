@@ -50,7 +50,8 @@ pub fn host_ulps(op: OpKind, dt: DType) -> u64 {
         | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift | Where | Cast
         | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute | BroadcastTo | Slice
         | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel
-        | Take | Label | ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin => 0,
+        | Take | Label | ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort
+        | Argsort => 0,
     }
 }
 

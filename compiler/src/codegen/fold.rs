@@ -24,7 +24,7 @@ pub(crate) fn constant_nodes(body: &Graph) -> Vec<bool> {
         let c = match n.op.class() {
             OpClass::Leaf => n.op == OpKind::Const,
             OpClass::Elementwise | OpClass::View => n.inputs.iter().all(|i| constant[i.index()]),
-            OpClass::Reduce | OpClass::Gather | OpClass::Scatter | OpClass::Scan | OpClass::Copy | OpClass::Vendor | OpClass::Custom => false,
+            OpClass::Reduce | OpClass::Gather | OpClass::Scatter | OpClass::Scan | OpClass::Sort | OpClass::Copy | OpClass::Vendor | OpClass::Custom => false,
         };
         constant.push(c);
     }

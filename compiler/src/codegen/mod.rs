@@ -213,6 +213,9 @@ pub fn run_region_or_evaluate(region: &Region, inputs: &[&HostArray]) -> Result<
     if region.kind == RegionKind::Vendor {
         return crate::vendor::run_region_on_host(region, inputs);
     }
+    if region.kind == RegionKind::Sort {
+        return crate::vendor::sort::run_region_on_host(region, inputs);
+    }
     match run_region(region, inputs) {
         Ok(outs) => Ok(outs),
         Err(CompileError::Unsupported { op, reason, .. }) => {
@@ -238,6 +241,9 @@ pub fn run_schedule_on_host(
     run_steps(sched, regions, inputs, CompileError::InvalidInput, |s, region, refs| {
         if region.kind == RegionKind::Vendor {
             return crate::vendor::run_region_on_host(region, refs);
+        }
+        if region.kind == RegionKind::Sort {
+            return crate::vendor::sort::run_region_on_host(region, refs);
         }
         match run_region(region, refs) {
             Err(CompileError::Unsupported { op, reason, .. }) => {

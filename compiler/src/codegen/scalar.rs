@@ -389,7 +389,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute
         | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
         | Rfft | Irfft | CustomKernel | ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax
-        | Cummin => {
+        | Cummin | Sort | Argsort => {
             unreachable!("{} is not elementwise", node.op.name())
         }
     };

@@ -88,6 +88,8 @@ pub enum RegionKind {
     Scatter,
     /// cumsum, cumprod, cummax, cummin (with their input's producers).
     Scan,
+    /// sort, argsort (of their input seen through views).
+    Sort,
     /// concatenate, stack, contiguous.
     Copy,
     /// matmul (with an absorbed epilogue), fft.
@@ -103,6 +105,7 @@ impl RegionKind {
             RegionKind::Reduction => "reduction",
             RegionKind::Scatter => "scatter",
             RegionKind::Scan => "scan",
+            RegionKind::Sort => "sort",
             RegionKind::Copy => "copy",
             RegionKind::Vendor => "vendor",
             RegionKind::Custom => "custom",
@@ -172,6 +175,8 @@ pub enum UnfusedReason {
     VendorBoundary,
     /// The producer or consumer is a copy (concatenate, stack, contiguous).
     CopyBoundary,
+    /// The producer or consumer is a sort, which reads its input from memory.
+    SortBoundary,
     /// The producer or consumer is a user's raw kernel.
     CustomBoundary,
     /// A reduction whose consumers iterate over a space it cannot be computed in.
@@ -196,6 +201,7 @@ impl UnfusedReason {
             UnfusedReason::GraphOutput => "graph_output",
             UnfusedReason::VendorBoundary => "vendor_boundary",
             UnfusedReason::CopyBoundary => "copy_boundary",
+            UnfusedReason::SortBoundary => "sort_boundary",
             UnfusedReason::CustomBoundary => "custom_boundary",
             UnfusedReason::ReductionSpaceMismatch => "reduction_space_mismatch",
             UnfusedReason::ReductionShared => "reduction_shared",

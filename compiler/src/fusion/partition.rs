@@ -48,6 +48,7 @@ fn is_external(g: &Graph, id: NodeId) -> bool {
 fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
     match class {
         OpClass::Copy => Some(UnfusedReason::CopyBoundary),
+        OpClass::Sort => Some(UnfusedReason::SortBoundary),
         OpClass::Vendor => Some(UnfusedReason::VendorBoundary),
         OpClass::Custom => Some(UnfusedReason::CustomBoundary),
         OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View | OpClass::Gather | OpClass::Scatter | OpClass::Scan => None,
@@ -76,7 +77,7 @@ fn root_space(g: &Graph, node: &Node) -> Space {
             let Attrs::Axis { axis } = &node.attrs else { unreachable!("verified graph") };
             Space::Scan { shape: node.shape.clone(), axis: *axis }
         }
-        OpClass::Copy | OpClass::Vendor | OpClass::Custom => Space::Opaque,
+        OpClass::Copy | OpClass::Sort | OpClass::Vendor | OpClass::Custom => Space::Opaque,
         OpClass::Leaf | OpClass::Elementwise | OpClass::View | OpClass::Gather => {
             Space::Elementwise { shape: node.shape.clone() }
         }
@@ -142,7 +143,7 @@ impl Ctx<'_> {
             cost += match node.op.class() {
                 OpClass::Elementwise | OpClass::Gather => 1,
                 OpClass::Reduce | OpClass::Scatter | OpClass::Scan => RECOMPUTE_LIMIT + 1,
-                OpClass::Leaf | OpClass::View | OpClass::Copy | OpClass::Vendor | OpClass::Custom => 0,
+                OpClass::Leaf | OpClass::View | OpClass::Copy | OpClass::Sort | OpClass::Vendor | OpClass::Custom => 0,
             };
             stack.extend(node.inputs.iter().copied().filter(|&i| !self.is_boundary_input(i)));
         }
@@ -242,6 +243,7 @@ pub fn partition(g: &Graph) -> Partition {
             Some(
                 UnfusedReason::GraphOutput
                     | UnfusedReason::CopyBoundary
+                    | UnfusedReason::SortBoundary
                     | UnfusedReason::VendorBoundary
                     | UnfusedReason::CustomBoundary
                     | UnfusedReason::GatherSource
@@ -493,6 +495,7 @@ fn build_region(g: &Graph, cx: &Ctx, members: &[NodeId], body_nodes: &BTreeSet<N
         (Space::Scatter { .. }, _) => RegionKind::Scatter,
         (Space::Scan { .. }, _) => RegionKind::Scan,
         (Space::Opaque, OpClass::Copy) => RegionKind::Copy,
+        (Space::Opaque, OpClass::Sort) => RegionKind::Sort,
         (Space::Opaque, OpClass::Vendor) => RegionKind::Vendor,
         (Space::Opaque, _) => RegionKind::Custom,
     };

@@ -93,6 +93,7 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
             "reduction" => RegionKind::Reduction,
             "scatter" => RegionKind::Scatter,
             "scan" => RegionKind::Scan,
+            "sort" => RegionKind::Sort,
             "copy" => RegionKind::Copy,
             "vendor" => RegionKind::Vendor,
             "custom" => RegionKind::Custom,

@@ -26,6 +26,7 @@ mod fft;
 pub mod fft_steps;
 mod gemm;
 pub mod host;
+pub mod sort;
 
 use kiln_ir::graph::Axes;
 use kiln_ir::strided::layout_over_base;
@@ -198,6 +199,8 @@ pub fn run_schedule(sched: &Schedule, regions: &[Region], inputs: &[&HostArray])
     run_steps(sched, regions, inputs, CompileError::InvalidInput, |_, region, refs| {
         if region.kind == RegionKind::Vendor {
             run_region_on_host(region, refs)
+        } else if region.kind == RegionKind::Sort {
+            sort::run_region_on_host(region, refs)
         } else {
             Ok(kiln_ir::eval::evaluate(&region.body, refs)?)
         }

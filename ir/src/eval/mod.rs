@@ -26,6 +26,7 @@
 mod cmath;
 mod elementwise;
 mod reduce;
+pub mod sort;
 mod value;
 mod vendor;
 mod view;
@@ -309,6 +310,9 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
 
         // ---- scans
         Cumsum | Cumprod | Cummax | Cummin => Ok(scan(args[0], node, axis_attr(), combining(node.op))),
+
+        // ---- sorts
+        Sort | Argsort => Ok(sort::sort(args[0], node, axis_attr())),
 
         // ---- gathers
         Take => Ok(take(args[0], args[1], node)),

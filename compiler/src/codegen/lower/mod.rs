@@ -732,7 +732,7 @@ impl<'g> Lower<'g> {
                 let k = self.emit(node.inputs[1], ix)?;
                 super::gather::take(&mut self.b, &Self::in_ptr(*index as usize), &src.shape, &k, node.dtype)
             }
-            OpClass::Scatter | OpClass::Scan | OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
+            OpClass::Scatter | OpClass::Scan | OpClass::Sort | OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
                 return Err(Unsupported::new(Some(node.op.name()), "inside a fused region".into()).into())
             }
         };

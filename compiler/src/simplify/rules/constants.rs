@@ -222,6 +222,7 @@ fn fold_value(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Liter
         OpKind::Label | OpKind::Take => None,
         OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter => None,
         OpKind::Cumsum | OpKind::Cumprod | OpKind::Cummax | OpKind::Cummin => None,
+        OpKind::Sort | OpKind::Argsort => None,
         OpKind::Sum | OpKind::Prod | OpKind::Max | OpKind::Min | OpKind::ArgMax | OpKind::ArgMin | OpKind::All | OpKind::Any => None,
         OpKind::Reshape | OpKind::Permute | OpKind::BroadcastTo | OpKind::Slice | OpKind::ExpandDims | OpKind::Squeeze | OpKind::Flip => None,
         OpKind::Concatenate | OpKind::Stack | OpKind::Contiguous | OpKind::MatMul | OpKind::Fft | OpKind::CustomKernel => None,

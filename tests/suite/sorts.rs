@@ -1,0 +1,62 @@
+//! Sorts (`sort`, `argsort`) against NumPy's fixtures (`tests/fixtures/sort/`, from
+//! `make_sort_fixtures.py`: NaN last, ±0 and ±inf, ties (argsort stable), complex with NaN
+//! parts, every dtype class, an empty axis, 0-d with axis None, negative axes), on whichever
+//! backend runs the suite; their typed errors; a sort as its own region.
+
+use kiln::{Array, DType};
+
+use crate::numpy_fixtures::fixture_cases;
+
+fixture_cases! { "sort/cases.txt";
+    sort_f32_last, sort_f16, sort_u8, sort_c128_special, sort_f64_long => |a| a[0].sort(Some(-1));
+    sort_f64_special, sort_f32_special_rows => |a| a[0].sort(Some(-1));
+    sort_f32_axis0, sort_i8_axis0 => |a| a[0].sort(Some(0));
+    sort_f32_axis1, sort_bool, sort_empty_axis => |a| a[0].sort(Some(1));
+    sort_f32_none, sort_0d_none => |a| a[0].sort(None);
+
+    argsort_f32_last, argsort_f64_special, argsort_f32_special_rows, argsort_i64_ties => |a| a[0].argsort(Some(-1));
+    argsort_c128_special, argsort_ties_long => |a| a[0].argsort(Some(-1));
+    argsort_f32_axis0, argsort_i8_ties_axis0 => |a| a[0].argsort(Some(0));
+    argsort_bool => |a| a[0].argsort(Some(1));
+    argsort_none => |a| a[0].argsort(None);
+    argsort_of_negation => |a| (-&a[0]).argsort(Some(1));
+}
+
+#[test]
+fn sort_errors_name_the_op() {
+    let x = Array::from_vec(vec![3.0f32, 1.0, 2.0, 0.5, 4.0, 1.5], &[2, 3]);
+    let e = x.try_sort(Some(2)).unwrap_err().to_string();
+    assert!(e.contains("sort") && e.contains('2'), "{e}");
+    let e = x.try_argsort(Some(-3)).unwrap_err().to_string();
+    assert!(e.contains("argsort"), "{e}");
+    // A 0-d array has no axis; None flattens it.
+    let s = Array::from_vec(vec![2.5f64], &[]);
+    assert!(s.try_sort(Some(-1)).is_err());
+    assert_eq!(s.sort(None).to_vec::<f64>(), vec![2.5]);
+    // The arrays are intact after the errors.
+    assert_eq!(x.argsort(Some(1)).to_vec::<i64>(), vec![1, 2, 0, 0, 2, 1]);
+    assert_eq!(x.argsort(None).dtype(), DType::Int64);
+}
+
+/// A sort reads its operand from memory: `argsort(-x)` is two regions, the negation and the
+/// sort, and the report names the sort's.
+#[test]
+fn a_sort_is_a_region_of_its_own() {
+    let x = Array::from_vec((0..24).map(|i| ((i * 7) % 11) as f32).collect::<Vec<_>>(), &[4, 6]);
+    let y = (-&x).argsort(Some(1));
+    let ex = kiln::explain(&[&y]);
+    assert_eq!(ex.regions.matches("region ").count(), 2, "{}", ex.regions);
+    assert!(ex.regions.contains("sort"), "{}", ex.regions);
+}
+
+/// A long line sorted by the parallel stable sort (and on the GPU backend between copies):
+/// against Rust's stable sort of the same keys, ties by position.
+#[test]
+fn a_long_argsort_is_stable() {
+    let n = 1 << 18;
+    let keys: Vec<i32> = (0..n).map(|i| ((i as u64 * 2654435761) % 1000) as i32).collect();
+    let got = Array::from_vec(keys.clone(), &[n]).argsort(None).to_vec::<i64>();
+    let mut want: Vec<i64> = (0..n as i64).collect();
+    want.sort_by_key(|&i| keys[i as usize]);
+    assert_eq!(got, want);
+}
