@@ -23,6 +23,7 @@ mod random_gpu;
 mod reduce;
 mod scan;
 mod sort;
+mod quantile;
 mod shaping;
 mod views;
 

@@ -1,7 +1,8 @@
 //! Sorts (`sort`, `argsort`) against NumPy's fixtures (`tests/fixtures/sort/`, from
 //! `make_sort_fixtures.py`: NaN last, ±0 and ±inf, ties (argsort stable), complex with NaN
-//! parts, every dtype class, an empty axis, 0-d with axis None, negative axes), on whichever
-//! backend runs the suite; their typed errors; a sort as its own region.
+//! parts, every dtype class, an empty axis, 0-d with axis None, negative axes) and the order
+//! statistics built on them (median, quantile, percentile and their NaN-skipping forms), on
+//! whichever backend runs the suite; their typed errors; a sort as its own region.
 
 use kiln::{Array, DType};
 
@@ -20,6 +21,18 @@ fixture_cases! { "sort/cases.txt";
     argsort_bool => |a| a[0].argsort(Some(1));
     argsort_none => |a| a[0].argsort(None);
     argsort_of_negation => |a| (-&a[0]).argsort(Some(1));
+
+    median_f32_last => |a| a[0].median(Some(-1));
+    median_f32_axis0 => |a| a[0].median(Some(0));
+    median_none, median_f16 => |a| a[0].median(None);
+    median_i32_rows, median_special => |a| a[0].median(Some(1));
+    quantile_f32_rows => |a| a[0].quantile(0.3, Some(2));
+    quantile_f64_long => |a| a[0].quantile(0.9137, None);
+    percentile_i32 => |a| a[0].percentile(62.5, Some(0));
+    percentile_f32_none => |a| a[0].percentile(99.0, None);
+    nanmedian_rows => |a| a[0].nanmedian(Some(1));
+    nanpercentile_rows => |a| a[0].nanpercentile(40.0, Some(1));
+    nanquantile_axis0 => |a| a[0].nanquantile(0.75, Some(0));
 }
 
 #[test]
@@ -33,6 +46,15 @@ fn sort_errors_name_the_op() {
     let s = Array::from_vec(vec![2.5f64], &[]);
     assert!(s.try_sort(Some(-1)).is_err());
     assert_eq!(s.sort(None).to_vec::<f64>(), vec![2.5]);
+    let e = x.try_quantile(1.5, None).unwrap_err().to_string();
+    assert!(e.contains("quantile") && e.contains("[0, 1]"), "{e}");
+    let e = x.try_percentile(-1.0, Some(0)).unwrap_err().to_string();
+    assert!(e.contains("percentile") && e.contains("[0, 100]"), "{e}");
+    let z = Array::from_vec(vec![num_complex::Complex32::new(1.0, 2.0)], &[1]);
+    assert!(z.try_median(None).unwrap_err().to_string().contains("median"));
+    let empty = Array::from_vec(Vec::<f32>::new(), &[0]);
+    assert!(empty.try_quantile(0.5, None).is_err());
+    assert!(empty.median(None).item::<f32>().is_nan());
     // The arrays are intact after the errors.
     assert_eq!(x.argsort(Some(1)).to_vec::<i64>(), vec![1, 2, 0, 0, 2, 1]);
     assert_eq!(x.argsort(None).dtype(), DType::Int64);
