@@ -87,6 +87,11 @@ fn cpu_peers(c: &mut Criterion) {
     g.bench_function("scatter_add_2^24_into_1024", |b| {
         b.iter(|| { kiln::zeros(&[1024], kiln::DType::Float32).add_at(&si, &sv).eval(); })
     });
+    // The CPU figures: sort and cumsum of 2^24 float32 (np.sort, np.cumsum beside them).
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("sort_f32_2^24", |b| b.iter(|| { x.sort(None).eval(); }));
+    g.bench_function("argsort_f32_2^24", |b| b.iter(|| { x.argsort(None).eval(); }));
+    g.bench_function("cumsum_f32_2^24", |b| b.iter(|| { x.cumsum(None).eval(); }));
     g.finish();
 }
 

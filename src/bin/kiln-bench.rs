@@ -303,6 +303,27 @@ fn main() {
         rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
     }
 
+    // Sorts (peers_ops.py's names): the rows of the matrix by a block per row in shared memory,
+    // their medians after it; the whole vector on the host between copies (no GPU kernel yet).
+    let sorts: Vec<ScanWork> = vec![
+        ("sort_rows_8192x8192", Box::new(|| m.sort(Some(1)))),
+        ("median_rows_8192x8192", Box::new(|| m.median(Some(1)))),
+        ("sort_f32_2^26", Box::new(|| x.sort(None))),
+    ];
+    for (work, f) in &sorts {
+        if !want(work) {
+            continue;
+        }
+        let work = work.replace("8192x8192", &format!("{r}x{c}"));
+        let kernels = kiln::explain(&[&f()]).report.kernel_count();
+        let ms = time_events(&work, &stream, a.reps, || {
+            f().eval();
+        });
+        let bytes = if work.starts_with("sort_f32") { 8 * n } else { 8 * r * c };
+        let gbps = bytes as f64 / (ms * 1e-3) / 1e9;
+        rows.push(Row { work, ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+    }
+
     // Scans along the rows of the matrix (peers_ops.py's `cumsum_rows_*`, by tiles) and down its
     // columns (a thread per column, sequential along it).
     for (work, axis) in [("cumsum_rows_8192x8192", 1i64), ("cumsum_cols_8192x8192", 0)] {

@@ -82,3 +82,46 @@ fn a_long_argsort_is_stable() {
     want.sort_by_key(|&i| keys[i as usize]);
     assert_eq!(got, want);
 }
+
+/// Lines of 3000 with ties, NaN and both zeros: on the GPU backend a block per line sorts them
+/// in shared memory (a bitonic network over keys and positions), on the host a radix sort of
+/// the keys; either way the stable order of a comparison sort in NumPy's order, and `sort`
+/// keeps each element's own bits (-0.0 stays -0.0, in its place among the zeros).
+#[test]
+fn lines_with_ties_nan_and_signed_zeros_sort_stably() {
+    let (rows, n) = (4, 3000);
+    let v: Vec<f32> = (0..rows * n)
+        .map(|i| match (i * 7919) % 97 {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => 0.0,
+            k => (k % 23) as f32 - 11.0,
+        })
+        .collect();
+    let a = Array::from_vec(v.clone(), &[rows, n]);
+    let order = |x: f32, y: f32| match (x.is_nan(), y.is_nan()) {
+        (false, false) => x.partial_cmp(&y).unwrap(),
+        (p, q) => p.cmp(&q),
+    };
+    let mut want_pos = Vec::new();
+    let mut want_bits = Vec::new();
+    for r in 0..rows {
+        let line = &v[r * n..(r + 1) * n];
+        let mut p: Vec<i64> = (0..n as i64).collect();
+        p.sort_by(|&i, &j| order(line[i as usize], line[j as usize]));
+        want_bits.extend(p.iter().map(|&i| line[i as usize].to_bits()));
+        want_pos.extend(p);
+    }
+    assert_eq!(a.argsort(Some(1)).to_vec::<i64>(), want_pos);
+    let got: Vec<u32> = a.sort(Some(1)).to_vec::<f32>().iter().map(|x| x.to_bits()).collect();
+    assert_eq!(got, want_bits);
+    // float64 and int64 lines of 2000 too.
+    let w: Vec<i64> = (0..2 * 2000).map(|i| ((i * 31) % 41) as i64 - 20).collect();
+    let mut want = w.clone();
+    want.chunks_mut(2000).for_each(|c| c.sort());
+    assert_eq!(Array::from_vec(w, &[2, 2000]).sort(Some(-1)).to_vec::<i64>(), want);
+    let d: Vec<f64> = (0..2 * 2000).map(|i| ((i * 31) % 41) as f64 * -0.5).collect();
+    let mut want = d.clone();
+    want.chunks_mut(2000).for_each(|c| c.sort_by(|a, b| a.partial_cmp(b).unwrap()));
+    assert_eq!(Array::from_vec(d, &[2, 2000]).sort(Some(-1)).to_vec::<f64>(), want);
+}

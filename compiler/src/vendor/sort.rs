@@ -1,6 +1,6 @@
 //! Sort regions on the host: one `sort` or `argsort` node over a region input (or views of
-//! one), run by Rust's stable sort on typed elements, lines in parallel (rayon), a single long
-//! line by rayon's parallel stable merge sort. The order is the evaluator's
+//! one). Each line sorts by a stable LSD radix sort of order-preserving keys (a byte per pass),
+//! complex lines (and short ones) by Rust's stable sort; lines in parallel (rayon). The order is the evaluator's
 //! (`kiln_ir::eval`'s `sort`): NaN last, -0.0 equal to 0.0, complex by real then imaginary part
 //! with NumPy's NaN classes, ties in their order.
 //!
@@ -18,36 +18,89 @@ use rayon::prelude::*;
 use crate::fusion::Region;
 use crate::CompileError;
 
-/// Elements the host orders: NumPy's order of [`kiln_ir::eval`].
-trait Sortable: HostElement + Copy + Send + Sync {
+/// Elements the host orders: NumPy's order of [`kiln_ir::eval`]. Real elements map to unsigned
+/// keys whose order is theirs (`key`; -0.0 and 0.0 one key, every NaN the largest), so lines
+/// sort by a stable LSD radix sort; complex elements compare (`order`).
+trait Sortable: HostElement + Copy + Default + Send + Sync {
+    /// The key type (`u32` for elements of 32 bits or fewer, else `u64`); `None` for complex.
+    type Key: Copy + Default + Send + Sync + Into<u64>;
+    fn key(&self) -> Option<Self::Key>;
     fn order(&self, other: &Self) -> Ordering;
 }
 
-macro_rules! ordered_by_ord {
-    ($($t:ty),*) => {$(
+macro_rules! ordered_ints {
+    ($($t:ty => $u:ty => $k:ty, $flip:expr);*) => {$(
         impl Sortable for $t {
+            type Key = $k;
+            /// The bits as unsigned of the same width, the sign bit flipped for signed types.
+            fn key(&self) -> Option<$k> {
+                Some((*self as $u as $k) ^ $flip)
+            }
             fn order(&self, other: &Self) -> Ordering {
                 self.cmp(other)
             }
         }
     )*};
 }
-ordered_by_ord!(bool, i8, i16, i32, i64, u8, u16, u32, u64);
+ordered_ints!(i8 => u8 => u32, 0x80; i16 => u16 => u32, 0x8000; i32 => u32 => u32, 0x8000_0000; i64 => u64 => u64, 1 << 63;
+    u8 => u8 => u32, 0; u16 => u16 => u32, 0; u32 => u32 => u32, 0; u64 => u64 => u64, 0);
 
-macro_rules! ordered_as_float {
+impl Sortable for bool {
+    type Key = u32;
+    fn key(&self) -> Option<u32> {
+        Some(*self as u32)
+    }
+    fn order(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
+}
+
+/// The order-preserving key of a float32: negative values' bits inverted, positive values'
+/// sign bit set; -0.0 as 0.0, NaN above +inf.
+fn f32_key(x: f32) -> u32 {
+    if x.is_nan() {
+        return u32::MAX;
+    }
+    let b = (x + 0.0).to_bits();
+    if b >> 31 == 1 { !b } else { b | 1 << 31 }
+}
+
+macro_rules! ordered_as_f32 {
     ($($t:ty),*) => {$(
         impl Sortable for $t {
+            type Key = u32;
+            fn key(&self) -> Option<u32> {
+                Some(f32_key(f32::from(*self)))
+            }
             fn order(&self, other: &Self) -> Ordering {
                 float_order(f64::from(*self), f64::from(*other))
             }
         }
     )*};
 }
-ordered_as_float!(f16, bf16, f32, f64);
+ordered_as_f32!(f16, bf16, f32);
+
+impl Sortable for f64 {
+    type Key = u64;
+    fn key(&self) -> Option<u64> {
+        if self.is_nan() {
+            return Some(u64::MAX);
+        }
+        let b = (self + 0.0).to_bits();
+        Some(if b >> 63 == 1 { !b } else { b | 1 << 63 })
+    }
+    fn order(&self, other: &Self) -> Ordering {
+        float_order(*self, *other)
+    }
+}
 
 macro_rules! ordered_as_complex {
     ($($t:ty),*) => {$(
         impl Sortable for $t {
+            type Key = u32;
+            fn key(&self) -> Option<u32> {
+                None
+            }
             fn order(&self, other: &Self) -> Ordering {
                 complex_order(Complex64::new(self.re.into(), self.im.into()), Complex64::new(other.re.into(), other.im.into()))
             }
@@ -55,6 +108,65 @@ macro_rules! ordered_as_complex {
     )*};
 }
 ordered_as_complex!(Complex32, Complex64);
+
+/// Sorts `keys` stably, `payload` moved with them: least significant byte first, a pass per
+/// byte of `K`, skipping bytes every key shares.
+fn radix_sort<K: Copy + Default + Into<u64>, P: Copy + Default>(keys: &mut Vec<K>, payload: &mut Vec<P>) {
+    let n = keys.len();
+    let (mut k2, mut p2) = (vec![K::default(); n], vec![P::default(); n]);
+    for shift in (0..8 * std::mem::size_of::<K>()).step_by(8) {
+        let mut counts = [0usize; 256];
+        for k in keys.iter() {
+            counts[((*k).into() >> shift) as usize & 0xFF] += 1;
+        }
+        if counts.contains(&n) {
+            continue;
+        }
+        let mut at = [0usize; 256];
+        let mut sum = 0;
+        for (a, c) in at.iter_mut().zip(&counts) {
+            *a = sum;
+            sum += c;
+        }
+        for (k, p) in keys.iter().zip(payload.iter()) {
+            let d = ((*k).into() >> shift) as usize & 0xFF;
+            k2[at[d]] = *k;
+            p2[at[d]] = *p;
+            at[d] += 1;
+        }
+        std::mem::swap(keys, &mut k2);
+        std::mem::swap(payload, &mut p2);
+    }
+}
+
+/// One line sorted: its elements (`argsort` false) or their positions, by keys where the
+/// dtype has them, else by comparison (stable either way).
+fn sort_line<T: Sortable>(line: &[T], argsort: bool) -> (Vec<T>, Vec<i64>) {
+    let keys: Option<Vec<T::Key>> = line.iter().map(|v| v.key()).collect();
+    match keys {
+        // The elements themselves move with their keys (their own bits: -0.0, NaN payloads).
+        Some(mut keys) if line.len() > 64 && !argsort => {
+            let mut vals = line.to_vec();
+            radix_sort(&mut keys, &mut vals);
+            (vals, Vec::new())
+        }
+        Some(mut keys) if line.len() > 64 => {
+            let mut pos: Vec<u32> = (0..line.len() as u32).collect();
+            radix_sort(&mut keys, &mut pos);
+            (Vec::new(), pos.into_iter().map(i64::from).collect())
+        }
+        _ if argsort => {
+            let mut pos: Vec<i64> = (0..line.len() as i64).collect();
+            pos.sort_by(|&a, &b| line[a as usize].order(&line[b as usize]));
+            (Vec::new(), pos)
+        }
+        _ => {
+            let mut v = line.to_vec();
+            v.sort_by(T::order);
+            (v, Vec::new())
+        }
+    }
+}
 
 /// Runs a sort region (see the module docs) on `inputs`.
 ///
@@ -121,26 +233,61 @@ fn sort_lines<T: Sortable>(vals: &[T], shape: &[usize], axis: usize, argsort: bo
         }
         out
     }
-    let single = outer * inner == 1;
+    // Lines in parallel (a line of 2^32 or more elements sorts by comparison).
+    let lines_out: Vec<(Vec<T>, Vec<i64>)> = if n >= 1 << 32 {
+        lines.par_chunks(n).map(|l| {
+            let mut pos: Vec<i64> = (0..n as i64).collect();
+            pos.par_sort_by(|&a, &b| l[a as usize].order(&l[b as usize]));
+            let vals = if argsort { Vec::new() } else { pos.iter().map(|&p| l[p as usize]).collect() };
+            (vals, if argsort { pos } else { Vec::new() })
+        }).collect()
+    } else {
+        lines.par_chunks(n).map(|l| sort_line(l, argsort)).collect()
+    };
     if argsort {
-        let mut idx: Vec<i64> = Vec::with_capacity(lines.len());
-        for _ in 0..outer * inner {
-            idx.extend(0..n as i64);
-        }
-        let sort_line = |(line, pos): (&[T], &mut [i64])| pos.sort_by(|&a, &b| line[a as usize].order(&line[b as usize]));
-        if single {
-            idx.par_sort_by(|&a, &b| lines[a as usize].order(&lines[b as usize]));
-        } else {
-            lines.par_chunks(n).zip(idx.par_chunks_mut(n)).for_each(sort_line);
-        }
+        let idx: Vec<i64> = lines_out.into_iter().flat_map(|(_, p)| p).collect();
         HostArray::from_vec(shape, unline(idx, n, inner, outer))
     } else {
-        let mut lines = lines;
-        if single {
-            lines.par_sort_by(T::order);
-        } else {
-            lines.par_chunks_mut(n).for_each(|line| line.sort_by(T::order));
+        let vals: Vec<T> = lines_out.into_iter().flat_map(|(v, _)| v).collect();
+        HostArray::from_vec(shape, unline(vals, n, inner, outer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys order as the values, for every real dtype's extremes, signed zeros and NaN.
+    #[test]
+    fn keys_order_as_numpy_orders() {
+        fn check<T: Sortable + std::fmt::Debug>(vals: &[T]) {
+            for a in vals {
+                for b in vals {
+                    let by_key = a.key().unwrap().into().cmp(&b.key().unwrap().into());
+                    assert_eq!(by_key, a.order(b), "{a:?} vs {b:?}");
+                }
+            }
         }
-        HostArray::from_vec(shape, unline(lines, n, inner, outer))
+        check(&[i8::MIN, -1, 0, 1, i8::MAX]);
+        check(&[i16::MIN, -300, 0, 300, i16::MAX]);
+        check(&[i32::MIN, -1, 0, 7, i32::MAX]);
+        check(&[i64::MIN, -1, 0, 1 << 40, i64::MAX]);
+        check(&[0u8, 1, 200, 255]);
+        check(&[0u64, 1, u64::MAX]);
+        check(&[false, true]);
+        check(&[f32::NEG_INFINITY, -1.5, -0.0, 0.0, f32::MIN_POSITIVE, 2.0, f32::INFINITY, f32::NAN, -f32::NAN]);
+        check(&[f64::NEG_INFINITY, -1e300, -0.0, 0.0, 5e-324, 1.0, f64::INFINITY, f64::NAN]);
+        check(&[f16::NEG_INFINITY, f16::from_f32(-2.0), f16::from_f32(-0.0), f16::ZERO, f16::ONE, f16::NAN]);
+    }
+
+    /// The radix sort is stable: equal keys keep their order.
+    #[test]
+    fn radix_sort_is_stable() {
+        let mut keys: Vec<u32> = (0..1000u32).map(|i| (i * 7919) % 13).collect();
+        let mut pos: Vec<u32> = (0..1000).collect();
+        let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(pos.iter().copied()).collect();
+        want.sort_by_key(|&(k, _)| k);
+        radix_sort(&mut keys, &mut pos);
+        assert_eq!(keys.into_iter().zip(pos).collect::<Vec<_>>(), want);
     }
 }

@@ -42,11 +42,12 @@ use super::online::Online;
 use super::reduce::{Acc, Combine};
 use super::types::{check_dtype, literal, load, store, work_ty, Val};
 use super::{scalar, MathLib, Target, Unsupported};
-use crate::fusion::{Region, Space};
+use crate::fusion::{Region, RegionKind, Space};
 
 mod nested;
 pub(crate) mod scan;
 pub(crate) mod scan_gpu;
+pub(crate) mod sort_gpu;
 pub mod scatter;
 
 /// Name of the kernel function.
@@ -250,6 +251,10 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         }
         Space::Scatter { items } => (numel(items), scatter::cost_per_item(body, items), false),
         Space::Scan { shape, axis } => (scan::rows(shape, *axis), shape[*axis].max(1), false),
+        Space::Opaque if region.kind == RegionKind::Sort && target == Target::Gpu => {
+            let s = sort_gpu::plan(region)?;
+            (s.lines(), 1, false)
+        }
         Space::Opaque => {
             let op = region.op_names().first().copied().unwrap_or("?");
             return Err(Unsupported::new(
@@ -282,7 +287,7 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
                 cx.scan_gpu(shape, *axis, tiles)?
             }
             Space::Scan { shape, axis } => cx.scan(shape, *axis)?,
-            Space::Opaque => unreachable!("rejected above"),
+            Space::Opaque => cx.sort_lines_gpu(&sort_gpu::plan(region)?)?,
         }
         Ok(cx.finish())
     };

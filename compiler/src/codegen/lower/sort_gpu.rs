@@ -1,0 +1,183 @@
+//! GPU sort regions of short lines: one block per line along the last axis, sorted in shared
+//! memory by a bitonic network over (key, position) pairs. A key is the element's bits mapped
+//! so that unsigned order is NumPy's (floats: -0.0 as 0.0, negative values' bits inverted,
+//! positive values' sign bit set, every NaN the largest key; signed integers: the sign bit
+//! flipped); comparing positions on equal keys makes the network stable, and the line's padding
+//! to a power of two (the largest key, positions past the end) sorts after its NaNs. `sort`
+//! then reads each element back from global memory at its position (its own bits: -0.0 and
+//! NaN payloads kept), `argsort` stores the positions.
+//!
+//! Other sort regions (longer lines, another axis, views, other dtypes) run on the host.
+
+use kiln_ir::{Attrs, DType, OpKind};
+
+use super::scan_gpu::GpuScan;
+use super::{Lower, Stop};
+use crate::codegen::types::{load, store, Val};
+use crate::codegen::Unsupported;
+use crate::fusion::{Region, RegionKind};
+
+/// Threads of a block sorting one line.
+const SORT_THREADS: usize = 1024;
+/// Shared memory a block may take: lines of 8192 float64 keys and their positions (the launch
+/// opts in beyond 48 KiB; an H100 or H200 block may take 227 KiB).
+const SORT_SHARED: usize = 96 * 1024;
+
+/// A GPU line sort: the sort node's input index, its op, the line length and count, the dtype.
+pub(crate) struct LineSort {
+    input: usize,
+    argsort: bool,
+    n: usize,
+    lines: usize,
+    dt: DType,
+}
+
+/// The line sort a sort region is on the GPU, or why it is not.
+pub(crate) fn plan(region: &Region) -> Result<LineSort, Unsupported> {
+    let body = &region.body;
+    let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
+    if region.kind != RegionKind::Sort {
+        return Err(no("not a sort region"));
+    }
+    let [out] = body.outputs() else { return Err(no("a sort region with several outputs")) };
+    let node = body.node(*out);
+    let (OpKind::Sort | OpKind::Argsort, Attrs::Axis { axis }) = (node.op, &node.attrs) else {
+        return Err(no("a sort region whose output is not a sort"));
+    };
+    let operand = body.node(node.inputs[0]);
+    let Attrs::Input { index } = operand.attrs else {
+        return Err(no("an operand seen through views (the host sorts it)"));
+    };
+    let dt = operand.dtype;
+    if !matches!(dt, DType::Float32 | DType::Float64 | DType::Int32 | DType::Int64 | DType::UInt32 | DType::UInt64) {
+        return Err(no(&format!("{dt} lines on the GPU (the host sorts them)")));
+    }
+    let shape = &operand.shape;
+    if *axis + 1 != shape.len() {
+        return Err(no("a sort along another axis than the last on the GPU (the host sorts it)"));
+    }
+    let n = shape[*axis];
+    let lines: usize = shape[..*axis].iter().product();
+    let np2 = n.next_power_of_two();
+    if n == 0 || lines == 0 || np2 * (dt.itemsize() + 4) > SORT_SHARED {
+        return Err(no(&format!("lines of {n} elements on the GPU (the host sorts them)")));
+    }
+    Ok(LineSort { input: index as usize, argsort: node.op == OpKind::Argsort, n, lines, dt })
+}
+
+impl LineSort {
+    /// Lines to sort: the kernel's work items (a block each).
+    pub(crate) fn lines(&self) -> usize {
+        self.lines
+    }
+}
+
+impl Lower<'_> {
+    /// The kernel of a [`LineSort`] (see the module docs); launched as a [`GpuScan`] of one
+    /// block per line (its scratch and counter unused).
+    pub(super) fn sort_lines_gpu(&mut self, s: &LineSort) -> Result<(), Stop> {
+        let np2 = s.n.next_power_of_two();
+        let wide = s.dt.itemsize() == 8;
+        let kt = if wide { "i64" } else { "i32" };
+        let kdt = if wide { DType::UInt64 } else { DType::UInt32 };
+        let key_bytes = np2 * s.dt.itemsize();
+        self.scan_launch = Some((GpuScan { blocks: s.lines, threads: SORT_THREADS, scratch_bytes: 16, counter_words: 1 }, key_bytes + 4 * np2));
+        let keys = self.shared_at(0);
+        let pos = self.shared_at(key_bytes);
+        let threads = self.b.i64(SORT_THREADS as i64);
+        let np2c = self.b.i64(np2 as i64);
+        let nc = self.b.i64(s.n as i64);
+        let row0 = self.b.op(&format!("arith.muli %block, {nc} : i64"));
+        // Keys and positions of the line, padded to a power of two.
+        let (i, _, _) = self.open_for_step("%tid", &np2c, Some(&threads), &[], &[]);
+        let inside = self.b.op(&format!("arith.cmpi ult, {i}, {nc} : i64"));
+        let last = self.b.i64(s.n as i64 - 1);
+        let ic = self.b.op(&format!("arith.minui {i}, {last} : i64"));
+        let g = self.b.op(&format!("arith.addi {row0}, {ic} : i64"));
+        let v = load(&mut self.b, &Self::in_ptr(s.input), &g, s.dt);
+        let k = self.sort_key(&v, kt);
+        let max = self.b.constant("-1", kt);
+        let k = self.b.op(&format!("arith.select {inside}, {k}, {max} : {kt}"));
+        store(&mut self.b, &keys, &i, &Val::new(k, kdt));
+        let i32v = self.b.op(&format!("arith.trunci {i} : i64 to i32"));
+        store(&mut self.b, &pos, &i, &Val::new(i32v, DType::UInt32));
+        self.close();
+        self.b.stmt("nvvm.barrier0");
+        // The bitonic network: stage (k, j) compares element i with i ^ j, ascending where
+        // i & k is 0.
+        let zero = self.b.i64(0);
+        let mut kk = 2;
+        while kk <= np2 {
+            let mut j = kk / 2;
+            while j >= 1 {
+                let (i, _, _) = self.open_for_step("%tid", &np2c, Some(&threads), &[], &[]);
+                let jc = self.b.i64(j as i64);
+                let l = self.b.op(&format!("arith.xori {i}, {jc} : i64"));
+                let upper = self.b.op(&format!("arith.cmpi ugt, {l}, {i} : i64"));
+                self.open_if(&upper);
+                let (ki, kl) = (load(&mut self.b, &keys, &i, kdt).ssa, load(&mut self.b, &keys, &l, kdt).ssa);
+                let (pi, pl) = (load(&mut self.b, &pos, &i, DType::UInt32).ssa, load(&mut self.b, &pos, &l, DType::UInt32).ssa);
+                let kgt = self.b.op(&format!("arith.cmpi ugt, {ki}, {kl} : {kt}"));
+                let keq = self.b.op(&format!("arith.cmpi eq, {ki}, {kl} : {kt}"));
+                let pgt = self.b.op(&format!("arith.cmpi ugt, {pi}, {pl} : i32"));
+                let tie = self.b.op(&format!("arith.andi {keq}, {pgt} : i1"));
+                let gt = self.b.op(&format!("arith.ori {kgt}, {tie} : i1"));
+                let kc = self.b.i64(kk as i64);
+                let dir = self.b.op(&format!("arith.andi {i}, {kc} : i64"));
+                let up = self.b.op(&format!("arith.cmpi eq, {dir}, {zero} : i64"));
+                // Positions are distinct: descending swaps exactly where ascending does not.
+                let swap = self.b.op(&format!("arith.cmpi eq, {gt}, {up} : i1"));
+                self.open_if(&swap);
+                store(&mut self.b, &keys, &i, &Val::new(kl.clone(), kdt));
+                store(&mut self.b, &keys, &l, &Val::new(ki.clone(), kdt));
+                store(&mut self.b, &pos, &i, &Val::new(pl.clone(), DType::UInt32));
+                store(&mut self.b, &pos, &l, &Val::new(pi.clone(), DType::UInt32));
+                self.close();
+                self.close();
+                self.close();
+                self.b.stmt("nvvm.barrier0");
+                j /= 2;
+            }
+            kk *= 2;
+        }
+        // The line out: positions, or the elements read back at them.
+        let (i, _, _) = self.open_for_step("%tid", &nc, Some(&threads), &[], &[]);
+        let p = load(&mut self.b, &pos, &i, DType::UInt32).ssa;
+        let p = self.b.op(&format!("arith.extui {p} : i32 to i64"));
+        let at = self.b.op(&format!("arith.addi {row0}, {i} : i64"));
+        if s.argsort {
+            store(&mut self.b, &Self::out_ptr(0), &at, &Val::new(p, DType::Int64));
+        } else {
+            let g = self.b.op(&format!("arith.addi {row0}, {p} : i64"));
+            let v = load(&mut self.b, &Self::in_ptr(s.input), &g, s.dt);
+            store(&mut self.b, &Self::out_ptr(0), &at, &v);
+        }
+        self.close();
+        Ok(())
+    }
+
+    /// The unsigned-order key of `v` (see the module docs) as an integer of type `kt`.
+    fn sort_key(&mut self, v: &Val, kt: &str) -> String {
+        let bits = kt.trim_start_matches('i').parse::<u32>().expect("i32 or i64");
+        let sign = self.b.constant(&format!("{}", if bits == 64 { i64::MIN as i128 } else { i32::MIN as i128 }), kt);
+        match v.dt {
+            DType::Float32 | DType::Float64 => {
+                let ft = v.ty();
+                let zero = self.b.constant("0.0", ft);
+                // -0.0 + 0.0 is 0.0: one key for both zeros.
+                let x = self.b.op(&format!("arith.addf {}, {zero} : {ft}", v.ssa));
+                let b = self.b.op(&format!("arith.bitcast {x} : {ft} to {kt}"));
+                let zk = self.b.constant("0", kt);
+                let neg = self.b.op(&format!("arith.cmpi slt, {b}, {zk} : {kt}"));
+                let ones = self.b.constant("-1", kt);
+                let inv = self.b.op(&format!("arith.xori {b}, {ones} : {kt}"));
+                let set = self.b.op(&format!("arith.ori {b}, {sign} : {kt}"));
+                let k = self.b.op(&format!("arith.select {neg}, {inv}, {set} : {kt}"));
+                let nan = self.b.op(&format!("arith.cmpf uno, {}, {} : {ft}", v.ssa, v.ssa));
+                self.b.op(&format!("arith.select {nan}, {ones}, {k} : {kt}"))
+            }
+            DType::Int32 | DType::Int64 => self.b.op(&format!("arith.xori {}, {sign} : {kt}", v.ssa)),
+            _ => v.ssa.clone(),
+        }
+    }
+}
