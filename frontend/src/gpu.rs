@@ -734,7 +734,7 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         counter.memset(0)?;
         split_bufs.push(counter);
     }
-    // A scan by tiles: the tiles' published values, and the zeroed ticket and flags.
+    // A scan by tiles: a scratch it does not use, and the zeroed words the tiles publish.
     if let Some(gs) = kernel.gpu_scan {
         split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
         let mut counter = DeviceBuffer::alloc(4 * gs.counter_words)?;
@@ -755,6 +755,10 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         (_, None) => LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks),
     }
     .with_shared_mem(kernel.gpu_shared as u32);
+    // More dynamic shared memory than a launch gets without opting in (a GPU line sort).
+    if kernel.gpu_shared > 48 * 1024 {
+        function.set_max_dynamic_shared_memory(kernel.gpu_shared as u32)?;
+    }
     let scalars: Vec<i64> =
         kernel.params.iter().copied().chain([kernel.work_items as i64, chunk as i64]).collect();
     let mut args: Vec<&dyn KernelArg> = Vec::with_capacity(inputs.len() + outs.len() + scalars.len());
@@ -767,7 +771,7 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
     // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
     // scatter its scratch and zeroed counter (sized by `GpuScatter`), for a scan by tiles its
-    // scratch and zeroed ticket and flags (sized by `GpuScan`), then its i64
+    // unused scratch and zeroed published words (sized by `GpuScan`), then its i64
     // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers.
     unsafe { function.launch_on(&stream, config, &args)? };

@@ -12,19 +12,31 @@
 //! is tile `b`: a tile waits only on tiles of lower blocks, which the GPU starts no later (the
 //! assumption CUB's single-pass scan makes too).
 //!
+//! Published values are tagged words: a zeroed buffer of 64-bit words, each holding 32 bits of
+//! a value in its low half and a tag, 1, in its high half (a value of up to 4 bytes takes one
+//! word, an 8-byte value two: its low half, then its high half). A word is written by one
+//! volatile 64-bit store and polled by volatile 64-bit loads (never from a stale L1 line) until
+//! its tag is set, so a reader sees all of its half or nothing, and no fence is needed (a flag
+//! set after a fence cost a device-scope fence, an L1 invalidation with it, per publish and
+//! per wait).
+//!
 //! - Scans along the last axis ([`Lower::scan_gpu`]): a tile is up to 2048 consecutive
 //!   elements of a row, scanned by warp shuffles.
 //! - Scans along another axis ([`Lower::scan_gpu_columns`]): a tile is a chunk of the axis
 //!   times 256 neighbouring positions after it; a thread scans its position's chunk.
+//!
+//! Across the look-back a thread keeps only its elements' scanned values: their positions and
+//! validity are computed again for the stores (registers limit how many blocks an SM holds, and
+//! its other blocks hide the waits).
 
 use kiln_ir::shape::numel;
 use kiln_ir::{DType, Graph, Node, OpKind};
 
 use super::scan::{rows, scans};
-use super::{Ix, Lower, Shfl, Stop, DEVICE_FENCE, WARP};
+use super::{Ix, Lower, Shfl, Stop, WARP};
 use crate::codegen::cast::cast;
-use crate::codegen::index::{extent, ravel, unravel};
-use crate::codegen::types::{literal, store, work_ty, Val};
+use crate::codegen::index::{extent, unravel};
+use crate::codegen::types::{literal, mem_ty, store, work_ty, Val};
 
 /// Threads of a GPU scan block.
 const SCAN_THREADS: usize = 256;
@@ -35,9 +47,9 @@ const TILED_MIN_ROW: usize = 512;
 const TILED_FEW_ROWS: usize = 4096;
 
 /// How a GPU scan kernel by tiles is launched: block `b` of `blocks` (of `threads` threads) is
-/// tile `b`, after the region's buffers a scratch buffer of `scratch_bytes` (each tile's
-/// published values, 8 bytes per output) and a zeroed buffer of `counter_words` u32s (each
-/// tile's flag).
+/// tile `b`, after the region's buffers a scratch buffer of `scratch_bytes` (16, unused: the
+/// entry takes one) and a zeroed buffer of `counter_words` u32s, the tiles' published values as
+/// tagged 64-bit words (two u32s each; see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuScan {
     pub blocks: usize,
@@ -45,6 +57,30 @@ pub struct GpuScan {
     pub scratch_bytes: usize,
     pub counter_words: usize,
 }
+
+impl GpuScan {
+    /// `blocks` blocks of `threads` threads publishing `words` tagged words in all.
+    fn new(blocks: usize, threads: usize, words: usize) -> GpuScan {
+        GpuScan { blocks, threads, scratch_bytes: 16, counter_words: 2 * words }
+    }
+}
+
+/// The tagged words a published value of `dt` takes: one for values of up to 4 bytes, two for
+/// 8-byte ones.
+fn words_of(dt: DType) -> usize {
+    match work_ty(dt) {
+        Ok("f64" | "i64") => 2,
+        _ => 1,
+    }
+}
+
+/// The tagged words of one publication of values of `dts` (one value per output).
+fn words_per(dts: &[DType]) -> usize {
+    dts.iter().map(|&dt| words_of(dt)).sum()
+}
+
+/// The tag of a published word (its high half).
+const TAG: i64 = 1 << 32;
 
 /// A GPU scan's tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +128,9 @@ impl Lower<'_> {
     /// lane `l` of warp `w` holds elements `w·32·G + 32·j + l` of the tile for `j < G`; each run
     /// of 32 is scanned across the warp by shuffles and carries the run before it, the warps'
     /// totals go through shared memory; warp 0 gathers the tile's published value, warp 1 its
-    /// prefix, a lane per bit of the tile's index, each waiting on the flag of the tile it reads.
+    /// prefix, a lane per bit of the tile's index polling the words of the tile it reads, then
+    /// the warp combines the lanes' values that apply in a loop. In-tile offsets are 32-bit (a
+    /// tile holds at most 2048 elements).
     pub(super) fn scan_gpu(&mut self, shape: &[usize], axis: usize, tiles: Tiles) -> Result<(), Stop> {
         let (groups, per_row) = match tiles {
             Tiles::Rows { groups, per_row } => (groups, per_row),
@@ -108,13 +146,10 @@ impl Lower<'_> {
         // Shared memory (8-byte slots): each output's prefix, then each output's warp totals.
         let (prefix_slot, warp_slot) = (0, nout);
         let smem = 8 * (nout + nout * SCAN_WARPS);
-        self.scan_launch = Some((
-            GpuScan { blocks, threads: SCAN_THREADS, scratch_bytes: (8 * nout * blocks).max(16), counter_words: blocks },
-            smem,
-        ));
         let (dts, ids) = self.dtypes_and_identities(&scans)?;
+        self.scan_launch = Some((GpuScan::new(blocks, SCAN_THREADS, blocks * words_per(&dts)), smem));
         let zero = self.b.i64(0);
-        let one32 = self.b.constant("1", "i32");
+        let z32 = self.b.constant("0", "i32");
         let slots = self.shared_at(0);
         let tile = "%block".to_string();
         let per_row_c = self.b.i64(per_row as i64);
@@ -129,16 +164,21 @@ impl Lower<'_> {
             dims.insert(axis, k.to_string());
             dims
         };
-        let c5 = self.b.i64(5);
-        let warp = self.b.op(&format!("arith.shrui %tid, {c5} : i64"));
-        let m31 = self.b.i64(31);
-        let lane = self.b.op(&format!("arith.andi %tid, {m31} : i64"));
+        let tid = self.b.op("arith.trunci %tid : i64 to i32");
+        let c5 = self.b.constant("5", "i32");
+        let warp = self.b.op(&format!("arith.shrui {tid}, {c5} : i32"));
+        let m31 = self.b.constant("31", "i32");
+        let lane = self.b.op(&format!("arith.andi {tid}, {m31} : i32"));
+        let wlen = self.b.constant(&(WARP * groups).to_string(), "i32");
+        let w0 = self.b.op(&format!("arith.muli {warp}, {wlen} : i32"));
+        // The thread's first element in the tile; its element of run `j` is `32·j` after it.
+        let first = self.b.op(&format!("arith.addi {w0}, {lane} : i32"));
+        let local = |me: &mut Self, j: usize| -> String {
+            let off = me.b.constant(&(WARP * j).to_string(), "i32");
+            me.b.op(&format!("arith.addi {first}, {off} : i32"))
+        };
         let tile_len = self.b.i64((SCAN_THREADS * groups) as i64);
         let t0 = self.b.op(&format!("arith.muli {t}, {tile_len} : i64"));
-        let wlen = self.b.i64((WARP * groups) as i64);
-        let w0 = self.b.op(&format!("arith.muli {warp}, {wlen} : i64"));
-        let base = self.b.op(&format!("arith.addi {t0}, {w0} : i64"));
-        let base = self.b.op(&format!("arith.addi {base}, {lane} : i64"));
         let ne = extent(&mut self.b, n);
         let one = self.b.i64(1);
         let last = self.b.op(&format!("arith.subi {ne}, {one} : i64"));
@@ -146,10 +186,10 @@ impl Lower<'_> {
         // warp, after the runs before it.
         let mut incl: Vec<Vec<Val>> = vec![Vec::with_capacity(groups); nout];
         let mut carry: Vec<Option<Val>> = vec![None; nout];
-        let mut positions = Vec::with_capacity(groups);
         for j in 0..groups {
-            let off = self.b.i64((WARP * j) as i64);
-            let pos = self.b.op(&format!("arith.addi {base}, {off} : i64"));
+            let l = local(self, j);
+            let l = self.b.op(&format!("arith.extui {l} : i32 to i64"));
+            let pos = self.b.op(&format!("arith.addi {t0}, {l} : i64"));
             let valid = self.b.op(&format!("arith.cmpi ult, {pos}, {ne} : i64"));
             let posc = self.b.op(&format!("arith.minui {pos}, {last} : i64"));
             let dims = at(&posc);
@@ -162,8 +202,8 @@ impl Lower<'_> {
                 while s < WARP {
                     let y = Val::new(self.shfl(Shfl::Up, &x.ssa, x.ty(), s), dts[k]);
                     let c = self.combine(scans[k].1, dts[k], y, x.clone())?;
-                    let sv = self.b.i64(s as i64);
-                    let ge = self.b.op(&format!("arith.cmpi uge, {lane}, {sv} : i64"));
+                    let sv = self.b.constant(&s.to_string(), "i32");
+                    let ge = self.b.op(&format!("arith.cmpi uge, {lane}, {sv} : i32"));
                     x = self.select(&ge, &c, &x);
                     s *= 2;
                 }
@@ -173,15 +213,15 @@ impl Lower<'_> {
                 carry[k] = Some(Val::new(self.shfl(Shfl::Idx, &x.ssa, x.ty(), WARP - 1), dts[k]));
                 incl[k].push(x);
             }
-            positions.push((valid, dims));
         }
         // The warps' totals, through shared memory.
-        let lead = self.b.op(&format!("arith.cmpi eq, {lane}, {zero} : i64"));
+        let lead = self.b.op(&format!("arith.cmpi eq, {lane}, {z32} : i32"));
+        let warp64 = self.b.op(&format!("arith.extui {warp} : i32 to i64"));
         self.open_if(&lead);
         for (k, c) in carry.iter().enumerate() {
             let c = c.clone().expect("a run per tile");
             let off = self.b.i64((warp_slot + k * SCAN_WARPS) as i64);
-            let i = self.b.op(&format!("arith.addi {off}, {warp} : i64"));
+            let i = self.b.op(&format!("arith.addi {off}, {warp64} : i64"));
             let bits = self.bits_of(&c);
             let sp = self.slot(&slots, &i);
             self.b.stmt(&format!("llvm.store {bits}, {sp} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
@@ -199,8 +239,8 @@ impl Lower<'_> {
                 let bits = self.b.fresh();
                 self.b.stmt(&format!("{bits} = llvm.load volatile {sp} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
                 let v = self.value_of_bits(&bits, dts[k]);
-                let wi = self.b.i64(w as i64);
-                let before = self.b.op(&format!("arith.cmpi ult, {wi}, {warp} : i64"));
+                let wi = self.b.constant(&w.to_string(), "i32");
+                let before = self.b.op(&format!("arith.cmpi ult, {wi}, {warp} : i32"));
                 let pc = self.combine(scans[k].1, dts[k], p.clone(), v.clone())?;
                 p = self.select(&before, &pc, &p);
                 a = self.combine(scans[k].1, dts[k], a, v)?;
@@ -212,10 +252,11 @@ impl Lower<'_> {
         let mut prefix = ids.clone();
         if per_row > 1 {
             let row0 = self.b.op(&format!("arith.subi {tile}, {t} : i64"));
+            let lane = self.b.op(&format!("arith.extui {lane} : i32 to i64"));
             // Warp 0: T(t), published.
             let w_is = |me: &mut Self, w: usize| -> String {
-                let wi = me.b.i64(w as i64);
-                me.b.op(&format!("arith.cmpi eq, {warp}, {wi} : i64"))
+                let wi = me.b.constant(&w.to_string(), "i32");
+                me.b.op(&format!("arith.cmpi eq, {warp}, {wi} : i32"))
             };
             let in0 = w_is(self, 0);
             self.open_if(&in0);
@@ -231,24 +272,24 @@ impl Lower<'_> {
             let needs = self.b.op(&format!("arith.andi {needs}, {in_tree} : i1"));
             let pow = self.b.op(&format!("arith.shli {one}, {lane} : i64"));
             let src = self.b.op(&format!("arith.subi {tile}, {pow} : i64"));
-            let got = self.gather_published(&needs, &src, nout);
-            let mut acc = total.clone();
-            for m in 0..levels {
-                let mask = self.b.i64(((2u64 << m) - 1) as i64);
-                let lowm = self.b.op(&format!("arith.andi {t1}, {mask} : i64"));
-                let take = self.b.op(&format!("arith.cmpi eq, {lowm}, {zero} : i64"));
-                for k in 0..nout {
-                    let o = self.shfl(Shfl::Idx, &got[k], "i64", m);
-                    let o = self.value_of_bits(&o, dts[k]);
-                    let c = self.combine(scans[k].1, dts[k], o, acc[k].clone())?;
-                    acc[k] = self.select(&take, &c, &acc[k]);
-                }
+            let got = self.gather_published(&needs, &src, &ids);
+            // For m below the trailing ones of t (the same in every lane: a loop, kept rolled
+            // so that the values read stay in their lanes), T(t - 2^m) before the total.
+            let z = self.b.op(&format!("\"llvm.intr.cttz\"({t1}) <{{is_zero_poison = true}}> : (i64) -> i64"));
+            let tys: Vec<&str> = ids.iter().map(|v| v.ty()).collect();
+            let init: Vec<String> = total.iter().map(|v| v.ssa.clone()).collect();
+            let (m, args, res) = self.open_for(&zero, &z, &init, &tys);
+            let m = self.b.op(&format!("arith.trunci {m} : i64 to i32"));
+            let mut next = Vec::with_capacity(nout);
+            for k in 0..nout {
+                let o = self.shfl_lane(&got[k], &m);
+                next.push(self.combine(scans[k].1, dts[k], o, Val::new(args[k].clone(), dts[k]))?.ssa);
             }
+            self.yield_(&next, &tys);
+            self.close_no_unroll();
+            let acc: Vec<Val> = res.into_iter().zip(&dts).map(|(r, &dt)| Val::new(r, dt)).collect();
             self.open_if(&lead);
-            self.store_published(&tile, &acc);
-            self.b.stmt(DEVICE_FENCE);
-            let f = self.flag_at(&tile);
-            self.b.stmt(&format!("llvm.store volatile {one32}, {f} : i32, !llvm.ptr"));
+            self.publish(&tile, &acc);
             self.close();
             self.close();
             // Warp 1: the prefix, to shared memory.
@@ -271,26 +312,42 @@ impl Lower<'_> {
             let e = self.b.op(&format!("arith.addi {start}, {pow} : i64"));
             let e = self.b.op(&format!("arith.subi {e}, {one} : i64"));
             let src = self.b.op(&format!("arith.addi {row0}, {e} : i64"));
-            let got = self.gather_published(&has, &src, nout);
-            let mut acc = ids.clone();
-            for i in (0..levels).rev() {
-                let bi = self.b.i64(i as i64);
-                let b = self.b.op(&format!("arith.shrui {t}, {bi} : i64"));
-                let b = self.b.op(&format!("arith.andi {b}, {one} : i64"));
-                let take = self.b.op(&format!("arith.cmpi ne, {b}, {zero} : i64"));
-                for k in 0..nout {
-                    let o = self.shfl(Shfl::Idx, &got[k], "i64", i);
-                    let o = self.value_of_bits(&o, dts[k]);
-                    let c = self.combine(scans[k].1, dts[k], acc[k].clone(), o)?;
-                    acc[k] = self.select(&take, &c, &acc[k]);
-                }
+            let got = self.gather_published(&has, &src, &ids);
+            // The set bits of t from the highest (a loop over the bits left), each T(e) after
+            // the combine so far.
+            let mut tys = vec!["i64"];
+            tys.extend(ids.iter().map(|v| v.ty()));
+            let before: Vec<String> = tys.iter().map(|_| self.b.fresh()).collect();
+            let after: Vec<String> = tys.iter().map(|_| self.b.fresh()).collect();
+            let init = std::iter::once(t.clone()).chain(ids.iter().map(|v| v.ssa.clone()));
+            let inits: Vec<String> = before.iter().zip(init).map(|(b, i)| format!("{b} = {i}")).collect();
+            let res = self.open(tys.len(), &format!("scf.while ({}) : ({}) -> ({})", inits.join(", "), tys.join(", "), tys.join(", ")));
+            let more = self.b.op(&format!("arith.cmpi ne, {}, {zero} : i64", before[0]));
+            self.b.stmt(&format!("scf.condition({more}) {} : {}", before.join(", "), tys.join(", ")));
+            self.memo.pop();
+            self.memo.push(Default::default());
+            self.b.next_region("do");
+            let params: Vec<String> = after.iter().zip(&tys).map(|(a, t)| format!("{a}: {t}")).collect();
+            self.b.stmt(&format!("^bb0({}):", params.join(", ")));
+            let lz = self.b.op(&format!("\"llvm.intr.ctlz\"({}) <{{is_zero_poison = true}}> : (i64) -> i64", after[0]));
+            let c63 = self.b.i64(63);
+            let i = self.b.op(&format!("arith.subi {c63}, {lz} : i64"));
+            let bit = self.b.op(&format!("arith.shli {one}, {i} : i64"));
+            let mut next = vec![self.b.op(&format!("arith.xori {}, {bit} : i64", after[0]))];
+            let i = self.b.op(&format!("arith.trunci {i} : i64 to i32"));
+            for k in 0..nout {
+                let o = self.shfl_lane(&got[k], &i);
+                next.push(self.combine(scans[k].1, dts[k], Val::new(after[k + 1].clone(), dts[k]), o)?.ssa);
             }
+            self.b.stmt(&format!("scf.yield {} : {}", next.join(", "), tys.join(", ")));
+            self.close();
+            let acc: Vec<Val> = res.into_iter().skip(1).zip(&dts).map(|(r, &dt)| Val::new(r, dt)).collect();
             self.open_if(&lead);
             for (k, a) in acc.iter().enumerate() {
                 let i = self.b.i64((prefix_slot + k) as i64);
                 let bits = self.bits_of(a);
                 let sp = self.slot(&slots, &i);
-            self.b.stmt(&format!("llvm.store {bits}, {sp} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
+                self.b.stmt(&format!("llvm.store {bits}, {sp} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
             }
             self.close();
             self.close();
@@ -303,14 +360,34 @@ impl Lower<'_> {
                 *p = self.value_of_bits(&bits, dts[k]);
             }
         }
-        // Each element: the tile's prefix, the warp's prefix in the tile, its value in the warp.
-        for k in 0..nout {
+        // Each element: the tile's prefix, the warp's prefix in the tile, its value in the warp;
+        // where it lies and whether it is in the row, again from the thread's first element (the
+        // row's element `p` is element `row·n + p` of the output: the axis is the last but for
+        // axes of one).
+        let left = self.b.op(&format!("arith.subi {ne}, {t0} : i64"));
+        let left = self.b.op(&format!("arith.minui {left}, {tile_len} : i64"));
+        let left = self.b.op(&format!("arith.trunci {left} : i64 to i32"));
+        let f = self.b.op(&format!("arith.extui {first} : i32 to i64"));
+        let p0 = self.b.op(&format!("arith.addi {t0}, {f} overflow<nsw, nuw> : i64"));
+        let r0 = self.b.op(&format!("arith.muli {row}, {ne} overflow<nsw, nuw> : i64"));
+        let p0 = self.b.op(&format!("arith.addi {r0}, {p0} overflow<nsw, nuw> : i64"));
+        for (k, xs) in incl.iter().enumerate() {
             let head = self.combine(scans[k].1, dts[k], prefix[k].clone(), wprefix[k].clone())?;
-            for (j, (valid, dims)) in positions.iter().enumerate() {
-                let v = self.combine(scans[k].1, dts[k], head.clone(), incl[k][j].clone())?;
-                self.open_if(valid);
-                let at = ravel(&mut self.b, dims, shape);
-                store(&mut self.b, &Self::out_ptr(k), &at, &v);
+            let base = self.b.op(&format!(
+                "llvm.getelementptr inbounds {}[{p0}] : (!llvm.ptr, i64) -> !llvm.ptr, {}",
+                Self::out_ptr(k),
+                mem_ty(dts[k])
+            ));
+            for (j, x) in xs.iter().enumerate() {
+                let v = self.combine(scans[k].1, dts[k], head.clone(), x.clone())?;
+                // `first + 32·j < left`, as `first < left - 32·j` (signed: small values): only
+                // `first` and `left` live across the barriers.
+                let off = self.b.constant(&(WARP * j).to_string(), "i32");
+                let lim = self.b.op(&format!("arith.subi {left}, {off} : i32"));
+                let valid = self.b.op(&format!("arith.cmpi slt, {first}, {lim} : i32"));
+                let off = self.b.i64((WARP * j) as i64);
+                self.open_if(&valid);
+                store(&mut self.b, &base, &off, &v);
                 self.close();
             }
         }
@@ -322,6 +399,31 @@ impl Lower<'_> {
         Val::new(self.b.op(&format!("arith.select {c}, {}, {} : {}", a.ssa, b.ssa, a.ty())), a.dt)
     }
 
+    /// `v` as lane `lane` of the warp holds it (`lane`, an i32, the same in every lane), through
+    /// 32-bit shuffles.
+    fn shfl_lane(&mut self, v: &Val, lane: &str) -> Val {
+        let mask = self.b.constant("-1", "i32");
+        let clamp = self.b.constant("31", "i32");
+        let c32 = self.b.i64(32);
+        let bits = self.bits_of(v);
+        let mut got: Option<String> = None;
+        for h in 0..words_of(v.dt) {
+            let x = if h == 0 { bits.clone() } else { self.b.op(&format!("arith.shrui {bits}, {c32} : i64")) };
+            let x = self.b.op(&format!("arith.trunci {x} : i64 to i32"));
+            let y = self.b.fresh();
+            self.b.stmt(&format!("{y} = nvvm.shfl.sync idx {mask}, {x}, {lane}, {clamp} : i32 -> i32"));
+            let y = self.b.op(&format!("arith.extui {y} : i32 to i64"));
+            got = Some(match got {
+                None => y,
+                Some(lo) => {
+                    let hi = self.b.op(&format!("arith.shli {y}, {c32} : i64"));
+                    self.b.op(&format!("arith.ori {hi}, {lo} : i64"))
+                }
+            });
+        }
+        self.value_of_bits(&got.expect("a word"), v.dt)
+    }
+
     /// A pointer to 8-byte slot `i` of the block's shared memory at `base`. Slots are loaded and
     /// stored with their alignment written out: without it the fast tier's unoptimised NVPTX
     /// code generation split an i64 access in two `st.b32`s of a 64-bit float register, which
@@ -330,62 +432,111 @@ impl Lower<'_> {
         self.b.op(&format!("llvm.getelementptr inbounds {base}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
     }
 
-    /// A pointer to 8-byte slot `i` of the scratch buffer.
-    fn scratch_slot(&mut self, i: &str) -> String {
-        self.b.op(&format!("llvm.getelementptr inbounds %scratch[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+    /// A pointer to tagged word `i` of the counter buffer (loaded and stored with its alignment
+    /// written out, as [`Lower::slot`]'s: a word split in two stores would be seen half
+    /// written).
+    fn word_at(&mut self, i: &str) -> String {
+        self.b.op(&format!("llvm.getelementptr inbounds %counter[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
     }
 
-    /// A pointer to tile `tile`'s flag (u32 `tile` of the counter buffer).
-    fn flag_at(&mut self, tile: &str) -> String {
-        self.b.op(&format!("llvm.getelementptr inbounds %counter[{tile}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"))
-    }
-
-    /// Where `cond` holds, the `nout` values tile `src` published (as i64 bits), once its flag
-    /// is set: spun on, then fenced, then loaded volatile (never from a stale L1 line).
-    /// Elsewhere zeros.
-    fn gather_published(&mut self, cond: &str, src: &str, nout: usize) -> Vec<String> {
-        let tys = vec!["i64"; nout];
-        let results = self.open(nout, &format!("scf.if {cond} -> ({})", tys.join(", ")));
-        self.wait_flag(src);
-        let nk = self.b.i64(nout as i64);
-        let i0 = self.b.op(&format!("arith.muli {src}, {nk} : i64"));
-        let mut vals = Vec::with_capacity(nout);
-        for k in 0..nout {
-            let kk = self.b.i64(k as i64);
-            let i = self.b.op(&format!("arith.addi {i0}, {kk} : i64"));
-            let p = self.scratch_slot(&i);
-            let v = self.b.fresh();
-            self.b.stmt(&format!("{v} = llvm.load volatile {p} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
-            vals.push(v);
+    /// The values `vals` (one per output) published as publication `at`'s tagged words: words
+    /// `at · W ..` for `W` words a publication, each output's in turn, a 64-bit value's low
+    /// half first.
+    fn publish(&mut self, at: &str, vals: &[Val]) {
+        let dts: Vec<DType> = vals.iter().map(|v| v.dt).collect();
+        let per = self.b.i64(words_per(&dts) as i64);
+        let i0 = self.b.op(&format!("arith.muli {at}, {per} : i64"));
+        let tag = self.b.i64(TAG);
+        let mut w = 0;
+        for v in vals {
+            let bits = self.bits_of(v);
+            let halves = if words_of(v.dt) == 2 {
+                let mask = self.b.i64(0xffff_ffff);
+                let c32 = self.b.i64(32);
+                let lo = self.b.op(&format!("arith.andi {bits}, {mask} : i64"));
+                let hi = self.b.op(&format!("arith.shrui {bits}, {c32} : i64"));
+                vec![lo, hi]
+            } else {
+                vec![bits]
+            };
+            for half in halves {
+                let word = self.b.op(&format!("arith.ori {half}, {tag} : i64"));
+                let ww = self.b.i64(w as i64);
+                let i = self.b.op(&format!("arith.addi {i0}, {ww} : i64"));
+                let p = self.word_at(&i);
+                self.b.stmt(&format!("llvm.store volatile {word}, {p} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
+                w += 1;
+            }
         }
-        self.b.stmt(&format!("scf.yield {} : {}", vals.join(", "), tys.join(", ")));
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
-        let z = self.b.i64(0);
-        self.b.stmt(&format!("scf.yield {} : {}", vec![z; nout].join(", "), tys.join(", ")));
-        self.close();
-        results
     }
 
-    /// Spins until tile `tile`'s flag is set, then fences: what the tile published before
-    /// setting it is visible after.
-    fn wait_flag(&mut self, tile: &str) {
-        let f = self.flag_at(tile);
-        let z32 = self.b.constant("0", "i32");
+    /// The values of `dts` of publication `at` (see [`Lower::publish`]), each word polled until
+    /// its tag is set.
+    fn wait_published(&mut self, at: &str, dts: &[DType]) -> Vec<Val> {
+        let per = self.b.i64(words_per(dts) as i64);
+        let i0 = self.b.op(&format!("arith.muli {at}, {per} : i64"));
+        let mut w = 0;
+        let mut vals = Vec::with_capacity(dts.len());
+        for &dt in dts {
+            let mut words = Vec::with_capacity(2);
+            for _ in 0..words_of(dt) {
+                let ww = self.b.i64(w as i64);
+                let i = self.b.op(&format!("arith.addi {i0}, {ww} : i64"));
+                let p = self.word_at(&i);
+                words.push(self.poll(&p));
+                w += 1;
+            }
+            // One word: the value's bits are its low half (`value_of_bits` truncates).
+            let bits = match &words[..] {
+                [lo, hi] => {
+                    let mask = self.b.i64(0xffff_ffff);
+                    let c32 = self.b.i64(32);
+                    let lo = self.b.op(&format!("arith.andi {lo}, {mask} : i64"));
+                    let hi = self.b.op(&format!("arith.shli {hi}, {c32} : i64"));
+                    self.b.op(&format!("arith.ori {hi}, {lo} : i64"))
+                }
+                _ => words[0].clone(),
+            };
+            vals.push(self.value_of_bits(&bits, dt));
+        }
+        vals
+    }
+
+    /// Tagged word `p`, loaded volatile until its tag is set.
+    fn poll(&mut self, p: &str) -> String {
+        let z = self.b.i64(0);
+        let tag = self.b.i64(TAG);
         let (w, x) = (self.b.fresh(), self.b.fresh());
-        self.open(1, &format!("scf.while ({w} = {z32}) : (i32) -> i32"));
-        let fl = self.b.fresh();
-        self.b.stmt(&format!("{fl} = llvm.load volatile {f} : !llvm.ptr -> i32"));
-        let unset = self.b.op(&format!("arith.cmpi eq, {fl}, {z32} : i32"));
-        self.b.stmt(&format!("scf.condition({unset}) {fl} : i32"));
+        let r = self.open(1, &format!("scf.while ({w} = {z}) : (i64) -> i64"));
+        let word = self.b.fresh();
+        self.b.stmt(&format!("{word} = llvm.load volatile {p} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
+        let unset = self.b.op(&format!("arith.cmpi ult, {word}, {tag} : i64"));
+        self.b.stmt(&format!("scf.condition({unset}) {word} : i64"));
         self.memo.pop();
         self.memo.push(Default::default());
         self.b.next_region("do");
-        self.b.stmt(&format!("^bb0({x}: i32):"));
-        self.b.stmt(&format!("scf.yield {x} : i32"));
+        self.b.stmt(&format!("^bb0({x}: i64):"));
+        self.b.stmt(&format!("scf.yield {x} : i64"));
         self.close();
-        self.b.stmt(DEVICE_FENCE);
+        r.into_iter().next().expect("one result")
+    }
+
+    /// Where `cond` holds, the values tile `src` published (one per output, of the dtypes of
+    /// `ids`), once published; elsewhere `ids`.
+    fn gather_published(&mut self, cond: &str, src: &str, ids: &[Val]) -> Vec<Val> {
+        let tys: Vec<&str> = ids.iter().map(|v| v.ty()).collect();
+        let dts: Vec<DType> = ids.iter().map(|v| v.dt).collect();
+        let results = self.open(ids.len(), &format!("scf.if {cond} -> ({})", tys.join(", ")));
+        let vals = self.wait_published(src, &dts);
+        let names: Vec<String> = vals.iter().map(|v| v.ssa.clone()).collect();
+        self.b.stmt(&format!("scf.yield {} : {}", names.join(", "), tys.join(", ")));
+        self.b.next_region("else");
+        self.memo.pop();
+        self.memo.push(Default::default());
+        let same: Vec<String> = ids.iter().map(|v| v.ssa.clone()).collect();
+        self.b.stmt(&format!("scf.yield {} : {}", same.join(", "), tys.join(", ")));
+        self.close();
+        results.into_iter().zip(dts).map(|(r, dt)| Val::new(r, dt)).collect()
     }
 
     /// The scan of a column tile (see [`Tiles::Columns`]): the tile `(c, og)` (block
@@ -393,11 +544,10 @@ impl Lower<'_> {
     /// before) covers elements `c·CHUNK ..` of the axis at positions `g·cols + tid` after
     /// it, of line `o` of the axes before. A thread scans its chunk in registers, then combines
     /// its position's values that other tiles published (the tree of the module docs, per
-    /// position), publishes its own (every thread fenced, a barrier, then thread 0 sets the
-    /// tile's flag), and stores its chunk after its prefix.
+    /// position), publishes its own (publication `tile · cols + tid`), and stores its chunk
+    /// after its prefix.
     pub(super) fn scan_gpu_columns(&mut self, shape: &[usize], axis: usize, chunks: usize, cols: usize, col_groups: usize) -> Result<(), Stop> {
         let scans = scans(self.body, shape, axis)?;
-        let nout = scans.len();
         let n = shape[axis];
         let outer_shape = &shape[..axis];
         let inner_shape = &shape[axis + 1..];
@@ -405,11 +555,8 @@ impl Lower<'_> {
         let og_count = outer * col_groups;
         let blocks = chunks * og_count;
         let levels = (usize::BITS - chunks.leading_zeros()) as usize;
-        self.scan_launch = Some((
-            GpuScan { blocks, threads: cols, scratch_bytes: (8 * nout * blocks * cols).max(16), counter_words: blocks },
-            0,
-        ));
         let (dts, ids) = self.dtypes_and_identities(&scans)?;
+        self.scan_launch = Some((GpuScan::new(blocks, cols, blocks * cols * words_per(&dts)), 0));
         let zero = self.b.i64(0);
         let one = self.b.i64(1);
         let tile = "%block".to_string();
@@ -424,7 +571,7 @@ impl Lower<'_> {
         let col_ok = self.b.op(&format!("arith.cmpi ult, {col}, {inner_c} : i64"));
         let inner_last = self.b.op(&format!("arith.subi {inner_c}, {one} : i64"));
         let colc = self.b.op(&format!("arith.minui {col}, {inner_last} : i64"));
-        let mut dims0 = match outer_shape.len() {
+        let dims0 = match outer_shape.len() {
             0 => Vec::new(),
             1 => vec![o.clone()],
             _ => unravel(&mut self.b, &o, outer_shape),
@@ -438,8 +585,7 @@ impl Lower<'_> {
         let ne = extent(&mut self.b, n);
         let last = self.b.op(&format!("arith.subi {ne}, {one} : i64"));
         // The chunk, scanned in registers (past the axis's end or the line's: the identity).
-        let mut incl: Vec<Vec<Val>> = vec![Vec::with_capacity(CHUNK); nout];
-        let mut at_j = Vec::with_capacity(CHUNK);
+        let mut incl: Vec<Vec<Val>> = vec![Vec::with_capacity(CHUNK); scans.len()];
         for j in 0..CHUNK {
             let jj = self.b.i64(j as i64);
             let a = self.b.op(&format!("arith.addi {a0}, {jj} : i64"));
@@ -459,9 +605,7 @@ impl Lower<'_> {
                 };
                 incl[k].push(x);
             }
-            at_j.push((valid, dims));
         }
-        dims0.clear();
         let mut prefix = ids.clone();
         if chunks > 1 {
             // T(c): the chunk's total after T(c - 2^m) while 2^(m+1) divides c + 1.
@@ -479,15 +623,7 @@ impl Lower<'_> {
             }
             let cl = self.b.op(&format!("arith.muli {tile}, {colsc} : i64"));
             let cl = self.b.op(&format!("arith.addi {cl}, %tid : i64"));
-            self.store_published(&cl, &acc);
-            self.b.stmt(DEVICE_FENCE);
-            self.b.stmt("nvvm.barrier0");
-            let first = self.b.op(&format!("arith.cmpi eq, %tid, {zero} : i64"));
-            self.open_if(&first);
-            let f = self.flag_at(&tile);
-            let one32 = self.b.constant("1", "i32");
-            self.b.stmt(&format!("llvm.store volatile {one32}, {f} : i32, !llvm.ptr"));
-            self.close();
+            self.publish(&cl, &acc);
             // The prefix: T(e) for the blocks of c's binary form, from the left.
             for i in (0..levels).rev() {
                 let bi = self.b.i64(i as i64);
@@ -503,12 +639,30 @@ impl Lower<'_> {
                 prefix = self.combine_published_if(&take, &src, &colsc, &prefix, &scans, false)?;
             }
         }
-        for k in 0..nout {
-            for (j, (valid, dims)) in at_j.iter().enumerate() {
-                let v = self.combine(scans[k].1, dts[k], prefix[k].clone(), incl[k][j].clone())?;
-                self.open_if(valid);
-                let at = ravel(&mut self.b, dims, shape);
-                store(&mut self.b, &Self::out_ptr(k), &at, &v);
+        // Each element after its prefix; where it lies and whether it is in the array, again
+        // from the chunk's start (element `j` of the chunk is `j · inner` after its first).
+        let left = self.b.op(&format!("arith.subi {ne}, {a0} : i64"));
+        let left = self.b.op(&format!("arith.minui {left}, {chunk} : i64"));
+        let left = self.b.op(&format!("arith.trunci {left} : i64 to i32"));
+        let p0 = self.b.op(&format!("arith.muli {o}, {ne} overflow<nsw, nuw> : i64"));
+        let p0 = self.b.op(&format!("arith.addi {p0}, {a0} overflow<nsw, nuw> : i64"));
+        let p0 = self.b.op(&format!("arith.muli {p0}, {inner_c} overflow<nsw, nuw> : i64"));
+        let p0 = self.b.op(&format!("arith.addi {p0}, {col} overflow<nsw, nuw> : i64"));
+        for (k, xs) in incl.iter().enumerate() {
+            let base = self.b.op(&format!(
+                "llvm.getelementptr inbounds {}[{p0}] : (!llvm.ptr, i64) -> !llvm.ptr, {}",
+                Self::out_ptr(k),
+                mem_ty(dts[k])
+            ));
+            for (j, x) in xs.iter().enumerate() {
+                let v = self.combine(scans[k].1, dts[k], prefix[k].clone(), x.clone())?;
+                let jj = self.b.constant(&j.to_string(), "i32");
+                let in_axis = self.b.op(&format!("arith.cmpi ult, {jj}, {left} : i32"));
+                let valid = self.b.op(&format!("arith.andi {in_axis}, {col_ok} : i1"));
+                let jj = self.b.i64(j as i64);
+                let off = self.b.op(&format!("arith.muli {jj}, {inner_c} overflow<nsw, nuw> : i64"));
+                self.open_if(&valid);
+                store(&mut self.b, &base, &off, &v);
                 self.close();
             }
         }
@@ -525,22 +679,9 @@ impl Lower<'_> {
         Ok((dts, ids))
     }
 
-    /// The values `vals` (one per output) to the scratch buffer's slots `at · outputs + k`.
-    fn store_published(&mut self, at: &str, vals: &[Val]) {
-        let nk = self.b.i64(vals.len() as i64);
-        let i0 = self.b.op(&format!("arith.muli {at}, {nk} : i64"));
-        for (k, a) in vals.iter().enumerate() {
-            let kk = self.b.i64(k as i64);
-            let i = self.b.op(&format!("arith.addi {i0}, {kk} : i64"));
-            let bits = self.bits_of(a);
-            let p = self.scratch_slot(&i);
-            self.b.stmt(&format!("llvm.store {bits}, {p} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
-        }
-    }
-
     /// Where `take` holds, `acc` combined with the values column tile `src` published at this
     /// thread's position (tiles of `cols` threads; before `acc` when `published_first`), once
-    /// its flag is set; else `acc`.
+    /// published; else `acc`.
     fn combine_published_if(
         &mut self,
         take: &str,
@@ -550,22 +691,14 @@ impl Lower<'_> {
         scans: &[(&Node, OpKind)],
         published_first: bool,
     ) -> Result<Vec<Val>, Stop> {
-        let nout = acc.len();
         let tys: Vec<&str> = acc.iter().map(|v| v.ty()).collect();
-        let res = self.open(nout, &format!("scf.if {take} -> ({})", tys.join(", ")));
-        self.wait_flag(src);
+        let dts: Vec<DType> = acc.iter().map(|v| v.dt).collect();
+        let res = self.open(acc.len(), &format!("scf.if {take} -> ({})", tys.join(", ")));
         let cl = self.b.op(&format!("arith.muli {src}, {cols} : i64"));
         let cl = self.b.op(&format!("arith.addi {cl}, %tid : i64"));
-        let nk = self.b.i64(nout as i64);
-        let i0 = self.b.op(&format!("arith.muli {cl}, {nk} : i64"));
-        let mut next = Vec::with_capacity(nout);
-        for (k, a) in acc.iter().enumerate() {
-            let kk = self.b.i64(k as i64);
-            let i = self.b.op(&format!("arith.addi {i0}, {kk} : i64"));
-            let p = self.scratch_slot(&i);
-            let bits = self.b.fresh();
-            self.b.stmt(&format!("{bits} = llvm.load volatile {p} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
-            let v = self.value_of_bits(&bits, a.dt);
+        let got = self.wait_published(&cl, &dts);
+        let mut next = Vec::with_capacity(acc.len());
+        for (k, (a, v)) in acc.iter().zip(got).enumerate() {
             let (x, y) = if published_first { (v, a.clone()) } else { (a.clone(), v) };
             next.push(self.combine(scans[k].1, a.dt, x, y)?.ssa);
         }
