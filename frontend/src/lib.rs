@@ -24,6 +24,7 @@ mod reduce;
 mod scan;
 mod sort;
 mod quantile;
+mod search;
 mod shaping;
 mod views;
 
@@ -35,6 +36,9 @@ pub use creation::{
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use indexing::{bincount, try_bincount, Index, TakeMode};
+pub use search::{
+    digitize, histogram, searchsorted, topk, try_digitize, try_histogram, try_searchsorted, try_topk, Side,
+};
 pub use io::load_npy;
 pub use nan::{allclose, array_equal, average, heaviside, isclose, try_average, try_heaviside, try_isclose};
 pub use kernels::{fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel};

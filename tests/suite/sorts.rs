@@ -33,6 +33,41 @@ fixture_cases! { "sort/cases.txt";
     nanmedian_rows => |a| a[0].nanmedian(Some(1));
     nanpercentile_rows => |a| a[0].nanpercentile(40.0, Some(1));
     nanquantile_axis0 => |a| a[0].nanquantile(0.75, Some(0));
+
+    searchsorted_left => |a| kiln::searchsorted(&a[0], &a[1], kiln::Side::Left);
+    searchsorted_right => |a| kiln::searchsorted(&a[0], &a[1], kiln::Side::Right);
+    searchsorted_int => |a| kiln::searchsorted(&a[0], &a[1], kiln::Side::Left);
+    digitize_left => |a| kiln::digitize(&a[0], &a[1], false);
+    digitize_right => |a| kiln::digitize(&a[0], &a[1], true);
+    histogram_counts_auto, histogram_counts_int => |a| kiln::histogram(&a[0], if a[0].dtype() == DType::Int64 { 9 } else { 17 }, None).0;
+    histogram_edges_auto, histogram_edges_int => |a| kiln::histogram(&a[0], if a[0].dtype() == DType::Int64 { 9 } else { 17 }, None).1;
+    histogram_counts_range => |a| kiln::histogram(&a[0], 10, Some((-1.5, 2.25))).0;
+}
+
+/// `topk`: the largest (smallest) `k` along an axis, largest (smallest) first, NaN the
+/// largest; the values against a sorted copy, the positions reading them back.
+#[test]
+fn topk_takes_the_ends_of_each_line() {
+    let v: Vec<f32> = (0..3 * 50).map(|i| if i == 77 { f32::NAN } else { ((i * 37) % 50) as f32 * 0.5 - 7.0 }).collect();
+    let a = Array::from_vec(v.clone(), &[3, 50]);
+    let (vals, pos) = kiln::topk(&a, 4, 1, true);
+    let (vals, pos) = (vals.to_vec::<f32>(), pos.to_vec::<i64>());
+    for r in 0..3 {
+        let mut line: Vec<f32> = v[r * 50..(r + 1) * 50].to_vec();
+        line.sort_by(|x, y| y.partial_cmp(x).unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()).reverse()));
+        let got = &vals[r * 4..(r + 1) * 4];
+        assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), line[..4].iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        for (j, &p) in pos[r * 4..(r + 1) * 4].iter().enumerate() {
+            assert_eq!(v[r * 50 + p as usize].to_bits(), got[j].to_bits());
+        }
+    }
+    let (small, _) = kiln::topk(&a, 2, -1, false);
+    assert_eq!(small.to_vec::<f32>()[..2], [-7.0, -6.5]);
+    assert!(kiln::try_topk(&a, 51, 1, true).unwrap_err().to_string().contains("topk"));
+    assert!(kiln::try_histogram(&a, 0, None).is_err());
+    // A NaN makes the automatic range not finite (NumPy's ValueError).
+    assert!(kiln::try_histogram(&a, 5, None).unwrap_err().to_string().contains("not finite"));
+    assert!(kiln::try_searchsorted(&a, &a, kiln::Side::Left).unwrap_err().to_string().contains("1-D"));
 }
 
 #[test]

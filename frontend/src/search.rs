@@ -1,0 +1,176 @@
+//! Searching sorted arrays and counting into bins: `np.searchsorted`, `np.digitize`,
+//! `np.histogram`, and torch's `topk`. All are compositions of kiln's ops, so they stay lazy
+//! and fuse: a search counts, per value, the sorted elements before it (a comparison broadcast
+//! over both and summed: O(n·m) work, meant for bins and other short sorted arrays: no binary
+//! search kernel yet); a histogram computes each element's bin as NumPy does and adds ones into
+//! the bins (a scatter); `topk` gathers the ends of an `argsort`.
+
+use kiln_ir::DType;
+
+use crate::error::{value_err, Result};
+use crate::Array;
+
+/// Which end of a run of equal elements [`try_searchsorted`] returns (NumPy's `side`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The first position where the value could go (`"left"`).
+    Left,
+    /// The last (`"right"`).
+    Right,
+}
+
+/// `np.searchsorted(sorted, v, side)`: for each element of `v`, the position in the 1-D
+/// ascending `sorted` (NumPy's order: NaN last) where it would be inserted to keep the order;
+/// int64 of `v`'s shape. Not checked: that `sorted` is sorted (NumPy does not check either).
+///
+/// Errors: `sorted` not 1-D; dtypes without a common comparison.
+pub fn try_searchsorted(sorted: &Array, v: &Array, side: Side) -> Result<Array> {
+    if sorted.ndim() != 1 {
+        return Err(value_err("searchsorted", format!("the sorted array must be 1-D, got shape {:?}", sorted.shape())));
+    }
+    if sorted.dtype().is_complex() || v.dtype().is_complex() {
+        return Err(value_err("searchsorted", "complex arrays are not searched yet"));
+    }
+    let mut vshape: Vec<i64> = v.shape().iter().map(|&e| e as i64).collect();
+    vshape.push(1);
+    let vv = v.try_reshape(&vshape)?;
+    // In NumPy's order NaN is above every number and equal to NaN.
+    let before = match side {
+        Side::Left => {
+            let lt = sorted.try_less(&vv)?;
+            if sorted.dtype().is_inexact() || v.dtype().is_inexact() {
+                lt.try_logical_or(sorted.try_isnan()?.try_logical_not()?.try_logical_and(vv.try_isnan()?)?)?
+            } else {
+                lt
+            }
+        }
+        Side::Right => {
+            let le = sorted.try_less_equal(&vv)?;
+            if v.dtype().is_inexact() {
+                le.try_logical_or(vv.try_isnan()?)?
+            } else {
+                le
+            }
+        }
+    };
+    before.try_sum(-1i64)
+}
+
+/// [`try_searchsorted`], panicking on error.
+#[track_caller]
+pub fn searchsorted(sorted: &Array, v: &Array, side: Side) -> Array {
+    crate::unwrap(try_searchsorted(sorted, v, side))
+}
+
+/// `np.digitize(x, bins, right)` for increasing `bins`: the index of the bin of each element
+/// (`bins[i-1] <= x < bins[i]`, or `bins[i-1] < x <= bins[i]` with `right`); 0 below the
+/// first edge, `len(bins)` above the last. int64 of `x`'s shape.
+///
+/// Errors: as [`try_searchsorted`].
+pub fn try_digitize(x: &Array, bins: &Array, right: bool) -> Result<Array> {
+    try_searchsorted(bins, x, if right { Side::Left } else { Side::Right })
+}
+
+/// [`try_digitize`], panicking on error.
+#[track_caller]
+pub fn digitize(x: &Array, bins: &Array, right: bool) -> Array {
+    crate::unwrap(try_digitize(x, bins, right))
+}
+
+/// `np.histogram(a, bins, range)`: the counts of `a`'s elements (flattened) in `bins` equal
+/// bins over `range` (default: `a`'s minimum and maximum; equal ones widened by 0.5 each
+/// way), the last bin closed; values outside the range and NaN are not counted. Returns
+/// (counts int64 `(bins,)`, edges `(bins+1,)` of `a`'s float dtype, float64 for integers). Each element's bin is NumPy's: its
+/// offset times `bins / (hi - lo)` in `a`'s float dtype (float64 for integers), truncated,
+/// then corrected by one against the edges.
+///
+/// Without `range` the minimum and maximum are read back: **one device-to-host
+/// synchronisation** on a GPU. Errors: `bins` 0, a range with `lo > hi` or not finite, complex
+/// `a`, an empty `a` without a range (NumPy's ValueError: its range is not finite).
+pub fn try_histogram(a: &Array, bins: usize, range: Option<(f64, f64)>) -> Result<(Array, Array)> {
+    let op = "histogram";
+    if bins == 0 {
+        return Err(value_err(op, "`bins` must be positive"));
+    }
+    if a.dtype().is_complex() {
+        return Err(value_err(op, format!("complex input ({}) is not binned", a.dtype())));
+    }
+    let x = a.try_reshape(&[a.size() as i64])?;
+    let (mut lo, mut hi) = match range {
+        Some(r) => r,
+        None if a.size() == 0 => (0.0, 1.0),
+        None => {
+            let (mn, mx) = (x.cast_to(DType::Float64).try_min(None)?, x.cast_to(DType::Float64).try_max(None)?);
+            crate::materialize::try_eval_all(&[&mn, &mx])?;
+            (mn.try_item::<f64>()?, mx.try_item::<f64>()?)
+        }
+    };
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(value_err(op, format!("autodetected range of [{lo}, {hi}] is not finite")));
+    }
+    if lo > hi {
+        return Err(value_err(op, "max must be larger than min in range parameter."));
+    }
+    if lo == hi {
+        (lo, hi) = (lo - 0.5, hi + 0.5);
+    }
+    // Edges and the scale as NumPy computes them: from a's own minimum and maximum (float
+    // scalars of a's dtype) in that dtype's arithmetic, from a given range in float64; edges
+    // stored in a's float dtype (float64 for integers).
+    let xf = if x.dtype().is_float() { x.clone() } else { x.cast_to(DType::Float64) };
+    let dt = xf.dtype();
+    let in_dt = range.is_none() && dt != DType::Float64;
+    let r = |v: f64| if in_dt { kiln_ir::Literal::from_f64(dt, v).to_f64() } else { v };
+    let step = r(r(hi - lo) / bins as f64);
+    let mut e: Vec<f64> = (0..=bins).map(|i| r(r(i as f64 * step) + lo)).collect();
+    e[bins] = hi;
+    let edges = Array::from_vec(e, &[bins + 1]).cast_to(dt);
+    let norm = r(bins as f64 / r(hi - lo));
+    let keep = xf.try_greater_equal(lo)?.try_logical_and(xf.try_less_equal(hi)?)?;
+    let f = xf.try_subtract(lo)?.try_multiply(norm)?;
+    let i = f.try_clip(0.0, bins as f64)?.cast_to(DType::Int64);
+    let i = crate::try_where_(i.try_equal(bins as i64)?, i.try_subtract(1i64)?, &i)?;
+    let down = xf.try_less(edges.try_take(&i, None)?)?;
+    let i = crate::try_where_(&down, i.try_subtract(1i64)?, &i)?;
+    let up = xf.try_greater_equal(edges.try_take(&i.try_add(1i64)?, None)?)?.try_logical_and(i.try_not_equal(bins as i64 - 1)?)?;
+    let i = crate::try_where_(&up, i.try_add(1i64)?, &i)?;
+    // Elements not counted go to an extra bin, dropped after.
+    let i = crate::try_where_(&keep, &i, bins as i64)?;
+    let counts = crate::zeros(&[bins + 1], DType::Int64).try_add_at(&i, 1i64)?;
+    let counts = counts.try_slice(&[crate::SliceArg::Range { start: None, stop: Some(bins as i64), step: 1 }])?;
+    Ok((counts, edges))
+}
+
+/// [`try_histogram`], panicking on error.
+#[track_caller]
+pub fn histogram(a: &Array, bins: usize, range: Option<(f64, f64)>) -> (Array, Array) {
+    crate::unwrap(try_histogram(a, bins, range))
+}
+
+/// torch's `topk(a, k, axis, largest)`: the `k` largest (or smallest) elements along `axis`,
+/// largest first (smallest first), and their int64 positions; NaN counts as the largest. Both
+/// of `a`'s shape with the axis `k` long. Among equal elements the order is unspecified (as
+/// torch's).
+///
+/// Errors: `axis` out of range, `k` longer than the axis, complex `a`.
+pub fn try_topk(a: &Array, k: usize, axis: i64, largest: bool) -> Result<(Array, Array)> {
+    if a.dtype().is_complex() {
+        return Err(value_err("topk", format!("complex input ({}) has no order", a.dtype())));
+    }
+    let ax = kiln_ir::shape::normalize_axis("topk", axis, a.ndim())?;
+    let n = a.shape()[ax];
+    if k > n {
+        return Err(value_err("topk", format!("k ({k}) is larger than the axis ({n})")));
+    }
+    let order = a.try_argsort(Some(ax as i64))?;
+    let picks: Vec<i64> = if largest { (0..k as i64).map(|j| n as i64 - 1 - j).collect() } else { (0..k as i64).collect() };
+    let pos = order.try_take(&Array::from_vec(picks, &[k]), Some(ax as i64))?;
+    let vals = a.try_take_along_axis(&pos, ax as i64)?;
+    Ok((vals, pos))
+}
+
+/// [`try_topk`], panicking on error.
+#[track_caller]
+pub fn topk(a: &Array, k: usize, axis: i64, largest: bool) -> (Array, Array) {
+    crate::unwrap(try_topk(a, k, axis, largest))
+}
