@@ -25,6 +25,7 @@ mod scan;
 mod sort;
 mod quantile;
 mod search;
+mod unique;
 mod shaping;
 mod views;
 
@@ -36,6 +37,9 @@ pub use creation::{
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use indexing::{bincount, try_bincount, Index, TakeMode};
+pub use unique::{
+    try_unique, try_unique_counts, try_unique_inverse, try_unique_values, unique, unique_counts, unique_inverse, unique_values,
+};
 pub use search::{
     digitize, histogram, searchsorted, topk, try_digitize, try_histogram, try_searchsorted, try_topk, Side,
 };

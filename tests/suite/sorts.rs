@@ -1,7 +1,8 @@
 //! Sorts (`sort`, `argsort`) against NumPy's fixtures (`tests/fixtures/sort/`, from
 //! `make_sort_fixtures.py`: NaN last, ±0 and ±inf, ties (argsort stable), complex with NaN
 //! parts, every dtype class, an empty axis, 0-d with axis None, negative axes) and the order
-//! statistics built on them (median, quantile, percentile and their NaN-skipping forms), on
+//! statistics built on them (median, quantile, percentile and their NaN-skipping forms,
+//! searchsorted, digitize, histogram, the unique family), on
 //! whichever backend runs the suite; their typed errors; a sort as its own region.
 
 use kiln::{Array, DType};
@@ -42,6 +43,12 @@ fixture_cases! { "sort/cases.txt";
     histogram_counts_auto, histogram_counts_int => |a| kiln::histogram(&a[0], if a[0].dtype() == DType::Int64 { 9 } else { 17 }, None).0;
     histogram_edges_auto, histogram_edges_int => |a| kiln::histogram(&a[0], if a[0].dtype() == DType::Int64 { 9 } else { 17 }, None).1;
     histogram_counts_range => |a| kiln::histogram(&a[0], 10, Some((-1.5, 2.25))).0;
+
+    unique_f64, unique_bool, unique_empty => |a| kiln::unique(&a[0]);
+    unique_values_f64 => |a| kiln::unique_values(&a[0]);
+    unique_counts_values_i16 => |a| kiln::unique_counts(&a[0]).0;
+    unique_counts_counts_i16, unique_counts_counts_f64 => |a| kiln::unique_counts(&a[0]).1;
+    unique_inverse_i16, unique_inverse_f64 => |a| kiln::unique_inverse(&a[0]).1;
 }
 
 /// `topk`: the largest (smallest) `k` along an axis, largest (smallest) first, NaN the

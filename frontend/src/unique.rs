@@ -1,0 +1,127 @@
+//! Distinct elements: `np.unique` and NumPy 2's `unique_values`, `unique_counts`,
+//! `unique_inverse`. Their length depends on the data: the flattened array is sorted (a sort
+//! region), runs of equal neighbours are marked and numbered by a cumsum, and the count of runs
+//! is read back: **one device-to-host synchronisation** per call. The values are then placed
+//! by a scatter (`put`: on the GPU it runs on the host between copies for now), the counts by
+//! `add_at`, the inverse by a `put` through the sort's order.
+
+use kiln_ir::DType;
+
+use crate::error::{value_err, Result};
+use crate::{Array, SliceArg};
+
+/// The runs of a sorted flattening of `x`: (sorted elements, the sort's order, each sorted
+/// element's run number, the number of runs, where runs start). NaNs are one run when `equal_nan`, else each
+/// its own (NumPy 2's `unique_*` functions).
+fn runs(x: &Array, equal_nan: bool) -> Result<(Array, Array, Array, usize, Array)> {
+    let flat = x.try_reshape(&[x.size() as i64])?;
+    let order = flat.try_argsort(None)?;
+    let sorted = flat.try_take(&order, None)?;
+    let n = x.size();
+    let range = |start: Option<i64>, stop: Option<i64>| [SliceArg::Range { start, stop, step: 1 }];
+    let (later, earlier) = (sorted.try_slice(&range(Some(1), None))?, sorted.try_slice(&range(None, Some(-1)))?);
+    let mut differ = later.try_not_equal(&earlier)?;
+    if equal_nan && x.dtype().is_inexact() {
+        let both = later.try_isnan()?.try_logical_and(earlier.try_isnan()?)?;
+        differ = differ.try_logical_and(both.try_logical_not()?)?;
+    }
+    let starts = crate::try_concatenate(&[&crate::full(&[1], true, DType::Bool), &differ], 0)?;
+    let run = starts.try_cumsum(None)?.try_subtract(1i64)?;
+    let last = run.try_slice(&range(Some(n as i64 - 1), None))?;
+    let count = last.try_item::<i64>()? as usize + 1;
+    Ok((sorted, order, run, count, starts))
+}
+
+/// The first value of each run, in order (as NumPy keeps it: of -0.0 and 0.0 the first).
+fn run_values(sorted: &Array, run: &Array, count: usize, starts: &Array) -> Result<Array> {
+    // A run's first element writes its slot; the others write a slot past the end, dropped.
+    let at = crate::try_where_(starts, run, count as i64)?;
+    let vals = crate::empty(&[count + 1], sorted.dtype()).try_put(&at, sorted)?;
+    vals.try_slice(&[SliceArg::Range { start: None, stop: Some(count as i64), step: 1 }])
+}
+
+/// Checks that `x` can be ordered.
+fn check(op: &str, x: &Array) -> Result<()> {
+    if x.dtype().is_complex() {
+        return Err(value_err(op, format!("complex arrays ({}) are not made unique yet", x.dtype())));
+    }
+    Ok(())
+}
+
+/// `np.unique(x)`: the sorted distinct elements of the flattened `x`, NaNs as one
+/// (`equal_nan=True`). 1-D, `x`'s dtype. One synchronisation (see the module docs).
+///
+/// Errors: complex `x`.
+pub fn try_unique(x: &Array) -> Result<Array> {
+    check("unique", x)?;
+    if x.size() == 0 {
+        return Ok(crate::empty(&[0], x.dtype()));
+    }
+    let (sorted, _, run, count, starts) = runs(x, true)?;
+    run_values(&sorted, &run, count, &starts)
+}
+
+/// [`try_unique`], panicking on error.
+#[track_caller]
+pub fn unique(x: &Array) -> Array {
+    crate::unwrap(try_unique(x))
+}
+
+/// NumPy 2's `np.unique_values(x)`: the sorted distinct elements, each NaN distinct.
+///
+/// Errors: complex `x`.
+pub fn try_unique_values(x: &Array) -> Result<Array> {
+    check("unique_values", x)?;
+    if x.size() == 0 {
+        return Ok(crate::empty(&[0], x.dtype()));
+    }
+    let (sorted, _, run, count, starts) = runs(x, false)?;
+    run_values(&sorted, &run, count, &starts)
+}
+
+/// [`try_unique_values`], panicking on error.
+#[track_caller]
+pub fn unique_values(x: &Array) -> Array {
+    crate::unwrap(try_unique_values(x))
+}
+
+/// NumPy 2's `np.unique_counts(x)`: the distinct elements (as `unique_values`) and how many
+/// times each occurs (int64).
+///
+/// Errors: complex `x`.
+pub fn try_unique_counts(x: &Array) -> Result<(Array, Array)> {
+    check("unique_counts", x)?;
+    if x.size() == 0 {
+        return Ok((crate::empty(&[0], x.dtype()), crate::empty(&[0], DType::Int64)));
+    }
+    let (sorted, _, run, count, starts) = runs(x, false)?;
+    let counts = crate::zeros(&[count], DType::Int64).try_add_at(&run, 1i64)?;
+    Ok((run_values(&sorted, &run, count, &starts)?, counts))
+}
+
+/// [`try_unique_counts`], panicking on error.
+#[track_caller]
+pub fn unique_counts(x: &Array) -> (Array, Array) {
+    crate::unwrap(try_unique_counts(x))
+}
+
+/// NumPy 2's `np.unique_inverse(x)`: the distinct elements (as `unique_values`) and, for each
+/// element of `x` (its shape), the index of its value among them (int64).
+///
+/// Errors: complex `x`.
+pub fn try_unique_inverse(x: &Array) -> Result<(Array, Array)> {
+    check("unique_inverse", x)?;
+    if x.size() == 0 {
+        return Ok((crate::empty(&[0], x.dtype()), crate::empty(x.shape(), DType::Int64)));
+    }
+    let (sorted, order, run, count, starts) = runs(x, false)?;
+    let shape: Vec<i64> = x.shape().iter().map(|&e| e as i64).collect();
+    let inverse = crate::zeros(&[x.size()], DType::Int64).try_put(&order, &run)?.try_reshape(&shape)?;
+    Ok((run_values(&sorted, &run, count, &starts)?, inverse))
+}
+
+/// [`try_unique_inverse`], panicking on error.
+#[track_caller]
+pub fn unique_inverse(x: &Array) -> (Array, Array) {
+    crate::unwrap(try_unique_inverse(x))
+}
