@@ -21,13 +21,16 @@
 //! per wait).
 //!
 //! - Scans along the last axis ([`Lower::scan_gpu`]): a tile is up to 2048 consecutive
-//!   elements of a row, scanned by warp shuffles.
+//!   elements of a row (256 threads), or for longer rows up to 8192 (512 threads, 16 runs of
+//!   32 a warp: fewer tiles, so fewer and shallower look-backs), scanned by warp shuffles.
 //! - Scans along another axis ([`Lower::scan_gpu_columns`]): a tile is a chunk of the axis
 //!   times 256 neighbouring positions after it; a thread scans its position's chunk.
 //!
 //! Across the look-back a thread keeps only its elements' scanned values: their positions and
 //! validity are computed again for the stores (registers limit how many blocks an SM holds, and
-//! its other blocks hide the waits).
+//! its other blocks hide the waits): the look-back's tile indices are 32-bit, and
+//! the warp that publishes loads the warps' totals again for the tile's total rather than keep
+//! them beside the values (a float32 row scan of 8192-element tiles takes 32 registers).
 
 use kiln_ir::shape::numel;
 use kiln_ir::{DType, Graph, Node, OpKind};
@@ -38,9 +41,15 @@ use crate::codegen::cast::cast;
 use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, mem_ty, store, work_ty, Val};
 
-/// Threads of a GPU scan block.
+/// Threads of a GPU scan block (of a column scan; a row scan's tiles of more than
+/// `SCAN_THREADS · ROW_GROUPS` elements take [`LONG_ROW_THREADS`]).
 const SCAN_THREADS: usize = 256;
-const SCAN_WARPS: usize = SCAN_THREADS / WARP;
+/// Threads of a row scan's tiles of more than `SCAN_THREADS · ROW_GROUPS` elements.
+const LONG_ROW_THREADS: usize = 512;
+/// The most runs of 32 a warp of a row scan takes: [`ROW_GROUPS`] with [`SCAN_THREADS`],
+/// twice as many with [`LONG_ROW_THREADS`] (tiles of 2048 and 8192 elements).
+const ROW_GROUPS: usize = 8;
+const LONG_ROW_GROUPS: usize = 16;
 /// Rows at least this long are scanned by tiles on the GPU, and rows of any length when there
 /// are fewer than [`TILED_FEW_ROWS`] (a thread per row would leave the GPU idle).
 const TILED_MIN_ROW: usize = 512;
@@ -85,9 +94,9 @@ const TAG: i64 = 1 << 32;
 /// A GPU scan's tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tiles {
-    /// Along the last axis: `groups` runs of 32 elements per warp (a tile holds
-    /// `SCAN_THREADS · groups` consecutive elements of a row), `per_row` tiles per row.
-    Rows { groups: usize, per_row: usize },
+    /// Along the last axis: blocks of `threads` threads, `groups` runs of 32 elements per warp
+    /// (a tile holds `threads · groups` consecutive elements of a row), `per_row` tiles per row.
+    Rows { threads: usize, groups: usize, per_row: usize },
     /// Along another axis: chunks of [`CHUNK`] along it (`chunks` per line), times `cols`
     /// neighbouring positions after it (`col_groups` groups of them per line of the axes before).
     Columns { chunks: usize, cols: usize, col_groups: usize },
@@ -113,8 +122,10 @@ pub(crate) fn gpu_tiles(body: &Graph, shape: &[usize], axis: usize) -> Option<Ti
         if n < TILED_MIN_ROW && lines >= TILED_FEW_ROWS {
             return None;
         }
-        let groups = [1, 2, 4, 8].into_iter().find(|g| SCAN_THREADS * g >= n).unwrap_or(8);
-        return Some(Tiles::Rows { groups, per_row: n.div_ceil(SCAN_THREADS * groups) });
+        let (threads, most) =
+            if n <= SCAN_THREADS * ROW_GROUPS { (SCAN_THREADS, ROW_GROUPS) } else { (LONG_ROW_THREADS, LONG_ROW_GROUPS) };
+        let groups = [1, 2, 4, 8, 16].into_iter().find(|&g| g <= most && threads * g >= n).unwrap_or(most);
+        return Some(Tiles::Rows { threads, groups, per_row: n.div_ceil(threads * groups) });
     }
     if n < COLUMNS_MIN_LINE && lines >= TILED_FEW_ROWS {
         return None;
@@ -130,10 +141,10 @@ impl Lower<'_> {
     /// totals go through shared memory; warp 0 gathers the tile's published value, warp 1 its
     /// prefix, a lane per bit of the tile's index polling the words of the tile it reads, then
     /// the warp combines the lanes' values that apply in a loop. In-tile offsets are 32-bit (a
-    /// tile holds at most 2048 elements).
+    /// tile holds at most 8192 elements).
     pub(super) fn scan_gpu(&mut self, shape: &[usize], axis: usize, tiles: Tiles) -> Result<(), Stop> {
-        let (groups, per_row) = match tiles {
-            Tiles::Rows { groups, per_row } => (groups, per_row),
+        let (threads, groups, per_row) = match tiles {
+            Tiles::Rows { threads, groups, per_row } => (threads, groups, per_row),
             Tiles::Columns { chunks, cols, col_groups } => return self.scan_gpu_columns(shape, axis, chunks, cols, col_groups),
         };
         let scans = scans(self.body, shape, axis)?;
@@ -145,10 +156,10 @@ impl Lower<'_> {
         let row_shape: Vec<usize> = shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &e)| e).collect();
         // Shared memory (8-byte slots): each output's prefix, then each output's warp totals.
         let (prefix_slot, warp_slot) = (0, nout);
-        let smem = 8 * (nout + nout * SCAN_WARPS);
+        let warps = threads / WARP;
+        let smem = 8 * (nout + nout * warps);
         let (dts, ids) = self.dtypes_and_identities(&scans)?;
-        self.scan_launch = Some((GpuScan::new(blocks, SCAN_THREADS, blocks * words_per(&dts)), smem));
-        let zero = self.b.i64(0);
+        self.scan_launch = Some((GpuScan::new(blocks, threads, blocks * words_per(&dts)), smem));
         let z32 = self.b.constant("0", "i32");
         let slots = self.shared_at(0);
         let tile = "%block".to_string();
@@ -177,21 +188,26 @@ impl Lower<'_> {
             let off = me.b.constant(&(WARP * j).to_string(), "i32");
             me.b.op(&format!("arith.addi {first}, {off} : i32"))
         };
-        let tile_len = self.b.i64((SCAN_THREADS * groups) as i64);
+        let tile_len = self.b.i64((threads * groups) as i64);
         let t0 = self.b.op(&format!("arith.muli {t}, {tile_len} : i64"));
         let ne = extent(&mut self.b, n);
-        let one = self.b.i64(1);
-        let last = self.b.op(&format!("arith.subi {ne}, {one} : i64"));
+        // The tile's elements in the row (32-bit, as the offsets in it).
+        let left = self.b.op(&format!("arith.subi {ne}, {t0} : i64"));
+        let left = self.b.op(&format!("arith.minui {left}, {tile_len} : i64"));
+        let left = self.b.op(&format!("arith.trunci {left} : i64 to i32"));
+        let c1 = self.b.constant("1", "i32");
+        let tile_last = self.b.op(&format!("arith.subi {left}, {c1} : i32"));
         // Each run of 32: the elements (past the row's end: the identity), scanned across the
-        // warp, after the runs before it.
+        // warp, after the runs before it. Positions are clamped within the tile in 32 bits, so
+        // that the loads' addresses are 32-bit offsets from the tile's start.
         let mut incl: Vec<Vec<Val>> = vec![Vec::with_capacity(groups); nout];
         let mut carry: Vec<Option<Val>> = vec![None; nout];
         for j in 0..groups {
             let l = local(self, j);
-            let l = self.b.op(&format!("arith.extui {l} : i32 to i64"));
-            let pos = self.b.op(&format!("arith.addi {t0}, {l} : i64"));
-            let valid = self.b.op(&format!("arith.cmpi ult, {pos}, {ne} : i64"));
-            let posc = self.b.op(&format!("arith.minui {pos}, {last} : i64"));
+            let valid = self.b.op(&format!("arith.cmpi ult, {l}, {left} : i32"));
+            let lc = self.b.op(&format!("arith.minui {l}, {tile_last} : i32"));
+            let lc = self.b.op(&format!("arith.extui {lc} : i32 to i64"));
+            let posc = self.b.op(&format!("arith.addi {t0}, {lc} overflow<nsw, nuw> : i64"));
             let dims = at(&posc);
             for (k, (node, _)) in scans.iter().enumerate() {
                 let v = self.emit(node.inputs[0], &Ix { dims: Some(dims.clone()), flat: None })?;
@@ -220,7 +236,7 @@ impl Lower<'_> {
         self.open_if(&lead);
         for (k, c) in carry.iter().enumerate() {
             let c = c.clone().expect("a run per tile");
-            let off = self.b.i64((warp_slot + k * SCAN_WARPS) as i64);
+            let off = self.b.i64((warp_slot + k * warps) as i64);
             let i = self.b.op(&format!("arith.addi {off}, {warp64} : i64"));
             let bits = self.bits_of(&c);
             let sp = self.slot(&slots, &i);
@@ -228,31 +244,27 @@ impl Lower<'_> {
         }
         self.close();
         self.b.stmt("nvvm.barrier0");
-        // Each thread: its warp's prefix in the tile, and the tile's total.
+        // Each thread: its warp's prefix in the tile.
         let mut wprefix = Vec::with_capacity(nout);
-        let mut total = Vec::with_capacity(nout);
         for k in 0..nout {
-            let (mut p, mut a) = (ids[k].clone(), ids[k].clone());
-            for w in 0..SCAN_WARPS {
-                let i = self.b.i64((warp_slot + k * SCAN_WARPS + w) as i64);
-                let sp = self.slot(&slots, &i);
-                let bits = self.b.fresh();
-                self.b.stmt(&format!("{bits} = llvm.load volatile {sp} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
-                let v = self.value_of_bits(&bits, dts[k]);
+            let mut p = ids[k].clone();
+            for w in 0..warps {
+                let v = self.warp_total(&slots, warp_slot + k * warps + w, dts[k]);
                 let wi = self.b.constant(&w.to_string(), "i32");
                 let before = self.b.op(&format!("arith.cmpi ult, {wi}, {warp} : i32"));
-                let pc = self.combine(scans[k].1, dts[k], p.clone(), v.clone())?;
+                let pc = self.combine(scans[k].1, dts[k], p.clone(), v)?;
                 p = self.select(&before, &pc, &p);
-                a = self.combine(scans[k].1, dts[k], a, v)?;
             }
             wprefix.push(p);
-            total.push(a);
         }
         // The tile's prefix in the row (tiles after the first of a row).
         let mut prefix = ids.clone();
         if per_row > 1 {
-            let row0 = self.b.op(&format!("arith.subi {tile}, {t} : i64"));
-            let lane = self.b.op(&format!("arith.extui {lane} : i32 to i64"));
+            // The look-back's tile indices within the row are 32-bit (a row has fewer tiles
+            // than the grid has blocks), so that few registers live beside the tile's values.
+            let t = self.b.op(&format!("arith.trunci {t} : i64 to i32"));
+            let one = self.b.constant("1", "i32");
+            let zero = self.b.constant("0", "i32");
             // Warp 0: T(t), published.
             let w_is = |me: &mut Self, w: usize| -> String {
                 let wi = me.b.constant(&w.to_string(), "i32");
@@ -260,25 +272,39 @@ impl Lower<'_> {
             };
             let in0 = w_is(self, 0);
             self.open_if(&in0);
-            let t1 = self.b.op(&format!("arith.addi {t}, {one} : i64"));
+            // The tile's total, from the warps' totals loaded again (volatile loads: were they
+            // the prefix's, all of them would live beside the tile's values).
+            let mut total = Vec::with_capacity(nout);
+            for k in 0..nout {
+                let mut a = ids[k].clone();
+                for w in 0..warps {
+                    let v = self.warp_total(&slots, warp_slot + k * warps + w, dts[k]);
+                    a = self.combine(scans[k].1, dts[k], a, v)?;
+                }
+                total.push(a);
+            }
+            let t1 = self.b.op(&format!("arith.addi {t}, {one} : i32"));
             // Lane m reads T(t - 2^m) when 2^(m+1) divides t + 1.
-            let two = self.b.i64(2);
-            let below = self.b.op(&format!("arith.shli {two}, {lane} : i64"));
-            let below = self.b.op(&format!("arith.subi {below}, {one} : i64"));
-            let low = self.b.op(&format!("arith.andi {t1}, {below} : i64"));
-            let needs = self.b.op(&format!("arith.cmpi eq, {low}, {zero} : i64"));
-            let lev = self.b.i64(levels as i64);
-            let in_tree = self.b.op(&format!("arith.cmpi ult, {lane}, {lev} : i64"));
+            let two = self.b.constant("2", "i32");
+            let below = self.b.op(&format!("arith.shli {two}, {lane} : i32"));
+            let below = self.b.op(&format!("arith.subi {below}, {one} : i32"));
+            let low = self.b.op(&format!("arith.andi {t1}, {below} : i32"));
+            let needs = self.b.op(&format!("arith.cmpi eq, {low}, {zero} : i32"));
+            let lev = self.b.constant(&levels.to_string(), "i32");
+            let in_tree = self.b.op(&format!("arith.cmpi ult, {lane}, {lev} : i32"));
             let needs = self.b.op(&format!("arith.andi {needs}, {in_tree} : i1"));
-            let pow = self.b.op(&format!("arith.shli {one}, {lane} : i64"));
+            let pow = self.b.op(&format!("arith.shli {one}, {lane} : i32"));
+            let pow = self.b.op(&format!("arith.extui {pow} : i32 to i64"));
             let src = self.b.op(&format!("arith.subi {tile}, {pow} : i64"));
             let got = self.gather_published(&needs, &src, &ids);
             // For m below the trailing ones of t (the same in every lane: a loop, kept rolled
             // so that the values read stay in their lanes), T(t - 2^m) before the total.
-            let z = self.b.op(&format!("\"llvm.intr.cttz\"({t1}) <{{is_zero_poison = true}}> : (i64) -> i64"));
+            let z = self.b.op(&format!("\"llvm.intr.cttz\"({t1}) <{{is_zero_poison = true}}> : (i32) -> i32"));
+            let z = self.b.op(&format!("arith.extui {z} : i32 to i64"));
             let tys: Vec<&str> = ids.iter().map(|v| v.ty()).collect();
             let init: Vec<String> = total.iter().map(|v| v.ssa.clone()).collect();
-            let (m, args, res) = self.open_for(&zero, &z, &init, &tys);
+            let z64 = self.b.i64(0);
+            let (m, args, res) = self.open_for(&z64, &z, &init, &tys);
             let m = self.b.op(&format!("arith.trunci {m} : i64 to i32"));
             let mut next = Vec::with_capacity(nout);
             for k in 0..nout {
@@ -296,45 +322,47 @@ impl Lower<'_> {
             let in1 = w_is(self, 1);
             self.open_if(&in1);
             // Lane i reads T(e) for bit i of t: e = (t with bits 0..=i cleared) + 2^i - 1.
-            let bit = self.b.op(&format!("arith.shrui {t}, {lane} : i64"));
-            let bit = self.b.op(&format!("arith.andi {bit}, {one} : i64"));
-            let has = self.b.op(&format!("arith.cmpi ne, {bit}, {zero} : i64"));
-            let lev = self.b.i64(levels as i64);
-            let in_tree = self.b.op(&format!("arith.cmpi ult, {lane}, {lev} : i64"));
+            let bit = self.b.op(&format!("arith.shrui {t}, {lane} : i32"));
+            let bit = self.b.op(&format!("arith.andi {bit}, {one} : i32"));
+            let has = self.b.op(&format!("arith.cmpi ne, {bit}, {zero} : i32"));
+            let lev = self.b.constant(&levels.to_string(), "i32");
+            let in_tree = self.b.op(&format!("arith.cmpi ult, {lane}, {lev} : i32"));
             let has = self.b.op(&format!("arith.andi {has}, {in_tree} : i1"));
-            let two = self.b.i64(2);
-            let upto = self.b.op(&format!("arith.shli {two}, {lane} : i64"));
-            let upto = self.b.op(&format!("arith.subi {upto}, {one} : i64"));
-            let ones = self.b.i64(-1);
-            let keep = self.b.op(&format!("arith.xori {upto}, {ones} : i64"));
-            let start = self.b.op(&format!("arith.andi {t}, {keep} : i64"));
-            let pow = self.b.op(&format!("arith.shli {one}, {lane} : i64"));
-            let e = self.b.op(&format!("arith.addi {start}, {pow} : i64"));
-            let e = self.b.op(&format!("arith.subi {e}, {one} : i64"));
+            let two = self.b.constant("2", "i32");
+            let upto = self.b.op(&format!("arith.shli {two}, {lane} : i32"));
+            let upto = self.b.op(&format!("arith.subi {upto}, {one} : i32"));
+            let ones = self.b.constant("-1", "i32");
+            let keep = self.b.op(&format!("arith.xori {upto}, {ones} : i32"));
+            let start = self.b.op(&format!("arith.andi {t}, {keep} : i32"));
+            let pow = self.b.op(&format!("arith.shli {one}, {lane} : i32"));
+            let e = self.b.op(&format!("arith.addi {start}, {pow} : i32"));
+            let e = self.b.op(&format!("arith.subi {e}, {one} : i32"));
+            let e = self.b.op(&format!("arith.extui {e} : i32 to i64"));
+            let t64 = self.b.op(&format!("arith.extui {t} : i32 to i64"));
+            let row0 = self.b.op(&format!("arith.subi {tile}, {t64} : i64"));
             let src = self.b.op(&format!("arith.addi {row0}, {e} : i64"));
             let got = self.gather_published(&has, &src, &ids);
             // The set bits of t from the highest (a loop over the bits left), each T(e) after
             // the combine so far.
-            let mut tys = vec!["i64"];
+            let mut tys = vec!["i32"];
             tys.extend(ids.iter().map(|v| v.ty()));
             let before: Vec<String> = tys.iter().map(|_| self.b.fresh()).collect();
             let after: Vec<String> = tys.iter().map(|_| self.b.fresh()).collect();
             let init = std::iter::once(t.clone()).chain(ids.iter().map(|v| v.ssa.clone()));
             let inits: Vec<String> = before.iter().zip(init).map(|(b, i)| format!("{b} = {i}")).collect();
             let res = self.open(tys.len(), &format!("scf.while ({}) : ({}) -> ({})", inits.join(", "), tys.join(", "), tys.join(", ")));
-            let more = self.b.op(&format!("arith.cmpi ne, {}, {zero} : i64", before[0]));
+            let more = self.b.op(&format!("arith.cmpi ne, {}, {zero} : i32", before[0]));
             self.b.stmt(&format!("scf.condition({more}) {} : {}", before.join(", "), tys.join(", ")));
             self.memo.pop();
             self.memo.push(Default::default());
             self.b.next_region("do");
             let params: Vec<String> = after.iter().zip(&tys).map(|(a, t)| format!("{a}: {t}")).collect();
             self.b.stmt(&format!("^bb0({}):", params.join(", ")));
-            let lz = self.b.op(&format!("\"llvm.intr.ctlz\"({}) <{{is_zero_poison = true}}> : (i64) -> i64", after[0]));
-            let c63 = self.b.i64(63);
-            let i = self.b.op(&format!("arith.subi {c63}, {lz} : i64"));
-            let bit = self.b.op(&format!("arith.shli {one}, {i} : i64"));
-            let mut next = vec![self.b.op(&format!("arith.xori {}, {bit} : i64", after[0]))];
-            let i = self.b.op(&format!("arith.trunci {i} : i64 to i32"));
+            let lz = self.b.op(&format!("\"llvm.intr.ctlz\"({}) <{{is_zero_poison = true}}> : (i32) -> i32", after[0]));
+            let c31 = self.b.constant("31", "i32");
+            let i = self.b.op(&format!("arith.subi {c31}, {lz} : i32"));
+            let bit = self.b.op(&format!("arith.shli {one}, {i} : i32"));
+            let mut next = vec![self.b.op(&format!("arith.xori {}, {bit} : i32", after[0]))];
             for k in 0..nout {
                 let o = self.shfl_lane(&got[k], &i);
                 next.push(self.combine(scans[k].1, dts[k], Val::new(after[k + 1].clone(), dts[k]), o)?.ssa);
@@ -364,9 +392,6 @@ impl Lower<'_> {
         // where it lies and whether it is in the row, again from the thread's first element (the
         // row's element `p` is element `row·n + p` of the output: the axis is the last but for
         // axes of one).
-        let left = self.b.op(&format!("arith.subi {ne}, {t0} : i64"));
-        let left = self.b.op(&format!("arith.minui {left}, {tile_len} : i64"));
-        let left = self.b.op(&format!("arith.trunci {left} : i64 to i32"));
         let f = self.b.op(&format!("arith.extui {first} : i32 to i64"));
         let p0 = self.b.op(&format!("arith.addi {t0}, {f} overflow<nsw, nuw> : i64"));
         let r0 = self.b.op(&format!("arith.muli {row}, {ne} overflow<nsw, nuw> : i64"));
@@ -392,6 +417,15 @@ impl Lower<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The value of `dt` in 8-byte shared slot `slot` (a volatile load).
+    fn warp_total(&mut self, slots: &str, slot: usize, dt: DType) -> Val {
+        let i = self.b.i64(slot as i64);
+        let sp = self.slot(slots, &i);
+        let bits = self.b.fresh();
+        self.b.stmt(&format!("{bits} = llvm.load volatile {sp} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
+        self.value_of_bits(&bits, dt)
     }
 
     /// `c ? a : b` of two values of one real dtype.
