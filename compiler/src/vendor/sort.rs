@@ -110,34 +110,76 @@ macro_rules! ordered_as_complex {
 ordered_as_complex!(Complex32, Complex64);
 
 /// Sorts `keys` stably, `payload` moved with them: least significant byte first, a pass per
-/// byte of `K`, skipping bytes every key shares.
-fn radix_sort<K: Copy + Default + Into<u64>, P: Copy + Default>(keys: &mut Vec<K>, payload: &mut Vec<P>) {
+/// byte of `K`, skipping bytes every key shares. A long line is cut into one chunk per thread:
+/// each pass counts each chunk's digits in parallel, then each chunk moves its elements to the
+/// slots after those of lower digits and of earlier chunks with its digit (so the order of
+/// equal keys is kept), in parallel.
+fn radix_sort<K, P>(keys: &mut Vec<K>, payload: &mut Vec<P>)
+where
+    K: Copy + Default + Into<u64> + Send + Sync,
+    P: Copy + Default + Send + Sync,
+{
     let n = keys.len();
+    let chunks = if n >= PARALLEL_RADIX { rayon::current_num_threads().max(1) } else { 1 };
+    let per = n.div_ceil(chunks).max(1);
     let (mut k2, mut p2) = (vec![K::default(); n], vec![P::default(); n]);
     for shift in (0..8 * std::mem::size_of::<K>()).step_by(8) {
-        let mut counts = [0usize; 256];
-        for k in keys.iter() {
-            counts[((*k).into() >> shift) as usize & 0xFF] += 1;
+        let digit = move |k: &K| ((*k).into() >> shift) as usize & 0xFF;
+        let counts: Vec<[usize; 256]> = keys
+            .par_chunks(per)
+            .map(|c| {
+                let mut h = [0usize; 256];
+                c.iter().for_each(|k| h[digit(k)] += 1);
+                h
+            })
+            .collect();
+        let mut total = [0usize; 256];
+        for h in &counts {
+            for (t, c) in total.iter_mut().zip(h) {
+                *t += c;
+            }
         }
-        if counts.contains(&n) {
+        if total.contains(&n) {
             continue;
         }
-        let mut at = [0usize; 256];
+        // Chunk c's first slot for digit d: every element of a lower digit, then those of d in
+        // earlier chunks.
+        let mut starts = vec![[0usize; 256]; counts.len()];
         let mut sum = 0;
-        for (a, c) in at.iter_mut().zip(&counts) {
-            *a = sum;
-            sum += c;
+        for d in 0..256 {
+            for (c, h) in counts.iter().enumerate() {
+                starts[c][d] = sum;
+                sum += h[d];
+            }
         }
-        for (k, p) in keys.iter().zip(payload.iter()) {
-            let d = ((*k).into() >> shift) as usize & 0xFF;
-            k2[at[d]] = *k;
-            p2[at[d]] = *p;
-            at[d] += 1;
-        }
+        let (kd, pd) = (Slots(k2.as_mut_ptr()), Slots(p2.as_mut_ptr()));
+        keys.par_chunks(per).zip(payload.par_chunks(per)).zip(starts).for_each(|((kc, pc), mut at)| {
+            let (kd, pd) = (&kd, &pd);
+            for (k, p) in kc.iter().zip(pc) {
+                let d = digit(k);
+                // SAFETY: `at[d]` runs over this chunk's own slots for digit `d` (disjoint from
+                // every other chunk's and digit's by the prefix sums above, all below `n`), so
+                // each slot of `k2`/`p2` (both `n` long) is written by exactly one thread once.
+                unsafe {
+                    kd.0.add(at[d]).write(*k);
+                    pd.0.add(at[d]).write(*p);
+                }
+                at[d] += 1;
+            }
+        });
         std::mem::swap(keys, &mut k2);
         std::mem::swap(payload, &mut p2);
     }
 }
+
+/// Lines at least this long are radix-sorted by all threads.
+const PARALLEL_RADIX: usize = 1 << 16;
+
+/// A buffer's base pointer shared by the threads of a radix pass, which write disjoint slots.
+struct Slots<T>(*mut T);
+// SAFETY: the threads of a pass write disjoint slots through it (see `radix_sort`) and nothing
+// reads the buffer until the pass has joined.
+unsafe impl<T: Send> Sync for Slots<T> {}
 
 /// One line sorted: its elements (`argsort` false) or their positions, by keys where the
 /// dtype has them, else by comparison (stable either way).
@@ -280,12 +322,21 @@ mod tests {
         check(&[f16::NEG_INFINITY, f16::from_f32(-2.0), f16::from_f32(-0.0), f16::ZERO, f16::ONE, f16::NAN]);
     }
 
-    /// The radix sort is stable: equal keys keep their order.
+    /// The radix sort is stable: equal keys keep their order, on one thread and on several
+    /// (a line of 2^17, cut into chunks), with 32- and 64-bit keys.
     #[test]
     fn radix_sort_is_stable() {
-        let mut keys: Vec<u32> = (0..1000u32).map(|i| (i * 7919) % 13).collect();
-        let mut pos: Vec<u32> = (0..1000).collect();
-        let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(pos.iter().copied()).collect();
+        for n in [1000u32, 1 << 17] {
+            let mut keys: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2654435761) % 1013).collect();
+            let mut pos: Vec<u32> = (0..n).collect();
+            let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(pos.iter().copied()).collect();
+            want.sort_by_key(|&(k, _)| k);
+            radix_sort(&mut keys, &mut pos);
+            assert_eq!(keys.into_iter().zip(pos).collect::<Vec<_>>(), want);
+        }
+        let mut keys: Vec<u64> = (0..1u64 << 17).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20).collect();
+        let mut pos: Vec<u32> = (0..1 << 17).collect();
+        let mut want: Vec<(u64, u32)> = keys.iter().copied().zip(pos.iter().copied()).collect();
         want.sort_by_key(|&(k, _)| k);
         radix_sort(&mut keys, &mut pos);
         assert_eq!(keys.into_iter().zip(pos).collect::<Vec<_>>(), want);
