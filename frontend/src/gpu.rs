@@ -713,7 +713,7 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         }
     }
     // A scatter of no positions still writes its initial array.
-    if kernel.work_items == 0 && kernel.gpu_scatter.is_none() || kernel.gpu_scan.is_some_and(|gs| gs.blocks == 0) {
+    if kernel.work_items == 0 && kernel.gpu_scatter.is_none() || kernel.gpu_grid.is_some_and(|gs| gs.blocks == 0) {
         return Ok(outs);
     }
     let chunk = kernel.min_chunk.max(1);
@@ -735,7 +735,7 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         split_bufs.push(counter);
     }
     // A scan by tiles: a scratch it does not use, and the zeroed words the tiles publish.
-    if let Some(gs) = kernel.gpu_scan {
+    if let Some(gs) = kernel.gpu_grid {
         split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
         let mut counter = DeviceBuffer::alloc(4 * gs.counter_words)?;
         counter.memset(0)?;
@@ -745,7 +745,7 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         _ if let Some(gs) = kernel.gpu_scatter => {
             LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
         }
-        _ if let Some(gs) = kernel.gpu_scan => LaunchConfig::linear(gs.blocks as u32, gs.threads as u32),
+        _ if let Some(gs) = kernel.gpu_grid => LaunchConfig::linear(gs.blocks as u32, gs.threads as u32),
         (Some(sp), Some((threads, items))) => {
             LaunchConfig::linear((kernel.work_items.div_ceil(items) * sp.splits) as u32, threads as u32)
         }
@@ -771,7 +771,7 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
     // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
     // scatter its scratch and zeroed counter (sized by `GpuScatter`), for a scan by tiles its
-    // unused scratch and zeroed published words (sized by `GpuScan`), then its i64
+    // unused scratch and zeroed published words (sized by `GpuGrid`), then its i64
     // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers.
     unsafe { function.launch_on(&stream, config, &args)? };

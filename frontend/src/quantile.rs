@@ -127,9 +127,7 @@ impl Array {
     ///
     /// Errors: `q` outside [0, 1], complex input, an empty axis, `axis` out of range.
     pub fn try_quantile(&self, q: f64, axis: Option<i64>) -> Result<Array> {
-        if !(0.0..=1.0).contains(&q) {
-            return Err(value_err("quantile", format!("Quantiles must be in the range [0, 1] (got {q})")));
-        }
+        checked_q("quantile", q, 1.0)?;
         self.order_stat("quantile", Stat::Quantile(q), axis, false)
     }
 
@@ -143,9 +141,7 @@ impl Array {
     ///
     /// Errors: `q` outside [0, 100], and as `quantile`.
     pub fn try_percentile(&self, q: f64, axis: Option<i64>) -> Result<Array> {
-        if !(0.0..=100.0).contains(&q) {
-            return Err(value_err("percentile", format!("Percentiles must be in the range [0, 100] (got {q})")));
-        }
+        checked_q("percentile", q, 100.0)?;
         self.order_stat("percentile", Stat::Quantile(q / 100.0), axis, false)
     }
 
@@ -169,9 +165,7 @@ impl Array {
 
     /// `np.nanquantile(a, q, axis)`: [`Array::try_quantile`] of each line's numbers.
     pub fn try_nanquantile(&self, q: f64, axis: Option<i64>) -> Result<Array> {
-        if !(0.0..=1.0).contains(&q) {
-            return Err(value_err("nanquantile", format!("Quantiles must be in the range [0, 1] (got {q})")));
-        }
+        checked_q("nanquantile", q, 1.0)?;
         self.order_stat("nanquantile", Stat::Quantile(q), axis, true)
     }
 
@@ -183,9 +177,7 @@ impl Array {
 
     /// `np.nanpercentile(a, q, axis)`: [`Array::try_nanquantile`] at `q / 100`.
     pub fn try_nanpercentile(&self, q: f64, axis: Option<i64>) -> Result<Array> {
-        if !(0.0..=100.0).contains(&q) {
-            return Err(value_err("nanpercentile", format!("Percentiles must be in the range [0, 100] (got {q})")));
-        }
+        checked_q("nanpercentile", q, 100.0)?;
         self.order_stat("nanpercentile", Stat::Quantile(q / 100.0), axis, true)
     }
 
@@ -194,6 +186,15 @@ impl Array {
     pub fn nanpercentile(&self, q: f64, axis: Option<i64>) -> Array {
         crate::unwrap(self.try_nanpercentile(q, axis))
     }
+}
+
+/// Checks that `q` lies in `[0, top]` (1 for quantiles, 100 for percentiles), NumPy's message.
+fn checked_q(op: &str, q: f64, top: f64) -> Result<()> {
+    if (0.0..=top).contains(&q) {
+        return Ok(());
+    }
+    let what = if top == 1.0 { "Quantiles" } else { "Percentiles" };
+    Err(value_err(op, format!("{what} must be in the range [0, {top}] (got {q})")))
 }
 
 /// `x` rounded to `dt` (a weak scalar that `dt` holds exactly).

@@ -48,17 +48,22 @@ fn check(op: &str, x: &Array) -> Result<()> {
     Ok(())
 }
 
+/// The sorted distinct elements of the flattened `x` (NaNs as one when `equal_nan`).
+fn distinct(op: &str, x: &Array, equal_nan: bool) -> Result<Array> {
+    check(op, x)?;
+    if x.size() == 0 {
+        return Ok(crate::empty(&[0], x.dtype()));
+    }
+    let (sorted, _, run, count, starts) = runs(x, equal_nan)?;
+    run_values(&sorted, &run, count, &starts)
+}
+
 /// `np.unique(x)`: the sorted distinct elements of the flattened `x`, NaNs as one
 /// (`equal_nan=True`). 1-D, `x`'s dtype. One synchronisation (see the module docs).
 ///
 /// Errors: complex `x`.
 pub fn try_unique(x: &Array) -> Result<Array> {
-    check("unique", x)?;
-    if x.size() == 0 {
-        return Ok(crate::empty(&[0], x.dtype()));
-    }
-    let (sorted, _, run, count, starts) = runs(x, true)?;
-    run_values(&sorted, &run, count, &starts)
+    distinct("unique", x, true)
 }
 
 /// [`try_unique`], panicking on error.
@@ -71,12 +76,7 @@ pub fn unique(x: &Array) -> Array {
 ///
 /// Errors: complex `x`.
 pub fn try_unique_values(x: &Array) -> Result<Array> {
-    check("unique_values", x)?;
-    if x.size() == 0 {
-        return Ok(crate::empty(&[0], x.dtype()));
-    }
-    let (sorted, _, run, count, starts) = runs(x, false)?;
-    run_values(&sorted, &run, count, &starts)
+    distinct("unique_values", x, false)
 }
 
 /// [`try_unique_values`], panicking on error.

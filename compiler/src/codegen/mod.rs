@@ -135,7 +135,7 @@ pub use host::{
     mlir_text,
     optimized_llvm_ir_text, run_compiled, run_region, CompiledRegion, Origin, Tier,
 };
-pub use lower::scan_gpu::GpuScan;
+pub use lower::scan_gpu::GpuGrid;
 pub use lower::scatter::GpuScatter;
 pub use lower::{lower_for, lower_options, lower_with, GpuSplit, Kernel, Options, GPU_ENTRY, HOST_ENTRY, KERNEL};
 

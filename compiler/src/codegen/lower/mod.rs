@@ -105,8 +105,9 @@ pub struct Kernel {
     pub scatter: Vec<OpKind>,
     /// GPU scatter kernels: their launch (see [`scatter::GpuScatter`]); `None` otherwise.
     pub gpu_scatter: Option<scatter::GpuScatter>,
-    /// GPU scan kernels by tiles: their launch (see [`scan_gpu::GpuScan`]); `None` otherwise.
-    pub gpu_scan: Option<scan_gpu::GpuScan>,
+    /// GPU scan kernels by tiles and GPU line sorts: their launch (see [`scan_gpu::GpuGrid`]);
+    /// `None` otherwise.
+    pub gpu_grid: Option<scan_gpu::GpuGrid>,
 }
 
 /// A GPU reduction split across blocks: the deterministic two-stage tree of reductions with
@@ -291,7 +292,7 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         }
         Ok(cx.finish())
     };
-    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split, gpu_shared, gpu_scatter, gpu_scan }) = match attempt(flat_first) {
+    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split, gpu_shared, gpu_scatter, gpu_grid }) = match attempt(flat_first) {
         Ok(r) => r,
         Err(Stop::NeedsDims) if flat_first => match attempt(false) {
             Ok(r) => r,
@@ -315,7 +316,7 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         math,
         scatter,
         gpu_scatter,
-        gpu_scan,
+        gpu_grid,
     })
 }
 
@@ -326,7 +327,7 @@ struct Launch {
     gpu_split: Option<GpuSplit>,
     gpu_shared: usize,
     gpu_scatter: Option<scatter::GpuScatter>,
-    gpu_scan: Option<scan_gpu::GpuScan>,
+    gpu_grid: Option<scan_gpu::GpuGrid>,
 }
 
 struct Lower<'g> {
@@ -379,8 +380,8 @@ struct Lower<'g> {
     tile: Option<scatter::Tile>,
     /// A GPU scatter kernel's launch and its bytes of shared memory.
     scatter_launch: Option<(scatter::GpuScatter, usize)>,
-    /// A GPU scan kernel's launch and its bytes of shared memory.
-    scan_launch: Option<(scan_gpu::GpuScan, usize)>,
+    /// A GPU scan or line-sort kernel's launch and its bytes of shared memory.
+    grid_launch: Option<(scan_gpu::GpuGrid, usize)>,
 }
 
 /// Two reductions over a row region's space folded in one pass over the row: a softmax's max
@@ -610,7 +611,7 @@ impl<'g> Lower<'g> {
             online: false,
             tile: None,
             scatter_launch: None,
-            scan_launch: None,
+            grid_launch: None,
             constant: super::fold::constant_nodes(body),
         }
     }
@@ -2503,7 +2504,7 @@ impl<'g> Lower<'g> {
     fn finish(self) -> (String, Vec<i64>, Launch) {
         let params = self.b.params().to_vec();
         let scatter = self.scatter_launch;
-        let scan = self.scan_launch;
+        let scan = self.grid_launch;
         let gpu_shared =
             self.row_cache.as_ref().map_or(0, |c| c.bytes).max(scatter.map_or(0, |s| s.1)).max(scan.map_or(0, |s| s.1));
         // Scatter and scan kernels: a block's threads know their block, and use a scratch
@@ -2605,8 +2606,8 @@ impl<'g> Lower<'g> {
         }
         text += "}\n";
         let gpu_block = coop.map(|c| (COOP_BLOCK, c.items));
-        let (gpu_scatter, gpu_scan) = (scatter.map(|s| s.0), scan.map(|s| s.0));
-        (text, params, Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared, gpu_scatter, gpu_scan })
+        let (gpu_scatter, gpu_grid) = (scatter.map(|s| s.0), scan.map(|s| s.0));
+        (text, params, Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared, gpu_scatter, gpu_grid })
     }
 }
 

@@ -55,22 +55,23 @@ const LONG_ROW_GROUPS: usize = 16;
 const TILED_MIN_ROW: usize = 512;
 const TILED_FEW_ROWS: usize = 4096;
 
-/// How a GPU scan kernel by tiles is launched: block `b` of `blocks` (of `threads` threads) is
-/// tile `b`, after the region's buffers a scratch buffer of `scratch_bytes` (16, unused: the
-/// entry takes one) and a zeroed buffer of `counter_words` u32s, the tiles' published values as
-/// tagged 64-bit words (two u32s each; see the module docs).
+/// How a GPU kernel of one block per piece of work is launched (a scan's tiles, a sort's
+/// lines): block `b` of `blocks` (of `threads` threads) takes piece `b`; after the region's
+/// buffers come a scratch buffer of `scratch_bytes` (16, unused: the entry takes one) and a
+/// zeroed buffer of `counter_words` u32s, where a scan's tiles publish their values as tagged
+/// 64-bit words (two u32s each; see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GpuScan {
+pub struct GpuGrid {
     pub blocks: usize,
     pub threads: usize,
     pub scratch_bytes: usize,
     pub counter_words: usize,
 }
 
-impl GpuScan {
+impl GpuGrid {
     /// `blocks` blocks of `threads` threads publishing `words` tagged words in all.
-    fn new(blocks: usize, threads: usize, words: usize) -> GpuScan {
-        GpuScan { blocks, threads, scratch_bytes: 16, counter_words: 2 * words }
+    fn new(blocks: usize, threads: usize, words: usize) -> GpuGrid {
+        GpuGrid { blocks, threads, scratch_bytes: 16, counter_words: 2 * words }
     }
 }
 
@@ -135,7 +136,7 @@ pub(crate) fn gpu_tiles(body: &Graph, shape: &[usize], axis: usize) -> Option<Ti
 }
 
 impl Lower<'_> {
-    /// The GPU scan kernel by tiles (see [`GpuScan`] and the module docs). Along the last axis:
+    /// The GPU scan kernel by tiles (see [`GpuGrid`] and the module docs). Along the last axis:
     /// lane `l` of warp `w` holds elements `w·32·G + 32·j + l` of the tile for `j < G`; each run
     /// of 32 is scanned across the warp by shuffles and carries the run before it, the warps'
     /// totals go through shared memory; warp 0 gathers the tile's published value, warp 1 its
@@ -159,7 +160,7 @@ impl Lower<'_> {
         let warps = threads / WARP;
         let smem = 8 * (nout + nout * warps);
         let (dts, ids) = self.dtypes_and_identities(&scans)?;
-        self.scan_launch = Some((GpuScan::new(blocks, threads, blocks * words_per(&dts)), smem));
+        self.grid_launch = Some((GpuGrid::new(blocks, threads, blocks * words_per(&dts)), smem));
         let z32 = self.b.constant("0", "i32");
         let slots = self.shared_at(0);
         let tile = "%block".to_string();
@@ -590,7 +591,7 @@ impl Lower<'_> {
         let blocks = chunks * og_count;
         let levels = (usize::BITS - chunks.leading_zeros()) as usize;
         let (dts, ids) = self.dtypes_and_identities(&scans)?;
-        self.scan_launch = Some((GpuScan::new(blocks, cols, blocks * cols * words_per(&dts)), 0));
+        self.grid_launch = Some((GpuGrid::new(blocks, cols, blocks * cols * words_per(&dts)), 0));
         let zero = self.b.i64(0);
         let one = self.b.i64(1);
         let tile = "%block".to_string();

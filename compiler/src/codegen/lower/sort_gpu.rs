@@ -11,7 +11,7 @@
 
 use kiln_ir::{Attrs, DType, OpKind};
 
-use super::scan_gpu::GpuScan;
+use super::scan_gpu::GpuGrid;
 use super::{Lower, Stop};
 use crate::codegen::types::{load, store, Val};
 use crate::codegen::Unsupported;
@@ -73,7 +73,7 @@ impl LineSort {
 }
 
 impl Lower<'_> {
-    /// The kernel of a [`LineSort`] (see the module docs); launched as a [`GpuScan`] of one
+    /// The kernel of a [`LineSort`] (see the module docs); launched as a [`GpuGrid`] of one
     /// block per line (its scratch and counter unused).
     pub(super) fn sort_lines_gpu(&mut self, s: &LineSort) -> Result<(), Stop> {
         let np2 = s.n.next_power_of_two();
@@ -81,7 +81,7 @@ impl Lower<'_> {
         let kt = if wide { "i64" } else { "i32" };
         let kdt = if wide { DType::UInt64 } else { DType::UInt32 };
         let key_bytes = np2 * s.dt.itemsize();
-        self.scan_launch = Some((GpuScan { blocks: s.lines, threads: SORT_THREADS, scratch_bytes: 16, counter_words: 1 }, key_bytes + 4 * np2));
+        self.grid_launch = Some((GpuGrid { blocks: s.lines, threads: SORT_THREADS, scratch_bytes: 16, counter_words: 1 }, key_bytes + 4 * np2));
         let keys = self.shared_at(0);
         let pos = self.shared_at(key_bytes);
         let threads = self.b.i64(SORT_THREADS as i64);
