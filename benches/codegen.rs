@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use kiln::{Array, HostArray};
-use kiln_compiler::codegen::{compile_region_disk, compile_region_tier, run_schedule_on_host, Origin, Tier};
+use kiln_compiler::codegen::{
+    compile_region_disk, compile_region_tier, run_schedule_on_host, Origin, Tier,
+};
 use kiln_compiler::fusion::{partition, Region};
 use kiln_compiler::schedule::{schedule, Schedule};
 
@@ -63,7 +65,8 @@ fn compile_latency(c: &mut Criterion) {
     // A host disk-cache hit: a warm start's first call of a kernel (a new process, the kernel in
     // KILN_CACHE_DIR): the region lowered to MLIR text, the key made, the entry read and checked
     // (SHA-256), its object file linked (ORC); neither MLIR nor LLVM runs.
-    let host_dir = std::env::temp_dir().join(format!("kiln-bench-host-disk-{}", std::process::id()));
+    let host_dir =
+        std::env::temp_dir().join(format!("kiln-bench-host-disk-{}", std::process::id()));
     let host_disk = kiln_runtime::DiskCache::new(&host_dir);
     let regions = new_region();
     compile_region_disk(&regions[0], Tier::Optimized, &host_disk).unwrap();
@@ -84,7 +87,10 @@ fn compile_latency(c: &mut Criterion) {
         g.bench_function("new elementwise region (ew_chain) to PTX", |b| {
             b.iter_batched(
                 new_region,
-                |regions| kiln_compiler::codegen::gpu::compile_region_gpu(&regions[0], Default::default()).unwrap(),
+                |regions| {
+                    kiln_compiler::codegen::gpu::compile_region_gpu(&regions[0], Default::default())
+                        .unwrap()
+                },
                 BatchSize::PerIteration,
             )
         });
@@ -92,7 +98,11 @@ fn compile_latency(c: &mut Criterion) {
         // The fast tier (`FAST_PIPELINE`, one item at a time, `-O0` code generation): what a new
         // region with little work gets first.
         g.bench_function("new elementwise region (ew_chain) to PTX, fast tier", |b| {
-            b.iter_batched(new_region, |regions| compile_gpu_tier(&regions[0], Tier::Fast), BatchSize::PerIteration)
+            b.iter_batched(
+                new_region,
+                |regions| compile_gpu_tier(&regions[0], Tier::Fast),
+                BatchSize::PerIteration,
+            )
         });
         ptx_breakdown(Tier::Fast, || new_region().swap_remove(0));
     }
@@ -102,13 +112,23 @@ fn compile_latency(c: &mut Criterion) {
     let cache = kiln_runtime::DiskCache::new(&dir);
     let regions = new_region();
     let kernel = kiln_compiler::codegen::gpu::lower_region_gpu(&regions[0]).unwrap();
-    let key = kiln_compiler::codegen::gpu::disk_cache_key(&kernel, Default::default(), kiln_compiler::codegen::Tier::Optimized, 13000);
+    let key = kiln_compiler::codegen::gpu::disk_cache_key(
+        &kernel,
+        Default::default(),
+        kiln_compiler::codegen::Tier::Optimized,
+        13000,
+    );
     let entry = kiln_runtime::CachedKernel { ptx: "x".repeat(40_000), cubin: vec![1u8; 20_000] };
     cache.store(&key, &entry).unwrap();
     g.bench_function("disk cache hit (lower the region, key, read and check the entry)", |b| {
         b.iter(|| {
             let k = kiln_compiler::codegen::gpu::lower_region_gpu(&regions[0]).unwrap();
-            let key = kiln_compiler::codegen::gpu::disk_cache_key(&k, Default::default(), kiln_compiler::codegen::Tier::Optimized, 13000);
+            let key = kiln_compiler::codegen::gpu::disk_cache_key(
+                &k,
+                Default::default(),
+                kiln_compiler::codegen::Tier::Optimized,
+                13000,
+            );
             assert!(matches!(cache.lookup(&key), kiln_runtime::Lookup::Hit(_)));
         })
     });
@@ -123,10 +143,11 @@ fn host_disk_breakdown(region: &Region, disk: &kiln_runtime::DiskCache) {
         v.sort_by(f64::total_cmp);
         (v[v.len() / 2], v[0])
     };
-    let mut rows: Vec<(&str, Vec<f64>)> = ["read + check the entry", "link (ORC)", "lower + key + read + link (wall)"]
-        .into_iter()
-        .map(|n| (n, Vec::new()))
-        .collect();
+    let mut rows: Vec<(&str, Vec<f64>)> =
+        ["read + check the entry", "link (ORC)", "lower + key + read + link (wall)"]
+            .into_iter()
+            .map(|n| (n, Vec::new()))
+            .collect();
     for _ in 0..30 {
         let t = std::time::Instant::now();
         let c = compile_region_disk(region, Tier::Fast, disk).unwrap();
@@ -137,13 +158,19 @@ fn host_disk_breakdown(region: &Region, disk: &kiln_runtime::DiskCache) {
         }
     }
     let mut compile: Vec<(&str, Vec<f64>)> =
-        ["MLIR", "LLVM optimisation", "code generation", "link (ORC)", "lower + compile (wall)"].into_iter().map(|n| (n, Vec::new())).collect();
+        ["MLIR", "LLVM optimisation", "code generation", "link (ORC)", "lower + compile (wall)"]
+            .into_iter()
+            .map(|n| (n, Vec::new()))
+            .collect();
     for _ in 0..30 {
         let t = std::time::Instant::now();
         let c = compile_region_tier(region, Tier::Optimized).unwrap();
         let wall = t.elapsed().as_secs_f64() * 1e3;
         let ts = c.code.get().times;
-        for (row, v) in compile.iter_mut().zip([ts.mlir, ts.optimize, ts.jit, ts.link].map(|s| s * 1e3).into_iter().chain([wall])) {
+        for (row, v) in compile
+            .iter_mut()
+            .zip([ts.mlir, ts.optimize, ts.jit, ts.link].map(|s| s * 1e3).into_iter().chain([wall]))
+        {
             row.1.push(v);
         }
     }
@@ -162,7 +189,8 @@ fn host_disk_breakdown(region: &Region, disk: &kiln_runtime::DiskCache) {
 /// `region` lowered for the GPU and compiled to PTX at `tier` (sm_90).
 fn compile_gpu_tier(region: &Region, tier: Tier) -> kiln_compiler::codegen::gpu::GpuKernel {
     use kiln_compiler::codegen::gpu::{compile_kernel_gpu_tier, lower_region_gpu_tier};
-    compile_kernel_gpu_tier(lower_region_gpu_tier(region, tier).unwrap(), Default::default(), tier).unwrap()
+    compile_kernel_gpu_tier(lower_region_gpu_tier(region, tier).unwrap(), Default::default(), tier)
+        .unwrap()
 }
 
 /// Where the time of compiling a new region to PTX goes, stage by stage (`PtxTimes`): the
@@ -188,7 +216,11 @@ fn ptx_breakdown(tier: Tier, mut new_region: impl FnMut() -> Region) {
         ("sum of the stages", |r| r.0.total()),
         ("lower + compile (wall)", |r| r.1),
     ];
-    println!("to PTX ({} tier), ms per stage over {} new regions (median, min):", tier.name(), runs.len());
+    println!(
+        "to PTX ({} tier), ms per stage over {} new regions (median, min):",
+        tier.name(),
+        runs.len()
+    );
     for (name, stage) in stages {
         let mut v: Vec<f64> = runs.iter().map(stage).collect();
         v.sort_by(f64::total_cmp);
@@ -204,7 +236,9 @@ fn run(c: &mut Criterion) {
     let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
     run_schedule_on_host(&sched, &regions, &refs).unwrap();
     settle();
-    g.bench_function("ew_chain 2^24 f32", |b| b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap()));
+    g.bench_function("ew_chain 2^24 f32", |b| {
+        b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap())
+    });
 
     let x = uniform(4096 * 4096, &[4096, 4096], -5.0, 5.0);
     let (regions, sched, inputs) = plan(&kiln::nn::softmax(&x, -1).unwrap());
@@ -223,8 +257,12 @@ fn run(c: &mut Criterion) {
 fn user_kernels(c: &mut Criterion) {
     let mut g = c.benchmark_group("user_kernels");
     g.sample_size(20).measurement_time(Duration::from_secs(6));
-    let sqdiff = kiln::ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff").unwrap();
-    let l2norm = kiln::ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm").unwrap();
+    let sqdiff =
+        kiln::ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff")
+            .unwrap();
+    let l2norm =
+        kiln::ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+            .unwrap();
     let x = uniform(4096 * 4096, &[4096, 4096], -3.0, 3.0);
     let y = uniform(4096, &[4096], -3.0, 3.0);
     let programs = [
@@ -238,18 +276,24 @@ fn user_kernels(c: &mut Criterion) {
         let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
         run_schedule_on_host(&sched, &regions, &refs).unwrap();
         settle();
-        g.bench_function(*name, |b| b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap()));
+        g.bench_function(*name, |b| {
+            b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap())
+        });
     }
     g.bench_function("trace ElementwiseKernel squared_diff (a call)", |b| {
         b.iter(|| sqdiff.call(&[(&x).into(), (&y).into()]))
     });
-    g.bench_function("trace ReductionKernel l2norm (a call)", |b| b.iter(|| l2norm.call(&[(&x).into()], 1)));
+    g.bench_function("trace ReductionKernel l2norm (a call)", |b| {
+        b.iter(|| l2norm.call(&[(&x).into()], 1))
+    });
     let fused = kiln::fuse("squared_diff", |a: &[kiln::Operand]| {
         let d = a[0].to_array().try_subtract(a[1].clone())?;
         d.try_multiply(&d)
     });
     fused.call(&[(&x).into(), (&y).into()]);
-    g.bench_function("fuse squared_diff (a cached call)", |b| b.iter(|| fused.call(&[(&x).into(), (&y).into()])));
+    g.bench_function("fuse squared_diff (a cached call)", |b| {
+        b.iter(|| fused.call(&[(&x).into(), (&y).into()]))
+    });
     g.finish();
 }
 

@@ -37,10 +37,16 @@ fn cpu_peers(c: &mut Criterion) {
     let m = array(normal(R * C, 2), &[R, C]);
     let v = array(normal(C, 3), &[C]);
     let mut g = c.benchmark_group("cpu_peers");
-    g.sample_size(15).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(4));
+    g.sample_size(15)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(4));
     type Work<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
     let works: Vec<Work> = vec![
-        ("ew_chain", Box::new(|| ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp()), 8 * N),
+        (
+            "ew_chain",
+            Box::new(|| ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp()),
+            8 * N,
+        ),
         ("sqdiff_bcast", Box::new(|| (&m - &v) * (&m - &v)), 8 * R * C),
         ("l2norm_rows", Box::new(|| (&m * &m).sum(1).sqrt()), 4 * R * C),
         ("softmax_rows", Box::new(|| kiln::nn::softmax(&m, 1).unwrap()), 8 * R * C),
@@ -48,18 +54,33 @@ fn cpu_peers(c: &mut Criterion) {
     ];
     for (name, f, bytes) in &works {
         g.throughput(Throughput::Bytes(*bytes as u64));
-        g.bench_function(*name, |b| b.iter(|| { f().eval(); }));
+        g.bench_function(*name, |b| {
+            b.iter(|| {
+                f().eval();
+            })
+        });
     }
     const K: usize = 1024;
     let a = array(normal(K * K, 4), &[K, K]);
     g.throughput(Throughput::Elements((2 * K * K * K) as u64));
-    g.bench_function("matmul_f32_1024", |b| b.iter(|| { kiln::matmul(&a, &a).eval(); }));
+    g.bench_function("matmul_f32_1024", |b| {
+        b.iter(|| {
+            kiln::matmul(&a, &a).eval();
+        })
+    });
     const F: usize = 1 << 20;
     let (re, im) = (normal(F, 5), normal(F, 6));
-    let z = Array::from_vec(re.iter().zip(&im).map(|(&r, &i)| Complex32::new(r, i)).collect::<Vec<_>>(), &[F]);
+    let z = Array::from_vec(
+        re.iter().zip(&im).map(|(&r, &i)| Complex32::new(r, i)).collect::<Vec<_>>(),
+        &[F],
+    );
     z.eval();
     g.throughput(Throughput::Elements(F as u64));
-    g.bench_function("fft_c64_1M", |b| b.iter(|| { kiln::fft::fft(&z, None, -1, "backward").eval(); }));
+    g.bench_function("fft_c64_1M", |b| {
+        b.iter(|| {
+            kiln::fft::fft(&z, None, -1, "backward").eval();
+        })
+    });
     // One k-means iteration as `kmeans_peers.py` defines it (assign by squared distances and
     // argmin, update by sums and counts per cluster), against scikit-learn's Lloyd iteration
     // (`python3 benches/sklearn_kmeans.py`): 2^18 points of 64 float32s, k = 10.
@@ -81,17 +102,36 @@ fn cpu_peers(c: &mut Criterion) {
     // scatter_add of 2^24 float32s into 1024 bins (peers_ops.py's workload, a quarter of its size).
     const SN: usize = 1 << 24;
     let sv = array(normal(SN, 8), &[SN]);
-    let si = Array::from_vec((0..SN as u64).map(|i| ((i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % 1024) as i64).collect(), &[SN]);
+    let si = Array::from_vec(
+        (0..SN as u64)
+            .map(|i| ((i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % 1024) as i64)
+            .collect(),
+        &[SN],
+    );
     si.eval();
     g.throughput(Throughput::Bytes((12 * SN) as u64));
     g.bench_function("scatter_add_2^24_into_1024", |b| {
-        b.iter(|| { kiln::zeros(&[1024], kiln::DType::Float32).add_at(&si, &sv).eval(); })
+        b.iter(|| {
+            kiln::zeros(&[1024], kiln::DType::Float32).add_at(&si, &sv).eval();
+        })
     });
     // The CPU figures: sort and cumsum of 2^24 float32 (np.sort, np.cumsum beside them).
     g.throughput(Throughput::Elements(N as u64));
-    g.bench_function("sort_f32_2^24", |b| b.iter(|| { x.sort(None).eval(); }));
-    g.bench_function("argsort_f32_2^24", |b| b.iter(|| { x.argsort(None).eval(); }));
-    g.bench_function("cumsum_f32_2^24", |b| b.iter(|| { x.cumsum(None).eval(); }));
+    g.bench_function("sort_f32_2^24", |b| {
+        b.iter(|| {
+            x.sort(None).eval();
+        })
+    });
+    g.bench_function("argsort_f32_2^24", |b| {
+        b.iter(|| {
+            x.argsort(None).eval();
+        })
+    });
+    g.bench_function("cumsum_f32_2^24", |b| {
+        b.iter(|| {
+            x.cumsum(None).eval();
+        })
+    });
     g.finish();
 }
 

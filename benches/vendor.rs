@@ -29,7 +29,9 @@ fn bench_plan(c: &mut Criterion, group: &str, name: &str, flops: u64, y: &Array)
     let mut g = c.benchmark_group(group);
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     g.throughput(Throughput::Elements(flops));
-    g.bench_function(name, |b| b.iter(|| run_schedule(&p.schedule, &p.partition.regions, &refs).unwrap()));
+    g.bench_function(name, |b| {
+        b.iter(|| run_schedule(&p.schedule, &p.partition.regions, &refs).unwrap())
+    });
     g.finish();
 }
 
@@ -48,8 +50,10 @@ fn fft(c: &mut Criterion) {
     let n = 1 << 20;
     let mut rng = kiln::random::default_rng(Some(2));
     let re = rng.standard_normal(&[n], DType::Float32);
-    let z = (&re + &rng.standard_normal(&[n], DType::Float32) * Array::scalar(num_complex::Complex32::new(0.0, 1.0)))
-        .astype(DType::Complex64);
+    let z = (&re
+        + &rng.standard_normal(&[n], DType::Float32)
+            * Array::scalar(num_complex::Complex32::new(0.0, 1.0)))
+    .astype(DType::Complex64);
     z.eval();
     // ~5 n log2 n flops, the usual FFT convention.
     let flops = 5 * n as u64 * 20;

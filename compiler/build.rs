@@ -48,10 +48,7 @@ fn llvm_config(arg: &str) -> String {
         .iter()
         .filter_map(env::var_os)
         .map(|prefix| PathBuf::from(prefix).join("bin/llvm-config"))
-        .chain([
-            PathBuf::from("llvm-config-22"),
-            PathBuf::from("llvm-config"),
-        ])
+        .chain([PathBuf::from("llvm-config-22"), PathBuf::from("llvm-config")])
         .collect();
     for program in &candidates {
         if let Ok(out) = Command::new(program).arg(arg).output() {

@@ -39,11 +39,17 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fit_time = start.elapsed().as_secs_f64() * 1e3;
     // Every pixel its cluster's colour: a gather of the centers' rows by the labels.
     let labels = Array::from_vec(f.labels, &[h * w]);
-    let quantized = (f.centers.take(&labels, Some(0)) * 255.0f32).rint().clip(0.0f32, 255.0f32).astype(DType::UInt8);
+    let quantized = (f.centers.take(&labels, Some(0)) * 255.0f32)
+        .rint()
+        .clip(0.0f32, 255.0f32)
+        .astype(DType::UInt8);
     let bytes: Vec<u8> = quantized.to_vec();
     image::RgbImage::from_raw(w as u32, h as u32, bytes).ok_or("image size")?.save(&output)?;
     println!("inertia {:.2} after {} iterations", f.inertia, f.iterations);
-    println!("time per iteration: {:.2} ms (fit {fit_time:.1} ms, k-means++ seeding included)", fit_time / f.iterations as f64);
+    println!(
+        "time per iteration: {:.2} ms (fit {fit_time:.1} ms, k-means++ seeding included)",
+        fit_time / f.iterations as f64
+    );
     println!("kernels per iteration: {}", f.kernels);
     println!("wrote {output}");
     Ok(())

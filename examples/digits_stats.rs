@@ -20,6 +20,12 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fmt = |v: Vec<f32>| v.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(" ");
     println!("mean: {}", fmt(mean.try_to_vec::<f32>()?));
     println!("std: {}", fmt(std.try_to_vec::<f32>()?));
-    eprintln!("{} {:?} {}: computed in {:.3} ms", path, x.shape(), x.dtype(), elapsed.as_secs_f64() * 1e3);
+    eprintln!(
+        "{} {:?} {}: computed in {:.3} ms",
+        path,
+        x.shape(),
+        x.dtype(),
+        elapsed.as_secs_f64() * 1e3
+    );
     Ok(())
 }

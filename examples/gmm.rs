@@ -43,7 +43,9 @@ fn inverse_logdet(a: &[f64], d: usize) -> (Vec<f64>, f64) {
             y[i] = (e - (0..i).map(|k| l[i * d + k] * y[k]).sum::<f64>()) / l[i * d + i];
         }
         for i in (0..d).rev() {
-            inv[i * d + c] = (y[i] - (i + 1..d).map(|k| l[k * d + i] * inv[k * d + c]).sum::<f64>()) / l[i * d + i];
+            inv[i * d + c] = (y[i]
+                - (i + 1..d).map(|k| l[k * d + i] * inv[k * d + c]).sum::<f64>())
+                / l[i * d + i];
         }
     }
     (inv, logdet)
@@ -76,8 +78,10 @@ fn e_step(x: &Array, weights: &Array, means: &Array, cov: &Array) -> (Array, Arr
     let prec = Array::from_vec(prec, &[K, d, d]);
     let logdet = Array::from_vec(logdets, &[K]);
     let diff = x.expand_dims(&[1]) - means.expand_dims(&[0]); // (n, K, D)
-    let maha = (diff.expand_dims(&[3]) * prec.expand_dims(&[0]) * diff.expand_dims(&[2])).sum([2, 3]); // (n, K)
-    let log_prob = (maha + logdet.expand_dims(&[0]) + d as f64 * (2.0 * PI).ln()) * -0.5 + weights.log().expand_dims(&[0]);
+    let maha =
+        (diff.expand_dims(&[3]) * prec.expand_dims(&[0]) * diff.expand_dims(&[2])).sum([2, 3]); // (n, K)
+    let log_prob = (maha + logdet.expand_dims(&[0]) + d as f64 * (2.0 * PI).ln()) * -0.5
+        + weights.log().expand_dims(&[0]);
     let lse = kiln::nn::logsumexp(&log_prob, 1).expect("axis 1 of (n, K)");
     let resp = (&log_prob - lse.expand_dims(&[1])).exp();
     (lse, resp)
@@ -95,7 +99,9 @@ fn kmeans_labels(x: &Array, iters: usize) -> Array {
             picks.push(i);
         }
     }
-    let onehot = Array::from_vec(picks, &[K]).expand_dims(&[1]).equal(kiln::arange(n as i64).expand_dims(&[0]));
+    let onehot = Array::from_vec(picks, &[K])
+        .expand_dims(&[1])
+        .equal(kiln::arange(n as i64).expand_dims(&[0]));
     let mut centers = kiln::where_(onehot.expand_dims(&[2]), x.expand_dims(&[0]), 0.0).sum(1);
     let ks = kiln::arange(K as i64);
     let mut labels = Array::from_vec(vec![0i64; n], &[n]);
@@ -103,7 +109,8 @@ fn kmeans_labels(x: &Array, iters: usize) -> Array {
         labels = (x.expand_dims(&[1]) - centers.expand_dims(&[0])).square().sum(2).argmin(1);
         let mask = labels.expand_dims(&[1]).equal(ks.expand_dims(&[0]));
         let counts = mask.sum(0).astype(DType::Float64).maximum(1.0);
-        centers = kiln::where_(mask.expand_dims(&[2]), x.expand_dims(&[1]), 0.0).sum(0) / counts.expand_dims(&[1]);
+        centers = kiln::where_(mask.expand_dims(&[2]), x.expand_dims(&[1]), 0.0).sum(0)
+            / counts.expand_dims(&[1]);
         centers.eval();
     }
     labels
@@ -118,7 +125,10 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let truth: Vec<i64> = kiln::load_npy(&yp)?.to_vec();
     let start = Instant::now();
     let init = kmeans_labels(&x, 20);
-    let resp0 = init.expand_dims(&[1]).equal(kiln::arange(K as i64).expand_dims(&[0])).astype(DType::Float64);
+    let resp0 = init
+        .expand_dims(&[1])
+        .equal(kiln::arange(K as i64).expand_dims(&[0]))
+        .astype(DType::Float64);
     let (mut weights, mut means, mut cov) = m_step(&x, &resp0);
     kiln::eval_all(&[&weights, &means, &cov]);
     let mut prev = f64::NEG_INFINITY;

@@ -14,13 +14,21 @@ fn main() {
         }
         t
     };
-    for _ in 0..10 { tiny(s.clone()).eval(); }
+    for _ in 0..10 {
+        tiny(s.clone()).eval();
+    }
     let (b, n0) = kiln::host_phase_times();
     let t0 = std::time::Instant::now();
     let n = 20000;
-    for _ in 0..n { tiny(s.clone()).eval(); }
+    for _ in 0..n {
+        tiny(s.clone()).eval();
+    }
     let el = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
     let (a, n1) = kiln::host_phase_times();
-    let per: Vec<String> = b.iter().zip(&a).map(|((k, x), (_, y))| format!("{k} {:.1}", (y - x) / (n1 - n0) as f64)).collect();
+    let per: Vec<String> = b
+        .iter()
+        .zip(&a)
+        .map(|((k, x), (_, y))| format!("{k} {:.1}", (y - x) / (n1 - n0) as f64))
+        .collect();
     println!("per call {el:.1} µs: {}", per.join(", "));
 }

@@ -41,7 +41,8 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let luma = Array::from_vec(vec![0.299f32, 0.587, 0.114], &[3]);
     let gray = (rgb.astype(DType::Float32) * &luma).sum(2);
     let g = [1.0f32, 4.0, 6.0, 4.0, 1.0];
-    let gauss: Vec<Vec<f32>> = g.iter().map(|a| g.iter().map(|b| a * b / 256.0).collect()).collect();
+    let gauss: Vec<Vec<f32>> =
+        g.iter().map(|a| g.iter().map(|b| a * b / 256.0).collect()).collect();
     let gauss: Vec<&[f32]> = gauss.iter().map(|r| r.as_slice()).collect();
     let blurred = correlate(&gray, &gauss);
     let gx = correlate(&blurred, &[&[-1.0, 0.0, 1.0], &[-2.0, 0.0, 2.0], &[-1.0, 0.0, 1.0]]);

@@ -34,7 +34,11 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let yp = args.next().unwrap_or_else(|| "../shared/data/digits_y.npy".into());
     let x = kiln::load_npy(&xp)?;
     let truth: Vec<i64> = kiln::load_npy(&yp)?.to_vec();
-    println!("kmeans: {} points of {} features, k = {K}, {RESTARTS} restarts, seed {SEED}", x.shape()[0], x.shape()[1]);
+    println!(
+        "kmeans: {} points of {} features, k = {K}, {RESTARTS} restarts, seed {SEED}",
+        x.shape()[0],
+        x.shape()[1]
+    );
     let mut rng = SplitMix(SEED);
     let mut kernels = 0;
     let start = Instant::now();

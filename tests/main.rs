@@ -65,14 +65,14 @@ mod properties;
 mod fusion;
 #[path = "suite/indexing.rs"]
 mod indexing;
-#[path = "suite/scans.rs"]
-mod scans;
-#[path = "suite/sorts.rs"]
-mod sorts;
 #[path = "suite/nan_functions.rs"]
 mod nan_functions;
+#[path = "suite/scans.rs"]
+mod scans;
 #[path = "suite/shaping.rs"]
 mod shaping;
+#[path = "suite/sorts.rs"]
+mod sorts;
 
 #[path = "suite/examples.rs"]
 mod examples;
@@ -116,19 +116,19 @@ pub fn shared_data() -> std::path::PathBuf {
         None => repo_root().join("..").join("shared").join("data"),
     }
 }
+#[path = "suite/big_arrays.rs"]
+mod big_arrays;
+#[path = "suite/complex.rs"]
+mod complex;
+#[path = "suite/host_cache.rs"]
+mod host_cache;
+#[path = "suite/row_kernels.rs"]
+mod row_kernels;
+#[path = "suite/streams.rs"]
+mod streams;
+#[path = "suite/ulps.rs"]
+mod ulps;
 #[path = "suite/vendor.rs"]
 mod vendor;
 #[path = "suite/vendor_gpu.rs"]
 mod vendor_gpu;
-#[path = "suite/ulps.rs"]
-mod ulps;
-#[path = "suite/complex.rs"]
-mod complex;
-#[path = "suite/streams.rs"]
-mod streams;
-#[path = "suite/big_arrays.rs"]
-mod big_arrays;
-#[path = "suite/row_kernels.rs"]
-mod row_kernels;
-#[path = "suite/host_cache.rs"]
-mod host_cache;

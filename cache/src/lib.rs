@@ -34,8 +34,7 @@
 //! strings (32 bytes), then the key and the byte strings.
 
 use std::{
-    fmt,
-    fs,
+    fmt, fs,
     io::{self, Write},
     path::{Path, PathBuf},
     sync::atomic::{AtomicU64, Ordering},
@@ -103,7 +102,9 @@ impl fmt::Display for MissReason {
         match self {
             MissReason::Absent => f.write_str("absent"),
             MissReason::Unreadable(e) => write!(f, "unreadable: {e}"),
-            MissReason::Truncated { len, expected } => write!(f, "truncated: {len} bytes of {expected}"),
+            MissReason::Truncated { len, expected } => {
+                write!(f, "truncated: {len} bytes of {expected}")
+            }
             MissReason::BadMagic => f.write_str("not a kiln cache entry (bad magic)"),
             MissReason::Checksum => f.write_str("corrupt: checksum mismatch"),
             MissReason::KeyMismatch => f.write_str("entry made for another key"),
@@ -236,7 +237,12 @@ impl DiskCache {
     /// Reads the entry of `format` at `path` (which [`path_of`](Self::path_of) gave for `key`):
     /// its byte strings, or why it cannot be used. Neither counted nor logged: the caller does
     /// that with its kind's [`Counters`].
-    pub fn read(&self, format: &Format, path: &Path, key: &str) -> Result<Vec<Vec<u8>>, MissReason> {
+    pub fn read(
+        &self,
+        format: &Format,
+        path: &Path,
+        key: &str,
+    ) -> Result<Vec<Vec<u8>>, MissReason> {
         match fs::read(path) {
             Ok(bytes) => decode(format, key, &bytes),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(MissReason::Absent),
@@ -247,8 +253,19 @@ impl DiskCache {
     /// Writes `parts` (as many as `format` says) as the entry of `key` at `path`, atomically
     /// (temporary file + rename). Not counted: the caller does that. Errors: the directory
     /// cannot be made or written.
-    pub fn write(&self, format: &Format, path: &Path, key: &str, parts: &[&[u8]]) -> io::Result<()> {
-        assert_eq!(parts.len(), format.parts, "an entry of this format has {} byte strings", format.parts);
+    pub fn write(
+        &self,
+        format: &Format,
+        path: &Path,
+        key: &str,
+        parts: &[&[u8]],
+    ) -> io::Result<()> {
+        assert_eq!(
+            parts.len(),
+            format.parts,
+            "an entry of this format has {} byte strings",
+            format.parts
+        );
         let dir = path.parent().expect("entries live in a directory");
         fs::create_dir_all(dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
@@ -264,7 +281,8 @@ impl DiskCache {
         let path = self.path_of(key);
         let result = self.read(&GPU, &path, key).and_then(|mut parts| {
             let cubin = parts.pop().expect("two parts");
-            let ptx = String::from_utf8(parts.pop().expect("two parts")).map_err(|_| MissReason::Checksum)?;
+            let ptx = String::from_utf8(parts.pop().expect("two parts"))
+                .map_err(|_| MissReason::Checksum)?;
             Ok(CachedKernel { ptx, cubin })
         });
         match result {
@@ -314,7 +332,9 @@ fn checksum(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
 }
 
 fn encode(format: &Format, key: &str, parts: &[&[u8]]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(format.header() + key.len() + parts.iter().map(|p| p.len()).sum::<usize>());
+    let mut out = Vec::with_capacity(
+        format.header() + key.len() + parts.iter().map(|p| p.len()).sum::<usize>(),
+    );
     out.extend_from_slice(&format.magic);
     for len in std::iter::once(key.len()).chain(parts.iter().map(|p| p.len())) {
         out.extend_from_slice(&(len as u64).to_le_bytes());
@@ -335,9 +355,11 @@ fn decode(format: &Format, key: &str, bytes: &[u8]) -> Result<Vec<Vec<u8>>, Miss
     if bytes.len() < header {
         return Err(MissReason::Truncated { len: bytes.len() as u64, expected: header as u64 });
     }
-    let len_at = |i: usize| u64::from_le_bytes(bytes[8 + 8 * i..16 + 8 * i].try_into().expect("8 bytes"));
+    let len_at =
+        |i: usize| u64::from_le_bytes(bytes[8 + 8 * i..16 + 8 * i].try_into().expect("8 bytes"));
     let lens: Vec<u64> = (0..=format.parts).map(len_at).collect();
-    let expected = lens.iter().try_fold(header as u64, |a, &l| a.checked_add(l)).unwrap_or(u64::MAX);
+    let expected =
+        lens.iter().try_fold(header as u64, |a, &l| a.checked_add(l)).unwrap_or(u64::MAX);
     if (bytes.len() as u64) != expected {
         return Err(MissReason::Truncated { len: bytes.len() as u64, expected });
     }
@@ -363,7 +385,10 @@ mod tests {
     use super::*;
 
     fn kernel(tag: &str) -> CachedKernel {
-        CachedKernel { ptx: format!(".version 8.0\n// {tag}\n"), cubin: vec![0x7f, b'E', b'L', b'F', 1, 2, 3] }
+        CachedKernel {
+            ptx: format!(".version 8.0\n// {tag}\n"),
+            cubin: vec![0x7f, b'E', b'L', b'F', 1, 2, 3],
+        }
     }
 
     #[test]
@@ -375,7 +400,10 @@ mod tests {
         assert_eq!(cache.lookup("k1"), Lookup::Hit(kernel("a")));
         assert_eq!(cache.lookup("k2"), Lookup::Miss(MissReason::Absent));
         // No temporary file is left behind.
-        let names: Vec<_> = fs::read_dir(dir.path().join("kernels")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(dir.path().join("kernels"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 
@@ -466,10 +494,19 @@ mod tests {
         let vars = |pairs: &'static [(&'static str, &'static str)]| {
             move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.into())
         };
-        assert_eq!(DiskCache::from_vars(vars(&[("KILN_CACHE_DIR", "/c"), ("HOME", "/h")])), Some(DiskCache::new("/c")));
+        assert_eq!(
+            DiskCache::from_vars(vars(&[("KILN_CACHE_DIR", "/c"), ("HOME", "/h")])),
+            Some(DiskCache::new("/c"))
+        );
         assert_eq!(DiskCache::from_vars(vars(&[("KILN_CACHE_DIR", "off"), ("HOME", "/h")])), None);
-        assert_eq!(DiskCache::from_vars(vars(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])), Some(DiskCache::new("/x/kiln")));
-        assert_eq!(DiskCache::from_vars(vars(&[("HOME", "/h")])), Some(DiskCache::new("/h/.cache/kiln")));
+        assert_eq!(
+            DiskCache::from_vars(vars(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
+            Some(DiskCache::new("/x/kiln"))
+        );
+        assert_eq!(
+            DiskCache::from_vars(vars(&[("HOME", "/h")])),
+            Some(DiskCache::new("/h/.cache/kiln"))
+        );
         assert_eq!(DiskCache::from_vars(vars(&[])), None);
     }
 }

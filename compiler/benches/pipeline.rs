@@ -28,12 +28,26 @@ fn random_reduction_graph(nodes: usize, seed: u64) -> Graph {
                 let op = [OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Maximum][next(4)];
                 g.add(op, Attrs::None, &[x, y]).unwrap()
             }
-            4..=6 => g.add([OpKind::Exp, OpKind::Tanh, OpKind::Neg, OpKind::Square][next(4)], Attrs::None, &[x]).unwrap(),
+            4..=6 => g
+                .add(
+                    [OpKind::Exp, OpKind::Tanh, OpKind::Neg, OpKind::Square][next(4)],
+                    Attrs::None,
+                    &[x],
+                )
+                .unwrap(),
             _ => {
                 let axis = next(2);
                 let op = [OpKind::Sum, OpKind::Max][next(2)];
-                let r = g.add(op, Attrs::Reduce { axes: [axis].into_iter().collect(), keepdims: true }, &[x]).unwrap();
-                let b = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: shape[..].into() }, &[r]).unwrap();
+                let r = g
+                    .add(
+                        op,
+                        Attrs::Reduce { axes: [axis].into_iter().collect(), keepdims: true },
+                        &[x],
+                    )
+                    .unwrap();
+                let b = g
+                    .add(OpKind::BroadcastTo, Attrs::Shape { shape: shape[..].into() }, &[r])
+                    .unwrap();
                 g.add(OpKind::Sub, Attrs::None, &[x, b]).unwrap()
             }
         };
@@ -51,9 +65,18 @@ fn bench(c: &mut Criterion) {
     let red = random_reduction_graph(1000, 3);
     for (name, g) in [("elementwise", &ew), ("reductions", &red)] {
         let plan = compile(g, &opts).unwrap();
-        eprintln!("{name}: {} nodes -> {} simplified, {} regions", g.len(), plan.simplified.len(), plan.partition.regions.len());
-        c.bench_function(&format!("partition 1000-node {name} DAG"), |b| b.iter(|| partition(&plan.simplified)));
-        c.bench_function(&format!("simplify+partition+schedule 1000-node {name} DAG"), |b| b.iter(|| compile(g, &opts).unwrap()));
+        eprintln!(
+            "{name}: {} nodes -> {} simplified, {} regions",
+            g.len(),
+            plan.simplified.len(),
+            plan.partition.regions.len()
+        );
+        c.bench_function(&format!("partition 1000-node {name} DAG"), |b| {
+            b.iter(|| partition(&plan.simplified))
+        });
+        c.bench_function(&format!("simplify+partition+schedule 1000-node {name} DAG"), |b| {
+            b.iter(|| compile(g, &opts).unwrap())
+        });
     }
 }
 

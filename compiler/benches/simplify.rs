@@ -9,12 +9,17 @@ use kiln_compiler::simplify::{simplify, SimplifyOptions};
 
 fn bench(c: &mut Criterion) {
     let g = random_elementwise_graph(1000, &[1024], 7);
-    let opts = SimplifyOptions { time_limit: Duration::from_secs(10), ..SimplifyOptions::default() };
+    let opts =
+        SimplifyOptions { time_limit: Duration::from_secs(10), ..SimplifyOptions::default() };
     let s = simplify(&g, &opts).unwrap();
     eprintln!("{}", s.report);
-    c.bench_function("simplify 1000-node elementwise DAG", |b| b.iter(|| simplify(&g, &opts).unwrap()));
+    c.bench_function("simplify 1000-node elementwise DAG", |b| {
+        b.iter(|| simplify(&g, &opts).unwrap())
+    });
     let g = random_elementwise_graph(1000, &[1024], 11);
-    c.bench_function("simplify 1000-node elementwise DAG (seed 11)", |b| b.iter(|| simplify(&g, &opts).unwrap()));
+    c.bench_function("simplify 1000-node elementwise DAG (seed 11)", |b| {
+        b.iter(|| simplify(&g, &opts).unwrap())
+    });
 }
 
 criterion_group!(benches, bench);

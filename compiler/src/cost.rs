@@ -53,25 +53,39 @@ pub fn element_weight(op: OpKind) -> f64 {
     use OpKind::*;
     match op {
         Input | Const | Label => 0.0,
-        Iota | Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Real | Imag => VIEW_WEIGHT,
-        Neg | Abs | Sign | Square | Floor | Ceil | Trunc | Rint | IsNan | IsInf | IsFinite | LogicalNot | Invert | Conj => ARITH_WEIGHT,
+        Iota | Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Real
+        | Imag => VIEW_WEIGHT,
+        Neg | Abs | Sign | Square | Floor | Ceil | Trunc | Rint | IsNan | IsInf | IsFinite
+        | LogicalNot | Invert | Conj => ARITH_WEIGHT,
         Add | Sub | Mul | Maximum | Minimum | Fmax | Fmin | CopySign | Where | Cast => ARITH_WEIGHT,
         Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor => ARITH_WEIGHT,
         BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => ARITH_WEIGHT,
         Sqrt | Reciprocal | Div | FloorDiv | Remainder | Take => SLOW_WEIGHT,
-        Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Erf | Power => TRANSCENDENTAL_WEIGHT,
-        Sin | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Hypot | LogAddExp => TRANSCENDENTAL_WEIGHT,
+        Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Erf | Power => {
+            TRANSCENDENTAL_WEIGHT
+        }
+        Sin | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Hypot | LogAddExp => {
+            TRANSCENDENTAL_WEIGHT
+        }
         Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh => TRANSCENDENTAL_WEIGHT,
         Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any => 0.0,
-        ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort | Argsort => 0.0,
+        ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin
+        | Sort | Argsort => 0.0,
         Concatenate | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel => 0.0,
     }
 }
 
 /// The cost of one node: `op` with `attrs`, of result type `out`, reading `inputs`.
-pub fn node_cost(op: OpKind, attrs: &Attrs, out: (DType, &[usize]), inputs: &[(DType, &[usize])]) -> f64 {
+pub fn node_cost(
+    op: OpKind,
+    attrs: &Attrs,
+    out: (DType, &[usize]),
+    inputs: &[(DType, &[usize])],
+) -> f64 {
     let n = numel(out.1);
-    let boundary = || LAUNCH_COST + bytes(out.0, out.1) + inputs.iter().map(|&(d, s)| bytes(d, s)).sum::<f64>();
+    let boundary = || {
+        LAUNCH_COST + bytes(out.0, out.1) + inputs.iter().map(|&(d, s)| bytes(d, s)).sum::<f64>()
+    };
     match op.class() {
         OpClass::Leaf => {
             if op == OpKind::Input {
@@ -80,19 +94,29 @@ pub fn node_cost(op: OpKind, attrs: &Attrs, out: (DType, &[usize]), inputs: &[(D
                 n * element_weight(op)
             }
         }
-        OpClass::Elementwise | OpClass::Gather => n * (element_weight(op) + OPERAND_WEIGHT * inputs.len() as f64),
+        OpClass::Elementwise | OpClass::Gather => {
+            n * (element_weight(op) + OPERAND_WEIGHT * inputs.len() as f64)
+        }
         OpClass::View => n * element_weight(op),
-        OpClass::Reduce => boundary() + inputs.iter().map(|&(_, s)| numel(s)).sum::<f64>() * ARITH_WEIGHT,
+        OpClass::Reduce => {
+            boundary() + inputs.iter().map(|&(_, s)| numel(s)).sum::<f64>() * ARITH_WEIGHT
+        }
         // A scatter or a scan is a kernel of its own: it reads its inputs and writes its result.
-        OpClass::Copy | OpClass::Custom | OpClass::Scatter | OpClass::Scan | OpClass::Sort => boundary(),
+        OpClass::Copy | OpClass::Custom | OpClass::Scatter | OpClass::Scan | OpClass::Sort => {
+            boundary()
+        }
         OpClass::Vendor => {
             let flops = match attrs {
                 // 2·m·n·k for each output element's dot product of length k.
-                Attrs::None if op == OpKind::MatMul => 2.0 * n * inputs[0].1.last().map_or(1.0, |&k| k as f64),
+                Attrs::None if op == OpKind::MatMul => {
+                    2.0 * n * inputs[0].1.last().map_or(1.0, |&k| k as f64)
+                }
                 // ~5·N·log2(len) per axis of length len (N complex points); half that for the
                 // real transforms.
                 Attrs::Fft { axes, .. } => 5.0 * n * log_lengths(out.1, axes, None),
-                Attrs::RealFft { axes, n: len, .. } => 2.5 * n.max(numel(inputs[0].1)) * log_lengths(out.1, axes, Some(*len)),
+                Attrs::RealFft { axes, n: len, .. } => {
+                    2.5 * n.max(numel(inputs[0].1)) * log_lengths(out.1, axes, Some(*len))
+                }
                 _ => 0.0,
             };
             boundary() + flops / FLOPS_PER_BYTE
@@ -121,8 +145,11 @@ pub fn graph_cost(g: &Graph) -> f64 {
     g.nodes()
         .iter()
         .map(|node| {
-            let inputs: Vec<(DType, &[usize])> =
-                node.inputs.iter().map(|&i| (g.node(i).dtype, g.node(i).shape.as_slice())).collect();
+            let inputs: Vec<(DType, &[usize])> = node
+                .inputs
+                .iter()
+                .map(|&i| (g.node(i).dtype, g.node(i).shape.as_slice()))
+                .collect();
             node_cost(node.op, &node.attrs, (node.dtype, &node.shape), &inputs)
         })
         .sum()

@@ -53,7 +53,8 @@ fn reduction(g: &mut Graph, n: &Node, a: NodeId, b: NodeId) -> Result<NodeId, Co
     let ra = g.node(a).shape.len();
     let rb = g.node(b).shape.len();
     let a3 = g.add(OpKind::ExpandDims, Attrs::Axes { axes: [ra].into_iter().collect() }, &[a])?;
-    let b3 = g.add(OpKind::ExpandDims, Attrs::Axes { axes: [rb - 2].into_iter().collect() }, &[b])?;
+    let b3 =
+        g.add(OpKind::ExpandDims, Attrs::Axes { axes: [rb - 2].into_iter().collect() }, &[b])?;
     let shape = Attrs::Shape { shape: full.as_slice().into() };
     let a3 = g.add(OpKind::BroadcastTo, shape.clone(), &[a3])?;
     let b3 = g.add(OpKind::BroadcastTo, shape, &[b3])?;

@@ -10,8 +10,8 @@ use kiln_ir::verify::verify;
 use kiln_ir::Graph;
 
 use crate::error::CompileError;
-use crate::int_matmul::lower_int_matmul;
 use crate::fusion::{partition, print_regions, FusionReport, Partition};
+use crate::int_matmul::lower_int_matmul;
 use crate::schedule::{schedule, Schedule};
 use crate::simplify::{simplify, SimplifyOptions, SimplifyReport};
 
@@ -52,7 +52,12 @@ pub fn compile(g: &Graph, opts: &Options) -> Result<Compiled, CompileError> {
         verify(&r.body)?;
     }
     let schedule = schedule(&simplified.graph, &partition.regions);
-    Ok(Compiled { simplified: simplified.graph, simplify_report: simplified.report, partition, schedule })
+    Ok(Compiled {
+        simplified: simplified.graph,
+        simplify_report: simplified.report,
+        partition,
+        schedule,
+    })
 }
 
 impl Compiled {

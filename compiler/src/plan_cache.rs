@@ -94,10 +94,18 @@ fn map_graph(g: &Graph, f: &dyn Fn(usize) -> Option<usize>) -> Option<Graph> {
                     .map(|d| Some(kiln_ir::SliceDim { len: f(d.len)?, ..*d }))
                     .collect::<Option<_>>()?,
             },
-            Attrs::RealFft { axes, n, norm } => Attrs::RealFft { axes: axes.clone(), n: f(*n)?, norm: *norm },
+            Attrs::RealFft { axes, n, norm } => {
+                Attrs::RealFft { axes: axes.clone(), n: f(*n)?, norm: *norm }
+            }
             other => other.clone(),
         };
-        out.insert(Node { op: n.op, attrs, inputs: n.inputs.clone(), dtype: n.dtype, shape: shape(&n.shape)? });
+        out.insert(Node {
+            op: n.op,
+            attrs,
+            inputs: n.inputs.clone(),
+            dtype: n.dtype,
+            shape: shape(&n.shape)?,
+        });
     }
     out.set_outputs(g.outputs().to_vec());
     Some(out)
@@ -112,7 +120,9 @@ fn map_plan(c: &Compiled, f: &dyn Fn(usize) -> Option<usize>) -> Option<Compiled
         *body = map_graph(body, f)?;
         *space = match space {
             Space::Elementwise { shape: s } => Space::Elementwise { shape: shape(s)? },
-            Space::Reduce { shape: s, axes } => Space::Reduce { shape: shape(s)?, axes: axes.clone() },
+            Space::Reduce { shape: s, axes } => {
+                Space::Reduce { shape: shape(s)?, axes: axes.clone() }
+            }
             Space::Scatter { items } => Space::Scatter { items: shape(items)? },
             Space::Scan { shape: s, axis } => Space::Scan { shape: shape(s)?, axis: *axis },
             Space::Opaque => Space::Opaque,
@@ -161,7 +171,11 @@ impl PlanCache {
 
     /// The plan of `g`: reused when a graph of the same structure was compiled before, else
     /// compiled and kept.
-    pub fn get_or_compile(&self, g: &Graph, opts: &Options) -> Result<(Arc<Compiled>, Lookup), CompileError> {
+    pub fn get_or_compile(
+        &self,
+        g: &Graph,
+        opts: &Options,
+    ) -> Result<(Arc<Compiled>, Lookup), CompileError> {
         let sig = signature(g);
         let first = {
             let plans = self.plans.lock().expect("plan cache lock");
@@ -176,16 +190,23 @@ impl PlanCache {
             }
         };
         if let Some((old_sizes, plan)) = first {
-            let map: HashMap<usize, usize> = old_sizes.iter().copied().zip(sig.sizes.iter().copied()).collect();
+            let map: HashMap<usize, usize> =
+                old_sizes.iter().copied().zip(sig.sizes.iter().copied()).collect();
             let f = |d: usize| if d <= 1 { Some(d) } else { map.get(&d).copied() };
             if let Some(resized) = map_plan(&plan, &f) {
                 let ok = kiln_ir::verify::verify(&resized.simplified).is_ok()
-                    && resized.partition.regions.iter().all(|r| kiln_ir::verify::verify(&r.body).is_ok());
+                    && resized
+                        .partition
+                        .regions
+                        .iter()
+                        .all(|r| kiln_ir::verify::verify(&r.body).is_ok());
                 if ok {
                     let resized = Arc::new(resized);
                     let mut plans = self.plans.lock().expect("plan cache lock");
                     let entries = plans.entry(sig.key).or_default();
-                    if entries.len() < SIZES_PER_PLAN && !entries.iter().any(|(s, _)| *s == sig.sizes) {
+                    if entries.len() < SIZES_PER_PLAN
+                        && !entries.iter().any(|(s, _)| *s == sig.sizes)
+                    {
                         entries.push((sig.sizes, resized.clone()));
                     }
                     return Ok((resized, Lookup::HitResized));
@@ -193,7 +214,10 @@ impl PlanCache {
             }
         }
         let plan = Arc::new(compile(g, opts)?);
-        self.plans.lock().expect("plan cache lock").insert(sig.key, vec![(sig.sizes, plan.clone())]);
+        self.plans
+            .lock()
+            .expect("plan cache lock")
+            .insert(sig.key, vec![(sig.sizes, plan.clone())]);
         Ok((plan, Lookup::Miss))
     }
 

@@ -68,11 +68,16 @@ pub struct Schedule {
 /// it reads element for element (no view between).
 pub fn schedule(g: &Graph, regions: &[Region]) -> Schedule {
     let mut buffers: Vec<Buffer> = Vec::new();
-    let mut buffer_of: std::collections::HashMap<NodeId, BufferId> = std::collections::HashMap::new();
+    let mut buffer_of: std::collections::HashMap<NodeId, BufferId> =
+        std::collections::HashMap::new();
     for (i, node) in g.nodes().iter().enumerate() {
         if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
             buffer_of.insert(NodeId(i as u32), BufferId(buffers.len() as u32));
-            buffers.push(Buffer { dtype: node.dtype, shape: node.shape.clone(), source: BufferSource::Input(*index) });
+            buffers.push(Buffer {
+                dtype: node.dtype,
+                shape: node.shape.clone(),
+                source: BufferSource::Input(*index),
+            });
         }
     }
     let is_output = |id: NodeId| g.outputs().contains(&id);
@@ -90,7 +95,9 @@ pub fn schedule(g: &Graph, regions: &[Region]) -> Schedule {
             .inputs
             .iter()
             .enumerate()
-            .filter(|(_, i)| last_read[i] == s && !is_output(**i) && g.node(**i).op != OpKind::Input)
+            .filter(|(_, i)| {
+                last_read[i] == s && !is_output(**i) && g.node(**i).op != OpKind::Input
+            })
             .map(|(k, i)| (k, buffer_of[i]))
             .collect();
         let mut writes = Vec::new();
@@ -99,7 +106,9 @@ pub fn schedule(g: &Graph, regions: &[Region]) -> Schedule {
             let reuse = if r.kind == RegionKind::Elementwise {
                 dying.iter().position(|&(k, b)| {
                     let buf = &buffers[b.0 as usize];
-                    buf.dtype == node.dtype && numel(&buf.shape) == numel(&node.shape) && reads_pointwise(r, k, o)
+                    buf.dtype == node.dtype
+                        && numel(&buf.shape) == numel(&node.shape)
+                        && reads_pointwise(r, k, o)
                 })
             } else {
                 None
@@ -107,7 +116,11 @@ pub fn schedule(g: &Graph, regions: &[Region]) -> Schedule {
             let b = match reuse {
                 Some(pos) => dying.remove(pos).1,
                 None => {
-                    buffers.push(Buffer { dtype: node.dtype, shape: node.shape.clone(), source: BufferSource::Step(s) });
+                    buffers.push(Buffer {
+                        dtype: node.dtype,
+                        shape: node.shape.clone(),
+                        source: BufferSource::Step(s),
+                    });
                     BufferId(buffers.len() as u32 - 1)
                 }
             };
@@ -125,7 +138,8 @@ pub fn schedule(g: &Graph, regions: &[Region]) -> Schedule {
 /// written (so writing `o` over it element by element is safe).
 fn reads_pointwise(r: &Region, k: usize, o: usize) -> bool {
     let body = &r.body;
-    let Some(input) = body.nodes().iter().position(|n| n.attrs == Attrs::Input { index: k as u32 }) else {
+    let Some(input) = body.nodes().iter().position(|n| n.attrs == Attrs::Input { index: k as u32 })
+    else {
         return false;
     };
     let out_shape = &body.node(body.outputs()[o]).shape;
@@ -155,16 +169,28 @@ impl fmt::Display for Schedule {
             let writes = step
                 .writes
                 .iter()
-                .map(|&b| if step.reads.contains(&b) { format!("{b} in place") } else { format!("{b}: {}", ty(b)) })
+                .map(|&b| {
+                    if step.reads.contains(&b) {
+                        format!("{b} in place")
+                    } else {
+                        format!("{b}: {}", ty(b))
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
-            write!(f, "step {s} = region {} reads({}) writes({writes})", step.region, list(&step.reads))?;
+            write!(
+                f,
+                "step {s} = region {} reads({}) writes({writes})",
+                step.region,
+                list(&step.reads)
+            )?;
             if !step.frees.is_empty() {
                 write!(f, " frees({})", list(&step.frees))?;
             }
             if !self.streams.is_single_stream() {
                 write!(f, " stream {}", self.streams.streams[step.region])?;
-                let waits: Vec<String> = self.streams.waits_of(step.region).map(|p| format!("region {p}")).collect();
+                let waits: Vec<String> =
+                    self.streams.waits_of(step.region).map(|p| format!("region {p}")).collect();
                 if !waits.is_empty() {
                     write!(f, " waits({})", waits.join(", "))?;
                 }
@@ -190,9 +216,9 @@ pub fn run_steps<E>(
     let mut bufs: Vec<Option<Cow<'_, HostArray>>> = vec![None; sched.buffers.len()];
     for (i, b) in sched.buffers.iter().enumerate() {
         if let BufferSource::Input(index) = b.source {
-            let a = inputs
-                .get(index as usize)
-                .ok_or_else(|| invalid(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len())))?;
+            let a = inputs.get(index as usize).ok_or_else(|| {
+                invalid(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len()))
+            })?;
             bufs[i] = Some(Cow::Borrowed(*a));
         }
     }
@@ -200,7 +226,11 @@ pub fn run_steps<E>(
         let refs: Vec<&HostArray> = step
             .reads
             .iter()
-            .map(|b| bufs[b.0 as usize].as_deref().ok_or_else(|| invalid(format!("{b} read before it is written"))))
+            .map(|b| {
+                bufs[b.0 as usize]
+                    .as_deref()
+                    .ok_or_else(|| invalid(format!("{b} read before it is written")))
+            })
             .collect::<Result<_, _>>()?;
         let outs = run(s, &regions[step.region], &refs)?;
         drop(refs);
@@ -225,7 +255,13 @@ pub fn run_steps<E>(
 
 /// Runs a schedule on the host with the reference evaluator (each region's body evaluated as a
 /// whole): the oracle of the compiled and library paths.
-pub fn run_on_host(sched: &Schedule, regions: &[Region], inputs: &[&HostArray]) -> Result<Vec<HostArray>, IrError> {
+pub fn run_on_host(
+    sched: &Schedule,
+    regions: &[Region],
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, IrError> {
     let invalid = |message| IrError::Eval { node: 0, op: "schedule".into(), message };
-    run_steps(sched, regions, inputs, invalid, |_, region, refs| kiln_ir::eval::evaluate(&region.body, refs))
+    run_steps(sched, regions, inputs, invalid, |_, region, refs| {
+        kiln_ir::eval::evaluate(&region.body, refs)
+    })
 }

@@ -98,8 +98,13 @@ impl fmt::Display for StreamEvent {
 /// copy, user kernel), whose work the plan does not know.
 pub fn work(region: &Region) -> Option<usize> {
     match region.kind {
-        RegionKind::Elementwise | RegionKind::Reduction | RegionKind::Scatter | RegionKind::Scan => match &region.space {
-            Space::Elementwise { shape } | Space::Reduce { shape, .. } | Space::Scan { shape, .. } => Some(numel(shape)),
+        RegionKind::Elementwise
+        | RegionKind::Reduction
+        | RegionKind::Scatter
+        | RegionKind::Scan => match &region.space {
+            Space::Elementwise { shape }
+            | Space::Reduce { shape, .. }
+            | Space::Scan { shape, .. } => Some(numel(shape)),
             Space::Scatter { items } => Some(numel(items)),
             Space::Opaque => None,
         },
@@ -137,13 +142,17 @@ impl Bits {
 /// events between streams (see the module docs).
 pub fn assign_streams(regions: &[Region]) -> StreamPlan {
     let n = regions.len();
-    let producer: HashMap<NodeId, usize> =
-        regions.iter().enumerate().flat_map(|(i, r)| r.outputs.iter().map(move |&o| (o, i))).collect();
+    let producer: HashMap<NodeId, usize> = regions
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.outputs.iter().map(move |&o| (o, i)))
+        .collect();
     // The regions each region reads from, each once, in order.
     let deps: Vec<Vec<usize>> = regions
         .iter()
         .map(|r| {
-            let mut d: Vec<usize> = r.inputs.iter().filter_map(|i| producer.get(i).copied()).collect();
+            let mut d: Vec<usize> =
+                r.inputs.iter().filter_map(|i| producer.get(i).copied()).collect();
             d.sort_unstable();
             d.dedup();
             d
@@ -167,7 +176,9 @@ pub fn assign_streams(regions: &[Region]) -> StreamPlan {
                 let fits = |s: usize| on[s].iter().all(|&q| a.contains(q));
                 let s = (0..lanes)
                     .find(|&s| fits(s))
-                    .or_else(|| deps[r].iter().rev().find(|&&d| small[d]).map(|&d| streams[d] as usize))
+                    .or_else(|| {
+                        deps[r].iter().rev().find(|&&d| small[d]).map(|&d| streams[d] as usize)
+                    })
                     .unwrap_or_else(|| (0..lanes).min_by_key(|&s| count[s]).unwrap_or(0));
                 on[s].push(r);
                 streams[r] = s as u32;
@@ -220,11 +231,18 @@ mod tests {
     /// A region of `kind` over `elements`, reading nodes `inputs` and writing node `output`.
     fn region(kind: RegionKind, elements: usize, inputs: &[u32], output: u32) -> Region {
         let space = match kind {
-            RegionKind::Elementwise => Space::Elementwise { shape: [elements].into_iter().collect() },
-            RegionKind::Reduction => Space::Reduce { shape: [elements].into_iter().collect(), axes: [0].into_iter().collect() },
+            RegionKind::Elementwise => {
+                Space::Elementwise { shape: [elements].into_iter().collect() }
+            }
+            RegionKind::Reduction => Space::Reduce {
+                shape: [elements].into_iter().collect(),
+                axes: [0].into_iter().collect(),
+            },
             RegionKind::Scatter => Space::Scatter { items: [elements].into_iter().collect() },
             RegionKind::Scan => Space::Scan { shape: [elements].into_iter().collect(), axis: 0 },
-            RegionKind::Copy | RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => Space::Opaque,
+            RegionKind::Copy | RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => {
+                Space::Opaque
+            }
         };
         let mut body = Graph::new();
         let x = body.input(0, DType::Float32, &[elements]);

@@ -87,7 +87,13 @@ pub fn fit(x: &Array, k: usize, max_iter: usize, tol: f32, rng: &mut SplitMix) -
             let dist = sq_distances(x, &centers);
             let (labels, inertia) = (dist.argmin(1), dist.min(1).sum(None));
             kiln::eval_all(&[&labels, &inertia]);
-            return Fit { centers, labels: labels.to_vec(), inertia: inertia.item(), iterations: it, kernels };
+            return Fit {
+                centers,
+                labels: labels.to_vec(),
+                inertia: inertia.item(),
+                iterations: it,
+                kernels,
+            };
         }
         centers = new_centers;
     }

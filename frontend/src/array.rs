@@ -39,25 +39,54 @@ impl Array {
     /// A non-leaf array: `op` applied to `inputs`, its dtype and shape inferred (and checked) by
     /// the op table's rules.
     pub(crate) fn apply(op: OpKind, attrs: Attrs, inputs: &[&Array]) -> Result<Array> {
-        let types: SmallVec<[(DType, &[usize]); 3]> = inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
+        let types: SmallVec<[(DType, &[usize]); 3]> =
+            inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
         let (dtype, shape) = infer(op, &attrs, &types)?;
         Ok(Array::node(op, attrs, inputs.iter().map(|&a| a.clone()).collect(), dtype, shape))
     }
 
-    pub(crate) fn node(op: OpKind, attrs: Attrs, inputs: SmallVec<[Array; 3]>, dtype: DType, shape: Shape) -> Array {
-        Array { e: Arc::new(Expr { op, attrs, inputs, dtype, shape, value: OnceLock::new(), device: OnceLock::new() }) }
+    pub(crate) fn node(
+        op: OpKind,
+        attrs: Attrs,
+        inputs: SmallVec<[Array; 3]>,
+        dtype: DType,
+        shape: Shape,
+    ) -> Array {
+        Array {
+            e: Arc::new(Expr {
+                op,
+                attrs,
+                inputs,
+                dtype,
+                shape,
+                value: OnceLock::new(),
+                device: OnceLock::new(),
+            }),
+        }
     }
 
     /// An array holding materialised host data.
     pub fn from_host(h: HostArray) -> Array {
-        let a = Array::node(OpKind::Input, Attrs::Input { index: 0 }, SmallVec::new(), h.dtype(), h.shape().into());
+        let a = Array::node(
+            OpKind::Input,
+            Attrs::Input { index: 0 },
+            SmallVec::new(),
+            h.dtype(),
+            h.shape().into(),
+        );
         let _ = a.e.value.set(Arc::new(h));
         a
     }
 
     /// An array holding a value in device memory (its dtype and shape are the value's).
     pub(crate) fn from_device(d: Arc<DeviceArray>) -> Array {
-        let a = Array::node(OpKind::Input, Attrs::Input { index: 0 }, SmallVec::new(), d.dtype(), d.shape().into());
+        let a = Array::node(
+            OpKind::Input,
+            Attrs::Input { index: 0 },
+            SmallVec::new(),
+            d.dtype(),
+            d.shape().into(),
+        );
         let _ = a.e.device.set(d);
         a
     }

@@ -117,7 +117,11 @@ pub fn arange(stop: i64) -> Array {
 /// `np.arange(start, stop, step)`: values `start + i*step` while below `stop` (above, for a
 /// negative step). The dtype is int64 when all three are integers, else float64, as NumPy's
 /// default. Errors: `step == 0`.
-pub fn try_arange_step(start: impl Into<Operand>, stop: impl Into<Operand>, step: impl Into<Operand>) -> Result<Array> {
+pub fn try_arange_step(
+    start: impl Into<Operand>,
+    stop: impl Into<Operand>,
+    step: impl Into<Operand>,
+) -> Result<Array> {
     let as_weak = |o: Operand| match o {
         Operand::Scalar(s) => Ok(s),
         Operand::Array(_) => Err(value_err("arange", "start, stop and step are scalars")),
@@ -139,7 +143,11 @@ pub fn try_arange_step(start: impl Into<Operand>, stop: impl Into<Operand>, step
     let i = iota(dtype, &[n], 0);
     // NumPy fills start + i*delta with delta = (start + step) - start.
     let start_lit = scalar_literal(dtype, a);
-    let delta = if all_int { Literal::from_f64(dtype, fs) } else { Literal::from_f64(dtype, (fa + fs) - fa) };
+    let delta = if all_int {
+        Literal::from_f64(dtype, fs)
+    } else {
+        Literal::from_f64(dtype, (fa + fs) - fa)
+    };
     let d = Array::literal(dtype, delta);
     let st = Array::literal(dtype, start_lit);
     Ok(&(&i * &d) + &st)
@@ -147,7 +155,11 @@ pub fn try_arange_step(start: impl Into<Operand>, stop: impl Into<Operand>, step
 
 /// `np.arange(start, stop, step)`. Panics where [`try_arange_step`] errs.
 #[track_caller]
-pub fn arange_step(start: impl Into<Operand>, stop: impl Into<Operand>, step: impl Into<Operand>) -> Array {
+pub fn arange_step(
+    start: impl Into<Operand>,
+    stop: impl Into<Operand>,
+    step: impl Into<Operand>,
+) -> Array {
     crate::unwrap(try_arange_step(start, stop, step))
 }
 
@@ -175,7 +187,11 @@ pub fn linspace_with(start: f64, stop: f64, num: usize, endpoint: bool, dtype: D
         let step = (stop - start) / num.max(1) as f64;
         &(&iota(DType::Float64, &[num], 0) * step) + start
     };
-    if dtype.is_integer() { y.floor().astype(dtype) } else { y.astype(dtype) }
+    if dtype.is_integer() {
+        y.floor().astype(dtype)
+    } else {
+        y.astype(dtype)
+    }
 }
 
 /// `np.empty(shape, dtype)`. kiln's arrays are values, never uninitialised memory: this is
@@ -205,14 +221,21 @@ pub fn try_geomspace(start: f64, stop: f64, num: usize) -> crate::error::Result<
         return Err(crate::error::value_err("geomspace", "Geometric sequence cannot include zero"));
     }
     if start.signum() != stop.signum() {
-        return Err(crate::error::value_err("geomspace", format!("start {start} and stop {stop} of different signs (a complex sequence)")));
+        return Err(crate::error::value_err(
+            "geomspace",
+            format!("start {start} and stop {stop} of different signs (a complex sequence)"),
+        ));
     }
     let sign = start.signum();
     let y = linspace(start.abs().log10(), stop.abs().log10(), num);
     let y = crate::full(&[], 10.0, DType::Float64).power(&y);
     let i = iota(DType::Float64, &[num], 0);
     let y = crate::elementwise::where_(i.equal(0.0), start.abs(), y);
-    let y = if num > 1 { crate::elementwise::where_(i.equal((num - 1) as f64), stop.abs(), y) } else { y };
+    let y = if num > 1 {
+        crate::elementwise::where_(i.equal((num - 1) as f64), stop.abs(), y)
+    } else {
+        y
+    };
     Ok(&y * sign)
 }
 

@@ -20,7 +20,8 @@ use kiln_compiler::CompileError;
 use kiln_ir::Graph;
 
 /// The pipeline's stages, in order; the position is the `S` of file names.
-pub const STAGES: &[&str] = &["graph", "simplified", "regions", "schedule", "mlir", "llvm", "ptx", "asm"];
+pub const STAGES: &[&str] =
+    &["graph", "simplified", "regions", "schedule", "mlir", "llvm", "ptx", "asm"];
 
 struct DumpConfig {
     stages: Vec<String>,
@@ -35,9 +36,17 @@ fn config() -> &'static DumpConfig {
             .split(',')
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
-            .flat_map(|s| if s == "all" { STAGES.iter().map(|s| s.to_string()).collect() } else { vec![s] })
+            .flat_map(|s| {
+                if s == "all" {
+                    STAGES.iter().map(|s| s.to_string()).collect()
+                } else {
+                    vec![s]
+                }
+            })
             .collect();
-        let dir = std::env::var_os("KILN_DUMP_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("kiln-dump"));
+        let dir = std::env::var_os("KILN_DUMP_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("kiln-dump"));
         DumpConfig { stages, dir }
     })
 }
@@ -94,7 +103,11 @@ pub fn host_code(seq: usize, regions: &[Region]) {
 /// for the GPU: canonical) and `ptx` (the PTX for `target`, libdevice linked and optimised:
 /// canonical for a given LLVM and libdevice), laid out as [`host_code`]'s.
 pub fn gpu_code(seq: usize, regions: &[Region], target: PtxTarget) {
-    for (stage, code) in [("mlir", CodeStage::GpuMlir), ("llvm", CodeStage::GpuLlvm), ("ptx", CodeStage::Ptx(target))] {
+    for (stage, code) in [
+        ("mlir", CodeStage::GpuMlir),
+        ("llvm", CodeStage::GpuLlvm),
+        ("ptx", CodeStage::Ptx(target)),
+    ] {
         write(seq, stage, || code_text(regions, code));
     }
 }
@@ -162,7 +175,9 @@ pub fn code_text(regions: &[Region], stage: CodeStage) -> String {
             Ok(t) => out += &format!("{comment} region {i}\n{t}"),
             Err(CompileError::Unsupported { op, reason, .. }) => {
                 let e = CompileError::Unsupported { region: i, op, reason };
-                out += &format!("{comment} {e}: it runs on the host (a library or the reference evaluator)\n")
+                out += &format!(
+                    "{comment} {e}: it runs on the host (a library or the reference evaluator)\n"
+                )
             }
             Err(e) => out += &format!("{comment} region {i}: compilation failed: {e}\n"),
         }

@@ -132,7 +132,8 @@ fn coerce(op: OpKind, d: DType) -> DType {
 
 /// Whether `op` compares (its result is bool from operands of one dtype).
 fn is_comparison(op: OpKind) -> bool {
-    op.info().dtype_rule == kiln_ir::ops::DTypeRule::Bool && op.info().arity == kiln_ir::ops::Arity::Fixed(2)
+    op.info().dtype_rule == kiln_ir::ops::DTypeRule::Bool
+        && op.info().arity == kiln_ir::ops::Arity::Fixed(2)
 }
 
 impl Array {
@@ -141,7 +142,8 @@ impl Array {
         if self.dtype() == dtype {
             return self.clone();
         }
-        Array::apply(OpKind::Cast, Attrs::DType { dtype }, &[self]).expect("cast accepts every dtype")
+        Array::apply(OpKind::Cast, Attrs::DType { dtype }, &[self])
+            .expect("cast accepts every dtype")
     }
 
     /// `self` broadcast to `shape`, adding a node only when the shape differs.
@@ -187,7 +189,8 @@ pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
                 dtype = match result_type_weak(name, dtype, *s) {
                     // NumPy 2 compares integers with out-of-range Python integers exactly.
                     Err(kiln_ir::IrError::ScalarOutOfBounds { .. }) if is_comparison(op) => {
-                        let wide = if dtype == DType::UInt64 { DType::Float64 } else { DType::Int64 };
+                        let wide =
+                            if dtype == DType::UInt64 { DType::Float64 } else { DType::Int64 };
                         result_type_weak(name, wide, *s).unwrap_or(DType::Float64)
                     }
                     other => other?,
@@ -481,7 +484,11 @@ impl Array {
 
 /// `np.where(cond, x, y)`: `x` where `cond` is true, else `y`. `cond` is tested for truth
 /// (`!= 0`); `x` and `y` promote together; all three broadcast.
-pub fn try_where_(cond: impl Into<Operand>, x: impl Into<Operand>, y: impl Into<Operand>) -> Result<Array> {
+pub fn try_where_(
+    cond: impl Into<Operand>,
+    x: impl Into<Operand>,
+    y: impl Into<Operand>,
+) -> Result<Array> {
     let c = match cond.into() {
         Operand::Array(a) => a.cast_to(DType::Bool),
         Operand::Scalar(s) => Array::literal(DType::Bool, scalar_literal(DType::Bool, s)),

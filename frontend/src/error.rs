@@ -40,7 +40,13 @@ pub enum Error {
     /// An argument's dtype is not its parameter's: a fixed type (`float32 x`), or the dtype the
     /// parameter's placeholder (`T x`) is already bound to by another argument.
     #[error("{kernel}: type mismatch: argument `{param}` is {got}, {}", bound(*.expected, .placeholder))]
-    KernelDType { kernel: String, param: String, expected: DType, got: DType, placeholder: Option<String> },
+    KernelDType {
+        kernel: String,
+        param: String,
+        expected: DType,
+        got: DType,
+        placeholder: Option<String>,
+    },
 
     /// A type placeholder that no argument binds (CuPy binds them from the output arguments, then
     /// from the array inputs; scalars bind nothing).
@@ -75,12 +81,24 @@ pub enum Error {
     /// A raw kernel's argument whose size is not the size of the kernel's parameter (the kernel
     /// declares, say, `int N` and is given an `i64`).
     #[error("{kernel}: argument {index} ({given}) has {given_bytes} bytes, but the kernel's parameter {index} takes {param_bytes} bytes")]
-    KernelArgSize { kernel: String, index: usize, given: String, given_bytes: usize, param_bytes: usize },
+    KernelArgSize {
+        kernel: String,
+        index: usize,
+        given: String,
+        given_bytes: usize,
+        param_bytes: usize,
+    },
 
     /// A construct of C/CUDA outside the subset kiln traces into its graph (see
     /// `ElementwiseKernel`'s docs), named.
     #[error("{kernel}: {part} {line}:{column}: not supported: {construct}")]
-    KernelUnsupported { kernel: String, part: String, line: usize, column: usize, construct: String },
+    KernelUnsupported {
+        kernel: String,
+        part: String,
+        line: usize,
+        column: usize,
+        construct: String,
+    },
 }
 
 /// The name expressions a [`Error::UnknownKernel`] lists.

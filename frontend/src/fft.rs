@@ -52,7 +52,12 @@ impl NormArg<'_> {
         match self {
             NormArg::Norm(n) => Ok(n),
             NormArg::Name(s) => FftNorm::from_name(s).ok_or_else(|| {
-                value_err(op, format!("Invalid norm value {s}; should be \"backward\",\"ortho\" or \"forward\"."))
+                value_err(
+                    op,
+                    format!(
+                        "Invalid norm value {s}; should be \"backward\",\"ortho\" or \"forward\"."
+                    ),
+                )
             }),
         }
     }
@@ -85,13 +90,22 @@ fn resize(op: &str, x: &Array, axis: usize, len: usize) -> Result<Array> {
     pad[axis] = len - cur;
     let zeros = crate::creation::zeros(&pad, x.dtype());
     try_concatenate(&[x, &zeros], axis as i64).map_err(|e| match e {
-        crate::Error::Ir(IrError::AxisOutOfBounds { axis, rank, .. }) => IrError::AxisOutOfBounds { op: op.into(), axis, rank }.into(),
+        crate::Error::Ir(IrError::AxisOutOfBounds { axis, rank, .. }) => {
+            IrError::AxisOutOfBounds { op: op.into(), axis, rank }.into()
+        }
         other => other,
     })
 }
 
 /// The transform `kind` of `a` over `axes` (NumPy's defaults when `None`) with lengths `s`.
-fn transform(op: &str, a: &Array, s: Option<&[usize]>, axes: Option<&[i64]>, norm: NormArg, kind: Kind) -> Result<Array> {
+fn transform(
+    op: &str,
+    a: &Array,
+    s: Option<&[usize]>,
+    axes: Option<&[i64]>,
+    norm: NormArg,
+    kind: Kind,
+) -> Result<Array> {
     let norm = norm.resolve(op)?;
     let rank = a.ndim() as i64;
     let axes: Vec<i64> = match (axes, s) {
@@ -108,7 +122,9 @@ fn transform(op: &str, a: &Array, s: Option<&[usize]>, axes: Option<&[i64]>, nor
         norm_axes.push(n);
     }
     let mut lengths: Vec<usize> = match s {
-        Some(s) if s.len() != axes.len() => return Err(value_err(op, "Shape and axes have different lengths.")),
+        Some(s) if s.len() != axes.len() => {
+            return Err(value_err(op, "Shape and axes have different lengths."))
+        }
         Some(s) => s.to_vec(),
         None => norm_axes.iter().map(|&ax| a.shape()[ax]).collect(),
     };
@@ -125,7 +141,12 @@ fn transform(op: &str, a: &Array, s: Option<&[usize]>, axes: Option<&[i64]>, nor
         Kind::C2C { .. } | Kind::C2R => complex_for(a.dtype()),
         Kind::R2C => match a.dtype() {
             d if d.is_complex() => {
-                return Err(IrError::UnsupportedDType { op: op.into(), dtypes: vec![d], accepted: "bool, int, uint, float".into() }.into())
+                return Err(IrError::UnsupportedDType {
+                    op: op.into(),
+                    dtypes: vec![d],
+                    accepted: "bool, int, uint, float".into(),
+                }
+                .into())
             }
             DType::Float64 => DType::Float64,
             d if d.is_float() => DType::Float32,
@@ -277,7 +298,10 @@ pub mod config {
 
     fn on_device<T>(op: &str, f: impl FnOnce() -> kiln_runtime::Result<T>) -> Result<T> {
         let Backend::Cuda(ordinal) = crate::backend() else {
-            return Err(value_err(op, "the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)"));
+            return Err(value_err(
+                op,
+                "the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)",
+            ));
         };
         let _current = Device::new(ordinal)?.use_scoped()?;
         Ok(f()?)
@@ -324,7 +348,8 @@ fn shift(x: &Array, axes: Option<&[i64]>, inverse: bool) -> Result<Array> {
 /// `np.fft.fftfreq(n, d)`: the sample frequencies of an `n`-point transform with sample
 /// spacing `d` (float64: `[0, 1, ..., ceil(n/2) - 1, -floor(n/2), ..., -1] / (d n)`).
 pub fn fftfreq(n: usize, d: f64) -> Array {
-    let v: Vec<f64> = (0..n).map(|i| if i < n.div_ceil(2) { i as f64 } else { i as f64 - n as f64 }).collect();
+    let v: Vec<f64> =
+        (0..n).map(|i| if i < n.div_ceil(2) { i as f64 } else { i as f64 - n as f64 }).collect();
     &Array::from_vec(v, &[n]) * (1.0 / (d * n as f64))
 }
 

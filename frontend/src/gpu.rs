@@ -34,11 +34,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use kiln_compiler::codegen::gpu::{
-    compile_kernel_gpu_tier, disk_cache_key, gpu_tier, lower_region_gpu, lower_region_gpu_tier, GpuKernel, GPU_HOT_CALLS,
+    compile_kernel_gpu_tier, disk_cache_key, gpu_tier, lower_region_gpu, lower_region_gpu_tier,
+    GpuKernel, GPU_HOT_CALLS,
 };
 use kiln_compiler::codegen::lower::Kernel;
 use kiln_compiler::codegen::{Tier, GPU_ENTRY};
 use kiln_compiler::fusion::Region;
+use kiln_compiler::pipeline::Compiled;
 use kiln_compiler::schedule::{BufferSource, Schedule};
 use kiln_compiler::streams::{StreamPlan, POOL_STREAMS};
 use kiln_compiler::toolchain::ptx::PtxTarget;
@@ -46,10 +48,9 @@ use kiln_compiler::CompileError;
 use kiln_ir::host::Data;
 use kiln_ir::shape::numel;
 use kiln_ir::{with_data, DType, HostArray};
-use kiln_compiler::pipeline::Compiled;
 use kiln_runtime::{
-    link_ptx_to_cubin, ptxas_cubin, ptxas_path, CachedKernel, Device, DeviceBuffer, DiskCache, Event, Function, KernelArg, LaunchConfig, Lookup,
-    ModuleImage, Stream,
+    link_ptx_to_cubin, ptxas_cubin, ptxas_path, CachedKernel, Device, DeviceBuffer, DiskCache,
+    Event, Function, KernelArg, LaunchConfig, Lookup, ModuleImage, Stream,
 };
 
 use crate::error::{Error, Result};
@@ -195,7 +196,6 @@ impl Gpu {
     }
 }
 
-
 #[path = "gpu_vendor.rs"]
 mod vendor;
 
@@ -235,13 +235,16 @@ impl Loaded {
     /// The code for this call: optimised first if the fast code has become hot.
     fn for_call(&self, gpu: &Gpu) -> Arc<(GpuKernel, Function)> {
         let code = self.current.read().unwrap_or_else(|e| e.into_inner()).clone();
-        if code.0.tier == Tier::Fast && self.calls.fetch_add(1, Ordering::Relaxed) + 1 >= GPU_HOT_CALLS {
+        if code.0.tier == Tier::Fast
+            && self.calls.fetch_add(1, Ordering::Relaxed) + 1 >= GPU_HOT_CALLS
+        {
             let upgrade = self.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(kernel) = upgrade {
                 match load_or_compile(gpu, kernel, Tier::Optimized) {
                     Ok(optimized) => {
                         let optimized = Arc::new(optimized);
-                        *self.current.write().unwrap_or_else(|e| e.into_inner()) = optimized.clone();
+                        *self.current.write().unwrap_or_else(|e| e.into_inner()) =
+                            optimized.clone();
                         return optimized;
                     }
                     // The fast code stays; it computes the same values.
@@ -258,7 +261,8 @@ impl Loaded {
 /// holds the plan, so its address is not reused while the entry lives.
 #[allow(clippy::type_complexity)]
 fn ready_cache() -> &'static Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>> {
-    static CACHE: OnceLock<Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>>> =
+        OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
@@ -305,10 +309,18 @@ fn load_or_compile(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, 
         };
         match load(gpu, image) {
             Ok(function) => {
-                let k = GpuKernel { kernel, ptx: entry.ptx.into(), compile_ms: 0.0, times: Default::default(), tier };
+                let k = GpuKernel {
+                    kernel,
+                    ptx: entry.ptx.into(),
+                    compile_ms: 0.0,
+                    times: Default::default(),
+                    tier,
+                };
                 return Ok((k, function));
             }
-            Err(e) => tracing::warn!(target: "kiln::cache", error = %e, "cached kernel does not load; rebuilding it"),
+            Err(e) => {
+                tracing::warn!(target: "kiln::cache", error = %e, "cached kernel does not load; rebuilding it")
+            }
         }
     }
     let k = compile_kernel_gpu_tier(kernel, gpu.target, tier)?;
@@ -371,7 +383,10 @@ fn cubin_source() -> CubinSource {
                 found
             }
             Ok(other) => {
-                tracing::warn!(value = other, "KILN_GPU_LINK is none of `ptx`, `ptxas`, `cubin`; ignored");
+                tracing::warn!(
+                    value = other,
+                    "KILN_GPU_LINK is none of `ptx`, `ptxas`, `cubin`; ignored"
+                );
                 found
             }
             Err(_) => found,
@@ -400,7 +415,10 @@ pub(crate) fn run_schedule(
     for (i, b) in sched.buffers.iter().enumerate() {
         if let BufferSource::Input(index) = b.source {
             let a = inputs.get(index as usize).ok_or_else(|| {
-                Error::from(CompileError::InvalidInput(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len())))
+                Error::from(CompileError::InvalidInput(format!(
+                    "buffer b{i}: no input {index} given ({} inputs)",
+                    inputs.len()
+                )))
             })?;
             bufs[i] = Some(a.clone());
         }
@@ -420,25 +438,39 @@ pub(crate) fn run_schedule(
         // An NVTX range per kernel, named after its region (`nsys` shows it on the timeline).
         let _kernel_range = kiln_runtime::profile::nvtx_enabled().then(|| {
             let ops = region.op_names();
-            kiln_runtime::profile::range(&format!("kiln region {}: {} ({})", step.region, region.kind.name(), ops.join(" ")))
+            kiln_runtime::profile::range(&format!(
+                "kiln region {}: {} ({})",
+                step.region,
+                region.kind.name(),
+                ops.join(" ")
+            ))
         });
         let reads: Vec<Arc<DeviceArray>> = step
             .reads
             .iter()
             .map(|b| {
-                bufs[b.0 as usize]
-                    .clone()
-                    .ok_or_else(|| Error::from(CompileError::InvalidInput(format!("{b} read before it is written"))))
+                bufs[b.0 as usize].clone().ok_or_else(|| {
+                    Error::from(CompileError::InvalidInput(format!(
+                        "{b} read before it is written"
+                    )))
+                })
             })
             .collect::<Result<_>>()?;
         let key = (Arc::as_ptr(plan) as usize, si);
-        let hit = if cached { ready_cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.1.clone()) } else { None };
+        let hit = if cached {
+            ready_cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.1.clone())
+        } else {
+            None
+        };
         let ready = match hit {
             Some(r) => r,
             None => {
                 let r = Arc::new(prepare(gpu, region)?);
                 if cached {
-                    ready_cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, (plan.clone(), r.clone()));
+                    ready_cache()
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(key, (plan.clone(), r.clone()));
                 }
                 r
             }
@@ -454,7 +486,8 @@ pub(crate) fn run_schedule(
             Some(code) => launch(gpu, &code.0, &code.1, &reads)?,
             None if let Some(call) = &ready.vendor => vec![vendor::run(call, &reads)?],
             None => {
-                let host: Vec<HostArray> = reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
+                let host: Vec<HostArray> =
+                    reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
                 let refs: Vec<&HostArray> = host.iter().collect();
                 let outs = kiln_compiler::codegen::run_region_or_evaluate(region, &refs)?;
                 outs.iter().map(DeviceArray::upload).collect::<Result<_>>()?
@@ -485,7 +518,11 @@ pub(crate) fn run_schedule(
     if lanes.join()? {
         // The caller's stream now follows every stream used: the frees and later uses of what
         // the schedule wrote are ordered there.
-        let written = sched.buffers.iter().zip(bufs.iter_mut()).filter(|(b, _)| matches!(b.source, BufferSource::Step(_)));
+        let written = sched
+            .buffers
+            .iter()
+            .zip(bufs.iter_mut())
+            .filter(|(b, _)| matches!(b.source, BufferSource::Step(_)));
         for a in written.filter_map(|(_, a)| a.as_mut()).chain(deferred.iter_mut()) {
             order_on(a, &lanes.current)?;
         }
@@ -495,9 +532,9 @@ pub(crate) fn run_schedule(
         .outputs
         .iter()
         .map(|b| {
-            bufs[b.0 as usize]
-                .clone()
-                .ok_or_else(|| Error::from(CompileError::InvalidInput(format!("output {b} is never written"))))
+            bufs[b.0 as usize].clone().ok_or_else(|| {
+                Error::from(CompileError::InvalidInput(format!("output {b} is never written")))
+            })
         })
         .collect()
 }
@@ -559,7 +596,10 @@ impl ForeignInputs {
     /// Orders work about to be queued on `current` after the work queued so far on each of
     /// `streams` (the streams of the buffers it will read or write), and, when dropped, the
     /// later work of each after it.
-    pub(crate) fn order_streams<'s>(current: Stream, streams: impl IntoIterator<Item = &'s Stream>) -> Result<ForeignInputs> {
+    pub(crate) fn order_streams<'s>(
+        current: Stream,
+        streams: impl IntoIterator<Item = &'s Stream>,
+    ) -> Result<ForeignInputs> {
         let mut foreign: Vec<Stream> = Vec::new();
         for s in streams {
             if *s != current && !foreign.contains(s) {
@@ -610,7 +650,14 @@ impl Lanes {
     fn new(device: Device, plan: &StreamPlan) -> Result<Lanes> {
         let current = Stream::current_on(device)?;
         let fork = if plan.is_single_stream() { None } else { Some(record(&current)?) };
-        Ok(Lanes { device, current, pool: vec![None; POOL_STREAMS as usize], fork, recorded: HashMap::new(), joined: false })
+        Ok(Lanes {
+            device,
+            current,
+            pool: vec![None; POOL_STREAMS as usize],
+            fork,
+            recorded: HashMap::new(),
+            joined: false,
+        })
     }
 
     /// The stream of plan index `index`; a pool stream first waits for the fork.
@@ -619,7 +666,9 @@ impl Lanes {
             return Ok(self.current.clone());
         };
         let slot = self.pool.get_mut(k).ok_or_else(|| {
-            Error::from(CompileError::InvalidInput(format!("stream {index}: the pool has {POOL_STREAMS} streams")))
+            Error::from(CompileError::InvalidInput(format!(
+                "stream {index}: the pool has {POOL_STREAMS} streams"
+            )))
         })?;
         if let Some(s) = slot {
             return Ok(s.clone());
@@ -637,7 +686,9 @@ impl Lanes {
         let stream = self.stream(plan.streams.get(region).copied().unwrap_or(0))?;
         for p in plan.waits_of(region) {
             let event = self.recorded.get(&p).ok_or_else(|| {
-                Error::from(CompileError::InvalidInput(format!("region {region} waits for region {p}, which has not run")))
+                Error::from(CompileError::InvalidInput(format!(
+                    "region {region} waits for region {p}, which has not run"
+                )))
             })?;
             stream.wait_event(event)?;
         }
@@ -686,7 +737,12 @@ fn record(stream: &Stream) -> Result<Event> {
 }
 
 /// Launches a compiled region over fresh output buffers.
-fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
+fn launch(
+    gpu: &Gpu,
+    k: &GpuKernel,
+    function: &Function,
+    inputs: &[Arc<DeviceArray>],
+) -> Result<Vec<DeviceArray>> {
     let kernel = &k.kernel;
     if inputs.len() != kernel.inputs.len() {
         return Err(CompileError::InvalidInput(format!(
@@ -705,15 +761,20 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
             .into());
         }
     }
-    let mut outs: Vec<DeviceArray> =
-        kernel.outputs.iter().map(|(dt, shape)| DeviceArray::empty(*dt, shape)).collect::<Result<_>>()?;
+    let mut outs: Vec<DeviceArray> = kernel
+        .outputs
+        .iter()
+        .map(|(dt, shape)| DeviceArray::empty(*dt, shape))
+        .collect::<Result<_>>()?;
     if kernel.gpu_scatter.is_some_and(|gs| gs.zero_outputs) {
         for o in &mut outs {
             o.buf.memset(0)?;
         }
     }
     // A scatter of no positions still writes its initial array.
-    if kernel.work_items == 0 && kernel.gpu_scatter.is_none() || kernel.gpu_grid.is_some_and(|gs| gs.blocks == 0) {
+    if kernel.work_items == 0 && kernel.gpu_scatter.is_none()
+        || kernel.gpu_grid.is_some_and(|gs| gs.blocks == 0)
+    {
         return Ok(outs);
     }
     let chunk = kernel.min_chunk.max(1);
@@ -745,13 +806,17 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
         _ if let Some(gs) = kernel.gpu_scatter => {
             LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
         }
-        _ if let Some(gs) = kernel.gpu_grid => LaunchConfig::linear(gs.blocks as u32, gs.threads as u32),
-        (Some(sp), Some((threads, items))) => {
-            LaunchConfig::linear((kernel.work_items.div_ceil(items) * sp.splits) as u32, threads as u32)
+        _ if let Some(gs) = kernel.gpu_grid => {
+            LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
         }
-        (_, Some((threads, items))) => {
-            LaunchConfig::linear(kernel.work_items.div_ceil(items).min(gpu.max_blocks as usize) as u32, threads as u32)
-        }
+        (Some(sp), Some((threads, items))) => LaunchConfig::linear(
+            (kernel.work_items.div_ceil(items) * sp.splits) as u32,
+            threads as u32,
+        ),
+        (_, Some((threads, items))) => LaunchConfig::linear(
+            kernel.work_items.div_ceil(items).min(gpu.max_blocks as usize) as u32,
+            threads as u32,
+        ),
         (_, None) => LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks),
     }
     .with_shared_mem(kernel.gpu_shared as u32);
@@ -761,7 +826,8 @@ fn launch(gpu: &Gpu, k: &GpuKernel, function: &Function, inputs: &[Arc<DeviceArr
     }
     let scalars: Vec<i64> =
         kernel.params.iter().copied().chain([kernel.work_items as i64, chunk as i64]).collect();
-    let mut args: Vec<&dyn KernelArg> = Vec::with_capacity(inputs.len() + outs.len() + scalars.len());
+    let mut args: Vec<&dyn KernelArg> =
+        Vec::with_capacity(inputs.len() + outs.len() + scalars.len());
     args.extend(inputs.iter().map(|a| &a.buf as &dyn KernelArg));
     args.extend(outs.iter().map(|a| &a.buf as &dyn KernelArg));
     args.extend(split_bufs.iter().map(|b| b as &dyn KernelArg));

@@ -44,11 +44,11 @@
 
 use std::sync::Arc;
 
+use kiln_compiler::fusion::Region;
 use kiln_compiler::fusion::{LtEpilogue, RegionKind};
 use kiln_compiler::vendor::blas_layout::{batch_runs, transposed_view};
 use kiln_compiler::vendor::fft_steps::{self, Buffer, Scratch, StepKind};
 use kiln_compiler::vendor::{self, FftCall, FftKind, MatMulCall, VendorCall};
-use kiln_compiler::fusion::Region;
 use kiln_ir::shape::numel;
 use kiln_ir::{DType, Layout};
 use kiln_runtime::blas::{self, Epilogue, GemmDesc, GemmType, ScaleType};
@@ -66,7 +66,9 @@ pub(super) fn plan(region: &Region) -> Option<VendorCall> {
     let call = vendor::plan(region).ok()?;
     let ok = match &call {
         // An epilogue over an empty sum (k = 0) is the bias alone: the host computes it.
-        VendorCall::MatMul(mm) => gemm_type(mm.dtype).is_some() && !(mm.epilogue.is_some() && mm.k == 0),
+        VendorCall::MatMul(mm) => {
+            gemm_type(mm.dtype).is_some() && !(mm.epilogue.is_some() && mm.k == 0)
+        }
         VendorCall::Fft(f) => fft_supported(f),
     };
     ok.then_some(call)
@@ -75,7 +77,9 @@ pub(super) fn plan(region: &Region) -> Option<VendorCall> {
 /// Runs `call` on region inputs `inputs`.
 pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<DeviceArray> {
     let input = |k: usize| {
-        inputs.get(k).ok_or_else(|| invalid(format!("vendor call: no input {k} ({} given)", inputs.len())))
+        inputs
+            .get(k)
+            .ok_or_else(|| invalid(format!("vendor call: no input {k} ({} given)", inputs.len())))
     };
     match call {
         VendorCall::MatMul(mm) => {
@@ -83,10 +87,17 @@ pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Devi
                 return matmul(mm, input(mm.a.input)?, input(mm.b.input)?, None);
             };
             let bias = e.bias.map(input).transpose()?;
-            match matmul(mm, input(mm.a.input)?, input(mm.b.input)?, Some((lt_epilogue(e.form), bias.map(|b| &**b)))) {
+            match matmul(
+                mm,
+                input(mm.a.input)?,
+                input(mm.b.input)?,
+                Some((lt_epilogue(e.form), bias.map(|b| &**b))),
+            ) {
                 // No cuBLASLt algorithm for this epilogue, type and shape: nothing was queued;
                 // the host computes the call between copies.
-                Err(Error::Runtime(RuntimeError::Library(l))) if l.call == "cublasLtMatmulAlgoGetHeuristic" => {
+                Err(Error::Runtime(RuntimeError::Library(l)))
+                    if l.call == "cublasLtMatmulAlgoGetHeuristic" =>
+                {
                     tracing::warn!(call = %l, "no cuBLASLt algorithm for the epilogue; the host runs the product");
                     on_host(call, inputs)
                 }
@@ -110,7 +121,8 @@ fn lt_epilogue(form: LtEpilogue) -> Epilogue {
 
 /// `call` run by the host executor on copies of `inputs`.
 fn on_host(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<DeviceArray> {
-    let host: Vec<kiln_ir::HostArray> = inputs.iter().map(|a| a.download()).collect::<Result<_>>()?;
+    let host: Vec<kiln_ir::HostArray> =
+        inputs.iter().map(|a| a.download()).collect::<Result<_>>()?;
     let refs: Vec<&kiln_ir::HostArray> = host.iter().collect();
     DeviceArray::upload(&vendor::host::run(call, &refs)?)
 }
@@ -148,12 +160,19 @@ fn operand(x: &DeviceArray, layout: &Layout) -> Result<Operand> {
     let r = layout.rank();
     let (rows, cols) = (layout.shape[r - 2], layout.shape[r - 1]);
     let batch_ok = layout.strides[..r - 2].iter().all(|&s| s >= 0);
-    if let (true, Some((trans, ld))) = (batch_ok, transposed_view(rows, cols, layout.strides[r - 2], layout.strides[r - 1])) {
+    if let (true, Some((trans, ld))) =
+        (batch_ok, transposed_view(rows, cols, layout.strides[r - 2], layout.strides[r - 1]))
+    {
         return Ok(Operand { _copy: None, ptr: x.buf.ptr(), layout: layout.clone(), trans, ld });
     }
     // Gather the distinct elements: broadcast batch axes once.
-    let compact: Vec<usize> =
-        layout.shape.iter().zip(&layout.strides).enumerate().map(|(i, (&n, &s))| if s == 0 && i < r - 2 { 1 } else { n }).collect();
+    let compact: Vec<usize> = layout
+        .shape
+        .iter()
+        .zip(&layout.strides)
+        .enumerate()
+        .map(|(i, (&n, &s))| if s == 0 && i < r - 2 { 1 } else { n })
+        .collect();
     let buf = gather::gather(&x.buf, x.dtype.itemsize(), layout.offset, &compact, &layout.strides)?;
     let mut gathered = Layout::contiguous(&compact);
     for (i, (&n, &c)) in layout.shape.iter().zip(&compact).enumerate() {
@@ -174,9 +193,13 @@ pub(super) fn matmul(
     b: &DeviceArray,
     epilogue: Option<(Epilogue, Option<&DeviceArray>)>,
 ) -> Result<DeviceArray> {
-    let ty = gemm_type(mm.dtype).ok_or_else(|| invalid(format!("matmul of {} on the GPU", mm.dtype)))?;
+    let ty =
+        gemm_type(mm.dtype).ok_or_else(|| invalid(format!("matmul of {} on the GPU", mm.dtype)))?;
     if a.dtype != mm.dtype || b.dtype != mm.dtype {
-        return Err(invalid(format!("matmul of {}: operands of dtypes {} and {}", mm.dtype, a.dtype, b.dtype)));
+        return Err(invalid(format!(
+            "matmul of {}: operands of dtypes {} and {}",
+            mm.dtype, a.dtype, b.dtype
+        )));
     }
     let out_shape: Vec<usize> = mm.batch.iter().copied().chain([mm.m, mm.n]).collect();
     let mut out = DeviceArray::empty(mm.dtype, &out_shape)?;
@@ -190,7 +213,8 @@ pub(super) fn matmul(
     let (pa, pb) = (operand(a, &mm.a.layout)?, operand(b, &mm.b.layout)?);
     let nb = mm.batch.len();
     let c_strides = Layout::contiguous(&out_shape).strides;
-    let runs = batch_runs(&mm.batch, &pa.layout.strides[..nb], &pb.layout.strides[..nb], &c_strides[..nb]);
+    let runs =
+        batch_runs(&mm.batch, &pa.layout.strides[..nb], &pb.layout.strides[..nb], &c_strides[..nb]);
     // The innermost run is one strided-batched call; the outer runs are looped.
     let (inner, outer) = match runs.split_last() {
         Some((&(n, s), rest)) => ((n, s), rest.to_vec()),
@@ -216,7 +240,10 @@ pub(super) fn matmul(
     let bias_ptr = match epilogue {
         Some((_, Some(bias))) => {
             if bias.dtype != mm.dtype || numel(&bias.shape) != mm.n {
-                return Err(invalid(format!("matmul epilogue: a bias of {} {:?} for {} columns", bias.dtype, bias.shape, mm.n)));
+                return Err(invalid(format!(
+                    "matmul epilogue: a bias of {} {:?} for {} columns",
+                    bias.dtype, bias.shape, mm.n
+                )));
             }
             Some(bias.buf.ptr())
         }
@@ -233,7 +260,8 @@ pub(super) fn matmul(
                 offs[j] += i * s[j];
             }
         }
-        let (pa_ptr, pb_ptr) = (pa.ptr as i64 + (offs[0] * es) as i64, pb.ptr as i64 + (offs[1] * es) as i64);
+        let (pa_ptr, pb_ptr) =
+            (pa.ptr as i64 + (offs[0] * es) as i64, pb.ptr as i64 + (offs[1] * es) as i64);
         let c_ptr = out.buf.ptr() as i64 + (offs[2] * es) as i64;
         // SAFETY: the operands' layouts were checked in bounds of their buffers by the planner's
         // region inputs (same dtype and shape as the arrays) and by `gather`; `desc` reads
@@ -243,7 +271,14 @@ pub(super) fn matmul(
         unsafe {
             match epilogue {
                 None => blas::gemm(&desc, pb_ptr as u64, pa_ptr as u64, c_ptr as u64)?,
-                Some((e, _)) => blas::gemm_epilogue(&desc, e, bias_ptr, pb_ptr as u64, pa_ptr as u64, c_ptr as u64)?,
+                Some((e, _)) => blas::gemm_epilogue(
+                    &desc,
+                    e,
+                    bias_ptr,
+                    pb_ptr as u64,
+                    pa_ptr as u64,
+                    c_ptr as u64,
+                )?,
             }
         }
     }
@@ -292,7 +327,10 @@ fn fft(f: &FftCall, x: &DeviceArray) -> Result<DeviceArray> {
         return Err(invalid(format!("{:?} of {} on the GPU", f.kind, f.in_dtype)));
     }
     if x.dtype != f.in_dtype {
-        return Err(invalid(format!("{:?}: an operand of {}, the call reads {}", f.kind, x.dtype, f.in_dtype)));
+        return Err(invalid(format!(
+            "{:?}: an operand of {}, the call reads {}",
+            f.kind, x.dtype, f.in_dtype
+        )));
     }
     let l = &f.input.layout;
     vendor::host::in_bounds(l, x.buf.len() / x.dtype.itemsize())?;

@@ -36,14 +36,18 @@ fn same_kind(from: DType, to: DType) -> bool {
         DTypeKind::Float => 3,
         DTypeKind::Complex => 4,
     };
-    rank(from) <= rank(to) && !(from.kind() == DTypeKind::SignedInt && to.kind() == DTypeKind::UnsignedInt)
+    rank(from) <= rank(to)
+        && !(from.kind() == DTypeKind::SignedInt && to.kind() == DTypeKind::UnsignedInt)
 }
 
 /// The indices of `op` as int64. Errors: a dtype that is not an integer one (NumPy's
 /// IndexError "arrays used as indices must be of integer type").
 fn index_array(op: &str, indices: &Array) -> Result<Array> {
     if !indices.dtype().is_integer() {
-        return Err(value_err(op, format!("arrays used as indices must be of integer type, got {}", indices.dtype())));
+        return Err(value_err(
+            op,
+            format!("arrays used as indices must be of integer type, got {}", indices.dtype()),
+        ));
     }
     Ok(indices.cast_to(DType::Int64))
 }
@@ -70,9 +74,12 @@ fn host_bounds(indices: &Array) -> Option<Option<(i64, i64)>> {
         Data::UInt32(v) => bounds(v, i64::from),
         Data::UInt64(v) => bounds(v, |x| i64::try_from(x).unwrap_or(i64::MAX)),
         Data::Bool(v) => bounds(v, i64::from),
-        Data::Float16(_) | Data::BFloat16(_) | Data::Float32(_) | Data::Float64(_) | Data::Complex64(_) | Data::Complex128(_) => {
-            return None
-        }
+        Data::Float16(_)
+        | Data::BFloat16(_)
+        | Data::Float32(_)
+        | Data::Float64(_)
+        | Data::Complex64(_)
+        | Data::Complex128(_) => return None,
     })
 }
 
@@ -82,7 +89,10 @@ fn check_range(op: &str, indices: &Array, n: usize, what: &str) -> Result<()> {
     if let Some(Some((lo, hi))) = host_bounds(indices) {
         let n = n as i64;
         if let Some(bad) = [lo, hi].into_iter().find(|&i| i < -n || i >= n) {
-            return Err(value_err(op, format!("index {bad} is out of bounds for {what} with size {n}")));
+            return Err(value_err(
+                op,
+                format!("index {bad} is out of bounds for {what} with size {n}"),
+            ));
         }
     }
     Ok(())
@@ -133,7 +143,13 @@ fn scatter_values(op: &str, a: &Array, values: Operand, shape: &[usize]) -> Resu
         }
     };
     v.broadcast_to_shape(shape).map_err(|_| {
-        value_err(op, format!("values of shape {:?} do not broadcast to the indexed shape {shape:?}", v.shape()))
+        value_err(
+            op,
+            format!(
+                "values of shape {:?} do not broadcast to the indexed shape {shape:?}",
+                v.shape()
+            ),
+        )
     })
 }
 
@@ -174,7 +190,12 @@ impl Array {
 
     /// [`Array::try_take`] with NumPy's `mode`: what a lazy or device index out of range reads
     /// ([`TakeMode`]). Clipping lets negative indices read the first element, as NumPy's.
-    pub fn try_take_mode(&self, indices: &Array, axis: Option<i64>, mode: TakeMode) -> Result<Array> {
+    pub fn try_take_mode(
+        &self,
+        indices: &Array,
+        axis: Option<i64>,
+        mode: TakeMode,
+    ) -> Result<Array> {
         let idx = index_array("take", indices)?;
         let (n_along, what) = match axis {
             None => (self.size(), "the flattened array".to_string()),
@@ -199,12 +220,20 @@ impl Array {
         let ax = normalize_axis("take", axis, self.ndim())?;
         let n = self.shape()[ax];
         if n == 0 && idx.size() > 0 {
-            return Err(value_err("take", format!("cannot do a non-empty take from an empty axis {ax}")));
+            return Err(value_err(
+                "take",
+                format!("cannot do a non-empty take from an empty axis {ax}"),
+            ));
         }
         let (before, after) = (&self.shape()[..ax], &self.shape()[ax + 1..]);
         let out: Vec<usize> = before.iter().chain(idx.shape()).chain(after).copied().collect();
         // The index array placed at axes ax..ax+idx.ndim() of the result, wrapped into range.
-        let lead: Vec<i64> = before.iter().map(|_| 1).chain(idx.shape().iter().map(|&d| d as i64)).chain(after.iter().map(|_| 1)).collect();
+        let lead: Vec<i64> = before
+            .iter()
+            .map(|_| 1)
+            .chain(idx.shape().iter().map(|&d| d as i64))
+            .chain(after.iter().map(|_| 1))
+            .collect();
         let along = wrapped(&idx, n)?.try_reshape(&lead)?.broadcast_to_shape(&out)?;
         // Positions: before-axes and after-axes coordinates times a's strides, plus the index's.
         let strides = c_strides(self.shape());
@@ -216,7 +245,10 @@ impl Array {
         }
         for k in 0..after.len() {
             if after[k] > 1 {
-                pos = pos.try_add(iota(DType::Int64, &out, ax + idx.ndim() + k).try_multiply(strides[ax + 1 + k])?)?;
+                pos = pos.try_add(
+                    iota(DType::Int64, &out, ax + idx.ndim() + k)
+                        .try_multiply(strides[ax + 1 + k])?,
+                )?;
             }
         }
         let flat = self.try_reshape(&[self.size() as i64])?;
@@ -245,7 +277,14 @@ impl Array {
         let op = "take_along_axis";
         let idx = index_array(op, indices)?;
         if idx.ndim() != self.ndim() {
-            return Err(value_err(op, format!("indices of rank {} for an array of rank {}: they must match", idx.ndim(), self.ndim())));
+            return Err(value_err(
+                op,
+                format!(
+                    "indices of rank {} for an array of rank {}: they must match",
+                    idx.ndim(),
+                    self.ndim()
+                ),
+            ));
         }
         let ax = normalize_axis(op, axis, self.ndim())?;
         let n = self.shape()[ax];
@@ -268,7 +307,13 @@ impl Array {
 
     /// A scatter along axis 0 of `self`: `values` broadcast to `indices.shape +
     /// self.shape[1:]`, combined by `op`.
-    fn scatter_rows(&self, op: OpKind, name: &str, indices: &Array, values: Operand) -> Result<Array> {
+    fn scatter_rows(
+        &self,
+        op: OpKind,
+        name: &str,
+        indices: &Array,
+        values: Operand,
+    ) -> Result<Array> {
         let idx = index_array(name, indices)?;
         if self.ndim() == 0 {
             return Err(value_err(name, "cannot index a 0-d array"));
@@ -345,9 +390,15 @@ impl Array {
             Operand::Array(v) if v.size() != m && v.size() > 0 => {
                 // np.put repeats values cyclically: take wraps.
                 let flat = v.try_reshape(&[v.size() as i64])?;
-                Operand::Array(Array::apply(OpKind::Take, Attrs::None, &[&flat, &crate::creation::arange(m as i64)])?)
+                Operand::Array(Array::apply(
+                    OpKind::Take,
+                    Attrs::None,
+                    &[&flat, &crate::creation::arange(m as i64)],
+                )?)
             }
-            Operand::Array(v) if v.size() == 0 && m > 0 => return Err(value_err(op, "cannot put empty values at non-empty indices")),
+            Operand::Array(v) if v.size() == 0 && m > 0 => {
+                return Err(value_err(op, "cannot put empty values at non-empty indices"))
+            }
             Operand::Array(v) => Operand::Array(v.try_reshape(&[m as i64])?),
             s @ Operand::Scalar(_) => s,
         };
@@ -369,11 +420,23 @@ impl Array {
     /// where a position repeats, the last in C order of the indexed shape wins.
     ///
     /// Errors: as [`Array::try_take_along_axis`], and values that do not broadcast or cast.
-    pub fn try_put_along_axis(&self, indices: &Array, values: impl Into<Operand>, axis: i64) -> Result<Array> {
+    pub fn try_put_along_axis(
+        &self,
+        indices: &Array,
+        values: impl Into<Operand>,
+        axis: i64,
+    ) -> Result<Array> {
         let op = "put_along_axis";
         let idx = index_array(op, indices)?;
         if idx.ndim() != self.ndim() {
-            return Err(value_err(op, format!("indices of rank {} for an array of rank {}: they must match", idx.ndim(), self.ndim())));
+            return Err(value_err(
+                op,
+                format!(
+                    "indices of rank {} for an array of rank {}: they must match",
+                    idx.ndim(),
+                    self.ndim()
+                ),
+            ));
         }
         let ax = normalize_axis(op, axis, self.ndim())?;
         let n = self.shape()[ax];
@@ -387,7 +450,11 @@ impl Array {
         let along = wrapped(&idx, n)?.broadcast_to_shape(&out)?;
         let pos = flat_positions(self.shape(), &out, ax, &along)?.try_reshape(&[m as i64])?;
         let flat = self.try_reshape(&[self.size() as i64])?;
-        let r = Array::apply(OpKind::Scatter, Attrs::None, &[&flat, &pos, &v.try_reshape(&[m as i64])?])?;
+        let r = Array::apply(
+            OpKind::Scatter,
+            Attrs::None,
+            &[&flat, &pos, &v.try_reshape(&[m as i64])?],
+        )?;
         r.try_reshape(&self.shape().iter().map(|&d| d as i64).collect::<Vec<_>>())
     }
 
@@ -408,7 +475,10 @@ fn along_shape(op: &str, src: &[usize], idx: &[usize], axis: usize) -> Result<Ve
             (true, _, i) => Ok(i),
             (false, s, i) if s == i || i == 1 => Ok(s),
             (false, 1, i) => Ok(i),
-            _ => Err(Error::from(kiln_ir::IrError::Broadcast { op: op.into(), shapes: vec![src.into(), idx.into()] })),
+            _ => Err(Error::from(kiln_ir::IrError::Broadcast {
+                op: op.into(),
+                shapes: vec![src.into(), idx.into()],
+            })),
         })
         .collect()
 }
@@ -420,7 +490,9 @@ fn known_bound(x: &Array) -> Option<usize> {
         (OpKind::ArgMin | OpKind::ArgMax, Attrs::Reduce { axes, .. }) if axes.len() == 1 => {
             Some(x.e.inputs[0].shape()[axes[0]])
         }
-        (OpKind::Cast, _) if x.dtype().is_integer() && x.dtype().itemsize() >= 8 => known_bound(&x.e.inputs[0]),
+        (OpKind::Cast, _) if x.dtype().is_integer() && x.dtype().itemsize() >= 8 => {
+            known_bound(&x.e.inputs[0])
+        }
         _ => None,
     }
 }
@@ -446,7 +518,14 @@ pub fn try_bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Res
     }
     if let Some(w) = weights {
         if w.shape() != x.shape() {
-            return Err(value_err(op, format!("weights of shape {:?} for x of shape {:?}: they must match", w.shape(), x.shape())));
+            return Err(value_err(
+                op,
+                format!(
+                    "weights of shape {:?} for x of shape {:?}: they must match",
+                    w.shape(),
+                    x.shape()
+                ),
+            ));
         }
         if w.dtype().is_complex() {
             return Err(value_err(op, format!("weights must be real, got {}", w.dtype())));
@@ -458,7 +537,10 @@ pub fn try_bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Res
         (_, Some(None)) => minlength,
         (_, Some(Some((lo, hi)))) => {
             if lo < 0 {
-                return Err(value_err(op, format!("the first argument must be non-negative (found {lo})")));
+                return Err(value_err(
+                    op,
+                    format!("the first argument must be non-negative (found {lo})"),
+                ));
             }
             (hi as usize + 1).max(minlength)
         }
@@ -468,7 +550,10 @@ pub fn try_bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Res
             crate::materialize::try_eval_all(&[&lo, &hi])?;
             let (lo, hi) = (lo.try_item::<i64>()?, hi.try_item::<i64>()?);
             if lo < 0 {
-                return Err(value_err(op, format!("the first argument must be non-negative (found {lo})")));
+                return Err(value_err(
+                    op,
+                    format!("the first argument must be non-negative (found {lo})"),
+                ));
             }
             (hi as usize + 1).max(minlength)
         }
@@ -556,7 +641,10 @@ impl Array {
         use crate::views::SliceArg;
         let op = "index";
         if !index.iter().any(|i| matches!(i, Index::Array(_))) {
-            let basic: Vec<SliceArg> = index.iter().map(|i| if let Index::Basic(s) = i { *s } else { unreachable!() }).collect();
+            let basic: Vec<SliceArg> = index
+                .iter()
+                .map(|i| if let Index::Basic(s) = i { *s } else { unreachable!() })
+                .collect();
             return self.try_slice(&basic);
         }
         // Integers among arrays are advanced indices (0-d arrays); arrays keep their axis in
@@ -578,7 +666,10 @@ impl Array {
         }
         let v = self.try_slice(&basic)?;
         // The axis of `v` each entry's array indexes: count the axes entries before it make.
-        let consuming = basic.iter().filter(|s| matches!(s, SliceArg::Index(_) | SliceArg::Range { .. })).count();
+        let consuming = basic
+            .iter()
+            .filter(|s| matches!(s, SliceArg::Index(_) | SliceArg::Range { .. }))
+            .count();
         let ellipsis_axes = self.ndim().saturating_sub(consuming);
         let axis_of = |e: usize| -> usize {
             let mut axis = 0;
@@ -592,11 +683,13 @@ impl Array {
             axis
         };
         let adv: Vec<usize> = arrays.iter().map(|(e, _)| axis_of(*e)).collect();
-        for ((_, a), (&k, original)) in arrays.iter().zip(adv.iter().zip(index.iter().filter_map(|i| match i {
-            Index::Array(a) => Some(Some(a)),
-            Index::Basic(SliceArg::Index(_)) => Some(None),
-            Index::Basic(_) => None,
-        }))) {
+        for ((_, a), (&k, original)) in
+            arrays.iter().zip(adv.iter().zip(index.iter().filter_map(|i| match i {
+                Index::Array(a) => Some(Some(a)),
+                Index::Basic(SliceArg::Index(_)) => Some(None),
+                Index::Basic(_) => None,
+            })))
+        {
             let n = v.shape()[k];
             match original {
                 Some(orig) => check_range(op, orig, n, &format!("axis {k}"))?,
@@ -613,7 +706,13 @@ impl Array {
         let mut out: Vec<usize> = Vec::new();
         let mut rest_at = vec![0usize; v.ndim()];
         for (j, &k) in rest.iter().enumerate() {
-            rest_at[k] = if adjacent && k < adv[0] { k } else if adjacent { k - adv.len() + b_shape.len() } else { b_shape.len() + j };
+            rest_at[k] = if adjacent && k < adv[0] {
+                k
+            } else if adjacent {
+                k - adv.len() + b_shape.len()
+            } else {
+                b_shape.len() + j
+            };
         }
         for pos in 0..v.ndim() - adv.len() + b_shape.len() {
             out.push(match rest.iter().find(|&&k| rest_at[k] == pos) {
@@ -625,9 +724,16 @@ impl Array {
             return Err(value_err(op, "cannot index into an empty axis"));
         }
         let strides = c_strides(v.shape());
-        let lead: Vec<i64> = (0..out.len())
-            .map(|p| if p >= b_at && p < b_at + b_shape.len() { b_shape[p - b_at] as i64 } else { 1 })
-            .collect();
+        let lead: Vec<i64> =
+            (0..out.len())
+                .map(|p| {
+                    if p >= b_at && p < b_at + b_shape.len() {
+                        b_shape[p - b_at] as i64
+                    } else {
+                        1
+                    }
+                })
+                .collect();
         let mut pos = crate::creation::zeros(&out, DType::Int64);
         for ((_, a), &k) in arrays.iter().zip(&adv) {
             let a = a.broadcast_to_shape(&b_shape)?;
@@ -636,7 +742,8 @@ impl Array {
         }
         for &k in &rest {
             if v.shape()[k] > 1 {
-                pos = pos.try_add(iota(DType::Int64, &out, rest_at[k]).try_multiply(strides[k])?)?;
+                pos =
+                    pos.try_add(iota(DType::Int64, &out, rest_at[k]).try_multiply(strides[k])?)?;
             }
         }
         let flat = v.try_reshape(&[v.size() as i64])?;

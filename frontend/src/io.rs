@@ -24,10 +24,16 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Array> {
     let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| io_err("load_npy", path, e))?;
     let type_str = match npy.dtype() {
         npyz::DType::Plain(t) => t.to_string(),
-        other => return Err(io_err("load_npy", path, format!("unsupported structured dtype {other:?}"))),
+        other => {
+            return Err(io_err("load_npy", path, format!("unsupported structured dtype {other:?}")))
+        }
     };
     if type_str.starts_with('>') && !type_str.ends_with('1') {
-        return Err(io_err("load_npy", path, format!("big-endian dtype {type_str} is not supported")));
+        return Err(io_err(
+            "load_npy",
+            path,
+            format!("big-endian dtype {type_str} is not supported"),
+        ));
     }
     let dtype: DType = type_str.parse().map_err(|e| io_err("load_npy", path, e))?;
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();

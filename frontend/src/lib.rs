@@ -18,42 +18,52 @@ mod linalg;
 mod materialize;
 mod nan;
 mod operators;
+mod quantile;
 pub mod random;
 mod random_gpu;
 mod reduce;
 mod scan;
-mod sort;
-mod quantile;
 mod search;
-mod unique;
 mod shaping;
+mod sort;
+mod unique;
 mod views;
 
 pub use array::Array;
 pub use creation::{
-    arange, arange_step, empty, empty_like, eye, full, full_like, geomspace, identity, linspace, linspace_with, logspace, ones, ones_like, try_arange_step, try_full, try_geomspace,
-    zeros, zeros_like,
+    arange, arange_step, empty, empty_like, eye, full, full_like, geomspace, identity, linspace,
+    linspace_with, logspace, ones, ones_like, try_arange_step, try_full, try_geomspace, zeros,
+    zeros_like,
 };
+pub use dump::CodeStage;
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use indexing::{bincount, try_bincount, Index, TakeMode};
-pub use unique::{
-    try_unique, try_unique_counts, try_unique_inverse, try_unique_values, unique, unique_counts, unique_inverse, unique_values,
-};
-pub use search::{
-    digitize, histogram, searchsorted, topk, try_digitize, try_histogram, try_searchsorted, try_topk, Side,
-};
 pub use io::load_npy;
-pub use nan::{allclose, array_equal, average, heaviside, isclose, try_average, try_heaviside, try_isclose};
-pub use kernels::{fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel};
-pub use linalg::{dot, matmul, try_dot, try_matmul};
-pub use dump::CodeStage;
-pub use materialize::{
-    backend, eval_all, explain, host_phase_times, kernel_code, lower, try_eval_all, try_explain, Explain, Lowered,
+pub use kernels::{
+    fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel,
 };
 pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
+pub use linalg::{dot, matmul, try_dot, try_matmul};
+pub use materialize::{
+    backend, eval_all, explain, host_phase_times, kernel_code, lower, try_eval_all, try_explain,
+    Explain, Lowered,
+};
+pub use nan::{
+    allclose, array_equal, average, heaviside, isclose, try_average, try_heaviside, try_isclose,
+};
 pub use reduce::{all_axes, axis, AxisArg};
-pub use shaping::{tri, try_column_stack, try_diag, try_dstack, try_hstack, try_meshgrid, try_vstack, PadMode};
+pub use search::{
+    digitize, histogram, searchsorted, topk, try_digitize, try_histogram, try_searchsorted,
+    try_topk, Side,
+};
+pub use shaping::{
+    tri, try_column_stack, try_diag, try_dstack, try_hstack, try_meshgrid, try_vstack, PadMode,
+};
+pub use unique::{
+    try_unique, try_unique_counts, try_unique_inverse, try_unique_values, unique, unique_counts,
+    unique_inverse, unique_values,
+};
 pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};
 
 pub use kiln_ir::{DType, HostArray};

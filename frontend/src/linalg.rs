@@ -62,7 +62,14 @@ pub fn try_dot(a: &Array, b: &Array) -> Result<Array> {
     let k = a.shape()[a.ndim() - 1];
     let kb = b.shape()[b.ndim() - 2];
     if k != kb {
-        return Err(IrError::MatMulShape { op: "dot".into(), a: a.shape().into(), b: b.shape().into(), k1: k, k2: kb }.into());
+        return Err(IrError::MatMulShape {
+            op: "dot".into(),
+            a: a.shape().into(),
+            b: b.shape().into(),
+            k1: k,
+            k2: kb,
+        }
+        .into());
     }
     // (P, k) @ (k, Q), with b's contracted axis moved first.
     let nb = b.ndim() as i64;
@@ -95,7 +102,9 @@ fn product(op: &str, a: &Array, b: &Array) -> Result<Array> {
     let k1 = sa[sa.len() - 1];
     let k2 = if sb.len() == 1 { sb[0] } else { sb[sb.len() - 2] };
     if k1 != k2 {
-        return Err(IrError::MatMulShape { op: op.into(), a: sa.into(), b: sb.into(), k1, k2 }.into());
+        return Err(
+            IrError::MatMulShape { op: op.into(), a: sa.into(), b: sb.into(), k1, k2 }.into()
+        );
     }
     let batch = |s: &[usize]| -> Shape { s[..s.len().saturating_sub(2)].into() };
     broadcast_shapes(op, &batch(sa), &batch(sb))

@@ -12,9 +12,9 @@ use kiln_ir::{Graph, HostArray, HostElement, Node, NodeId};
 
 use crate::array::{Array, Expr};
 use crate::dump;
+use crate::error::{Error, Result};
 use crate::gpu::{DeviceArray, Gpu};
 use kiln_runtime::Backend;
-use crate::error::{Error, Result};
 
 /// The IR graph of some arrays: arrays already held become `input` nodes (numbered in the order
 /// first met), the rest their ops. Identical subexpressions become one node (hash-consing).
@@ -93,14 +93,19 @@ static MATERIALIZATIONS: AtomicUsize = AtomicUsize::new(0);
 /// Nanoseconds of host time spent in each phase of materialisation, summed over the process
 /// (for the benchmark's breakdown of per-call overhead): lowering to a graph, the plan cache,
 /// inputs to the device, running the schedule.
-pub(crate) static PHASE_NS: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+pub(crate) static PHASE_NS: [AtomicU64; 4] =
+    [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 
 /// The phases of [`PHASE_NS`] with their names, in microseconds, and the number of
 /// materialisations.
 pub fn host_phase_times() -> (Vec<(&'static str, f64)>, usize) {
     let names = ["lower", "plan", "inputs", "run"];
     (
-        names.iter().zip(&PHASE_NS).map(|(n, t)| (*n, t.load(Ordering::Relaxed) as f64 / 1e3)).collect(),
+        names
+            .iter()
+            .zip(&PHASE_NS)
+            .map(|(n, t)| (*n, t.load(Ordering::Relaxed) as f64 / 1e3))
+            .collect(),
         MATERIALIZATIONS.load(Ordering::Relaxed),
     )
 }
@@ -179,26 +184,40 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
             dump::gpu_code(seq, &plan.partition.regions, gpu.target());
-            let inputs: Vec<Arc<DeviceArray>> = held.iter().map(on_device).collect::<Result<_>>()?;
+            let inputs: Vec<Arc<DeviceArray>> =
+                held.iter().map(on_device).collect::<Result<_>>()?;
             phase(2, &mut t);
-            let results = crate::gpu::run_schedule(gpu, &plan, !matches!(lookup, Lookup::HitResized), &inputs)?;
+            let results = crate::gpu::run_schedule(
+                gpu,
+                &plan,
+                !matches!(lookup, Lookup::HitResized),
+                &inputs,
+            )?;
             phase(3, &mut t);
             for (a, r) in pending.iter().zip(results) {
                 let _ = a.e.device.set(r);
             }
         }
         Backend::Cpu => {
-            let host: Vec<Arc<HostArray>> =
-                held.iter().map(|a| Ok(a.host_value()?.expect("a held array has a value"))).collect::<Result<_>>()?;
+            let host: Vec<Arc<HostArray>> = held
+                .iter()
+                .map(|a| Ok(a.host_value()?.expect("a held array has a value")))
+                .collect::<Result<_>>()?;
             let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
             let results = match host_backend() {
                 HostBackend::Compiled => {
                     dump::host_code(seq, &plan.partition.regions);
-                    kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs)?
+                    kiln_compiler::codegen::run_schedule_on_host(
+                        &plan.schedule,
+                        &plan.partition.regions,
+                        &inputs,
+                    )?
                 }
-                HostBackend::Evaluator => {
-                    kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs)?
-                }
+                HostBackend::Evaluator => kiln_compiler::vendor::run_schedule(
+                    &plan.schedule,
+                    &plan.partition.regions,
+                    &inputs,
+                )?,
             };
             for (a, r) in pending.iter().zip(results) {
                 let _ = a.e.value.set(Arc::new(r));
@@ -243,7 +262,11 @@ pub struct Explain {
 
 impl std::fmt::Display for Explain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}\n{}\n{}\n{}\n{}", self.graph, self.simplified, self.regions, self.schedule, self.report)
+        write!(
+            f,
+            "{}\n{}\n{}\n{}\n{}",
+            self.graph, self.simplified, self.regions, self.schedule, self.report
+        )
     }
 }
 
@@ -306,7 +329,10 @@ impl Array {
     /// CPU), an evaluation or copy failure.
     pub fn try_to_device(&self) -> Result<Arc<DeviceArray>> {
         if !matches!(backend(), Backend::Cuda(_)) {
-            return Err(crate::error::value_err("to_device", "the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)"));
+            return Err(crate::error::value_err(
+                "to_device",
+                "the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)",
+            ));
         }
         self.try_eval()?;
         on_device(self)
@@ -322,7 +348,11 @@ impl Array {
     /// (`x.get().ravel().tolist()` in CuPy). Errors: another `T`, or an evaluation failure.
     pub fn try_to_vec<T: HostElement>(&self) -> Result<Vec<T>> {
         if T::DTYPE != self.dtype() {
-            return Err(Error::ElementType { op: "to_vec".into(), dtype: self.dtype(), wanted: T::DTYPE });
+            return Err(Error::ElementType {
+                op: "to_vec".into(),
+                dtype: self.dtype(),
+                wanted: T::DTYPE,
+            });
         }
         Ok(self.try_to_host()?.as_slice::<T>()?.to_vec())
     }
@@ -349,7 +379,10 @@ impl Array {
     /// another `T`.
     pub fn try_item<T: HostElement>(&self) -> Result<T> {
         if self.size() != 1 {
-            return Err(crate::error::value_err("item", format!("can only convert an array of size 1, size is {}", self.size())));
+            return Err(crate::error::value_err(
+                "item",
+                format!("can only convert an array of size 1, size is {}", self.size()),
+            ));
         }
         Ok(self.try_to_vec::<T>()?[0])
     }

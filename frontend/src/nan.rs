@@ -171,7 +171,12 @@ impl Array {
     /// `np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)`: NaN → `nan`, +inf → `posinf`
     /// (default the dtype's largest finite value), -inf → `neginf` (default the lowest);
     /// complex parts separately. Integers and bools are returned as they are.
-    pub fn try_nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Result<Array> {
+    pub fn try_nan_to_num(
+        &self,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> Result<Array> {
         let dt = self.dtype();
         if !dt.is_inexact() {
             return Ok(self.clone());
@@ -206,7 +211,8 @@ pub fn try_isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) 
     let dt = inexact_type(a, b);
     let (x, y) = (a.cast_to(dt), b.cast_to(dt));
     let tol = y.try_abs()?.try_multiply(rtol)?.try_add(atol)?;
-    let near = x.try_subtract(&y)?.try_abs()?.try_less_equal(&tol)?.try_logical_and(&y.try_isfinite()?)?;
+    let near =
+        x.try_subtract(&y)?.try_abs()?.try_less_equal(&tol)?.try_logical_and(&y.try_isfinite()?)?;
     let close = near.try_logical_or(&x.try_equal(&y)?)?;
     if equal_nan {
         close.try_logical_or(&x.try_isnan()?.try_logical_and(&y.try_isnan()?)?)
@@ -262,7 +268,12 @@ pub fn try_average(a: &Array, axis: Option<i64>, weights: Option<&Array>) -> Res
     let w = if w.shape() == a.shape() {
         w.clone()
     } else {
-        let bad = || crate::error::value_err("average", format!("weights of shape {:?} for an array of shape {:?}", w.shape(), a.shape()));
+        let bad = || {
+            crate::error::value_err(
+                "average",
+                format!("weights of shape {:?} for an array of shape {:?}", w.shape(), a.shape()),
+            )
+        };
         let Some(ax) = axis else { return Err(bad()) };
         let ax = kiln_ir::shape::normalize_axis("average", ax, a.ndim())?;
         if w.ndim() != 1 || w.shape()[0] != a.shape()[ax] {
@@ -294,7 +305,11 @@ pub fn try_heaviside(x1: &Array, x2: &Array) -> Result<Array> {
     let (x, h) = (x1.cast_to(dt), x2.cast_to(dt));
     let zero = crate::full(&[], 0.0, dt);
     let one = crate::full(&[], 1.0, dt);
-    let step = crate::try_where_(x.try_less(0.0)?, &zero, crate::try_where_(x.try_greater(0.0)?, &one, &h)?)?;
+    let step = crate::try_where_(
+        x.try_less(0.0)?,
+        &zero,
+        crate::try_where_(x.try_greater(0.0)?, &one, &h)?,
+    )?;
     crate::try_where_(x.try_isnan()?, &x, &step)
 }
 
@@ -308,5 +323,9 @@ pub fn heaviside(x1: &Array, x2: &Array) -> Array {
 /// NumPy's `isclose` and `average` compute in).
 fn inexact_type(a: &Array, b: &Array) -> DType {
     let dt = kiln_ir::promote::result_type(a.dtype(), b.dtype());
-    if dt.is_inexact() { dt } else { DType::Float64 }
+    if dt.is_inexact() {
+        dt
+    } else {
+        DType::Float64
+    }
 }

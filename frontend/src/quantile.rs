@@ -26,9 +26,18 @@ enum Stat {
 impl Array {
     /// The order statistic `stat` of the lines along `axis` (`None`: the flattened array),
     /// skipping NaNs when `skip_nan`.
-    fn order_stat(&self, op: &'static str, stat: Stat, axis: Option<i64>, skip_nan: bool) -> Result<Array> {
+    fn order_stat(
+        &self,
+        op: &'static str,
+        stat: Stat,
+        axis: Option<i64>,
+        skip_nan: bool,
+    ) -> Result<Array> {
         if self.dtype().is_complex() {
-            return Err(value_err(op, format!("a must be an array of real numbers (got {})", self.dtype())));
+            return Err(value_err(
+                op,
+                format!("a must be an array of real numbers (got {})", self.dtype()),
+            ));
         }
         let (x, ax) = match axis {
             None => (self.try_reshape(&[self.size() as i64])?, 0),
@@ -57,7 +66,8 @@ impl Array {
             let hi = (lo + 1).min(n - 1);
             let t = v - lo as f64;
             let at = |k: usize| -> Result<Array> {
-                s.try_take(&Array::from_vec(vec![k as i64], &[1]), Some(ax as i64))?.try_squeeze(Some(&[ax as i64]))
+                s.try_take(&Array::from_vec(vec![k as i64], &[1]), Some(ax as i64))?
+                    .try_squeeze(Some(&[ax as i64]))
             };
             let (a, b) = (at(lo)?, at(hi)?);
             let r = match stat {
@@ -76,7 +86,9 @@ impl Array {
                 return Ok(r);
             }
             // NaN sorts last: a line holding one has it at its end.
-            let last = sorted.try_take(&Array::from_vec(vec![n as i64 - 1], &[1]), Some(ax as i64))?.try_squeeze(Some(&[ax as i64]))?;
+            let last = sorted
+                .try_take(&Array::from_vec(vec![n as i64 - 1], &[1]), Some(ax as i64))?
+                .try_squeeze(Some(&[ax as i64]))?;
             return crate::try_where_(last.try_isnan()?, &nan, &r);
         }
         // Skipping NaNs (sorted last): each line's count of numbers sets its positions.
@@ -92,12 +104,15 @@ impl Array {
         let lo = fl.try_maximum(0.0)?.cast_to(DType::Int64);
         let top = count.try_subtract(1i64)?.try_maximum(0i64)?;
         let hi = lo.try_add(1i64)?.try_minimum(&top)?;
-        let (a, b) = (s.try_take_along_axis(&lo, ax as i64)?, s.try_take_along_axis(&hi, ax as i64)?);
+        let (a, b) =
+            (s.try_take_along_axis(&lo, ax as i64)?, s.try_take_along_axis(&hi, ax as i64)?);
         let r = match stat {
             Stat::Median => crate::try_where_(t.try_equal(0.0)?, &a, mean2(&a, &b, dt)?)?,
             Stat::Quantile(_) => {
                 let d = b.try_subtract(&a)?;
-                let up = b.try_subtract(d.try_multiply(t.try_subtract(1.0)?.try_negative()?.cast_to(dt))?)?;
+                let up = b.try_subtract(
+                    d.try_multiply(t.try_subtract(1.0)?.try_negative()?.cast_to(dt))?,
+                )?;
                 let down = a.try_add(d.try_multiply(t.cast_to(dt))?)?;
                 crate::try_where_(t.try_greater_equal(0.5)?, &up, &down)?
             }

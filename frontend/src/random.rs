@@ -48,7 +48,12 @@ fn float_dtype(op: &str, dtype: DType) -> Result<()> {
     if matches!(dtype, DType::Float32 | DType::Float64) {
         Ok(())
     } else {
-        Err(IrError::UnsupportedDType { op: op.into(), dtypes: vec![dtype], accepted: "float32, float64".into() }.into())
+        Err(IrError::UnsupportedDType {
+            op: op.into(),
+            dtypes: vec![dtype],
+            accepted: "float32, float64".into(),
+        }
+        .into())
     }
 }
 
@@ -93,17 +98,36 @@ impl Generator {
     /// `rng.uniform(low, high, size)`: `low + (high - low) * u` for `u` uniform in [0, 1); as in
     /// NumPy, rounding may give `high` itself, and `high < low` draws from (high, low].
     /// Errors: a non-finite bound.
-    pub fn try_uniform(&mut self, low: f64, high: f64, shape: &[usize], dtype: DType) -> Result<Array> {
+    pub fn try_uniform(
+        &mut self,
+        low: f64,
+        high: f64,
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Array> {
         if !(low.is_finite() && high.is_finite()) {
-            return Err(value_err("uniform", format!("low and high must be finite, got {low} and {high}")));
+            return Err(value_err(
+                "uniform",
+                format!("low and high must be finite, got {low} and {high}"),
+            ));
         }
         let (l32, w32) = (low as f32, (high - low) as f32);
         if let Some(gpu) = crate::random_gpu::device() {
             float_dtype("uniform", dtype)?;
             let u = crate::random_gpu::random(gpu, shape, dtype, self.rng.next_u64())?;
-            return Ok(if dtype == DType::Float64 { u * (high - low) + low } else { u * w32 + l32 });
+            return Ok(if dtype == DType::Float64 {
+                u * (high - low) + low
+            } else {
+                u * w32 + l32
+            });
         }
-        self.floats("uniform", shape, dtype, |r| low + (high - low) * r.random::<f64>(), |r| l32 + w32 * r.random::<f32>())
+        self.floats(
+            "uniform",
+            shape,
+            dtype,
+            |r| low + (high - low) * r.random::<f64>(),
+            |r| l32 + w32 * r.random::<f32>(),
+        )
     }
 
     /// `rng.standard_normal(size, dtype)`: normal with mean 0 and standard deviation 1.
@@ -112,12 +136,24 @@ impl Generator {
             float_dtype("standard_normal", dtype)?;
             return crate::random_gpu::normal(gpu, 0.0, 1.0, shape, dtype, self.rng.next_u64());
         }
-        self.floats("standard_normal", shape, dtype, |r| StandardNormal.sample(r), |r| StandardNormal.sample(r))
+        self.floats(
+            "standard_normal",
+            shape,
+            dtype,
+            |r| StandardNormal.sample(r),
+            |r| StandardNormal.sample(r),
+        )
     }
 
     /// `rng.normal(loc, scale, size)`: `loc + scale * z`, `z` standard normal. Errors: a negative
     /// or NaN `scale` (NumPy's "scale < 0").
-    pub fn try_normal(&mut self, loc: f64, scale: f64, shape: &[usize], dtype: DType) -> Result<Array> {
+    pub fn try_normal(
+        &mut self,
+        loc: f64,
+        scale: f64,
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Array> {
         if scale.is_nan() || scale < 0.0 {
             return Err(value_err("normal", format!("scale < 0 (got {scale})")));
         }
@@ -137,9 +173,20 @@ impl Generator {
 
     /// `rng.integers(low, high, size, dtype)`: integers uniform in [low, high) (`endpoint=False`).
     /// Errors: `high <= low`, a bound outside the dtype's range, a dtype that is not an integer.
-    pub fn try_integers(&mut self, low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Array> {
+    pub fn try_integers(
+        &mut self,
+        low: i64,
+        high: i64,
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Array> {
         let Some((lo, hi)) = dtype.int_range().filter(|_| dtype.is_integer()) else {
-            return Err(IrError::UnsupportedDType { op: "integers".into(), dtypes: vec![dtype], accepted: "int, uint".into() }.into());
+            return Err(IrError::UnsupportedDType {
+                op: "integers".into(),
+                dtypes: vec![dtype],
+                accepted: "int, uint".into(),
+            }
+            .into());
         };
         if (low as i128) < lo {
             return Err(value_err("integers", format!("low is out of bounds for {dtype}")));

@@ -64,7 +64,8 @@ pub(crate) fn random(ordinal: usize, shape: &[usize], dtype: DType, seed: u64) -
     let n: usize = shape.iter().product();
     let u = if dtype == DType::Float64 {
         let (hi, lo) = word_pairs(ordinal, n, seed)?;
-        let k = (hi >> 5u32).astype(DType::Float64) * 67108864.0f64 + (lo >> 6u32).astype(DType::Float64);
+        let k = (hi >> 5u32).astype(DType::Float64) * 67108864.0f64
+            + (lo >> 6u32).astype(DType::Float64);
         k * (1.0f64 / 9007199254740992.0)
     } else {
         (words(ordinal, n, seed)? >> 8u32).astype(DType::Float32) * (1.0f32 / 16777216.0)
@@ -73,7 +74,14 @@ pub(crate) fn random(ordinal: usize, shape: &[usize], dtype: DType, seed: u64) -
 }
 
 /// Normal floats of `dtype` with mean `loc` and deviation `scale`.
-pub(crate) fn normal(ordinal: usize, loc: f64, scale: f64, shape: &[usize], dtype: DType, seed: u64) -> Result<Array> {
+pub(crate) fn normal(
+    ordinal: usize,
+    loc: f64,
+    scale: f64,
+    shape: &[usize],
+    dtype: DType,
+    seed: u64,
+) -> Result<Array> {
     let n: usize = shape.iter().product();
     // Box-Muller makes pairs: draw an even count and keep `n`.
     let even = n + n % 2;
@@ -88,7 +96,14 @@ pub(crate) fn normal(ordinal: usize, loc: f64, scale: f64, shape: &[usize], dtyp
 }
 
 /// Integers of `dtype` uniform in [low, high) (bounds checked by the caller).
-pub(crate) fn integers(ordinal: usize, low: i64, high: i64, shape: &[usize], dtype: DType, seed: u64) -> Result<Array> {
+pub(crate) fn integers(
+    ordinal: usize,
+    low: i64,
+    high: i64,
+    shape: &[usize],
+    dtype: DType,
+    seed: u64,
+) -> Result<Array> {
     let n: usize = shape.iter().product();
     let (hi, lo) = word_pairs(ordinal, n, seed)?;
     let w = (hi.astype(DType::UInt64) << 32u64) | lo.astype(DType::UInt64);

@@ -84,7 +84,11 @@ impl Array {
         match &arg.axes {
             None => {
                 let flat = self.try_reshape(&[self.size() as i64])?;
-                let r = Array::apply(op, Attrs::Reduce { axes: smallvec::smallvec![0], keepdims: false }, &[&flat])?;
+                let r = Array::apply(
+                    op,
+                    Attrs::Reduce { axes: smallvec::smallvec![0], keepdims: false },
+                    &[&flat],
+                )?;
                 if arg.keepdims {
                     r.try_reshape(&vec![1; self.ndim()])
                 } else {
@@ -93,9 +97,15 @@ impl Array {
             }
             Some(a) if a.len() == 1 => {
                 let ax = normalize_axis(op.name(), a[0], self.ndim())?;
-                Array::apply(op, Attrs::Reduce { axes: smallvec::smallvec![ax], keepdims: arg.keepdims }, &[self])
+                Array::apply(
+                    op,
+                    Attrs::Reduce { axes: smallvec::smallvec![ax], keepdims: arg.keepdims },
+                    &[self],
+                )
             }
-            Some(_) => Err(crate::error::value_err(op.name(), "axis must be None or a single integer")),
+            Some(_) => {
+                Err(crate::error::value_err(op.name(), "axis must be None or a single integer"))
+            }
         }
     }
 

@@ -91,7 +91,10 @@ impl Array {
     /// `axis` out of range.
     pub fn try_diff(&self, n: usize, axis: i64) -> Result<Array> {
         if self.ndim() == 0 {
-            return Err(crate::error::value_err("diff", "diff requires input that is at least one dimensional"));
+            return Err(crate::error::value_err(
+                "diff",
+                "diff requires input that is at least one dimensional",
+            ));
         }
         let ax = normalize_axis("diff", axis, self.ndim())?;
         let mut a = self.clone();

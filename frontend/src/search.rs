@@ -26,7 +26,10 @@ pub enum Side {
 /// Errors: `sorted` not 1-D; dtypes without a common comparison.
 pub fn try_searchsorted(sorted: &Array, v: &Array, side: Side) -> Result<Array> {
     if sorted.ndim() != 1 {
-        return Err(value_err("searchsorted", format!("the sorted array must be 1-D, got shape {:?}", sorted.shape())));
+        return Err(value_err(
+            "searchsorted",
+            format!("the sorted array must be 1-D, got shape {:?}", sorted.shape()),
+        ));
     }
     if sorted.dtype().is_complex() || v.dtype().is_complex() {
         return Err(value_err("searchsorted", "complex arrays are not searched yet"));
@@ -39,7 +42,9 @@ pub fn try_searchsorted(sorted: &Array, v: &Array, side: Side) -> Result<Array> 
         Side::Left => {
             let lt = sorted.try_less(&vv)?;
             if sorted.dtype().is_inexact() || v.dtype().is_inexact() {
-                lt.try_logical_or(sorted.try_isnan()?.try_logical_not()?.try_logical_and(vv.try_isnan()?)?)?
+                lt.try_logical_or(
+                    sorted.try_isnan()?.try_logical_not()?.try_logical_and(vv.try_isnan()?)?,
+                )?
             } else {
                 lt
             }
@@ -100,7 +105,10 @@ pub fn try_histogram(a: &Array, bins: usize, range: Option<(f64, f64)>) -> Resul
         Some(r) => r,
         None if a.size() == 0 => (0.0, 1.0),
         None => {
-            let (mn, mx) = (x.cast_to(DType::Float64).try_min(None)?, x.cast_to(DType::Float64).try_max(None)?);
+            let (mn, mx) = (
+                x.cast_to(DType::Float64).try_min(None)?,
+                x.cast_to(DType::Float64).try_max(None)?,
+            );
             crate::materialize::try_eval_all(&[&mn, &mx])?;
             (mn.try_item::<f64>()?, mx.try_item::<f64>()?)
         }
@@ -132,12 +140,18 @@ pub fn try_histogram(a: &Array, bins: usize, range: Option<(f64, f64)>) -> Resul
     let i = crate::try_where_(i.try_equal(bins as i64)?, i.try_subtract(1i64)?, &i)?;
     let down = xf.try_less(edges.try_take(&i, None)?)?;
     let i = crate::try_where_(&down, i.try_subtract(1i64)?, &i)?;
-    let up = xf.try_greater_equal(edges.try_take(&i.try_add(1i64)?, None)?)?.try_logical_and(i.try_not_equal(bins as i64 - 1)?)?;
+    let up = xf
+        .try_greater_equal(edges.try_take(&i.try_add(1i64)?, None)?)?
+        .try_logical_and(i.try_not_equal(bins as i64 - 1)?)?;
     let i = crate::try_where_(&up, i.try_add(1i64)?, &i)?;
     // Elements not counted go to an extra bin, dropped after.
     let i = crate::try_where_(&keep, &i, bins as i64)?;
     let counts = crate::zeros(&[bins + 1], DType::Int64).try_add_at(&i, 1i64)?;
-    let counts = counts.try_slice(&[crate::SliceArg::Range { start: None, stop: Some(bins as i64), step: 1 }])?;
+    let counts = counts.try_slice(&[crate::SliceArg::Range {
+        start: None,
+        stop: Some(bins as i64),
+        step: 1,
+    }])?;
     Ok((counts, edges))
 }
 
@@ -163,7 +177,11 @@ pub fn try_topk(a: &Array, k: usize, axis: i64, largest: bool) -> Result<(Array,
         return Err(value_err("topk", format!("k ({k}) is larger than the axis ({n})")));
     }
     let order = a.try_argsort(Some(ax as i64))?;
-    let picks: Vec<i64> = if largest { (0..k as i64).map(|j| n as i64 - 1 - j).collect() } else { (0..k as i64).collect() };
+    let picks: Vec<i64> = if largest {
+        (0..k as i64).map(|j| n as i64 - 1 - j).collect()
+    } else {
+        (0..k as i64).collect()
+    };
     let pos = order.try_take(&Array::from_vec(picks, &[k]), Some(ax as i64))?;
     let vals = a.try_take_along_axis(&pos, ax as i64)?;
     Ok((vals, pos))

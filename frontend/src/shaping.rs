@@ -30,7 +30,11 @@ impl Array {
 
     /// `np.atleast_1d(a)`: a 0-d array as shape `[1]`, others unchanged.
     pub fn atleast_1d(&self) -> Array {
-        if self.ndim() == 0 { self.reshape(&[1]) } else { self.clone() }
+        if self.ndim() == 0 {
+            self.reshape(&[1])
+        } else {
+            self.clone()
+        }
     }
 
     /// `np.atleast_2d(a)`: `[n]` as `[1, n]`, 0-d as `[1, 1]`.
@@ -56,7 +60,10 @@ impl Array {
     /// `np.fliplr(a)`: axis 1 reversed (a view). Errors: fewer than 2 dimensions.
     pub fn try_fliplr(&self) -> Result<Array> {
         if self.ndim() < 2 {
-            return Err(value_err("fliplr", format!("Input must be >= 2-d (shape {:?})", self.shape())));
+            return Err(value_err(
+                "fliplr",
+                format!("Input must be >= 2-d (shape {:?})", self.shape()),
+            ));
         }
         self.try_flip(Some(&[1]))
     }
@@ -83,11 +90,18 @@ impl Array {
     fn triangle(&self, op: &str, k: i64, lower: bool) -> Result<Array> {
         let n = self.ndim();
         if n < 2 {
-            return Err(value_err(op, format!("the array must be at least 2-d (shape {:?})", self.shape())));
+            return Err(value_err(
+                op,
+                format!("the array must be at least 2-d (shape {:?})", self.shape()),
+            ));
         }
         let (r, c) = (self.shape()[n - 2], self.shape()[n - 1]);
         // tril keeps col <= row + k (`tri`'s ones); triu keeps col >= row + k, tri(k - 1)'s zeros.
-        let keep = if lower { tri(r, Some(c), k, DType::Bool) } else { tri(r, Some(c), k - 1, DType::Bool).try_logical_not()? };
+        let keep = if lower {
+            tri(r, Some(c), k, DType::Bool)
+        } else {
+            tri(r, Some(c), k - 1, DType::Bool).try_logical_not()?
+        };
         crate::try_where_(keep, self, crate::zeros(&[], self.dtype()))
     }
 
@@ -108,7 +122,9 @@ impl Array {
             return Ok(self.clone());
         }
         // out[i] = a[(i - shift) mod n]
-        let positions = iota(DType::Int64, &[n], 0).try_subtract(shift.rem_euclid(n as i64))?.try_remainder(n as i64)?;
+        let positions = iota(DType::Int64, &[n], 0)
+            .try_subtract(shift.rem_euclid(n as i64))?
+            .try_remainder(n as i64)?;
         self.try_take(&positions, Some(ax as i64))
     }
 
@@ -132,7 +148,11 @@ impl Array {
             .map(|s| {
                 let len = each + usize::from(s < extra);
                 let mut idx = vec![SliceArg::FULL; self.ndim()];
-                idx[ax] = SliceArg::Range { start: Some(start as i64), stop: Some((start + len) as i64), step: 1 };
+                idx[ax] = SliceArg::Range {
+                    start: Some(start as i64),
+                    stop: Some((start + len) as i64),
+                    step: 1,
+                };
                 start += len;
                 self.try_slice(&idx)
             })
@@ -144,7 +164,13 @@ impl Array {
     pub fn try_split(&self, sections: usize, axis: i64) -> Result<Vec<Array>> {
         let ax = normalize_axis("split", axis, self.ndim())?;
         if sections == 0 || !self.shape()[ax].is_multiple_of(sections) {
-            return Err(value_err("split", format!("array split does not result in an equal division ({} into {sections})", self.shape()[ax])));
+            return Err(value_err(
+                "split",
+                format!(
+                    "array split does not result in an equal division ({} into {sections})",
+                    self.shape()[ax]
+                ),
+            ));
         }
         self.try_array_split(sections, axis)
     }
@@ -173,7 +199,13 @@ pub fn try_dstack(arrays: &[&Array]) -> Result<Array> {
 pub fn try_column_stack(arrays: &[&Array]) -> Result<Array> {
     let cols: Vec<Array> = arrays
         .iter()
-        .map(|a| if a.ndim() < 2 { a.atleast_1d().reshape(&[a.size() as i64, 1]) } else { (*a).clone() })
+        .map(|a| {
+            if a.ndim() < 2 {
+                a.atleast_1d().reshape(&[a.size() as i64, 1])
+            } else {
+                (*a).clone()
+            }
+        })
         .collect();
     crate::try_concatenate(&cols.iter().collect::<Vec<_>>(), 1)
 }
@@ -227,7 +259,14 @@ impl Array {
     /// or `Wrap` padding of an empty axis (NumPy: "can't extend empty axis").
     pub fn try_pad(&self, pad_width: &[(usize, usize)], mode: PadMode) -> Result<Array> {
         if pad_width.len() != self.ndim() {
-            return Err(value_err("pad", format!("pad_width has {} pairs for an array of shape {:?}", pad_width.len(), self.shape())));
+            return Err(value_err(
+                "pad",
+                format!(
+                    "pad_width has {} pairs for an array of shape {:?}",
+                    pad_width.len(),
+                    self.shape()
+                ),
+            ));
         }
         let shape = self.shape().to_vec();
         let out: Vec<usize> = shape.iter().zip(pad_width).map(|(&n, &(b, a))| b + n + a).collect();
@@ -250,13 +289,17 @@ impl Array {
             let map = pad_map(shape[k], pad_width[k].0, pad_width[k].1, mode);
             let mut along = vec![1usize; rank];
             along[k] = out[k];
-            let pos = Array::from_vec(map.iter().map(|s| s.unwrap_or(0) * stride).collect::<Vec<i64>>(), &along);
+            let pos = Array::from_vec(
+                map.iter().map(|s| s.unwrap_or(0) * stride).collect::<Vec<i64>>(),
+                &along,
+            );
             flat = Some(match flat {
                 None => pos,
                 Some(f) => f.try_add(&pos)?,
             });
             if let PadMode::Constant(_) = mode {
-                let ok = Array::from_vec(map.iter().map(|s| s.is_some()).collect::<Vec<bool>>(), &along);
+                let ok =
+                    Array::from_vec(map.iter().map(|s| s.is_some()).collect::<Vec<bool>>(), &along);
                 inside = Some(match inside {
                     None => ok,
                     Some(i) => i.try_logical_and(&ok)?,
@@ -267,7 +310,11 @@ impl Array {
         let flat = flat.expect("rank ≥ 1").try_broadcast_to(&out)?;
         let taken = self.try_take(&flat, None)?;
         match (mode, inside) {
-            (PadMode::Constant(c), Some(ok)) => crate::try_where_(ok, &taken, crate::full(&[], c, DType::Float64).astype(self.dtype())),
+            (PadMode::Constant(c), Some(ok)) => crate::try_where_(
+                ok,
+                &taken,
+                crate::full(&[], c, DType::Float64).astype(self.dtype()),
+            ),
             _ => Ok(taken),
         }
     }
@@ -294,7 +341,10 @@ impl Array {
     /// ranks, `axis1`/`axis2`, are not offered).
     pub fn try_diagonal(&self, offset: i64) -> Result<Array> {
         if self.ndim() != 2 {
-            return Err(value_err("diagonal", format!("a 2-d array is needed (shape {:?})", self.shape())));
+            return Err(value_err(
+                "diagonal",
+                format!("a 2-d array is needed (shape {:?})", self.shape()),
+            ));
         }
         let (r, c) = (self.shape()[0] as i64, self.shape()[1] as i64);
         let (r0, c0) = if offset >= 0 { (0, offset) } else { (-offset, 0) };
@@ -341,10 +391,16 @@ pub fn try_diag(v: &Array, k: i64) -> Result<Array> {
 /// Errors: an `indexing` other than "xy" and "ij"; an argument that is not 1-D.
 pub fn try_meshgrid(xs: &[&Array], indexing: &str) -> Result<Vec<Array>> {
     if indexing != "xy" && indexing != "ij" {
-        return Err(value_err("meshgrid", format!("Valid values for `indexing` are 'xy' and 'ij', not {indexing:?}")));
+        return Err(value_err(
+            "meshgrid",
+            format!("Valid values for `indexing` are 'xy' and 'ij', not {indexing:?}"),
+        ));
     }
     if let Some(x) = xs.iter().find(|x| x.ndim() != 1) {
-        return Err(value_err("meshgrid", format!("1-d arrays are needed (shape {:?})", x.shape())));
+        return Err(value_err(
+            "meshgrid",
+            format!("1-d arrays are needed (shape {:?})", x.shape()),
+        ));
     }
     let nd = xs.len();
     let mut shape: Vec<usize> = xs.iter().map(|x| x.shape()[0]).collect();

@@ -19,7 +19,8 @@ fn runs(x: &Array, equal_nan: bool) -> Result<(Array, Array, Array, usize, Array
     let sorted = flat.try_take(&order, None)?;
     let n = x.size();
     let range = |start: Option<i64>, stop: Option<i64>| [SliceArg::Range { start, stop, step: 1 }];
-    let (later, earlier) = (sorted.try_slice(&range(Some(1), None))?, sorted.try_slice(&range(None, Some(-1)))?);
+    let (later, earlier) =
+        (sorted.try_slice(&range(Some(1), None))?, sorted.try_slice(&range(None, Some(-1)))?);
     let mut differ = later.try_not_equal(&earlier)?;
     if equal_nan && x.dtype().is_inexact() {
         let both = later.try_isnan()?.try_logical_and(earlier.try_isnan()?)?;
@@ -43,7 +44,10 @@ fn run_values(sorted: &Array, run: &Array, count: usize, starts: &Array) -> Resu
 /// Checks that `x` can be ordered.
 fn check(op: &str, x: &Array) -> Result<()> {
     if x.dtype().is_complex() {
-        return Err(value_err(op, format!("complex arrays ({}) are not made unique yet", x.dtype())));
+        return Err(value_err(
+            op,
+            format!("complex arrays ({}) are not made unique yet", x.dtype()),
+        ));
     }
     Ok(())
 }
@@ -116,7 +120,8 @@ pub fn try_unique_inverse(x: &Array) -> Result<(Array, Array)> {
     }
     let (sorted, order, run, count, starts) = runs(x, false)?;
     let shape: Vec<i64> = x.shape().iter().map(|&e| e as i64).collect();
-    let inverse = crate::zeros(&[x.size()], DType::Int64).try_put(&order, &run)?.try_reshape(&shape)?;
+    let inverse =
+        crate::zeros(&[x.size()], DType::Int64).try_put(&order, &run)?.try_reshape(&shape)?;
     Ok((run_values(&sorted, &run, count, &starts)?, inverse))
 }
 

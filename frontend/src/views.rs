@@ -91,7 +91,17 @@ impl Array {
         let size = self.size() as i64;
         let new: Shape = shape
             .iter()
-            .map(|&d| if d == -1 { if known == 0 { 0 } else { (size / known) as usize } } else { d as usize })
+            .map(|&d| {
+                if d == -1 {
+                    if known == 0 {
+                        0
+                    } else {
+                        (size / known) as usize
+                    }
+                } else {
+                    d as usize
+                }
+            })
             .collect();
         if new.as_slice() == self.shape() {
             return Ok(self.clone());
@@ -114,10 +124,16 @@ impl Array {
     /// Errors: `axes` not a permutation of the array's axes.
     pub fn try_permute(&self, axes: &[i64]) -> Result<Array> {
         if axes.len() != self.ndim() {
-            return Err(IrError::InvalidAttrs { op: "transpose".into(), message: format!("axes {axes:?} don't match array of dimension {}", self.ndim()) }.into());
+            return Err(IrError::InvalidAttrs {
+                op: "transpose".into(),
+                message: format!("axes {axes:?} don't match array of dimension {}", self.ndim()),
+            }
+            .into());
         }
-        let perm: SmallVec<[usize; 4]> =
-            axes.iter().map(|&a| normalize_axis("transpose", a, self.ndim())).collect::<Result<_, _>>()?;
+        let perm: SmallVec<[usize; 4]> = axes
+            .iter()
+            .map(|&a| normalize_axis("transpose", a, self.ndim()))
+            .collect::<Result<_, _>>()?;
         if perm.iter().enumerate().all(|(i, &p)| i == p) {
             return Ok(self.clone());
         }
@@ -168,7 +184,8 @@ impl Array {
     /// Errors: too many indices, an index out of bounds, a zero step.
     pub fn try_slice(&self, idx: &[SliceArg]) -> Result<Array> {
         let n_ell = idx.iter().filter(|a| matches!(a, SliceArg::Ellipsis)).count();
-        let consuming = idx.iter().filter(|a| matches!(a, SliceArg::Index(_) | SliceArg::Range { .. })).count();
+        let consuming =
+            idx.iter().filter(|a| matches!(a, SliceArg::Index(_) | SliceArg::Range { .. })).count();
         if n_ell > 1 {
             return Err(value_err("slice", "an index can only have a single ellipsis ('...')"));
         }
@@ -225,8 +242,13 @@ impl Array {
                 SliceArg::Ellipsis => unreachable!("expanded above"),
             }
         }
-        let identity = dims.iter().zip(self.shape()).all(|(d, &n)| d.start == 0 && d.step == 1 && d.len == n);
-        let sliced = if identity { self.clone() } else { Array::apply(OpKind::Slice, Attrs::Slice { dims }, &[self])? };
+        let identity =
+            dims.iter().zip(self.shape()).all(|(d, &n)| d.start == 0 && d.step == 1 && d.len == n);
+        let sliced = if identity {
+            self.clone()
+        } else {
+            Array::apply(OpKind::Slice, Attrs::Slice { dims }, &[self])?
+        };
         sliced.try_reshape(&out_shape)
     }
 

@@ -190,7 +190,9 @@ impl DType {
     /// bool and integers.
     pub const fn complex_dtype(self) -> Option<DType> {
         match self {
-            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Complex64 => Some(DType::Complex64),
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Complex64 => {
+                Some(DType::Complex64)
+            }
             DType::Float64 | DType::Complex128 => Some(DType::Complex128),
             _ => None,
         }

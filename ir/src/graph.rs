@@ -148,12 +148,10 @@ impl Literal {
                 let x = f64::from_bits(b);
                 x.is_nan() || round_to(dtype, x).to_bits() == b
             }
-            (Literal::Complex(re, im), DTypeKind::Complex) => {
-                [re, im].iter().all(|&b| {
-                    let x = f64::from_bits(b);
-                    x.is_nan() || round_to(dtype, x).to_bits() == b
-                })
-            }
+            (Literal::Complex(re, im), DTypeKind::Complex) => [re, im].iter().all(|&b| {
+                let x = f64::from_bits(b);
+                x.is_nan() || round_to(dtype, x).to_bits() == b
+            }),
             _ => false,
         }
     }
@@ -241,7 +239,11 @@ impl SliceDim {
         let start = start.map(clip).unwrap_or(if step > 0 { 0 } else { n - 1 });
         let stop = stop.map(clip).unwrap_or(if step > 0 { n } else { -1 });
         let len = if step > 0 {
-            if stop > start { (stop - start + step - 1) / step } else { 0 }
+            if stop > start {
+                (stop - start + step - 1) / step
+            } else {
+                0
+            }
         } else if start > stop {
             (start - stop + (-step) - 1) / (-step)
         } else {
@@ -402,23 +404,48 @@ impl Graph {
 
     /// Adds a materialised input of the given dtype and shape.
     pub fn input(&mut self, index: u32, dtype: DType, shape: &[usize]) -> NodeId {
-        self.insert(Node { op: OpKind::Input, attrs: Attrs::Input { index }, inputs: SmallVec::new(), dtype, shape: shape.into() })
+        self.insert(Node {
+            op: OpKind::Input,
+            attrs: Attrs::Input { index },
+            inputs: SmallVec::new(),
+            dtype,
+            shape: shape.into(),
+        })
     }
 
     /// Adds a rank-0 constant. Error if the literal does not fit the dtype.
     pub fn constant(&mut self, dtype: DType, value: Literal) -> Result<NodeId> {
         if !value.fits(dtype) {
-            return Err(IrError::InvalidAttrs { op: "const".into(), message: format!("{value:?} is not a {dtype} value") });
+            return Err(IrError::InvalidAttrs {
+                op: "const".into(),
+                message: format!("{value:?} is not a {dtype} value"),
+            });
         }
-        Ok(self.insert(Node { op: OpKind::Const, attrs: Attrs::Const { value }, inputs: SmallVec::new(), dtype, shape: Shape::new() }))
+        Ok(self.insert(Node {
+            op: OpKind::Const,
+            attrs: Attrs::Const { value },
+            inputs: SmallVec::new(),
+            dtype,
+            shape: Shape::new(),
+        }))
     }
 
     /// Adds an index ramp along `axis` of `shape`.
     pub fn iota(&mut self, dtype: DType, shape: &[usize], axis: usize) -> Result<NodeId> {
         if axis >= shape.len() {
-            return Err(IrError::AxisOutOfBounds { op: "iota".into(), axis: axis as i64, rank: shape.len() });
+            return Err(IrError::AxisOutOfBounds {
+                op: "iota".into(),
+                axis: axis as i64,
+                rank: shape.len(),
+            });
         }
-        Ok(self.insert(Node { op: OpKind::Iota, attrs: Attrs::Iota { axis }, inputs: SmallVec::new(), dtype, shape: shape.into() }))
+        Ok(self.insert(Node {
+            op: OpKind::Iota,
+            attrs: Attrs::Iota { axis },
+            inputs: SmallVec::new(),
+            dtype,
+            shape: shape.into(),
+        }))
     }
 
     /// For each node, the number of uses by other nodes and outputs.
@@ -456,14 +483,26 @@ mod tests {
     #[test]
     fn slice_normalisation_matches_python() {
         // list(range(10))[::-2] == [9, 7, 5, 3, 1]
-        assert_eq!(SliceDim::normalize(10, None, None, -2), SliceDim { start: 9, step: -2, len: 5 });
+        assert_eq!(
+            SliceDim::normalize(10, None, None, -2),
+            SliceDim { start: 9, step: -2, len: 5 }
+        );
         // range(10)[2:-1:3] == [2, 5, 8]
-        assert_eq!(SliceDim::normalize(10, Some(2), Some(-1), 3), SliceDim { start: 2, step: 3, len: 3 });
+        assert_eq!(
+            SliceDim::normalize(10, Some(2), Some(-1), 3),
+            SliceDim { start: 2, step: 3, len: 3 }
+        );
         // range(10)[20:] is empty; range(10)[-20:3] == [0, 1, 2]
         assert_eq!(SliceDim::normalize(10, Some(20), None, 1).len, 0);
-        assert_eq!(SliceDim::normalize(10, Some(-20), Some(3), 1), SliceDim { start: 0, step: 1, len: 3 });
+        assert_eq!(
+            SliceDim::normalize(10, Some(-20), Some(3), 1),
+            SliceDim { start: 0, step: 1, len: 3 }
+        );
         // range(5)[3:0:-1] == [3, 2, 1]
-        assert_eq!(SliceDim::normalize(5, Some(3), Some(0), -1), SliceDim { start: 3, step: -1, len: 3 });
+        assert_eq!(
+            SliceDim::normalize(5, Some(3), Some(0), -1),
+            SliceDim { start: 3, step: -1, len: 3 }
+        );
         assert_eq!(SliceDim::normalize(0, None, None, -1).len, 0);
     }
 
@@ -471,7 +510,10 @@ mod tests {
     fn literals_fit_their_dtype() {
         assert!(Literal::float(DType::Float32, 0.1).fits(DType::Float32));
         assert!(!Literal::Float(0.1f64.to_bits()).fits(DType::Float32));
-        assert_eq!(Literal::from_i128(DType::Int32, -(1i128 << 31) - 1), Literal::Int(i32::MAX as i64));
+        assert_eq!(
+            Literal::from_i128(DType::Int32, -(1i128 << 31) - 1),
+            Literal::Int(i32::MAX as i64)
+        );
         assert!(!Literal::Int(300).fits(DType::Int8));
     }
 }

@@ -179,6 +179,10 @@ impl HostArray {
 
     /// The elements as `&[T]`; error if `T` is not the array's dtype.
     pub fn as_slice<T: HostElement>(&self) -> Result<&[T]> {
-        T::slice_of(&self.data).ok_or(IrError::ElementType { op: "as_slice".into(), dtype: self.dtype(), wanted: T::DTYPE })
+        T::slice_of(&self.data).ok_or(IrError::ElementType {
+            op: "as_slice".into(),
+            dtype: self.dtype(),
+            wanted: T::DTYPE,
+        })
     }
 }

@@ -32,7 +32,11 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
     let name = info.name;
     match info.arity {
         Arity::Fixed(n) if inputs.len() != n => {
-            return Err(IrError::Arity { op: name.into(), expected: n.to_string(), got: inputs.len() })
+            return Err(IrError::Arity {
+                op: name.into(),
+                expected: n.to_string(),
+                got: inputs.len(),
+            })
         }
         Arity::Variadic if inputs.is_empty() => {
             return Err(IrError::Arity { op: name.into(), expected: "at least 1".into(), got: 0 })
@@ -40,10 +44,14 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
         _ => {}
     }
     if attrs.kind() != info.attrs {
-        return Err(attrs_err(op, format!("expected {:?} attributes, got {:?}", info.attrs, attrs.kind())));
+        return Err(attrs_err(
+            op,
+            format!("expected {:?} attributes, got {:?}", info.attrs, attrs.kind()),
+        ));
     }
     // The operands whose dtype the domain and the Same rule constrain.
-    let data: &[(DType, &[usize])] = if info.dtype_rule == DTypeRule::Select { &inputs[1..] } else { inputs };
+    let data: &[(DType, &[usize])] =
+        if info.dtype_rule == DTypeRule::Select { &inputs[1..] } else { inputs };
     for &(d, _) in data {
         if !info.domain.contains(d) {
             return Err(IrError::UnsupportedDType {
@@ -56,12 +64,17 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
     let same_dtype = || -> Result<DType> {
         let d0 = data[0].0;
         if data.iter().any(|&(d, _)| d != d0) {
-            return Err(IrError::DTypeMismatch { op: name.into(), dtypes: inputs.iter().map(|i| i.0).collect() });
+            return Err(IrError::DTypeMismatch {
+                op: name.into(),
+                dtypes: inputs.iter().map(|i| i.0).collect(),
+            });
         }
         Ok(d0)
     };
     let dtype = match info.dtype_rule {
-        DTypeRule::Declared => return Err(attrs_err(op, "a leaf's type is declared, not inferred")),
+        DTypeRule::Declared => {
+            return Err(attrs_err(op, "a leaf's type is declared, not inferred"))
+        }
         DTypeRule::Same => same_dtype()?,
         DTypeRule::Bool => {
             same_dtype()?;
@@ -123,7 +136,10 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
         OpClass::Leaf => unreachable!("leaves have the Declared rule"),
         OpClass::Elementwise => {
             if inputs.iter().any(|&(_, s)| s != s0) {
-                return Err(IrError::ShapeMismatch { op: name.into(), shapes: inputs.iter().map(|i| i.1.into()).collect() });
+                return Err(IrError::ShapeMismatch {
+                    op: name.into(),
+                    shapes: inputs.iter().map(|i| i.1.into()).collect(),
+                });
             }
             s0.into()
         }
@@ -134,17 +150,17 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                 return Err(attrs_err(op, "argmax/argmin reduce exactly one axis"));
             }
             let reduced: usize = axes.iter().map(|&a| s0[a]).product();
-            if reduced == 0 && matches!(op, OpKind::Max | OpKind::Min | OpKind::ArgMax | OpKind::ArgMin) {
-                return Err(IrError::EmptyReduction { op: name.into(), shape: s0.into(), axes: axes.to_vec() });
+            if reduced == 0
+                && matches!(op, OpKind::Max | OpKind::Min | OpKind::ArgMax | OpKind::ArgMin)
+            {
+                return Err(IrError::EmptyReduction {
+                    op: name.into(),
+                    shape: s0.into(),
+                    axes: axes.to_vec(),
+                });
             }
             (0..s0.len())
-                .filter_map(|i| {
-                    if axes.contains(&i) {
-                        keepdims.then_some(1)
-                    } else {
-                        Some(s0[i])
-                    }
-                })
+                .filter_map(|i| if axes.contains(&i) { keepdims.then_some(1) } else { Some(s0[i]) })
                 .collect()
         }
         OpClass::View => view_shape(op, attrs, s0)?,
@@ -155,13 +171,20 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                 let stack = op == OpKind::Stack;
                 let rank = s0.len() + stack as usize;
                 if axis >= rank {
-                    return Err(IrError::AxisOutOfBounds { op: name.into(), axis: axis as i64, rank });
+                    return Err(IrError::AxisOutOfBounds {
+                        op: name.into(),
+                        axis: axis as i64,
+                        rank,
+                    });
                 }
                 for &(_, s) in inputs {
                     let ok = s.len() == s0.len()
                         && (0..s0.len()).all(|i| s[i] == s0[i] || (!stack && i == axis));
                     if !ok {
-                        return Err(IrError::ShapeMismatch { op: name.into(), shapes: inputs.iter().map(|i| i.1.into()).collect() });
+                        return Err(IrError::ShapeMismatch {
+                            op: name.into(),
+                            shapes: inputs.iter().map(|i| i.1.into()).collect(),
+                        });
                     }
                 }
                 let mut out: Shape = s0.into();
@@ -185,7 +208,8 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                 let Attrs::RealFft { axes, n, .. } = attrs else { unreachable!() };
                 check_fft_axes(op, axes, s0.len(), true)?;
                 let last = *axes.last().expect("checked non-empty");
-                let (want, out) = if op == OpKind::Rfft { (*n, n / 2 + 1) } else { (n / 2 + 1, *n) };
+                let (want, out) =
+                    if op == OpKind::Rfft { (*n, n / 2 + 1) } else { (n / 2 + 1, *n) };
                 if *n == 0 || s0[last] != want {
                     return Err(IrError::InvalidShape {
                         op: name.into(),
@@ -215,7 +239,11 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             // values[i, j...] goes to row idx[i] of a: values' shape is idx's then a's rows'.
             let (positions, values) = (inputs[1].1, inputs[2].1);
             if s0.is_empty() {
-                return Err(IrError::InvalidShape { op: name.into(), shape: s0.into(), message: "cannot scatter into a 0-d array".into() });
+                return Err(IrError::InvalidShape {
+                    op: name.into(),
+                    shape: s0.into(),
+                    message: "cannot scatter into a 0-d array".into(),
+                });
             }
             let want: Shape = positions.iter().chain(&s0[1..]).copied().collect();
             if values != want.as_slice() {
@@ -226,18 +254,28 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                 });
             }
             if s0[0] == 0 && numel(positions) > 0 {
-                return Err(IrError::InvalidShape { op: name.into(), shape: s0.into(), message: "cannot scatter into an empty axis".into() });
+                return Err(IrError::InvalidShape {
+                    op: name.into(),
+                    shape: s0.into(),
+                    message: "cannot scatter into an empty axis".into(),
+                });
             }
             s0.into()
         }
         OpClass::Scan | OpClass::Sort => {
             let Attrs::Axis { axis } = attrs else { unreachable!() };
             if *axis >= s0.len() {
-                return Err(IrError::AxisOutOfBounds { op: name.into(), axis: *axis as i64, rank: s0.len() });
+                return Err(IrError::AxisOutOfBounds {
+                    op: name.into(),
+                    axis: *axis as i64,
+                    rank: s0.len(),
+                });
             }
             s0.into()
         }
-        OpClass::Custom => return Err(attrs_err(op, "a custom kernel's type is declared, not inferred")),
+        OpClass::Custom => {
+            return Err(attrs_err(op, "a custom kernel's type is declared, not inferred"))
+        }
     };
     Ok((dtype, shape))
 }
@@ -247,26 +285,41 @@ fn view_shape(op: OpKind, attrs: &Attrs, s0: &[usize]) -> Result<Shape> {
     Ok(match (op, attrs) {
         (OpKind::Reshape, Attrs::Shape { shape }) => {
             if numel(shape) != numel(s0) {
-                return Err(IrError::Reshape { op: name.into(), size: numel(s0), to: shape.clone() });
+                return Err(IrError::Reshape {
+                    op: name.into(),
+                    size: numel(s0),
+                    to: shape.clone(),
+                });
             }
             shape.clone()
         }
         (OpKind::BroadcastTo, Attrs::Shape { shape }) => {
             if !can_broadcast_to(s0, shape) {
-                return Err(IrError::Broadcast { op: name.into(), shapes: vec![s0.into(), shape.clone()] });
+                return Err(IrError::Broadcast {
+                    op: name.into(),
+                    shapes: vec![s0.into(), shape.clone()],
+                });
             }
             shape.clone()
         }
         (OpKind::Permute, Attrs::Perm { perm }) => {
             let mut seen = vec![false; s0.len()];
-            if perm.len() != s0.len() || perm.iter().any(|&p| p >= s0.len() || std::mem::replace(&mut seen[p], true)) {
-                return Err(attrs_err(op, format!("axes {perm:?} don't match array of dimension {}", s0.len())));
+            if perm.len() != s0.len()
+                || perm.iter().any(|&p| p >= s0.len() || std::mem::replace(&mut seen[p], true))
+            {
+                return Err(attrs_err(
+                    op,
+                    format!("axes {perm:?} don't match array of dimension {}", s0.len()),
+                ));
             }
             perm.iter().map(|&p| s0[p]).collect()
         }
         (OpKind::Slice, Attrs::Slice { dims }) => {
             if dims.len() != s0.len() {
-                return Err(attrs_err(op, format!("{} slice dims for an array of dimension {}", dims.len(), s0.len())));
+                return Err(attrs_err(
+                    op,
+                    format!("{} slice dims for an array of dimension {}", dims.len(), s0.len()),
+                ));
             }
             for (d, &n) in dims.iter().zip(s0) {
                 let last = d.start as isize + (d.len as isize - 1) * d.step;
@@ -351,61 +404,120 @@ mod tests {
     #[test]
     fn elementwise_rules() {
         let s: &[usize] = &[2, 3];
-        assert_eq!(infer(OpKind::Add, &Attrs::None, &[(DType::Int8, s), (DType::Int8, s)]).unwrap().0, DType::Int8);
-        assert_eq!(infer(OpKind::Lt, &Attrs::None, &[(DType::Float32, s), (DType::Float32, s)]).unwrap().0, DType::Bool);
-        assert_eq!(infer(OpKind::Abs, &Attrs::None, &[(DType::Complex64, s)]).unwrap().0, DType::Float32);
+        assert_eq!(
+            infer(OpKind::Add, &Attrs::None, &[(DType::Int8, s), (DType::Int8, s)]).unwrap().0,
+            DType::Int8
+        );
+        assert_eq!(
+            infer(OpKind::Lt, &Attrs::None, &[(DType::Float32, s), (DType::Float32, s)]).unwrap().0,
+            DType::Bool
+        );
+        assert_eq!(
+            infer(OpKind::Abs, &Attrs::None, &[(DType::Complex64, s)]).unwrap().0,
+            DType::Float32
+        );
         assert!(matches!(
             infer(OpKind::Add, &Attrs::None, &[(DType::Int8, s), (DType::Int16, s)]),
             Err(IrError::DTypeMismatch { .. })
         ));
-        assert!(matches!(infer(OpKind::Sin, &Attrs::None, &[(DType::Int32, s)]), Err(IrError::UnsupportedDType { .. })));
+        assert!(matches!(
+            infer(OpKind::Sin, &Attrs::None, &[(DType::Int32, s)]),
+            Err(IrError::UnsupportedDType { .. })
+        ));
         assert!(matches!(
             infer(OpKind::Add, &Attrs::None, &[(DType::Int8, s), (DType::Int8, &[3])]),
             Err(IrError::ShapeMismatch { .. })
         ));
-        let w = infer(OpKind::Where, &Attrs::None, &[(DType::Bool, s), (DType::Float64, s), (DType::Float64, s)]).unwrap();
+        let w = infer(
+            OpKind::Where,
+            &Attrs::None,
+            &[(DType::Bool, s), (DType::Float64, s), (DType::Float64, s)],
+        )
+        .unwrap();
         assert_eq!(w.0, DType::Float64);
         let label = Attrs::Custom { name: "k".into() };
-        assert_eq!(infer(OpKind::Label, &label, &[(DType::Int8, s)]).unwrap(), (DType::Int8, s.into()));
+        assert_eq!(
+            infer(OpKind::Label, &label, &[(DType::Int8, s)]).unwrap(),
+            (DType::Int8, s.into())
+        );
         assert!(infer(OpKind::Label, &Attrs::None, &[(DType::Int8, s)]).is_err());
     }
 
     #[test]
     fn take_rules() {
-        let t = infer(OpKind::Take, &Attrs::None, &[(DType::Float16, &[2, 3]), (DType::Int64, &[4, 1, 5])]).unwrap();
+        let t = infer(
+            OpKind::Take,
+            &Attrs::None,
+            &[(DType::Float16, &[2, 3]), (DType::Int64, &[4, 1, 5])],
+        )
+        .unwrap();
         assert_eq!((t.0, t.1.as_slice()), (DType::Float16, &[4usize, 1, 5][..]));
-        let e = infer(OpKind::Take, &Attrs::None, &[(DType::Float16, &[2, 3]), (DType::Int32, &[4])]);
+        let e =
+            infer(OpKind::Take, &Attrs::None, &[(DType::Float16, &[2, 3]), (DType::Int32, &[4])]);
         assert!(matches!(e, Err(IrError::UnsupportedDType { .. })), "{e:?}");
-        let e = infer(OpKind::Take, &Attrs::None, &[(DType::Float16, &[0, 3]), (DType::Int64, &[4])]);
+        let e =
+            infer(OpKind::Take, &Attrs::None, &[(DType::Float16, &[0, 3]), (DType::Int64, &[4])]);
         assert!(matches!(e, Err(IrError::InvalidShape { .. })), "{e:?}");
         // Nothing taken from nothing.
-        assert!(infer(OpKind::Take, &Attrs::None, &[(DType::Bool, &[0]), (DType::Int64, &[0, 2])]).is_ok());
+        assert!(infer(OpKind::Take, &Attrs::None, &[(DType::Bool, &[0]), (DType::Int64, &[0, 2])])
+            .is_ok());
     }
 
     #[test]
     fn reduction_rules() {
         let s: &[usize] = &[2, 0, 4];
-        let r = infer(OpKind::Sum, &Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[(DType::Int8, s)]).unwrap();
+        let r = infer(
+            OpKind::Sum,
+            &Attrs::Reduce { axes: smallvec![1], keepdims: false },
+            &[(DType::Int8, s)],
+        )
+        .unwrap();
         assert_eq!((r.0, r.1.as_slice()), (DType::Int64, &[2usize, 4][..]));
-        let r = infer(OpKind::Sum, &Attrs::Reduce { axes: smallvec![0, 2], keepdims: true }, &[(DType::UInt8, s)]).unwrap();
+        let r = infer(
+            OpKind::Sum,
+            &Attrs::Reduce { axes: smallvec![0, 2], keepdims: true },
+            &[(DType::UInt8, s)],
+        )
+        .unwrap();
         assert_eq!((r.0, r.1.as_slice()), (DType::UInt64, &[1usize, 0, 1][..]));
-        let e = infer(OpKind::Max, &Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[(DType::Float32, s)]);
+        let e = infer(
+            OpKind::Max,
+            &Attrs::Reduce { axes: smallvec![1], keepdims: false },
+            &[(DType::Float32, s)],
+        );
         assert!(matches!(e, Err(IrError::EmptyReduction { .. })));
-        assert!(infer(OpKind::Max, &Attrs::Reduce { axes: smallvec![0], keepdims: false }, &[(DType::Float32, &[3, 0])]).is_ok());
+        assert!(infer(
+            OpKind::Max,
+            &Attrs::Reduce { axes: smallvec![0], keepdims: false },
+            &[(DType::Float32, &[3, 0])]
+        )
+        .is_ok());
     }
 
     #[test]
     fn view_rules() {
         let s: &[usize] = &[2, 3];
-        let r = infer(OpKind::Permute, &Attrs::Perm { perm: smallvec![1, 0] }, &[(DType::Bool, s)]).unwrap();
+        let r = infer(OpKind::Permute, &Attrs::Perm { perm: smallvec![1, 0] }, &[(DType::Bool, s)])
+            .unwrap();
         assert_eq!(r.1.as_slice(), &[3, 2]);
-        assert!(infer(OpKind::Reshape, &Attrs::Shape { shape: smallvec![5] }, &[(DType::Bool, s)]).is_err());
-        let r = infer(OpKind::ExpandDims, &Attrs::Axes { axes: smallvec![0, 3] }, &[(DType::Bool, s)]).unwrap();
+        assert!(infer(OpKind::Reshape, &Attrs::Shape { shape: smallvec![5] }, &[(DType::Bool, s)])
+            .is_err());
+        let r =
+            infer(OpKind::ExpandDims, &Attrs::Axes { axes: smallvec![0, 3] }, &[(DType::Bool, s)])
+                .unwrap();
         assert_eq!(r.1.as_slice(), &[1, 2, 3, 1]);
-        assert!(infer(OpKind::Squeeze, &Attrs::Axes { axes: smallvec![0] }, &[(DType::Bool, s)]).is_err());
-        let c = infer(OpKind::Concatenate, &Attrs::Axis { axis: 1 }, &[(DType::Bool, s), (DType::Bool, &[2, 5])]).unwrap();
+        assert!(infer(OpKind::Squeeze, &Attrs::Axes { axes: smallvec![0] }, &[(DType::Bool, s)])
+            .is_err());
+        let c = infer(
+            OpKind::Concatenate,
+            &Attrs::Axis { axis: 1 },
+            &[(DType::Bool, s), (DType::Bool, &[2, 5])],
+        )
+        .unwrap();
         assert_eq!(c.1.as_slice(), &[2, 8]);
-        let st = infer(OpKind::Stack, &Attrs::Axis { axis: 2 }, &[(DType::Bool, s), (DType::Bool, s)]).unwrap();
+        let st =
+            infer(OpKind::Stack, &Attrs::Axis { axis: 2 }, &[(DType::Bool, s), (DType::Bool, s)])
+                .unwrap();
         assert_eq!(st.1.as_slice(), &[2, 3, 2]);
         let m = matmul_shape(&[5, 1, 2, 3], &[4, 3, 7]).unwrap();
         assert_eq!(m.as_slice(), &[5, 4, 2, 7]);

@@ -5,6 +5,7 @@
 
 pub mod dtype;
 pub mod error;
+pub mod eval;
 pub mod graph;
 pub mod host;
 pub mod infer;
@@ -14,7 +15,6 @@ pub mod shape;
 pub mod strided;
 pub mod text;
 pub mod verify;
-pub mod eval;
 
 pub use dtype::{DType, DTypeKind, Element};
 pub use error::{IrError, Result};

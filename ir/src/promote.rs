@@ -129,7 +129,11 @@ pub fn result_type_weak(op: &str, array: DType, scalar: WeakScalar) -> Result<DT
             DTypeKind::SignedInt | DTypeKind::UnsignedInt => {
                 let (lo, hi) = array.int_range().expect("integer dtype has a range");
                 if v < lo || v > hi {
-                    return Err(IrError::ScalarOutOfBounds { op: op.to_string(), value: v.to_string(), dtype: array });
+                    return Err(IrError::ScalarOutOfBounds {
+                        op: op.to_string(),
+                        value: v.to_string(),
+                        dtype: array,
+                    });
                 }
                 array
             }
@@ -186,8 +190,24 @@ mod tests {
         assert_eq!(result_type_weak("mul", Float32, WeakScalar::Float(2.0)).unwrap(), Float32);
         assert_eq!(result_type_weak("add", Int8, WeakScalar::Float(1.0)).unwrap(), Float64);
         assert_eq!(result_type_weak("add", Bool, WeakScalar::Int(1)).unwrap(), Int64);
-        assert_eq!(result_type_weak("add", Float16, WeakScalar::Complex(num_complex::Complex64::new(0.0, 1.0))).unwrap(), Complex64);
-        assert_eq!(result_type_weak("add", Int8, WeakScalar::Complex(num_complex::Complex64::new(0.0, 1.0))).unwrap(), Complex128);
+        assert_eq!(
+            result_type_weak(
+                "add",
+                Float16,
+                WeakScalar::Complex(num_complex::Complex64::new(0.0, 1.0))
+            )
+            .unwrap(),
+            Complex64
+        );
+        assert_eq!(
+            result_type_weak(
+                "add",
+                Int8,
+                WeakScalar::Complex(num_complex::Complex64::new(0.0, 1.0))
+            )
+            .unwrap(),
+            Complex128
+        );
         let e = result_type_weak("add", Int8, WeakScalar::Int(300)).unwrap_err();
         assert!(matches!(e, IrError::ScalarOutOfBounds { .. }));
         assert_eq!(e.to_string(), "add: integer scalar 300 out of bounds for int8");

@@ -48,7 +48,12 @@ pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Shape, IrE
             (x, y) if x == y => x,
             (1, y) => y,
             (x, 1) => x,
-            _ => return Err(IrError::Broadcast { op: op.to_string(), shapes: vec![a.into(), b.into()] }),
+            _ => {
+                return Err(IrError::Broadcast {
+                    op: op.to_string(),
+                    shapes: vec![a.into(), b.into()],
+                })
+            }
         });
     }
     Ok(out)
@@ -70,7 +75,11 @@ pub fn normalize_axis(op: &str, axis: i64, rank: usize) -> Result<usize, IrError
 }
 
 /// Normalises a list of axes, sorted, rejecting repeats (NumPy's `normalize_axis_tuple`).
-pub fn normalize_axes(op: &str, axes: &[i64], rank: usize) -> Result<SmallVec<[usize; 4]>, IrError> {
+pub fn normalize_axes(
+    op: &str,
+    axes: &[i64],
+    rank: usize,
+) -> Result<SmallVec<[usize; 4]>, IrError> {
     let mut out: SmallVec<[usize; 4]> = SmallVec::new();
     for &a in axes {
         let n = normalize_axis(op, a, rank)?;
@@ -169,15 +178,16 @@ impl Layout {
     /// Broadcast to `shape` (leading axes added, extent-1 axes stretched with stride 0).
     pub fn broadcast_to(&self, shape: &[usize]) -> Layout {
         let pad = shape.len() - self.rank();
-        let strides = (0..shape.len())
-            .map(|i| {
-                if i < pad || self.shape[i - pad] != shape[i] {
-                    0
-                } else {
-                    self.strides[i - pad]
-                }
-            })
-            .collect();
+        let strides =
+            (0..shape.len())
+                .map(|i| {
+                    if i < pad || self.shape[i - pad] != shape[i] {
+                        0
+                    } else {
+                        self.strides[i - pad]
+                    }
+                })
+                .collect();
         Layout { shape: shape.into(), strides, offset: self.offset }
     }
 
@@ -217,8 +227,13 @@ impl Layout {
             return Some(l);
         }
         // Group old axes into runs that are contiguous among themselves, then split runs.
-        let old: Vec<(usize, isize)> =
-            self.shape.iter().copied().zip(self.strides.iter().copied()).filter(|&(n, _)| n != 1).collect();
+        let old: Vec<(usize, isize)> = self
+            .shape
+            .iter()
+            .copied()
+            .zip(self.strides.iter().copied())
+            .filter(|&(n, _)| n != 1)
+            .collect();
         let mut new_strides: SmallVec<[isize; 4]> = SmallVec::from_elem(0, shape.len());
         let (mut oi, mut ni) = (0usize, 0usize);
         while ni < shape.len() {
@@ -277,7 +292,10 @@ mod tests {
         assert_eq!(broadcast_shapes("add", &[2, 1, 3], &[4, 1]).unwrap().as_slice(), &[2, 4, 3]);
         assert_eq!(broadcast_shapes("add", &[], &[5]).unwrap().as_slice(), &[5]);
         let e = broadcast_shapes("add", &[2, 3], &[4]).unwrap_err();
-        assert_eq!(e.to_string(), "add: operands could not be broadcast together with shapes (2, 3) (4,)");
+        assert_eq!(
+            e.to_string(),
+            "add: operands could not be broadcast together with shapes (2, 3) (4,)"
+        );
     }
 
     #[test]

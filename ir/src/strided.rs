@@ -8,19 +8,35 @@ use crate::shape::Layout;
 /// The layout of view `op` (with `attrs`, giving `out_shape`) applied to an input laid out as
 /// `input`; `None` for an op that is not a view, or a reshape the strides cannot express (NumPy
 /// would copy).
-pub fn view_layout(op: OpKind, attrs: &Attrs, input: &Layout, out_shape: &[usize]) -> Option<Layout> {
+pub fn view_layout(
+    op: OpKind,
+    attrs: &Attrs,
+    input: &Layout,
+    out_shape: &[usize],
+) -> Option<Layout> {
     match (op, attrs) {
         (OpKind::Permute, Attrs::Perm { perm }) => Some(input.permute(perm)),
         (OpKind::BroadcastTo, Attrs::Shape { shape }) => Some(input.broadcast_to(shape)),
         (OpKind::Slice, Attrs::Slice { dims }) => {
-            let ranges: Vec<(usize, isize, usize)> = dims.iter().map(|d| (d.start, d.step, d.len)).collect();
+            let ranges: Vec<(usize, isize, usize)> =
+                dims.iter().map(|d| (d.start, d.step, d.len)).collect();
             Some(input.slice(&ranges))
         }
         (OpKind::Flip, Attrs::Axes { axes }) => Some(input.flip(axes)),
         (OpKind::ExpandDims, Attrs::Axes { axes }) => {
             let mut it = input.strides.iter();
-            let strides = (0..out_shape.len()).map(|i| if axes.contains(&i) { 0 } else { *it.next().expect("rank") });
-            Some(Layout { shape: out_shape.into(), strides: strides.collect(), offset: input.offset })
+            let strides = (0..out_shape.len()).map(|i| {
+                if axes.contains(&i) {
+                    0
+                } else {
+                    *it.next().expect("rank")
+                }
+            });
+            Some(Layout {
+                shape: out_shape.into(),
+                strides: strides.collect(),
+                offset: input.offset,
+            })
         }
         (OpKind::Squeeze, Attrs::Axes { axes }) => {
             let keep = |i: &usize| !axes.contains(i);
@@ -64,10 +80,14 @@ mod tests {
         let mut g = Graph::new();
         let x = g.input(0, DType::Float32, &[4, 6]);
         let t = g.add(OpKind::Permute, Attrs::Perm { perm: smallvec![1, 0] }, &[x]).unwrap();
-        let dims = smallvec![SliceDim::normalize(6, Some(1), None, 2), SliceDim::normalize(4, None, None, -1)];
+        let dims = smallvec![
+            SliceDim::normalize(6, Some(1), None, 2),
+            SliceDim::normalize(4, None, None, -1)
+        ];
         let s = g.add(OpKind::Slice, Attrs::Slice { dims }, &[t]).unwrap();
         let e = g.add(OpKind::ExpandDims, Attrs::Axes { axes: smallvec![0] }, &[s]).unwrap();
-        let b = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![5, 3, 4] }, &[e]).unwrap();
+        let b =
+            g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![5, 3, 4] }, &[e]).unwrap();
         let (base, l) = layout_over_base(&g, b).unwrap();
         assert_eq!(base, x);
         assert_eq!(l.shape.as_slice(), &[5, 3, 4]);

@@ -20,14 +20,21 @@ use crate::text::type_string;
 /// Checks every node of `g`; the first violation is an [`IrError::Verify`].
 pub fn verify(g: &Graph) -> Result<()> {
     for (i, node) in g.nodes().iter().enumerate() {
-        verify_node(g, i, node).map_err(|message| IrError::Verify { node: i, op: node.op.name().to_string(), message })?;
+        verify_node(g, i, node).map_err(|message| IrError::Verify {
+            node: i,
+            op: node.op.name().to_string(),
+            message,
+        })?;
     }
     for (k, o) in g.outputs().iter().enumerate() {
         if o.index() >= g.len() {
             return Err(IrError::Verify {
                 node: o.index(),
                 op: "return".into(),
-                message: format!("output {k} is {o}, which is not in the graph ({} nodes)", g.len()),
+                message: format!(
+                    "output {k} is {o}, which is not in the graph ({} nodes)",
+                    g.len()
+                ),
             });
         }
     }
@@ -41,7 +48,11 @@ fn verify_node(g: &Graph, i: usize, node: &Node) -> Result<(), String> {
         return Err(format!("input {bad} is not an earlier node"));
     }
     if node.attrs.kind() != info.attrs {
-        return Err(format!("has {:?} attributes, but the op takes {:?}", node.attrs.kind(), info.attrs));
+        return Err(format!(
+            "has {:?} attributes, but the op takes {:?}",
+            node.attrs.kind(),
+            info.attrs
+        ));
     }
     let declared = type_string(node.dtype, &node.shape);
     match info.class {
@@ -50,7 +61,11 @@ fn verify_node(g: &Graph, i: usize, node: &Node) -> Result<(), String> {
                 return Err(format!("a leaf takes no inputs, got {}", node.inputs.len()));
             }
             if !info.domain.contains(node.dtype) {
-                return Err(format!("dtype {} is not allowed; it takes {}", node.dtype.short_name(), info.domain.describe()));
+                return Err(format!(
+                    "dtype {} is not allowed; it takes {}",
+                    node.dtype.short_name(),
+                    info.domain.describe()
+                ));
             }
             match &node.attrs {
                 Attrs::Const { value } => {
@@ -58,7 +73,11 @@ fn verify_node(g: &Graph, i: usize, node: &Node) -> Result<(), String> {
                         return Err(format!("declared {declared} but a constant is rank 0"));
                     }
                     if !value.fits(node.dtype) {
-                        return Err(format!("value {} does not fit {}", describe_literal(*value), node.dtype.short_name()));
+                        return Err(format!(
+                            "value {} does not fit {}",
+                            describe_literal(*value),
+                            node.dtype.short_name()
+                        ));
                     }
                 }
                 Attrs::Iota { axis } if *axis >= node.shape.len() => {
@@ -77,10 +96,17 @@ fn verify_node(g: &Graph, i: usize, node: &Node) -> Result<(), String> {
             }
         }
         _ => {
-            let types: Vec<_> = node.inputs.iter().map(|&id| (g.node(id).dtype, g.node(id).shape.as_slice())).collect();
+            let types: Vec<_> = node
+                .inputs
+                .iter()
+                .map(|&id| (g.node(id).dtype, g.node(id).shape.as_slice()))
+                .collect();
             let (dtype, shape) = infer(node.op, &node.attrs, &types).map_err(|e| e.to_string())?;
             if dtype != node.dtype || shape != node.shape {
-                return Err(format!("declared {declared} but the rules give {}", type_string(dtype, &shape)));
+                return Err(format!(
+                    "declared {declared} but the rules give {}",
+                    type_string(dtype, &shape)
+                ));
             }
             Ok(())
         }
@@ -132,7 +158,9 @@ mod tests {
         let c = g.constant(DType::Float32, Literal::float(DType::Float32, 2.0)).unwrap();
         let b = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![2, 3] }, &[c]).unwrap();
         let m = g.add(OpKind::Mul, Attrs::None, &[x, b]).unwrap();
-        let s = g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[m]).unwrap();
+        let s = g
+            .add(OpKind::Sum, Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[m])
+            .unwrap();
         let k = g.insert(Node {
             op: OpKind::CustomKernel,
             attrs: Attrs::Custom { name: "k".into() },
@@ -149,12 +177,24 @@ mod tests {
     fn wrong_declared_type() {
         let mut g = Graph::new();
         let x = f32_input(&mut g, &[3]);
-        g.insert(Node { op: OpKind::Sin, attrs: Attrs::None, inputs: smallvec![x], dtype: DType::Float64, shape: smallvec![3] });
+        g.insert(Node {
+            op: OpKind::Sin,
+            attrs: Attrs::None,
+            inputs: smallvec![x],
+            dtype: DType::Float64,
+            shape: smallvec![3],
+        });
         assert_eq!(fails(&g, 1, "sin"), "declared f64[3] but the rules give f32[3]");
 
         let mut g = Graph::new();
         let x = f32_input(&mut g, &[3]);
-        g.insert(Node { op: OpKind::Neg, attrs: Attrs::None, inputs: smallvec![x], dtype: DType::Float32, shape: smallvec![3, 1] });
+        g.insert(Node {
+            op: OpKind::Neg,
+            attrs: Attrs::None,
+            inputs: smallvec![x],
+            dtype: DType::Float32,
+            shape: smallvec![3, 1],
+        });
         assert_eq!(fails(&g, 1, "negative"), "declared f32[3,1] but the rules give f32[3]");
     }
 
@@ -163,18 +203,36 @@ mod tests {
         let mut g = Graph::new();
         let x = f32_input(&mut g, &[3]);
         let y = g.input(1, DType::Float64, &[3]);
-        g.insert(Node { op: OpKind::Add, attrs: Attrs::None, inputs: smallvec![x, y], dtype: DType::Float32, shape: smallvec![3] });
+        g.insert(Node {
+            op: OpKind::Add,
+            attrs: Attrs::None,
+            inputs: smallvec![x, y],
+            dtype: DType::Float32,
+            shape: smallvec![3],
+        });
         let m = fails(&g, 2, "add");
         assert!(m.contains("must share one dtype"), "{m}");
 
         let mut g = Graph::new();
         let x = g.input(0, DType::Int32, &[3]);
-        g.insert(Node { op: OpKind::Sqrt, attrs: Attrs::None, inputs: smallvec![x], dtype: DType::Int32, shape: smallvec![3] });
+        g.insert(Node {
+            op: OpKind::Sqrt,
+            attrs: Attrs::None,
+            inputs: smallvec![x],
+            dtype: DType::Int32,
+            shape: smallvec![3],
+        });
         assert!(fails(&g, 1, "sqrt").contains("no loop for dtype"));
 
         let mut g = Graph::new();
         let x = f32_input(&mut g, &[3]);
-        g.insert(Node { op: OpKind::Add, attrs: Attrs::None, inputs: smallvec![x], dtype: DType::Float32, shape: smallvec![3] });
+        g.insert(Node {
+            op: OpKind::Add,
+            attrs: Attrs::None,
+            inputs: smallvec![x],
+            dtype: DType::Float32,
+            shape: smallvec![3],
+        });
         assert!(fails(&g, 1, "add").contains("expected 2 operand(s), got 1"));
     }
 
@@ -182,7 +240,13 @@ mod tests {
     fn attributes_of_the_wrong_schema() {
         let mut g = Graph::new();
         let x = f32_input(&mut g, &[3]);
-        g.insert(Node { op: OpKind::Sum, attrs: Attrs::Axes { axes: smallvec![0] }, inputs: smallvec![x], dtype: DType::Float32, shape: smallvec![] });
+        g.insert(Node {
+            op: OpKind::Sum,
+            attrs: Attrs::Axes { axes: smallvec![0] },
+            inputs: smallvec![x],
+            dtype: DType::Float32,
+            shape: smallvec![],
+        });
         assert_eq!(fails(&g, 1, "sum"), "has Axes attributes, but the op takes Reduce");
 
         let mut g = Graph::new();
@@ -194,7 +258,13 @@ mod tests {
     fn inputs_must_be_earlier_nodes() {
         let mut g = Graph::new();
         let x = f32_input(&mut g, &[3]);
-        let neg = |input| Node { op: OpKind::Neg, attrs: Attrs::None, inputs: smallvec![input], dtype: DType::Float32, shape: smallvec![3] };
+        let neg = |input| Node {
+            op: OpKind::Neg,
+            attrs: Attrs::None,
+            inputs: smallvec![input],
+            dtype: DType::Float32,
+            shape: smallvec![3],
+        };
         g.insert(neg(x));
         let mut bad = g.clone();
         bad.push_unchecked(neg(NodeId(2)));
@@ -211,11 +281,21 @@ mod tests {
         assert_eq!(fails(&g, 0, "const"), "value 300 does not fit i8");
 
         let mut g = Graph::new();
-        g.insert(leaf(OpKind::Const, Attrs::Const { value: Literal::Float(0.1f64.to_bits()) }, DType::Float32, &[]));
+        g.insert(leaf(
+            OpKind::Const,
+            Attrs::Const { value: Literal::Float(0.1f64.to_bits()) },
+            DType::Float32,
+            &[],
+        ));
         assert!(fails(&g, 0, "const").starts_with("value 0.1 does not fit f32"));
 
         let mut g = Graph::new();
-        g.insert(leaf(OpKind::Const, Attrs::Const { value: Literal::Bool(true) }, DType::Int32, &[]));
+        g.insert(leaf(
+            OpKind::Const,
+            Attrs::Const { value: Literal::Bool(true) },
+            DType::Int32,
+            &[],
+        ));
         assert_eq!(fails(&g, 0, "const"), "value true does not fit i32");
 
         let mut g = Graph::new();
@@ -232,14 +312,25 @@ mod tests {
 
         let mut g = Graph::new();
         let x = f32_input(&mut g, &[3]);
-        g.insert(Node { op: OpKind::Input, attrs: Attrs::Input { index: 1 }, inputs: smallvec![x], dtype: DType::Float32, shape: smallvec![3] });
+        g.insert(Node {
+            op: OpKind::Input,
+            attrs: Attrs::Input { index: 1 },
+            inputs: smallvec![x],
+            dtype: DType::Float32,
+            shape: smallvec![3],
+        });
         assert_eq!(fails(&g, 1, "input"), "a leaf takes no inputs, got 1");
     }
 
     #[test]
     fn custom_kernels_need_an_input() {
         let mut g = Graph::new();
-        g.insert(leaf(OpKind::CustomKernel, Attrs::Custom { name: "k".into() }, DType::Float32, &[2]));
+        g.insert(leaf(
+            OpKind::CustomKernel,
+            Attrs::Custom { name: "k".into() },
+            DType::Float32,
+            &[2],
+        ));
         assert_eq!(fails(&g, 0, "custom"), "expected at least 1 input, got 0");
     }
 

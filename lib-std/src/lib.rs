@@ -89,7 +89,11 @@ pub fn gelu(x: &Array) -> Result<Array> {
 /// assert!((y[0] + 0.0036373920817).abs() < 1e-12 && y[1] == 0.0 && (y[2] - 0.8411919906082768).abs() < 1e-12);
 /// ```
 pub fn gelu_tanh(x: &Array) -> Result<Array> {
-    let x = if x.dtype().is_float() || x.dtype().is_complex() { x.clone() } else { x.astype(x.try_tanh()?.dtype()) };
+    let x = if x.dtype().is_float() || x.dtype().is_complex() {
+        x.clone()
+    } else {
+        x.astype(x.try_tanh()?.dtype())
+    };
     let cube = x.try_multiply(&x)?.try_multiply(&x)?;
     let inner = x.try_add(&cube.try_multiply(GELU_C2)?)?;
     let t = inner.try_multiply(GELU_C1)?.try_tanh()?;

@@ -111,9 +111,14 @@ impl GemmDesc {
     /// Errors unless every leading dimension covers its stored matrix's rows (cuBLAS's rule).
     fn check(&self, call: &'static str) -> Result<()> {
         let ((ar, _), (br, _)) = self.stored();
-        for (name, ld, rows) in [("lda", self.lda, ar), ("ldb", self.ldb, br), ("ldc", self.ldc, self.m)] {
+        for (name, ld, rows) in
+            [("lda", self.lda, ar), ("ldb", self.ldb, br), ("ldc", self.ldc, self.m)]
+        {
             if ld < rows.max(1) {
-                return Err(RuntimeError::InvalidArgument(format!("{call}: {name} = {ld} < {} rows ({self:?})", rows.max(1))));
+                return Err(RuntimeError::InvalidArgument(format!(
+                    "{call}: {name} = {ld} < {} rows ({self:?})",
+                    rows.max(1)
+                )));
             }
         }
         Ok(())
@@ -167,12 +172,16 @@ fn with_blas<T>(f: impl FnOnce(cb::cublasHandle_t) -> Result<T>) -> Result<T> {
             // SAFETY: writes a new handle into `h`; the device's context is current.
             check_blas("cublasCreate_v2", unsafe { cb::cublasCreate_v2(&mut h) })?;
             // SAFETY: `h` was just created.
-            check_blas("cublasSetMathMode", unsafe { cb::cublasSetMathMode(h, cb::cublasMath_t::CUBLAS_DEFAULT_MATH) })?;
+            check_blas("cublasSetMathMode", unsafe {
+                cb::cublasSetMathMode(h, cb::cublasMath_t::CUBLAS_DEFAULT_MATH)
+            })?;
             Ok(Blas(h))
         },
         |h| {
             // SAFETY: a live handle and a live stream of the same device.
-            check_blas("cublasSetStream_v2", unsafe { cb::cublasSetStream_v2(h.0, stream.raw() as cb::cudaStream_t) })?;
+            check_blas("cublasSetStream_v2", unsafe {
+                cb::cublasSetStream_v2(h.0, stream.raw() as cb::cudaStream_t)
+            })?;
             f(h.0)
         },
     )
@@ -251,12 +260,22 @@ pub unsafe fn scale(ty: ScaleType, n: usize, alpha: f64, x: u64) -> Result<()> {
         // SAFETY: the caller's contract; the factor lives across the call.
         let (call, status) = unsafe {
             match ty {
-                ScaleType::F32 => ("cublasSscal_v2_64", cb::cublasSscal_v2_64(h, n as i64, &a32, x as *mut f32, 1)),
-                ScaleType::F64 => ("cublasDscal_v2_64", cb::cublasDscal_v2_64(h, n as i64, &a64, x as *mut f64, 1)),
-                ScaleType::C64 => ("cublasCsscal_v2_64", cb::cublasCsscal_v2_64(h, n as i64, &a32, x as *mut cb::cuComplex, 1)),
-                ScaleType::C128 => {
-                    ("cublasZdscal_v2_64", cb::cublasZdscal_v2_64(h, n as i64, &a64, x as *mut cb::cuDoubleComplex, 1))
-                }
+                ScaleType::F32 => (
+                    "cublasSscal_v2_64",
+                    cb::cublasSscal_v2_64(h, n as i64, &a32, x as *mut f32, 1),
+                ),
+                ScaleType::F64 => (
+                    "cublasDscal_v2_64",
+                    cb::cublasDscal_v2_64(h, n as i64, &a64, x as *mut f64, 1),
+                ),
+                ScaleType::C64 => (
+                    "cublasCsscal_v2_64",
+                    cb::cublasCsscal_v2_64(h, n as i64, &a32, x as *mut cb::cuComplex, 1),
+                ),
+                ScaleType::C128 => (
+                    "cublasZdscal_v2_64",
+                    cb::cublasZdscal_v2_64(h, n as i64, &a64, x as *mut cb::cuDoubleComplex, 1),
+                ),
             }
         };
         check_blas(call, status)
@@ -340,20 +359,40 @@ impl Drop for LtObjects {
 ///
 /// # Safety
 /// `desc` is live and `T` is the attribute's type.
-unsafe fn set_desc<T>(desc: lt::cublasLtMatmulDesc_t, attr: lt::cublasLtMatmulDescAttributes_t, value: &T) -> Result<()> {
+unsafe fn set_desc<T>(
+    desc: lt::cublasLtMatmulDesc_t,
+    attr: lt::cublasLtMatmulDescAttributes_t,
+    value: &T,
+) -> Result<()> {
     // SAFETY: the caller's contract; `value` is read during the call.
     check_lt("cublasLtMatmulDescSetAttribute", unsafe {
-        lt::cublasLtMatmulDescSetAttribute(desc, attr, (value as *const T).cast(), std::mem::size_of::<T>())
+        lt::cublasLtMatmulDescSetAttribute(
+            desc,
+            attr,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>(),
+        )
     })
 }
 
 /// A layout of `rows × cols` stored `ld`-strided by columns, `batch` of them `stride` apart.
-fn lt_layout(objects: &mut LtObjects, ty: GemmType, rows: usize, cols: usize, ld: usize, batch: usize, stride: i64) -> Result<lt::cublasLtMatrixLayout_t> {
+fn lt_layout(
+    objects: &mut LtObjects,
+    ty: GemmType,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    batch: usize,
+    stride: i64,
+) -> Result<lt::cublasLtMatrixLayout_t> {
     let mut l = std::ptr::null_mut();
     // SAFETY: the data type values of cuBLAS and cuBLASLt are the same `cudaDataType` numbers.
-    let t: lt::cudaDataType = unsafe { std::mem::transmute::<u32, lt::cudaDataType>(ty.data_type() as u32) };
+    let t: lt::cudaDataType =
+        unsafe { std::mem::transmute::<u32, lt::cudaDataType>(ty.data_type() as u32) };
     // SAFETY: writes a new layout into `l`.
-    check_lt("cublasLtMatrixLayoutCreate", unsafe { lt::cublasLtMatrixLayoutCreate(&mut l, t, rows as u64, cols as u64, ld as i64) })?;
+    check_lt("cublasLtMatrixLayoutCreate", unsafe {
+        lt::cublasLtMatrixLayoutCreate(&mut l, t, rows as u64, cols as u64, ld as i64)
+    })?;
     objects.layouts.push(l);
     if batch > 1 {
         let count = batch as i32;
@@ -388,14 +427,26 @@ fn lt_layout(objects: &mut LtObjects, ty: GemmType, rows: usize, cols: usize, ld
 ///
 /// # Safety
 /// As [`gemm`]; `bias`, when given, holds `d.m` elements of `d.ty` on the current device.
-pub unsafe fn gemm_epilogue(d: &GemmDesc, epilogue: Epilogue, bias: Option<u64>, a: u64, b: u64, c: u64) -> Result<()> {
+pub unsafe fn gemm_epilogue(
+    d: &GemmDesc,
+    epilogue: Epilogue,
+    bias: Option<u64>,
+    a: u64,
+    b: u64,
+    c: u64,
+) -> Result<()> {
     const CALL: &str = "cublasLtMatmul";
     d.check(CALL)?;
     if matches!(d.ty, GemmType::C64 | GemmType::C128) {
-        return Err(RuntimeError::InvalidArgument(format!("{CALL}: epilogues of complex products ({:?})", d.ty)));
+        return Err(RuntimeError::InvalidArgument(format!(
+            "{CALL}: epilogues of complex products ({:?})",
+            d.ty
+        )));
     }
     if epilogue.has_bias() != bias.is_some() {
-        return Err(RuntimeError::InvalidArgument(format!("{CALL}: epilogue {epilogue:?} with bias {bias:?}")));
+        return Err(RuntimeError::InvalidArgument(format!(
+            "{CALL}: epilogue {epilogue:?} with bias {bias:?}"
+        )));
     }
     if d.m == 0 || d.n == 0 || d.batch == 0 {
         return Ok(());

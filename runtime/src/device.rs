@@ -91,15 +91,9 @@ pub struct Selection {
 pub fn resolve_backend(spec: Option<&str>, cuda_devices: usize) -> Selection {
     let cuda_or_cpu = |ordinal: usize, why: &dyn Fn() -> String| {
         if ordinal < cuda_devices {
-            Selection {
-                backend: Backend::Cuda(ordinal),
-                fallback: None,
-            }
+            Selection { backend: Backend::Cuda(ordinal), fallback: None }
         } else {
-            Selection {
-                backend: Backend::Cpu,
-                fallback: Some(why()),
-            }
+            Selection { backend: Backend::Cpu, fallback: Some(why()) }
         }
     };
     let no_device = || match cuda_devices {
@@ -109,10 +103,7 @@ pub fn resolve_backend(spec: Option<&str>, cuda_devices: usize) -> Selection {
     match spec.map(str::trim).filter(|s| !s.is_empty()) {
         None => cuda_or_cpu(0, &no_device),
         Some(text) => match text.parse::<Backend>() {
-            Ok(Backend::Cpu) => Selection {
-                backend: Backend::Cpu,
-                fallback: None,
-            },
+            Ok(Backend::Cpu) => Selection { backend: Backend::Cpu, fallback: None },
             Ok(Backend::Cuda(n)) => cuda_or_cpu(n, &|| {
                 format!("{DEVICE_ENV}={text} asked for cuda:{n} but {}", no_device())
             }),
@@ -204,10 +195,7 @@ impl Device {
         if id < available {
             Ok(Device { id })
         } else {
-            Err(RuntimeError::DeviceUnavailable {
-                requested: id,
-                available,
-            })
+            Err(RuntimeError::DeviceUnavailable { requested: id, available })
         }
     }
 
@@ -271,9 +259,7 @@ impl Device {
     pub fn total_memory(&self) -> Result<usize> {
         let state = self.state()?;
         // SAFETY: a valid device handle.
-        check("cuDeviceTotalMem", unsafe {
-            result::device::total_mem(state.cu_device)
-        })
+        check("cuDeviceTotalMem", unsafe { result::device::total_mem(state.cu_device) })
     }
 
     /// `(free, total)` bytes of device memory (`cuMemGetInfo`).
@@ -299,9 +285,7 @@ impl Device {
         let previous_ctx = check("cuCtxGetCurrent", result::ctx::get_current())?;
         if previous_ctx != Some(state.ctx.cu_ctx()) {
             // SAFETY: the primary context is retained for the life of the process.
-            check("cuCtxSetCurrent", unsafe {
-                result::ctx::set_current(state.ctx.cu_ctx())
-            })?;
+            check("cuCtxSetCurrent", unsafe { result::ctx::set_current(state.ctx.cu_ctx()) })?;
         }
         Ok(DeviceGuard {
             previous_id: set_current_id(Some(self.id)),
@@ -374,12 +358,10 @@ pub(crate) fn current_id() -> usize {
 /// `KILN_DEVICE`'s ordinal when it names a CUDA device, else 0.
 fn default_id() -> usize {
     static DEFAULT: OnceLock<usize> = OnceLock::new();
-    *DEFAULT.get_or_init(
-        || match env::var(DEVICE_ENV).ok().map(|s| s.parse::<Backend>()) {
-            Some(Ok(Backend::Cuda(n))) => n,
-            _ => 0,
-        },
-    )
+    *DEFAULT.get_or_init(|| match env::var(DEVICE_ENV).ok().map(|s| s.parse::<Backend>()) {
+        Some(Ok(Backend::Cuda(n))) => n,
+        _ => 0,
+    })
 }
 
 /// A `CUcontext` that may cross threads (the driver's contexts are thread-safe handles).
@@ -406,10 +388,7 @@ impl DeviceState {
         static STATES: Mutex<Vec<Option<&'static DeviceState>>> = Mutex::new(Vec::new());
         let available = device_count();
         if id >= available {
-            return Err(RuntimeError::DeviceUnavailable {
-                requested: id,
-                available,
-            });
+            return Err(RuntimeError::DeviceUnavailable { requested: id, available });
         }
         let mut states = STATES.lock().unwrap_or_else(|p| p.into_inner());
         if states.len() < available {
@@ -484,10 +463,7 @@ mod tests {
         }
         assert_eq!(
             Device::new(0),
-            Err(RuntimeError::DeviceUnavailable {
-                requested: 0,
-                available: 0
-            })
+            Err(RuntimeError::DeviceUnavailable { requested: 0, available: 0 })
         );
         assert!(Device::current().is_err());
         assert!(Device::all().is_empty());
@@ -500,9 +476,7 @@ mod tests {
         assert_eq!(current_id(), 3);
         let inner = set_current_id(Some(5));
         assert_eq!(current_id(), 5);
-        std::thread::spawn(|| assert_eq!(current_id(), default_id()))
-            .join()
-            .unwrap();
+        std::thread::spawn(|| assert_eq!(current_id(), default_id())).join().unwrap();
         set_current_id(inner);
         assert_eq!(current_id(), 3);
         set_current_id(outer);
@@ -516,9 +490,9 @@ mod tests {
         assert_eq!("cuda".parse(), Ok(Backend::Cuda(0)));
         assert_eq!("cuda:0".parse(), Ok(Backend::Cuda(0)));
         assert_eq!("CUDA:3".parse(), Ok(Backend::Cuda(3)));
-        for bad in [
-            "", "gpu", "cuda:", "cuda:-1", "cuda:+1", "cuda:x", "cuda:1:2", "cuda0", "cpu:0",
-        ] {
+        for bad in
+            ["", "gpu", "cuda:", "cuda:-1", "cuda:+1", "cuda:x", "cuda:1:2", "cuda0", "cpu:0"]
+        {
             assert_eq!(
                 bad.parse::<Backend>(),
                 Err(RuntimeError::InvalidDevice(bad.to_owned())),
@@ -537,13 +511,7 @@ mod tests {
     #[test]
     fn default_prefers_cuda_0() {
         let pick = resolve_backend(None, 2);
-        assert_eq!(
-            pick,
-            Selection {
-                backend: Backend::Cuda(0),
-                fallback: None
-            }
-        );
+        assert_eq!(pick, Selection { backend: Backend::Cuda(0), fallback: None });
         assert_eq!(resolve_backend(Some("  "), 1).backend, Backend::Cuda(0));
     }
 
@@ -558,10 +526,7 @@ mod tests {
     fn explicit_choices() {
         assert_eq!(
             resolve_backend(Some("cpu"), 4),
-            Selection {
-                backend: Backend::Cpu,
-                fallback: None
-            }
+            Selection { backend: Backend::Cpu, fallback: None }
         );
         assert_eq!(resolve_backend(Some("cuda"), 1).backend, Backend::Cuda(0));
         assert_eq!(resolve_backend(Some("cuda:3"), 4).backend, Backend::Cuda(3));
@@ -581,10 +546,7 @@ mod tests {
         let pick = resolve_backend(Some("tpu"), 0);
         assert_eq!(pick.backend, Backend::Cpu);
         let why = pick.fallback.unwrap();
-        assert!(
-            why.contains("ignoring KILN_DEVICE") && why.contains("no CUDA device"),
-            "{why}"
-        );
+        assert!(why.contains("ignoring KILN_DEVICE") && why.contains("no CUDA device"), "{why}");
     }
 
     /// Runs on every machine: must not panic; on the development/CI machine (no driver) it is

@@ -112,16 +112,9 @@ impl CudaError {
             .error_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|_| format!("{:?}", error.0));
-        let message = error
-            .error_string()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        CudaError {
-            call,
-            code: error.0 as u32,
-            name,
-            message,
-        }
+        let message =
+            error.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        CudaError { call, code: error.0 as u32, name, message }
     }
 
     /// Whether this is `CUDA_ERROR_OUT_OF_MEMORY`.
@@ -264,10 +257,7 @@ mod tests {
         .with_dump_path("/tmp/kiln-dump/fused_add_mul.ptx");
         let text = error.to_string();
         assert!(text.starts_with("launching kernel `fused_add_mul` failed: cuLaunchKernel failed"));
-        assert!(
-            text.contains("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701)"),
-            "{text}"
-        );
+        assert!(text.contains("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701)"), "{text}");
         assert!(text.ends_with("(kernel code dumped to /tmp/kiln-dump/fused_add_mul.ptx)"));
         assert_eq!(error.cuda_code(), Some(701));
         // Other errors are left alone.
@@ -277,9 +267,15 @@ mod tests {
 
     #[test]
     fn library_errors_name_the_call_and_status() {
-        let e = RuntimeError::library("cublasGemmStridedBatchedEx", cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE);
+        let e = RuntimeError::library(
+            "cublasGemmStridedBatchedEx",
+            cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE,
+        );
         assert_eq!(e.to_string(), "cublasGemmStridedBatchedEx: CUBLAS_STATUS_INVALID_VALUE");
-        let e = RuntimeError::library("cufftMakePlanMany64", cudarc::cufft::sys::cufftResult::CUFFT_INVALID_SIZE);
+        let e = RuntimeError::library(
+            "cufftMakePlanMany64",
+            cudarc::cufft::sys::cufftResult::CUFFT_INVALID_SIZE,
+        );
         assert_eq!(e.to_string(), "cufftMakePlanMany64: CUFFT_INVALID_SIZE");
     }
 

@@ -130,12 +130,20 @@ fn caches() -> &'static Handles<PlanCache> {
 
 /// Runs `f` with the current device's plan cache; `stream`: the stream `f` queues transforms on
 /// (the plans' work areas are shared by every stream, see [`crate::libs`]).
-fn with_cache<T>(stream: Option<&Stream>, f: impl FnOnce(&mut PlanCache) -> Result<T>) -> Result<T> {
+fn with_cache<T>(
+    stream: Option<&Stream>,
+    f: impl FnOnce(&mut PlanCache) -> Result<T>,
+) -> Result<T> {
     ensure_loaded("libcufft", &CUFFT, ff::is_culib_present)?;
     caches().with(
         "cufftCreate",
         stream,
-        || Ok(PlanCache { plans: VecDeque::new(), info: PlanCacheInfo { limit: DEFAULT_PLAN_CACHE_SIZE, ..Default::default() } }),
+        || {
+            Ok(PlanCache {
+                plans: VecDeque::new(),
+                info: PlanCacheInfo { limit: DEFAULT_PLAN_CACHE_SIZE, ..Default::default() },
+            })
+        },
         f,
     )
 }
@@ -161,7 +169,8 @@ fn make_plan(l: &FftLayout) -> Result<Plan> {
     // torch make for contiguous data.
     let mut inembed = [ni as i64];
     let mut onembed = [no as i64];
-    let packed = l.istride == 1 && l.ostride == 1 && (l.batch == 1 || (l.idist == ni && l.odist == no));
+    let packed =
+        l.istride == 1 && l.ostride == 1 && (l.batch == 1 || (l.idist == ni && l.odist == no));
     let embed = |e: &mut [i64; 1]| if packed { std::ptr::null_mut() } else { e.as_mut_ptr() };
     let (ip, op) = (embed(&mut inembed), embed(&mut onembed));
     let mut work = 0usize;
@@ -214,7 +223,9 @@ pub unsafe fn exec(l: &FftLayout, inverse: bool, input: u64, output: u64) -> Res
         };
         let plan = entry.1 .0;
         // SAFETY: a live plan and stream of the current device.
-        check("cufftSetStream", unsafe { ff::cufftSetStream(plan, stream.raw() as ff::cudaStream_t) })?;
+        check("cufftSetStream", unsafe {
+            ff::cufftSetStream(plan, stream.raw() as ff::cudaStream_t)
+        })?;
         let dir = if inverse { 1 } else { -1 };
         let (i, o) = (input as *mut std::ffi::c_void, output as *mut std::ffi::c_void);
         // SAFETY: the caller's contract; the plan's type matches the call made for it.

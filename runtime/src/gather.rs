@@ -82,8 +82,18 @@ fn function(device: Device, size: usize) -> Result<Function> {
         ..Default::default()
     };
     let ptx = std::panic::catch_unwind(|| cudarc::nvrtc::compile_ptx_with_opts(SOURCE, options))
-        .map_err(|_| RuntimeError::Library(LibraryError { call: "nvrtcCompileProgram", status: "cudarc panicked".into() }))?
-        .map_err(|e| RuntimeError::Library(LibraryError { call: "nvrtcCompileProgram", status: format!("{e:?}") }))?;
+        .map_err(|_| {
+            RuntimeError::Library(LibraryError {
+                call: "nvrtcCompileProgram",
+                status: "cudarc panicked".into(),
+            })
+        })?
+        .map_err(|e| {
+            RuntimeError::Library(LibraryError {
+                call: "nvrtcCompileProgram",
+                status: format!("{e:?}"),
+            })
+        })?;
     let module = device.load_module("kiln_gather", ModuleImage::Ptx(&ptx.to_src()))?;
     let f = module.function(&format!("kiln_gather_{size}"))?;
     map.lock().unwrap_or_else(|p| p.into_inner()).insert((device.id(), size), f.clone());
@@ -94,7 +104,13 @@ fn function(device: Device, size: usize) -> Result<Function> {
 /// `offset + Σ index[i] * strides[i]` (elements), on the current stream.
 /// Errors: an element size other than 1, 2, 4, 8 or 16, a layout reaching outside `src`, more
 /// than [`MAX_RANK`] axes once merged.
-pub fn gather(src: &DeviceBuffer, size: usize, offset: isize, shape: &[usize], strides: &[isize]) -> Result<DeviceBuffer> {
+pub fn gather(
+    src: &DeviceBuffer,
+    size: usize,
+    offset: isize,
+    shape: &[usize],
+    strides: &[isize],
+) -> Result<DeviceBuffer> {
     let n: usize = shape.iter().product();
     let out = DeviceBuffer::alloc(n * size)?;
     if n == 0 {
@@ -115,7 +131,10 @@ pub fn gather(src: &DeviceBuffer, size: usize, offset: isize, shape: &[usize], s
     }
     let (ext, st) = merge_axes(shape, strides);
     if ext.len() > MAX_RANK {
-        return Err(RuntimeError::InvalidArgument(format!("gather: {} axes (at most {MAX_RANK})", ext.len())));
+        return Err(RuntimeError::InvalidArgument(format!(
+            "gather: {} axes (at most {MAX_RANK})",
+            ext.len()
+        )));
     }
     let mut dims = Dims([0; 2 * MAX_RANK]);
     for i in 0..MAX_RANK {

@@ -36,19 +36,12 @@ pub struct LaunchConfig {
 impl LaunchConfig {
     /// A 1-D launch of `grid` blocks of `block` threads.
     pub fn linear(grid: u32, block: u32) -> Self {
-        LaunchConfig {
-            grid: (grid, 1, 1),
-            block: (block, 1, 1),
-            shared_mem_bytes: 0,
-        }
+        LaunchConfig { grid: (grid, 1, 1), block: (block, 1, 1), shared_mem_bytes: 0 }
     }
 
     /// The same with `bytes` of dynamic shared memory.
     pub fn with_shared_mem(self, bytes: u32) -> Self {
-        LaunchConfig {
-            shared_mem_bytes: bytes,
-            ..self
-        }
+        LaunchConfig { shared_mem_bytes: bytes, ..self }
     }
 
     /// One thread per element for `n` elements: blocks of `block_limit` threads at most (the
@@ -78,10 +71,7 @@ impl LaunchConfig {
     /// Total threads.
     pub fn threads(&self) -> u64 {
         let (g, b) = (self.grid, self.block);
-        [g.0, g.1, g.2, b.0, b.1, b.2]
-            .iter()
-            .map(|&d| d as u64)
-            .product()
+        [g.0, g.1, g.2, b.0, b.1, b.2].iter().map(|&d| d as u64).product()
     }
 
     /// Whether the grid is empty (some grid dimension is 0): nothing to launch.
@@ -280,11 +270,7 @@ mod tests {
         assert_eq!(block_for(1, 1024), 32);
         assert_eq!(block_for(33, 1024), 64);
         assert_eq!(block_for(1 << 20, 768), 768);
-        assert_eq!(
-            block_for(1 << 20, 700),
-            672,
-            "rounded down to a warp multiple"
-        );
+        assert_eq!(block_for(1 << 20, 700), 672, "rounded down to a warp multiple");
         assert_eq!(block_for(1 << 20, 4096), 1024);
         assert_eq!(block_for(1 << 20, 0), 32);
     }
@@ -297,23 +283,14 @@ mod tests {
         assert!(c.validate().is_ok());
         let empty = LaunchConfig::for_elements(0, 256).unwrap();
         assert!(empty.is_empty());
-        assert_eq!(
-            LaunchConfig::for_elements(5, 256).unwrap(),
-            LaunchConfig::linear(1, 32)
-        );
+        assert_eq!(LaunchConfig::for_elements(5, 256).unwrap(), LaunchConfig::linear(1, 32));
         assert!(LaunchConfig::for_elements(usize::MAX / 2, 1024).is_err());
     }
 
     #[test]
     fn grid_stride() {
-        assert_eq!(
-            LaunchConfig::grid_stride(1 << 30, 256, 528),
-            LaunchConfig::linear(528, 256)
-        );
-        assert_eq!(
-            LaunchConfig::grid_stride(100, 256, 528),
-            LaunchConfig::linear(1, 128)
-        );
+        assert_eq!(LaunchConfig::grid_stride(1 << 30, 256, 528), LaunchConfig::linear(528, 256));
+        assert_eq!(LaunchConfig::grid_stride(100, 256, 528), LaunchConfig::linear(1, 128));
         assert_eq!(LaunchConfig::grid_stride(0, 256, 528).grid.0, 0);
     }
 
@@ -329,12 +306,7 @@ mod tests {
         c = LaunchConfig::linear(1, 32);
         c.grid = (1, 65536, 1);
         assert!(c.validate().is_err());
-        assert_eq!(
-            LaunchConfig::linear(2, 64)
-                .with_shared_mem(1024)
-                .shared_mem_bytes,
-            1024
-        );
+        assert_eq!(LaunchConfig::linear(2, 64).with_shared_mem(1024).shared_mem_bytes, 1024);
     }
 
     #[test]

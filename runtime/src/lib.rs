@@ -69,9 +69,13 @@ pub mod ptxas;
 pub mod rand;
 pub mod stream;
 
+pub use device::{
+    cuda_available, device_count, driver_version, select_backend, Backend, Device, DeviceGuard,
+};
 pub use disk_cache::{CacheStats, CachedKernel, DiskCache, Lookup, MissReason};
-pub use device::{cuda_available, device_count, driver_version, select_backend, Backend, Device, DeviceGuard};
-pub use error::{CudaError, KernelError, KernelStage, LibraryError, OutOfMemory, Result, RuntimeError};
+pub use error::{
+    CudaError, KernelError, KernelStage, LibraryError, OutOfMemory, Result, RuntimeError,
+};
 pub use launch::{KernelArg, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool,

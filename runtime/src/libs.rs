@@ -18,14 +18,21 @@ use crate::stream::{Event, Stream};
 
 /// Errors unless the library `name` can be loaded (`present` is its cudarc `is_culib_present`).
 /// Checked once per library and process.
-pub(crate) fn ensure_loaded(name: &'static str, cell: &'static OnceLock<bool>, present: unsafe fn() -> bool) -> Result<()> {
+pub(crate) fn ensure_loaded(
+    name: &'static str,
+    cell: &'static OnceLock<bool>,
+    present: unsafe fn() -> bool,
+) -> Result<()> {
     // SAFETY: `is_culib_present` only `dlopen`s the library's candidate names; loading a CUDA
     // library runs its initialisers, which touch no state of ours.
     let ok = *cell.get_or_init(|| panic::catch_unwind(|| unsafe { present() }).unwrap_or(false));
     if ok {
         Ok(())
     } else {
-        Err(RuntimeError::Library(LibraryError { call: name, status: "the library could not be loaded".into() }))
+        Err(RuntimeError::Library(LibraryError {
+            call: name,
+            status: "the library could not be loaded".into(),
+        }))
     }
 }
 
@@ -74,11 +81,14 @@ impl<H> Handles<H> {
         let id = current_id();
         let state = DeviceState::get(id)?;
         let _bound = state.bind()?;
-        let mut map: MutexGuard<'_, HashMap<usize, Slot<H>>> = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map: MutexGuard<'_, HashMap<usize, Slot<H>>> =
+            self.map.lock().unwrap_or_else(|p| p.into_inner());
         let run = AssertUnwindSafe(|| -> Result<T> {
             let slot = match map.entry(id) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => e.insert(Slot { handle: make()?, last: None }),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(Slot { handle: make()?, last: None })
+                }
             };
             if let Some(stream) = stream {
                 if let Some(previous) = switched_from(&mut slot.last, stream) {
@@ -90,7 +100,10 @@ impl<H> Handles<H> {
             f(&mut slot.handle)
         });
         panic::catch_unwind(run).unwrap_or_else(|_| {
-            Err(RuntimeError::Library(LibraryError { call, status: "cudarc panicked (a missing library symbol?)".into() }))
+            Err(RuntimeError::Library(LibraryError {
+                call,
+                status: "cudarc panicked (a missing library symbol?)".into(),
+            }))
         })
     }
 }

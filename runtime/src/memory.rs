@@ -72,9 +72,9 @@ impl RawAllocator for CudaAllocator {
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
                 Err(AllocError::OutOfMemory)
             }
-            Err(e) => Err(AllocError::Failed(RuntimeError::Cuda(
-                CudaError::from_driver("cuMemAlloc", e),
-            ))),
+            Err(e) => {
+                Err(AllocError::Failed(RuntimeError::Cuda(CudaError::from_driver("cuMemAlloc", e))))
+            }
         }
     }
 
@@ -87,11 +87,7 @@ impl RawAllocator for CudaAllocator {
     }
 
     fn mem_info(&self) -> (usize, usize) {
-        self.device
-            .bind()
-            .ok()
-            .and_then(|_bound| result::mem_get_info().ok())
-            .unwrap_or((0, 0))
+        self.device.bind().ok().and_then(|_bound| result::mem_get_info().ok()).unwrap_or((0, 0))
     }
 }
 
@@ -109,9 +105,10 @@ impl RawAllocator for PinnedAllocator {
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
                 Err(AllocError::OutOfMemory)
             }
-            Err(e) => Err(AllocError::Failed(RuntimeError::Cuda(
-                CudaError::from_driver("cuMemHostAlloc", e),
-            ))),
+            Err(e) => Err(AllocError::Failed(RuntimeError::Cuda(CudaError::from_driver(
+                "cuMemHostAlloc",
+                e,
+            )))),
         }
     }
 
@@ -139,13 +136,7 @@ fn parse_meminfo(text: &str) -> (usize, usize) {
     let field = |name: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(name))
-            .and_then(|rest| {
-                rest.trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse::<usize>()
-                    .ok()
-            })
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
             .map_or(0, |kib| kib * 1024)
     };
     (field("MemAvailable:"), field("MemTotal:"))
@@ -514,9 +505,7 @@ impl PendingDownload<'_> {
     /// Whether the copies have completed (then `wait` does not block).
     pub fn done(&self) -> bool {
         let order = self.staging.pinned.order();
-        self.pieces
-            .iter()
-            .all(|(_, e, _, _)| e.as_ref().is_none_or(|e| order.is_done(e)))
+        self.pieces.iter().all(|(_, e, _, _)| e.as_ref().is_none_or(|e| order.is_done(e)))
     }
 
     /// Waits for the copies and writes the bytes into `dst` (as long as the buffer).
@@ -530,8 +519,7 @@ impl PendingDownload<'_> {
             )));
         }
         while let Some((block, event, offset, len)) = self.pieces.pop_front() {
-            self.staging
-                .finish(block, event, &mut dst[offset..offset + len])?;
+            self.staging.finish(block, event, &mut dst[offset..offset + len])?;
         }
         Ok(())
     }
@@ -571,9 +559,7 @@ pub const STAGING_UPLOADS_IN_FLIGHT: usize = 32;
 
 /// `(offset, len)` of the staging pieces of a transfer of `len` bytes.
 fn pieces(len: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..len)
-        .step_by(STAGING_PIECE)
-        .map(move |offset| (offset, STAGING_PIECE.min(len - offset)))
+    (0..len).step_by(STAGING_PIECE).map(move |offset| (offset, STAGING_PIECE.min(len - offset)))
 }
 
 struct Staging {
@@ -585,11 +571,7 @@ struct Staging {
 impl Staging {
     fn new(stream: &Stream) -> Result<Staging> {
         let memories = DeviceMemories::of(stream.state())?;
-        Ok(Staging {
-            memories,
-            pinned: memories.pinned.clone(),
-            stream: stream.clone(),
-        })
+        Ok(Staging { memories, pinned: memories.pinned.clone(), stream: stream.clone() })
     }
 
     /// Notes an upload piece in flight; waits for the device's oldest ones beyond
@@ -597,11 +579,7 @@ impl Staging {
     fn track_upload(&self, event: Arc<PoolEvent>) {
         let order = self.pinned.order();
         let oldest = {
-            let mut uploads = self
-                .memories
-                .uploads
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut uploads = self.memories.uploads.lock().unwrap_or_else(|p| p.into_inner());
             while uploads.front().is_some_and(|e| order.is_done(e)) {
                 uploads.pop_front();
             }
@@ -626,11 +604,9 @@ impl Staging {
     ) -> Result<()> {
         // A failed copy shows here (errors are sticky): report it rather than garbage.
         let waited = match &event {
-            Some(e) => self
-                .pinned
-                .order()
-                .wait_checked(e)
-                .map_err(|e| self.stream.attribute_error(e)),
+            Some(e) => {
+                self.pinned.order().wait_checked(e).map_err(|e| self.stream.attribute_error(e))
+            }
             None => self.stream.synchronize(),
         };
         if let Err(e) = waited {
@@ -765,12 +741,7 @@ impl PinnedBuffer {
         let pool = device.pinned_memory_pool()?;
         let null = Stream::null(device)?;
         let block = pool.malloc(bytes, null.key())?;
-        Ok(PinnedBuffer {
-            block: Some(block),
-            len: bytes,
-            pool,
-            last_use: None,
-        })
+        Ok(PinnedBuffer { block: Some(block), len: bytes, pool, last_use: None })
     }
 
     /// Bytes asked for.
@@ -886,11 +857,7 @@ mod tests {
         let n = 2 * STAGING_PIECE + 3;
         assert_eq!(
             pieces(n).collect::<Vec<_>>(),
-            [
-                (0, STAGING_PIECE),
-                (STAGING_PIECE, STAGING_PIECE),
-                (2 * STAGING_PIECE, 3)
-            ]
+            [(0, STAGING_PIECE), (STAGING_PIECE, STAGING_PIECE), (2 * STAGING_PIECE, 3)]
         );
     }
 
@@ -916,10 +883,7 @@ mod tests {
         if crate::cuda_available() {
             return;
         }
-        assert!(matches!(
-            DeviceBuffer::alloc(16),
-            Err(RuntimeError::DeviceUnavailable { .. })
-        ));
+        assert!(matches!(DeviceBuffer::alloc(16), Err(RuntimeError::DeviceUnavailable { .. })));
         assert!(DeviceBuffer::from_slice(&[1.0f32]).is_err());
     }
 }

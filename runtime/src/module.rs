@@ -80,10 +80,7 @@ pub struct Module {
 
 impl std::fmt::Debug for Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Module")
-            .field("name", &self.name)
-            .field("device", &self.device.id)
-            .finish()
+        f.debug_struct("Module").field("name", &self.name).field("device", &self.device.id).finish()
     }
 }
 
@@ -235,21 +232,13 @@ impl Device {
     /// Number of modules in the device's cache.
     pub fn cached_modules(&self) -> Result<usize> {
         let state = self.state()?;
-        Ok(state
-            .modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len())
+        Ok(state.modules.lock().unwrap_or_else(|p| p.into_inner()).len())
     }
 
     /// Empties the device's module cache (modules still referenced stay loaded until dropped).
     pub fn clear_module_cache(&self) -> Result<()> {
         let state = self.state()?;
-        state
-            .modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        state.modules.lock().unwrap_or_else(|p| p.into_inner()).clear();
         Ok(())
     }
 }
@@ -305,9 +294,8 @@ impl Module {
             .map_err(|_| RuntimeError::InvalidArgument(format!("bad global name `{name}`")))?;
         let _bound = self.device.bind()?;
         // SAFETY: a loaded module.
-        let (ptr, size) = check("cuModuleGetGlobal", unsafe {
-            result::module::get_global(self.raw.0, cname)
-        })?;
+        let (ptr, size) =
+            check("cuModuleGetGlobal", unsafe { result::module::get_global(self.raw.0, cname) })?;
         Ok((DevicePtr(ptr), size))
     }
 }
@@ -394,8 +382,7 @@ impl Function {
 
     /// Registers per thread.
     pub fn num_regs(&self) -> Result<u32> {
-        self.attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)
-            .map(|n| n as u32)
+        self.attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS).map(|n| n as u32)
     }
 
     /// Static shared memory per block, in bytes.
@@ -580,10 +567,7 @@ mod tests {
     fn keys_tell_code_apart() {
         let a = ModuleImage::Ptx(".version 7.0\n.target sm_70\n");
         let b = ModuleImage::Ptx(".version 7.0\n.target sm_80\n");
-        assert_eq!(
-            a.key(),
-            ModuleImage::Ptx(".version 7.0\n.target sm_70\n").key()
-        );
+        assert_eq!(a.key(), ModuleImage::Ptx(".version 7.0\n.target sm_70\n").key());
         assert_ne!(a.key(), b.key());
         // The same bytes as PTX and as a cubin are different modules.
         assert_ne!(a.key(), ModuleImage::Cubin(a.bytes()).key());
@@ -604,10 +588,7 @@ mod tests {
 
     #[test]
     fn nul_in_ptx_is_an_error() {
-        assert!(matches!(
-            nul_terminated("k", "a\0b"),
-            Err(RuntimeError::InvalidArgument(_))
-        ));
+        assert!(matches!(nul_terminated("k", "a\0b"), Err(RuntimeError::InvalidArgument(_))));
     }
 
     #[test]
@@ -615,8 +596,6 @@ mod tests {
         if crate::cuda_available() {
             return;
         }
-        assert!(Device::new(0)
-            .and_then(|d| link_ptx_to_cubin(d, "k", ""))
-            .is_err());
+        assert!(Device::new(0).and_then(|d| link_ptx_to_cubin(d, "k", "")).is_err());
     }
 }

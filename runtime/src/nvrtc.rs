@@ -108,10 +108,7 @@ impl Compiled {
 
     /// The lowered name of `name_expression`, if it was one of the program's.
     pub fn lowered_name(&self, name_expression: &str) -> Option<&str> {
-        self.lowered_names
-            .iter()
-            .find(|(e, _)| e == name_expression)
-            .map(|(_, l)| l.as_str())
+        self.lowered_names.iter().find(|(e, _)| e == name_expression).map(|(_, l)| l.as_str())
     }
 }
 
@@ -132,24 +129,15 @@ pub fn arch_option(cc: u32, supported: &[u32]) -> Option<(String, CodeKind)> {
 pub fn user_arch(options: &[String]) -> Option<CodeKind> {
     let mut it = options.iter();
     while let Some(o) = it.next() {
-        let value = [
-            "-arch=",
-            "--gpu-architecture=",
-            "-arch",
-            "--gpu-architecture",
-        ]
-        .iter()
-        .find_map(|p| o.strip_prefix(p).map(|rest| (p.ends_with('='), rest)));
+        let value = ["-arch=", "--gpu-architecture=", "-arch", "--gpu-architecture"]
+            .iter()
+            .find_map(|p| o.strip_prefix(p).map(|rest| (p.ends_with('='), rest)));
         let arch = match value {
             Some((true, rest)) => rest.to_string(),
             Some((false, "")) => it.next()?.clone(),
             _ => continue,
         };
-        return Some(if arch.starts_with("compute_") {
-            CodeKind::Ptx
-        } else {
-            CodeKind::Cubin
-        });
+        return Some(if arch.starts_with("compute_") { CodeKind::Ptx } else { CodeKind::Cubin });
     }
     None
 }
@@ -204,9 +192,8 @@ fn preload_from(dir: &Path) -> std::result::Result<bool, String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(false);
     };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .collect();
+    let mut names: Vec<String> =
+        entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
     names.sort();
     let mut opened = false;
     for prefix in ["libnvrtc-builtins.so.", "libnvrtc.so."] {
@@ -236,9 +223,7 @@ pub fn version() -> Result<(i32, i32)> {
     let (mut major, mut minor): (c_int, c_int) = (0, 0);
     // SAFETY: out-pointers to locals.
     let status = unsafe { sys::nvrtcVersion(&mut major, &mut minor) };
-    status
-        .result()
-        .map_err(|e| fail("nvrtcVersion", format!("{:?}", e.0)))?;
+    status.result().map_err(|e| fail("nvrtcVersion", format!("{:?}", e.0)))?;
     Ok((major, minor))
 }
 
@@ -328,25 +313,17 @@ pub fn compile(program: &Program<'_>, cc: u32) -> Result<Compiled> {
     };
     let source = cstring("the source", program.source)?;
     let name = cstring("the program name", program.name)?;
-    let header_texts: Vec<CString> = program
-        .headers
-        .iter()
-        .map(|(_, text)| cstring("a header", text))
-        .collect::<Result<_>>()?;
-    let header_names: Vec<CString> = program
-        .headers
-        .iter()
-        .map(|(n, _)| cstring("a header name", n))
-        .collect::<Result<_>>()?;
+    let header_texts: Vec<CString> =
+        program.headers.iter().map(|(_, text)| cstring("a header", text)).collect::<Result<_>>()?;
+    let header_names: Vec<CString> =
+        program.headers.iter().map(|(n, _)| cstring("a header name", n)).collect::<Result<_>>()?;
     let expressions: Vec<CString> = program
         .name_expressions
         .iter()
         .map(|e| cstring("a name expression", e))
         .collect::<Result<_>>()?;
-    let option_strings: Vec<CString> = options
-        .iter()
-        .map(|o| cstring("an option", o))
-        .collect::<Result<_>>()?;
+    let option_strings: Vec<CString> =
+        options.iter().map(|o| cstring("an option", o)).collect::<Result<_>>()?;
 
     let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|s| s.as_ptr()).collect();
     let name_ptrs: Vec<*const c_char> = header_names.iter().map(|s| s.as_ptr()).collect();
@@ -364,53 +341,34 @@ pub fn compile(program: &Program<'_>, cc: u32) -> Result<Compiled> {
         )
     }
     .result()
-    .map_err(|e| {
-        fail(
-            "nvrtcCreateProgram",
-            format!("{:?}", e.0),
-            String::new(),
-            &options,
-        )
-    })?;
+    .map_err(|e| fail("nvrtcCreateProgram", format!("{:?}", e.0), String::new(), &options))?;
     let mut strings = vec![source, name];
     strings.extend(header_texts);
     strings.extend(header_names);
-    let handle = Handle {
-        prog,
-        _strings: strings,
-    };
+    let handle = Handle { prog, _strings: strings };
 
     for (e, text) in expressions.iter().zip(program.name_expressions) {
         // SAFETY: a live program and a NUL-terminated string (NVRTC copies it).
-        unsafe { sys::nvrtcAddNameExpression(handle.prog, e.as_ptr()) }
-            .result()
-            .map_err(|err| {
+        unsafe { sys::nvrtcAddNameExpression(handle.prog, e.as_ptr()) }.result().map_err(
+            |err| {
                 fail(
                     "nvrtcAddNameExpression",
                     format!("{:?} for `{text}`", err.0),
                     String::new(),
                     &options,
                 )
-            })?;
+            },
+        )?;
     }
     let option_ptrs: Vec<*const c_char> = option_strings.iter().map(|s| s.as_ptr()).collect();
     // SAFETY: a live program; `option_ptrs` points at NUL-terminated strings alive for the call.
     let compiled = unsafe {
-        sys::nvrtcCompileProgram(
-            handle.prog,
-            option_ptrs.len() as c_int,
-            option_ptrs.as_ptr(),
-        )
+        sys::nvrtcCompileProgram(handle.prog, option_ptrs.len() as c_int, option_ptrs.as_ptr())
     };
     let log = program_log(&handle);
-    compiled.result().map_err(|e| {
-        fail(
-            "nvrtcCompileProgram",
-            format!("{:?}", e.0),
-            log.clone(),
-            &options,
-        )
-    })?;
+    compiled
+        .result()
+        .map_err(|e| fail("nvrtcCompileProgram", format!("{:?}", e.0), log.clone(), &options))?;
 
     let mut lowered_names = Vec::with_capacity(expressions.len());
     for (e, text) in expressions.iter().zip(program.name_expressions) {
@@ -428,9 +386,7 @@ pub fn compile(program: &Program<'_>, cc: u32) -> Result<Compiled> {
                 )
             })?;
         // SAFETY: NVRTC returned a NUL-terminated string owned by the live program.
-        let lowered = unsafe { CStr::from_ptr(lowered) }
-            .to_string_lossy()
-            .into_owned();
+        let lowered = unsafe { CStr::from_ptr(lowered) }.to_string_lossy().into_owned();
         lowered_names.push((text.clone(), lowered));
     }
     let code = match kind {
@@ -452,13 +408,7 @@ pub fn compile(program: &Program<'_>, cc: u32) -> Result<Compiled> {
         }),
     }
     .map_err(|(call, e)| fail(call, format!("{e:?}"), log.clone(), &options))?;
-    Ok(Compiled {
-        kind,
-        code,
-        lowered_names,
-        log,
-        options,
-    })
+    Ok(Compiled { kind, code, lowered_names, log, options })
 }
 
 type SizeFn = unsafe fn(sys::nvrtcProgram, *mut usize) -> sys::nvrtcResult;
@@ -472,18 +422,14 @@ fn code_of(
 ) -> std::result::Result<Vec<u8>, (&'static str, sys::nvrtcResult)> {
     let mut n = 0usize;
     // SAFETY: a compiled program, an out-pointer to a local.
-    unsafe { size(handle.prog, &mut n) }
-        .result()
-        .map_err(|e| (size_call, e.0))?;
+    unsafe { size(handle.prog, &mut n) }.result().map_err(|e| (size_call, e.0))?;
     if n == 0 {
         // NVRTC gives no code of this kind (a cubin asked of a virtual architecture).
         return Err((size_call, sys::nvrtcResult::NVRTC_ERROR_INVALID_PROGRAM));
     }
     let mut code = vec![0u8; n];
     // SAFETY: `code` holds the `n` bytes NVRTC writes.
-    unsafe { get(handle.prog, code.as_mut_ptr().cast()) }
-        .result()
-        .map_err(|e| (get_call, e.0))?;
+    unsafe { get(handle.prog, code.as_mut_ptr().cast()) }.result().map_err(|e| (get_call, e.0))?;
     Ok(code)
 }
 
@@ -491,19 +437,12 @@ fn code_of(
 fn program_log(handle: &Handle) -> String {
     let mut n = 0usize;
     // SAFETY: a live program, an out-pointer to a local.
-    if unsafe { sys::nvrtcGetProgramLogSize(handle.prog, &mut n) }
-        .result()
-        .is_err()
-        || n == 0
-    {
+    if unsafe { sys::nvrtcGetProgramLogSize(handle.prog, &mut n) }.result().is_err() || n == 0 {
         return String::new();
     }
     let mut log = vec![0u8; n];
     // SAFETY: `log` holds the `n` bytes (with the NUL) NVRTC writes.
-    if unsafe { sys::nvrtcGetProgramLog(handle.prog, log.as_mut_ptr().cast()) }
-        .result()
-        .is_err()
-    {
+    if unsafe { sys::nvrtcGetProgramLog(handle.prog, log.as_mut_ptr().cast()) }.result().is_err() {
         return String::new();
     }
     let end = log.iter().position(|&b| b == 0).unwrap_or(n);
@@ -517,19 +456,10 @@ mod tests {
     #[test]
     fn the_devices_architecture_or_the_newest_below_as_ptx() {
         let known = [75, 80, 86, 87, 89, 90, 100, 103, 120];
-        assert_eq!(
-            arch_option(90, &known),
-            Some(("-arch=sm_90".into(), CodeKind::Cubin))
-        );
+        assert_eq!(arch_option(90, &known), Some(("-arch=sm_90".into(), CodeKind::Cubin)));
         // A newer device than NVRTC knows: PTX of the newest it knows, JIT-compiled forward.
-        assert_eq!(
-            arch_option(130, &known),
-            Some(("-arch=compute_120".into(), CodeKind::Ptx))
-        );
-        assert_eq!(
-            arch_option(88, &known),
-            Some(("-arch=compute_87".into(), CodeKind::Ptx))
-        );
+        assert_eq!(arch_option(130, &known), Some(("-arch=compute_120".into(), CodeKind::Ptx)));
+        assert_eq!(arch_option(88, &known), Some(("-arch=compute_87".into(), CodeKind::Ptx)));
         assert_eq!(arch_option(70, &known), None);
     }
 
@@ -539,14 +469,8 @@ mod tests {
         assert_eq!(user_arch(&opts(&["-std=c++17"])), None);
         assert_eq!(user_arch(&opts(&["-arch=sm_90"])), Some(CodeKind::Cubin));
         assert_eq!(user_arch(&opts(&["-arch=sm_90a"])), Some(CodeKind::Cubin));
-        assert_eq!(
-            user_arch(&opts(&["--gpu-architecture=compute_80"])),
-            Some(CodeKind::Ptx)
-        );
-        assert_eq!(
-            user_arch(&opts(&["-arch", "compute_90"])),
-            Some(CodeKind::Ptx)
-        );
+        assert_eq!(user_arch(&opts(&["--gpu-architecture=compute_80"])), Some(CodeKind::Ptx));
+        assert_eq!(user_arch(&opts(&["-arch", "compute_90"])), Some(CodeKind::Ptx));
         assert_eq!(user_arch(&opts(&["-arch"])), None);
     }
 
@@ -593,10 +517,7 @@ mod tests {
             name_expressions: &[],
         };
         let e = compile(&program, 90).unwrap_err();
-        assert!(
-            matches!(&e, RuntimeError::Nvrtc(n) if n.call == "load libnvrtc"),
-            "{e}"
-        );
+        assert!(matches!(&e, RuntimeError::Nvrtc(n) if n.call == "load libnvrtc"), "{e}");
         assert!(e.to_string().contains("libnvrtc was not found"), "{e}");
     }
 }

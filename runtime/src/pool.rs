@@ -65,8 +65,7 @@ pub const ALLOCATION_UNIT: usize = 512;
 
 /// Rounds a size up to the pool's unit; `None` on overflow.
 pub fn round_size(size: usize) -> Option<usize> {
-    size.checked_add(ALLOCATION_UNIT - 1)
-        .map(|s| s / ALLOCATION_UNIT * ALLOCATION_UNIT)
+    size.checked_add(ALLOCATION_UNIT - 1).map(|s| s / ALLOCATION_UNIT * ALLOCATION_UNIT)
 }
 
 /// Why a raw allocation failed.
@@ -214,12 +213,7 @@ struct Inner<S, E> {
 
 impl<S: Copy + Ord, E> Inner<S, E> {
     fn add_free(&mut self, ptr: u64, size: usize, stream: S) {
-        self.arenas
-            .entry(stream)
-            .or_default()
-            .entry(size)
-            .or_default()
-            .insert(ptr);
+        self.arenas.entry(stream).or_default().entry(size).or_default().insert(ptr);
         self.free += size;
         self.n_free += 1;
     }
@@ -301,12 +295,7 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     /// from the raw allocator (freeing the cache and retrying once when it is out of memory).
     pub fn malloc(&self, size: usize, stream: O::Stream) -> Result<Block<O::Stream>> {
         if size == 0 {
-            return Ok(Block {
-                ptr: 0,
-                size: 0,
-                stream,
-                pool: self.id,
-            });
+            return Ok(Block { ptr: 0, size: 0, stream, pool: self.id });
         }
         let rounded = match self.mode {
             PoolMode::Caching => round_size(size),
@@ -336,25 +325,14 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
                 let ptr = self.raw_alloc(&mut inner, size)?;
                 inner.chunks.insert(
                     ptr,
-                    Chunk {
-                        size,
-                        stream,
-                        prev: None,
-                        next: None,
-                        state: State::InUse,
-                    },
+                    Chunk { size, stream, prev: None, next: None, state: State::InUse },
                 );
                 inner.total += size;
                 ptr
             }
         };
         inner.used += size;
-        Ok(Block {
-            ptr,
-            size,
-            stream,
-            pool: self.id,
-        })
+        Ok(Block { ptr, size, stream, pool: self.id })
     }
 
     fn reusable(&self, event: Option<&O::Event>, same_stream: bool) -> bool {
@@ -507,10 +485,7 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         // stream, which is what lets it stand for the neighbours it merges below.
         let event = if record { self.order.record(stream) } else { None };
         let ptr = block.ptr;
-        let chunk = inner
-            .chunks
-            .get_mut(&ptr)
-            .expect("kiln: freeing an unknown block");
+        let chunk = inner.chunks.get_mut(&ptr).expect("kiln: freeing an unknown block");
         assert!(!chunk.is_free(), "kiln: block {ptr:#x} freed twice");
         chunk.stream = stream;
         inner.used -= chunk.size;
@@ -606,11 +581,8 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         //    different streams become whole again.
         for &(ptr, _, _) in &cached {
             // Skip chunks merged into a previous one; a chunk may have grown since.
-            let Some((size, s)) = inner
-                .chunks
-                .get(&ptr)
-                .filter(|c| c.is_free())
-                .map(|c| (c.size, c.stream))
+            let Some((size, s)) =
+                inner.chunks.get(&ptr).filter(|c| c.is_free()).map(|c| (c.size, c.stream))
             else {
                 continue;
             };
@@ -802,10 +774,7 @@ pub(crate) mod fake {
 
     impl RawAllocator for FakeAllocator {
         fn alloc(&self, bytes: usize) -> std::result::Result<u64, AllocError> {
-            assert!(
-                bytes > 0 && bytes.is_multiple_of(self.unit),
-                "bad raw size {bytes}"
-            );
+            assert!(bytes > 0 && bytes.is_multiple_of(self.unit), "bad raw size {bytes}");
             let mut s = self.state.lock().unwrap();
             if s.used + bytes > self.capacity {
                 s.oom_calls += 1;
@@ -873,14 +842,7 @@ pub(crate) mod fake {
             Some((stream, *seq))
         }
         fn is_done(&self, &(stream, seq): &(u32, u64)) -> bool {
-            self.state
-                .lock()
-                .unwrap()
-                .completed
-                .get(&stream)
-                .copied()
-                .unwrap_or(0)
-                >= seq
+            self.state.lock().unwrap().completed.get(&stream).copied().unwrap_or(0) >= seq
         }
         fn wait(&self, &(stream, seq): &(u32, u64)) {
             let mut s = self.state.lock().unwrap();
@@ -996,10 +958,8 @@ mod tests {
     #[test]
     fn best_fit() {
         let (pool, _, _) = pool(64 * MIB);
-        let blocks: Vec<_> = [8192, 2048, 4096, 1024]
-            .iter()
-            .map(|&n| pool.malloc(n, 0).unwrap())
-            .collect();
+        let blocks: Vec<_> =
+            [8192, 2048, 4096, 1024].iter().map(|&n| pool.malloc(n, 0).unwrap()).collect();
         let ptrs: Vec<u64> = blocks.iter().map(|b| b.ptr()).collect();
         for b in blocks {
             pool.free(b);
@@ -1135,10 +1095,7 @@ mod tests {
     #[test]
     fn limit_spec() {
         assert_eq!("1024".parse::<LimitSpec>().unwrap(), LimitSpec::Bytes(1024));
-        assert_eq!(
-            "50%".parse::<LimitSpec>().unwrap(),
-            LimitSpec::Fraction(0.5)
-        );
+        assert_eq!("50%".parse::<LimitSpec>().unwrap(), LimitSpec::Fraction(0.5));
         assert!("150%".parse::<LimitSpec>().is_err());
         assert!("lots".parse::<LimitSpec>().is_err());
     }
@@ -1199,11 +1156,7 @@ mod tests {
         assert_eq!(counts(&pool), (0, 1024, 1));
         pool.free_all_blocks(Some(2));
         assert_eq!(counts(&pool), (0, 0, 0));
-        assert_eq!(
-            order.waits(),
-            1,
-            "b's free was still pending: waited before freeing"
-        );
+        assert_eq!(order.waits(), 1, "b's free was still pending: waited before freeing");
     }
 
     /// free_all_blocks(stream) frees only that stream's cache.
@@ -1298,7 +1251,11 @@ mod tests {
             assert_eq!(b_ptr, a_ptr + 512);
             pool.free(a);
             pool.free_unused(b);
-            assert_eq!(pool.stats().n_free_blocks, 2, "{policy:?}: `a` pending, `b` done: not merged");
+            assert_eq!(
+                pool.stats().n_free_blocks,
+                2,
+                "{policy:?}: `a` pending, `b` done: not merged"
+            );
             // Another stream (or, for the host pool, any stream) cannot have `a` yet; `b` is free
             // for everyone.
             let c = pool.malloc(512, 1).unwrap();
@@ -1322,9 +1279,14 @@ mod tests {
     #[test]
     fn frees_record_their_events_under_the_lock() {
         let order = FakeOrder::default();
-        let pool = std::sync::Arc::new(MemoryPool::new(FakeAllocator::new(MIB), order.clone(), ReusePolicy::StreamOrdered));
+        let pool = std::sync::Arc::new(MemoryPool::new(
+            FakeAllocator::new(MIB),
+            order.clone(),
+            ReusePolicy::StreamOrdered,
+        ));
         let weak = std::sync::Arc::downgrade(&pool);
-        *order.probe.lock().unwrap() = Some(Box::new(move || weak.upgrade().is_some_and(|p| p.inner.try_lock().is_err())));
+        *order.probe.lock().unwrap() =
+            Some(Box::new(move || weak.upgrade().is_some_and(|p| p.inner.try_lock().is_err())));
         let a = pool.malloc(512, 0).unwrap();
         let b = pool.malloc(512, 1).unwrap();
         pool.free(a);
@@ -1380,10 +1342,7 @@ mod tests {
                 .map(|b| (b.ptr(), b.ptr() + b.size() as u64))
                 .collect();
             spans.sort();
-            assert!(
-                spans.windows(2).all(|w| w[0].1 <= w[1].0),
-                "overlap at step {step}"
-            );
+            assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "overlap at step {step}");
             let used: usize = live.iter().map(|b| b.size()).sum();
             let s = pool.stats();
             assert_eq!(s.used_bytes, used);

@@ -35,8 +35,7 @@ impl std::str::FromStr for PoolMode {
 
 /// Rounds a size up to [`OFF_ALIGN`]; `None` on overflow.
 pub(crate) fn round_off(size: usize) -> Option<usize> {
-    size.checked_add(OFF_ALIGN - 1)
-        .map(|s| s / OFF_ALIGN * OFF_ALIGN)
+    size.checked_add(OFF_ALIGN - 1).map(|s| s / OFF_ALIGN * OFF_ALIGN)
 }
 
 impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
@@ -50,11 +49,7 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     pub(crate) fn free_uncached(&self, block: Block<O::Stream>, record: bool) {
         // Unknown from here on (before the allocator may hand the address out again); still
         // counted as used until given back.
-        let chunk = self
-            .lock()
-            .chunks
-            .remove(&block.ptr)
-            .expect("kiln: freeing an unknown block");
+        let chunk = self.lock().chunks.remove(&block.ptr).expect("kiln: freeing an unknown block");
         debug_assert_eq!(chunk.size, block.size);
         if record {
             // `None`: nothing is pending on the stream (it has been synchronised).
@@ -96,10 +91,7 @@ mod tests {
         assert_eq!(" OFF ".parse::<PoolMode>().unwrap(), PoolMode::Off);
         assert_eq!("on".parse::<PoolMode>().unwrap(), PoolMode::Caching);
         assert_eq!("".parse::<PoolMode>().unwrap(), PoolMode::Caching);
-        assert!(matches!(
-            "of".parse::<PoolMode>(),
-            Err(RuntimeError::InvalidArgument(_))
-        ));
+        assert!(matches!("of".parse::<PoolMode>(), Err(RuntimeError::InvalidArgument(_))));
         assert_eq!(round_off(0), Some(0));
         assert_eq!(round_off(1), Some(16));
         assert_eq!(round_off(100), Some(112));
@@ -130,20 +122,10 @@ mod tests {
         assert_eq!(order.waits(), 2, "free_unused does not wait");
         assert_eq!(
             alloc.log(),
-            [
-                "alloc 112",
-                "alloc 16",
-                "free 112",
-                "alloc 112",
-                "free 16",
-                "free 112"
-            ]
+            ["alloc 112", "alloc 16", "free 112", "alloc 112", "free 16", "free 112"]
         );
         let s = pool.stats();
-        assert_eq!(
-            (s.used_bytes, s.free_bytes, s.total_bytes, s.n_free_blocks),
-            (0, 0, 0, 0)
-        );
+        assert_eq!((s.used_bytes, s.free_bytes, s.total_bytes, s.n_free_blocks), (0, 0, 0, 0));
         assert_eq!((s.raw_allocs, s.raw_frees, s.reuses), (3, 3, 0));
         assert_eq!(alloc.live(), 0);
     }

@@ -121,10 +121,8 @@ unsafe extern "C" fn get_module_function_table(
     out_table: *mut *mut *mut usize,
     out_size: *mut c_uint,
 ) -> c_int {
-    let Some(&size) = usize::try_from(module)
-        .ok()
-        .filter(|&m| m > 0)
-        .and_then(|m| MODULE_SIZES.get(m))
+    let Some(&size) =
+        usize::try_from(module).ok().filter(|&m| m > 0).and_then(|m| MODULE_SIZES.get(m))
     else {
         return 0;
     };
@@ -157,10 +155,7 @@ type InitializeInjection = unsafe extern "C" fn(extern "C" fn(u32) -> *const c_v
 fn inject(init: InitializeInjection) -> bool {
     for row in &SLOT_TABLE {
         for slot in row {
-            slot.store(
-                nvtx_noop as extern "C" fn() -> u64 as usize,
-                Ordering::Release,
-            );
+            slot.store(nvtx_noop as extern "C" fn() -> u64 as usize, Ordering::Release);
         }
     }
     // SAFETY: the tool's documented entry point, given NVTX's export-table accessor.
@@ -197,13 +192,7 @@ enum Backend {
     /// A tool filled kiln's slots (its library stays loaded).
     Injected { _tool: Option<Library> },
     /// An NVTX 2 library.
-    Library {
-        push_a: PushA,
-        push_ex: Option<PushEx>,
-        pop: Pop,
-        mark_a: MarkA,
-        _lib: Library,
-    },
+    Library { push_a: PushA, push_ex: Option<PushEx>, pop: Pop, mark_a: MarkA, _lib: Library },
 }
 
 /// Which NVTX backend is in use: `"injection"`, `"libnvToolsExt"` or `"none"`.
@@ -251,13 +240,7 @@ fn load_nvtx2() -> Option<Backend> {
         let pop = *lib.get::<Pop>(b"nvtxRangePop\0").ok()?;
         let mark_a = *lib.get::<MarkA>(b"nvtxMarkA\0").ok()?;
         let push_ex = lib.get::<PushEx>(b"nvtxRangePushEx\0").ok().map(|f| *f);
-        Some(Backend::Library {
-            push_a,
-            push_ex,
-            pop,
-            mark_a,
-            _lib: lib,
-        })
+        Some(Backend::Library { push_a, push_ex, pop, mark_a, _lib: lib })
     }
 }
 
@@ -276,9 +259,7 @@ fn push(name: &str, argb: Option<u32>) {
     match backend() {
         Backend::None => {}
         Backend::Injected { .. } => push_injected(name, argb),
-        Backend::Library {
-            push_a, push_ex, ..
-        } => {
+        Backend::Library { push_a, push_ex, .. } => {
             let text = message(name);
             // SAFETY: NUL-terminated strings that outlive the calls.
             unsafe {
@@ -376,17 +357,13 @@ pub struct Range {
 /// Opens an NVTX range named `name`; it ends when the guard is dropped.
 pub fn range(name: &str) -> Range {
     push(name, None);
-    Range {
-        _not_send: PhantomData,
-    }
+    Range { _not_send: PhantomData }
 }
 
 /// Opens an NVTX range with an ARGB color (`0xFF00FF00` is green).
 pub fn range_colored(name: &str, argb: u32) -> Range {
     push(name, Some(argb));
-    Range {
-        _not_send: PhantomData,
-    }
+    Range { _not_send: PhantomData }
 }
 
 impl Drop for Range {
@@ -409,9 +386,7 @@ pub fn profile() -> Result<ProfileGuard> {
     let state = device.state()?;
     let _bound = state.bind()?;
     // SAFETY: no arguments; needs a current context (bound).
-    profiler_result("cuProfilerStart", unsafe {
-        cudarc::driver::sys::cuProfilerStart()
-    })?;
+    profiler_result("cuProfilerStart", unsafe { cudarc::driver::sys::cuProfilerStart() })?;
     Ok(ProfileGuard { device })
 }
 
@@ -462,21 +437,14 @@ mod tests {
     }
 
     unsafe extern "C" fn tool_push_a(text: *const c_char) -> c_int {
-        let name = unsafe { CStr::from_ptr(text) }
-            .to_string_lossy()
-            .into_owned();
+        let name = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
         calls().push(format!("push {name}"));
         0
     }
     unsafe extern "C" fn tool_push_ex(attributes: *const EventAttributes) -> c_int {
         let a = unsafe { &*attributes };
-        let name = unsafe { CStr::from_ptr(a.message) }
-            .to_string_lossy()
-            .into_owned();
-        calls().push(format!(
-            "push_ex {name} {:#x} v{} s{}",
-            a.color, a.version, a.size
-        ));
+        let name = unsafe { CStr::from_ptr(a.message) }.to_string_lossy().into_owned();
+        calls().push(format!("push_ex {name} {:#x} v{} s{}", a.color, a.version, a.size));
         0
     }
     unsafe extern "C" fn tool_pop() -> c_int {
@@ -484,9 +452,7 @@ mod tests {
         0
     }
     unsafe extern "C" fn tool_mark(text: *const c_char) {
-        let name = unsafe { CStr::from_ptr(text) }
-            .to_string_lossy()
-            .into_owned();
+        let name = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
         calls().push(format!("mark {name}"));
     }
 
@@ -550,20 +516,9 @@ mod tests {
         let noop = SLOT_TABLE[5][4].load(Ordering::Acquire);
         assert_ne!(noop, 0);
         // SAFETY: the no-op's signature.
-        assert_eq!(
-            unsafe { std::mem::transmute::<usize, extern "C" fn() -> u64>(noop)() },
-            0
-        );
+        assert_eq!(unsafe { std::mem::transmute::<usize, extern "C" fn() -> u64>(noop)() }, 0);
         let got = calls().clone();
-        assert_eq!(
-            got,
-            [
-                "push outer",
-                "push_ex inner 0xff00ff00 v3 s48",
-                "pop",
-                "pop"
-            ]
-        );
+        assert_eq!(got, ["push outer", "push_ex inner 0xff00ff00 v3 s48", "pop", "pop"]);
     }
 
     /// Without a tool or library (CI), ranges cost nothing and do nothing.
@@ -582,10 +537,8 @@ mod tests {
         if !crate::cuda_available() {
             assert!(profile().is_err());
         }
-        assert!(profiler_result(
-            "cuProfilerStart",
-            cudarc::driver::sys::CUresult::CUDA_SUCCESS
-        )
-        .is_ok());
+        assert!(
+            profiler_result("cuProfilerStart", cudarc::driver::sys::CUresult::CUDA_SUCCESS).is_ok()
+        );
     }
 }

@@ -58,11 +58,18 @@ pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32) -> Result<Vec<u8>> {
             dump_path: None,
         }))
     };
-    let ptxas = ptxas_path().ok_or_else(|| error("ptxas not found (KILN_PTXAS, CUDA_HOME/bin, /usr/local/cuda/bin, PATH)".into()))?;
-    let stem = std::env::temp_dir().join(format!("kiln-ptxas-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed)));
+    let ptxas = ptxas_path().ok_or_else(|| {
+        error("ptxas not found (KILN_PTXAS, CUDA_HOME/bin, /usr/local/cuda/bin, PATH)".into())
+    })?;
+    let stem = std::env::temp_dir().join(format!(
+        "kiln-ptxas-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
     let (input, output) = (stem.with_extension("ptx"), stem.with_extension("cubin"));
     let result = (|| {
-        std::fs::write(&input, ptx).map_err(|e| error(format!("cannot write {}: {e}", input.display())))?;
+        std::fs::write(&input, ptx)
+            .map_err(|e| error(format!("cannot write {}: {e}", input.display())))?;
         let out = Command::new(ptxas)
             .arg(format!("-arch=sm_{sm}"))
             .arg("-O3")
@@ -72,7 +79,12 @@ pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32) -> Result<Vec<u8>> {
             .output()
             .map_err(|e| error(format!("cannot run {}: {e}", ptxas.display())))?;
         if !out.status.success() {
-            return Err(error(format!("{} failed ({}): {}", ptxas.display(), out.status, String::from_utf8_lossy(&out.stderr))));
+            return Err(error(format!(
+                "{} failed ({}): {}",
+                ptxas.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )));
         }
         std::fs::read(&output).map_err(|e| error(format!("cannot read {}: {e}", output.display())))
     })();

@@ -48,7 +48,9 @@ pub unsafe fn generate(draw: Draw, seed: u64, offset: u64, n: usize, out: u64) -
         return Ok(());
     }
     if !matches!(draw, Draw::U32) && n % 2 == 1 {
-        return Err(RuntimeError::InvalidArgument(format!("curandGenerateNormal: an odd count ({n})")));
+        return Err(RuntimeError::InvalidArgument(format!(
+            "curandGenerateNormal: an odd count ({n})"
+        )));
     }
     ensure_loaded("libcurand", &CURAND, cr::is_culib_present)?;
     let stream = Stream::current()?;
@@ -59,7 +61,10 @@ pub unsafe fn generate(draw: Draw, seed: u64, offset: u64, n: usize, out: u64) -
             let mut g = std::ptr::null_mut();
             // SAFETY: writes a new generator; the device's context is current.
             check("curandCreateGenerator", unsafe {
-                cr::curandCreateGenerator(&mut g, cr::curandRngType_t::CURAND_RNG_PSEUDO_PHILOX4_32_10)
+                cr::curandCreateGenerator(
+                    &mut g,
+                    cr::curandRngType_t::CURAND_RNG_PSEUDO_PHILOX4_32_10,
+                )
             })?;
             Ok(Generator(g))
         },
@@ -67,17 +72,27 @@ pub unsafe fn generate(draw: Draw, seed: u64, offset: u64, n: usize, out: u64) -
             // SAFETY: a live generator and stream of the current device; then the caller's
             // contract for `out`.
             unsafe {
-                check("curandSetStream", cr::curandSetStream(g.0, stream.raw() as cr::cudaStream_t))?;
-                check("curandSetPseudoRandomGeneratorSeed", cr::curandSetPseudoRandomGeneratorSeed(g.0, seed))?;
+                check(
+                    "curandSetStream",
+                    cr::curandSetStream(g.0, stream.raw() as cr::cudaStream_t),
+                )?;
+                check(
+                    "curandSetPseudoRandomGeneratorSeed",
+                    cr::curandSetPseudoRandomGeneratorSeed(g.0, seed),
+                )?;
                 check("curandSetGeneratorOffset", cr::curandSetGeneratorOffset(g.0, offset))?;
                 match draw {
-                    Draw::U32 => check("curandGenerate", cr::curandGenerate(g.0, out as *mut u32, n)),
-                    Draw::NormalF32 { mean, std } => {
-                        check("curandGenerateNormal", cr::curandGenerateNormal(g.0, out as *mut f32, n, mean, std))
+                    Draw::U32 => {
+                        check("curandGenerate", cr::curandGenerate(g.0, out as *mut u32, n))
                     }
-                    Draw::NormalF64 { mean, std } => {
-                        check("curandGenerateNormalDouble", cr::curandGenerateNormalDouble(g.0, out as *mut f64, n, mean, std))
-                    }
+                    Draw::NormalF32 { mean, std } => check(
+                        "curandGenerateNormal",
+                        cr::curandGenerateNormal(g.0, out as *mut f32, n, mean, std),
+                    ),
+                    Draw::NormalF64 { mean, std } => check(
+                        "curandGenerateNormalDouble",
+                        cr::curandGenerateNormalDouble(g.0, out as *mut f64, n, mean, std),
+                    ),
                 }
             }
         },

@@ -144,11 +144,7 @@ impl Stream {
     /// A new stream with a priority (lower numbers are higher priority; see
     /// `cuCtxGetStreamPriorityRange`).
     pub fn with_priority(device: Device, non_blocking: bool, priority: i32) -> Result<Stream> {
-        let kind = if non_blocking {
-            StreamKind::NonBlocking
-        } else {
-            StreamKind::Blocking
-        };
+        let kind = if non_blocking { StreamKind::NonBlocking } else { StreamKind::Blocking };
         Stream::create(device, kind, Some(priority))
     }
 
@@ -174,11 +170,7 @@ impl Stream {
     pub fn use_scoped(&self) -> StreamGuard {
         let device = self.inner.device.id;
         let previous = set_current_stream(device, Some(self.clone()));
-        StreamGuard {
-            device,
-            previous,
-            _not_send: PhantomData,
-        }
+        StreamGuard { device, previous, _not_send: PhantomData }
     }
 
     /// Makes this the current stream of its device on this thread, with no scope
@@ -212,18 +204,11 @@ impl Stream {
     }
 
     pub(crate) fn key(&self) -> StreamKey {
-        StreamKey {
-            id: self.inner.id,
-            raw: self.inner.raw.0 as usize,
-        }
+        StreamKey { id: self.inner.id, raw: self.inner.raw.0 as usize }
     }
 
     pub(crate) fn set_last_kernel(&self, name: &Arc<str>) {
-        let mut last = self
-            .inner
-            .last_kernel
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut last = self.inner.last_kernel.lock().unwrap_or_else(|p| p.into_inner());
         if !last.as_ref().is_some_and(|l| Arc::ptr_eq(l, name)) {
             *last = Some(name.clone());
         }
@@ -231,11 +216,7 @@ impl Stream {
 
     /// The last kernel launched on this stream through the runtime.
     pub fn last_kernel(&self) -> Option<Arc<str>> {
-        self.inner
-            .last_kernel
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.inner.last_kernel.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Turns an error found at a synchronisation into a kernel error naming the last kernel
@@ -259,10 +240,8 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         let _bound = self.inner.device.bind()?;
         // SAFETY: a live stream.
-        check("cuStreamSynchronize", unsafe {
-            result::stream::synchronize(self.raw())
-        })
-        .map_err(|e| self.attribute_error(e))
+        check("cuStreamSynchronize", unsafe { result::stream::synchronize(self.raw()) })
+            .map_err(|e| self.attribute_error(e))
     }
 
     /// Whether all the stream's work has completed (`cuStreamQuery`).
@@ -272,12 +251,10 @@ impl Stream {
         match unsafe { sys::cuStreamQuery(self.raw()) } {
             sys::CUresult::CUDA_SUCCESS => Ok(true),
             sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            other => Err(
-                self.attribute_error(RuntimeError::Cuda(CudaError::from_driver(
-                    "cuStreamQuery",
-                    result::DriverError(other),
-                ))),
-            ),
+            other => Err(self.attribute_error(RuntimeError::Cuda(CudaError::from_driver(
+                "cuStreamQuery",
+                result::DriverError(other),
+            )))),
         }
     }
 
@@ -402,14 +379,8 @@ impl Event {
         }
         let mut raw = std::ptr::null_mut();
         // SAFETY: out-pointer to a local.
-        check_raw("cuEventCreate", unsafe {
-            sys::cuEventCreate(&mut raw, flags)
-        })?;
-        Ok(Event {
-            raw: RawEvent(raw),
-            device: state,
-            timing: !disable_timing,
-        })
+        check_raw("cuEventCreate", unsafe { sys::cuEventCreate(&mut raw, flags) })?;
+        Ok(Event { raw: RawEvent(raw), device: state, timing: !disable_timing })
     }
 
     /// The raw `CUevent`.
@@ -433,9 +404,7 @@ impl Event {
         }
         let _bound = self.device.bind()?;
         // SAFETY: live event and stream.
-        check("cuEventRecord", unsafe {
-            result::event::record(self.raw(), stream.raw())
-        })
+        check("cuEventRecord", unsafe { result::event::record(self.raw(), stream.raw()) })
     }
 
     /// Records the event on the current stream of its device.
@@ -447,9 +416,7 @@ impl Event {
     pub fn synchronize(&self) -> Result<()> {
         let _bound = self.device.bind()?;
         // SAFETY: a live event.
-        check("cuEventSynchronize", unsafe {
-            result::event::synchronize(self.raw())
-        })
+        check("cuEventSynchronize", unsafe { result::event::synchronize(self.raw()) })
     }
 
     /// Whether the work before the event's record has completed (true if never recorded).
@@ -486,9 +453,7 @@ pub fn elapsed_time(start: &Event, end: &Event) -> Result<f32> {
     }
     let _bound = start.device.bind()?;
     // SAFETY: live events.
-    check("cuEventElapsedTime", unsafe {
-        result::event::elapsed(start.raw(), end.raw())
-    })
+    check("cuEventElapsedTime", unsafe { result::event::elapsed(start.raw(), end.raw()) })
 }
 
 impl Event {
@@ -567,9 +532,7 @@ impl Device {
     pub fn pooled_streams(&self, count: usize) -> Result<Vec<Stream>> {
         let streams = DeviceStreams::of(self.state()?);
         let start = streams.next.fetch_add(count, Ordering::Relaxed);
-        round_robin(start, count, streams.pool_size)
-            .map(|i| streams.get(*self, i))
-            .collect()
+        round_robin(start, count, streams.pool_size).map(|i| streams.get(*self, i)).collect()
     }
 }
 
@@ -605,11 +568,7 @@ pub struct PoolEvent {
 
 impl Drop for PoolEvent {
     fn drop(&mut self) {
-        self.recycle
-            .events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(self.raw);
+        self.recycle.events.lock().unwrap_or_else(|p| p.into_inner()).push(self.raw);
     }
 }
 
@@ -617,21 +576,13 @@ impl CudaStreamOrder {
     pub(crate) fn new(device: &'static DeviceState) -> Self {
         CudaStreamOrder {
             device,
-            recycle: Arc::new(EventRecycler {
-                device,
-                events: Mutex::new(Vec::new()),
-            }),
+            recycle: Arc::new(EventRecycler { device, events: Mutex::new(Vec::new()) }),
         }
     }
 
     fn try_record(&self, stream: StreamKey) -> Result<Arc<PoolEvent>> {
         let _bound = self.device.bind()?;
-        let recycled = self
-            .recycle
-            .events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop();
+        let recycled = self.recycle.events.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let raw = match recycled {
             Some(raw) => raw,
             None => RawEvent(check(
@@ -639,10 +590,7 @@ impl CudaStreamOrder {
                 result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
             )?),
         };
-        let event = Arc::new(PoolEvent {
-            raw,
-            recycle: self.recycle.clone(),
-        });
+        let event = Arc::new(PoolEvent { raw, recycle: self.recycle.clone() });
         // SAFETY: a live event; the stream is kept alive by the buffer being freed.
         check("cuEventRecord", unsafe {
             result::event::record(raw.0, stream.raw as sys::CUstream)
@@ -656,9 +604,7 @@ impl CudaStreamOrder {
     pub(crate) fn wait_checked(&self, event: &PoolEvent) -> Result<()> {
         let _bound = self.device.bind()?;
         // SAFETY: a live event.
-        check("cuEventSynchronize", unsafe {
-            result::event::synchronize(event.raw.0)
-        })
+        check("cuEventSynchronize", unsafe { result::event::synchronize(event.raw.0) })
     }
 }
 
@@ -713,7 +659,12 @@ mod tests {
     fn only_a_completed_query_is_done() {
         use sys::CUresult::*;
         assert!(query_says_done(CUDA_SUCCESS));
-        for r in [CUDA_ERROR_NOT_READY, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT] {
+        for r in [
+            CUDA_ERROR_NOT_READY,
+            CUDA_ERROR_ILLEGAL_ADDRESS,
+            CUDA_ERROR_INVALID_HANDLE,
+            CUDA_ERROR_INVALID_CONTEXT,
+        ] {
             assert!(!query_says_done(r), "{r:?}");
         }
     }
@@ -730,10 +681,7 @@ mod tests {
         if crate::cuda_available() {
             return;
         }
-        assert!(matches!(
-            Stream::current(),
-            Err(RuntimeError::DeviceUnavailable { .. })
-        ));
+        assert!(matches!(Stream::current(), Err(RuntimeError::DeviceUnavailable { .. })));
         assert!(Device::new(0).is_err());
     }
 }

@@ -35,7 +35,8 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a = Args { quick: false, first_call_child: false, json: None, reps: 25, only: Vec::new() };
+    let mut a =
+        Args { quick: false, first_call_child: false, json: None, reps: 25, only: Vec::new() };
     let mut it = std::env::args().skip(1);
     while let Some(s) = it.next() {
         match s.as_str() {
@@ -118,7 +119,11 @@ fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) ->
     }
     // Where the host's time per call goes: while it runs, the GPU waits for the first launch.
     let (per, n) = phases_since(&before, n0);
-    println!("{name}: host µs per call {:.1} (median; {} materialisations per call: {per})", median(host), n / reps.max(1));
+    println!(
+        "{name}: host µs per call {:.1} (median; {} materialisations per call: {per})",
+        median(host),
+        n / reps.max(1)
+    );
     median(ts)
 }
 
@@ -162,14 +167,17 @@ fn main() {
     let device = match backend {
         kiln_runtime::Backend::Cuda(n) => Device::new(n).expect("device"),
         kiln_runtime::Backend::Cpu => {
-            eprintln!("kiln-bench: no CUDA device (KILN_DEVICE={backend}); the GPU benchmark needs one");
+            eprintln!(
+                "kiln-bench: no CUDA device (KILN_DEVICE={backend}); the GPU benchmark needs one"
+            );
             std::process::exit(2);
         }
     };
     let _d = device.use_scoped().unwrap();
     let stream = Stream::current().unwrap();
     let name = device.name().unwrap_or_default();
-    let (n, r, c) = if a.quick { (1usize << 24, 4096usize, 4096usize) } else { (1 << 26, 8192, 8192) };
+    let (n, r, c) =
+        if a.quick { (1usize << 24, 4096usize, 4096usize) } else { (1 << 26, 8192, 8192) };
     println!("kiln-bench on {name} ({backend}), N={n}, R×C={r}×{c}, median of {} runs", a.reps);
     let want = |w: &str| a.only.is_empty() || a.only.iter().any(|o| w.contains(o.as_str()));
     let mut rows: Vec<Row> = Vec::new();
@@ -178,9 +186,17 @@ fn main() {
     let copy_gbps = {
         let src = DeviceBuffer::alloc(4 * n).unwrap();
         let mut dst = DeviceBuffer::alloc(4 * n).unwrap();
-        let ms = time_events("copy", &stream, a.reps, || dst.copy_from_device(&src, &stream).unwrap());
+        let ms =
+            time_events("copy", &stream, a.reps, || dst.copy_from_device(&src, &stream).unwrap());
         let gbps = 8.0 * n as f64 / (ms * 1e-3) / 1e9;
-        rows.push(Row { work: "copy".into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: None, tflops: None });
+        rows.push(Row {
+            work: "copy".into(),
+            ms,
+            kernel_ms: None,
+            gbps: Some(gbps),
+            kernels: None,
+            tflops: None,
+        });
         gbps
     };
 
@@ -197,12 +213,20 @@ fn main() {
     let b = device_array(normal(c, 5), &[c]);
 
     // CuPy's user-kernel forms of sqdiff_bcast and l2norm_rows (peers.py's `ek` and `rk`).
-    let ek = kiln::ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff").unwrap();
-    let rk = kiln::ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm").unwrap();
+    let ek =
+        kiln::ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff")
+            .unwrap();
+    let rk =
+        kiln::ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+            .unwrap();
 
     type Work<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
     let works: Vec<Work> = vec![
-        ("ew_chain", Box::new(|| ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp()), 8 * n),
+        (
+            "ew_chain",
+            Box::new(|| ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp()),
+            8 * n,
+        ),
         ("sqdiff_bcast", Box::new(|| (&m - &v) * (&m - &v)), 8 * r * c + 4 * c),
         ("sqdiff_ek", Box::new(|| ek.call(&[(&m).into(), (&v).into()])), 8 * r * c + 4 * c),
         ("l2norm_rows", Box::new(|| (&m * &m).sum(1).sqrt()), 4 * r * c + 4 * r),
@@ -231,13 +255,23 @@ fn main() {
             f().eval();
         });
         let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
-        rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+        rows.push(Row {
+            work: work.to_string(),
+            ms,
+            kernel_ms: None,
+            gbps: Some(gbps),
+            kernels: Some(kernels),
+            tflops: None,
+        });
     }
 
     // The main job (`kmeans_peers.py`): one k-means iteration, assign by squared distances and
     // argmin, update by sums (`add_at`) and counts (`bincount`) per cluster; and scatters as
     // `peers_ops.py` defines them (2^26 float32 values into 1024 bins, labels on the device).
-    for (work, pn, pd) in [("kmeans_iter_1797x64_k10", 1797usize, 64usize), ("kmeans_iter_1048576x64_k10", 1 << 20, 64)] {
+    for (work, pn, pd) in [
+        ("kmeans_iter_1797x64_k10", 1797usize, 64usize),
+        ("kmeans_iter_1048576x64_k10", 1 << 20, 64),
+    ] {
         if !want(work) {
             continue;
         }
@@ -255,7 +289,14 @@ fn main() {
             f().eval();
         });
         let gbps = (8 * pn * pd) as f64 / (ms * 1e-3) / 1e9;
-        rows.push(Row { work: work.into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+        rows.push(Row {
+            work: work.into(),
+            ms,
+            kernel_ms: None,
+            gbps: Some(gbps),
+            kernels: Some(kernels),
+            tflops: None,
+        });
     }
     if want("scatter_add_2^26_into_1024") || want("bincount_2^26_into_1024") {
         let bins = 1024usize;
@@ -266,10 +307,18 @@ fn main() {
         let big_labels = ((&u * 1.0e6f32).astype(DType::Int64) % big as i64).eval().clone();
         type ScatterWork<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
         let works: Vec<ScatterWork> = vec![
-            ("scatter_add_2^26_into_1024", Box::new(|| kiln::zeros(&[bins], DType::Float32).add_at(&labels, &x)), 12 * n),
+            (
+                "scatter_add_2^26_into_1024",
+                Box::new(|| kiln::zeros(&[bins], DType::Float32).add_at(&labels, &x)),
+                12 * n,
+            ),
             ("bincount_2^26_into_1024", Box::new(|| kiln::bincount(&labels, None, bins)), 8 * n),
             // Bins beyond shared memory: global atomics into the output.
-            ("scatter_add_2^26_into_1048576", Box::new(|| kiln::zeros(&[big], DType::Float32).add_at(&big_labels, &x)), 12 * n),
+            (
+                "scatter_add_2^26_into_1048576",
+                Box::new(|| kiln::zeros(&[big], DType::Float32).add_at(&big_labels, &x)),
+                12 * n,
+            ),
         ];
         for (work, f, bytes) in &works {
             if !want(work) {
@@ -280,7 +329,14 @@ fn main() {
                 f().eval();
             });
             let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
-            rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+            rows.push(Row {
+                work: work.to_string(),
+                ms,
+                kernel_ms: None,
+                gbps: Some(gbps),
+                kernels: Some(kernels),
+                tflops: None,
+            });
         }
     }
 
@@ -300,7 +356,14 @@ fn main() {
             f().eval();
         });
         let gbps = (8 * n) as f64 / (ms * 1e-3) / 1e9;
-        rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+        rows.push(Row {
+            work: work.to_string(),
+            ms,
+            kernel_ms: None,
+            gbps: Some(gbps),
+            kernels: Some(kernels),
+            tflops: None,
+        });
     }
 
     // Sorts (peers_ops.py's names): the rows of the matrix by a block per row in shared memory,
@@ -321,7 +384,14 @@ fn main() {
         });
         let bytes = if work.starts_with("sort_f32") { 8 * n } else { 8 * r * c };
         let gbps = bytes as f64 / (ms * 1e-3) / 1e9;
-        rows.push(Row { work, ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+        rows.push(Row {
+            work,
+            ms,
+            kernel_ms: None,
+            gbps: Some(gbps),
+            kernels: Some(kernels),
+            tflops: None,
+        });
     }
 
     // Scans along the rows of the matrix (peers_ops.py's `cumsum_rows_*`, by tiles) and down its
@@ -336,7 +406,14 @@ fn main() {
             m.cumsum(Some(axis)).eval();
         });
         let gbps = (8 * r * c) as f64 / (ms * 1e-3) / 1e9;
-        rows.push(Row { work, ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+        rows.push(Row {
+            work,
+            ms,
+            kernel_ms: None,
+            gbps: Some(gbps),
+            kernels: Some(kernels),
+            tflops: None,
+        });
     }
 
     if want("tiny_chain_48ops") {
@@ -362,12 +439,22 @@ fn main() {
             ts.push(t0.elapsed().as_secs_f64() * 1e3);
         }
         println!("tiny_chain_48ops host time per call: {}", phases_since(&before, n0).0);
-        rows.push(Row { work: "tiny_chain_48ops".into(), ms: median(ts), kernel_ms: None, gbps: None, kernels: Some(1), tflops: None });
+        rows.push(Row {
+            work: "tiny_chain_48ops".into(),
+            ms: median(ts),
+            kernel_ms: None,
+            gbps: None,
+            kernels: Some(1),
+            tflops: None,
+        });
     }
 
     // Library workloads as peers.py defines them (matmul: a @ a of K×K, no TF32; FFT: c64 of
     // F = 2^24, 2^22 with --quick; the window: abs(fft(z * w)), w real).
-    for (work, dt, k) in [("matmul_float32_4096", DType::Float32, 4096usize), ("matmul_float16_8192", DType::Float16, 8192)] {
+    for (work, dt, k) in [
+        ("matmul_float32_4096", DType::Float32, 4096usize),
+        ("matmul_float16_8192", DType::Float16, 8192),
+    ] {
         if !want(work) {
             continue;
         }
@@ -377,7 +464,14 @@ fn main() {
             p.matmul(&p).eval();
         });
         let tflops = 2.0 * (k as f64).powi(3) / (ms * 1e-3) / 1e12;
-        rows.push(Row { work: work.into(), ms, kernel_ms: None, gbps: None, kernels: Some(kernels), tflops: Some(tflops) });
+        rows.push(Row {
+            work: work.into(),
+            ms,
+            kernel_ms: None,
+            gbps: None,
+            kernels: Some(kernels),
+            tflops: Some(tflops),
+        });
     }
     if want("matmul_bias_relu_f32") {
         let k = 4096usize;
@@ -389,7 +483,14 @@ fn main() {
             f().eval();
         });
         let tflops = 2.0 * (k as f64).powi(3) / (ms * 1e-3) / 1e12;
-        rows.push(Row { work: "matmul_bias_relu_f32".into(), ms, kernel_ms: None, gbps: None, kernels: Some(kernels), tflops: Some(tflops) });
+        rows.push(Row {
+            work: "matmul_bias_relu_f32".into(),
+            ms,
+            kernel_ms: None,
+            gbps: None,
+            kernels: Some(kernels),
+            tflops: Some(tflops),
+        });
     }
     if want("fft_c64") || want("fft_window_abs") {
         let f = if a.quick { 1usize << 22 } else { 1 << 24 };
@@ -397,13 +498,20 @@ fn main() {
         let im = device_array(normal(f, 11), &[f]);
         // complex64 as peers.py's `z` (a rank-0 array of a Rust complex scalar is complex128,
         // which would promote the sum).
-        let z = (&re + &im * Array::scalar(num_complex::Complex32::new(0.0, 1.0))).astype(DType::Complex64).eval().clone();
+        let z = (&re + &im * Array::scalar(num_complex::Complex32::new(0.0, 1.0)))
+            .astype(DType::Complex64)
+            .eval()
+            .clone();
         assert_eq!(z.dtype(), DType::Complex64);
         let w = device_array(normal(f, 12), &[f]);
         type FftWork<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
         let works: Vec<FftWork> = vec![
             ("fft_c64", Box::new(|| kiln::fft::fft(&z, None, -1, "backward")), 16 * f),
-            ("fft_window_abs", Box::new(|| kiln::fft::fft(&(&z * &w), None, -1, "backward").abs()), 24 * f),
+            (
+                "fft_window_abs",
+                Box::new(|| kiln::fft::fft(&(&z * &w), None, -1, "backward").abs()),
+                24 * f,
+            ),
         ];
         for (work, g, bytes) in &works {
             if !want(work) {
@@ -414,7 +522,14 @@ fn main() {
                 g().eval();
             });
             let gbps = *bytes as f64 / (ms * 1e-3) / 1e9;
-            rows.push(Row { work: work.to_string(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(kernels), tflops: None });
+            rows.push(Row {
+                work: work.to_string(),
+                ms,
+                kernel_ms: None,
+                gbps: Some(gbps),
+                kernels: Some(kernels),
+                tflops: None,
+            });
         }
         if want("fft_c64") {
             // cuFFT alone on buffers of the same size (the plan kiln makes for fft_c64): what
@@ -434,18 +549,36 @@ fn main() {
             let ms = time_events("fft_c64_cufft_only", &stream, a.reps, || {
                 // SAFETY: both buffers hold f complex64 elements, the layout's; they outlive
                 // the timing, which synchronises.
-                unsafe { kiln_runtime::fft::exec(&layout, false, input.ptr(), output.ptr()).unwrap() };
+                unsafe {
+                    kiln_runtime::fft::exec(&layout, false, input.ptr(), output.ptr()).unwrap()
+                };
             });
             let gbps = (16 * f) as f64 / (ms * 1e-3) / 1e9;
-            rows.push(Row { work: "fft_c64_cufft_only".into(), ms, kernel_ms: None, gbps: Some(gbps), kernels: Some(1), tflops: None });
+            rows.push(Row {
+                work: "fft_c64_cufft_only".into(),
+                ms,
+                kernel_ms: None,
+                gbps: Some(gbps),
+                kernels: Some(1),
+                tflops: None,
+            });
         }
     }
 
     if want("first_call") {
         let ms = time_first_call(&x, &stream);
-        rows.push(Row { work: "first_call_compile".into(), ms, kernel_ms: None, gbps: None, kernels: Some(1), tflops: None });
+        rows.push(Row {
+            work: "first_call_compile".into(),
+            ms,
+            kernel_ms: None,
+            gbps: None,
+            kernels: Some(1),
+            tflops: None,
+        });
         // The same first call in fresh processes: its disk cache warm, and with no disk cache.
-        for (work, cache_off) in [("first_call_disk_hit", false), ("first_call_in_new_process_no_cache", true)] {
+        for (work, cache_off) in
+            [("first_call_disk_hit", false), ("first_call_in_new_process_no_cache", true)]
+        {
             let exe = std::env::current_exe().expect("own path");
             let mut child = std::process::Command::new(exe);
             child.arg("--first-call-child");
@@ -460,10 +593,22 @@ fn main() {
                     let text = String::from_utf8_lossy(&out.stdout);
                     let line = text.lines().find(|l| l.starts_with("first_call_ms")).unwrap_or("");
                     println!("{work} (child): {line}");
-                    if let Some(ms) = line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()) {
-                        rows.push(Row { work: work.into(), ms, kernel_ms: None, gbps: None, kernels: Some(1), tflops: None });
+                    if let Some(ms) =
+                        line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok())
+                    {
+                        rows.push(Row {
+                            work: work.into(),
+                            ms,
+                            kernel_ms: None,
+                            gbps: None,
+                            kernels: Some(1),
+                            tflops: None,
+                        });
                     } else {
-                        eprintln!("{work}: the child printed no time: {text}{}", String::from_utf8_lossy(&out.stderr));
+                        eprintln!(
+                            "{work}: the child printed no time: {text}{}",
+                            String::from_utf8_lossy(&out.stderr)
+                        );
                     }
                 }
                 Err(e) => eprintln!("{work}: cannot run the child: {e}"),
@@ -471,7 +616,10 @@ fn main() {
         }
     }
 
-    println!("{:<22} {:>10} {:>9} {:>8} {:>8} {:>8}", "work", "ms", "GB/s", "of copy", "kernels", "TFLOP/s");
+    println!(
+        "{:<22} {:>10} {:>9} {:>8} {:>8} {:>8}",
+        "work", "ms", "GB/s", "of copy", "kernels", "TFLOP/s"
+    );
     for row in &rows {
         let gb = row.gbps.map(|g| format!("{g:.0}")).unwrap_or_default();
         let frac = row.gbps.map(|g| format!("{:.0}%", 100.0 * g / copy_gbps)).unwrap_or_default();
@@ -480,9 +628,13 @@ fn main() {
         println!("{:<22} {:>10.4} {:>9} {:>8} {:>8} {:>8}", row.work, row.ms, gb, frac, k, tf);
     }
     if let Some(path) = a.json {
-        let mut text = format!("{{\"device\": {:?}, \"N\": {n}, \"R\": {r}, \"C\": {c}, \"results\": [\n", name);
+        let mut text = format!(
+            "{{\"device\": {:?}, \"N\": {n}, \"R\": {r}, \"C\": {c}, \"results\": [\n",
+            name
+        );
         for (i, row) in rows.iter().enumerate() {
-            text += &format!("  {{\"work\": {:?}, \"peer\": \"kiln\", \"ms\": {}", row.work, row.ms);
+            text +=
+                &format!("  {{\"work\": {:?}, \"peer\": \"kiln\", \"ms\": {}", row.work, row.ms);
             if let Some(g) = row.gbps {
                 text += &format!(", \"GBps\": {g}");
             }

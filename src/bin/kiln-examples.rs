@@ -24,7 +24,11 @@ mod softmax_layernorm;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let argv0 = std::env::args().next().unwrap_or_default();
-    let name = std::path::Path::new(&argv0).file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+    let name = std::path::Path::new(&argv0)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
     match name.as_str() {
         "color_quantization" => color_quantization::main(),
         "digits_stats" => digits_stats::main(),

@@ -18,7 +18,8 @@ impl TempDir {
     fn new(tag: &str) -> TempDir {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static N: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
         let p = std::env::temp_dir().join(format!(
             "kiln-test-{tag}-{}-{nanos}-{}",
             std::process::id(),
@@ -83,7 +84,10 @@ fn lowering_records_dtypes_shapes_and_casts() {
     assert_eq!(count(&l, OpKind::Cast), 2);
     assert_eq!(count(&l, OpKind::BroadcastTo), 2);
     let out = l.graph.node(l.graph.outputs()[0]);
-    assert_eq!((out.op, out.dtype, out.shape.as_slice()), (OpKind::Add, DType::Int16, &[3usize, 2][..]));
+    assert_eq!(
+        (out.op, out.dtype, out.shape.as_slice()),
+        (OpKind::Add, DType::Int16, &[3usize, 2][..])
+    );
 }
 
 #[test]
@@ -99,12 +103,14 @@ fn eval_keeps_results() {
     assert_eq!(count(&l, OpKind::Sin), 0, "y was recomputed");
     assert_eq!(count(&l, OpKind::Input), 2);
     let yv = y.try_to_host().unwrap();
-    let k = l.inputs.iter().position(|h| Arc::ptr_eq(h, &yv)).expect("y's value is an input of the graph");
-    assert!(l
-        .graph
-        .nodes()
+    let k = l
+        .inputs
         .iter()
-        .any(|n| n.op == OpKind::Input && n.attrs == Attrs::Input { index: k as u32 } && n.shape.as_slice() == [3]));
+        .position(|h| Arc::ptr_eq(h, &yv))
+        .expect("y's value is an input of the graph");
+    assert!(l.graph.nodes().iter().any(|n| n.op == OpKind::Input
+        && n.attrs == Attrs::Input { index: k as u32 }
+        && n.shape.as_slice() == [3]));
     let want: Vec<f64> = [0.0f64, 0.5, 1.0].iter().map(|v| v.sin().cos() + v).collect();
     assert_eq!(z.to_vec::<f64>(), want);
     // Asking again gives the same held value, not a new computation.
@@ -136,7 +142,8 @@ fn explain_parses_back_to_the_same_graph() {
     let y = (&(&x.sin() * 2.0) + &i).sum(kiln::axis(-1).keepdims());
     let w = kiln::where_(x.greater(0.0), &x, f32::NAN).max(0);
     let v = x.t().slice(&s![..;-1, 1..3]).astype(DType::Float16).reshape(&[-1]);
-    let r = &kiln::arange(4).astype(DType::Float32) + &kiln::linspace(0.0, 1.0, 4).astype(DType::Float32);
+    let r = &kiln::arange(4).astype(DType::Float32)
+        + &kiln::linspace(0.0, 1.0, 4).astype(DType::Float32);
     let c = &z * num_complex::Complex64::new(0.5, 2.0);
     let k = kiln::concatenate(&[&i.astype(DType::Bool), &x.slice(&s![0]).less(-1.0)], 0);
     let e = kiln::eye(3, Some(4), -1, DType::UInt8).argmax(1);
@@ -150,7 +157,10 @@ fn explain_parses_back_to_the_same_graph() {
     // The later stages parse too, and verify.
     let simplified = kiln::ir::text::parse(&explained.simplified).unwrap();
     kiln::ir::verify::verify(&simplified).unwrap();
-    assert_eq!(kiln_compiler::fusion::parse_regions(&explained.regions).unwrap().len(), explained.report.kernel_count());
+    assert_eq!(
+        kiln_compiler::fusion::parse_regions(&explained.regions).unwrap().len(),
+        explained.report.kernel_count()
+    );
     // explain does not compute anything.
     assert!(outs.iter().all(|a| !a.is_materialized()));
 }
@@ -159,7 +169,13 @@ fn explain_parses_back_to_the_same_graph() {
 // .npy files
 // ------------------------------------------------------------------------------------------------
 
-fn round_trip<T: HostElement>(dir: &TempDir, name: &str, data: Vec<T>, shape: &[usize], dtype: DType) {
+fn round_trip<T: HostElement>(
+    dir: &TempDir,
+    name: &str,
+    data: Vec<T>,
+    shape: &[usize],
+    dtype: DType,
+) {
     let a = Array::from_vec(data.clone(), shape);
     assert_eq!(a.dtype(), dtype);
     let p = dir.0.join(format!("{name}.npy"));
@@ -185,11 +201,41 @@ fn save_and_load_npy_round_trip() {
     round_trip(&d, "u16", vec![0u16, u16::MAX], &[2], DType::UInt16);
     round_trip(&d, "u32", vec![0u32, u32::MAX, 12345], &[3, 1], DType::UInt32);
     round_trip(&d, "u64", vec![0u64, u64::MAX], &[1, 2], DType::UInt64);
-    round_trip(&d, "f16", vec![f16::from_f32(0.1), f16::NEG_INFINITY, f16::MIN_POSITIVE_SUBNORMAL, f16::MAX], &[4], DType::Float16);
-    round_trip(&d, "f32", vec![0.1f32, -3.5, f32::INFINITY, f32::MIN_POSITIVE, 1e-45, -0.0], &[2, 3], DType::Float32);
-    round_trip(&d, "f64", vec![0.1f64, -3.5, f64::NEG_INFINITY, 5e-324, std::f64::consts::PI, -0.0], &[6], DType::Float64);
-    round_trip(&d, "c64", vec![Complex32::new(1.0, -2.0), Complex32::new(-0.5, 0.25)], &[2], DType::Complex64);
-    round_trip(&d, "c128", vec![Complex64::new(1e300, -2.0), Complex64::new(0.0, 1e-300)], &[1, 2], DType::Complex128);
+    round_trip(
+        &d,
+        "f16",
+        vec![f16::from_f32(0.1), f16::NEG_INFINITY, f16::MIN_POSITIVE_SUBNORMAL, f16::MAX],
+        &[4],
+        DType::Float16,
+    );
+    round_trip(
+        &d,
+        "f32",
+        vec![0.1f32, -3.5, f32::INFINITY, f32::MIN_POSITIVE, 1e-45, -0.0],
+        &[2, 3],
+        DType::Float32,
+    );
+    round_trip(
+        &d,
+        "f64",
+        vec![0.1f64, -3.5, f64::NEG_INFINITY, 5e-324, std::f64::consts::PI, -0.0],
+        &[6],
+        DType::Float64,
+    );
+    round_trip(
+        &d,
+        "c64",
+        vec![Complex32::new(1.0, -2.0), Complex32::new(-0.5, 0.25)],
+        &[2],
+        DType::Complex64,
+    );
+    round_trip(
+        &d,
+        "c128",
+        vec![Complex64::new(1e300, -2.0), Complex64::new(0.0, 1e-300)],
+        &[1, 2],
+        DType::Complex128,
+    );
     // Rank 0 and empty arrays.
     round_trip(&d, "scalar", vec![42.5f64], &[], DType::Float64);
     round_trip(&d, "empty", Vec::<i32>::new(), &[3, 0, 2], DType::Int32);
@@ -197,7 +243,8 @@ fn save_and_load_npy_round_trip() {
     let a = Array::from_vec(vec![-0.0f32, f32::NAN, 0.0], &[3]);
     let p = d.0.join("bits.npy");
     a.save_npy(&p).unwrap();
-    let bits: Vec<u32> = kiln::load_npy(&p).unwrap().to_vec::<f32>().iter().map(|v| v.to_bits()).collect();
+    let bits: Vec<u32> =
+        kiln::load_npy(&p).unwrap().to_vec::<f32>().iter().map(|v| v.to_bits()).collect();
     assert_eq!(bits, vec![(-0.0f32).to_bits(), f32::NAN.to_bits(), 0]);
 }
 
@@ -219,9 +266,18 @@ fn kiln_writes_numpys_element_bytes() {
     // header may be formatted differently).
     let d = TempDir::new("bytes");
     let dir = crate::numpy_fixtures::fixture_dir();
-    for name in ["in_f16_x.npy", "in_f32_x.npy", "in_f64_special.npy", "in_i8_x.npy", "in_u8_x.npy", "in_i32_x.npy",
-        "in_i64_x.npy", "in_bool_x.npy", "in_c64_x.npy", "in_f32_empty.npy"]
-    {
+    for name in [
+        "in_f16_x.npy",
+        "in_f32_x.npy",
+        "in_f64_special.npy",
+        "in_i8_x.npy",
+        "in_u8_x.npy",
+        "in_i32_x.npy",
+        "in_i64_x.npy",
+        "in_bool_x.npy",
+        "in_c64_x.npy",
+        "in_f32_empty.npy",
+    ] {
         let a = kiln::load_npy(dir.join(name)).unwrap();
         let p = d.0.join(name);
         a.save_npy(&p).unwrap();
@@ -289,7 +345,11 @@ fn snapshot_of_a_generated_kernel() {
     assert!(mlir.starts_with("// region 0\n"), "{mlir}");
     let x2 = kiln::Array::from_vec(vec![1.5f32; 21], &[7, 3]);
     let y2 = (&x2 * &x2).sum(1).sqrt();
-    assert_eq!(kiln::kernel_code(&[&y2], kiln::CodeStage::HostMlir).unwrap(), mlir, "shape-generic");
+    assert_eq!(
+        kiln::kernel_code(&[&y2], kiln::CodeStage::HostMlir).unwrap(),
+        mlir,
+        "shape-generic"
+    );
     insta::assert_snapshot!(mlir);
     let gpu = kiln::kernel_code(&[&y], kiln::CodeStage::GpuMlir).unwrap();
     assert!(gpu.contains("func.func @kiln_gpu("), "{gpu}");

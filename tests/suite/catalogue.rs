@@ -34,14 +34,20 @@ fn stream(seed: u64) -> impl FnMut() -> u64 {
 fn f32s(shape: &[usize], seed: u64) -> Array {
     let mut next = stream(seed);
     let n: usize = shape.iter().product();
-    Array::from_vec((0..n).map(|_| (next() as f32 / (1u64 << 24) as f32) * 4.0 - 2.0).collect::<Vec<f32>>(), shape)
+    Array::from_vec(
+        (0..n).map(|_| (next() as f32 / (1u64 << 24) as f32) * 4.0 - 2.0).collect::<Vec<f32>>(),
+        shape,
+    )
 }
 
 /// Held f64 data in [-2, 2).
 fn f64s(shape: &[usize], seed: u64) -> Array {
     let mut next = stream(seed);
     let n: usize = shape.iter().product();
-    Array::from_vec((0..n).map(|_| (next() as f64 / (1u64 << 24) as f64) * 4.0 - 2.0).collect::<Vec<f64>>(), shape)
+    Array::from_vec(
+        (0..n).map(|_| (next() as f64 / (1u64 << 24) as f64) * 4.0 - 2.0).collect::<Vec<f64>>(),
+        shape,
+    )
 }
 
 /// Held i32 data in [lo, hi).
@@ -57,7 +63,10 @@ fn i8s(shape: &[usize], lo: i8, hi: i8, seed: u64) -> Array {
     let mut next = stream(seed);
     let n: usize = shape.iter().product();
     let span = (hi as i64 - lo as i64) as u64;
-    Array::from_vec((0..n).map(|_| (lo as i64 + (next() % span) as i64) as i8).collect::<Vec<i8>>(), shape)
+    Array::from_vec(
+        (0..n).map(|_| (lo as i64 + (next() % span) as i64) as i8).collect::<Vec<i8>>(),
+        shape,
+    )
 }
 
 /// Held bool data.
@@ -90,10 +99,12 @@ pub(crate) fn same(a: &kiln::HostArray, b: &kiln::HostArray) -> bool {
         (Data::Float32(x), Data::Float32(y)) => fl(x, y, |v| (v.is_nan(), v.to_bits() as u64)),
         (Data::Float64(x), Data::Float64(y)) => fl(x, y, |v| (v.is_nan(), v.to_bits())),
         (Data::Complex64(x), Data::Complex64(y)) => {
-            fl(x, y, |v| (v.re.is_nan(), v.re.to_bits() as u64)) && fl(x, y, |v| (v.im.is_nan(), v.im.to_bits() as u64))
+            fl(x, y, |v| (v.re.is_nan(), v.re.to_bits() as u64))
+                && fl(x, y, |v| (v.im.is_nan(), v.im.to_bits() as u64))
         }
         (Data::Complex128(x), Data::Complex128(y)) => {
-            fl(x, y, |v| (v.re.is_nan(), v.re.to_bits())) && fl(x, y, |v| (v.im.is_nan(), v.im.to_bits()))
+            fl(x, y, |v| (v.re.is_nan(), v.re.to_bits()))
+                && fl(x, y, |v| (v.im.is_nan(), v.im.to_bits()))
         }
         (x, y) => x == y,
     }
@@ -110,8 +121,16 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
     kiln::ir::verify::verify(g).unwrap();
     assert_eq!(kiln::ir::text::print(g), explained.graph, "{name}: lowered graph");
     let plan = compile(g, &Options::from_env()).unwrap_or_else(|e| panic!("{name}: {e}"));
-    for (stage, text) in [("simplified", &explained.simplified), ("regions", &explained.regions), ("schedule", &explained.schedule)] {
-        assert_eq!(&plan.stage_text(stage).unwrap(), text, "{name}: explain's {stage} differs from a fresh compile's");
+    for (stage, text) in [
+        ("simplified", &explained.simplified),
+        ("regions", &explained.regions),
+        ("schedule", &explained.schedule),
+    ] {
+        assert_eq!(
+            &plan.stage_text(stage).unwrap(),
+            text,
+            "{name}: explain's {stage} differs from a fresh compile's"
+        );
     }
     assert_eq!(plan.report(), explained.report, "{name}: report");
 
@@ -121,16 +140,26 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
     for r in &plan.partition.regions {
         kiln::ir::verify::verify(&r.body).unwrap_or_else(|e| panic!("{name}: region body: {e}"));
     }
-    assert_eq!(kiln_compiler::fusion::parse_regions(&explained.regions).unwrap(), plan.partition.regions, "{name}");
+    assert_eq!(
+        kiln_compiler::fusion::parse_regions(&explained.regions).unwrap(),
+        plan.partition.regions,
+        "{name}"
+    );
 
     // The schedule, run region by region, gives the reference's results.
     let inputs: Vec<&kiln::HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let reference = kiln::ir::eval::evaluate(g, &inputs).unwrap_or_else(|e| panic!("{name}: reference: {e}"));
-    let fused = kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
-        .unwrap_or_else(|e| panic!("{name}: fused: {e}"));
+    let reference =
+        kiln::ir::eval::evaluate(g, &inputs).unwrap_or_else(|e| panic!("{name}: reference: {e}"));
+    let fused =
+        kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
+            .unwrap_or_else(|e| panic!("{name}: fused: {e}"));
     assert_eq!(reference.len(), fused.len());
     for (k, (r, f)) in reference.iter().zip(&fused).enumerate() {
-        assert!(same(r, f), "{name}: output {k} differs\nreference: {r:?}\nfused: {f:?}\n{}", explained.report);
+        assert!(
+            same(r, f),
+            "{name}: output {k} differs\nreference: {r:?}\nfused: {f:?}\n{}",
+            explained.report
+        );
     }
 
     gpu_kernels(name, &plan.partition.regions);
@@ -181,7 +210,10 @@ pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region])
         };
         let ptx = &g.ptx;
         assert!(ptx.contains(".entry kiln_gpu("), "{name}: region {k}: no entry\n{ptx}");
-        assert!(!ptx.contains("llvm."), "{name}: region {k}: an LLVM intrinsic reached the PTX\n{ptx}");
+        assert!(
+            !ptx.contains("llvm."),
+            "{name}: region {k}: an LLVM intrinsic reached the PTX\n{ptx}"
+        );
         snap += &format!(
             "======== region {k}: MLIR\n{}======== region {k}: PTX lines that matter\n{}",
             g.kernel.mlir,
@@ -190,9 +222,16 @@ pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region])
         assemble(&format!("{name}-{k}"), ptx);
         // The fast tier (what a new region with little work gets first) compiles and
         // assembles too.
-        let fast = fast_tier_ptx(r).unwrap_or_else(|e| panic!("{name}: region {k}: fast-tier PTX: {e}"));
-        assert!(fast.contains(".entry kiln_gpu("), "{name}: region {k}: no entry in the fast tier\n{fast}");
-        assert!(!fast.contains("llvm."), "{name}: region {k}: an LLVM intrinsic reached the fast tier's PTX\n{fast}");
+        let fast =
+            fast_tier_ptx(r).unwrap_or_else(|e| panic!("{name}: region {k}: fast-tier PTX: {e}"));
+        assert!(
+            fast.contains(".entry kiln_gpu("),
+            "{name}: region {k}: no entry in the fast tier\n{fast}"
+        );
+        assert!(
+            !fast.contains("llvm."),
+            "{name}: region {k}: an LLVM intrinsic reached the fast tier's PTX\n{fast}"
+        );
         assemble(&format!("{name}-{k}-fast"), &fast);
     }
     for (k, r) in regions.iter().enumerate() {
@@ -204,7 +243,9 @@ pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region])
 }
 
 /// The PTX of `region`'s GPU kernel at the fast tier (sm_90).
-pub(crate) fn fast_tier_ptx(region: &kiln_compiler::fusion::Region) -> Result<std::sync::Arc<str>, kiln_compiler::CompileError> {
+pub(crate) fn fast_tier_ptx(
+    region: &kiln_compiler::fusion::Region,
+) -> Result<std::sync::Arc<str>, kiln_compiler::CompileError> {
     use kiln_compiler::codegen::gpu::{compile_kernel_gpu_tier, lower_region_gpu_tier};
     use kiln_compiler::codegen::Tier;
     let kernel = lower_region_gpu_tier(region, Tier::Fast)?;
@@ -225,7 +266,11 @@ fn assemble(label: &str, ptx: &str) {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{label}: ptxas: {}\n{ptx}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{label}: ptxas: {}\n{ptx}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A region's kernel with math functions forced to the polynomial approximations (GPUs without
@@ -245,8 +290,14 @@ fn polynomial_ptx(name: &str, k: usize, r: &kiln_compiler::fusion::Region) {
         .unwrap_or_else(|e| panic!("{name}: region {k}: polynomial PTX: {e}"));
     let ptx = &g.ptx;
     assert!(ptx.contains(".entry kiln_gpu("), "{name}: region {k}: no entry\n{ptx}");
-    assert!(!ptx.contains("llvm."), "{name}: region {k}: an LLVM intrinsic reached the polynomial PTX\n{ptx}");
-    assert!(!ptx.contains("__nv_"), "{name}: region {k}: a libdevice call in the polynomial PTX\n{ptx}");
+    assert!(
+        !ptx.contains("llvm."),
+        "{name}: region {k}: an LLVM intrinsic reached the polynomial PTX\n{ptx}"
+    );
+    assert!(
+        !ptx.contains("__nv_"),
+        "{name}: region {k}: a libdevice call in the polynomial PTX\n{ptx}"
+    );
     assemble(&format!("{name}-{k}-polynomial"), ptx);
 }
 
@@ -709,7 +760,8 @@ fn cast_chain_lossy() {
 fn cast_chain_integers() {
     let a = i8s(&[16], -100, 100, 59);
     let b = i32s(&[16], -1000, 1000, 60);
-    let y = a.astype(DType::Int32).astype(DType::Int64) + b.astype(DType::Int8).astype(DType::Int32).astype(DType::Int64);
+    let y = a.astype(DType::Int32).astype(DType::Int64)
+        + b.astype(DType::Int8).astype(DType::Int32).astype(DType::Int64);
     let e = program("cast_chain_integers", &[&y]);
     assert_kernels(&e, 1);
 }
@@ -855,7 +907,10 @@ fn matmul_bias_relu() {
     let y = (&a.t().matmul(&b) + &bias).maximum(0.0f32);
     let e = program("matmul_bias_relu", &[&y]);
     assert_eq!(kinds(&e), vec![RegionKind::Vendor]);
-    assert_eq!((e.report.epilogues[0].kernel, e.report.epilogues[0].lt), (None, Some(kiln::LtEpilogue::BiasRelu)));
+    assert_eq!(
+        (e.report.epilogues[0].kernel, e.report.epilogues[0].lt),
+        (None, Some(kiln::LtEpilogue::BiasRelu))
+    );
 }
 
 /// `abs(fft(w * z))`: the window product is one kernel, the FFT one library call, the magnitude
@@ -866,7 +921,10 @@ fn fft_magnitude() {
     let z = f32s(&[3, 16], 86).astype(DType::Complex64);
     let y = kiln::fft::fft(&(&w * &z), None, -1, "backward").abs();
     let e = program("fft_magnitude", &[&y]);
-    assert_eq!(kinds(&e), vec![RegionKind::Elementwise, RegionKind::Vendor, RegionKind::Elementwise]);
+    assert_eq!(
+        kinds(&e),
+        vec![RegionKind::Elementwise, RegionKind::Vendor, RegionKind::Elementwise]
+    );
 }
 
 /// Reductions of many elements into few results are split across GPU blocks (the two-stage

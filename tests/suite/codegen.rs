@@ -61,14 +61,20 @@ fn run_both(outs: &[&Array]) -> (Vec<HostArray>, Vec<HostArray>, Partition) {
     let reference = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
     let compiled = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap_or_else(|e| {
         let text = kiln_compiler::fusion::print_regions(&p.regions);
-        let mlir: Vec<String> =
-            p.regions.iter().map(|r| codegen::mlir_text(r).unwrap_or_else(|e| e.to_string())).collect();
+        let mlir: Vec<String> = p
+            .regions
+            .iter()
+            .map(|r| codegen::mlir_text(r).unwrap_or_else(|e| e.to_string()))
+            .collect();
         panic!("{e}\n{text}\n{}", mlir.join("\n"))
     });
     // Every region must have been compiled (none fell back to the evaluator).
     for (i, r) in p.regions.iter().enumerate() {
         if let Err(e) = codegen::compile_region(r) {
-            panic!("region {i} not compiled: {e}\n{}", kiln_compiler::fusion::print_regions(std::slice::from_ref(r)));
+            panic!(
+                "region {i} not compiled: {e}\n{}",
+                kiln_compiler::fusion::print_regions(std::slice::from_ref(r))
+            );
         }
     }
     (compiled, reference, p)
@@ -170,11 +176,21 @@ fn the_gpu_fast_tier_has_one_copy_of_the_code_and_no_vector_path() {
     assert_ne!(fast.kernel.mlir, optimized.kernel.mlir, "the tiers' lowerings differ");
     assert_eq!(fast.kernel.min_chunk, 1, "fast: a thread takes one item at a time");
     assert_eq!(optimized.kernel.min_chunk, 4, "optimised: four items at a time");
-    let count = |ptx: &str, op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op)).count();
+    let count =
+        |ptx: &str, op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op)).count();
     assert_eq!(count(&fast.ptx, "ex2.approx"), 1, "fast: one copy of exp\n{}", fast.ptx);
     assert_eq!(count(&fast.ptx, "ld.global.nc.v4"), 0, "fast: no vector loads\n{}", fast.ptx);
-    assert_eq!(count(&optimized.ptx, "ex2.approx"), 5, "optimised: five copies of exp\n{}", optimized.ptx);
-    assert!(count(&optimized.ptx, "ld.global.nc.v4") >= 1, "optimised: vector loads\n{}", optimized.ptx);
+    assert_eq!(
+        count(&optimized.ptx, "ex2.approx"),
+        5,
+        "optimised: five copies of exp\n{}",
+        optimized.ptx
+    );
+    assert!(
+        count(&optimized.ptx, "ld.global.nc.v4") >= 1,
+        "optimised: vector loads\n{}",
+        optimized.ptx
+    );
     // Cached apart: asking again gives each tier its own PTX, compiled no more.
     let again = compile(Tier::Fast);
     assert_eq!((again.ptx.as_ref(), again.compile_ms), (fast.ptx.as_ref(), 0.0));
@@ -212,7 +228,9 @@ fn gpu_kernels_start_fast_and_are_optimised_once_hot() {
         let expected: Vec<Tier> = match forced {
             Some(t) => vec![t; tiers.len()],
             // The first materialisation (`want`) was call 1.
-            None => (2..=tiers.len() + 1).map(|c| if c < hot { Tier::Fast } else { Tier::Optimized }).collect(),
+            None => (2..=tiers.len() + 1)
+                .map(|c| if c < hot { Tier::Fast } else { Tier::Optimized })
+                .collect(),
         };
         assert_eq!(tiers, expected, "{:?}", x.shape());
     }
@@ -226,7 +244,9 @@ fn gpu_kernels_start_fast_and_are_optimised_once_hot() {
     }
     let expected: Vec<Tier> = match forced {
         Some(t) => vec![t; tiers.len()],
-        None => (1..=tiers.len()).map(|c| if c < hot { Tier::Fast } else { Tier::Optimized }).collect(),
+        None => {
+            (1..=tiers.len()).map(|c| if c < hot { Tier::Fast } else { Tier::Optimized }).collect()
+        }
     };
     assert_eq!(tiers, expected, "one structure over new shapes");
 }
@@ -264,7 +284,10 @@ fn specials_f64(n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
 
 fn with_specials_f32(shape: &[usize], seed: u64, lo: f64, hi: f64) -> Array {
     let n: usize = shape.iter().product();
-    let a = Array::from_vec(specials_f64(n, seed, lo, hi).into_iter().map(|x| x as f32).collect::<Vec<_>>(), shape);
+    let a = Array::from_vec(
+        specials_f64(n, seed, lo, hi).into_iter().map(|x| x as f32).collect::<Vec<_>>(),
+        shape,
+    );
     a.eval();
     a
 }
@@ -321,7 +344,11 @@ fn transposed_inputs_in_tiles() {
     check_program("x.T + y", &[&(x.t() + &y)], 0.0);
     check_program("x.T[::-1] * 2", &[&(x.t().flip(Some(&[0])) * 2.0)], 0.0);
     let z = uniform_f64(&[3, 70, 45], -2.0, 2.0, 70);
-    check_program("batched transpose", &[&(z.permute(&[0, 2, 1]) - z.permute(&[0, 2, 1]).square())], 0.0);
+    check_program(
+        "batched transpose",
+        &[&(z.permute(&[0, 2, 1]) - z.permute(&[0, 2, 1]).square())],
+        0.0,
+    );
 }
 
 #[test]
@@ -385,16 +412,39 @@ fn integer_ops_wrap_and_divide_like_numpy() {
         let a = ints_i64(&[400], 14).astype(dt);
         let b = ints(&[400], 15, |v| (v % 19) as i64 - 9).astype(dt);
         let n = format!("{dt}");
-        check_program(&format!("{n} + - *"), &[&(&a + &b), &(&a - &b), &(&a * &b), &a.negative(), &a.square()], 0.0);
+        check_program(
+            &format!("{n} + - *"),
+            &[&(&a + &b), &(&a - &b), &(&a * &b), &a.negative(), &a.square()],
+            0.0,
+        );
         check_program(&format!("{n} // %"), &[&a.floor_divide(&b), &(&a % &b)], 0.0);
-        check_program(&format!("{n} abs sign reciprocal"), &[&a.abs(), &a.sign(), &b.reciprocal()], 0.0);
-        check_program(&format!("{n} bitwise"), &[&(&a & &b), &(&a | &b), &(&a ^ &b), &a.invert()], 0.0);
+        check_program(
+            &format!("{n} abs sign reciprocal"),
+            &[&a.abs(), &a.sign(), &b.reciprocal()],
+            0.0,
+        );
+        check_program(
+            &format!("{n} bitwise"),
+            &[&(&a & &b), &(&a | &b), &(&a ^ &b), &a.invert()],
+            0.0,
+        );
         check_program(&format!("{n} shifts"), &[&(&a << &b), &(&a >> &b)], 0.0);
         check_program(&format!("{n} power"), &[&a.power(&b)], 0.0);
-        check_program(&format!("{n} max min"), &[&a.maximum(&b), &a.minimum(&b), &a.fmax(&b), &a.fmin(&b)], 0.0);
+        check_program(
+            &format!("{n} max min"),
+            &[&a.maximum(&b), &a.minimum(&b), &a.fmax(&b), &a.fmin(&b)],
+            0.0,
+        );
         check_program(
             &format!("{n} comparisons"),
-            &[&a.equal(&b), &a.not_equal(&b), &a.less(&b), &a.less_equal(&b), &a.greater(&b), &a.greater_equal(&b)],
+            &[
+                &a.equal(&b),
+                &a.not_equal(&b),
+                &a.less(&b),
+                &a.less_equal(&b),
+                &a.greater(&b),
+                &a.greater_equal(&b),
+            ],
             0.0,
         );
     }
@@ -403,7 +453,11 @@ fn integer_ops_wrap_and_divide_like_numpy() {
     let b = Array::from_vec(vec![1i8, -1, -1, 2, 0, 0, 0], &[7]);
     a.eval();
     b.eval();
-    check_program("int8 edge cases", &[&(&a + &b), &a.floor_divide(&b), &(&a % &b), &a.abs(), &a.negative()], 0.0);
+    check_program(
+        "int8 edge cases",
+        &[&(&a + &b), &a.floor_divide(&b), &(&a % &b), &a.abs(), &a.negative()],
+        0.0,
+    );
 }
 
 #[test]
@@ -426,7 +480,14 @@ fn bool_ops() {
     );
     check_program(
         "bool arithmetic",
-        &[&(&a + &b), &(&a * &b), &a.maximum(&b), &a.minimum(&b), &a.less(&b), &a.greater_equal(&b)],
+        &[
+            &(&a + &b),
+            &(&a * &b),
+            &a.maximum(&b),
+            &a.minimum(&b),
+            &a.less(&b),
+            &a.greater_equal(&b),
+        ],
         0.0,
     );
 }
@@ -456,7 +517,8 @@ fn float_functions() {
     ] {
         let y = y32.astype(dt);
         // The bounds of `ulps::host_ulps`, by the op's IR name.
-        let bound_of = |name: &str| host_ulps(OpKind::from_name(name).expect("an IR op name"), dt) as f64;
+        let bound_of =
+            |name: &str| host_ulps(OpKind::from_name(name).expect("an IR op name"), dt) as f64;
         let unary: Vec<(&str, Array)> = vec![
             ("sqrt", x.sqrt()),
             ("cbrt", x.cbrt()),
@@ -514,7 +576,11 @@ fn float_functions() {
             check_program(&format!("{name} {dt}"), &[a], bound_of(name));
         }
         // NaN against NaN, for the NaN rules of maximum/fmax.
-        check_program(&format!("max of NaNs {dt}"), &[&x.maximum(x.flip(None)), &x.fmin(x.flip(None))], 0.0);
+        check_program(
+            &format!("max of NaNs {dt}"),
+            &[&x.maximum(x.flip(None)), &x.fmin(x.flip(None))],
+            0.0,
+        );
         check_program(
             &format!("predicates {dt}"),
             &[
@@ -543,7 +609,11 @@ pub(crate) struct Dom {
 const ALL: Dom = Dom { f32: (-3.4e38, 3.4e38), f64: (-1.7e308, 1.7e308), near: &[0.0, 1.0, -1.0] };
 const POSITIVE: Dom = Dom { f32: (0.0, 3.4e38), f64: (0.0, 1.7e308), near: &[0.0, 1.0] };
 const UNIT: Dom = Dom { f32: (-1.0, 1.0), f64: (-1.0, 1.0), near: &[-1.0, 0.0, 1.0, 0.5, -0.5] };
-const TRIG: Dom = Dom { f32: (-1e6, 1e6), f64: (-1e6, 1e6), near: &[0.0, std::f64::consts::FRAC_PI_2, std::f64::consts::PI] };
+const TRIG: Dom = Dom {
+    f32: (-1e6, 1e6),
+    f64: (-1e6, 1e6),
+    near: &[0.0, std::f64::consts::FRAC_PI_2, std::f64::consts::PI],
+};
 /// sinh and cosh, up to their overflow.
 const HYPERBOLIC: Dom = Dom { f32: (-90.0, 90.0), f64: (-711.0, 711.0), near: &[0.0] };
 
@@ -562,7 +632,13 @@ pub(crate) struct Func {
 /// A sample of `dom` for a float format `(mantissa, min_exp)` and largest finite value `max`:
 /// uniform over the interval, log-uniform in magnitude (every binade, subnormals included), or
 /// near one of its points.
-fn sample(r: &mut Rng, (lo, hi): (f64, f64), near: &[f64], (mantissa, min_exp): (u32, i32), max: f64) -> f64 {
+fn sample(
+    r: &mut Rng,
+    (lo, hi): (f64, f64),
+    near: &[f64],
+    (mantissa, min_exp): (u32, i32),
+    max: f64,
+) -> f64 {
     let tiny = 2f64.powi(min_exp - (mantissa as i32 - 1));
     loop {
         let sign = if r.next() & 1 == 1 { -1.0 } else { 1.0 };
@@ -574,7 +650,9 @@ fn sample(r: &mut Rng, (lo, hi): (f64, f64), near: &[f64], (mantissa, min_exp): 
             }
             _ => {
                 let c = near[(r.next() % near.len() as u64) as usize];
-                c + sign * c.abs().max(tiny.sqrt()) * (-r.uniform(0.0, mantissa as f64 + 2.0)).exp2()
+                c + sign
+                    * c.abs().max(tiny.sqrt())
+                    * (-r.uniform(0.0, mantissa as f64 + 2.0)).exp2()
             }
         };
         if (lo..=hi).contains(&x) && x.abs() <= max {
@@ -598,9 +676,15 @@ pub(crate) fn table_inputs(f: &Func, dt: DType, n: usize, seed: u64) -> Vec<Arra
     if narrow && f.args.len() == 1 {
         let all: Vec<u16> = (0..=u16::MAX).collect();
         let a = if dt == DType::Float16 {
-            Array::from_vec(all.iter().map(|&b| f16::from_bits(b)).collect::<Vec<_>>(), &[all.len()])
+            Array::from_vec(
+                all.iter().map(|&b| f16::from_bits(b)).collect::<Vec<_>>(),
+                &[all.len()],
+            )
         } else {
-            Array::from_vec(all.iter().map(|&b| bf16::from_bits(b)).collect::<Vec<_>>(), &[all.len()])
+            Array::from_vec(
+                all.iter().map(|&b| bf16::from_bits(b)).collect::<Vec<_>>(),
+                &[all.len()],
+            )
         };
         return vec![a];
     }
@@ -740,10 +824,16 @@ fn ulp_table() {
             }
             let bound = host_ulps(op, dt) as f64;
             if worst > bound {
-                let x: Vec<String> =
-                    args.iter().map(|a| format!("{:e}", float_values(&a.try_to_host().unwrap()).unwrap().0[at])).collect();
+                let x: Vec<String> = args
+                    .iter()
+                    .map(|a| {
+                        format!("{:e}", float_values(&a.try_to_host().unwrap()).unwrap().0[at])
+                    })
+                    .collect();
                 let (name, x, g, w) = (f.name, x.join(", "), gv[at], wv[at]);
-                over.push(format!("{name} {dt}: {worst} ulps > {bound} at ({x}): {g:e}, reference {w:e}"));
+                over.push(format!(
+                    "{name} {dt}: {worst} ulps > {bound} at ({x}): {g:e}, reference {w:e}"
+                ));
             }
             row += &format!(" {worst} |");
         }
@@ -767,16 +857,24 @@ fn logaddexp_calls_scalar_libm() {
     let p = partition(&kiln::lower(&[&z]).graph);
     for tier in [codegen::Tier::Fast, codegen::Tier::Optimized] {
         let ir = codegen::optimized_llvm_ir_text(&p.regions[0], tier).unwrap();
-        assert!(ir.contains("@kiln_logaddexp(double") && ir.contains("noinline"), "{tier:?}:\n{ir}");
+        assert!(
+            ir.contains("@kiln_logaddexp(double") && ir.contains("noinline"),
+            "{tier:?}:\n{ir}"
+        );
         let vector_call = ir.lines().any(|l| l.contains("call ") && l.contains("@_ZGV"));
         assert!(!vector_call, "{tier:?}: a vector math function is called:\n{ir}");
     }
-    check_program("logaddexp", &[&z, &x.astype(DType::Float32).logaddexp(y.astype(DType::Float32))], 0.0);
+    check_program(
+        "logaddexp",
+        &[&z, &x.astype(DType::Float32).logaddexp(y.astype(DType::Float32))],
+        0.0,
+    );
 }
 
 #[test]
 fn index_ramps() {
-    let y = kiln::arange(1000).astype(DType::Float32).sin() * kiln::linspace(0.0, 1.0, 1000).astype(DType::Float32);
+    let y = kiln::arange(1000).astype(DType::Float32).sin()
+        * kiln::linspace(0.0, 1.0, 1000).astype(DType::Float32);
     check_program("arange and linspace", &[&y], f32_ulps());
     check_program("eye", &[&kiln::eye(7, Some(9), 2, DType::Int16)], 0.0);
 }
@@ -791,9 +889,17 @@ fn softmax_rows() {
     // float16 and bfloat16: every op rounded to the dtype, sums accumulated in f32.
     for dt in [DType::Float16, DType::BFloat16] {
         let h = x.astype(dt);
-        check_program(&format!("softmax {dt}"), &[&kiln::nn::softmax(&h, -1).unwrap(), &kiln::nn::softmax(&h, 0).unwrap()], 2.0);
+        check_program(
+            &format!("softmax {dt}"),
+            &[&kiln::nn::softmax(&h, -1).unwrap(), &kiln::nn::softmax(&h, 0).unwrap()],
+            2.0,
+        );
         let w = uniform_f32(&[300], 0.5, 1.5, 71).astype(dt);
-        check_program(&format!("layer_norm {dt}"), &[&kiln::nn::layer_norm(&h, &w, &w, 1e-3).unwrap()], 2.0);
+        check_program(
+            &format!("layer_norm {dt}"),
+            &[&kiln::nn::layer_norm(&h, &w, &w, 1e-3).unwrap()],
+            2.0,
+        );
     }
 }
 
@@ -860,19 +966,24 @@ fn signed_zeros_of_max_and_min() {
     let v: Vec<f32> = rows.iter().flatten().copied().collect();
     // The same rows as the columns of a contiguous array (reduced in block mode).
     let t: Vec<f32> = (0..4).flat_map(|j| rows.iter().map(move |r| r[j])).collect();
-    let arrays: Vec<Array> = [(v.clone(), [6, 4]), (v.iter().map(|a| -a).collect(), [6, 4]), (t.clone(), [4, 6])]
-        .into_iter()
-        .chain([(t.iter().map(|a| -a).collect(), [4, 6])])
-        .map(|(d, s): (Vec<f32>, [usize; 2])| {
-            let a = Array::from_vec(d, &s);
-            a.eval();
-            a
-        })
-        .collect();
+    let arrays: Vec<Array> =
+        [(v.clone(), [6, 4]), (v.iter().map(|a| -a).collect(), [6, 4]), (t.clone(), [4, 6])]
+            .into_iter()
+            .chain([(t.iter().map(|a| -a).collect(), [4, 6])])
+            .map(|(d, s): (Vec<f32>, [usize; 2])| {
+                let a = Array::from_vec(d, &s);
+                a.eval();
+                a
+            })
+            .collect();
     for dt in [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64] {
         let [x, neg, xt, negt] = [0, 1, 2, 3].map(|i| arrays[i].astype(dt));
         check_program(&format!("rows {dt}"), &[&x.max(1), &neg.min(1), &x.max(None)], 0.0);
-        check_program(&format!("columns {dt}"), &[&xt.max(0), &negt.min(0), &xt.max(axis(0).keepdims())], 0.0);
+        check_program(
+            &format!("columns {dt}"),
+            &[&xt.max(0), &negt.min(0), &xt.max(axis(0).keepdims())],
+            0.0,
+        );
     }
     // remainder(x, x) is a zero with x's sign.
     let y = Array::from_vec(vec![-3.0f64, 2.0, -1.0], &[3]);
@@ -889,7 +1000,11 @@ fn integer_and_bool_reductions() {
     let u = ints(&[50, 70], 30, |v| v as u32);
     check_program("uint32 sums", &[&u.sum(1), &u.prod(0), &u.max(1)], 0.0);
     let b = ints(&[50, 70], 31, |v| v % 5 != 0);
-    check_program("bool reductions", &[&b.sum(1), &b.all(1), &b.any(0), &b.all(None), &a.any(1), &a.all(0)], 0.0);
+    check_program(
+        "bool reductions",
+        &[&b.sum(1), &b.all(1), &b.any(0), &b.all(None), &a.any(1), &a.all(0)],
+        0.0,
+    );
 }
 
 #[test]
@@ -898,7 +1013,11 @@ fn float_reductions() {
     // Sums: the kernel accumulates in f64 and rounds once; the evaluator's sum is exact then
     // rounded: equal but for the rare sum whose f64 rounding crosses a float32 rounding boundary.
     check_program("column sums", &[&x.sum(0)], 1.0);
-    check_program("sums over axis sets", &[&x.sum([0, 2]), &x.sum(axis([1, 2]).keepdims()), &x.sum(None)], 1.0);
+    check_program(
+        "sums over axis sets",
+        &[&x.sum([0, 2]), &x.sum(axis([1, 2]).keepdims()), &x.sum(None)],
+        1.0,
+    );
     let p = uniform_f32(&[30, 40], 0.5, 1.5, 33);
     check_program("products", &[&p.prod(1), &p.prod(None)], 1.0);
     let h = uniform_f32(&[30, 40], -1.0, 1.0, 34).astype(DType::Float16);
@@ -964,7 +1083,10 @@ fn run_text(graph: &str, inputs: &[HostArray]) -> (Vec<HostArray>, Vec<HostArray
             continue;
         }
         if let Err(e) = codegen::compile_region(r) {
-            panic!("region {i} not compiled: {e}\n{}", kiln_compiler::fusion::print_regions(std::slice::from_ref(r)));
+            panic!(
+                "region {i} not compiled: {e}\n{}",
+                kiln_compiler::fusion::print_regions(std::slice::from_ref(r))
+            );
         }
     }
     let sched = schedule(&g, &p.regions);
@@ -1087,7 +1209,12 @@ fn unsupported_regions_fall_back_to_the_evaluator() {
     let sched = schedule(&l.graph, &p.regions);
     let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
     let got = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
-    check("concatenate between kernels", &got, &kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap(), f32_ulps());
+    check(
+        "concatenate between kernels",
+        &got,
+        &kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap(),
+        f32_ulps(),
+    );
 }
 
 #[test]
@@ -1100,8 +1227,14 @@ fn kernels_are_cached_and_shared_across_shapes() {
     check("first shape", &got, &want, f32_ulps());
     let (got, want, p2) = run_both(&[&f(1000, 46)]);
     check("second shape", &got, &want, f32_ulps());
-    assert_ne!(kiln_compiler::fusion::print_regions(&p.regions), kiln_compiler::fusion::print_regions(&p2.regions));
-    let (a, b) = (codegen::compile_region(&p.regions[0]).unwrap(), codegen::compile_region(&p2.regions[0]).unwrap());
+    assert_ne!(
+        kiln_compiler::fusion::print_regions(&p.regions),
+        kiln_compiler::fusion::print_regions(&p2.regions)
+    );
+    let (a, b) = (
+        codegen::compile_region(&p.regions[0]).unwrap(),
+        codegen::compile_region(&p2.regions[0]).unwrap(),
+    );
     assert_eq!(a.kernel.mlir, b.kernel.mlir);
     assert_ne!(a.kernel.work_items, b.kernel.work_items);
     assert!(std::sync::Arc::ptr_eq(&a.code, &b.code), "a new shape reuses the machine code");
@@ -1185,7 +1318,11 @@ fn probe() {
             codegen::optimized_llvm_ir_text(&p.regions[0], codegen::Tier::Optimized).unwrap(),
         )
         .unwrap();
-        std::fs::write(dir.join(format!("{name}.mlir")), codegen::mlir_text(&p.regions[0]).unwrap()).unwrap();
+        std::fs::write(
+            dir.join(format!("{name}.mlir")),
+            codegen::mlir_text(&p.regions[0]).unwrap(),
+        )
+        .unwrap();
         run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
         let (mut walls, mut cpus) = (Vec::new(), Vec::new());
         let reps = std::env::var("KILN_PROBE_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
@@ -1234,7 +1371,8 @@ fn probe_compile() {
     let mut sum = [0.0f64; 3];
     let seed = (std::process::id() % 997) as f64 * 1e-4;
     for k in 0..n {
-        let y = ((&x - (2.0 + seed + k as f64 * 1e-3)).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
+        let y =
+            ((&x - (2.0 + seed + k as f64 * 1e-3)).square() * 0.5 + x.sin()) * (-(&x * &x)).exp();
         let p = partition(&kiln::lower(&[&y]).graph);
         let ts = codegen::compile_region(&p.regions[0]).unwrap().code.get().times;
         sum[0] += ts.mlir;
@@ -1328,7 +1466,8 @@ fn many_to_few_reductions_through_the_backend() {
 #[test]
 fn remainder_and_floor_divide_of_special_pairs_through_the_backend() {
     let sp = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1.5, -2.5, 1e300, -5e-324];
-    let (xs, ys): (Vec<f64>, Vec<f64>) = sp.iter().flat_map(|&a| sp.iter().map(move |&b| (a, b))).unzip();
+    let (xs, ys): (Vec<f64>, Vec<f64>) =
+        sp.iter().flat_map(|&a| sp.iter().map(move |&b| (a, b))).unzip();
     for dt in [DType::Float32, DType::Float64] {
         let x = Array::from_vec(xs.clone(), &[xs.len()]).astype(dt);
         let y = Array::from_vec(ys.clone(), &[ys.len()]).astype(dt);

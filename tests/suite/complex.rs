@@ -21,7 +21,8 @@ fn values(n: usize, seed: u64) -> Vec<Complex64> {
         s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         s >> 11
     };
-    let special = [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-30, 3e30, 0.5];
+    let special =
+        [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-30, 3e30, 0.5];
     (0..n)
         .map(|_| {
             let mut part = || {
@@ -41,7 +42,10 @@ fn array(dt: DType, shape: &[usize], seed: u64) -> Array {
     let n: usize = shape.iter().product();
     let v = values(n, seed);
     let a = if dt == DType::Complex64 {
-        Array::from_vec(v.iter().map(|z| Complex32::new(z.re as f32, z.im as f32)).collect::<Vec<_>>(), shape)
+        Array::from_vec(
+            v.iter().map(|z| Complex32::new(z.re as f32, z.im as f32)).collect::<Vec<_>>(),
+            shape,
+        )
     } else {
         Array::from_vec(v, shape)
     };
@@ -52,7 +56,9 @@ fn array(dt: DType, shape: &[usize], seed: u64) -> Array {
 /// The parts of a float or complex array as f64, with the parts' (mantissa bits, min exponent).
 fn parts(a: &HostArray) -> Option<(Vec<f64>, (u32, i32))> {
     Some(match a.data() {
-        Data::Complex64(v) => (v.iter().flat_map(|z| [z.re as f64, z.im as f64]).collect(), (24, -126)),
+        Data::Complex64(v) => {
+            (v.iter().flat_map(|z| [z.re as f64, z.im as f64]).collect(), (24, -126))
+        }
         Data::Complex128(v) => (v.iter().flat_map(|z| [z.re, z.im]).collect(), (53, -1022)),
         Data::Float32(v) => (v.iter().map(|&x| x as f64).collect(), (24, -126)),
         Data::Float64(v) => (v.clone(), (53, -1022)),
@@ -72,7 +78,10 @@ fn check(name: &str, y: &Array, max_ulps: f64) {
         (Some((g, format)), Some((w, _))) => {
             for (i, (&a, &b)) in g.iter().zip(&w).enumerate() {
                 let d = ulp_distance(a, b, format);
-                assert!(d <= max_ulps, "{name}: part {i}: {a:e} vs reference {b:e} ({d} ulps > {max_ulps})");
+                assert!(
+                    d <= max_ulps,
+                    "{name}: part {i}: {a:e} vs reference {b:e} ({d} ulps > {max_ulps})"
+                );
             }
         }
         _ => assert_eq!(*got, want, "{name}"),
@@ -170,17 +179,25 @@ fn fft_consumers_fuse_into_one_complex_kernel() {
     // abs(fft(w * z)): the product is one kernel before the FFT, abs one kernel after; both
     // compiled (no evaluator fallback), the result equal to the evaluator's within the FFT's
     // rounding.
-    let w = Array::from_vec((0..1024).map(|i| (i as f32 * 0.01).cos()).collect::<Vec<_>>(), &[1024]);
+    let w =
+        Array::from_vec((0..1024).map(|i| (i as f32 * 0.01).cos()).collect::<Vec<_>>(), &[1024]);
     let z = array(DType::Complex64, &[1024], 6).isfinite().astype(DType::Complex64);
     let y = kiln::fft::fft(&(&w * &z), None, -1, "backward").abs();
     let l = kiln::lower(&[&y]);
     let p = partition(&l.graph);
     let compiled = p.regions.iter().filter(|r| codegen::compile_region(r).is_ok()).count();
-    assert_eq!((p.regions.len(), compiled), (3, 2), "{}", kiln_compiler::fusion::print_regions(&p.regions));
+    assert_eq!(
+        (p.regions.len(), compiled),
+        (3, 2),
+        "{}",
+        kiln_compiler::fusion::print_regions(&p.regions)
+    );
     let got = y.try_to_host().unwrap();
     let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
     let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap().remove(0);
-    let (Data::Float32(g), Data::Float32(e)) = (got.data(), want.data()) else { panic!("float32 magnitudes") };
+    let (Data::Float32(g), Data::Float32(e)) = (got.data(), want.data()) else {
+        panic!("float32 magnitudes")
+    };
     let scale = e.iter().fold(0.0f32, |m, &x| m.max(x));
     for (i, (a, b)) in g.iter().zip(e).enumerate() {
         assert!((a - b).abs() <= 1e-5 * scale, "element {i}: {a} vs {b}");

@@ -75,7 +75,10 @@ fn broadcast_mismatch_in_where_and_broadcast_to() {
     assert_mentions(&e.to_string(), &["where", "(3,)", "(2, 4)"]);
 
     let e = f32s(&[2, 3]).try_broadcast_to(&[3, 3]).unwrap_err();
-    assert!(matches!(&e, Error::Ir(IrError::Broadcast { op, .. }) if op == "broadcast_to"), "{e:?}");
+    assert!(
+        matches!(&e, Error::Ir(IrError::Broadcast { op, .. }) if op == "broadcast_to"),
+        "{e:?}"
+    );
     assert_mentions(&e.to_string(), &["broadcast_to", "(2, 3)", "(3, 3)"]);
     assert_eq!(panic_message(|| f32s(&[2, 3]).broadcast_to(&[3, 3])), e.to_string());
 }
@@ -101,7 +104,10 @@ fn int_scalar_out_of_bounds_for_int8() {
     // uint8 and a negative Python int (NumPy 2: OverflowError).
     let u = Array::from_vec(vec![1u8, 2], &[2]);
     let e = u.try_add(-1).unwrap_err();
-    assert!(matches!(&e, Error::Ir(IrError::ScalarOutOfBounds { dtype: DType::UInt8, .. })), "{e:?}");
+    assert!(
+        matches!(&e, Error::Ir(IrError::ScalarOutOfBounds { dtype: DType::UInt8, .. })),
+        "{e:?}"
+    );
     assert_mentions(&e.to_string(), &["add", "-1", "uint8"]);
 }
 
@@ -129,7 +135,10 @@ fn bitwise_and_on_floats() {
     // A weak int with a float array promotes to float: still no loop.
     assert!(matches!(a.try_bitwise_or(1), Err(Error::Ir(IrError::UnsupportedDType { .. }))));
     let e = a.try_invert().unwrap_err();
-    assert!(matches!(&e, Error::Ir(IrError::UnsupportedDType { op, .. }) if op == "invert"), "{e:?}");
+    assert!(
+        matches!(&e, Error::Ir(IrError::UnsupportedDType { op, .. }) if op == "invert"),
+        "{e:?}"
+    );
     assert_eq!(panic_message(|| !&a), e.to_string());
     let d = Array::from_vec(vec![1.0f64, 2.0], &[2]);
     let e = d.try_left_shift(&d).unwrap_err();
@@ -142,7 +151,10 @@ fn floor_divide_and_comparisons_of_complex() {
     // NumPy: floor_divide and remainder have no complex loops.
     let z = Array::from_vec(vec![num_complex::Complex32::new(1.0, 2.0)], &[1]);
     let e = z.try_floor_divide(&z).unwrap_err();
-    assert!(matches!(&e, Error::Ir(IrError::UnsupportedDType { op, .. }) if op == "floor_divide"), "{e:?}");
+    assert!(
+        matches!(&e, Error::Ir(IrError::UnsupportedDType { op, .. }) if op == "floor_divide"),
+        "{e:?}"
+    );
     assert_mentions(&e.to_string(), &["floor_divide", "complex64"]);
     assert!(matches!(z.try_remainder(&z), Err(Error::Ir(IrError::UnsupportedDType { .. }))));
 }
@@ -165,11 +177,20 @@ fn bool_subtract_and_negative_are_errors_as_numpy() {
     // not compute them in float16.
     let b = Array::from_vec(vec![true, false], &[2]);
     let r = b.try_subtract(&b);
-    assert!(matches!(&r, Err(Error::Ir(IrError::UnsupportedDType { op, .. })) if op == "subtract"), "bool - bool gave {r:?}");
+    assert!(
+        matches!(&r, Err(Error::Ir(IrError::UnsupportedDType { op, .. })) if op == "subtract"),
+        "bool - bool gave {r:?}"
+    );
     let r = b.try_negative();
-    assert!(matches!(&r, Err(Error::Ir(IrError::UnsupportedDType { op, .. })) if op == "negative"), "-bool gave {r:?}");
+    assert!(
+        matches!(&r, Err(Error::Ir(IrError::UnsupportedDType { op, .. })) if op == "negative"),
+        "-bool gave {r:?}"
+    );
     let r = b.try_sign();
-    assert!(matches!(&r, Err(Error::Ir(IrError::UnsupportedDType { op, .. })) if op == "sign"), "sign(bool) gave {r:?}");
+    assert!(
+        matches!(&r, Err(Error::Ir(IrError::UnsupportedDType { op, .. })) if op == "sign"),
+        "sign(bool) gave {r:?}"
+    );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -188,7 +209,14 @@ fn axis_out_of_bounds() {
     }
     assert_mentions(&e.to_string(), &["sum", "axis 2", "dimension 2"]);
     assert_eq!(panic_message(|| x.sum(2)), e.to_string());
-    for r in [x.try_sum(-3), x.try_max([0, 5]), x.try_mean(3), x.try_var(-3, 0), x.try_argmax(2), x.try_all(9)] {
+    for r in [
+        x.try_sum(-3),
+        x.try_max([0, 5]),
+        x.try_mean(3),
+        x.try_var(-3, 0),
+        x.try_argmax(2),
+        x.try_all(9),
+    ] {
         assert!(matches!(r, Err(Error::Ir(IrError::AxisOutOfBounds { .. }))), "{r:?}");
     }
     let e = x.try_mean(3).unwrap_err();
@@ -198,8 +226,14 @@ fn axis_out_of_bounds() {
     assert!(matches!(x.try_expand_dims(&[3]), Err(Error::Ir(IrError::AxisOutOfBounds { .. }))));
     assert!(matches!(x.try_squeeze(Some(&[2])), Err(Error::Ir(IrError::AxisOutOfBounds { .. }))));
     assert!(matches!(x.try_flip(Some(&[-3])), Err(Error::Ir(IrError::AxisOutOfBounds { .. }))));
-    assert!(matches!(kiln::try_concatenate(&[&x, &x], 2), Err(Error::Ir(IrError::AxisOutOfBounds { .. }))));
-    assert!(matches!(kiln::try_stack(&[&x, &x], 3), Err(Error::Ir(IrError::AxisOutOfBounds { .. }))));
+    assert!(matches!(
+        kiln::try_concatenate(&[&x, &x], 2),
+        Err(Error::Ir(IrError::AxisOutOfBounds { .. }))
+    ));
+    assert!(matches!(
+        kiln::try_stack(&[&x, &x], 3),
+        Err(Error::Ir(IrError::AxisOutOfBounds { .. }))
+    ));
     assert!(kiln::try_stack(&[&x, &x], 2).is_ok());
 }
 
@@ -208,7 +242,9 @@ fn repeated_axis() {
     let x = f32s(&[2, 3]);
     let e = x.try_sum([0, -2]).unwrap_err();
     match &e {
-        Error::Ir(IrError::RepeatedAxis { op, axis }) => assert_eq!((op.as_str(), *axis), ("sum", -2)),
+        Error::Ir(IrError::RepeatedAxis { op, axis }) => {
+            assert_eq!((op.as_str(), *axis), ("sum", -2))
+        }
         other => panic!("expected RepeatedAxis, got {other:?}"),
     }
     assert_mentions(&e.to_string(), &["sum", "repeated axis"]);
@@ -347,7 +383,10 @@ fn concatenate_with_mismatched_shapes() {
     assert_eq!(panic_message(|| kiln::concatenate(&[&a, &b], 0)), e.to_string());
     // Along axis 1 the (2, 3) and (2, 5) extents may differ; ranks may not.
     assert_eq!(kiln::try_concatenate(&[&a, &f32s(&[2, 5])], 1).unwrap().shape(), &[2, 8]);
-    assert!(matches!(kiln::try_concatenate(&[&a, &f32s(&[6])], 0), Err(Error::Ir(IrError::ShapeMismatch { .. }))));
+    assert!(matches!(
+        kiln::try_concatenate(&[&a, &f32s(&[6])], 0),
+        Err(Error::Ir(IrError::ShapeMismatch { .. }))
+    ));
     // Stack needs equal shapes; an empty list and rank-0 arrays are errors.
     let e = kiln::try_stack(&[&a, &f32s(&[2, 5])], 0).unwrap_err();
     assert_mentions(&e.to_string(), &["stack", "(2, 3)", "(2, 5)"]);
@@ -376,7 +415,10 @@ fn to_vec_with_the_wrong_element_type() {
     assert!(matches!(x.sum(None).try_item::<f64>(), Err(Error::ElementType { .. })));
     // The check needs no evaluation: a lazy array errs the same way.
     let lazy = x.sin();
-    assert!(matches!(lazy.try_to_vec::<i8>(), Err(Error::ElementType { dtype: DType::Float32, wanted: DType::Int8, .. })));
+    assert!(matches!(
+        lazy.try_to_vec::<i8>(),
+        Err(Error::ElementType { dtype: DType::Float32, wanted: DType::Int8, .. })
+    ));
     assert!(!lazy.is_materialized());
 }
 

@@ -25,7 +25,10 @@ fn fixture(name: &str) -> Vec<f32> {
 }
 
 fn parse_line(stdout: &str, label: &str) -> Vec<f32> {
-    let line = stdout.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no `{label}` line in {stdout}"));
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no `{label}` line in {stdout}"));
     line[label.len()..].split_whitespace().map(|v| v.parse().unwrap()).collect()
 }
 
@@ -35,7 +38,10 @@ fn dump_files(dir: &Path) -> Vec<(String, String)> {
         .unwrap()
         .map(|e| {
             let p = e.unwrap().path();
-            (p.file_name().unwrap().to_str().unwrap().to_string(), std::fs::read_to_string(&p).unwrap())
+            (
+                p.file_name().unwrap().to_str().unwrap().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
         })
         .collect();
     files.sort();
@@ -154,16 +160,32 @@ fn host_code_dumps_are_canonical() {
         files
     };
     let first = run("a", "64", "40");
-    let mlir: Vec<&(String, String)> = first.iter().filter(|(n, _)| n.ends_with("-4-mlir.mlir")).collect();
-    let llvm: Vec<&(String, String)> = first.iter().filter(|(n, _)| n.ends_with("-5-llvm.ll")).collect();
+    let mlir: Vec<&(String, String)> =
+        first.iter().filter(|(n, _)| n.ends_with("-4-mlir.mlir")).collect();
+    let llvm: Vec<&(String, String)> =
+        first.iter().filter(|(n, _)| n.ends_with("-5-llvm.ll")).collect();
     // w and b (reshapes of held arrays), softmax, layer norm: one file of each stage apiece.
-    assert_eq!((mlir.len(), llvm.len(), first.len()), (4, 4, 8), "{:?}", first.iter().map(|f| &f.0).collect::<Vec<_>>());
+    assert_eq!(
+        (mlir.len(), llvm.len(), first.len()),
+        (4, 4, 8),
+        "{:?}",
+        first.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
     for (name, text) in &mlir {
-        assert!(text.starts_with("// region 0\nmodule {") && text.contains("func.func @kiln_kernel("), "{name}:\n{text}");
+        assert!(
+            text.starts_with("// region 0\nmodule {") && text.contains("func.func @kiln_kernel("),
+            "{name}:\n{text}"
+        );
     }
     for (name, text) in &llvm {
-        assert!(text.starts_with("; region 0\n") && text.contains("define void @kiln_kernel_host("), "{name}:\n{text}");
-        assert!(!text.contains("target-cpu") && !text.contains("target-features"), "{name}:\n{text}");
+        assert!(
+            text.starts_with("; region 0\n") && text.contains("define void @kiln_kernel_host("),
+            "{name}:\n{text}"
+        );
+        assert!(
+            !text.contains("target-cpu") && !text.contains("target-features"),
+            "{name}:\n{text}"
+        );
     }
     // Softmax is one kernel, which calls exp.
     let softmax = &mlir[2].1;

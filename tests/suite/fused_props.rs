@@ -78,40 +78,118 @@ struct InputSpec {
 /// is skipped.
 #[derive(Clone, Debug)]
 enum Step {
-    Unary { op: u8, a: u8 },
-    Binary { op: u8, a: u8, b: u8 },
+    Unary {
+        op: u8,
+        a: u8,
+    },
+    Binary {
+        op: u8,
+        a: u8,
+        b: u8,
+    },
     /// `a op scalar` with a weak Rust scalar.
-    ScalarRight { op: u8, a: u8, s: u8 },
+    ScalarRight {
+        op: u8,
+        a: u8,
+        s: u8,
+    },
     /// `scalar op a` with a rank-0 array (strong, its default dtype) on the left.
-    ScalarLeft { op: u8, a: u8, s: u8 },
-    Where { c: u8, a: u8, b: u8, scalar: Option<u8> },
-    Cast { a: u8, dtype: DType },
-    Reduce { op: u8, a: u8, axes: u8, keepdims: bool },
-    Permute { a: u8, seed: u8 },
-    Slice { a: u8, dims: [u8; 3] },
-    Reshape { a: u8, seed: u8 },
-    ExpandDims { a: u8, pos: u8 },
-    Squeeze { a: u8 },
-    Flip { a: u8, mask: u8 },
-    BroadcastTo { a: u8, seed: u8 },
-    Join { stack: bool, a: u8, b: u8, axis: u8 },
-    Contiguous { a: u8 },
+    ScalarLeft {
+        op: u8,
+        a: u8,
+        s: u8,
+    },
+    Where {
+        c: u8,
+        a: u8,
+        b: u8,
+        scalar: Option<u8>,
+    },
+    Cast {
+        a: u8,
+        dtype: DType,
+    },
+    Reduce {
+        op: u8,
+        a: u8,
+        axes: u8,
+        keepdims: bool,
+    },
+    Permute {
+        a: u8,
+        seed: u8,
+    },
+    Slice {
+        a: u8,
+        dims: [u8; 3],
+    },
+    Reshape {
+        a: u8,
+        seed: u8,
+    },
+    ExpandDims {
+        a: u8,
+        pos: u8,
+    },
+    Squeeze {
+        a: u8,
+    },
+    Flip {
+        a: u8,
+        mask: u8,
+    },
+    BroadcastTo {
+        a: u8,
+        seed: u8,
+    },
+    Join {
+        stack: bool,
+        a: u8,
+        b: u8,
+        axis: u8,
+    },
+    Contiguous {
+        a: u8,
+    },
     /// An involution or view applied twice (`-(-x)`, `~~x`, `not(not(x))`, `conj(conj(x))`,
     /// flip∘flip, permute∘permute, slice∘slice, expand_dims∘reshape), so the simplifier's
     /// rules for them fire often.
-    Twice { op: u8, a: u8, seed: u8 },
+    Twice {
+        op: u8,
+        a: u8,
+        seed: u8,
+    },
     /// Materialise an array now (`eval`), so later steps read it as a held input; its value is
     /// checked against the reference then.
-    Hold { a: u8 },
+    Hold {
+        a: u8,
+    },
     /// `a.take(b as int64, axis)`: `axis` 0 flat, else along axis `axis - 1` (mod the rank).
-    Gather { a: u8, b: u8, axis: u8 },
+    Gather {
+        a: u8,
+        b: u8,
+        axis: u8,
+    },
     /// `a.add_at/maximum_at/minimum_at/put(b as int64, c or a scalar)`, by `op`.
-    Scatter { op: u8, a: u8, b: u8, c: u8 },
+    Scatter {
+        op: u8,
+        a: u8,
+        b: u8,
+        c: u8,
+    },
     /// `a.cumsum/cumprod/cummax/cummin(axis)` by `op`: `axis` 0 flat, else along axis
     /// `axis - 1` (mod the rank).
-    Scan { op: u8, a: u8, axis: u8 },
+    Scan {
+        op: u8,
+        a: u8,
+        axis: u8,
+    },
     /// `sort` or `argsort` of a pool array along an axis or flattened.
-    Sort { argsort: bool, a: u8, axis: u8 },
+    Sort {
+        argsort: bool,
+        a: u8,
+        axis: u8,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -230,8 +308,9 @@ fn pick_dtype() -> impl Strategy<Value = DType> {
 }
 
 fn input_spec() -> impl Strategy<Value = InputSpec> {
-    (any::<u8>(), any::<u8>(), pick_dtype(), any::<u64>(), prop::bool::weighted(0.3))
-        .prop_map(|(drop, ones, dtype, seed, special)| InputSpec { drop, ones, dtype, seed, special })
+    (any::<u8>(), any::<u8>(), pick_dtype(), any::<u64>(), prop::bool::weighted(0.3)).prop_map(
+        |(drop, ones, dtype, seed, special)| InputSpec { drop, ones, dtype, seed, special },
+    )
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -294,7 +373,18 @@ impl Rng {
     }
     /// A float in [-3, 3) on a grid of 1/64, or (when `special`) sometimes a special value.
     fn float(&mut self, special: bool) -> f64 {
-        const SPECIAL: [f64; 10] = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1e30, -1e-30, 65504.0, 3e38, 1.5];
+        const SPECIAL: [f64; 10] = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1e30,
+            -1e-30,
+            65504.0,
+            3e38,
+            1.5,
+        ];
         if special && self.below(5) == 0 {
             return SPECIAL[self.below(SPECIAL.len() as u64) as usize];
         }
@@ -311,18 +401,28 @@ impl Rng {
 
 fn input_array(spec: &InputSpec, base: &[usize]) -> Array {
     let drop = spec.drop as usize % (base.len() + 1);
-    let shape: Vec<usize> =
-        base[drop..].iter().enumerate().map(|(k, &d)| if spec.ones >> k & 1 == 1 { 1 } else { d }).collect();
+    let shape: Vec<usize> = base[drop..]
+        .iter()
+        .enumerate()
+        .map(|(k, &d)| if spec.ones >> k & 1 == 1 { 1 } else { d })
+        .collect();
     let n: usize = shape.iter().product();
     let mut r = Rng::new(spec.seed);
     let sp = spec.special;
     macro_rules! ints {
         ($t:ty) => {
-            Array::from_vec((0..n).map(|_| r.int(<$t>::MIN as i128, <$t>::MAX as i128, sp) as $t).collect::<Vec<$t>>(), &shape)
+            Array::from_vec(
+                (0..n)
+                    .map(|_| r.int(<$t>::MIN as i128, <$t>::MAX as i128, sp) as $t)
+                    .collect::<Vec<$t>>(),
+                &shape,
+            )
         };
     }
     match spec.dtype {
-        DType::Bool => Array::from_vec((0..n).map(|_| r.below(2) == 1).collect::<Vec<bool>>(), &shape),
+        DType::Bool => {
+            Array::from_vec((0..n).map(|_| r.below(2) == 1).collect::<Vec<bool>>(), &shape)
+        }
         DType::Int8 => ints!(i8),
         DType::Int16 => ints!(i16),
         DType::Int32 => ints!(i32),
@@ -331,17 +431,32 @@ fn input_array(spec: &InputSpec, base: &[usize]) -> Array {
         DType::UInt16 => ints!(u16),
         DType::UInt32 => ints!(u32),
         DType::UInt64 => ints!(u64),
-        DType::Float16 => Array::from_vec((0..n).map(|_| half::f16::from_f64(r.float(sp))).collect::<Vec<_>>(), &shape),
-        DType::BFloat16 => Array::from_vec((0..n).map(|_| half::bf16::from_f64(r.float(sp))).collect::<Vec<_>>(), &shape),
-        DType::Float32 => Array::from_vec((0..n).map(|_| r.float(sp) as f32).collect::<Vec<f32>>(), &shape),
-        DType::Float64 => Array::from_vec((0..n).map(|_| r.float(sp)).collect::<Vec<f64>>(), &shape),
-        DType::Complex64 => Array::from_vec(
-            (0..n).map(|_| num_complex::Complex32::new(r.float(sp) as f32, r.float(sp) as f32)).collect::<Vec<_>>(),
+        DType::Float16 => Array::from_vec(
+            (0..n).map(|_| half::f16::from_f64(r.float(sp))).collect::<Vec<_>>(),
             &shape,
         ),
-        DType::Complex128 => {
-            Array::from_vec((0..n).map(|_| num_complex::Complex64::new(r.float(sp), r.float(sp))).collect::<Vec<_>>(), &shape)
+        DType::BFloat16 => Array::from_vec(
+            (0..n).map(|_| half::bf16::from_f64(r.float(sp))).collect::<Vec<_>>(),
+            &shape,
+        ),
+        DType::Float32 => {
+            Array::from_vec((0..n).map(|_| r.float(sp) as f32).collect::<Vec<f32>>(), &shape)
         }
+        DType::Float64 => {
+            Array::from_vec((0..n).map(|_| r.float(sp)).collect::<Vec<f64>>(), &shape)
+        }
+        DType::Complex64 => Array::from_vec(
+            (0..n)
+                .map(|_| num_complex::Complex32::new(r.float(sp) as f32, r.float(sp) as f32))
+                .collect::<Vec<_>>(),
+            &shape,
+        ),
+        DType::Complex128 => Array::from_vec(
+            (0..n)
+                .map(|_| num_complex::Complex64::new(r.float(sp), r.float(sp)))
+                .collect::<Vec<_>>(),
+            &shape,
+        ),
     }
 }
 
@@ -390,7 +505,8 @@ fn reduce(a: &Array, op: u8, axes: u8, keepdims: bool) -> kiln::Result<Array> {
     if axes & 0x40 != 0 {
         list = list.iter().map(|&k| k - nd as i64).collect();
     }
-    let mut arg = if axes & 0x80 != 0 || nd == 0 { kiln::all_axes() } else { kiln::axis(list.clone()) };
+    let mut arg =
+        if axes & 0x80 != 0 || nd == 0 { kiln::all_axes() } else { kiln::axis(list.clone()) };
     if keepdims {
         arg = arg.keepdims();
     }
@@ -430,7 +546,9 @@ fn slice_args(a: &Array, dims: [u8; 3]) -> Vec<SliceArg> {
         let n = n as i64;
         let arg = match code % 8 {
             0 => SliceArg::FULL,
-            1 if n > 0 => SliceArg::Index((code as i64 / 8) % n - if code & 0x80 != 0 { n } else { 0 }),
+            1 if n > 0 => {
+                SliceArg::Index((code as i64 / 8) % n - if code & 0x80 != 0 { n } else { 0 })
+            }
             2 => SliceArg::NewAxis,
             _ => {
                 let step = [1, -1, 2, -2, 3, -1][(code as usize / 8) % 6];
@@ -442,7 +560,11 @@ fn slice_args(a: &Array, dims: [u8; 3]) -> Vec<SliceArg> {
                         _ => Some(n - 1),
                     }
                 };
-                SliceArg::Range { start: bound(code.rotate_left(3)), stop: bound(code.rotate_left(5)), step }
+                SliceArg::Range {
+                    start: bound(code.rotate_left(3)),
+                    stop: bound(code.rotate_left(5)),
+                    step,
+                }
             }
         };
         out.push(arg);
@@ -451,7 +573,12 @@ fn slice_args(a: &Array, dims: [u8; 3]) -> Vec<SliceArg> {
 }
 
 fn broadcast_target(a: &Array, seed: u8) -> Vec<usize> {
-    let mut shape: Vec<usize> = a.shape().iter().enumerate().map(|(k, &d)| if d == 1 && seed >> k & 1 == 1 { 1 + (seed as usize >> 4) % 3 } else { d }).collect();
+    let mut shape: Vec<usize> = a
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(k, &d)| if d == 1 && seed >> k & 1 == 1 { 1 + (seed as usize >> 4) % 3 } else { d })
+        .collect();
     if seed & 0x08 != 0 {
         shape.insert(0, 1 + (seed as usize >> 6) % 3);
     }
@@ -473,11 +600,16 @@ fn build(p: &Program) -> (Vec<Array>, Vec<Array>) {
         let pick = pick_used;
         let r: kiln::Result<Array> = match *s {
             Step::Unary { op, a } => UNARY[op as usize % UNARY.len()].1(&pick(&pool, a)),
-            Step::Binary { op, a, b } => BINARY[op as usize % BINARY.len()].1(&pick(&pool, a), pick(&pool, b).into()),
-            Step::ScalarRight { op, a, s } => BINARY[op as usize % BINARY.len()].1(&pick(&pool, a), scalar(s)),
-            Step::ScalarLeft { op, a, s } => {
-                BINARY[op as usize % BINARY.len()].1(&Array::scalar(scalar(s)), pick(&pool, a).into())
+            Step::Binary { op, a, b } => {
+                BINARY[op as usize % BINARY.len()].1(&pick(&pool, a), pick(&pool, b).into())
             }
+            Step::ScalarRight { op, a, s } => {
+                BINARY[op as usize % BINARY.len()].1(&pick(&pool, a), scalar(s))
+            }
+            Step::ScalarLeft { op, a, s } => BINARY[op as usize % BINARY.len()].1(
+                &Array::scalar(scalar(s)),
+                pick(&pool, a).into(),
+            ),
             Step::Where { c, a, b, scalar: sc } => {
                 let y: Operand = match sc {
                     Some(k) => scalar(k),
@@ -506,7 +638,8 @@ fn build(p: &Program) -> (Vec<Array>, Vec<Array>) {
             Step::Squeeze { a } => pick(&pool, a).try_squeeze(None),
             Step::Flip { a, mask } => {
                 let x = pick(&pool, a);
-                let axes: Vec<i64> = (0..x.ndim()).filter(|k| mask >> k & 1 == 1).map(|k| k as i64).collect();
+                let axes: Vec<i64> =
+                    (0..x.ndim()).filter(|k| mask >> k & 1 == 1).map(|k| k as i64).collect();
                 if mask & 0x80 != 0 {
                     x.try_flip(None)
                 } else {
@@ -577,10 +710,15 @@ fn build(p: &Program) -> (Vec<Array>, Vec<Array>) {
                 let x = pick(&pool, a);
                 if !x.is_materialized() {
                     let lowered = kiln::lower(&[&x]);
-                    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-                    let got = x.try_to_host().unwrap_or_else(|e| panic!("eval of a held array: {e}"));
+                    let inputs: Vec<&HostArray> =
+                        lowered.inputs.iter().map(|a| a.as_ref()).collect();
+                    let got =
+                        x.try_to_host().unwrap_or_else(|e| panic!("eval of a held array: {e}"));
                     if let Err(d) = compare_host(&lowered.graph, &inputs, &[got.as_ref().clone()]) {
-                        panic!("eval of a held array differs from the reference: {d}\n{}", kiln::ir::text::print(&lowered.graph));
+                        panic!(
+                            "eval of a held array differs from the reference: {d}\n{}",
+                            kiln::ir::text::print(&lowered.graph)
+                        );
                     }
                 }
                 continue;
@@ -588,17 +726,31 @@ fn build(p: &Program) -> (Vec<Array>, Vec<Array>) {
             Step::Twice { op, a, seed } => {
                 let x = pick(&pool, a);
                 let nd = x.ndim();
-                let axes = |m: u8| -> Vec<i64> { (0..nd).filter(|k| m >> k & 1 == 1).map(|k| k as i64).collect() };
+                let axes = |m: u8| -> Vec<i64> {
+                    (0..nd).filter(|k| m >> k & 1 == 1).map(|k| k as i64).collect()
+                };
                 match op % 8 {
                     0 => x.try_negative().and_then(|y| y.try_negative()),
                     1 => x.try_invert().and_then(|y| y.try_invert()),
                     2 => x.try_logical_not().and_then(|y| y.try_logical_not()),
                     3 => Ok(x.conj().conj()),
-                    4 => x.try_flip(Some(&axes(seed))).and_then(|y| y.try_flip(Some(&axes(seed.rotate_left(3))))),
-                    5 => x.try_permute(&permutation(nd, seed)).and_then(|y| y.try_permute(&permutation(nd, seed / 7))),
+                    4 => x
+                        .try_flip(Some(&axes(seed)))
+                        .and_then(|y| y.try_flip(Some(&axes(seed.rotate_left(3))))),
+                    5 => x
+                        .try_permute(&permutation(nd, seed))
+                        .and_then(|y| y.try_permute(&permutation(nd, seed / 7))),
                     6 => x
-                        .try_slice(&slice_args(&x, [seed, seed.rotate_left(2), seed.rotate_left(4)]))
-                        .and_then(|y| y.try_slice(&slice_args(&y, [seed.rotate_left(1), seed.rotate_left(3), seed.rotate_left(5)]))),
+                        .try_slice(&slice_args(
+                            &x,
+                            [seed, seed.rotate_left(2), seed.rotate_left(4)],
+                        ))
+                        .and_then(|y| {
+                            y.try_slice(&slice_args(
+                                &y,
+                                [seed.rotate_left(1), seed.rotate_left(3), seed.rotate_left(5)],
+                            ))
+                        }),
                     _ => x
                         .try_expand_dims(&[(seed as usize % (nd + 1)) as i64])
                         .and_then(|y| y.try_reshape(&reshape_target(y.size(), seed))),
@@ -617,7 +769,9 @@ fn build(p: &Program) -> (Vec<Array>, Vec<Array>) {
     let used = used.into_inner();
     let n = pool.len();
     let mut outs = vec![pool[n - 1].clone()];
-    outs.extend((p.inputs.len()..n - 1).rev().filter(|&k| !used[k]).take(3).map(|k| pool[k].clone()));
+    outs.extend(
+        (p.inputs.len()..n - 1).rev().filter(|&k| !used[k]).take(3).map(|k| pool[k].clone()),
+    );
     outs.extend(p.outputs.iter().map(|&i| pick(&pool, i)));
     (pool, outs)
 }
@@ -651,7 +805,9 @@ fn ordered(bits: u64, sign_bit: u64) -> i128 {
 fn ulps((an, ab): (bool, u64), (bn, bb): (bool, u64), sign_bit: u64) -> u64 {
     match (an, bn) {
         (true, true) => 0,
-        (false, false) => (ordered(ab, sign_bit) - ordered(bb, sign_bit)).unsigned_abs().min(u64::MAX as u128) as u64,
+        (false, false) => (ordered(ab, sign_bit) - ordered(bb, sign_bit))
+            .unsigned_abs()
+            .min(u64::MAX as u128) as u64,
         _ => u64::MAX,
     }
 }
@@ -667,7 +823,12 @@ fn difference(want: &HostArray, got: &HostArray) -> Option<String> {
             got.shape()
         ));
     }
-    fn floats<T: Copy + std::fmt::Debug>(w: &[T], g: &[T], key: impl Fn(T) -> (bool, u64), sign: u64) -> Option<String> {
+    fn floats<T: Copy + std::fmt::Debug>(
+        w: &[T],
+        g: &[T],
+        key: impl Fn(T) -> (bool, u64),
+        sign: u64,
+    ) -> Option<String> {
         w.iter().zip(g).enumerate().find_map(|(i, (&a, &b))| {
             let d = ulps(key(a), key(b), sign);
             (d > FLOAT_ULPS).then(|| format!("element {i}: want {a:?}, got {b:?} ({d} ulps)"))
@@ -677,14 +838,24 @@ fn difference(want: &HostArray, got: &HostArray) -> Option<String> {
     const S32: u64 = 1 << 31;
     const S64: u64 = 1 << 63;
     match (want.data(), got.data()) {
-        (Data::Float16(w), Data::Float16(g)) => floats(w, g, |v| (v.is_nan(), v.to_bits() as u64), S16),
-        (Data::BFloat16(w), Data::BFloat16(g)) => floats(w, g, |v| (v.is_nan(), v.to_bits() as u64), S16),
-        (Data::Float32(w), Data::Float32(g)) => floats(w, g, |v| (v.is_nan(), v.to_bits() as u64), S32),
+        (Data::Float16(w), Data::Float16(g)) => {
+            floats(w, g, |v| (v.is_nan(), v.to_bits() as u64), S16)
+        }
+        (Data::BFloat16(w), Data::BFloat16(g)) => {
+            floats(w, g, |v| (v.is_nan(), v.to_bits() as u64), S16)
+        }
+        (Data::Float32(w), Data::Float32(g)) => {
+            floats(w, g, |v| (v.is_nan(), v.to_bits() as u64), S32)
+        }
         (Data::Float64(w), Data::Float64(g)) => floats(w, g, |v| (v.is_nan(), v.to_bits()), S64),
-        (Data::Complex64(w), Data::Complex64(g)) => floats(w, g, |v| (v.re.is_nan(), v.re.to_bits() as u64), S32)
-            .or_else(|| floats(w, g, |v| (v.im.is_nan(), v.im.to_bits() as u64), S32)),
-        (Data::Complex128(w), Data::Complex128(g)) => floats(w, g, |v| (v.re.is_nan(), v.re.to_bits()), S64)
-            .or_else(|| floats(w, g, |v| (v.im.is_nan(), v.im.to_bits()), S64)),
+        (Data::Complex64(w), Data::Complex64(g)) => {
+            floats(w, g, |v| (v.re.is_nan(), v.re.to_bits() as u64), S32)
+                .or_else(|| floats(w, g, |v| (v.im.is_nan(), v.im.to_bits() as u64), S32))
+        }
+        (Data::Complex128(w), Data::Complex128(g)) => {
+            floats(w, g, |v| (v.re.is_nan(), v.re.to_bits()), S64)
+                .or_else(|| floats(w, g, |v| (v.im.is_nan(), v.im.to_bits()), S64))
+        }
         (w, g) => (w != g).then(|| format!("want {w:?}\n got {g:?}")),
     }
 }
@@ -701,11 +872,14 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
     let graph_text = kiln::ir::text::print(g);
     log_case(p, &graph_text);
     let ctx = |what: &str| format!("{what}\n--- graph ---\n{graph_text}");
-    kiln::ir::verify::verify(g).map_err(|e| TestCaseError::fail(ctx(&format!("lowered graph fails the verifier: {e}"))))?;
+    kiln::ir::verify::verify(g)
+        .map_err(|e| TestCaseError::fail(ctx(&format!("lowered graph fails the verifier: {e}"))))?;
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let reference = kiln::ir::eval::evaluate(g, &inputs).map_err(|e| TestCaseError::fail(ctx(&format!("reference: {e}"))))?;
+    let reference = kiln::ir::eval::evaluate(g, &inputs)
+        .map_err(|e| TestCaseError::fail(ctx(&format!("reference: {e}"))))?;
 
-    let plan = compile(g, &Options::from_env()).map_err(|e| TestCaseError::fail(ctx(&format!("compile: {e}"))))?;
+    let plan = compile(g, &Options::from_env())
+        .map_err(|e| TestCaseError::fail(ctx(&format!("compile: {e}"))))?;
     let simplified_text = kiln::ir::text::print(&plan.simplified);
     let regions_text = kiln_compiler::fusion::print_regions(&plan.partition.regions);
     let ctx = |what: &str| {
@@ -714,21 +888,32 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
             plan.schedule
         )
     };
-    kiln::ir::verify::verify(&plan.simplified).map_err(|e| TestCaseError::fail(ctx(&format!("simplified graph fails the verifier: {e}"))))?;
+    kiln::ir::verify::verify(&plan.simplified).map_err(|e| {
+        TestCaseError::fail(ctx(&format!("simplified graph fails the verifier: {e}")))
+    })?;
     for (k, r) in plan.partition.regions.iter().enumerate() {
-        kiln::ir::verify::verify(&r.body).map_err(|e| TestCaseError::fail(ctx(&format!("region {k} fails the verifier: {e}"))))?;
+        kiln::ir::verify::verify(&r.body).map_err(|e| {
+            TestCaseError::fail(ctx(&format!("region {k} fails the verifier: {e}")))
+        })?;
     }
-    let parsed = kiln_compiler::fusion::parse_regions(&regions_text).map_err(|e| TestCaseError::fail(ctx(&format!("regions text: {e}"))))?;
-    prop_assert!(parsed == plan.partition.regions, "{}", ctx("regions text does not parse back to the regions"));
+    let parsed = kiln_compiler::fusion::parse_regions(&regions_text)
+        .map_err(|e| TestCaseError::fail(ctx(&format!("regions text: {e}"))))?;
+    prop_assert!(
+        parsed == plan.partition.regions,
+        "{}",
+        ctx("regions text does not parse back to the regions")
+    );
 
     let runs: [(&str, Result<Vec<HostArray>, String>); 2] = [
         (
             "schedule::run_on_host",
-            kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs).map_err(|e| e.to_string()),
+            kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
+                .map_err(|e| e.to_string()),
         ),
         (
             "fusion::run_regions",
-            kiln_compiler::fusion::run_regions(&plan.simplified, &plan.partition.regions, &inputs).map_err(|e| e.to_string()),
+            kiln_compiler::fusion::run_regions(&plan.simplified, &plan.partition.regions, &inputs)
+                .map_err(|e| e.to_string()),
         ),
     ];
     for (name, run) in runs {
@@ -736,22 +921,35 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
         prop_assert_eq!(got.len(), reference.len());
         for (k, (w, g)) in reference.iter().zip(&got).enumerate() {
             if let Some(d) = difference(w, g) {
-                return Err(TestCaseError::fail(ctx(&format!("{name}: output {k} differs from the reference: {d}"))));
+                return Err(TestCaseError::fail(ctx(&format!(
+                    "{name}: output {k} differs from the reference: {d}"
+                ))));
             }
         }
     }
 
     // The CPU backend: the plan's schedule as compiled host code, then the public path
     // (materialisation through the plan cache).
-    let host = kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs)
-        .map_err(|e| TestCaseError::fail(ctx(&format!("codegen::run_schedule_on_host: {e}"))))?;
-    compare_host(g, &inputs, &host).map_err(|d| TestCaseError::fail(ctx(&format!("codegen::run_schedule_on_host: {d}"))))?;
+    let host = kiln_compiler::codegen::run_schedule_on_host(
+        &plan.schedule,
+        &plan.partition.regions,
+        &inputs,
+    )
+    .map_err(|e| TestCaseError::fail(ctx(&format!("codegen::run_schedule_on_host: {e}"))))?;
+    compare_host(g, &inputs, &host)
+        .map_err(|d| TestCaseError::fail(ctx(&format!("codegen::run_schedule_on_host: {d}"))))?;
     kiln::try_eval_all(&refs).map_err(|e| TestCaseError::fail(ctx(&format!("eval_all: {e}"))))?;
     let mut got = Vec::new();
     for a in &outs {
-        got.push(a.try_to_host().map_err(|e| TestCaseError::fail(ctx(&format!("to_host: {e}"))))?.as_ref().clone());
+        got.push(
+            a.try_to_host()
+                .map_err(|e| TestCaseError::fail(ctx(&format!("to_host: {e}"))))?
+                .as_ref()
+                .clone(),
+        );
     }
-    compare_host(g, &inputs, &got).map_err(|d| TestCaseError::fail(ctx(&format!("eval_all (plan cache): {d}"))))?;
+    compare_host(g, &inputs, &got)
+        .map_err(|d| TestCaseError::fail(ctx(&format!("eval_all (plan cache): {d}"))))?;
     Ok(())
 }
 
@@ -787,7 +985,8 @@ fn widens(from: DType, to: DType) -> bool {
     from == to
         || matches!(
             (from, to),
-            (DType::Float16 | DType::BFloat16, DType::Float32 | DType::Float64) | (DType::Float32, DType::Float64)
+            (DType::Float16 | DType::BFloat16, DType::Float32 | DType::Float64)
+                | (DType::Float32, DType::Float64)
         )
 }
 
@@ -807,10 +1006,12 @@ fn exactly_summable(x: &HostArray) -> bool {
         DType::Float64 if on_gpu() => (53, f64::MAX),
         _ => return true,
     };
-    if v.iter().any(|x| x.is_nan()) || v.contains(&f64::INFINITY) && v.contains(&f64::NEG_INFINITY) {
+    if v.iter().any(|x| x.is_nan()) || v.contains(&f64::INFINITY) && v.contains(&f64::NEG_INFINITY)
+    {
         return false;
     }
-    let finite: Vec<f64> = v.iter().filter(|x| x.is_finite() && **x != 0.0).map(|x| x.abs()).collect();
+    let finite: Vec<f64> =
+        v.iter().filter(|x| x.is_finite() && **x != 0.0).map(|x| x.abs()).collect();
     let Some(least) = finite.iter().copied().reduce(f64::min) else { return true };
     let q = pow2((least.log2().floor() as i32).max(min_exp) - (mantissa as i32 - 1));
     let total: f64 = finite.iter().sum();
@@ -822,7 +1023,9 @@ fn reads_reduction(g: &Graph, id: kiln::ir::NodeId) -> bool {
     let n = g.node(id);
     match n.op.class() {
         kiln::ir::OpClass::Reduce => true,
-        kiln::ir::OpClass::Elementwise | kiln::ir::OpClass::View => n.inputs.iter().any(|&i| reads_reduction(g, i)),
+        kiln::ir::OpClass::Elementwise | kiln::ir::OpClass::View => {
+            n.inputs.iter().any(|&i| reads_reduction(g, i))
+        }
         _ => false,
     }
 }
@@ -855,8 +1058,8 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
         let b = match n.op {
             Input | Const | Iota => Bound::Exact,
             // The values of the input, element for element (or a choice among them).
-            Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous
-            | Neg | Real | Imag | Conj | Label | Take | Scatter => worst,
+            Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate
+            | Stack | Contiguous | Neg | Real | Imag | Conj | Label | Take | Scatter => worst,
             // Float sums of duplicates in another order than the evaluator's; on the GPU also
             // maxima and minima, whose ties of ±0 take the sign of the first met.
             ScatterAdd if n.dtype.is_inexact() => Bound::Unbounded,
@@ -877,19 +1080,19 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             Abs | Exp if on_gpu() && operand.is_complex() => Bound::Unbounded,
             // The sign of a NaN is copied: compiled code does not define it (see the module docs).
             CopySign if has_nan(&values[n.inputs[1].index()]) => Bound::Unbounded,
-            Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh
-            | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Power | Arctan2 | Hypot | LogAddExp => {
-                match host_ulps(n.op, operand) {
-                    0 => exact,
-                    k if worst == Bound::Exact => Bound::Ulps(k, operand),
-                    _ => Bound::Unbounded,
-                }
-            }
-            Abs | Where | Cast | Sum | Sign | Sqrt | Square | Reciprocal | Floor | Ceil | Trunc | Rint | IsNan | IsInf
-            | IsFinite | LogicalNot | Invert | Add | Sub | Mul | Div | FloorDiv | Remainder | Maximum | Minimum | Fmax
-            | Fmin | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd
-            | BitwiseOr | BitwiseXor | LeftShift | RightShift | Prod | Max | Min | ArgMax | ArgMin | All | Any
-            | MatMul | Fft | Rfft | Irfft | CustomKernel => exact,
+            Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin
+            | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Power
+            | Arctan2 | Hypot | LogAddExp => match host_ulps(n.op, operand) {
+                0 => exact,
+                k if worst == Bound::Exact => Bound::Ulps(k, operand),
+                _ => Bound::Unbounded,
+            },
+            Abs | Where | Cast | Sum | Sign | Sqrt | Square | Reciprocal | Floor | Ceil | Trunc
+            | Rint | IsNan | IsInf | IsFinite | LogicalNot | Invert | Add | Sub | Mul | Div
+            | FloorDiv | Remainder | Maximum | Minimum | Fmax | Fmin | CopySign | Eq | Ne | Lt
+            | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr
+            | BitwiseXor | LeftShift | RightShift | Prod | Max | Min | ArgMax | ArgMin | All
+            | Any | MatMul | Fft | Rfft | Irfft | CustomKernel => exact,
             // On the GPU, float sums and products along the last axis by tiles: associated
             // otherwise than the evaluator's running value (`codegen/lower/scan.rs`).
             Cumsum | Cumprod if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,
@@ -940,7 +1143,11 @@ fn compare_host(g: &Graph, inputs: &[&HostArray], got: &[HostArray]) -> Result<C
             Bound::Ulps(n, dt) => {
                 cov.ulps += 1;
                 if (want.dtype(), want.shape()) != (got.dtype(), got.shape()) {
-                    return Err(format!("output {k}: type differs: {:?} {:?}", got.dtype(), got.shape()));
+                    return Err(format!(
+                        "output {k}: type differs: {:?} {:?}",
+                        got.dtype(),
+                        got.shape()
+                    ));
                 }
                 let format = float_format(dt).expect("a float dtype");
                 let (w, _) = float_values(want).expect("a float output");
@@ -964,7 +1171,11 @@ fn compare_host(g: &Graph, inputs: &[&HostArray], got: &[HostArray]) -> Result<C
 fn log_case(p: &Program, graph_text: &str) {
     use std::io::Write;
     let Some(path) = std::env::var_os("KILN_PROP_LOG") else { return };
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("KILN_PROP_LOG is writable");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("KILN_PROP_LOG is writable");
     writeln!(f, "=== case\n{p:?}\n{graph_text}").expect("KILN_PROP_LOG is writable");
 }
 
@@ -1011,7 +1222,8 @@ fn fused_props_stats() {
         let refs: Vec<&Array> = outs.iter().collect();
         let lowered = kiln::lower(&refs);
         let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-        let got: Vec<HostArray> = outs.iter().map(|a| a.try_to_host().unwrap().as_ref().clone()).collect();
+        let got: Vec<HostArray> =
+            outs.iter().map(|a| a.try_to_host().unwrap().as_ref().clone()).collect();
         let c = compare_host(&lowered.graph, &inputs, &got).unwrap();
         coverage.exact += c.exact;
         coverage.ulps += c.ulps;
@@ -1104,8 +1316,10 @@ fn maximum_of_a_converted_false_and_negative_zero_keeps_the_tie_rule() {
 fn maximum_of_a_converted_zero_and_negative_zero_keeps_the_tie_rule() {
     let x = Array::from_vec(vec![0.0f32, -0.0, 4.0, -9.0], &[4]);
     x.eval();
-    let i = x.negative().sqrt().sqrt().astype(DType::Float64).astype(DType::Int32).astype(DType::Int64);
-    let y = i.negative().abs().astype(DType::Float64).maximum(kiln::full(&[], -0.0, DType::Float64));
+    let i =
+        x.negative().sqrt().sqrt().astype(DType::Float64).astype(DType::Int32).astype(DType::Int64);
+    let y =
+        i.negative().abs().astype(DType::Float64).maximum(kiln::full(&[], -0.0, DType::Float64));
     same_as_the_evaluator_printing_ptx(&y);
 }
 
@@ -1117,7 +1331,13 @@ fn maximum_of_a_converted_zero_and_negative_zero_keeps_the_tie_rule() {
 /// 64-bit count first (`min.u64`).
 #[test]
 fn shift_by_a_negated_extreme_matches_the_evaluator_on_every_call() {
-    let spec = InputSpec { drop: 0, ones: 0, dtype: DType::Int64, seed: 16465429925602929477, special: true };
+    let spec = InputSpec {
+        drop: 0,
+        ones: 0,
+        dtype: DType::Int64,
+        seed: 16465429925602929477,
+        special: true,
+    };
     let x = input_array(&spec, &[]);
     x.eval();
     for call in 0..6 {
@@ -1133,21 +1353,39 @@ fn shift_by_a_negated_extreme_matches_the_evaluator_on_every_call() {
         let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap().remove(0);
         let got = y.try_to_host().unwrap().as_ref().clone();
         let (g, w) = (float_values(&got).unwrap().0, float_values(&want).unwrap().0);
-        assert_eq!(g[0].to_bits(), w[0].to_bits(), "call {call}: {} against {}, x = {:?}", g[0], w[0], x.try_to_host().unwrap());
+        assert_eq!(
+            g[0].to_bits(),
+            w[0].to_bits(),
+            "call {call}: {} against {}, x = {:?}",
+            g[0],
+            w[0],
+            x.try_to_host().unwrap()
+        );
         if call == 0 {
-            let plan = kiln_compiler::pipeline::compile(&l.graph, &kiln_compiler::pipeline::Options::from_env()).unwrap();
+            let plan = kiln_compiler::pipeline::compile(
+                &l.graph,
+                &kiln_compiler::pipeline::Options::from_env(),
+            )
+            .unwrap();
             let target = kiln_compiler::toolchain::ptx::PtxTarget::default();
-            let k = kiln_compiler::codegen::gpu::compile_region_gpu(&plan.partition.regions[0], target).unwrap();
+            let k =
+                kiln_compiler::codegen::gpu::compile_region_gpu(&plan.partition.regions[0], target)
+                    .unwrap();
             let ptx = k.ptx.to_string();
             // The shift by a register count (`shl.b64 %rdA, %rdB, %rC;`, not the index math's
             // shifts by an immediate).
             let by_register = |l: &str| {
                 let last = l.trim_end().trim_end_matches(';').rsplit(", ").next().unwrap_or("");
-                l.trim_start().starts_with("shl.b64") && last.starts_with("%r") && !last.starts_with("%rd")
+                l.trim_start().starts_with("shl.b64")
+                    && last.starts_with("%r")
+                    && !last.starts_with("%rd")
             };
             let count = ptx.lines().position(by_register).expect("a shift by a register");
             let before: Vec<&str> = ptx.lines().take(count).collect();
-            assert!(before.iter().rev().take(4).any(|l| l.contains("min.u64")), "the count clamped first\n{ptx}");
+            assert!(
+                before.iter().rev().take(4).any(|l| l.contains("min.u64")),
+                "the count clamped first\n{ptx}"
+            );
         }
     }
 }

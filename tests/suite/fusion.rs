@@ -28,7 +28,11 @@ fn fused(outs: &[&Array]) -> (kiln::ir::Graph, Partition) {
     let regioned = fusion::run_regions(&g, &p.regions, &inputs).unwrap();
     assert_eq!(reference, regioned);
     let sched = kiln_compiler::schedule::schedule(&g, &p.regions);
-    assert_eq!(kiln_compiler::schedule::run_on_host(&sched, &p.regions, &inputs).unwrap(), reference, "{sched}");
+    assert_eq!(
+        kiln_compiler::schedule::run_on_host(&sched, &p.regions, &inputs).unwrap(),
+        reference,
+        "{sched}"
+    );
     let text = fusion::print_regions(&p.regions);
     assert_eq!(fusion::parse_regions(&text).unwrap(), p.regions, "{text}");
     (g, p)
@@ -86,7 +90,12 @@ fn column_mean_and_std_are_one_region_with_two_outputs() {
 #[test]
 fn l2norm_logsumexp_var() {
     let x = randn(&[8, 16], 9);
-    for y in [kiln::nn::l2norm_rows(&x).unwrap(), kiln::nn::logsumexp(&x, 1).unwrap(), x.var(1, 1), x.argmax(1)] {
+    for y in [
+        kiln::nn::l2norm_rows(&x).unwrap(),
+        kiln::nn::logsumexp(&x, 1).unwrap(),
+        x.var(1, 1),
+        x.argmax(1),
+    ] {
         let (g, p) = fused(&[&y]);
         assert_eq!(p.regions.len(), 1, "{}", p.report(&g));
     }
@@ -132,7 +141,9 @@ fn plan_cache_reuses_a_plan_across_sizes() {
     };
     let run = |l: &kiln::Lowered, plan: &kiln_compiler::pipeline::Compiled| {
         let inputs: Vec<&kiln::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
-        let got = kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
+        let got =
+            kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
+                .unwrap();
         assert_eq!(got, kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap());
     };
     let a = program(8, 16);
@@ -170,11 +181,17 @@ fn unfused_edges_name_their_reason() {
     let z = &y + 1.0; // y is an output and read by z: materialised, z reads it.
     let (g, p) = fused(&[&y, &z]);
     let report = p.report(&g);
-    assert!(report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::GraphOutput), "{report}");
+    assert!(
+        report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::GraphOutput),
+        "{report}"
+    );
     let c = kiln::concatenate(&[&x.exp(), &x], 0);
     let (g, p) = fused(&[&c]);
     let report = p.report(&g);
-    assert!(report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::CopyBoundary), "{report}");
+    assert!(
+        report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::CopyBoundary),
+        "{report}"
+    );
     assert_eq!(report.kernel_count(), 2, "{report}");
 }
 
@@ -186,5 +203,8 @@ fn a_row_reduction_feeding_a_column_reduction_is_two_regions() {
     let (g, p) = fused(&[&y]);
     let report = p.report(&g);
     assert_eq!(report.kernel_count(), 2, "{report}");
-    assert!(report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::ReductionSpaceMismatch), "{report}");
+    assert!(
+        report.unfused.iter().any(|e| e.reason == kiln::UnfusedReason::ReductionSpaceMismatch),
+        "{report}"
+    );
 }

@@ -43,7 +43,8 @@ fn programs(c: f64) -> Vec<Array> {
 
 /// A constant no other run of these tests used: kernels new to every cache, on disk or not.
 fn fresh_constant() -> f64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
     1.0 + (nanos % 1_000_000) as f64 * 1e-9 + (std::process::id() % 1000) as f64 * 1e-3
 }
 
@@ -72,17 +73,34 @@ fn a_disk_hit_links_the_same_code() {
         assert_eq!((code.origin, code.tier), (Origin::Compiled, Tier::Optimized), "program {n}");
         let loaded = codegen::compile_region_disk(&region, Tier::Fast, &disk).unwrap();
         let code = loaded.code.get();
-        assert_eq!((code.origin, code.tier), (Origin::DiskCache, Tier::Optimized), "program {n}: optimised code taken where fast would do");
-        assert_eq!((code.times.mlir, code.times.optimize, code.times.jit), (0.0, 0.0, 0.0), "program {n}: neither MLIR nor LLVM ran");
+        assert_eq!(
+            (code.origin, code.tier),
+            (Origin::DiskCache, Tier::Optimized),
+            "program {n}: optimised code taken where fast would do"
+        );
+        assert_eq!(
+            (code.times.mlir, code.times.optimize, code.times.jit),
+            (0.0, 0.0, 0.0),
+            "program {n}: neither MLIR nor LLVM ran"
+        );
         assert!(code.times.link > 0.0);
         let after = host::disk_stats();
-        assert!(after.misses > before.misses && after.stores > before.stores && after.hits > before.hits, "{before:?} -> {after:?}");
+        assert!(
+            after.misses > before.misses
+                && after.stores > before.stores
+                && after.hits > before.hits,
+            "{before:?} -> {after:?}"
+        );
         // The same machine code: the same bits.
         let want = run(&compiled, &inputs);
         assert_eq!(run(&loaded, &inputs), want, "program {n}");
         // And the code computes the program (against the reference evaluator).
         // exp then a sum of them (as softmax): two roundings beside the functions' error.
-        crate::codegen::check_program(&format!("program {n}"), &[y], 2.0 * crate::codegen::f32_ulps() + 1.0);
+        crate::codegen::check_program(
+            &format!("program {n}"),
+            &[y],
+            2.0 * crate::codegen::f32_ulps() + 1.0,
+        );
     }
 }
 
@@ -114,7 +132,11 @@ fn damaged_entries_are_rebuilt() {
         let rebuilt = codegen::compile_region_disk(&region, Tier::Fast, &disk).unwrap();
         assert_eq!(rebuilt.code.get().origin, Origin::Compiled, "{what}");
         assert!(host::disk_stats().corrupt > before.corrupt, "{what}: counted as damaged");
-        assert_eq!(std::fs::read(&path).unwrap(), good, "{what}: the entry is written again, whole");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            good,
+            "{what}: the entry is written again, whole"
+        );
         assert_eq!(run(&rebuilt, &inputs), want, "{what}");
         let again = codegen::compile_region_disk(&region, Tier::Fast, &disk).unwrap();
         assert_eq!(again.code.get().origin, Origin::DiskCache, "{what}: read back");
@@ -148,11 +170,15 @@ struct Report {
 impl Report {
     fn parse(stdout: &str) -> Report {
         // The harness prints the test's name on the same line, before it.
-        let at = stdout.find("host-cache-child ").unwrap_or_else(|| panic!("no report in:\n{stdout}"));
+        let at =
+            stdout.find("host-cache-child ").unwrap_or_else(|| panic!("no report in:\n{stdout}"));
         let line = stdout[at..].lines().next().unwrap_or_default();
         let field = |name: &str| -> String {
             let prefix = format!("{name}=");
-            line.split_whitespace().find_map(|w| w.strip_prefix(prefix.as_str())).unwrap_or_else(|| panic!("{name} in {line}")).to_string()
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(prefix.as_str()))
+                .unwrap_or_else(|| panic!("{name} in {line}"))
+                .to_string()
         };
         let num = |name: &str| field(name).parse::<u64>().unwrap();
         Report {
@@ -205,7 +231,13 @@ fn warm_start_child() {
 /// `off`), on the CPU.
 fn child(cache: &std::ffi::OsStr, c: f64) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["host_cache::warm_start_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "host_cache::warm_start_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("KILN_HOST_CACHE_CHILD", c.to_string())
         .env("KILN_CACHE_DIR", cache)
         .env("KILN_DEVICE", "cpu")
@@ -220,7 +252,11 @@ fn child(cache: &std::ffi::OsStr, c: f64) -> std::process::Child {
 fn report(child: std::process::Child) -> Report {
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Report::parse(&stdout)
 }
 

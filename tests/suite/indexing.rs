@@ -81,15 +81,25 @@ fn bad_indices_are_typed_errors_naming_the_op() {
     let e = err(a.try_add_at(&Array::from_vec(vec![-4i64], &[1]), 1.0));
     assert!(e.starts_with("add_at: index -4 is out of bounds for axis 0 with size 3"), "{e}");
     // values that do not broadcast to indices.shape + a.shape[1:] = (2, 4)
-    let e = err(a.try_add_at(&Array::from_vec(vec![0i64, 1], &[2]), kiln::ones(&[2, 3], DType::Float32)));
+    let e = err(
+        a.try_add_at(&Array::from_vec(vec![0i64, 1], &[2]), kiln::ones(&[2, 3], DType::Float32))
+    );
     assert!(e.contains("add_at") && e.contains("[2, 3]") && e.contains("[2, 4]"), "{e}");
     // same_kind: float values into an int array
     let ai = Array::from_vec(vec![1i32, 2, 3], &[3]);
-    let e = err(ai.try_add_at(&Array::from_vec(vec![0i64], &[1]), Array::from_vec(vec![0.5f64], &[1])));
-    assert!(e.contains("add_at") && e.contains("float64") && e.contains("int32") && e.contains("same_kind"), "{e}");
+    let e =
+        err(ai.try_add_at(&Array::from_vec(vec![0i64], &[1]), Array::from_vec(vec![0.5f64], &[1])));
+    assert!(
+        e.contains("add_at")
+            && e.contains("float64")
+            && e.contains("int32")
+            && e.contains("same_kind"),
+        "{e}"
+    );
     let e = err(ai.try_maximum_at(&Array::from_vec(vec![0i64], &[1]), 0.5));
     assert!(e.contains("maximum_at") && e.contains("same_kind"), "{e}");
-    let e = err(Array::from_vec(vec![1.0f32], &[]).try_add_at(&Array::from_vec(vec![0i64], &[1]), 1.0));
+    let e =
+        err(Array::from_vec(vec![1.0f32], &[]).try_add_at(&Array::from_vec(vec![0i64], &[1]), 1.0));
     assert!(e.contains("add_at") && e.contains("0-d"), "{e}");
     let e = err(a.try_take_along_axis(&Array::from_vec(vec![0i64], &[1]), 0));
     assert!(e.contains("take_along_axis") && e.contains("rank"), "{e}");
@@ -143,7 +153,12 @@ fn kmeans_update_is_one_scatter_kernel_computing_the_labels() {
         assert!(report.contains(op), "{op} in {report}");
     }
     // The report says how the GPU combines the values.
-    assert!(report.contains("  scatter: GPU: shared-memory bins, 8 blocks, partials combined in block order"), "{report}");
+    assert!(
+        report.contains(
+            "  scatter: GPU: shared-memory bins, 8 blocks, partials combined in block order"
+        ),
+        "{report}"
+    );
     // against the same update written with masks (no scatter)
     let mask = labels.expand_dims(&[1]).equal(kiln::arange(k as i64).expand_dims(&[0]));
     let want_counts = mask.sum(0);
@@ -162,7 +177,10 @@ fn scatter_results_are_the_same_bits_every_run() {
     let first: Vec<f32> = kiln::zeros(&[7, 8], DType::Float32).add_at(&labels, &x).to_vec();
     for _ in 1..10 {
         let again: Vec<f32> = kiln::zeros(&[7, 8], DType::Float32).add_at(&labels, &x).to_vec();
-        assert_eq!(first.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), again.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        assert_eq!(
+            first.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            again.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -201,15 +219,22 @@ fn kmeans_update_gpu_kernel_ptx() {
     let gs = k.kernel.gpu_scatter.expect("a GPU scatter kernel");
     assert_eq!(gs.blocks, 32, "4096 positions in tiles of 128, a block each");
     let ptx = &k.ptx;
-    let has = |p: &str| ptx.lines().any(|l| l.trim_start().starts_with(p) || l.contains(&format!(" {p}")));
-    for p in ["bar.sync", "atom.shared.add.u64", "atom.global.add.u32", "st.shared.b32", "ld.shared.b32"] {
+    let has = |p: &str| {
+        ptx.lines().any(|l| l.trim_start().starts_with(p) || l.contains(&format!(" {p}")))
+    };
+    for p in
+        ["bar.sync", "atom.shared.add.u64", "atom.global.add.u32", "st.shared.b32", "ld.shared.b32"]
+    {
         assert!(has(p) || ptx.contains(p), "{p} in the PTX:\n{ptx}");
     }
     assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
     // The lines that make it a scatter: barriers, shared-memory atomics (the counts), the
     // counter that finds the last block, and the fence before it.
-    let lines: Vec<&str> =
-        ptx.lines().map(str::trim).filter(|l| ["bar.sync", "atom.", "fence.", "membar"].iter().any(|p| l.starts_with(p))).collect();
+    let lines: Vec<&str> = ptx
+        .lines()
+        .map(str::trim)
+        .filter(|l| ["bar.sync", "atom.", "fence.", "membar"].iter().any(|p| l.starts_with(p)))
+        .collect();
     // Register numbers change with any change of the code around: not part of the snapshot.
     let lines: Vec<String> = lines.iter().map(|l| without_register_numbers(l)).collect();
     insta::assert_snapshot!("kmeans_update_ptx_sync_lines", lines.join("\n"));
@@ -235,10 +260,19 @@ fn take_clips_where_asked() {
     // negative indices); mode='wrap' -> [40, 40, 30, 20]; and with lazy indices the same.
     let a = Array::from_vec(vec![10i32, 20, 30, 40], &[4]);
     let idx = Array::from_vec(vec![-5i64, -1, 2, 9], &[4]);
-    assert_eq!(a.try_take_mode(&idx, Some(0), kiln::TakeMode::Clip).unwrap().to_vec::<i32>(), vec![10, 10, 30, 40]);
-    assert_eq!(a.try_take_mode(&lazy(&idx), None, kiln::TakeMode::Clip).unwrap().to_vec::<i32>(), vec![10, 10, 30, 40]);
+    assert_eq!(
+        a.try_take_mode(&idx, Some(0), kiln::TakeMode::Clip).unwrap().to_vec::<i32>(),
+        vec![10, 10, 30, 40]
+    );
+    assert_eq!(
+        a.try_take_mode(&lazy(&idx), None, kiln::TakeMode::Clip).unwrap().to_vec::<i32>(),
+        vec![10, 10, 30, 40]
+    );
     assert_eq!(a.take(&lazy(&idx), Some(0)).to_vec::<i32>(), vec![40, 40, 30, 20]);
-    assert_eq!(a.take_mode(&lazy(&idx), Some(0), kiln::TakeMode::Wrap).to_vec::<i32>(), vec![40, 40, 30, 20]);
+    assert_eq!(
+        a.take_mode(&lazy(&idx), Some(0), kiln::TakeMode::Wrap).to_vec::<i32>(),
+        vec![40, 40, 30, 20]
+    );
     // host indices out of range with the default mode are an error, as NumPy's mode="raise"
     assert!(a.try_take(&idx, Some(0)).is_err());
 }
@@ -295,20 +329,40 @@ fn many_bins_gpu_kernel_uses_global_atomics() {
     let s = kiln::zeros(&[1 << 20], DType::Float32).add_at(&ia, &va);
     let lowered = kiln::lower(&[&s]);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
-    let region = plan.partition.regions.iter().find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter).unwrap();
+    let region = plan
+        .partition
+        .regions
+        .iter()
+        .find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter)
+        .unwrap();
     let k = compile_region_gpu(region, PtxTarget::default()).unwrap();
     assert!(k.kernel.gpu_scatter.expect("a GPU scatter").zero_outputs);
     let report = kiln::explain(&[&s]).report.to_string();
     assert!(report.contains("scatter: GPU: global atomics into the output"), "{report}");
-    assert!(k.ptx.contains("atom.global.add.f32") || k.ptx.contains("red.global.add.f32"), "{}", k.ptx);
+    assert!(
+        k.ptx.contains("atom.global.add.f32") || k.ptx.contains("red.global.add.f32"),
+        "{}",
+        k.ptx
+    );
     // A maximum into as many bins has no GPU kernel (the host runs it).
     let m = kiln::zeros(&[1 << 20], DType::Float32).maximum_at(&ia, &va);
     let lowered = kiln::lower(&[&m]);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
-    let region = plan.partition.regions.iter().find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter).unwrap();
-    assert!(matches!(compile_region_gpu(region, PtxTarget::default()), Err(kiln_compiler::CompileError::Unsupported { .. })));
+    let region = plan
+        .partition
+        .regions
+        .iter()
+        .find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter)
+        .unwrap();
+    assert!(matches!(
+        compile_region_gpu(region, PtxTarget::default()),
+        Err(kiln_compiler::CompileError::Unsupported { .. })
+    ));
     let report = kiln::explain(&[&m]).report.to_string();
-    assert!(report.contains("scatter: GPU: on the host (maximum bins of 1048576 elements"), "{report}");
+    assert!(
+        report.contains("scatter: GPU: on the host (maximum bins of 1048576 elements"),
+        "{report}"
+    );
 }
 
 /// A PTX line with its registers' numbers taken out (`%rd85` → `%rd`).

@@ -64,18 +64,28 @@ fn allclose_and_array_equal() {
     assert!(!kiln::array_equal(&x, &y, true).unwrap());
     let i = Array::from_vec(vec![1i32, 2, 3], &[3]);
     assert!(kiln::array_equal(&i, &i.astype(DType::Float64), false).unwrap());
-    assert!(!kiln::array_equal(&i, &i.reshape(&[3, 1]), false).unwrap(), "shapes differ: not equal, no error");
-    let e = kiln::try_isclose(&i, &Array::from_vec(vec![1i32, 2], &[2]), 1e-5, 1e-8, false).unwrap_err().to_string();
+    assert!(
+        !kiln::array_equal(&i, &i.reshape(&[3, 1]), false).unwrap(),
+        "shapes differ: not equal, no error"
+    );
+    let e = kiln::try_isclose(&i, &Array::from_vec(vec![1i32, 2], &[2]), 1e-5, 1e-8, false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains('3') && e.contains('2'), "{e}");
 }
 
 /// `nansum` is one reduction kernel: the NaN test and the replacement are its prologue.
 #[test]
 fn nansum_is_one_kernel() {
-    let x = Array::from_vec((0..64).map(|i| if i % 7 == 0 { f32::NAN } else { i as f32 }).collect::<Vec<_>>(), &[8, 8]);
+    let x = Array::from_vec(
+        (0..64).map(|i| if i % 7 == 0 { f32::NAN } else { i as f32 }).collect::<Vec<_>>(),
+        &[8, 8],
+    );
     x.eval();
     let s = x.nansum(1);
     assert_eq!(kiln::explain(&[&s]).report.kernel_count(), 1);
-    let want: Vec<f32> = (0..8).map(|r| (0..8).map(|c| r * 8 + c).filter(|i| i % 7 != 0).map(|i| i as f32).sum()).collect();
+    let want: Vec<f32> = (0..8)
+        .map(|r| (0..8).map(|c| r * 8 + c).filter(|i| i % 7 != 0).map(|i| i as f32).sum())
+        .collect();
     assert_eq!(s.to_vec::<f32>(), want);
 }

@@ -44,8 +44,9 @@ fn manifest() -> &'static HashMap<String, Case> {
 /// The cases of a manifest written by `make_fixtures.py` (`cases.txt`, `vendor_cases.txt`).
 pub(crate) fn load_manifest(file: &str) -> HashMap<String, Case> {
     let path = fixture_dir().join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run python3 tests/fixtures/make_fixtures.py)", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("{}: {e} (run python3 tests/fixtures/make_fixtures.py)", path.display())
+    });
     let mut m = HashMap::new();
     for (no, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -62,7 +63,12 @@ pub(crate) fn load_manifest(file: &str) -> HashMap<String, Case> {
             _ => panic!("{file} line {}: bad tolerance {:?}", no + 1, f[2]),
         };
         let inputs = if f[4] == "-" { vec![] } else { f[4].split(',').map(String::from).collect() };
-        let case = Case { expected: f[1].into(), tol, zero_sign: !f[3].split(',').any(|x| x == "nozerosign"), inputs };
+        let case = Case {
+            expected: f[1].into(),
+            tol,
+            zero_sign: !f[3].split(',').any(|x| x == "nozerosign"),
+            inputs,
+        };
         assert!(m.insert(f[0].to_string(), case).is_none(), "duplicate case {}", f[0]);
     }
     m
@@ -74,14 +80,22 @@ fn run_case<F: Fn(&[Array]) -> Array>(name: &str, build: F) {
 }
 
 /// [`run_case`] for a case of another manifest.
-pub(crate) fn run_case_in<F: Fn(&[Array]) -> Array>(manifest: &HashMap<String, Case>, name: &str, build: F) {
+pub(crate) fn run_case_in<F: Fn(&[Array]) -> Array>(
+    manifest: &HashMap<String, Case>,
+    name: &str,
+    build: F,
+) {
     let case = manifest.get(name).unwrap_or_else(|| panic!("case {name} is not in its manifest"));
     let inputs: Vec<Array> = case
         .inputs
         .iter()
-        .map(|f| kiln::load_npy(fixture_dir().join(f)).unwrap_or_else(|e| panic!("{name}: loading {f}: {e}")))
+        .map(|f| {
+            kiln::load_npy(fixture_dir().join(f))
+                .unwrap_or_else(|e| panic!("{name}: loading {f}: {e}"))
+        })
         .collect();
-    let expected = kiln::load_npy(fixture_dir().join(&case.expected)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let expected = kiln::load_npy(fixture_dir().join(&case.expected))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let got = build(&inputs);
     // dtype and shape are known before anything is computed.
     assert_eq!(got.dtype(), expected.dtype(), "{name}: dtype (kiln vs NumPy)");
@@ -96,7 +110,12 @@ pub(crate) fn run_case_in<F: Fn(&[Array]) -> Array>(manifest: &HashMap<String, C
     };
     match compare(&exp, &g, tol, case.zero_sign) {
         // Shown with `--nocapture`: how close each case came.
-        Ok(worst) => eprintln!("{name}: ok, {} {:?}, largest distance {worst} ulp ({:?})", exp.dtype(), exp.shape(), case.tol),
+        Ok(worst) => eprintln!(
+            "{name}: ok, {} {:?}, largest distance {worst} ulp ({:?})",
+            exp.dtype(),
+            exp.shape(),
+            case.tol
+        ),
         Err(msg) => panic!("{name} ({tol:?}, {} {:?}): {msg}", exp.dtype(), exp.shape()),
     }
 }
@@ -116,7 +135,9 @@ pub(crate) fn run_case_in<F: Fn(&[Array]) -> Array>(manifest: &HashMap<String, C
 fn gpu_tolerance(name: &str) -> Option<Tol> {
     match name {
         "logaddexp_f64" => Some(Tol::Ulp(32)),
-        "cumsum_f32_none" | "cumsum_f32_axis1" | "cumsum_f32_axis_neg" | "cumsum_of_square" => Some(Tol::Norm(1e-6)),
+        "cumsum_f32_none" | "cumsum_f32_axis1" | "cumsum_f32_axis_neg" | "cumsum_of_square" => {
+            Some(Tol::Norm(1e-6))
+        }
         "cumsum_long" => Some(Tol::Norm(1e-14)),
         // Infinities and NaN (which `norm` does not compare) among few finite values.
         "cumsum_f64_special" | "nancumsum_special" | "nancumsum_rows" => Some(Tol::Ulp(2)),
@@ -245,7 +266,14 @@ impl Report {
 
 /// Whether `got` matches `exp` for one float; `scale` (complex parts) makes the ulp tolerance
 /// absolute: `n` ulps of `scale`.
-fn float_ok<T: Float>(exp: T, got: T, tol: Tol, zero_sign: bool, scale: Option<T>, worst: &mut u64) -> bool {
+fn float_ok<T: Float>(
+    exp: T,
+    got: T,
+    tol: Tol,
+    zero_sign: bool,
+    scale: Option<T>,
+    worst: &mut u64,
+) -> bool {
     let (e, g) = (exp.to_f64(), got.to_f64());
     if e.is_nan() || g.is_nan() {
         return e.is_nan() && g.is_nan();
@@ -272,7 +300,11 @@ fn float_ok<T: Float>(exp: T, got: T, tol: Tol, zero_sign: bool, scale: Option<T
     }
 }
 
-fn cmp_exact<T: PartialEq + std::fmt::Debug>(e: &[T], g: &[T], shape: &[usize]) -> Result<u64, String> {
+fn cmp_exact<T: PartialEq + std::fmt::Debug>(
+    e: &[T],
+    g: &[T],
+    shape: &[usize],
+) -> Result<u64, String> {
     let mut r = Report::new(shape);
     for (i, (a, b)) in e.iter().zip(g).enumerate() {
         if a != b {
@@ -282,14 +314,23 @@ fn cmp_exact<T: PartialEq + std::fmt::Debug>(e: &[T], g: &[T], shape: &[usize]) 
     r.finish(e.len())
 }
 
-fn cmp_float<T: Float>(e: &[T], g: &[T], shape: &[usize], tol: Tol, zero_sign: bool) -> Result<u64, String> {
+fn cmp_float<T: Float>(
+    e: &[T],
+    g: &[T],
+    shape: &[usize],
+    tol: Tol,
+    zero_sign: bool,
+) -> Result<u64, String> {
     let mut r = Report::new(shape);
     for (i, (&a, &b)) in e.iter().zip(g).enumerate() {
         let mut w = 0;
         let ok = float_ok(a, b, tol, zero_sign, None, &mut w);
         r.worst_ulp = r.worst_ulp.max(w);
         if !ok {
-            r.add(i, format!("expected {a:?}, got {b:?} ({} ulp)", a.ordered().abs_diff(b.ordered())));
+            r.add(
+                i,
+                format!("expected {a:?}, got {b:?} ({} ulp)", a.ordered().abs_diff(b.ordered())),
+            );
         }
     }
     r.finish(e.len())
@@ -304,7 +345,11 @@ fn cmp_complex<T: Float + num_traits_lite::Abs>(
 ) -> Result<u64, String> {
     let mut r = Report::new(shape);
     for (i, (a, b)) in e.iter().zip(g).enumerate() {
-        let scale = if a.re.abs_val().to_f64() >= a.im.abs_val().to_f64() { a.re.abs_val() } else { a.im.abs_val() };
+        let scale = if a.re.abs_val().to_f64() >= a.im.abs_val().to_f64() {
+            a.re.abs_val()
+        } else {
+            a.im.abs_val()
+        };
         let mut w = 0;
         let ok = float_ok(a.re, b.re, tol, zero_sign, Some(scale), &mut w)
             && float_ok(a.im, b.im, tol, zero_sign, Some(scale), &mut w);
@@ -334,7 +379,12 @@ mod num_traits_lite {
 
 /// Compares a computed array with NumPy's (same dtype and shape already checked); on success,
 /// the largest distance in ulps seen.
-pub(crate) fn compare(exp: &HostArray, got: &HostArray, tol: Tol, zero_sign: bool) -> Result<u64, String> {
+pub(crate) fn compare(
+    exp: &HostArray,
+    got: &HostArray,
+    tol: Tol,
+    zero_sign: bool,
+) -> Result<u64, String> {
     if let Tol::Norm(x) = tol {
         return compare_norm(exp, got, x);
     }
@@ -378,7 +428,11 @@ fn compare_norm(exp: &HostArray, got: &HostArray, x: f64) -> Result<u64, String>
     let (Some(e), Some(g)) = (parts_f64(exp), parts_f64(got)) else {
         return Err(format!("norm tolerance for dtype {}", exp.dtype()));
     };
-    let big = e.iter().flat_map(|p| p.iter().map(|v| v.abs())).filter(|v| v.is_finite()).fold(0.0, f64::max);
+    let big = e
+        .iter()
+        .flat_map(|p| p.iter().map(|v| v.abs()))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
     let mut r = Report::new(exp.shape());
     let mut worst = 0.0f64;
     for (i, (a, b)) in e.iter().zip(&g).enumerate() {
@@ -426,7 +480,7 @@ fn harness_detects_wrong_results() {
     fails("sum_i8_all", |a| a[0].astype(DType::Int32).sum(None).astype(DType::Int32)); // dtype
     fails("sum_f32_axis1", |a| a[0].sum(2)); // shape
     fails("sum_f32_axis1", |a| &a[0].sum(1) * 1.0001); // outside rel:1e-5
-    // ... and right answers computed differently pass.
+                                                       // ... and right answers computed differently pass.
     run_case("negative_special_f64", |a| &a[0] * -1.0);
     run_case("sum_f32_axis1", |a| a[0].flip(Some(&[1])).sum(1));
 }
@@ -443,7 +497,10 @@ pub(crate) fn assert_same_cases(manifest: &HashMap<String, Case>, here: &[&str])
     let mut extra: Vec<_> = here.iter().filter(|n| !in_manifest.contains(n)).collect();
     missing.sort();
     extra.sort();
-    assert!(missing.is_empty() && extra.is_empty(), "no closure for {missing:?}; not in the manifest: {extra:?}");
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "no closure for {missing:?}; not in the manifest: {extra:?}"
+    );
 }
 
 // ------------------------------------------------------------------------------------------------

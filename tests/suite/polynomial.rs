@@ -25,10 +25,12 @@ fn run_polynomial(outs: &[&Array]) -> Result<(Vec<HostArray>, Vec<HostArray>), C
     let sched = schedule(&g, &p.regions);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
-    let got = run_steps(&sched, &p.regions, &inputs, CompileError::InvalidInput, |_, region, refs| {
-        let compiled = codegen::compile_region_math(region, Tier::Optimized, MathLib::Polynomial)?;
-        codegen::run_compiled(&compiled, refs)
-    })?;
+    let got =
+        run_steps(&sched, &p.regions, &inputs, CompileError::InvalidInput, |_, region, refs| {
+            let compiled =
+                codegen::compile_region_math(region, Tier::Optimized, MathLib::Polynomial)?;
+            codegen::run_compiled(&compiled, refs)
+        })?;
     Ok((got, reference))
 }
 
@@ -50,14 +52,17 @@ fn polynomial_ulp_table() {
         for (j, dt) in DTYPES.into_iter().enumerate() {
             let args = table_inputs(f, dt, 1 << 16, 1000 + 10 * k as u64 + j as u64);
             let y = (f.apply)(&args);
-            let (got, want) = run_polynomial(&[&y]).unwrap_or_else(|e| panic!("{} {dt}: {e}", f.name));
+            let (got, want) =
+                run_polynomial(&[&y]).unwrap_or_else(|e| panic!("{} {dt}: {e}", f.name));
             let (gv, format) = float_values(&got[0]).expect("a float result");
             let (wv, _) = float_values(&want[0]).expect("a float result");
             let x0 = float_values(&args[0].try_to_host().unwrap()).unwrap().0;
             let (mut worst, mut at) = (0.0f64, 0);
             for (i, (&g, &w)) in gv.iter().zip(&wv).enumerate() {
                 // NaN by design (`polynomial_special_values`): only bfloat16 reaches it.
-                if matches!(op, OpKind::Sin | OpKind::Cos | OpKind::Tan) && x0[i].abs() >= TRIG_LIMIT {
+                if matches!(op, OpKind::Sin | OpKind::Cos | OpKind::Tan)
+                    && x0[i].abs() >= TRIG_LIMIT
+                {
                     continue;
                 }
                 let d = ulp_distance(g, w, format);
@@ -67,14 +72,24 @@ fn polynomial_ulp_table() {
             }
             let bound = polynomial_ulps(op, dt) as f64;
             if worst > bound {
-                let x: Vec<String> =
-                    args.iter().map(|a| format!("{:e}", float_values(&a.try_to_host().unwrap()).unwrap().0[at])).collect();
+                let x: Vec<String> = args
+                    .iter()
+                    .map(|a| {
+                        format!("{:e}", float_values(&a.try_to_host().unwrap()).unwrap().0[at])
+                    })
+                    .collect();
                 let (name, x, g, w) = (f.name, x.join(", "), gv[at], wv[at]);
-                over.push(format!("{name} {dt}: {worst} ulps > {bound} at ({x}): {g:e}, reference {w:e}"));
+                over.push(format!(
+                    "{name} {dt}: {worst} ulps > {bound} at ({x}): {g:e}, reference {w:e}"
+                ));
             }
             row += &format!(" {worst} |");
         }
-        row += &format!(" {}, {} |\n", polynomial_ulps(op, DType::Float16), polynomial_ulps(op, DType::Float32));
+        row += &format!(
+            " {}, {} |\n",
+            polynomial_ulps(op, DType::Float16),
+            polynomial_ulps(op, DType::Float32)
+        );
         table += &row;
     }
     eprintln!("{table}");
@@ -112,8 +127,29 @@ fn polynomial_float64_is_unsupported() {
 #[test]
 fn polynomial_special_values() {
     let v: Vec<f32> = vec![
-        0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-30, -1e-30,
-        1e30, -1e30, f32::MIN_POSITIVE, 1e-45, 88.0, -104.0, 127.5, -149.5,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1e-30,
+        -1e-30,
+        1e30,
+        -1e30,
+        f32::MIN_POSITIVE,
+        1e-45,
+        88.0,
+        -104.0,
+        127.5,
+        -149.5,
     ];
     let n = v.len();
     let xs: Vec<f32> = (0..n * n).map(|i| v[i / n]).collect();
@@ -147,12 +183,21 @@ fn polynomial_special_values() {
             }
             let same = a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
             let close = ulp_distance(a, b, (24, -126)) <= 1.0 && a.is_finite() && a != 0.0;
-            assert!(same || close, "output {k} at ({}, {}): {a:e}, reference {b:e}", v[i / n], v[i % n]);
+            assert!(
+                same || close,
+                "output {k} at ({}, {}): {a:e}, reference {b:e}",
+                v[i / n],
+                v[i % n]
+            );
         }
     }
     let big = Array::from_vec(vec![3e14f32, -1e20, f32::MAX], &[3]);
     let (got, _) = run_polynomial(&[&big.sin(), &big.cos(), &big.tan()]).unwrap();
     for g in &got {
-        assert!(g.as_slice::<f32>().unwrap().iter().all(|v| v.is_nan()), "{:?}", g.as_slice::<f32>());
+        assert!(
+            g.as_slice::<f32>().unwrap().iter().all(|v| v.is_nan()),
+            "{:?}",
+            g.as_slice::<f32>()
+        );
     }
 }

@@ -16,7 +16,9 @@ use proptest::prelude::*;
 /// NumPy's rule, written independently of kiln: align trailing axes; extents equal or one is 1.
 fn broadcast_rule(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let n = a.len().max(b.len());
-    let pad = |s: &[usize]| -> Vec<usize> { std::iter::repeat_n(1, n - s.len()).chain(s.iter().copied()).collect() };
+    let pad = |s: &[usize]| -> Vec<usize> {
+        std::iter::repeat_n(1, n - s.len()).chain(s.iter().copied()).collect()
+    };
     let (a, b) = (pad(a), pad(b));
     a.iter()
         .zip(&b)
@@ -237,9 +239,13 @@ fn non_associative(dtypes: &[DType]) -> BTreeSet<(DType, DType, DType)> {
 #[test]
 fn result_type_associativity_fails_exactly_where_numpys_does() {
     let np = numpy_promotion();
-    let want: BTreeSet<_> = np.triple.iter().filter(|(_, (_, l, r))| l != r).map(|(k, _)| *k).collect();
+    let want: BTreeSet<_> =
+        np.triple.iter().filter(|(_, (_, l, r))| l != r).map(|(k, _)| *k).collect();
     let got = non_associative(&numpy_dtypes());
-    assert!(want.contains(&(DType::Int8, DType::UInt8, DType::Float16)), "NumPy's known non-associative triple");
+    assert!(
+        want.contains(&(DType::Int8, DType::UInt8, DType::Float16)),
+        "NumPy's known non-associative triple"
+    );
     let only_kiln: Vec<_> = got.difference(&want).collect();
     let only_numpy: Vec<_> = want.difference(&got).collect();
     assert!(
@@ -252,8 +258,15 @@ fn result_type_associativity_fails_exactly_where_numpys_does() {
         assert_eq!(kl, *l, "({a} + {b}) + {c}");
     }
     // The bfloat16 triples cannot be checked against NumPy; list them for the record.
-    let bf: Vec<_> = non_associative(&DType::ALL).into_iter().filter(|t| [t.0, t.1, t.2].contains(&DType::BFloat16)).collect();
-    eprintln!("{} non-associative triples involve bfloat16 (not checkable against NumPy), e.g. {:?}", bf.len(), bf.iter().take(4).collect::<Vec<_>>());
+    let bf: Vec<_> = non_associative(&DType::ALL)
+        .into_iter()
+        .filter(|t| [t.0, t.1, t.2].contains(&DType::BFloat16))
+        .collect();
+    eprintln!(
+        "{} non-associative triples involve bfloat16 (not checkable against NumPy), e.g. {:?}",
+        bf.len(),
+        bf.iter().take(4).collect::<Vec<_>>()
+    );
 }
 
 /// `np.result_type(a, b, c)` (and so `np.concatenate`/`np.stack` of three arrays) does not depend
@@ -270,7 +283,13 @@ fn result_type_many_matches_numpys_n_ary_result_type() {
         }
     }
     bad.sort();
-    assert!(bad.is_empty(), "{} of {} triples differ, e.g.:\n{}", bad.len(), np.triple.len(), bad[..bad.len().min(12)].join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} of {} triples differ, e.g.:\n{}",
+        bad.len(),
+        np.triple.len(),
+        bad[..bad.len().min(12)].join("\n")
+    );
 }
 
 #[test]

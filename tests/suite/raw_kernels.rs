@@ -90,16 +90,26 @@ fn raw_kernels_on_the_cpu_backend_are_an_error() {
     let x1 = arange_f32(25, &[5, 5]);
     let mut y = zeros(&[5, 5], DType::Float32);
     // SAFETY: the launch is refused before anything runs.
-    let e = unsafe { k.try_launch(5, 5, &mut [(&x1).into(), (&x1).into(), (&mut y).into()], 0, None) }.unwrap_err();
+    let e =
+        unsafe { k.try_launch(5, 5, &mut [(&x1).into(), (&x1).into(), (&mut y).into()], 0, None) }
+            .unwrap_err();
     assert_eq!(e, Error::GpuRequired { what: "RawKernel my_add".into() });
-    assert!(e.to_string().starts_with("RawKernel my_add: raw CUDA kernels need a GPU, but the backend is the CPU"), "{e}");
+    assert!(
+        e.to_string().starts_with(
+            "RawKernel my_add: raw CUDA kernels need a GPU, but the backend is the CPU"
+        ),
+        "{e}"
+    );
     assert_eq!(y.to_vec::<f32>(), vec![0.0; 25]);
     assert!(matches!(k.attributes(), Err(Error::GpuRequired { .. })));
     assert!(matches!(k.set_max_dynamic_shared_size_bytes(50000), Err(Error::GpuRequired { .. })));
     assert!(matches!(k.entry_name(), Err(Error::GpuRequired { .. })));
 
     let module = RawModule::new(LOADED_FROM_SOURCE, &[], &[]);
-    assert_eq!(module.get_function("test_sum").unwrap_err(), Error::GpuRequired { what: "RawModule".into() });
+    assert_eq!(
+        module.get_function("test_sum").unwrap_err(),
+        Error::GpuRequired { what: "RawModule".into() }
+    );
     assert!(matches!(module.try_compile(), Err(Error::GpuRequired { .. })));
     let templates = RawModule::new(FX3, &["-std=c++11"], &["fx3<float>", "fx3<double>"]);
     assert_eq!(templates.name_expressions(), ["fx3<float>", "fx3<double>"]);
@@ -113,14 +123,19 @@ fn raw_module_files() {
     let missing = std::env::temp_dir().join("kiln-no-such-module.ptx");
     let e = RawModule::from_file(&missing).unwrap_err();
     match &e {
-        Error::Io { op, path, .. } => assert_eq!((op.as_str(), path.as_str()), ("RawModule", missing.to_str().unwrap())),
+        Error::Io { op, path, .. } => {
+            assert_eq!((op.as_str(), path.as_str()), ("RawModule", missing.to_str().unwrap()))
+        }
         other => panic!("expected an Io error, got {other:?}"),
     }
     let text = std::env::temp_dir().join(format!("kiln-raw-module-{}.cu", std::process::id()));
     std::fs::write(&text, MY_ADD).unwrap();
     let e = RawModule::from_file(&text).unwrap_err();
     std::fs::remove_file(&text).unwrap();
-    assert!(matches!(&e, Error::Value { op, message } if op == "RawModule" && message.contains("expected a .ptx, .cubin or .fatbin file")), "{e}");
+    assert!(
+        matches!(&e, Error::Value { op, message } if op == "RawModule" && message.contains("expected a .ptx, .cubin or .fatbin file")),
+        "{e}"
+    );
     // A PTX file is read (and loaded when first used).
     let ptx = std::env::temp_dir().join(format!("kiln-raw-module-{}.ptx", std::process::id()));
     std::fs::write(&ptx, ".version 8.0\n.target sm_90\n.address_size 64\n").unwrap();
@@ -143,7 +158,9 @@ fn gpu_my_add() {
     let x2 = arange_f32(25, &[5, 5]);
     let mut y = zeros(&[5, 5], DType::Float32);
     // SAFETY: my_add reads and writes 25 floats, the arrays' sizes.
-    unsafe { my_add().launch((5,), (5,), &mut [(&x1).into(), (&x2).into(), (&mut y).into()], 0, None) };
+    unsafe {
+        my_add().launch((5,), (5,), &mut [(&x1).into(), (&x2).into(), (&mut y).into()], 0, None)
+    };
     assert_eq!(y.shape(), &[5, 5]);
     assert_eq!(y.to_vec::<f32>(), (0..25).map(|v| 2.0 * v as f32).collect::<Vec<_>>());
 }
@@ -168,10 +185,21 @@ void my_func(const complex<float>* x1, const complex<float>* x2,
         &[],
     );
     let x1 = arange(25).astype(DType::Complex64).reshape(&[5, 5]);
-    let x2 = Array::from_vec((0..25).map(|k| Complex::new(0.0f32, k as f32)).collect::<Vec<_>>(), &[5, 5]);
+    let x2 = Array::from_vec(
+        (0..25).map(|k| Complex::new(0.0f32, k as f32)).collect::<Vec<_>>(),
+        &[5, 5],
+    );
     let mut y = zeros(&[5, 5], DType::Complex64);
     // SAFETY: my_func reads and writes 25 complex<float>, the arrays' sizes.
-    unsafe { complex_kernel.launch((5,), (5,), &mut [(&x1).into(), (&x2).into(), (&mut y).into(), 2.0f32.into()], 0, None) };
+    unsafe {
+        complex_kernel.launch(
+            (5,),
+            (5,),
+            &mut [(&x1).into(), (&x2).into(), (&mut y).into(), 2.0f32.into()],
+            0,
+            None,
+        )
+    };
     let want: Vec<Complex<f32>> = (0..25).map(|k| Complex::new(k as f32, 2.0 * k as f32)).collect();
     assert_eq!(y.to_vec::<Complex<f32>>(), want);
 }
@@ -201,19 +229,41 @@ void functions(const complex<double>* z, const complex<double>* w, complex<doubl
         "functions",
         &[],
     );
-    let zs = vec![Complex::new(1.5, -2.0), Complex::new(-3.0, 0.5), Complex::new(-4.0, 0.0), Complex::new(0.25, 7.0)];
-    let ws = vec![Complex::new(0.5, 1.0), Complex::new(1e-3, -2.0), Complex::new(3.0, 4.0), Complex::new(-2.0, 0.0)];
+    let zs = vec![
+        Complex::new(1.5, -2.0),
+        Complex::new(-3.0, 0.5),
+        Complex::new(-4.0, 0.0),
+        Complex::new(0.25, 7.0),
+    ];
+    let ws = vec![
+        Complex::new(0.5, 1.0),
+        Complex::new(1e-3, -2.0),
+        Complex::new(3.0, 4.0),
+        Complex::new(-2.0, 0.0),
+    ];
     let z = Array::from_vec(zs.clone(), &[4]);
     let w = Array::from_vec(ws.clone(), &[4]);
     let mut out = zeros(&[24], DType::Complex128);
     // SAFETY: `functions` reads 4 elements of z and w and writes 24 of out, their sizes.
-    unsafe { k.launch(1, 32, &mut [(&z).into(), (&w).into(), (&mut out).into(), 4i32.into()], 0, None) };
+    unsafe {
+        k.launch(1, 32, &mut [(&z).into(), (&w).into(), (&mut out).into(), 4i32.into()], 0, None)
+    };
     let got = out.to_vec::<Complex<f64>>();
     for (i, (z, w)) in zs.iter().zip(&ws).enumerate() {
-        let want = [z / w, z.exp(), z.ln(), z.sqrt(), Complex::new(z.norm(), z.arg()), z.conj() * 2.0 - 1.0];
+        let want = [
+            z / w,
+            z.exp(),
+            z.ln(),
+            z.sqrt(),
+            Complex::new(z.norm(), z.arg()),
+            z.conj() * 2.0 - 1.0,
+        ];
         for (j, want) in want.iter().enumerate() {
             let g = got[6 * i + j];
-            assert!((g - want).norm() <= 1e-13 * want.norm().max(1.0), "z={z} w={w} function {j}: {g} vs {want}");
+            assert!(
+                (g - want).norm() <= 1e-13 * want.norm().max(1.0),
+                "z={z} w={w} function {j}: {g} vs {want}"
+            );
         }
     }
 }
@@ -234,10 +284,26 @@ fn gpu_raw_module_test_sum_and_test_multiply() {
     // CuPy passes `N**2` as a Python int (8 bytes) to `unsigned int N`; kiln checks sizes, so
     // the count is a u32.
     // SAFETY: test_sum/test_multiply read and write N*N = 100 floats, the arrays' sizes.
-    unsafe { ker_sum.launch((n,), (n,), &mut [(&x1).into(), (&x2).into(), (&mut y).into(), (n * n).into()], 0, None) };
+    unsafe {
+        ker_sum.launch(
+            (n,),
+            (n,),
+            &mut [(&x1).into(), (&x2).into(), (&mut y).into(), (n * n).into()],
+            0,
+            None,
+        )
+    };
     assert_eq!(y.to_vec::<f32>(), (&x1 + &x2).to_vec::<f32>());
     // SAFETY: as above.
-    unsafe { ker_times.launch((n,), (n,), &mut [(&x1).into(), (&x2).into(), (&mut y).into(), (n * n).into()], 0, None) };
+    unsafe {
+        ker_times.launch(
+            (n,),
+            (n,),
+            &mut [(&x1).into(), (&x2).into(), (&mut y).into(), (n * n).into()],
+            0,
+            None,
+        )
+    };
     assert_eq!(y.to_vec::<f32>(), (&x1 * &x2).to_vec::<f32>());
 }
 
@@ -319,14 +385,22 @@ fn gpu_nvrtc_error_carries_the_log() {
     if !on_gpu() {
         return;
     }
-    let k = RawKernel::new("extern \"C\" __global__ void broken(float* y) {\n    y[0] = undefined_thing;\n}\n", "broken", &[]);
+    let k = RawKernel::new(
+        "extern \"C\" __global__ void broken(float* y) {\n    y[0] = undefined_thing;\n}\n",
+        "broken",
+        &[],
+    );
     let mut y = zeros(&[1], DType::Float32);
     // SAFETY: the kernel does not compile; nothing runs.
     let e = unsafe { k.try_launch(1, 1, &mut [(&mut y).into()], 0, None) }.unwrap_err();
     match &e {
         Error::Runtime(RuntimeError::Nvrtc(n)) => {
             assert_eq!((n.program.as_str(), n.call), ("broken.cu", "nvrtcCompileProgram"));
-            assert!(n.log.contains("undefined_thing") && n.log.contains("broken.cu(2)"), "{}", n.log);
+            assert!(
+                n.log.contains("undefined_thing") && n.log.contains("broken.cu(2)"),
+                "{}",
+                n.log
+            );
         }
         other => panic!("expected an NVRTC error, got {other:?}"),
     }
@@ -342,10 +416,20 @@ fn gpu_unknown_kernel_name() {
     }
     let module = RawModule::new(LOADED_FROM_SOURCE, &[], &[]);
     let e = module.get_function("test_divide").unwrap_err();
-    assert_eq!(e, Error::UnknownKernel { module: "RawModule".into(), name: "test_divide".into(), name_expressions: vec![] });
+    assert_eq!(
+        e,
+        Error::UnknownKernel {
+            module: "RawModule".into(),
+            name: "test_divide".into(),
+            name_expressions: vec![]
+        }
+    );
     let templates = RawModule::new(FX3, &[], &["fx3<float>"]);
     let e = templates.get_function("fx3<int>").unwrap_err();
-    assert_eq!(e.to_string(), "RawModule: no kernel `fx3<int>` in the module (its name expressions: fx3<float>)");
+    assert_eq!(
+        e.to_string(),
+        "RawModule: no kernel `fx3<int>` in the module (its name expressions: fx3<float>)"
+    );
     // A RawKernel of a name its code does not define fails at its first launch the same way.
     let k = RawKernel::new(MY_ADD, "my_sub", &[]);
     let mut y = zeros(&[1], DType::Float32);
@@ -364,14 +448,26 @@ fn gpu_wrong_arguments() {
     let x1 = arange_f32(25, &[5, 5]);
     let mut y = zeros(&[5, 5], DType::Float32);
     // SAFETY: refused before the launch.
-    let e = unsafe { my_add().try_launch(5, 5, &mut [(&x1).into(), (&mut y).into()], 0, None) }.unwrap_err();
+    let e = unsafe { my_add().try_launch(5, 5, &mut [(&x1).into(), (&mut y).into()], 0, None) }
+        .unwrap_err();
     assert_eq!(e, Error::KernelArgCount { kernel: "my_add".into(), expected: "3".into(), got: 2 });
     let ker_sum = RawModule::new(LOADED_FROM_SOURCE, &[], &[]).get_function("test_sum").unwrap();
     // CuPy's `N**2`, a Python int, is a long long: 8 bytes for `unsigned int N`.
     // SAFETY: refused before the launch.
-    let e = unsafe { ker_sum.try_launch(5, 5, &mut [(&x1).into(), (&x1).into(), (&mut y).into(), 25i64.into()], 0, None) }
-        .unwrap_err();
-    assert!(matches!(e, Error::KernelArgSize { index: 3, given_bytes: 8, param_bytes: 4, .. }), "{e}");
+    let e = unsafe {
+        ker_sum.try_launch(
+            5,
+            5,
+            &mut [(&x1).into(), (&x1).into(), (&mut y).into(), 25i64.into()],
+            0,
+            None,
+        )
+    }
+    .unwrap_err();
+    assert!(
+        matches!(e, Error::KernelArgSize { index: 3, given_bytes: 8, param_bytes: 4, .. }),
+        "{e}"
+    );
     assert_eq!(y.to_vec::<f32>(), vec![0.0; 25]);
 }
 
@@ -428,7 +524,11 @@ fn gpu_raw_kernel_is_a_fusion_boundary() {
     assert!(lazy.is_materialized());
     let z = &y - &x1;
     let explain = kiln::explain(&[&z]);
-    assert!(explain.graph.contains("input {index=0}") && explain.graph.contains("input {index=1}"), "{}", explain.graph);
+    assert!(
+        explain.graph.contains("input {index=0}") && explain.graph.contains("input {index=1}"),
+        "{}",
+        explain.graph
+    );
     assert_eq!(explain.report.kernel_count(), 1);
     assert_eq!(z.to_vec::<f32>(), (0..25).map(|v| 2.0 * v as f32 + 1.0).collect::<Vec<_>>());
 }
@@ -474,14 +574,18 @@ fn gpu_compiled_binary_from_the_disk_cache() {
         return;
     }
     // A source no earlier run compiled: the first module misses and stores it.
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let stamp =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let code = format!("// {stamp} {}\n{FX3}", std::process::id());
     let first = RawModule::new(&code, &[], &["fx3<float>"]);
     first.try_compile().unwrap();
     let stats = kiln_runtime::DiskCache::stats();
     let second = RawModule::new(&code, &[], &["fx3<float>"]);
     let ker = second.get_function("fx3<float>").unwrap();
-    assert!(kiln_runtime::DiskCache::stats().hits >= stats.hits + 2, "the binary and its lowered names");
+    assert!(
+        kiln_runtime::DiskCache::stats().hits >= stats.hits + 2,
+        "the binary and its lowered names"
+    );
     assert_eq!(ker.entry_name().unwrap(), "_Z3fx3IfEvPT_i");
     let mut a = arange(10).astype(DType::Float32);
     // SAFETY: fx3<float>(float*, int) writes 10 elements of a, its size.

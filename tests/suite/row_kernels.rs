@@ -25,7 +25,10 @@ fn uniform(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Vec<f64> {
 }
 
 fn f32s(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Array {
-    let a = Array::from_vec(uniform(shape, lo, hi, seed).into_iter().map(|x| x as f32).collect::<Vec<_>>(), shape);
+    let a = Array::from_vec(
+        uniform(shape, lo, hi, seed).into_iter().map(|x| x as f32).collect::<Vec<_>>(),
+        shape,
+    );
     a.eval();
     a
 }
@@ -58,7 +61,11 @@ fn count(ptx: &str, prefix: &str) -> usize {
         .map(|l| {
             let mut w = l.split_whitespace();
             let op = w.next().unwrap_or("");
-            if op.starts_with('@') { w.next().unwrap_or("") } else { op }
+            if op.starts_with('@') {
+                w.next().unwrap_or("")
+            } else {
+                op
+            }
         })
         .filter(|op| op.starts_with(prefix))
         .count()
@@ -92,7 +99,11 @@ fn ptxas_report(label: &str, ptx: &str) -> Option<String> {
 /// The registers a thread uses, from a `ptxas -v` report.
 fn registers(report: &str) -> usize {
     let at = report.find(" registers").unwrap_or_else(|| panic!("no register count in {report}"));
-    report[..at].rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{report}"))
+    report[..at]
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{report}"))
 }
 
 /// Prints each kernel's PTX profile (`KILN_ROWS_PROBE=1`): global/shared loads and stores,
@@ -103,7 +114,16 @@ fn probe(label: &str, k: &GpuKernel) {
     }
     let ptx = &k.ptx;
     eprintln!("== {label}: gpu_block {:?}", k.kernel.gpu_block);
-    for p in ["ld.global", "st.global", "ld.shared", "st.shared", "shfl.sync", "bar.sync", "ld.local", "st.local"] {
+    for p in [
+        "ld.global",
+        "st.global",
+        "ld.shared",
+        "st.shared",
+        "shfl.sync",
+        "bar.sync",
+        "ld.local",
+        "st.local",
+    ] {
         eprintln!("  {p:<12} {}", count(ptx, p));
     }
     if let Some(r) = ptxas_report(label, ptx) {
@@ -136,7 +156,10 @@ fn assert_no_local_memory(label: &str, ptx: &str) {
     assert!(!ptx.contains(".local"), "{label}: local memory\n{ptx}");
     assert_eq!(count(ptx, "ld.local") + count(ptx, "st.local"), 0, "{label}");
     if let Some(report) = ptxas_report(label, ptx) {
-        assert!(report.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), "{label}: {report}");
+        assert!(
+            report.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+            "{label}: {report}"
+        );
     }
 }
 
@@ -156,7 +179,10 @@ fn long_rows_are_read_once_and_combined_by_shuffles() {
     assert_eq!(global_loads_around_first_shuffle(ptx), (9, 0), "x read once, by the fill\n{ptx}");
     // One combine of (max, sum): five butterfly steps of a 32-bit and a 64-bit value.
     assert_eq!(count(ptx, "shfl.sync.bfly"), 15, "one combine by shuffles\n{ptx}");
-    assert!(count(ptx, "st.shared") >= 1 && count(ptx, "ld.shared") >= 2, "cached row stored, read back\n{ptx}");
+    assert!(
+        count(ptx, "st.shared") >= 1 && count(ptx, "ld.shared") >= 2,
+        "cached row stored, read back\n{ptx}"
+    );
     assert_eq!(count(ptx, "bar.sync"), 2, "{ptx}");
     assert_no_local_memory("softmax-4096", ptx);
     // The one pass's rescale factors are float32 on the GPU: float64 `exp` inlined took this
@@ -203,9 +229,12 @@ fn rows_beyond_the_cache_and_rows_of_a_warp() {
 fn loop_of_first(ptx: &str, load: &str) -> Vec<String> {
     let lines: Vec<&str> = ptx.lines().collect();
     let first = lines.iter().position(|l| l.trim_start().starts_with(load)).expect("the load");
-    let start = (0..first).rev().find(|&i| lines[i].starts_with("$L__BB")).expect("the loop's label");
+    let start =
+        (0..first).rev().find(|&i| lines[i].starts_with("$L__BB")).expect("the loop's label");
     let back = format!("{};", lines[start].trim_end_matches(':'));
-    let end = (first..lines.len()).find(|&i| lines[i].trim_end().ends_with(&back)).expect("the back branch");
+    let end = (first..lines.len())
+        .find(|&i| lines[i].trim_end().ends_with(&back))
+        .expect("the back branch");
     lines[start..=end].iter().map(|l| l.to_string()).collect()
 }
 
@@ -215,7 +244,8 @@ fn loads_before_use(body: &[String], load: &str) -> (usize, bool) {
     let text = body.join("\n");
     let is = |l: &String, p: &str| l.trim_start().starts_with(p);
     let last_load = body.iter().rposition(|l| is(l, load)).expect("a load");
-    let first_use = body.iter().position(|l| ["cvt.", "add.rn", "mul.rn", "fma.rn"].iter().any(|p| is(l, p)));
+    let first_use =
+        body.iter().position(|l| ["cvt.", "add.rn", "mul.rn", "fma.rn"].iter().any(|p| is(l, p)));
     (count(&text, load), first_use.is_some_and(|u| last_load < u))
 }
 
@@ -236,11 +266,22 @@ fn whole_sums_read_vectors_with_loads_in_flight() {
     let ptx = &k.ptx;
     let body = loop_of_first(ptx, "ld.global.nc.v4");
     let text = body.join("\n");
-    assert_eq!(loads_before_use(&body, "ld.global.nc.v4"), (4, true), "four 128-bit loads in flight\n{text}");
+    assert_eq!(
+        loads_before_use(&body, "ld.global.nc.v4"),
+        (4, true),
+        "four 128-bit loads in flight\n{text}"
+    );
     assert_eq!(count(&text, "ld.global.nc.b32"), 0, "no scalar load in the loop\n{text}");
     assert_eq!(count(&text, "add.rn.f64"), 16, "16 elements per step\n{text}");
-    assert_eq!(count(ptx, "ld.global.nc.b32"), 1, "the rest of the chunk, element by element\n{ptx}");
-    assert!(count(ptx, "fence.acq_rel.gpu") >= 2 && !ptx.contains(".sys"), "device-scope fences\n{ptx}");
+    assert_eq!(
+        count(ptx, "ld.global.nc.b32"),
+        1,
+        "the rest of the chunk, element by element\n{ptx}"
+    );
+    assert!(
+        count(ptx, "fence.acq_rel.gpu") >= 2 && !ptx.contains(".sys"),
+        "device-scope fences\n{ptx}"
+    );
     assert_no_local_memory("sum_all", ptx);
 
     let xd = f64s(&[1 << 18], -1.0, 1.0, 22);
@@ -263,7 +304,12 @@ fn whole_sums_read_vectors_with_loads_in_flight() {
         assert!(k.kernel.gpu_split.is_some(), "{label}: a split reduction");
         assert_eq!(count(&k.ptx, "ld.global.nc.v"), 0, "{label}: no vector load\n{}", k.ptx);
         let body = loop_of_first(&k.ptx, "ld.global.nc.b32");
-        assert_eq!(loads_before_use(&body, "ld.global.nc.b32"), (16, true), "{label}\n{}", body.join("\n"));
+        assert_eq!(
+            loads_before_use(&body, "ld.global.nc.b32"),
+            (16, true),
+            "{label}\n{}",
+            body.join("\n")
+        );
         assert_no_local_memory(label, &k.ptx);
     }
 }
@@ -286,7 +332,10 @@ fn check_backend_near(name: &str, y: &Array, again: &Array, max_ulps: f64, abs: 
             for (i, (&a, &b)) in g.iter().zip(&w).enumerate() {
                 let d = ulp_distance(a, b, format);
                 let near = (a - b).abs() <= abs;
-                assert!(d <= max_ulps || near, "{name}: element {i}: {a:e} vs reference {b:e} ({d} ulps > {max_ulps})");
+                assert!(
+                    d <= max_ulps || near,
+                    "{name}: element {i}: {a:e} vs reference {b:e} ({d} ulps > {max_ulps})"
+                );
             }
         }
         _ => assert_eq!(got, want, "{name}"),
@@ -295,7 +344,10 @@ fn check_backend_near(name: &str, y: &Array, again: &Array, max_ulps: f64, abs: 
     match (float_values(&again), float_values(&got)) {
         // The same bits, a NaN as any NaN.
         (Some((a, _)), Some((g, _))) => {
-            let same = a.iter().zip(&g).all(|(x, y)| x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan());
+            let same = a
+                .iter()
+                .zip(&g)
+                .all(|(x, y)| x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan());
             assert!(same, "{name}: not deterministic");
         }
         _ => assert_eq!(again, got, "{name}: not deterministic"),
@@ -316,8 +368,19 @@ fn row_reductions_through_the_backend() {
         let x = f32s(&shape, -8.0, 8.0, seed);
         let c = shape[1];
         let name = format!("softmax f32 {shape:?}");
-        check_backend(&name, &kiln::nn::softmax(&x, -1).unwrap(), &kiln::nn::softmax(&x, -1).unwrap(), SOFTMAX_ULPS);
-        check_backend_near(&format!("layer_norm f32 {shape:?}"), &layer_norm(&x, c), &layer_norm(&x, c), 4.0, LAYER_NORM_ABS);
+        check_backend(
+            &name,
+            &kiln::nn::softmax(&x, -1).unwrap(),
+            &kiln::nn::softmax(&x, -1).unwrap(),
+            SOFTMAX_ULPS,
+        );
+        check_backend_near(
+            &format!("layer_norm f32 {shape:?}"),
+            &layer_norm(&x, c),
+            &layer_norm(&x, c),
+            4.0,
+            LAYER_NORM_ABS,
+        );
         check_backend(&format!("argmax f32 {shape:?}"), &x.argmax(1), &x.argmax(1), 0.0);
         let m = x.greater(7.9);
         check_backend(&format!("any/all {shape:?}"), &m.any(1), &m.any(1), 0.0);
@@ -326,21 +389,37 @@ fn row_reductions_through_the_backend() {
     for (shape, seed) in [([7, 3], 8), ([6, 5000], 9)] {
         let x = f64s(&shape, -8.0, 8.0, seed);
         let name = format!("softmax f64 {shape:?}");
-        check_backend(&name, &kiln::nn::softmax(&x, -1).unwrap(), &kiln::nn::softmax(&x, -1).unwrap(), SOFTMAX_ULPS);
+        check_backend(
+            &name,
+            &kiln::nn::softmax(&x, -1).unwrap(),
+            &kiln::nn::softmax(&x, -1).unwrap(),
+            SOFTMAX_ULPS,
+        );
         let v = x.var(1, 0);
         check_backend(&format!("var f64 {shape:?}"), &v, &x.var(1, 0), 4.0);
         check_backend(&format!("argmin f64 {shape:?}"), &x.argmin(1), &x.argmin(1), 0.0);
     }
     let h = f32s(&[9, 700], -4.0, 4.0, 10).astype(DType::Float16);
-    check_backend("softmax f16", &kiln::nn::softmax(&h, -1).unwrap(), &kiln::nn::softmax(&h, -1).unwrap(), 2.0);
+    check_backend(
+        "softmax f16",
+        &kiln::nn::softmax(&h, -1).unwrap(),
+        &kiln::nn::softmax(&h, -1).unwrap(),
+        2.0,
+    );
 }
 
 /// Rows of `len` float32, one to each of `kinds` kinds, the value of kind `k` at `j` being
 /// `f(k, j, t = j / len, u)` with `u` uniform in [-8, 8).
-fn rows_of(kinds: usize, len: usize, seed: u64, f: impl Fn(usize, usize, f64, f64) -> f64) -> Array {
+fn rows_of(
+    kinds: usize,
+    len: usize,
+    seed: u64,
+    f: impl Fn(usize, usize, f64, f64) -> f64,
+) -> Array {
     let r = uniform(&[kinds, len], -8.0, 8.0, seed);
-    let v: Vec<f32> =
-        (0..kinds * len).map(|i| f(i / len, i % len, (i % len) as f64 / len as f64, r[i]) as f32).collect();
+    let v: Vec<f32> = (0..kinds * len)
+        .map(|i| f(i / len, i % len, (i % len) as f64 / len as f64, r[i]) as f32)
+        .collect();
     let a = Array::from_vec(v, &[kinds, len]);
     a.eval();
     a
@@ -358,7 +437,13 @@ fn special_rows(len: usize, seed: u64) -> Array {
         3 if j == len / 2 => f64::NAN,
         4 if j == len / 3 => f64::INFINITY,
         5 if j % 7 == 0 => f64::NEG_INFINITY,
-        6 => if j % 2 == 0 { 0.0 } else { -0.0 },
+        6 => {
+            if j % 2 == 0 {
+                0.0
+            } else {
+                -0.0
+            }
+        }
         7 => 80.0 + 2.0 * u,
         8 => 1e4 * u,
         _ => u,
@@ -380,7 +465,13 @@ fn moment_rows(len: usize, seed: u64) -> Array {
         6 if j == len / 3 => f64::NAN,
         7 => 1e20 * u,
         8 => 1e-30 * u,
-        9 => if j % 2 == 0 { 0.0 } else { -0.0 },
+        9 => {
+            if j % 2 == 0 {
+                0.0
+            } else {
+                -0.0
+            }
+        }
         _ => u,
     })
 }
@@ -398,14 +489,29 @@ fn run_online_on_host(outs: &[&Array], rows: bool) -> (Vec<HostArray>, Vec<HostA
     let sched = schedule(&g, &p.regions);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let want = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
-    let options = codegen::Options { math: MathLib::for_target(Target::Host), gpu_vec: true, online_softmax: true };
-    let got = run_steps(&sched, &p.regions, &inputs, kiln_compiler::CompileError::InvalidInput, |_, region, refs| {
-        let kernel = lower_options(region, Target::Host, options).map_err(|u| u.into_error(0))?;
-        let rescale = kernel.mlir.contains("scf.if");
-        let shift = kernel.mlir.contains("math.absf");
-        assert!(!rows || rescale || shift, "a one-pass fold: softmax's rescale, layer norm's shift\n{}", kernel.mlir);
-        codegen::run_compiled(&compile_kernel(kernel, Tier::Optimized)?, refs)
-    })
+    let options = codegen::Options {
+        math: MathLib::for_target(Target::Host),
+        gpu_vec: true,
+        online_softmax: true,
+    };
+    let got = run_steps(
+        &sched,
+        &p.regions,
+        &inputs,
+        kiln_compiler::CompileError::InvalidInput,
+        |_, region, refs| {
+            let kernel =
+                lower_options(region, Target::Host, options).map_err(|u| u.into_error(0))?;
+            let rescale = kernel.mlir.contains("scf.if");
+            let shift = kernel.mlir.contains("math.absf");
+            assert!(
+                !rows || rescale || shift,
+                "a one-pass fold: softmax's rescale, layer norm's shift\n{}",
+                kernel.mlir
+            );
+            codegen::run_compiled(&compile_kernel(kernel, Tier::Optimized)?, refs)
+        },
+    )
     .unwrap();
     (got, want)
 }
@@ -429,7 +535,10 @@ fn softmax_in_one_pass_at_special_values() {
             assert!(nans >= 3 * len || ax == 0, "{name}: the evaluator's NaN rows ({nans})");
             for (i, (&a, &b)) in g.iter().zip(&w).enumerate() {
                 let d = ulp_distance(a, b, format);
-                assert!(d <= SOFTMAX_ULPS, "{name} (host, one pass): element {i}: {a:e} vs reference {b:e} ({d} ulps)");
+                assert!(
+                    d <= SOFTMAX_ULPS,
+                    "{name} (host, one pass): element {i}: {a:e} vs reference {b:e} ({d} ulps)"
+                );
             }
             check_backend(&name, &y, &kiln::nn::softmax(&x, ax).unwrap(), SOFTMAX_ULPS);
         }
@@ -451,7 +560,10 @@ fn worst_ulps(name: &str, got: &HostArray, want: &HostArray, abs: f64) -> f64 {
     }
     if worst.0 > 0.0 {
         let i = worst.1;
-        eprintln!("{name}: worst {} ulps at element {i}: {:e} vs reference {:e}", worst.0, g[i], w[i]);
+        eprintln!(
+            "{name}: worst {} ulps at element {i}: {:e} vs reference {:e}",
+            worst.0, g[i], w[i]
+        );
     }
     worst.0
 }
@@ -475,7 +587,12 @@ fn layer_norm_in_one_pass_at_special_values() {
         let d = worst_ulps(&name, &got[0], &want[0], LAYER_NORM_ABS);
         assert!(d <= 4.0, "{name} (host, one pass): {d} ulps\n{:?}\n{:?}", got[0], want[0]);
         let d = worst_ulps(&name, &got[1], &want[1], 0.0);
-        assert!(d <= 2.0, "{name} (host, one pass): the variance {d} ulps\n{:?}\n{:?}", got[1], want[1]);
+        assert!(
+            d <= 2.0,
+            "{name} (host, one pass): the variance {d} ulps\n{:?}\n{:?}",
+            got[1],
+            want[1]
+        );
         check_backend_near(&name, &y, &layer_norm(&x, len), 4.0, LAYER_NORM_ABS);
         check_backend(&format!("variance of special rows of {len}"), &var, &x.var(1, 0), 2.0);
     }
@@ -494,9 +611,24 @@ fn nested_reductions_over_a_short_axis() {
     let sq = |x: &Array, c: &Array| (x.expand_dims(&[1]) - c.expand_dims(&[0])).square().sum(2);
     for (n, k, d, seed) in [(300, 10, 64, 11), (50, 16, 7, 12), (50, 17, 7, 13), (40, 2, 1, 14)] {
         let (x, c) = (f32s(&[n, d], -2.0, 2.0, seed), f32s(&[k, d], -2.0, 2.0, seed + 100));
-        check_backend(&format!("labels {n}x{d} k={k}"), &sq(&x, &c).argmin(1), &sq(&x, &c).argmin(1), 0.0);
-        check_backend(&format!("max distance {n}x{d} k={k}"), &sq(&x, &c).max(1), &sq(&x, &c).max(1), 0.0);
-        check_backend(&format!("mean of means {n}x{d} k={k}"), &sq(&x, &c).mean(1), &sq(&x, &c).mean(1), 1.0);
+        check_backend(
+            &format!("labels {n}x{d} k={k}"),
+            &sq(&x, &c).argmin(1),
+            &sq(&x, &c).argmin(1),
+            0.0,
+        );
+        check_backend(
+            &format!("max distance {n}x{d} k={k}"),
+            &sq(&x, &c).max(1),
+            &sq(&x, &c).max(1),
+            0.0,
+        );
+        check_backend(
+            &format!("mean of means {n}x{d} k={k}"),
+            &sq(&x, &c).mean(1),
+            &sq(&x, &c).mean(1),
+            1.0,
+        );
     }
     let x = f64s(&[30, 2, 3, 50], -4.0, 4.0, 15);
     let f = |x: &Array| x.sum(3).min([1, 2]);

@@ -107,40 +107,61 @@ fn scans_longer_than_a_tile() {
     let x: Vec<i32> = (0..n).map(|i| ((i as i64 * 7919) % 201) as i32 - 100).collect();
     let a = Array::from_vec(x.clone(), &[n]);
     let mut acc = 0i64;
-    let want: Vec<i64> = x.iter().map(|&v| {
-        acc += v as i64;
-        acc
-    }).collect();
+    let want: Vec<i64> = x
+        .iter()
+        .map(|&v| {
+            acc += v as i64;
+            acc
+        })
+        .collect();
     assert_eq!(a.cumsum(None).to_vec::<i64>(), want);
     let mut hi = i32::MIN;
-    let want: Vec<i32> = x.iter().map(|&v| {
-        hi = hi.max(v);
-        hi
-    }).collect();
+    let want: Vec<i32> = x
+        .iter()
+        .map(|&v| {
+            hi = hi.max(v);
+            hi
+        })
+        .collect();
     // A maximum that grows late in the row: every tile's prefix matters.
-    let ramp = Array::from_vec((0..n).map(|i| ((i as i64 * 37) % 1001) as i32 + (i / 4096) as i32).collect::<Vec<_>>(), &[n]);
+    let ramp = Array::from_vec(
+        (0..n).map(|i| ((i as i64 * 37) % 1001) as i32 + (i / 4096) as i32).collect::<Vec<_>>(),
+        &[n],
+    );
     let mut hi2 = i32::MIN;
-    let want_ramp: Vec<i32> = ramp.to_vec::<i32>().iter().map(|&v| {
-        hi2 = hi2.max(v);
-        hi2
-    }).collect();
+    let want_ramp: Vec<i32> = ramp
+        .to_vec::<i32>()
+        .iter()
+        .map(|&v| {
+            hi2 = hi2.max(v);
+            hi2
+        })
+        .collect();
     assert_eq!(a.cummax(None).to_vec::<i32>(), want);
     assert_eq!(ramp.cummax(Some(0)).to_vec::<i32>(), want_ramp);
 
     // Eighths of small integers: every partial sum is exact in float32 in any association, so
     // the tiles' result is the running sum's bits.
-    let f: Vec<f32> = (0..n).map(|i| ((((i * 2654435761usize) >> 7) % 17) as f32 - 8.0) / 8.0).collect();
+    let f: Vec<f32> =
+        (0..n).map(|i| ((((i * 2654435761usize) >> 7) % 17) as f32 - 8.0) / 8.0).collect();
     let mut s = 0.0f32;
-    let want: Vec<f32> = f.iter().map(|&v| {
-        s += v;
-        s
-    }).collect();
+    let want: Vec<f32> = f
+        .iter()
+        .map(|&v| {
+            s += v;
+            s
+        })
+        .collect();
     assert_eq!(Array::from_vec(f, &[n]).cumsum(None).to_vec::<f32>(), want);
     // Inexact sums: the same bits on every run.
-    let g: Vec<f32> = (0..n).map(|i| (((i * 2654435761usize) >> 7) % 1000) as f32 / 997.0 - 0.5).collect();
+    let g: Vec<f32> =
+        (0..n).map(|i| (((i * 2654435761usize) >> 7) % 1000) as f32 / 997.0 - 0.5).collect();
     let make = || Array::from_vec(g.clone(), &[n]).cumsum(None).to_vec::<f32>();
     let (g1, g2) = (make(), make());
-    assert!(g1.iter().zip(&g2).all(|(a, b)| a.to_bits() == b.to_bits()), "two runs of one float cumsum differ");
+    assert!(
+        g1.iter().zip(&g2).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "two runs of one float cumsum differ"
+    );
 }
 
 /// Several rows of several tiles each, two scans of one row space in one region, and a product.
@@ -166,13 +187,18 @@ fn scans_of_rows_of_several_tiles() {
     // Products of ±1 (exact in any order), over 3 rows of 3000 float64.
     let p: Vec<f64> = (0..3 * 3000).map(|i| if (i * 7) % 13 < 6 { -1.0 } else { 1.0 }).collect();
     let got = Array::from_vec(p.clone(), &[3, 3000]).cumprod(Some(1)).to_vec::<f64>();
-    let want: Vec<f64> = p.chunks(3000).flat_map(|r| {
-        let mut acc = 1.0;
-        r.iter().map(move |&v| {
-            acc *= v;
-            acc
-        }).collect::<Vec<_>>()
-    }).collect();
+    let want: Vec<f64> = p
+        .chunks(3000)
+        .flat_map(|r| {
+            let mut acc = 1.0;
+            r.iter()
+                .map(move |&v| {
+                    acc *= v;
+                    acc
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
     assert_eq!(got, want);
 }
 
@@ -206,7 +232,8 @@ fn scans_down_columns_in_chunks() {
     assert_eq!(s.to_vec::<i64>(), ws);
     assert_eq!(m.to_vec::<i32>(), wm);
     // Down the columns of a 4096 x 40 float32 matrix (fewer columns than a block's threads).
-    let f: Vec<f32> = (0..4096 * 40).map(|i| (((i * 2654435761usize) >> 9) % 9) as f32 / 8.0 - 0.5).collect();
+    let f: Vec<f32> =
+        (0..4096 * 40).map(|i| (((i * 2654435761usize) >> 9) % 9) as f32 / 8.0 - 0.5).collect();
     let got = Array::from_vec(f.clone(), &[4096, 40]).cumsum(Some(0)).to_vec::<f32>();
     let mut want = f.clone();
     for r in 1..4096 {

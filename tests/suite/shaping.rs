@@ -89,7 +89,10 @@ fn shaping_errors_name_the_op() {
     assert!(e.contains("roll"), "{e}");
     // split into equal parts: views whose values are the slices'
     let parts = v.try_split(5, 0).unwrap();
-    assert_eq!(parts.iter().map(|p| p.to_vec::<f32>()[0]).collect::<Vec<_>>(), vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(
+        parts.iter().map(|p| p.to_vec::<f32>()[0]).collect::<Vec<_>>(),
+        vec![1.0, 2.0, 3.0, 4.0, 5.0]
+    );
 }
 
 /// `roll` of a computed value: the value is materialised, then one gather kernel reads it at
@@ -101,5 +104,8 @@ fn roll_of_an_expression_is_a_gather_of_it() {
     let y = (&x * 2.0f32).roll(1, Some(1));
     let kernels = kiln::explain(&[&y]).report.kernel_count();
     assert_eq!(kernels, 2, "roll of x * 2");
-    assert_eq!(y.to_vec::<f32>(), vec![6.0, 0.0, 2.0, 4.0, 14.0, 8.0, 10.0, 12.0, 22.0, 16.0, 18.0, 20.0]);
+    assert_eq!(
+        y.to_vec::<f32>(),
+        vec![6.0, 0.0, 2.0, 4.0, 14.0, 8.0, 10.0, 12.0, 22.0, 16.0, 18.0, 20.0]
+    );
 }

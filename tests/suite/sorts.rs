@@ -55,15 +55,22 @@ fixture_cases! { "sort/cases.txt";
 /// largest; the values against a sorted copy, the positions reading them back.
 #[test]
 fn topk_takes_the_ends_of_each_line() {
-    let v: Vec<f32> = (0..3 * 50).map(|i| if i == 77 { f32::NAN } else { ((i * 37) % 50) as f32 * 0.5 - 7.0 }).collect();
+    let v: Vec<f32> = (0..3 * 50)
+        .map(|i| if i == 77 { f32::NAN } else { ((i * 37) % 50) as f32 * 0.5 - 7.0 })
+        .collect();
     let a = Array::from_vec(v.clone(), &[3, 50]);
     let (vals, pos) = kiln::topk(&a, 4, 1, true);
     let (vals, pos) = (vals.to_vec::<f32>(), pos.to_vec::<i64>());
     for r in 0..3 {
         let mut line: Vec<f32> = v[r * 50..(r + 1) * 50].to_vec();
-        line.sort_by(|x, y| y.partial_cmp(x).unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()).reverse()));
+        line.sort_by(|x, y| {
+            y.partial_cmp(x).unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()).reverse())
+        });
         let got = &vals[r * 4..(r + 1) * 4];
-        assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), line[..4].iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        assert_eq!(
+            got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            line[..4].iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
         for (j, &p) in pos[r * 4..(r + 1) * 4].iter().enumerate() {
             assert_eq!(v[r * 50 + p as usize].to_bits(), got[j].to_bits());
         }
@@ -74,7 +81,10 @@ fn topk_takes_the_ends_of_each_line() {
     assert!(kiln::try_histogram(&a, 0, None).is_err());
     // A NaN makes the automatic range not finite (NumPy's ValueError).
     assert!(kiln::try_histogram(&a, 5, None).unwrap_err().to_string().contains("not finite"));
-    assert!(kiln::try_searchsorted(&a, &a, kiln::Side::Left).unwrap_err().to_string().contains("1-D"));
+    assert!(kiln::try_searchsorted(&a, &a, kiln::Side::Left)
+        .unwrap_err()
+        .to_string()
+        .contains("1-D"));
 }
 
 #[test]

@@ -27,7 +27,9 @@ fn plan_text(outs: &[&Array]) -> (kiln::FusionReport, String) {
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
-    let run = kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
+    let run =
+        kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
+            .unwrap();
     assert_eq!(run, reference);
     let report = plan.report();
     assert_eq!(report, kiln::explain(outs).report, "explain's report is the plan's");
@@ -118,7 +120,8 @@ fn a_chain_of_small_regions_stays_on_stream_0() {
 
 #[test]
 fn independent_regions_too_big_for_a_pool_stream_stay_on_stream_0() {
-    let (report, text) = plan_text(&[&two_reductions_and_their_consumer(FILL_ELEMENTS, FILL_ELEMENTS + 8)]);
+    let (report, text) =
+        plan_text(&[&two_reductions_and_their_consumer(FILL_ELEMENTS, FILL_ELEMENTS + 8)]);
     assert_eq!(report.kernel_count(), 3, "{report}");
     assert!(report.is_single_stream() && report.events.is_empty(), "{report}");
     insta::assert_snapshot!(text, @r"
@@ -162,7 +165,6 @@ fn a_plan_reused_for_other_sizes_assigns_streams_again() {
     assert_eq!(big.report().regions.iter().map(|r| r.stream).collect::<Vec<_>>(), [0, 0, 0]);
 }
 
-
 #[test]
 fn gpu_independent_small_kernels_run_on_pool_streams_and_match_the_evaluator() {
     if !on_gpu() {
@@ -172,8 +174,9 @@ fn gpu_independent_small_kernels_run_on_pool_streams_and_match_the_evaluator() {
     // (on its stream), and their combination on stream 0 waiting for the others; repeated so
     // a reused plan and pooled buffers run too.
     for round in 0..3 {
-        let sums: Vec<Array> =
-            (0..4).map(|k| values(1000 + 100 * k, 10 + k as u64 + round).square().sum(None)).collect();
+        let sums: Vec<Array> = (0..4)
+            .map(|k| values(1000 + 100 * k, 10 + k as u64 + round).square().sum(None))
+            .collect();
         let chained = (&values(700, 20 + round) * &sums[1]).max(None);
         let out = combine(&[&sums[0], &chained, &sums[2], &sums[3]], 30 + round);
         let outs = [&out, &sums[2]];
@@ -191,7 +194,11 @@ fn gpu_independent_small_kernels_run_on_pool_streams_and_match_the_evaluator() {
         // Regions of one report stream ran on one CUDA stream, of different ones on different.
         for a in &ran {
             for b in &ran {
-                assert_eq!(a.stream == b.stream, a.cuda_stream == b.cuda_stream, "{report}\n{ran:?}");
+                assert_eq!(
+                    a.stream == b.stream,
+                    a.cuda_stream == b.cuda_stream,
+                    "{report}\n{ran:?}"
+                );
             }
         }
         for (k, (a, w)) in outs.iter().zip(&want).enumerate() {
@@ -235,12 +242,17 @@ extern "C" __global__ void late_fill(double* y, long long n, long long spin) {
     let y = {
         let _current = stream.use_scoped();
         let mut y = kiln::zeros(&[n], kiln::DType::Float64);
-        let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), (n as i64).into(), late_fill_spin().into()];
+        let args: &mut [kiln::RawArg] =
+            &mut [(&mut y).into(), (n as i64).into(), late_fill_spin().into()];
         // SAFETY: late_fill writes n float64 elements, y's size.
         unsafe { late_fill.launch(64, 256, args, 0, None) };
         y
     };
-    assert_eq!(y.to_device().buffer().stream().id(), stream.id(), "y's buffer is ordered on the other stream");
+    assert_eq!(
+        y.to_device().buffer().stream().id(),
+        stream.id(),
+        "y's buffer is ordered on the other stream"
+    );
     y
 }
 
@@ -286,14 +298,23 @@ extern "C" __global__ void copy_and_bump(const double* y, double* z, double* w, 
     let mut z = kiln::zeros(&[n], kiln::DType::Float64).eval().clone();
     let mut w = y.clone();
     {
-        let args: &mut [kiln::RawArg] = &mut [(&y).into(), (&mut z).into(), (&mut w).into(), (n as i64).into()];
+        let args: &mut [kiln::RawArg] =
+            &mut [(&y).into(), (&mut z).into(), (&mut w).into(), (n as i64).into()];
         // SAFETY: copy_and_bump reads n float64 elements of y and writes n of z and of w.
         unsafe { copy_and_bump.launch(64, 256, args, 0, None) };
     }
     let want: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
-    assert_eq!(z.to_vec::<f64>(), want, "the raw kernel read y before its writer on the other stream ran");
+    assert_eq!(
+        z.to_vec::<f64>(),
+        want,
+        "the raw kernel read y before its writer on the other stream ran"
+    );
     let bumped: Vec<f64> = want.iter().map(|v| v + 1.0).collect();
-    assert_eq!(w.to_vec::<f64>(), bumped, "the copy of y's buffer for w was made before y's writer ran");
+    assert_eq!(
+        w.to_vec::<f64>(),
+        bumped,
+        "the copy of y's buffer for w was made before y's writer ran"
+    );
     assert_eq!(y.to_vec::<f64>(), want, "y itself is unchanged");
 }
 
@@ -333,7 +354,12 @@ const STRESS_KINDS: usize = 8;
 
 /// Builds expression `kind` on fresh random inputs of sizes drawn from `r`.
 fn stress_case(kind: usize, r: &mut Mix, seed: u64) -> StressCase {
-    let case = |what: String, keep: Vec<Array>, outs: Vec<Array>, tol: Tol| StressCase { what, keep, outs, tol };
+    let case = |what: String, keep: Vec<Array>, outs: Vec<Array>, tol: Tol| StressCase {
+        what,
+        keep,
+        outs,
+        tol,
+    };
     match kind {
         // NumPy fixture `square_u8`'s expression on bytes copied up from the host.
         0 => {
@@ -359,13 +385,19 @@ fn stress_case(kind: usize, r: &mut Mix, seed: u64) -> StressCase {
         // Small independent reductions: pool streams, events and the join.
         3 => {
             let sizes: Vec<usize> = (0..4).map(|_| r.range(500, 3000)).collect();
-            let sums: Vec<Array> =
-                sizes.iter().enumerate().map(|(k, &n)| values(n, seed + k as u64).square().sum(None)).collect();
+            let sums: Vec<Array> = sizes
+                .iter()
+                .enumerate()
+                .map(|(k, &n)| values(n, seed + k as u64).square().sum(None))
+                .collect();
             let chained = (&values(r.range(200, 900), seed + 7) * &sums[1]).max(None);
             let out = combine(&[&sums[0], &chained, &sums[2], &sums[3]], seed + 8);
             let outs = vec![out, sums[2].clone()];
             let report = kiln::explain(&outs.iter().collect::<Vec<_>>()).report;
-            assert!(report.regions.iter().any(|g| g.stream > 0), "the schedule uses no pool stream:\n{report}");
+            assert!(
+                report.regions.iter().any(|g| g.stream > 0),
+                "the schedule uses no pool stream:\n{report}"
+            );
             case(format!("independent reductions of {sizes:?}"), sums, outs, Tol::Norm(1e-4))
         }
         // A library call: cuBLAS on a GPU.
@@ -379,13 +411,17 @@ fn stress_case(kind: usize, r: &mut Mix, seed: u64) -> StressCase {
         5 => {
             let n = r.range(2, 300);
             let x = values(n, seed);
-            let outs = vec![kiln::fft::rfft(&x, None, -1, "ortho"), kiln::fft::fft(&x, None, -1, "backward")];
+            let outs = vec![
+                kiln::fft::rfft(&x, None, -1, "ortho"),
+                kiln::fft::fft(&x, None, -1, "backward"),
+            ];
             case(format!("FFTs of float32 [{n}]"), vec![x], outs, Tol::Norm(1e-4))
         }
         // Inputs drawn on the device (cuRAND on a GPU), then read back for the evaluator.
         6 => {
             let n = r.range(1, 10_000);
-            let x = kiln::random::default_rng(Some(seed)).standard_normal(&[n], kiln::DType::Float32);
+            let x =
+                kiln::random::default_rng(Some(seed)).standard_normal(&[n], kiln::DType::Float32);
             let outs = vec![&(&x * 2.0) + 1.0, x.square().sum(None)];
             case(format!("random normal float32 [{n}]"), vec![x], outs, Tol::Norm(1e-4))
         }
@@ -409,7 +445,8 @@ fn run_stress_case(case: StressCase, r: &mut Mix) -> Result<(), String> {
     let refs: Vec<&Array> = outs.iter().collect();
     let lowered = kiln::lower(&refs);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).map_err(|e| format!("the evaluator: {e}"))?;
+    let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs)
+        .map_err(|e| format!("the evaluator: {e}"))?;
     drop(lowered);
     let drop_at = r.range(0, 2);
     let mut keep = Some(keep);
@@ -425,8 +462,10 @@ fn run_stress_case(case: StressCase, r: &mut Mix) -> Result<(), String> {
     for (k, (a, w)) in refs.iter().zip(&want).enumerate() {
         let got = a.try_to_host().map_err(|e| format!("output {k}: {e}"))?;
         // Integers exactly; floats within the case's tolerance.
-        let tol = if w.dtype().is_integer() || w.dtype() == kiln::DType::Bool { Tol::Exact } else { tol };
-        compare(w, &got, tol, false).map_err(|m| format!("output {k} ({} {:?}): {m}", w.dtype(), w.shape()))?;
+        let tol =
+            if w.dtype().is_integer() || w.dtype() == kiln::DType::Bool { Tol::Exact } else { tol };
+        compare(w, &got, tol, false)
+            .map_err(|m| format!("output {k} ({} {:?}): {m}", w.dtype(), w.shape()))?;
     }
     drop(keep);
     Ok(())
@@ -438,9 +477,10 @@ fn stress_thread(t: usize, iters: usize) -> Vec<String> {
     // On a GPU, every other thread queues its work on a non-blocking stream of its own: its
     // buffers are freed there, its library calls share the handles with the null stream's.
     let stream = match kiln::backend() {
-        kiln_runtime::Backend::Cuda(ordinal) if t % 2 == 1 => {
-            Some(kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(ordinal).unwrap()).unwrap())
-        }
+        kiln_runtime::Backend::Cuda(ordinal) if t % 2 == 1 => Some(
+            kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(ordinal).unwrap())
+                .unwrap(),
+        ),
         _ => None,
     };
     let _current = stream.as_ref().map(|s| s.use_scoped());
@@ -458,7 +498,10 @@ fn stress_thread(t: usize, iters: usize) -> Vec<String> {
             Ok(Ok(())) => continue,
             Ok(Err(e)) => e,
             Err(panic) => {
-                let text = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                let text = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
                 format!("kind {kind} panicked: {}", text.unwrap_or_default())
             }
         };
@@ -478,10 +521,13 @@ fn stress_thread(t: usize, iters: usize) -> Vec<String> {
 /// iterations per thread, `KILN_STRESS_THREADS` (default 8) threads; nothing is timed.
 #[test]
 fn stress_concurrent_threads_match_the_evaluator() {
-    let env = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let env = |name: &str, default: usize| {
+        std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    };
     let (threads, iters) = (env("KILN_STRESS_THREADS", 8), env("KILN_STRESS_ITERS", 20));
     let failures: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads).map(|t| scope.spawn(move || stress_thread(t, iters))).collect();
+        let handles: Vec<_> =
+            (0..threads).map(|t| scope.spawn(move || stress_thread(t, iters))).collect();
         handles.into_iter().flat_map(|h| h.join().expect("a stress thread")).collect()
     });
     assert!(

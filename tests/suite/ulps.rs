@@ -41,17 +41,19 @@ pub fn host_ulps(op: OpKind, dt: DType) -> u64 {
         | DType::Complex128 => 0,
     };
     match op {
-        Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh
-        | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Power | Arctan2 | Hypot => libm,
+        Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin
+        | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Power
+        | Arctan2 | Hypot => libm,
         LogAddExp => 0,
-        Input | Const | Iota | Neg | Abs | Sign | Sqrt | Square | Reciprocal | Floor | Ceil | Trunc | Rint | IsNan
-        | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj | Add | Sub | Mul | Div | FloorDiv
-        | Remainder | Maximum | Minimum | Fmax | Fmin | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd
-        | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift | Where | Cast
-        | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute | BroadcastTo | Slice
-        | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel
-        | Take | Label | ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort
-        | Argsort => 0,
+        Input | Const | Iota | Neg | Abs | Sign | Sqrt | Square | Reciprocal | Floor | Ceil
+        | Trunc | Rint | IsNan | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj
+        | Add | Sub | Mul | Div | FloorDiv | Remainder | Maximum | Minimum | Fmax | Fmin
+        | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor
+        | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift | Where | Cast | Sum
+        | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute | BroadcastTo
+        | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
+        | Rfft | Irfft | CustomKernel | Take | Label | ScatterAdd | ScatterMax | ScatterMin
+        | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort | Argsort => 0,
     }
 }
 
@@ -64,11 +66,16 @@ pub fn polynomial_ulps(op: OpKind, dt: DType) -> u64 {
     match op {
         // MLIR's float32 polynomial.
         Erf => {
-            if narrow { 1 } else { 4 }
+            if narrow {
+                1
+            } else {
+                4
+            }
         }
         // kiln's expansions in f64, rounded once (twice for float16/bfloat16).
-        Exp | Expm1 | Log | Log2 | Log1p | Arctan | Arctan2 | Arcsin | Arccos | Cbrt | Exp2 | Log10 | Sin | Cos | Tan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Power | Hypot
-        | LogAddExp => 1,
+        Exp | Expm1 | Log | Log2 | Log1p | Arctan | Arctan2 | Arcsin | Arccos | Cbrt | Exp2
+        | Log10 | Sin | Cos | Tan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Power
+        | Hypot | LogAddExp => 1,
         _ => host_ulps(op, dt),
     }
 }
@@ -89,7 +96,9 @@ pub fn float_format(dt: DType) -> Option<(u32, i32)> {
 /// equal values, 1 for zeros of opposite signs, infinite for a NaN or an infinity against
 /// anything else.
 pub fn ulp_distance(got: f64, want: f64, (mantissa, min_exp): (u32, i32)) -> f64 {
-    if got.is_nan() && want.is_nan() || got == want && got.is_sign_negative() == want.is_sign_negative() {
+    if got.is_nan() && want.is_nan()
+        || got == want && got.is_sign_negative() == want.is_sign_negative()
+    {
         return 0.0;
     }
     if got == want {

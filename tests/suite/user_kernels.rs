@@ -18,7 +18,13 @@ fn arange_f32(n: i64, shape: &[usize]) -> Array {
 }
 
 fn squared_diff() -> ElementwiseKernel {
-    ElementwiseKernel::new("float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff").unwrap()
+    ElementwiseKernel::new(
+        "float32 x, float32 y",
+        "float32 z",
+        "z = (x - y) * (x - y)",
+        "squared_diff",
+    )
+    .unwrap()
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -61,7 +67,9 @@ fn squared_diff_into_an_output_argument() {
 /// and computes with C++'s conversions (int - double is double, stored as float).
 #[test]
 fn squared_diff_generic_forms() {
-    let generic = ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff_generic").unwrap();
+    let generic =
+        ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff_generic")
+            .unwrap();
     let x64 = Array::from_vec(vec![1.5f64, -2.0, 3.25], &[3]);
     let z = generic.call(&[(&x64).into(), 0.5.into()]);
     assert_eq!((z.dtype(), z.to_vec::<f64>()), (DType::Float64, vec![1.0, 6.25, 7.5625]));
@@ -70,21 +78,39 @@ fn squared_diff_generic_forms() {
     // int16 arithmetic promotes to int: (-300)^2 = 90000 wraps when stored as int16.
     assert_eq!((z.dtype(), z.to_vec::<i16>()), (DType::Int16, vec![9801, 90000i32 as i16, -25536]));
 
-    let sup = ElementwiseKernel::new("X x, Y y", "Z z", "z = (x - y) * (x - y)", "squared_diff_super_generic").unwrap();
+    let sup = ElementwiseKernel::new(
+        "X x, Y y",
+        "Z z",
+        "z = (x - y) * (x - y)",
+        "squared_diff_super_generic",
+    )
+    .unwrap();
     let x = Array::from_vec(vec![1i32, 2, 3, 4], &[2, 2]);
     let y = Array::from_vec(vec![0.5f64, 0.25], &[2]);
     let e = sup.try_call(&[(&x).into(), (&y).into()]).unwrap_err();
-    assert!(matches!(e, Error::KernelPlaceholder { ref placeholder, in_outputs_only: true, .. } if placeholder == "Z"), "{e}");
+    assert!(
+        matches!(e, Error::KernelPlaceholder { ref placeholder, in_outputs_only: true, .. } if placeholder == "Z"),
+        "{e}"
+    );
     let mut z = kiln::zeros(&[2, 2], DType::Float32);
     sup.call_out(&[(&x).into(), (&y).into()], &mut [&mut z]);
-    let want: Vec<f32> = [(1.0, 0.5), (2.0, 0.25), (3.0, 0.5), (4.0, 0.25)].iter().map(|&(a, b): &(f64, f64)| ((a - b) * (a - b)) as f32).collect();
+    let want: Vec<f32> = [(1.0, 0.5), (2.0, 0.25), (3.0, 0.5), (4.0, 0.25)]
+        .iter()
+        .map(|&(a, b): &(f64, f64)| ((a - b) * (a - b)) as f32)
+        .collect();
     assert_eq!((z.dtype(), z.to_vec::<f32>()), (DType::Float32, want));
 }
 
 /// `add_reverse`: a raw argument read at `_ind.size() - i - 1`.
 #[test]
 fn add_reverse_reads_a_raw_argument() {
-    let k = ElementwiseKernel::new("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse").unwrap();
+    let k = ElementwiseKernel::new(
+        "T x, raw T y",
+        "T z",
+        "z = x + y[_ind.size() - i - 1]",
+        "add_reverse",
+    )
+    .unwrap();
     let x = arange_f32(5, &[5]);
     let y = f32s(&[10., 20., 30., 40., 50.], &[5]);
     let z = k.call(&[(&x).into(), (&y).into()]);
@@ -104,7 +130,13 @@ fn add_reverse_reads_a_raw_argument() {
 /// `size=` elements (the RawKernel itself runs on the GPU only).
 #[test]
 fn my_add_over_raw_arguments_with_size() {
-    let k = ElementwiseKernel::new("raw float32 x1, raw float32 x2", "float32 y", "y = x1[i] + x2[i]", "my_add").unwrap();
+    let k = ElementwiseKernel::new(
+        "raw float32 x1, raw float32 x2",
+        "float32 y",
+        "y = x1[i] + x2[i]",
+        "my_add",
+    )
+    .unwrap();
     let x1 = arange_f32(25, &[5, 5]);
     let x2 = arange_f32(25, &[5, 5]);
     let y = k.call_sized(&[(&x1).into(), (&x2).into()], 25).remove(0);
@@ -150,7 +182,13 @@ fn control_flow_and_c_semantics() {
 /// Integer division and remainder of arrays truncate toward zero, as C's.
 #[test]
 fn integer_division_truncates() {
-    let k = ElementwiseKernel::new("int32 a, int32 b", "int32 q, int32 r", "q = a / b; r = a % b;", "divmod").unwrap();
+    let k = ElementwiseKernel::new(
+        "int32 a, int32 b",
+        "int32 q, int32 r",
+        "q = a / b; r = a % b;",
+        "divmod",
+    )
+    .unwrap();
     let a = Array::from_vec(vec![-7i32, 7, -7, 7, 6], &[5]);
     let b = Array::from_vec(vec![2i32, -2, -2, 2, 3], &[5]);
     let out = k.call_all(&[(&a).into(), (&b).into()]);
@@ -227,10 +265,13 @@ fn reduction_axes_and_keepdims() {
     let k = l2norm();
     let x = arange_f32(24, &[2, 3, 4]);
     let v: Vec<f64> = (0..24).map(|v| v as f64).collect();
-    let norm = |idx: &mut dyn Iterator<Item = usize>| idx.map(|i| v[i] * v[i]).sum::<f64>().sqrt() as f32;
+    let norm =
+        |idx: &mut dyn Iterator<Item = usize>| idx.map(|i| v[i] * v[i]).sum::<f64>().sqrt() as f32;
     let y = k.call(&[(&x).into()], kiln::axis([0, 2]).keepdims());
     assert_eq!(y.shape(), &[1, 3, 1]);
-    let want: Vec<f32> = (0..3).map(|j| norm(&mut (0..2).flat_map(move |i| (0..4).map(move |l| i * 12 + j * 4 + l)))).collect();
+    let want: Vec<f32> = (0..3)
+        .map(|j| norm(&mut (0..2).flat_map(move |i| (0..4).map(move |l| i * 12 + j * 4 + l))))
+        .collect();
     assert_eq!(y.to_vec::<f32>(), want);
     let all = k.call(&[(&x).into()], kiln::all_axes());
     assert_eq!((all.shape(), all.to_vec::<f32>()), (&[][..], vec![norm(&mut (0..24))]));
@@ -244,22 +285,37 @@ fn reduction_axes_and_keepdims() {
 #[test]
 fn reduction_forms() {
     let x = Array::from_vec(vec![3i32, -7, 5, 2, 9, -1], &[2, 3]);
-    let maxabs = ReductionKernel::new("T x", "T y", "abs(x)", "max(a, b)", "y = a", "0", "maxabs").unwrap();
+    let maxabs =
+        ReductionKernel::new("T x", "T y", "abs(x)", "max(a, b)", "y = a", "0", "maxabs").unwrap();
     assert_eq!(maxabs.call(&[(&x).into()], 1).to_vec::<i32>(), vec![7, 9]);
-    let min = ReductionKernel::new("T x", "T y", "x", "a < b ? a : b", "y = a", "", "min_ternary").unwrap();
+    let min = ReductionKernel::new("T x", "T y", "x", "a < b ? a : b", "y = a", "", "min_ternary")
+        .unwrap();
     assert_eq!(min.call(&[(&x).into()], 0).to_vec::<i32>(), vec![2, -7, -1]);
     // The maximum with an identity that beats some rows.
-    let floor = ReductionKernel::new("T x", "T y", "x", "max(a, b)", "y = a", "4", "max_from_4").unwrap();
+    let floor =
+        ReductionKernel::new("T x", "T y", "x", "max(a, b)", "y = a", "4", "max_from_4").unwrap();
     assert_eq!(floor.call(&[(&x).into()], 1).to_vec::<i32>(), vec![5, 9]);
     // A mean in double of int8 values, the divisor a scalar input.
     let x8 = Array::from_vec(vec![100i8, 100, 100, -128], &[4]);
-    let mean = ReductionKernel::new("int8 x, float64 d", "float64 m", "x", "a + b", "m = a / d", "0", "mean")
-        .unwrap()
-        .with_reduce_type("double")
-        .unwrap();
-    assert_eq!(mean.call(&[(&x8).into(), 4.0.into()], kiln::all_axes()).to_vec::<f64>(), vec![43.0]);
+    let mean = ReductionKernel::new(
+        "int8 x, float64 d",
+        "float64 m",
+        "x",
+        "a + b",
+        "m = a / d",
+        "0",
+        "mean",
+    )
+    .unwrap()
+    .with_reduce_type("double")
+    .unwrap();
+    assert_eq!(
+        mean.call(&[(&x8).into(), 4.0.into()], kiln::all_axes()).to_vec::<f64>(),
+        vec![43.0]
+    );
     // With int8 as the reduce type the sum wraps (C's conversion of 172 to signed char).
-    let wrap = ReductionKernel::new("int8 x", "int8 s", "x", "a + b", "s = a", "0", "sum_int8").unwrap();
+    let wrap =
+        ReductionKernel::new("int8 x", "int8 s", "x", "a + b", "s = a", "0", "sum_int8").unwrap();
     assert_eq!(wrap.call(&[(&x8).into()], kiln::all_axes()).to_vec::<i8>(), vec![-84]);
 }
 
@@ -267,13 +323,21 @@ fn reduction_forms() {
 /// in the input.
 #[test]
 fn reduction_with_a_raw_weight() {
-    let dot = ReductionKernel::new("T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "weighted").unwrap();
+    let dot =
+        ReductionKernel::new("T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "weighted")
+            .unwrap();
     let x = arange_f32(6, &[3, 2]);
     let w = f32s(&[1., 10., 100., 1000., 0.5, 0.25], &[6]);
     // axis 0 of (3, 2): reduced axes first, no transposition.
-    assert_eq!(dot.call(&[(&x).into(), (&w).into()], 0).to_vec::<f32>(), vec![0. + 200. + 2., 10. + 3000. + 1.25]);
+    assert_eq!(
+        dot.call(&[(&x).into(), (&w).into()], 0).to_vec::<f32>(),
+        vec![0. + 200. + 2., 10. + 3000. + 1.25]
+    );
     let e = dot.try_call(&[(&x).into(), (&w).into()], 1).unwrap_err();
-    assert!(matches!(e, Error::KernelRaw { ref param, .. } if param.as_deref() == Some("w")), "{e}");
+    assert!(
+        matches!(e, Error::KernelRaw { ref param, .. } if param.as_deref() == Some("w")),
+        "{e}"
+    );
 }
 
 /// A general reduce expression is a clear error naming it; so is a non-neutral sum identity.
@@ -292,10 +356,16 @@ fn reduction_errors() {
     let e = k.try_call(&[(&x).into()], 0).unwrap_err();
     assert!(matches!(e, Error::KernelCode { ref part, .. } if part == "identity"), "{e}");
     let empty = kiln::zeros(&[0, 3], DType::Float32);
-    let none = ReductionKernel::new("T x", "T y", "x", "max(a, b)", "y = a", "", "max_no_identity").unwrap();
+    let none = ReductionKernel::new("T x", "T y", "x", "max(a, b)", "y = a", "", "max_no_identity")
+        .unwrap();
     let e = none.try_call(&[(&empty).into()], 0).unwrap_err();
-    assert!(e.to_string().contains("zero-size array to reduction operation max_no_identity"), "{e}");
-    let with = ReductionKernel::new("T x", "T y", "x", "max(a, b)", "y = a", "-INFINITY", "max_inf").unwrap();
+    assert!(
+        e.to_string().contains("zero-size array to reduction operation max_no_identity"),
+        "{e}"
+    );
+    let with =
+        ReductionKernel::new("T x", "T y", "x", "max(a, b)", "y = a", "-INFINITY", "max_inf")
+            .unwrap();
     assert_eq!(with.call(&[(&empty).into()], 0).to_vec::<f32>(), vec![f32::NEG_INFINITY; 3]);
 }
 
@@ -320,7 +390,15 @@ fn fuse_traces_once_per_signature() {
     let x = arange_f32(12, &[3, 4]);
     let y = f32s(&[1., 2., 3., 4.], &[4]);
     let z = f.call(&[(&x).into(), (&y).into()]).remove(0);
-    assert_eq!(z.to_vec::<f32>(), (0..12).map(|v| { let d = (v as f32) - (v % 4 + 1) as f32; d * d }).collect::<Vec<_>>());
+    assert_eq!(
+        z.to_vec::<f32>(),
+        (0..12)
+            .map(|v| {
+                let d = (v as f32) - (v % 4 + 1) as f32;
+                d * d
+            })
+            .collect::<Vec<_>>()
+    );
     assert_eq!(f.traces(), 2);
     // A scalar argument: a new signature, then reused with another value.
     let s = f.call(&[(&x).into(), 1.5.into()]).remove(0);
@@ -363,7 +441,8 @@ fn fuse_falls_back_when_not_shape_generic() {
     let diff = kiln::fuse("diff", |a: &[Operand]| {
         let x = a[0].to_array();
         let n = x.shape()[0] as i64;
-        x.try_slice(&[kiln::SliceArg::from(1..n)])?.try_subtract(x.try_slice(&[kiln::SliceArg::from(0..n - 1)])?)
+        x.try_slice(&[kiln::SliceArg::from(1..n)])?
+            .try_subtract(x.try_slice(&[kiln::SliceArg::from(0..n - 1)])?)
     });
     let x = f32s(&[1., 4., 9., 16.], &[4]);
     assert_eq!(diff.call(&[(&x).into()])[0].to_vec::<f32>(), vec![3., 5., 7.]);
@@ -380,7 +459,10 @@ fn fuse_falls_back_when_not_shape_generic() {
 fn error_wrong_argument_count() {
     let x = arange_f32(5, &[5]);
     let e = squared_diff().try_call(&[(&x).into()]).unwrap_err();
-    assert!(matches!(e, Error::KernelArgCount { ref kernel, got: 1, .. } if kernel == "squared_diff"), "{e}");
+    assert!(
+        matches!(e, Error::KernelArgCount { ref kernel, got: 1, .. } if kernel == "squared_diff"),
+        "{e}"
+    );
     assert_eq!(e.to_string(), "squared_diff: wrong number of arguments: takes 2 inputs, got 1");
 }
 
@@ -393,34 +475,58 @@ fn error_dtype_mismatch_with_a_fixed_type() {
         matches!(e, Error::KernelDType { ref param, expected: DType::Float32, got: DType::Float64, placeholder: None, .. } if param == "x"),
         "{e}"
     );
-    assert_eq!(e.to_string(), "squared_diff: type mismatch: argument `x` is float64, but the parameter takes float32");
+    assert_eq!(
+        e.to_string(),
+        "squared_diff: type mismatch: argument `x` is float64, but the parameter takes float32"
+    );
     // A placeholder bound by one argument and contradicted by another.
     let generic = ElementwiseKernel::new("T x, T y", "T z", "z = x - y", "sub").unwrap();
     let e = generic.try_call(&[(&y).into(), (&x).into()]).unwrap_err();
-    assert_eq!(e.to_string(), "sub: type mismatch: argument `y` is float64, but its type `T` is already bound to float32");
+    assert_eq!(
+        e.to_string(),
+        "sub: type mismatch: argument `y` is float64, but its type `T` is already bound to float32"
+    );
 }
 
 #[test]
 fn error_unresolvable_placeholder() {
     let k = ElementwiseKernel::new("T x", "T y", "y = x * 2", "twice").unwrap();
     let e = k.try_call(&[3.0.into()]).unwrap_err();
-    assert!(matches!(e, Error::KernelPlaceholder { ref placeholder, ref param, in_outputs_only: false, .. } if placeholder == "T" && param == "x"), "{e}");
+    assert!(
+        matches!(e, Error::KernelPlaceholder { ref placeholder, ref param, in_outputs_only: false, .. } if placeholder == "T" && param == "x"),
+        "{e}"
+    );
 }
 
 #[test]
 fn error_raw_argument_where_broadcasting_is_needed() {
-    let k = ElementwiseKernel::new("raw float32 x1, raw float32 x2", "float32 y", "y = x1[i] + x2[i]", "my_add").unwrap();
+    let k = ElementwiseKernel::new(
+        "raw float32 x1, raw float32 x2",
+        "float32 y",
+        "y = x1[i] + x2[i]",
+        "my_add",
+    )
+    .unwrap();
     let x = arange_f32(4, &[4]);
     // No non-raw array to broadcast, and no size=.
     let e = k.try_call(&[(&x).into(), (&x).into()]).unwrap_err();
-    assert!(matches!(e, Error::KernelRaw { ref param, .. } if param.as_deref() == Some("x1")), "{e}");
+    assert!(
+        matches!(e, Error::KernelRaw { ref param, .. } if param.as_deref() == Some("x1")),
+        "{e}"
+    );
     assert!(e.to_string().contains("the loop size is undecided"), "{e}");
     // size= with a non-raw array argument.
     let e = squared_diff().try_call_sized(&[(&x).into(), (&x).into()], 4).unwrap_err();
-    assert!(matches!(e, Error::KernelRaw { ref param, .. } if param.as_deref() == Some("x")), "{e}");
+    assert!(
+        matches!(e, Error::KernelRaw { ref param, .. } if param.as_deref() == Some("x")),
+        "{e}"
+    );
     // A scalar for a raw parameter.
     let e = k.try_call_sized(&[(&x).into(), 1.0.into()], 4).unwrap_err();
-    assert!(matches!(e, Error::KernelRaw { ref param, .. } if param.as_deref() == Some("x2")), "{e}");
+    assert!(
+        matches!(e, Error::KernelRaw { ref param, .. } if param.as_deref() == Some("x2")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -428,10 +534,17 @@ fn error_body_parse_error_with_position() {
     let e = ElementwiseKernel::new("T x", "T y", "T t = x * 2;\ny = (t + 3;", "bad").unwrap_err();
     assert_eq!(e.to_string(), "bad: operation 2:11: syntax error: expected `)`, found `;`");
     assert!(matches!(e, Error::KernelSyntax { line: 2, column: 11, .. }));
-    let e = ElementwiseKernel::new("T x", "T y", "y = x;\nwhile (y > 1) y /= 2;", "loop").unwrap_err();
-    assert!(matches!(e, Error::KernelUnsupported { line: 2, column: 1, ref construct, .. } if construct.contains("`while`")), "{e}");
+    let e =
+        ElementwiseKernel::new("T x", "T y", "y = x;\nwhile (y > 1) y /= 2;", "loop").unwrap_err();
+    assert!(
+        matches!(e, Error::KernelUnsupported { line: 2, column: 1, ref construct, .. } if construct.contains("`while`")),
+        "{e}"
+    );
     let e = ElementwiseKernel::new("T x, float y", "T z", "z = x", "params").unwrap_err();
-    assert!(matches!(e, Error::KernelCode { ref part, line: 1, column: 6, .. } if part == "in_params"), "{e}");
+    assert!(
+        matches!(e, Error::KernelCode { ref part, line: 1, column: 6, .. } if part == "in_params"),
+        "{e}"
+    );
 }
 
 /// Errors found while tracing: a name never declared, a write to an input, an output left
@@ -444,14 +557,23 @@ fn errors_found_while_tracing() {
         k.try_call(&[(&x).into(), (&x).into()]).unwrap_err()
     };
     assert_eq!(call("y = x + w").to_string(), "k: operation 1:9: unknown name `w`");
-    assert_eq!(call("x = 1; y = x").to_string(), "k: operation 1:1: `x` is an input parameter: it is read-only");
+    assert_eq!(
+        call("x = 1; y = x").to_string(),
+        "k: operation 1:1: `x` is an input parameter: it is read-only"
+    );
     let e = call("if (x > 1) y = x;");
-    assert!(matches!(e, Error::KernelCode { line: 1, column: 18, ref message, .. } if message.contains("`y` is not assigned on every path")), "{e}");
+    assert!(
+        matches!(e, Error::KernelCode { line: 1, column: 18, ref message, .. } if message.contains("`y` is not assigned on every path")),
+        "{e}"
+    );
     let e = call("y = 0; for (int k = 0; k < x; ++k) y += k;");
     // The condition's comparison.
     assert!(matches!(e, Error::KernelUnsupported { column: 26, .. }), "{e}");
     let e = call("r[i] = x; y = x;");
-    assert!(matches!(e, Error::KernelUnsupported { column: 1, ref construct, .. } if construct.contains("scatter")), "{e}");
+    assert!(
+        matches!(e, Error::KernelUnsupported { column: 1, ref construct, .. } if construct.contains("scatter")),
+        "{e}"
+    );
     let e = call("y = r;");
     assert!(e.to_string().contains("`r` is a raw argument"), "{e}");
 }
@@ -466,11 +588,21 @@ fn errors_found_while_tracing() {
 fn regions(name: &str, outs: &[&Array]) -> kiln::FusionReport {
     let explained = kiln::explain(outs);
     let lowered = kiln::lower(outs);
-    let plan = kiln_compiler::pipeline::compile(&lowered.graph, &kiln_compiler::pipeline::Options::from_env()).unwrap();
-    assert_eq!(kiln_compiler::fusion::parse_regions(&explained.regions).unwrap(), plan.partition.regions, "{name}");
+    let plan = kiln_compiler::pipeline::compile(
+        &lowered.graph,
+        &kiln_compiler::pipeline::Options::from_env(),
+    )
+    .unwrap();
+    assert_eq!(
+        kiln_compiler::fusion::parse_regions(&explained.regions).unwrap(),
+        plan.partition.regions,
+        "{name}"
+    );
     let inputs: Vec<&kiln::HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
-    let fused = kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
+    let fused =
+        kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
+            .unwrap();
     for (k, (r, f)) in reference.iter().zip(&fused).enumerate() {
         assert!(crate::catalogue::same(r, f), "{name}: output {k}\nreference: {r:?}\nfused: {f:?}");
     }
@@ -502,7 +634,14 @@ fn squared_diff_then_sum_is_one_reduction_region() {
     assert_eq!(r.regions[0].kind, kiln_compiler::fusion::RegionKind::Reduction);
     assert_eq!(region_kernels(&r, 0), vec!["squared_diff".to_string()]);
     let want: Vec<f32> = (0..2)
-        .map(|i| (0..4).map(|j| { let d = 2.0 * x.to_vec::<f32>()[i * 4 + j] - y.to_vec::<f32>()[j]; d * d }).sum())
+        .map(|i| {
+            (0..4)
+                .map(|j| {
+                    let d = 2.0 * x.to_vec::<f32>()[i * 4 + j] - y.to_vec::<f32>()[j];
+                    d * d
+                })
+                .sum()
+        })
         .collect();
     assert_eq!(z.to_vec::<f32>(), want);
 }
@@ -521,7 +660,13 @@ fn l2norm_between_elementwise_ops_is_one_region() {
 /// the rest of add_reverse fuses with what computes its non-raw argument.
 #[test]
 fn add_reverse_with_computed_arguments() {
-    let k = ElementwiseKernel::new("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse").unwrap();
+    let k = ElementwiseKernel::new(
+        "T x, raw T y",
+        "T z",
+        "z = x + y[_ind.size() - i - 1]",
+        "add_reverse",
+    )
+    .unwrap();
     let x = arange_f32(6, &[6]);
     let y = f32s(&[1., 2., 3., 4., 5., 6.], &[6]);
     let z = k.call(&[(&x.sin()).into(), (&(&y * 3.0)).into()]);
@@ -535,7 +680,9 @@ fn add_reverse_with_computed_arguments() {
 /// results it computes.
 #[test]
 fn kernels_and_fuse_in_one_program() {
-    let scale = kiln::fuse("scale_shift", |a: &[Operand]| a[0].to_array().try_multiply(2.0)?.try_add(a[1].clone()));
+    let scale = kiln::fuse("scale_shift", |a: &[Operand]| {
+        a[0].to_array().try_multiply(2.0)?.try_add(a[1].clone())
+    });
     let x = arange_f32(8, &[2, 4]);
     let y = f32s(&[1., -1., 2., -2.], &[4]);
     let s = scale.call(&[(&x).into(), (&y).into()]).remove(0);
@@ -543,7 +690,10 @@ fn kernels_and_fuse_in_one_program() {
     let n = l2norm().call(&[(&d).into()], 1);
     let r = regions("kernels_and_fuse_in_one_program", &[&n]);
     assert_eq!(r.kernel_count(), 1, "{r}");
-    assert_eq!(region_kernels(&r, 0), vec!["scale_shift".to_string(), "squared_diff".to_string(), "l2norm".to_string()]);
+    assert_eq!(
+        region_kernels(&r, 0),
+        vec!["scale_shift".to_string(), "squared_diff".to_string(), "l2norm".to_string()]
+    );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -553,14 +703,22 @@ fn kernels_and_fuse_in_one_program() {
 /// Gathers, selects and unrolled loops compile on the host and match the evaluator.
 #[test]
 fn host_code_of_user_kernels() {
-    let add_reverse = ElementwiseKernel::new("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse").unwrap();
+    let add_reverse = ElementwiseKernel::new(
+        "T x, raw T y",
+        "T z",
+        "z = x + y[_ind.size() - i - 1]",
+        "add_reverse",
+    )
+    .unwrap();
     let x = arange_f32(1000, &[10, 100]);
     let y = arange_f32(1000, &[1000]) * 0.5;
     x.eval();
     y.eval();
     let z = add_reverse.call(&[(&x).into(), (&y).into()]);
     crate::codegen::check_program("add_reverse", &[&z], 0.0);
-    let wrap = ElementwiseKernel::new("T x, raw T y", "T z", "z = y[i * 7 - 3] - y[-i]", "wrapped_reads").unwrap();
+    let wrap =
+        ElementwiseKernel::new("T x, raw T y", "T z", "z = y[i * 7 - 3] - y[-i]", "wrapped_reads")
+            .unwrap();
     let w = wrap.call(&[(&x).into(), (&y).into()]);
     crate::codegen::check_program("wrapped_reads", &[&w], 0.0);
     let poly = ElementwiseKernel::new(
@@ -575,10 +733,21 @@ fn host_code_of_user_kernels() {
     let n = l2norm().call(&[(&x).into()], 1);
     crate::codegen::check_program("l2norm", &[&n], 2.0);
     // Known positions (rank-0 gathers, broadcast), and a gather inside a reduction.
-    let ends = ElementwiseKernel::new("T x, raw T y", "T z", "z = x * y[0] + y[y.size() - 1]", "ends").unwrap();
+    let ends =
+        ElementwiseKernel::new("T x, raw T y", "T z", "z = x * y[0] + y[y.size() - 1]", "ends")
+            .unwrap();
     let e = ends.call(&[(&x).into(), (&y).into()]);
     crate::codegen::check_program("ends", &[&e], 0.0);
-    let dot = ReductionKernel::new("T x, raw T w", "T y", "x * w[_j % 100]", "a + b", "y = a", "0", "weighted").unwrap();
+    let dot = ReductionKernel::new(
+        "T x, raw T w",
+        "T y",
+        "x * w[_j % 100]",
+        "a + b",
+        "y = a",
+        "0",
+        "weighted",
+    )
+    .unwrap();
     let d = dot.call(&[(&x).into(), (&y).into()], 0);
     crate::codegen::check_program("weighted", &[&d], 2.0);
 }

@@ -164,7 +164,8 @@ fn library_matches_evaluator(outs: &[&Array]) -> Compiled {
     let lowered = kiln::lower(outs);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
+    let got = kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs)
+        .unwrap();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "output {k}");
@@ -181,7 +182,12 @@ fn matmul_of_every_dtype_matches_the_evaluator() {
         let a = randn(&[2, 1, 3, 7], 1, dt);
         let b = randn(&[4, 7, 5], 2, dt);
         let kt = randn(&[7, 3], 3, dt);
-        let outs = [a.matmul(&b), kt.t().matmul(&b), a.matmul(&b.slice(&s![0, .., 2])), b.slice(&s![1..3, 0]).dot(&b.permute(&[0, 2, 1]))];
+        let outs = [
+            a.matmul(&b),
+            kt.t().matmul(&b),
+            a.matmul(&b.slice(&s![0, .., 2])),
+            b.slice(&s![1..3, 0]).dot(&b.permute(&[0, 2, 1])),
+        ];
         let refs: Vec<&Array> = outs.iter().collect();
         library_matches_evaluator(&refs);
     }
@@ -193,9 +199,9 @@ fn strided_operands_reach_the_gemm_without_a_copy() {
     let b = randn(&[3, 9, 5], 5, DType::Float32);
     let cases = [
         a.t().matmul(&b),                                                    // transposed
-        a.slice(&s![..;-2, 1..]).t().matmul(&b.slice(&s![.., ..;2, ..;-1])),   // sliced, flipped
+        a.slice(&s![..;-2, 1..]).t().matmul(&b.slice(&s![.., ..;2, ..;-1])), // sliced, flipped
         a.t().broadcast_to(&[4, 3, 6, 9]).matmul(&b),                        // broadcast batch
-        a.t().expand_dims(&[0]).matmul(&b.slice(&s![..1])),                   // expand_dims
+        a.t().expand_dims(&[0]).matmul(&b.slice(&s![..1])),                  // expand_dims
     ];
     for y in &cases {
         let plan = library_matches_evaluator(&[y]);
@@ -225,7 +231,10 @@ fn batched_and_large_products_match_the_evaluator() {
     // Empty extents: (2, 0) @ (0, 3) is zeros; (0, 4) @ (4, 5) is empty.
     let z = randn(&[2, 0], 11, DType::Float32).matmul(&randn(&[0, 3], 12, DType::Float32));
     assert_eq!(z.to_vec::<f32>(), vec![0.0; 6]);
-    assert_eq!(randn(&[0, 4], 13, DType::Int32).matmul(&randn(&[4, 5], 14, DType::Int32)).shape(), &[0, 5]);
+    assert_eq!(
+        randn(&[0, 4], 13, DType::Int32).matmul(&randn(&[4, 5], 14, DType::Int32)).shape(),
+        &[0, 5]
+    );
 }
 
 /// Integer and bool products are no library call: the pipeline makes each a reduction
@@ -238,20 +247,37 @@ fn integer_matmul_is_a_generated_reduction_that_wraps() {
     let b = Array::from_vec(vec![3i32, 1, -2, 1 << 12, 9, 4], &[3, 2]);
     let (av, bv) = (a.to_vec::<i32>(), b.to_vec::<i32>());
     let want: Vec<i32> = (0..4)
-        .map(|ij| (0..3).fold(0i32, |s, k| s.wrapping_add(av[ij / 2 * 3 + k].wrapping_mul(bv[k * 2 + ij % 2]))))
+        .map(|ij| {
+            (0..3).fold(0i32, |s, k| {
+                s.wrapping_add(av[ij / 2 * 3 + k].wrapping_mul(bv[k * 2 + ij % 2]))
+            })
+        })
         .collect();
     let y = a.matmul(&b);
     let mlir = kiln::kernel_code(&[&y], kiln::CodeStage::HostMlir).unwrap();
     assert!(mlir.contains("func.func"), "no generated kernel:\n{mlir}");
     assert_eq!(y.to_vec::<i32>(), want);
-    let p8 = Array::from_vec(vec![100i8, 100], &[1, 2]).matmul(&Array::from_vec(vec![2i8, 2], &[2, 1]));
+    let p8 =
+        Array::from_vec(vec![100i8, 100], &[1, 2]).matmul(&Array::from_vec(vec![2i8, 2], &[2, 1]));
     assert_eq!(p8.to_vec::<i8>(), vec![-112]); // 400 - 512
-    // Every integer width, bools (or-of-ands), batch broadcasting, 1-D operands, views.
+                                               // Every integer width, bools (or-of-ands), batch broadcasting, 1-D operands, views.
     let x = randn(&[2, 1, 3, 7], 80, DType::Int64);
     let w = randn(&[4, 7, 5], 81, DType::Int64);
-    for dt in [DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::UInt32, DType::Bool] {
+    for dt in [
+        DType::Int8,
+        DType::Int16,
+        DType::Int32,
+        DType::Int64,
+        DType::UInt8,
+        DType::UInt32,
+        DType::Bool,
+    ] {
         let (x, w) = (x.astype(dt), w.astype(dt));
-        let outs = [x.matmul(&w), w.slice(&s![1, .., 2]).matmul(&w.slice(&s![.., ..;-1, ..])), kiln::dot(&w.slice(&s![0, 0]), &w.slice(&s![2, 0]))];
+        let outs = [
+            x.matmul(&w),
+            w.slice(&s![1, .., 2]).matmul(&w.slice(&s![.., ..;-1, ..])),
+            kiln::dot(&w.slice(&s![0, 0]), &w.slice(&s![2, 0])),
+        ];
         for (i, y) in outs.iter().enumerate() {
             let report = kiln::explain(&[y]).report;
             assert!(report.regions.iter().all(|r| r.kind != RegionKind::Vendor), "{dt}: {report}");
@@ -266,7 +292,8 @@ fn integer_matmul_is_a_generated_reduction_that_wraps() {
         let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
         let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
         for (y, w) in outs.iter().zip(&want) {
-            compare(w, &y.try_to_host().unwrap(), Tol::Exact, true).unwrap_or_else(|m| panic!("{dt}: {m}"));
+            compare(w, &y.try_to_host().unwrap(), Tol::Exact, true)
+                .unwrap_or_else(|m| panic!("{dt}: {m}"));
         }
     }
 }
@@ -340,7 +367,12 @@ fn the_codegen_path_calls_the_libraries_too() {
     let lowered = kiln::lower(&[&y, &f]);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_compiler::codegen::run_schedule_on_host(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
+    let got = kiln_compiler::codegen::run_schedule_on_host(
+        &plan.schedule,
+        &plan.partition.regions,
+        &inputs,
+    )
+    .unwrap();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     for (g, w) in got.iter().zip(&want) {
         compare(w, g, Tol::Norm(1e-5), true).unwrap();
@@ -373,13 +405,22 @@ fn bias_relu_and_gelu_consumers_of_a_product_are_absorbed_into_its_gemm_call() {
             // The tanh GELU (torch's approximate="tanh"), cuBLASLt's GELU epilogue.
             (gelu(&p), LtEpilogue::Gelu, None),
             (gelu(&(&p + &bias)), LtEpilogue::BiasGelu, Some(vec![24])),
-            (gelu(&(&bias.reshape(&[1, 24]) + &randn(&[2, 16, 32], 74, dt).matmul(&b))), LtEpilogue::BiasGelu, Some(vec![24])),
+            (
+                gelu(&(&bias.reshape(&[1, 24]) + &randn(&[2, 16, 32], 74, dt).matmul(&b))),
+                LtEpilogue::BiasGelu,
+                Some(vec![24]),
+            ),
             (&p + &bias, LtEpilogue::Bias, Some(vec![24])),
             (&bias + &p, LtEpilogue::Bias, Some(vec![24])),
             (p.maximum(&zero), LtEpilogue::Relu, None),
             (zero.maximum(&(&p + &bias.reshape(&[1, 24]))), LtEpilogue::BiasRelu, Some(vec![24])),
             // A transposed operand stays strides; a batch shares the bias.
-            ((&randn(&[3, 32, 16], 73, dt).permute(&[0, 2, 1]).matmul(&b) + &bias).maximum(&zero), LtEpilogue::BiasRelu, Some(vec![24])),
+            (
+                (&randn(&[3, 32, 16], 73, dt).permute(&[0, 2, 1]).matmul(&b) + &bias)
+                    .maximum(&zero),
+                LtEpilogue::BiasRelu,
+                Some(vec![24]),
+            ),
         ];
         for (y, form, bias_shape_of) in cases {
             let plan = library_matches_evaluator(&[&y]);
@@ -388,7 +429,11 @@ fn bias_relu_and_gelu_consumers_of_a_product_are_absorbed_into_its_gemm_call() {
             if dt == DType::Float64 && matches!(form, LtEpilogue::Gelu | LtEpilogue::BiasGelu) {
                 // cuBLASLt's GELU is not float64-accurate: a float64 GELU (bias included) is one
                 // kernel of kiln's after the product.
-                assert_eq!((report.kernel_count(), e.kernel.is_some(), e.lt), (2, true, None), "{report}");
+                assert_eq!(
+                    (report.kernel_count(), e.kernel.is_some(), e.lt),
+                    (2, true, None),
+                    "{report}"
+                );
                 continue;
             }
             let last = report.kernel_count() - 1;
@@ -447,11 +492,19 @@ fn the_host_epilogue_is_the_evaluators_arithmetic() {
         // Integers in [-4, 4] (a NaN at a[1, 1]), a bias of thirds: sums that round.
         let ints = |shape: &[usize], step: usize| {
             let n: usize = shape.iter().product();
-            let v: Vec<f64> = (0..n).map(|i| if step == 7 && i == 10 { f64::NAN } else { ((i * step) % 9) as f64 - 4.0 }).collect();
+            let v: Vec<f64> = (0..n)
+                .map(
+                    |i| if step == 7 && i == 10 { f64::NAN } else { ((i * step) % 9) as f64 - 4.0 },
+                )
+                .collect();
             Array::from_vec(v, shape).astype(dt).eval().clone()
         };
         let (a, b) = (ints(&[7, 9], 7), ints(&[9, 5], 5));
-        let bias = Array::from_vec((0..5).map(|i| i as f64 / 3.0 - 0.6).collect::<Vec<f64>>(), &[5]).astype(dt).eval().clone();
+        let bias =
+            Array::from_vec((0..5).map(|i| i as f64 / 3.0 - 0.6).collect::<Vec<f64>>(), &[5])
+                .astype(dt)
+                .eval()
+                .clone();
         let zero = Array::scalar(0.0f64).astype(dt);
         let gelu = |x: &Array| kiln::nn::gelu_tanh(x).unwrap();
         for y in [
@@ -464,10 +517,21 @@ fn the_host_epilogue_is_the_evaluators_arithmetic() {
             let lowered = kiln::lower(&[&y]);
             let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
             // float64 GELUs are a kernel after the product (not absorbed).
-            let gelu64 = dt == DType::Float64 && plan.report().epilogues.iter().any(|e| e.lt.is_none());
-            assert_eq!(plan.report().kernel_count(), if gelu64 { 2 } else { 1 }, "{}", plan.report());
+            let gelu64 =
+                dt == DType::Float64 && plan.report().epilogues.iter().any(|e| e.lt.is_none());
+            assert_eq!(
+                plan.report().kernel_count(),
+                if gelu64 { 2 } else { 1 },
+                "{}",
+                plan.report()
+            );
             let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-            let got = kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs).unwrap();
+            let got = kiln_compiler::vendor::run_schedule(
+                &plan.schedule,
+                &plan.partition.regions,
+                &inputs,
+            )
+            .unwrap();
             let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
             compare(&want[0], &got[0], Tol::Exact, true).unwrap_or_else(|m| panic!("{dt}: {m}"));
         }
@@ -487,7 +551,10 @@ fn other_consumers_of_a_product_fuse_into_one_kernel_after_it() {
         kiln::nn::gelu(&(&p + &bias)).map(|g| (g, None)).unwrap(),
         // Near misses of the tanh GELU: no cube, another coefficient.
         (&p * 0.5f32 * &((&p * 0.797_884_6f32).tanh() + 1.0f32), None),
-        (&p * 0.5f32 * &((&(&p + &(&p * &p * &p * 0.045f32)) * 0.797_884_6f32).tanh() + 1.0f32), None),
+        (
+            &p * 0.5f32 * &((&(&p + &(&p * &p * &p * 0.045f32)) * 0.797_884_6f32).tanh() + 1.0f32),
+            None,
+        ),
         ((&p * 2.0f32).sin() + &bias.reshape(&[1, 24]), None),
         // A bias along columns, and a computed bias, are no cuBLASLt bias.
         (&p + &column, None),
@@ -551,10 +618,17 @@ fn a_matmul_shape_mismatch_names_both_shapes() {
     let e = kiln::try_matmul(&f32s(&[3]), &f32s(&[4])).unwrap_err();
     assert!(e.to_string().ends_with("shapes (3,) and (4,)"), "{e}");
     let e = kiln::try_dot(&f32s(&[2, 3, 4]), &f32s(&[5, 3, 6])).unwrap_err();
-    assert!(e.to_string().starts_with("dot: ") && e.to_string().ends_with("shapes (2, 3, 4) and (5, 3, 6)"), "{e}");
+    assert!(
+        e.to_string().starts_with("dot: ")
+            && e.to_string().ends_with("shapes (2, 3, 4) and (5, 3, 6)"),
+        "{e}"
+    );
     // Batch axes that do not broadcast, and rank 0.
     let e = f32s(&[2, 3, 4]).try_matmul(&f32s(&[5, 4, 6])).unwrap_err();
-    assert_eq!(e.to_string(), "matmul: operands could not be broadcast together with shapes (2, 3, 4) (5, 4, 6)");
+    assert_eq!(
+        e.to_string(),
+        "matmul: operands could not be broadcast together with shapes (2, 3, 4) (5, 4, 6)"
+    );
     let e = f32s(&[]).try_matmul(&f32s(&[3])).unwrap_err();
     assert!(matches!(e, Error::Ir(IrError::InvalidShape { .. })), "{e}");
     assert!(e.to_string().contains("input operand 0 does not have enough dimensions"), "{e}");
@@ -577,17 +651,31 @@ fn unsupported_dtypes_are_typed_errors() {
     let mut g = kiln::ir::Graph::new();
     let x = g.input(0, DType::Float32, &[4]);
     let c = g.input(1, DType::Complex64, &[4]);
-    let fft_attrs = kiln::ir::Attrs::Fft { axes: [0].into_iter().collect(), inverse: false, norm: FftNorm::Backward };
-    assert!(matches!(g.add(kiln::ir::OpKind::Fft, fft_attrs, &[x]), Err(IrError::UnsupportedDType { .. })));
-    let real = kiln::ir::Attrs::RealFft { axes: [0].into_iter().collect(), n: 4, norm: FftNorm::Backward };
-    assert!(matches!(g.add(kiln::ir::OpKind::Rfft, real, &[c]), Err(IrError::UnsupportedDType { .. })));
+    let fft_attrs = kiln::ir::Attrs::Fft {
+        axes: [0].into_iter().collect(),
+        inverse: false,
+        norm: FftNorm::Backward,
+    };
+    assert!(matches!(
+        g.add(kiln::ir::OpKind::Fft, fft_attrs, &[x]),
+        Err(IrError::UnsupportedDType { .. })
+    ));
+    let real =
+        kiln::ir::Attrs::RealFft { axes: [0].into_iter().collect(), n: 4, norm: FftNorm::Backward };
+    assert!(matches!(
+        g.add(kiln::ir::OpKind::Rfft, real, &[c]),
+        Err(IrError::UnsupportedDType { .. })
+    ));
 }
 
 #[test]
 fn an_fft_on_a_bad_axis_or_length_is_a_typed_error() {
     let x = f32s(&[4, 6]);
     let e = fft::try_fft(&x, None, 2, "backward").unwrap_err();
-    assert!(matches!(&e, Error::Ir(IrError::AxisOutOfBounds { op, axis: 2, rank: 2 }) if op == "fft"), "{e:?}");
+    assert!(
+        matches!(&e, Error::Ir(IrError::AxisOutOfBounds { op, axis: 2, rank: 2 }) if op == "fft"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), "fft: axis 2 is out of bounds for array of dimension 2");
     let e = fft::try_rfftn(&x, None, Some(&[0, -2]), "backward").unwrap_err();
     assert!(matches!(e, Error::Ir(IrError::RepeatedAxis { .. })), "{e:?}");
@@ -599,12 +687,19 @@ fn an_fft_on_a_bad_axis_or_length_is_a_typed_error() {
     assert_eq!(e.to_string(), "fftn: Shape and axes have different lengths.");
     let e = fft::try_fft(&x, None, -1, "unitary").unwrap_err();
     assert!(matches!(e, Error::Value { .. }));
-    assert_eq!(e.to_string(), "fft: Invalid norm value unitary; should be \"backward\",\"ortho\" or \"forward\".");
+    assert_eq!(
+        e.to_string(),
+        "fft: Invalid norm value unitary; should be \"backward\",\"ortho\" or \"forward\"."
+    );
     // The IR rejects an rfft node whose n disagrees with its operand.
     let mut g = kiln::ir::Graph::new();
     let r = g.input(0, DType::Float64, &[4, 6]);
-    let attrs = kiln::ir::Attrs::RealFft { axes: [1].into_iter().collect(), n: 5, norm: FftNorm::Backward };
-    assert!(matches!(g.add(kiln::ir::OpKind::Rfft, attrs, &[r]), Err(IrError::InvalidShape { .. })));
+    let attrs =
+        kiln::ir::Attrs::RealFft { axes: [1].into_iter().collect(), n: 5, norm: FftNorm::Backward };
+    assert!(matches!(
+        g.add(kiln::ir::OpKind::Rfft, attrs, &[r]),
+        Err(IrError::InvalidShape { .. })
+    ));
     // x is still fine.
     assert_eq!(fft::fft(&x, None, -1, "backward").shape(), &[4, 6]);
 }
@@ -622,7 +717,8 @@ fn mean_var(v: &[f64]) -> (f64, f64) {
 #[test]
 fn a_seed_reproduces_the_numbers() {
     use kiln::random::default_rng;
-    let draw = |seed| default_rng(Some(seed)).normal(1.0, 2.0, &[1000], DType::Float64).to_vec::<f64>();
+    let draw =
+        |seed| default_rng(Some(seed)).normal(1.0, 2.0, &[1000], DType::Float64).to_vec::<f64>();
     assert_eq!(draw(7), draw(7));
     assert_ne!(draw(7), draw(8));
     // The global generator: seed() restarts it; successive draws differ.
@@ -655,11 +751,17 @@ fn distributions_have_their_moments() {
         assert!(u.iter().all(|&x| (0.0..1.0).contains(&x)));
         let (m, v) = mean_var(&u);
         assert!((m - 0.5).abs() < se(1.0 / 12.0), "{dt} random mean {m}");
-        assert!((v - 1.0 / 12.0).abs() < 0.01 * (1.0 / 12.0) + se(1.0 / 180.0), "{dt} random var {v}");
+        assert!(
+            (v - 1.0 / 12.0).abs() < 0.01 * (1.0 / 12.0) + se(1.0 / 180.0),
+            "{dt} random var {v}"
+        );
         let x = to64(g.uniform(-2.0, 6.0, &[n], dt));
         assert!(x.iter().all(|&x| (-2.0..=6.0).contains(&x)));
         let (m, v) = mean_var(&x);
-        assert!((m - 2.0).abs() < se(64.0 / 12.0) && (v - 64.0 / 12.0).abs() < 0.07, "{dt} uniform {m} {v}");
+        assert!(
+            (m - 2.0).abs() < se(64.0 / 12.0) && (v - 64.0 / 12.0).abs() < 0.07,
+            "{dt} uniform {m} {v}"
+        );
         let z = to64(g.standard_normal(&[n], dt));
         let (m, v) = mean_var(&z);
         assert!(m.abs() < se(1.0) && (v - 1.0).abs() < se(2.0), "{dt} standard_normal {m} {v}");
@@ -668,7 +770,10 @@ fn distributions_have_their_moments() {
         assert!((within - 0.682_689).abs() < 0.006, "{dt} {within}");
         let y = to64(g.normal(3.0, 0.5, &[n], dt));
         let (m, v) = mean_var(&y);
-        assert!((m - 3.0).abs() < se(0.25) && (v - 0.25).abs() < se(2.0 * 0.0625), "{dt} normal {m} {v}");
+        assert!(
+            (m - 3.0).abs() < se(0.25) && (v - 0.25).abs() < se(2.0 * 0.0625),
+            "{dt} normal {m} {v}"
+        );
     }
     let k = g.integers(-3, 4, &[n], DType::Int8).to_vec::<i8>();
     assert!(k.iter().all(|&x| (-3..4).contains(&x)));
@@ -683,13 +788,28 @@ fn distributions_have_their_moments() {
 #[test]
 fn random_argument_errors() {
     let mut g = kiln::random::default_rng(Some(1));
-    assert_eq!(g.try_integers(5, 5, &[2], DType::Int32).unwrap_err().to_string(), "integers: low >= high");
-    assert_eq!(g.try_integers(0, 300, &[2], DType::UInt8).unwrap_err().to_string(), "integers: high is out of bounds for uint8");
-    assert_eq!(g.try_integers(-1, 3, &[2], DType::UInt8).unwrap_err().to_string(), "integers: low is out of bounds for uint8");
+    assert_eq!(
+        g.try_integers(5, 5, &[2], DType::Int32).unwrap_err().to_string(),
+        "integers: low >= high"
+    );
+    assert_eq!(
+        g.try_integers(0, 300, &[2], DType::UInt8).unwrap_err().to_string(),
+        "integers: high is out of bounds for uint8"
+    );
+    assert_eq!(
+        g.try_integers(-1, 3, &[2], DType::UInt8).unwrap_err().to_string(),
+        "integers: low is out of bounds for uint8"
+    );
     assert!(g.try_integers(0, 256, &[2], DType::UInt8).is_ok());
     assert!(matches!(g.try_normal(0.0, -1.0, &[2], DType::Float64), Err(Error::Value { .. })));
-    assert!(matches!(g.try_uniform(0.0, f64::INFINITY, &[2], DType::Float64), Err(Error::Value { .. })));
-    assert!(matches!(g.try_random(&[2], DType::Float16), Err(Error::Ir(IrError::UnsupportedDType { .. }))));
+    assert!(matches!(
+        g.try_uniform(0.0, f64::INFINITY, &[2], DType::Float64),
+        Err(Error::Value { .. })
+    ));
+    assert!(matches!(
+        g.try_random(&[2], DType::Float16),
+        Err(Error::Ir(IrError::UnsupportedDType { .. }))
+    ));
     // Random arrays are data, usable in lazy expressions: on the CPU materialised at once; on
     // the GPU cuRAND's bits are drawn at once and the distribution's transform is a lazy
     // expression over them, fused with what uses it.

@@ -69,14 +69,21 @@ fn gpu_matmul_of_every_float_dtype_matches_the_evaluator() {
     if !on_gpu() {
         return;
     }
-    for dt in [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64, DType::Complex64, DType::Complex128] {
+    for dt in [
+        DType::Float16,
+        DType::BFloat16,
+        DType::Float32,
+        DType::Float64,
+        DType::Complex64,
+        DType::Complex128,
+    ] {
         let a = randn(&[2, 1, 3, 7], 1, dt);
         let b = randn(&[4, 7, 5], 2, dt);
         let kt = randn(&[7, 3], 3, dt);
         let outs = [
-            a.matmul(&b),                                    // batch broadcasting (2,1) x (4)
-            kt.t().matmul(&b),                               // transposed: op T
-            a.matmul(&b.slice(&s![0, .., 2])),               // matrix @ vector (a column slice)
+            a.matmul(&b),                                      // batch broadcasting (2,1) x (4)
+            kt.t().matmul(&b),                                 // transposed: op T
+            a.matmul(&b.slice(&s![0, .., 2])),                 // matrix @ vector (a column slice)
             b.slice(&s![1..3, 0]).dot(&b.permute(&[0, 2, 1])), // sliced rows, transposed batch
         ];
         let refs: Vec<&Array> = outs.iter().collect();
@@ -92,19 +99,22 @@ fn gpu_strided_and_gathered_operands_match_the_evaluator() {
     let a = randn(&[9, 6], 4, DType::Float32);
     let b = randn(&[3, 9, 5], 5, DType::Float32);
     let outs = [
-        a.t().matmul(&b),                                                  // op T, ld 6
+        a.t().matmul(&b),                                                    // op T, ld 6
         a.slice(&s![..;-2, 1..]).t().matmul(&b.slice(&s![.., ..;2, ..;-1])), // flipped: gathered
         a.slice(&s![..;2, ..;2]).matmul(&randn(&[3, 4], 6, DType::Float32)), // no unit stride: gathered
-        a.t().broadcast_to(&[4, 3, 6, 9]).matmul(&b),                      // broadcast batch, stride 0
+        a.t().broadcast_to(&[4, 3, 6, 9]).matmul(&b), // broadcast batch, stride 0
         a.t().expand_dims(&[0]).matmul(&b.slice(&s![..1])),
-        a.matmul(&kiln::ones(&[6, 2], DType::Float32)),                    // a constant operand
+        a.matmul(&kiln::ones(&[6, 2], DType::Float32)), // a constant operand
     ];
     let refs: Vec<&Array> = outs.iter().collect();
     device_matches_evaluator(&refs);
     // Larger, batched, and an odd size.
     let x = randn(&[5, 130, 257], 7, DType::Float64);
     let y = randn(&[257, 66], 8, DType::Float64);
-    device_matches_evaluator(&[&x.matmul(&y), &x.permute(&[0, 2, 1]).slice(&s![.., ..66, ..]).permute(&[0, 2, 1]).t()]);
+    device_matches_evaluator(&[
+        &x.matmul(&y),
+        &x.permute(&[0, 2, 1]).slice(&s![.., ..66, ..]).permute(&[0, 2, 1]).t(),
+    ]);
     // Empty extents: k = 0 gives zeros.
     let z = randn(&[2, 0], 11, DType::Float32).matmul(&randn(&[0, 3], 12, DType::Float32));
     assert_eq!(z.to_vec::<f32>(), vec![0.0; 6]);
@@ -128,7 +138,10 @@ fn gpu_integer_matmul_runs_as_a_generated_reduction_kernel() {
     for y in &outs {
         let report = kiln::explain(&[y]).report;
         assert_eq!(report.kernel_count(), 1, "{report}");
-        assert!(report.regions.iter().all(|r| r.kind != kiln_compiler::fusion::RegionKind::Vendor), "{report}");
+        assert!(
+            report.regions.iter().all(|r| r.kind != kiln_compiler::fusion::RegionKind::Vendor),
+            "{report}"
+        );
     }
     let refs: Vec<&Array> = outs.iter().collect();
     device_matches_evaluator(&refs);
@@ -145,7 +158,11 @@ fn gpu_products_with_bias_and_activation_consumers_match() {
         let bias = randn(&[40], 17, dt);
         let p = a.matmul(&b);
         // gelu and a product that is also a result: a kernel after the GEMM.
-        let outs = [kiln::nn::gelu(&(&p + &bias)).unwrap(), kiln::nn::relu(&(&p + &bias)).unwrap(), p.clone()];
+        let outs = [
+            kiln::nn::gelu(&(&p + &bias)).unwrap(),
+            kiln::nn::relu(&(&p + &bias)).unwrap(),
+            p.clone(),
+        ];
         let refs: Vec<&Array> = outs.iter().collect();
         device_matches_evaluator(&refs);
     }
@@ -170,7 +187,8 @@ fn gpu_absorbed_epilogues_match_the_evaluator() {
             &a.matmul(&b) + &bias,
             a.matmul(&b).maximum(&zero),
             (&a.matmul(&b) + &bias).maximum(&zero),
-            (&a.t().t().matmul(&randn(&[40, 48], 22, dt).t()) + &bias.reshape(&[1, 40])).maximum(&zero),
+            (&a.t().t().matmul(&randn(&[40, 48], 22, dt).t()) + &bias.reshape(&[1, 40]))
+                .maximum(&zero),
             (&batch.matmul(&b) + &bias).maximum(&zero),
             kiln::nn::gelu_tanh(&a.matmul(&b)).unwrap(),
             kiln::nn::gelu_tanh(&(&batch.matmul(&b) + &bias)).unwrap(),
@@ -182,7 +200,11 @@ fn gpu_absorbed_epilogues_match_the_evaluator() {
                 // kernel after the product.
                 assert_eq!(report.kernel_count(), 2, "{dt}: {report}");
             } else {
-                assert_eq!((report.kernel_count(), report.epilogues[0].kernel), (1, None), "{dt}: {report}");
+                assert_eq!(
+                    (report.kernel_count(), report.epilogues[0].kernel),
+                    (1, None),
+                    "{dt}: {report}"
+                );
             }
             device_matches_evaluator(&[y]);
         }
@@ -202,17 +224,25 @@ fn gpu_absorbed_relu_of_nan_products() {
     }
     let mut v: Vec<f32> = randn(&[6, 8], 23, DType::Float32).to_vec();
     v[2 * 8 + 3] = f32::NAN; // row 2 of every product is NaN
-    let (bv, biasv) = (randn(&[8, 5], 24, DType::Float32).to_vec::<f32>(), randn(&[5], 25, DType::Float32).to_vec::<f32>());
+    let (bv, biasv) = (
+        randn(&[8, 5], 24, DType::Float32).to_vec::<f32>(),
+        randn(&[5], 25, DType::Float32).to_vec::<f32>(),
+    );
     let a = Array::from_vec(v.clone(), &[6, 8]);
     let b = Array::from_vec(bv.clone(), &[8, 5]);
     let bias = Array::from_vec(biasv.clone(), &[5]);
     for (name, with_bias) in [("relu", false), ("bias_relu", true)] {
-        let y = if with_bias { (&a.matmul(&b) + &bias).maximum(0.0f32) } else { a.matmul(&b).maximum(0.0f32) };
+        let y = if with_bias {
+            (&a.matmul(&b) + &bias).maximum(0.0f32)
+        } else {
+            a.matmul(&b).maximum(0.0f32)
+        };
         assert_eq!(kiln::explain(&[&y]).report.kernel_count(), 1);
         let got = y.to_vec::<f32>();
         for r in (0..6).filter(|&r| r != 2) {
             for c in 0..5 {
-                let p: f64 = (0..8).map(|k| v[r * 8 + k] as f64 * bv[k * 5 + c] as f64).sum::<f64>();
+                let p: f64 =
+                    (0..8).map(|k| v[r * 8 + k] as f64 * bv[k * 5 + c] as f64).sum::<f64>();
                 let w = (p + if with_bias { biasv[c] as f64 } else { 0.0 }).max(0.0) as f32;
                 let g = got[r * 5 + c];
                 assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{name} [{r}, {c}]: {g} vs {w}");
@@ -221,7 +251,10 @@ fn gpu_absorbed_relu_of_nan_products() {
         let row = &got[10..15];
         let kept = row.iter().all(|x| x.is_nan());
         assert!(kept || row.iter().all(|&x| x == 0.0), "{name}: a NaN row gave {row:?}");
-        println!("cuBLASLt {name} of a NaN product: {}", if kept { "NaN (as NumPy)" } else { "0 (NumPy keeps NaN)" });
+        println!(
+            "cuBLASLt {name} of a NaN product: {}",
+            if kept { "NaN (as NumPy)" } else { "0 (NumPy keeps NaN)" }
+        );
     }
     let g = kiln::nn::gelu_tanh(&(&a.matmul(&b) + &bias)).unwrap().to_vec::<f32>();
     assert!(g[10..15].iter().all(|x| x.is_nan()), "gelu of NaN: {:?}", &g[10..15]);
@@ -294,7 +327,10 @@ fn gpu_strided_operands_go_straight_to_cufft() {
         device_matches_evaluator(&refs);
     }
     let r = randn(&[12, 9], 34, DType::Float32);
-    let outs = [fft::rfft(&r.t(), None, -1, "backward"), fft::rfft(&r.slice(&s![2..10, ..]), None, 0, "ortho")];
+    let outs = [
+        fft::rfft(&r.t(), None, -1, "backward"),
+        fft::rfft(&r.slice(&s![2..10, ..]), None, 0, "ortho"),
+    ];
     let refs: Vec<&Array> = outs.iter().collect();
     device_matches_evaluator(&refs);
 }
@@ -324,7 +360,8 @@ extern "C" __global__ void late_fill(double2* y, long long n, long long spin) {
     );
     let n = 1i64 << 16;
     let mut y = kiln::zeros(&[n as usize], DType::Complex128);
-    let args: &mut [kiln::RawArg] = &mut [(&mut y).into(), n.into(), crate::streams::late_fill_spin().into()];
+    let args: &mut [kiln::RawArg] =
+        &mut [(&mut y).into(), n.into(), crate::streams::late_fill_spin().into()];
     // SAFETY: late_fill writes n complex128 elements, y's size.
     unsafe { late_fill.launch(64, 256, args, 0, None) };
     let f = fft::fft(&y, None, -1, "backward");
@@ -379,7 +416,10 @@ fn gpu_random_draws_have_their_moments_and_reproduce_by_seed() {
         let u = g.random(&[n], dt).astype(DType::Float64).to_vec::<f64>();
         assert!(u.iter().all(|&x| (0.0..1.0).contains(&x)), "{dt}");
         let (m, v) = mean_var(&u);
-        assert!((m - 0.5).abs() < se(1.0 / 12.0) && (v - 1.0 / 12.0).abs() < 1e-3, "{dt} random {m} {v}");
+        assert!(
+            (m - 0.5).abs() < se(1.0 / 12.0) && (v - 1.0 / 12.0).abs() < 1e-3,
+            "{dt} random {m} {v}"
+        );
         let z = g.normal(1.0, 2.0, &[n - 1], dt).astype(DType::Float64).to_vec::<f64>();
         assert_eq!(z.len(), n - 1);
         let (m, v) = mean_var(&z);
@@ -390,7 +430,11 @@ fn gpu_random_draws_have_their_moments_and_reproduce_by_seed() {
         let share = k.iter().filter(|&&x| x == value).count() as f64 / n as f64;
         assert!((share - 1.0 / 7.0).abs() < se(1.0 / 7.0 * 6.0 / 7.0), "{value}: {share}");
     }
-    let draw = |seed| kiln::random::default_rng(Some(seed)).standard_normal(&[1000], DType::Float32).to_vec::<f32>();
+    let draw = |seed| {
+        kiln::random::default_rng(Some(seed))
+            .standard_normal(&[1000], DType::Float32)
+            .to_vec::<f32>()
+    };
     assert_eq!(draw(5), draw(5));
     assert_ne!(draw(5), draw(6));
 }
@@ -401,7 +445,10 @@ fn the_plan_cache_config_is_a_typed_error_on_the_cpu() {
         return;
     }
     let e = config::get_plan_cache().unwrap_err();
-    assert_eq!(e.to_string(), "get_plan_cache: the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)");
+    assert_eq!(
+        e.to_string(),
+        "get_plan_cache: the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)"
+    );
     assert!(config::set_plan_cache_size(4).is_err());
     assert!(!kiln::allow_tf32(), "TF32 is off by default");
 }

@@ -147,13 +147,19 @@ impl Builder {
     /// `(x / e, x % e)` of non-negative i64 indices, in 32 bits when [`Builder::index32`].
     pub fn divrem(&mut self, x: &str, e: &str) -> (String, String) {
         if !self.index32 {
-            return (self.op(&format!("arith.divui {x}, {e} : i64")), self.op(&format!("arith.remui {x}, {e} : i64")));
+            return (
+                self.op(&format!("arith.divui {x}, {e} : i64")),
+                self.op(&format!("arith.remui {x}, {e} : i64")),
+            );
         }
         let x32 = self.op(&format!("arith.trunci {x} : i64 to i32"));
         let e32 = self.op(&format!("arith.trunci {e} : i64 to i32"));
         let q = self.op(&format!("arith.divui {x32}, {e32} : i32"));
         let r = self.op(&format!("arith.remui {x32}, {e32} : i32"));
-        (self.op(&format!("arith.extui {q} : i32 to i64")), self.op(&format!("arith.extui {r} : i32 to i64")))
+        (
+            self.op(&format!("arith.extui {q} : i32 to i64")),
+            self.op(&format!("arith.extui {r} : i32 to i64")),
+        )
     }
 
     /// A constant of an MLIR type, function-wide (`1.5 : f32`, `-1 : i8`, `true`).
@@ -163,7 +169,11 @@ impl Builder {
             return n.clone();
         }
         let name = self.fresh();
-        let text = if ty == "i1" { format!("arith.constant {value}") } else { format!("arith.constant {key}") };
+        let text = if ty == "i1" {
+            format!("arith.constant {value}")
+        } else {
+            format!("arith.constant {key}")
+        };
         let _ = writeln!(self.entry, "    {name} = {text}");
         self.consts.insert(key, name.clone());
         name

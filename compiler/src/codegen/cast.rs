@@ -54,7 +54,9 @@ pub(crate) fn cast(b: &mut Builder, v: &Val, to: DType) -> Result<Val, Unsupport
         (DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt, DTypeKind::Float) => {
             int_to_float(b, x, from, to)
         }
-        (DTypeKind::Float, DTypeKind::SignedInt | DTypeKind::UnsignedInt) => float_to_int(b, x, from, to),
+        (DTypeKind::Float, DTypeKind::SignedInt | DTypeKind::UnsignedInt) => {
+            float_to_int(b, x, from, to)
+        }
         (DTypeKind::Float, DTypeKind::Float) => match (from, to) {
             (DType::Float64, DType::Float32) => b.op(&format!("arith.truncf {x} : f64 to f32")),
             (DType::Float64, _) => round_f64_to_narrow(b, x, to),
@@ -62,7 +64,9 @@ pub(crate) fn cast(b: &mut Builder, v: &Val, to: DType) -> Result<Val, Unsupport
             // f16/bf16/f32 to f16/bf16/f32: widening is exact, narrowing rounds once from f32.
             _ => round(b, x, to),
         },
-        (DTypeKind::Complex, _) | (_, DTypeKind::Complex) => unreachable!("complex casts return above"),
+        (DTypeKind::Complex, _) | (_, DTypeKind::Complex) => {
+            unreachable!("complex casts return above")
+        }
     };
     Ok(Val::new(s, to))
 }
@@ -94,8 +98,11 @@ fn int_to_float(b: &mut Builder, x: &str, from: DType, to: DType) -> String {
                 b.op(&format!("arith.extsi {x} : {fty} to i64"))
             };
             let z = b.i64(0);
-            let neg =
-                if unsigned { b.constant("false", "i1") } else { b.op(&format!("arith.cmpi slt, {x64}, {z} : i64")) };
+            let neg = if unsigned {
+                b.constant("false", "i1")
+            } else {
+                b.op(&format!("arith.cmpi slt, {x64}, {z} : i64"))
+            };
             let nx = b.op(&format!("arith.subi {z}, {x64} : i64"));
             let a = b.op(&format!("arith.select {neg}, {nx}, {x64} : i64"));
             let lz = b.op(&format!("math.ctlz {a} : i64"));
@@ -131,7 +138,11 @@ fn int_to_float(b: &mut Builder, x: &str, from: DType, to: DType) -> String {
 fn float_to_int(b: &mut Builder, x: &str, from: DType, to: DType) -> String {
     let tty = work_ty(to).expect("integer");
     // Range checks are exact in f64.
-    let x = if from == DType::Float64 { x.to_string() } else { b.op(&format!("arith.extf {x} : f32 to f64")) };
+    let x = if from == DType::Float64 {
+        x.to_string()
+    } else {
+        b.op(&format!("arith.extf {x} : f32 to f64"))
+    };
     let t = b.op(&format!("math.trunc {x} : f64"));
     let narrow = |b: &mut Builder, v: &str, w: u32| -> String {
         let vty = format!("i{w}");
@@ -144,8 +155,11 @@ fn float_to_int(b: &mut Builder, x: &str, from: DType, to: DType) -> String {
     // trunc(x) as a signed integer of `bits` bits if in range, else that type's minimum.
     let cvt = |b: &mut Builder, t: &str, bits: u32| -> String {
         let ity = format!("i{bits}");
-        let (lo, hi) =
-            if bits == 32 { (-2147483648.0, 2147483647.0) } else { (-9223372036854775808.0, 9223372036854775807.0) };
+        let (lo, hi) = if bits == 32 {
+            (-2147483648.0, 2147483647.0)
+        } else {
+            (-9223372036854775808.0, 9223372036854775807.0)
+        };
         let lo_c = float_const(b, lo, "f64");
         let hi_c = float_const(b, hi, "f64");
         let ge = b.op(&format!("arith.cmpf oge, {t}, {lo_c} : f64"));

@@ -151,7 +151,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         }
         Eq | Ne => {
             let ((a, c), (x, y)) = (parts(&args[0]), parts(&args[1]));
-            let (pred, join) = if node.op == Eq { ("oeq", "arith.andi") } else { ("une", "arith.ori") };
+            let (pred, join) =
+                if node.op == Eq { ("oeq", "arith.andi") } else { ("une", "arith.ori") };
             let r = cmp(b, "arith.cmpf", pred, &a, &x, t);
             let i = cmp(b, "arith.cmpf", pred, &c, &y, t);
             boolean(b.op(&format!("{join} {r}, {i} : i1")))
@@ -164,7 +165,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         IsInf | IsFinite => {
             let (re, im) = parts(&args[0]);
             let inf = float_const(b, f64::INFINITY, t);
-            let (pred, join) = if node.op == IsInf { ("oeq", "arith.ori") } else { ("olt", "arith.andi") };
+            let (pred, join) =
+                if node.op == IsInf { ("oeq", "arith.ori") } else { ("olt", "arith.andi") };
             let ar = native(b, "absf", &[&re], t);
             let ai = native(b, "absf", &[&im], t);
             let r = cmp(b, "arith.cmpf", pred, &ar, &inf, t);
@@ -172,16 +174,20 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             boolean(b.op(&format!("{join} {r}, {i} : i1")))
         }
         // Defined for complex numbers, not generated yet.
-        Sqrt | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh
-        | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Rint | Sign | Power | Lt | Le | Gt | Ge | Maximum
-        | Minimum | Fmax | Fmin | LogicalNot | LogicalAnd | LogicalOr | LogicalXor => return Err(unsupported()),
+        Sqrt | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos
+        | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Rint | Sign | Power | Lt
+        | Le | Gt | Ge | Maximum | Minimum | Fmax | Fmin | LogicalNot | LogicalAnd | LogicalOr
+        | LogicalXor => return Err(unsupported()),
         // Refused for complex operands by the IR's dtype rules.
-        Cbrt | Floor | Ceil | Trunc | Erf | Invert | FloorDiv | Remainder | Arctan2 | Hypot | LogAddExp
-        | CopySign | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => return Err(unsupported()),
-        Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute
-        | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
-        | Rfft | Irfft | CustomKernel | ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax
-        | Cummin | Sort | Argsort => {
+        Cbrt | Floor | Ceil | Trunc | Erf | Invert | FloorDiv | Remainder | Arctan2 | Hypot
+        | LogAddExp | CopySign | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => {
+            return Err(unsupported())
+        }
+        Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any
+        | Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate
+        | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel | ScatterAdd
+        | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort
+        | Argsort => {
             unreachable!("{} is not elementwise", node.op.name())
         }
     };
@@ -261,6 +267,11 @@ fn div(b: &mut Builder, t: &str, z: &(String, String), w: &(String, String)) -> 
 }
 
 /// `c ? x : y` for a pair of f64 parts.
-fn select_pair(b: &mut Builder, c: &str, x: &(String, String), y: &(String, String)) -> (String, String) {
+fn select_pair(
+    b: &mut Builder,
+    c: &str,
+    x: &(String, String),
+    y: &(String, String),
+) -> (String, String) {
     (select(b, c, &x.0, &y.0, "f64"), select(b, c, &x.1, &y.1, "f64"))
 }

@@ -24,7 +24,14 @@ pub(crate) fn constant_nodes(body: &Graph) -> Vec<bool> {
         let c = match n.op.class() {
             OpClass::Leaf => n.op == OpKind::Const,
             OpClass::Elementwise | OpClass::View => n.inputs.iter().all(|i| constant[i.index()]),
-            OpClass::Reduce | OpClass::Gather | OpClass::Scatter | OpClass::Scan | OpClass::Sort | OpClass::Copy | OpClass::Vendor | OpClass::Custom => false,
+            OpClass::Reduce
+            | OpClass::Gather
+            | OpClass::Scatter
+            | OpClass::Scan
+            | OpClass::Sort
+            | OpClass::Copy
+            | OpClass::Vendor
+            | OpClass::Custom => false,
         };
         constant.push(c);
     }
@@ -34,7 +41,11 @@ pub(crate) fn constant_nodes(body: &Graph) -> Vec<bool> {
 /// The value of the constant elementwise node `id` of `body` (see [`constant_nodes`]), as a
 /// constant of its working type: its cone evaluated at rank 0 (views of a constant are the
 /// constant), by the reference evaluator.
-pub(crate) fn constant_value(b: &mut Builder, body: &Graph, id: NodeId) -> Result<Val, Unsupported> {
+pub(crate) fn constant_value(
+    b: &mut Builder,
+    body: &Graph,
+    id: NodeId,
+) -> Result<Val, Unsupported> {
     let node = body.node(id);
     // The cone, in body (topological) order.
     let mut cone = vec![false; id.index() + 1];
@@ -64,10 +75,13 @@ pub(crate) fn constant_value(b: &mut Builder, body: &Graph, id: NodeId) -> Resul
         map.insert(NodeId(i as u32), mapped);
     }
     g.push_output(map[&id]);
-    let fail = |why: String| Unsupported::new(Some(node.op.name()), format!("folding a constant: {why}"));
+    let fail =
+        |why: String| Unsupported::new(Some(node.op.name()), format!("folding a constant: {why}"));
     let value = kiln_ir::eval::evaluate(&g, &[]).map_err(|e| fail(e.to_string()))?;
     match value[0].data() {
-        Data::Complex64(v) => return Ok(complex_const(b, v[0].re as f64, v[0].im as f64, node.dtype)),
+        Data::Complex64(v) => {
+            return Ok(complex_const(b, v[0].re as f64, v[0].im as f64, node.dtype))
+        }
         Data::Complex128(v) => return Ok(complex_const(b, v[0].re, v[0].im, node.dtype)),
         _ => {}
     }

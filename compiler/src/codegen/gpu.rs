@@ -18,9 +18,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-pub use super::libdevice::libdevice_path;
-use super::libdevice;
 use super::jit::Tier;
+use super::libdevice;
+pub use super::libdevice::libdevice_path;
 use super::lower::{lower_for, lower_vec, lower_with, Kernel, GPU_ENTRY};
 use super::{MathLib, Target};
 use crate::fusion::Region;
@@ -60,7 +60,10 @@ pub fn gpu_tier() -> (Tier, bool) {
         Ok("fast") => Some(Tier::Fast),
         Ok("optimized") => Some(Tier::Optimized),
         Ok(other) => {
-            tracing::warn!(value = other, "KILN_GPU_TIER is neither `fast` nor `optimized`; ignored");
+            tracing::warn!(
+                value = other,
+                "KILN_GPU_TIER is neither `fast` nor `optimized`; ignored"
+            );
             None
         }
         Err(_) => None,
@@ -77,12 +80,16 @@ pub fn gpu_tier() -> (Tier, bool) {
 pub fn gpu_math() -> MathLib {
     static MATH: OnceLock<MathLib> = OnceLock::new();
     *MATH.get_or_init(|| {
-        let found = if libdevice_path().is_some() { MathLib::Libdevice } else { MathLib::Polynomial };
+        let found =
+            if libdevice_path().is_some() { MathLib::Libdevice } else { MathLib::Polynomial };
         match std::env::var("KILN_GPU_MATH").as_deref() {
             Ok("polynomial") => MathLib::Polynomial,
             Ok("libdevice") => MathLib::Libdevice,
             Ok(other) => {
-                tracing::warn!(value = other, "KILN_GPU_MATH is neither `polynomial` nor `libdevice`; ignored");
+                tracing::warn!(
+                    value = other,
+                    "KILN_GPU_MATH is neither `polynomial` nor `libdevice`; ignored"
+                );
                 found
             }
             Err(_) => found,
@@ -94,7 +101,8 @@ pub fn gpu_math() -> MathLib {
 /// entry, then SROA, InstCombine and CFG simplification on it; ptxas, in the driver,
 /// optimises the PTX. On the development machine (ew_chain) 1.0–1.4 ms against 6–7.5 ms for
 /// `default<O1>` and 8–13 ms for `default<O3>`.
-pub const FAST_PIPELINE: &str = "cgscc(inline),function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)";
+pub const FAST_PIPELINE: &str =
+    "cgscc(inline),function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)";
 
 /// Kernel MLIR text (lowered for [`Target::Gpu`]) to PTX for `target`.
 pub fn ptx_of_mlir(text: &str, target: PtxTarget) -> Result<String, CompileError> {
@@ -102,7 +110,10 @@ pub fn ptx_of_mlir(text: &str, target: PtxTarget) -> Result<String, CompileError
 }
 
 /// [`ptx_of_mlir`], with where the time went.
-pub fn ptx_of_mlir_timed(text: &str, target: PtxTarget) -> Result<(String, PtxTimes), CompileError> {
+pub fn ptx_of_mlir_timed(
+    text: &str,
+    target: PtxTarget,
+) -> Result<(String, PtxTimes), CompileError> {
     ptx_of_mlir_tier(text, target, Tier::Optimized)
 }
 
@@ -111,7 +122,11 @@ pub fn ptx_of_mlir_timed(text: &str, target: PtxTarget) -> Result<(String, PtxTi
 /// [`Tier::Fast`] [`FAST_PIPELINE`] and unoptimised code generation (`-O0`), for a fifth of
 /// the time (ptxas optimises the PTX either way). libdevice's functions are linked
 /// and inlined alike.
-pub fn ptx_of_mlir_tier(text: &str, target: PtxTarget, tier: Tier) -> Result<(String, PtxTimes), CompileError> {
+pub fn ptx_of_mlir_tier(
+    text: &str,
+    target: PtxTarget,
+    tier: Tier,
+) -> Result<(String, PtxTimes), CompileError> {
     let optimized = tier == Tier::Optimized;
     let mut times = PtxTimes::default();
     let llvm = inkwell::context::Context::create();
@@ -180,7 +195,8 @@ pub fn lower_region_gpu(region: &Region) -> Result<Kernel, CompileError> {
 ///
 /// Errors: as [`lower_region_gpu`].
 pub fn lower_region_gpu_tier(region: &Region, tier: Tier) -> Result<Kernel, CompileError> {
-    lower_vec(region, Target::Gpu, MathLib::for_target(Target::Gpu), tier == Tier::Optimized).map_err(|u| u.into_error(0))
+    lower_vec(region, Target::Gpu, MathLib::for_target(Target::Gpu), tier == Tier::Optimized)
+        .map_err(|u| u.into_error(0))
 }
 
 /// Lowers `region` for the GPU with math functions computed by `math` (e.g. to check the
@@ -200,10 +216,20 @@ pub fn compile_kernel_gpu(kernel: Kernel, target: PtxTarget) -> Result<GpuKernel
 
 /// Compiles a lowered kernel to PTX for `target` at `tier` (see [`ptx_of_mlir_tier`]), cached
 /// in memory by its MLIR text, math library and tier.
-pub fn compile_kernel_gpu_tier(kernel: Kernel, target: PtxTarget, tier: Tier) -> Result<GpuKernel, CompileError> {
+pub fn compile_kernel_gpu_tier(
+    kernel: Kernel,
+    target: PtxTarget,
+    tier: Tier,
+) -> Result<GpuKernel, CompileError> {
     let key = (kernel.mlir.clone(), kernel.math, target, tier);
     if let Some(ptx) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(GpuKernel { kernel, ptx: ptx.clone(), compile_ms: 0.0, times: PtxTimes::default(), tier });
+        return Ok(GpuKernel {
+            kernel,
+            ptx: ptx.clone(),
+            compile_ms: 0.0,
+            times: PtxTimes::default(),
+            tier,
+        });
     }
     let t = Instant::now();
     let (ptx, times) = ptx_of_mlir_tier(&kernel.mlir, target, tier)?;

@@ -31,8 +31,8 @@ use rayon::prelude::*;
 
 use kiln_cache::DiskCache;
 
-use super::host_cache::{self, compile_and_store, load_or_compile};
 pub use super::host_cache::disk_stats;
+use super::host_cache::{self, compile_and_store, load_or_compile};
 use super::jit;
 pub use super::jit::{libmvec_enabled, llvm_compile_count, CompileTimes, HostCode, Origin, Tier};
 use super::lower::{lower, Kernel};
@@ -156,14 +156,23 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
         Some(code) => code,
         None => {
             let (tier, upgrades) = match tiers() {
-                (_, true) if kernel.work_items.saturating_mul(kernel.cost_per_item) >= LARGE_WORK => (Tier::Optimized, true),
+                (_, true)
+                    if kernel.work_items.saturating_mul(kernel.cost_per_item) >= LARGE_WORK =>
+                {
+                    (Tier::Optimized, true)
+                }
                 tiers => tiers,
             };
             let disk = host_cache::disk();
             let code = load_or_compile(&kernel.mlir, tier, upgrades, disk)?;
             let code = Arc::new(KernelCode::new(kernel.mlir.clone(), code, disk.cloned()));
             // Another thread may have compiled it meanwhile: the first one stays.
-            by_mlir().lock().unwrap_or_else(|e| e.into_inner()).entry(kernel.mlir.clone()).or_insert(code).clone()
+            by_mlir()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(kernel.mlir.clone())
+                .or_insert(code)
+                .clone()
         }
     };
     let compiled = Arc::new(CompiledRegion { kernel, code });
@@ -179,18 +188,29 @@ pub fn compile_region_tier(region: &Region, tier: Tier) -> Result<CompiledRegion
 /// Compiles a kernel lowered for the host (by [`lower_options`](super::lower::lower_options),
 /// say) to code of one tier, bypassing the caches (for tests and measurements).
 /// Errors: the toolchain's.
-pub fn compile_kernel(kernel: super::lower::Kernel, tier: Tier) -> Result<CompiledRegion, CompileError> {
-    let code = Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?, None));
+pub fn compile_kernel(
+    kernel: super::lower::Kernel,
+    tier: Tier,
+) -> Result<CompiledRegion, CompileError> {
+    let code =
+        Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?, None));
     Ok(CompiledRegion { kernel, code })
 }
 
 /// Lowers `region` and takes its code at `tier` (or optimised code) from the disk cache `disk`,
 /// else compiles it and stores it there, bypassing the in-memory caches (for tests and
 /// measurements: a warm start's path in a fresh process). Errors: as [`compile_region`].
-pub fn compile_region_disk(region: &Region, tier: Tier, disk: &DiskCache) -> Result<CompiledRegion, CompileError> {
+pub fn compile_region_disk(
+    region: &Region,
+    tier: Tier,
+    disk: &DiskCache,
+) -> Result<CompiledRegion, CompileError> {
     let kernel = lower(region).map_err(|u| u.into_error(0))?;
     let code = load_or_compile(&kernel.mlir, tier, true, Some(disk))?;
-    Ok(CompiledRegion { code: Arc::new(KernelCode::new(kernel.mlir.clone(), code, Some(disk.clone()))), kernel })
+    Ok(CompiledRegion {
+        code: Arc::new(KernelCode::new(kernel.mlir.clone(), code, Some(disk.clone()))),
+        kernel,
+    })
 }
 
 /// The key of a host kernel in the disk cache: its MLIR text, this machine's target triple, CPU
@@ -205,8 +225,15 @@ pub fn disk_cache_key(kernel: &Kernel) -> String {
 /// being target-independent MLIR (the GPU's code differs by LLVM's FMA contraction on NVPTX).
 ///
 /// Errors: as [`compile_region`]; [`MathLib::Libdevice`](super::MathLib) is not for the host.
-pub fn compile_region_math(region: &Region, tier: Tier, math: super::MathLib) -> Result<CompiledRegion, CompileError> {
-    compile_kernel(super::lower::lower_with(region, super::Target::Host, math).map_err(|u| u.into_error(0))?, tier)
+pub fn compile_region_math(
+    region: &Region,
+    tier: Tier,
+    math: super::MathLib,
+) -> Result<CompiledRegion, CompileError> {
+    compile_kernel(
+        super::lower::lower_with(region, super::Target::Host, math).map_err(|u| u.into_error(0))?,
+        tier,
+    )
 }
 
 /// The canonical MLIR text of a region's kernel (what `KILN_DUMP=mlir` shows).
@@ -281,7 +308,10 @@ fn empty_extreme(region: &Region) -> Option<&'static str> {
         (empty
             && matches!(
                 n.op,
-                kiln_ir::OpKind::Max | kiln_ir::OpKind::Min | kiln_ir::OpKind::ArgMax | kiln_ir::OpKind::ArgMin
+                kiln_ir::OpKind::Max
+                    | kiln_ir::OpKind::Min
+                    | kiln_ir::OpKind::ArgMax
+                    | kiln_ir::OpKind::ArgMin
             ))
         .then_some(n.op.name())
     })
@@ -316,7 +346,11 @@ const SCATTER_COPIES: usize = 16;
 /// for sums, from the initial array for maxima and minima, which are idempotent), run in
 /// parallel; then the copies combined in chunk order by the evaluator's `add`/`maximum`/
 /// `minimum`, so a result is the same bits on every run and thread count.
-fn run_scatter(compiled: &CompiledRegion, region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+fn run_scatter(
+    compiled: &CompiledRegion,
+    region: &Region,
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, CompileError> {
     let k = &compiled.kernel;
     check_inputs(k, inputs)?;
     let body = &region.body;
@@ -331,18 +365,29 @@ fn run_scatter(compiled: &CompiledRegion, region: &Region, inputs: &[&HostArray]
     let copies = if work.saturating_mul(cost) < PARALLEL_COST {
         1
     } else {
-        (work.saturating_mul(cost) / PARALLEL_COST).clamp(1, SCATTER_COPIES).min((work / out_elems).max(1))
+        (work.saturating_mul(cost) / PARALLEL_COST)
+            .clamp(1, SCATTER_COPIES)
+            .min((work / out_elems).max(1))
     };
     let zeros_for = |c: usize, o: usize| c > 0 && k.scatter[o] == kiln_ir::OpKind::Add;
     let mut outs: Vec<Vec<Data>> = (0..copies)
         .map(|c| {
             init.iter()
                 .enumerate()
-                .map(|(o, a)| if zeros_for(c, o) { Data::zeros(a.dtype(), a.len()) } else { a.data().clone() })
+                .map(|(o, a)| {
+                    if zeros_for(c, o) {
+                        Data::zeros(a.dtype(), a.len())
+                    } else {
+                        a.data().clone()
+                    }
+                })
                 .collect()
         })
         .collect();
-    let in_ptrs: Vec<*mut u8> = inputs.iter().map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut())).collect();
+    let in_ptrs: Vec<*mut u8> = inputs
+        .iter()
+        .map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut()))
+        .collect();
     let ptrs: Vec<Vec<*mut u8>> = outs
         .iter_mut()
         .map(|copy| {
@@ -378,8 +423,12 @@ fn run_scatter(compiled: &CompiledRegion, region: &Region, inputs: &[&HostArray]
     compiled.code.ran(t.elapsed());
     let mut copies = outs.into_iter();
     let first = copies.next().expect("at least one copy");
-    let mut result: Vec<HostArray> =
-        k.outputs.iter().zip(first).map(|((_, shape), d)| HostArray::new(shape, d)).collect::<Result<_, _>>()?;
+    let mut result: Vec<HostArray> = k
+        .outputs
+        .iter()
+        .zip(first)
+        .map(|((_, shape), d)| HostArray::new(shape, d))
+        .collect::<Result<_, _>>()?;
     for copy in copies {
         for (o, d) in copy.into_iter().enumerate() {
             let (dt, shape) = &k.outputs[o];
@@ -397,7 +446,11 @@ fn run_scatter(compiled: &CompiledRegion, region: &Region, inputs: &[&HostArray]
 /// Checks that `inputs` are of the dtypes and shapes `k` was lowered for.
 fn check_inputs(k: &Kernel, inputs: &[&HostArray]) -> Result<(), CompileError> {
     if inputs.len() != k.inputs.len() {
-        return Err(CompileError::InvalidInput(format!("{} inputs given, the region reads {}", inputs.len(), k.inputs.len())));
+        return Err(CompileError::InvalidInput(format!(
+            "{} inputs given, the region reads {}",
+            inputs.len(),
+            k.inputs.len()
+        )));
     }
     for (i, (a, (dt, shape))) in inputs.iter().zip(&k.inputs).enumerate() {
         if a.dtype() != *dt || a.shape() != shape.as_slice() {
@@ -414,15 +467,22 @@ fn check_inputs(k: &Kernel, inputs: &[&HostArray]) -> Result<(), CompileError> {
 }
 
 /// Runs a compiled region (see [`run_region`]).
-pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+pub fn run_compiled(
+    compiled: &CompiledRegion,
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, CompileError> {
     let k = &compiled.kernel;
     check_inputs(k, inputs)?;
-    let mut outs: Vec<Data> = k.outputs.iter().map(|(dt, shape)| Data::zeros(*dt, numel(shape))).collect();
+    let mut outs: Vec<Data> =
+        k.outputs.iter().map(|(dt, shape)| Data::zeros(*dt, numel(shape))).collect();
     for d in outs.iter_mut() {
         let bytes = d.len() * d.dtype().itemsize();
         huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
     }
-    let mut ptrs: Vec<*mut u8> = inputs.iter().map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut())).collect();
+    let mut ptrs: Vec<*mut u8> = inputs
+        .iter()
+        .map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut()))
+        .collect();
     for d in outs.iter_mut() {
         ptrs.push(with_data!(d, v => v.as_mut_ptr().cast::<u8>()));
     }
@@ -448,7 +508,9 @@ pub fn run_compiled(compiled: &CompiledRegion, inputs: &[&HostArray]) -> Result<
         } else {
             let per_chunk = (CHUNK_COST / cost).max(1).next_multiple_of(k.min_chunk.max(1));
             let chunks = work.div_ceil(per_chunk);
-            (0..chunks).into_par_iter().for_each(|c| run(c * per_chunk, ((c + 1) * per_chunk).min(work)));
+            (0..chunks)
+                .into_par_iter()
+                .for_each(|c| run(c * per_chunk, ((c + 1) * per_chunk).min(work)));
         }
     }
     compiled.code.ran(t.elapsed());

@@ -96,7 +96,9 @@ impl std::fmt::Display for Miss {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Miss::Entry(reason) => reason.fmt(f),
-            Miss::Tier { stored, wanted } => write!(f, "holds {} code, {} wanted", stored.name(), wanted.name()),
+            Miss::Tier { stored, wanted } => {
+                write!(f, "holds {} code, {} wanted", stored.name(), wanted.name())
+            }
             Miss::Unusable(why) => write!(f, "unusable: {why}"),
         }
     }
@@ -105,7 +107,12 @@ impl std::fmt::Display for Miss {
 /// The machine code of the kernel of MLIR text `mlir` at `tier` (or, if `better`, optimised
 /// code where fast code is wanted): read from `disk` and linked, else compiled and stored there.
 /// Without a disk cache, compiled.
-pub(crate) fn load_or_compile(mlir: &str, tier: Tier, better: bool, disk: Option<&DiskCache>) -> Result<HostCode, CompileError> {
+pub(crate) fn load_or_compile(
+    mlir: &str,
+    tier: Tier,
+    better: bool,
+    disk: Option<&DiskCache>,
+) -> Result<HostCode, CompileError> {
     let Some(disk) = disk else { return jit::compile(mlir, tier) };
     let key = disk_cache_key(mlir);
     let path = disk.path_of(&key);
@@ -115,7 +122,8 @@ pub(crate) fn load_or_compile(mlir: &str, tier: Tier, better: bool, disk: Option
         Ok(parts) => match std::str::from_utf8(&parts[0]).ok().and_then(Tier::from_name) {
             None => Miss::Unusable("unknown tier".into()),
             Some(stored) if stored == tier || (better && stored == Tier::Optimized) => {
-                let times = jit::CompileTimes { disk: t.elapsed().as_secs_f64(), ..Default::default() };
+                let times =
+                    jit::CompileTimes { disk: t.elapsed().as_secs_f64(), ..Default::default() };
                 match jit::load_object(&parts[1], stored, Origin::DiskCache, times) {
                     Ok(code) => {
                         COUNTERS.hit(&path);
@@ -135,7 +143,11 @@ pub(crate) fn load_or_compile(mlir: &str, tier: Tier, better: bool, disk: Option
 
 /// Compiles the kernel of MLIR text `mlir` at `tier` and stores its object file in `disk`, if
 /// given (a failed store is logged, not an error).
-pub(crate) fn compile_and_store(mlir: &str, tier: Tier, disk: Option<&DiskCache>) -> Result<HostCode, CompileError> {
+pub(crate) fn compile_and_store(
+    mlir: &str,
+    tier: Tier,
+    disk: Option<&DiskCache>,
+) -> Result<HostCode, CompileError> {
     let (mut code, object) = jit::compile_with_object(mlir, tier)?;
     if let Some(disk) = disk {
         let t = Instant::now();
@@ -143,7 +155,9 @@ pub(crate) fn compile_and_store(mlir: &str, tier: Tier, disk: Option<&DiskCache>
         let path = disk.path_of(&key);
         match disk.write(&FORMAT, &path, &key, &[tier.name().as_bytes(), &object]) {
             Ok(()) => COUNTERS.stored(&path),
-            Err(e) => tracing::warn!(target: "kiln::cache", path = %path.display(), error = %e, "could not store a host kernel in the disk cache"),
+            Err(e) => {
+                tracing::warn!(target: "kiln::cache", path = %path.display(), error = %e, "could not store a host kernel in the disk cache")
+            }
         }
         code.times.disk += t.elapsed().as_secs_f64();
     }
@@ -205,7 +219,10 @@ mod tests {
         assert_eq!(rebuilt.origin, Origin::Compiled);
         assert!(disk_stats().corrupt > before.corrupt);
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "rewritten whole");
-        assert_eq!(load_or_compile(KERNEL, Tier::Optimized, true, Some(&disk)).unwrap().origin, Origin::DiskCache);
+        assert_eq!(
+            load_or_compile(KERNEL, Tier::Optimized, true, Some(&disk)).unwrap().origin,
+            Origin::DiskCache
+        );
         // Fast code only (`KILN_HOST_TIER=fast`): the optimised entry is a miss, and stays.
         let fast = load_or_compile(KERNEL, Tier::Fast, false, Some(&disk)).unwrap();
         assert_eq!((fast.origin, fast.tier), (Origin::Compiled, Tier::Fast));

@@ -88,7 +88,12 @@ pub(crate) fn unravel(b: &mut Builder, flat: &str, shape: &[usize]) -> Vec<Strin
 }
 
 /// The index of `view`'s input that `ix` (an index of `view`'s result) reads.
-pub(crate) fn through_view(b: &mut Builder, view: &Node, input: &Node, ix: &Ix) -> Result<Ix, NeedsDims> {
+pub(crate) fn through_view(
+    b: &mut Builder,
+    view: &Node,
+    input: &Node,
+    ix: &Ix,
+) -> Result<Ix, NeedsDims> {
     let out_shape = &view.shape;
     let in_shape = &input.shape;
     match (view.op, &view.attrs) {
@@ -98,22 +103,35 @@ pub(crate) fn through_view(b: &mut Builder, view: &Node, input: &Node, ix: &Ix) 
                 // No element is ever computed, but the input still needs an index of its own
                 // rank (views under it, a permute say, index its axes).
                 let zero = b.i64(0);
-                return Ok(Ix { dims: ix.dims.as_ref().map(|_| vec![zero.clone(); in_shape.len()]), flat: Some(zero) });
+                return Ok(Ix {
+                    dims: ix.dims.as_ref().map(|_| vec![zero.clone(); in_shape.len()]),
+                    flat: Some(zero),
+                });
             }
             let flat = match &ix.flat {
                 Some(f) => f.clone(),
                 None => ravel(b, ix.dims()?, out_shape),
             };
             let dims = match (view.op, &view.attrs, &ix.dims) {
-                (OpKind::ExpandDims, Attrs::Axes { axes }, Some(d)) => {
-                    Some(d.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, s)| s.clone()).collect())
-                }
+                (OpKind::ExpandDims, Attrs::Axes { axes }, Some(d)) => Some(
+                    d.iter()
+                        .enumerate()
+                        .filter(|(k, _)| !axes.contains(k))
+                        .map(|(_, s)| s.clone())
+                        .collect(),
+                ),
                 (OpKind::Squeeze, Attrs::Axes { axes }, Some(d)) => {
                     let mut it = d.iter();
                     let zero = b.i64(0);
                     Some(
                         (0..in_shape.len())
-                            .map(|k| if axes.contains(&k) { zero.clone() } else { it.next().unwrap().clone() })
+                            .map(|k| {
+                                if axes.contains(&k) {
+                                    zero.clone()
+                                } else {
+                                    it.next().unwrap().clone()
+                                }
+                            })
                             .collect(),
                     )
                 }
@@ -142,8 +160,9 @@ pub(crate) fn through_view(b: &mut Builder, view: &Node, input: &Node, ix: &Ix) 
             let d = ix.dims()?;
             let pad = out_shape.len() - in_shape.len();
             let zero = b.i64(0);
-            let dims =
-                (0..in_shape.len()).map(|i| if in_shape[i] == 1 { zero.clone() } else { d[i + pad].clone() }).collect();
+            let dims = (0..in_shape.len())
+                .map(|i| if in_shape[i] == 1 { zero.clone() } else { d[i + pad].clone() })
+                .collect();
             Ok(Ix { dims: Some(dims), flat: None })
         }
         (OpKind::Slice, Attrs::Slice { dims: sl }) => {

@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use inkwell::attributes::AttributeLoc;
-use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine,
+};
 use inkwell::OptimizationLevel;
 use melior::ir::operation::OperationLike;
 use melior::ir::Module;
@@ -28,7 +30,8 @@ use melior::ir::Module;
 use super::lower::{HOST_ENTRY, KERNEL, MATH_ATTR};
 use super::MathLib;
 use crate::toolchain::mlir::{
-    approximate_math, capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify, HOST_PIPELINE,
+    approximate_math, capture_diagnostics, new_context, run_pipeline, translate_to_llvm, verify,
+    HOST_PIPELINE,
 };
 use crate::toolchain::orc::{self, Loaded};
 use crate::toolchain::ptx::{ms_since, PtxTimes};
@@ -108,7 +111,11 @@ pub struct HostCode {
 
 impl std::fmt::Debug for HostCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostCode").field("tier", &self.tier).field("origin", &self.origin).field("times", &self.times).finish()
+        f.debug_struct("HostCode")
+            .field("tier", &self.tier)
+            .field("origin", &self.origin)
+            .field("times", &self.times)
+            .finish()
     }
 }
 
@@ -139,10 +146,24 @@ impl HostTarget {
         // addresses, linked at any distance from the code.
         let machine = |level| {
             target
-                .create_target_machine(&triple, &cpu, &features, level, RelocMode::Default, CodeModel::JITDefault)
-                .ok_or_else(|| format!("no target machine for {}", triple.as_str().to_string_lossy()))
+                .create_target_machine(
+                    &triple,
+                    &cpu,
+                    &features,
+                    level,
+                    RelocMode::Default,
+                    CodeModel::JITDefault,
+                )
+                .ok_or_else(|| {
+                    format!("no target machine for {}", triple.as_str().to_string_lossy())
+                })
         };
-        Ok(HostTarget { machine: machine(OptimizationLevel::Aggressive)?, fast: machine(OptimizationLevel::None)?, cpu, features })
+        Ok(HostTarget {
+            machine: machine(OptimizationLevel::Aggressive)?,
+            fast: machine(OptimizationLevel::None)?,
+            cpu,
+            features,
+        })
     }
 }
 
@@ -151,11 +172,18 @@ impl HostTarget {
 /// without making target machines (a warm start needs none).
 pub(crate) fn host_target() -> (String, String, String) {
     let triple = TargetMachine::get_default_triple().as_str().to_string_lossy().into_owned();
-    (triple, TargetMachine::get_host_cpu_name().to_string(), TargetMachine::get_host_cpu_features().to_string())
+    (
+        triple,
+        TargetMachine::get_host_cpu_name().to_string(),
+        TargetMachine::get_host_cpu_features().to_string(),
+    )
 }
 
 /// Parses kernel MLIR text and runs the host pipeline on it.
-fn parse_and_lower<'c>(context: &'c melior::Context, text: &str) -> Result<Module<'c>, CompileError> {
+fn parse_and_lower<'c>(
+    context: &'c melior::Context,
+    text: &str,
+) -> Result<Module<'c>, CompileError> {
     parse_and_lower_timed(context, text, &mut PtxTimes::default())
 }
 
@@ -167,11 +195,16 @@ fn parse_and_lower_timed<'c>(
 ) -> Result<Module<'c>, CompileError> {
     let t = Instant::now();
     let (module, diagnostics) = capture_diagnostics(context, || Module::parse(context, text));
-    let mut module = module.ok_or_else(|| CompileError::Verify(format!("{diagnostics}\n{text}")))?;
+    let mut module =
+        module.ok_or_else(|| CompileError::Verify(format!("{diagnostics}\n{text}")))?;
     verify(&module)?;
     times.parse = ms_since(t);
     let t = Instant::now();
-    let math = module.as_operation().attribute(MATH_ATTR).ok().and_then(|a| a.to_string().strip_prefix('"')?.strip_suffix('"').map(String::from));
+    let math = module
+        .as_operation()
+        .attribute(MATH_ATTR)
+        .ok()
+        .and_then(|a| a.to_string().strip_prefix('"')?.strip_suffix('"').map(String::from));
     if math.as_deref() == Some(MathLib::Polynomial.name()) {
         approximate_math(&module)?;
     }
@@ -248,7 +281,8 @@ fn libmvec_table() -> &'static [VecEntry] {
         if std::env::var("KILN_HOST_LIBMVEC").is_ok_and(|v| v == "0") {
             return Vec::new();
         }
-        if inkwell::support::load_library_permanently(std::path::Path::new("libmvec.so.1")).is_err() {
+        if inkwell::support::load_library_permanently(std::path::Path::new("libmvec.so.1")).is_err()
+        {
             return Vec::new();
         }
         let features = TargetMachine::get_host_cpu_features().to_string();
@@ -327,7 +361,10 @@ pub fn libmvec_enabled() -> bool {
 /// The vector functions offered to the vectorisers, one `scalar vector` pair a line (part of
 /// the disk cache's key: another glibc may offer others).
 pub(crate) fn libmvec_names() -> String {
-    libmvec_table().iter().map(|e| format!("{} {}\n", e.scalar.to_string_lossy(), e.vector.to_string_lossy())).collect()
+    libmvec_table()
+        .iter()
+        .map(|e| format!("{} {}\n", e.scalar.to_string_lossy(), e.vector.to_string_lossy()))
+        .collect()
 }
 
 /// Kernel MLIR text to an LLVM module optimised for the host CPU (in `context`).
@@ -339,7 +376,12 @@ fn optimized_module<'c>(
 ) -> Result<inkwell::module::Module<'c>, CompileError> {
     let table: Vec<VecFn> = libmvec_table()
         .iter()
-        .map(|e| VecFn { scalar: e.scalar.as_ptr(), vector: e.vector.as_ptr(), lanes: e.lanes, abi: e.abi.as_ptr() })
+        .map(|e| VecFn {
+            scalar: e.scalar.as_ptr(),
+            vector: e.vector.as_ptr(),
+            lanes: e.lanes,
+            abi: e.abi.as_ptr(),
+        })
         .collect();
     let t0 = Instant::now();
     let module = MLIR.with(|mlir| -> Result<_, CompileError> {
@@ -371,7 +413,8 @@ fn optimized_module<'c>(
         }
         module.set_triple(&host.machine.get_triple());
         module.set_data_layout(&host.machine.get_target_data().get_data_layout());
-        let pipeline = std::ffi::CString::new(FAST_PIPELINE.split_whitespace().collect::<String>()).expect("no NUL");
+        let pipeline = std::ffi::CString::new(FAST_PIPELINE.split_whitespace().collect::<String>())
+            .expect("no NUL");
         let pipeline = match tier {
             Tier::Fast => pipeline.as_ptr(),
             Tier::Optimized => std::ptr::null(),
@@ -395,7 +438,10 @@ fn optimized_module<'c>(
         if failed != 0 {
             // SAFETY: the shim wrote a NUL-terminated message into `error`.
             let message = unsafe { std::ffi::CStr::from_ptr(error.as_ptr()) };
-            return Err(CompileError::Llvm(format!("host pipeline: {}", message.to_string_lossy())));
+            return Err(CompileError::Llvm(format!(
+                "host pipeline: {}",
+                message.to_string_lossy()
+            )));
         }
         Ok(())
     })?;
@@ -439,7 +485,11 @@ pub fn llvm_compile_count() -> u64 {
 
 /// Compiles kernel MLIR text to an object file of this CPU's machine code at `tier`, recording
 /// the time of each stage in `times`.
-pub(crate) fn compile_object(text: &str, tier: Tier, times: &mut CompileTimes) -> Result<Vec<u8>, CompileError> {
+pub(crate) fn compile_object(
+    text: &str,
+    tier: Tier,
+    times: &mut CompileTimes,
+) -> Result<Vec<u8>, CompileError> {
     COMPILED.fetch_add(1, Ordering::Relaxed);
     let context = inkwell::context::Context::create();
     let module = optimized_module(text, tier, &context, times)?;
@@ -450,8 +500,9 @@ pub(crate) fn compile_object(text: &str, tier: Tier, times: &mut CompileTimes) -
             Tier::Fast => &host.fast,
             Tier::Optimized => &host.machine,
         };
-        let buffer =
-            machine.write_to_memory_buffer(&module, FileType::Object).map_err(|e| CompileError::Llvm(format!("object file: {e}")))?;
+        let buffer = machine
+            .write_to_memory_buffer(&module, FileType::Object)
+            .map_err(|e| CompileError::Llvm(format!("object file: {e}")))?;
         Ok::<_, CompileError>(buffer.as_slice().to_vec())
     })?;
     times.jit = t.elapsed().as_secs_f64();
@@ -461,12 +512,18 @@ pub(crate) fn compile_object(text: &str, tier: Tier, times: &mut CompileTimes) -
 /// Links an object file made by [`compile_object`] at `tier` into the process.
 /// Errors: [`CompileError::Jit`] when it does not link (not an object of this machine, a symbol
 /// it calls not in the process).
-pub(crate) fn load_object(object: &[u8], tier: Tier, origin: Origin, mut times: CompileTimes) -> Result<HostCode, CompileError> {
+pub(crate) fn load_object(
+    object: &[u8],
+    tier: Tier,
+    origin: Origin,
+    mut times: CompileTimes,
+) -> Result<HostCode, CompileError> {
     // The vector math functions the code may call are loaded (and the process's symbols
     // visible) before it is linked.
     libmvec_table();
     let t = Instant::now();
-    let (code, address) = orc::load(object, HOST_ENTRY).map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
+    let (code, address) = orc::load(object, HOST_ENTRY)
+        .map_err(|e| CompileError::Jit(format!("{HOST_ENTRY}: {e}")))?;
     times.link = t.elapsed().as_secs_f64();
     // SAFETY: `address` is that of `kiln_kernel_host`, generated from the module text built by
     // `lower`, whose signature is `(ptr, ptr, i64, i64) -> ()`, i.e. `EntryFn` in the C ABI; the
@@ -486,7 +543,10 @@ pub(crate) fn load_object(object: &[u8], tier: Tier, origin: Origin, mut times: 
 
 /// Compiles kernel MLIR text to host machine code of the given tier; returns it with its object
 /// file (for the disk cache).
-pub(crate) fn compile_with_object(text: &str, tier: Tier) -> Result<(HostCode, Vec<u8>), CompileError> {
+pub(crate) fn compile_with_object(
+    text: &str,
+    tier: Tier,
+) -> Result<(HostCode, Vec<u8>), CompileError> {
     let mut times = CompileTimes::default();
     let object = compile_object(text, tier, &mut times)?;
     Ok((load_object(&object, tier, Origin::Compiled, times)?, object))

@@ -53,7 +53,8 @@ pub fn libdevice_path() -> Option<PathBuf> {
             roots.push(home.join(".local/lib"));
             // pyenv: ~/.pyenv/versions/<version>/lib/python3.x
             if let Ok(versions) = std::fs::read_dir(home.join(".pyenv/versions")) {
-                let mut versions: Vec<PathBuf> = versions.flatten().map(|e| e.path().join("lib")).collect();
+                let mut versions: Vec<PathBuf> =
+                    versions.flatten().map(|e| e.path().join("lib")).collect();
                 versions.sort();
                 roots.extend(versions);
             }
@@ -65,9 +66,16 @@ pub fn libdevice_path() -> Option<PathBuf> {
             for py in pythons {
                 for site in ["site-packages", "dist-packages"] {
                     for cu in ["cu13", "cu12"] {
-                        candidates.push(py.join(site).join("nvidia").join(cu).join("nvvm/libdevice/libdevice.10.bc"));
+                        candidates.push(
+                            py.join(site)
+                                .join("nvidia")
+                                .join(cu)
+                                .join("nvvm/libdevice/libdevice.10.bc"),
+                        );
                     }
-                    candidates.push(py.join(site).join("nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc"));
+                    candidates.push(
+                        py.join(site).join("nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc"),
+                    );
                 }
             }
         }
@@ -97,7 +105,10 @@ pub(crate) fn libdevice_bytes() -> Option<&'static [u8]> {
 fn called(module: &Module<'_>) -> Vec<String> {
     let mut names: Vec<String> = module
         .get_functions()
-        .filter(|f| f.count_basic_blocks() == 0 && f.as_global_value().as_pointer_value().get_first_use().is_some())
+        .filter(|f| {
+            f.count_basic_blocks() == 0
+                && f.as_global_value().as_pointer_value().get_first_use().is_some()
+        })
         .map(|f| f.get_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("__nv_"))
         .collect();
@@ -121,11 +132,16 @@ pub(crate) fn link(module: &Module<'_>, target: PtxTarget) -> Result<bool, Compi
         let buffer = MemoryBuffer::create_from_memory_range(&bitcode, name);
         let lib = Module::parse_bitcode_from_buffer(&buffer, context)
             .map_err(|e| CompileError::Llvm(format!("libdevice {name}: {e}")))?;
-        module.link_in_module(lib).map_err(|e| CompileError::Llvm(format!("libdevice {name}: linking: {e}")))?;
+        module
+            .link_in_module(lib)
+            .map_err(|e| CompileError::Llvm(format!("libdevice {name}: linking: {e}")))?;
     }
-    let inline = context.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+    let inline =
+        context.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
     for name in &wanted {
-        let f = module.get_function(name).ok_or_else(|| CompileError::Llvm(format!("libdevice: {name} not linked")))?;
+        let f = module
+            .get_function(name)
+            .ok_or_else(|| CompileError::Llvm(format!("libdevice: {name} not linked")))?;
         f.set_linkage(Linkage::Internal);
         f.add_attribute(AttributeLoc::Function, inline);
     }
@@ -171,7 +187,8 @@ fn extract<'ctx>(
     name: &str,
     context: &'ctx inkwell::context::Context,
 ) -> Result<Module<'ctx>, CompileError> {
-    let c_name = std::ffi::CString::new(name).map_err(|_| CompileError::Llvm(format!("libdevice: bad name {name:?}")))?;
+    let c_name = std::ffi::CString::new(name)
+        .map_err(|_| CompileError::Llvm(format!("libdevice: bad name {name:?}")))?;
     let module = context.create_module(name);
     // SAFETY: `bytes` lives for the whole process ('static), so the buffer that borrows it (no
     // copy) outlives the lazily loaded module reading from it; that module is created in
@@ -179,9 +196,15 @@ fn extract<'ctx>(
     // of on the error path; every handle passed is live.
     unsafe {
         use llvm_sys::core::*;
-        let buf = LLVMCreateMemoryBufferWithMemoryRange(bytes.as_ptr().cast(), bytes.len(), c"libdevice".as_ptr(), 0);
+        let buf = LLVMCreateMemoryBufferWithMemoryRange(
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            c"libdevice".as_ptr(),
+            0,
+        );
         let mut lib: llvm_sys::prelude::LLVMModuleRef = std::ptr::null_mut();
-        let failed = llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext2(context.raw(), buf, &mut lib);
+        let failed =
+            llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext2(context.raw(), buf, &mut lib);
         if failed != 0 || lib.is_null() {
             LLVMDisposeMemoryBuffer(buf);
             return Err(CompileError::Llvm("libdevice: not valid bitcode".into()));

@@ -131,13 +131,15 @@ mod types;
 use kiln_ir::HostArray;
 
 pub use host::{
-    asm_text, compile_kernel, compile_region, compile_region_disk, compile_region_math, compile_region_tier, llvm_ir_text,
-    mlir_text,
-    optimized_llvm_ir_text, run_compiled, run_region, CompiledRegion, Origin, Tier,
+    asm_text, compile_kernel, compile_region, compile_region_disk, compile_region_math,
+    compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled, run_region,
+    CompiledRegion, Origin, Tier,
 };
 pub use lower::scan_gpu::GpuGrid;
 pub use lower::scatter::GpuScatter;
-pub use lower::{lower_for, lower_options, lower_with, GpuSplit, Kernel, Options, GPU_ENTRY, HOST_ENTRY, KERNEL};
+pub use lower::{
+    lower_for, lower_options, lower_with, GpuSplit, Kernel, Options, GPU_ENTRY, HOST_ENTRY, KERNEL,
+};
 
 use crate::fusion::{Region, RegionKind};
 use crate::schedule::{run_steps, Schedule};
@@ -202,14 +204,21 @@ impl Unsupported {
 
     /// The error for region number `region`.
     pub fn into_error(self, region: usize) -> CompileError {
-        CompileError::Unsupported { region, op: self.op.unwrap_or("-").to_string(), reason: self.reason }
+        CompileError::Unsupported {
+            region,
+            op: self.op.unwrap_or("-").to_string(),
+            reason: self.reason,
+        }
     }
 }
 
 /// Runs a region on the host: a vendor region through the host libraries ([`crate::vendor`]),
 /// others compiled (cached), or, when code generation does not support them yet, by the
 /// reference evaluator (logged at debug level with the reason).
-pub fn run_region_or_evaluate(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+pub fn run_region_or_evaluate(
+    region: &Region,
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, CompileError> {
     if region.kind == RegionKind::Vendor {
         return crate::vendor::run_region_on_host(region, inputs);
     }

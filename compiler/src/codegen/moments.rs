@@ -53,7 +53,12 @@ impl Moments {
     /// kept shape with those axes at 1 being `keep_ones`):
     /// each a sum of `x` and a sum of `square(x - broadcast_to(mu))` (or `d * d`), `mu`
     /// depending on no region input and on no reduction but that sum.
-    pub fn find(body: &Graph, shape: &[usize], keep_ones: &[usize], level1: &[NodeId]) -> Vec<Moments> {
+    pub fn find(
+        body: &Graph,
+        shape: &[usize],
+        keep_ones: &[usize],
+        level1: &[NodeId],
+    ) -> Vec<Moments> {
         let mut found = Vec::new();
         for &squares in level1 {
             let s2 = body.node(squares);
@@ -94,7 +99,16 @@ impl Moments {
             }
             let Ok(acc) = Acc::new(OpKind::Sum, dt) else { continue };
             let tys = [acc.tys[0], acc.tys[0]];
-            found.push(Moments { sum, squares, x, mean, acc, sum_dt: s1.dtype, squares_dt: s2.dtype, tys });
+            found.push(Moments {
+                sum,
+                squares,
+                x,
+                mean,
+                acc,
+                sum_dt: s1.dtype,
+                squares_dt: s2.dtype,
+                tys,
+            });
         }
         found
     }
@@ -122,7 +136,13 @@ impl Moments {
     }
 
     /// `(a, q)` after element `x`, with the shift `c`.
-    pub fn step(&self, b: &mut Builder, acc: &[String], x: &Val, c: &str) -> Result<Vec<String>, Unsupported> {
+    pub fn step(
+        &self,
+        b: &mut Builder,
+        acc: &[String],
+        x: &Val,
+        c: &str,
+    ) -> Result<Vec<String>, Unsupported> {
         let t = self.ty();
         let xw = widen(b, x, t)?;
         let d = b.op(&format!("arith.subf {xw}, {c} : {t}"));
@@ -133,7 +153,13 @@ impl Moments {
     }
 
     /// The sum's value from the fold (`a + n·c`, `n` the row's length as an i64 SSA value).
-    pub fn sum_value(&self, b: &mut Builder, acc: &[String], c: &str, n: &str) -> Result<Val, Unsupported> {
+    pub fn sum_value(
+        &self,
+        b: &mut Builder,
+        acc: &[String],
+        c: &str,
+        n: &str,
+    ) -> Result<Val, Unsupported> {
         let t = self.ty();
         let nf = b.op(&format!("arith.sitofp {n} : i64 to {t}"));
         let nc = b.op(&format!("arith.mulf {nf}, {c} : {t}"));
@@ -143,7 +169,14 @@ impl Moments {
 
     /// The sum of squared deviations from the fold, given the mean's value `mu`: `q - e·(2a -
     /// n·e)` with `e = mu - c`, at least 0 (NaN stays NaN).
-    pub fn squares_value(&self, b: &mut Builder, acc: &[String], c: &str, n: &str, mu: &Val) -> Result<Val, Unsupported> {
+    pub fn squares_value(
+        &self,
+        b: &mut Builder,
+        acc: &[String],
+        c: &str,
+        n: &str,
+        mu: &Val,
+    ) -> Result<Val, Unsupported> {
         let t = self.ty();
         let (a, q) = (&acc[0], &acc[1]);
         let m = widen(b, mu, t)?;
@@ -165,9 +198,17 @@ impl Combine for Moments {
         &self.tys
     }
 
-    fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported> {
+    fn combine(
+        &self,
+        b: &mut Builder,
+        a: &[String],
+        o: &[String],
+    ) -> Result<Vec<String>, Unsupported> {
         let t = self.ty();
-        Ok(vec![b.op(&format!("arith.addf {}, {} : {t}", a[0], o[0])), b.op(&format!("arith.addf {}, {} : {t}", a[1], o[1]))])
+        Ok(vec![
+            b.op(&format!("arith.addf {}, {} : {t}", a[0], o[0])),
+            b.op(&format!("arith.addf {}, {} : {t}", a[1], o[1])),
+        ])
     }
 }
 
@@ -192,7 +233,9 @@ fn only_reduction(body: &Graph, mean: NodeId) -> Option<NodeId> {
         match node.op {
             OpKind::Input => return None,
             OpKind::Const | OpKind::Iota => {}
-            op if op.is_elementwise() || op.class() == kiln_ir::OpClass::View => stack.extend(node.inputs.iter().copied()),
+            op if op.is_elementwise() || op.class() == kiln_ir::OpClass::View => {
+                stack.extend(node.inputs.iter().copied())
+            }
             _ => return None,
         }
     }

@@ -71,7 +71,14 @@ impl Online {
     /// its loop and once per combine level, and float64 `exp` inlined took the softmax kernel
     /// from 32 registers to 128 (40 with float32 factors). A wide float64 factor needs float64
     /// `exp`: not under [`MathLib::Polynomial`], where those softmaxes keep three passes.
-    pub fn find(body: &Graph, shape: &[usize], keep_ones: &[usize], level1: &[NodeId], math: MathLib, wide: bool) -> Vec<Online> {
+    pub fn find(
+        body: &Graph,
+        shape: &[usize],
+        keep_ones: &[usize],
+        level1: &[NodeId],
+        math: MathLib,
+        wide: bool,
+    ) -> Vec<Online> {
         let users = body.use_counts();
         let mut found = Vec::new();
         for &sum in level1 {
@@ -92,7 +99,10 @@ impl Online {
             }
             let (x, bcast) = (dn.inputs[0], dn.inputs[1]);
             let bn = body.node(bcast);
-            if bn.op != OpKind::BroadcastTo || users[bcast.index()] != 1 || bn.shape.as_slice() != shape {
+            if bn.op != OpKind::BroadcastTo
+                || users[bcast.index()] != 1
+                || bn.shape.as_slice() != shape
+            {
                 continue;
             }
             let max = bn.inputs[0];
@@ -161,7 +171,13 @@ impl Online {
     }
 
     /// `s` relative to the running max `m` rescaled to `to` (a branch: the max rises rarely).
-    pub fn rescale(&self, b: &mut Builder, s: &str, m: &str, to: &str) -> Result<String, Unsupported> {
+    pub fn rescale(
+        &self,
+        b: &mut Builder,
+        s: &str,
+        m: &str,
+        to: &str,
+    ) -> Result<String, Unsupported> {
         let (mt, st) = (self.m_ty, self.tys[1]);
         let risen = b.op(&format!("arith.cmpf une, {m}, {to} : {mt}"));
         let r = b.open(1, &format!("scf.if {risen} -> ({st})")).swap_remove(0);
@@ -201,7 +217,13 @@ impl Online {
 
     /// `s` relative to `m` rescaled to `big` (`big ≥ m`), with the factor 1 where `m = big`
     /// (no branch).
-    pub fn rescaled(&self, b: &mut Builder, s: &str, m: &str, big: &str) -> Result<String, Unsupported> {
+    pub fn rescaled(
+        &self,
+        b: &mut Builder,
+        s: &str,
+        m: &str,
+        big: &str,
+    ) -> Result<String, Unsupported> {
         let (mt, st) = (self.m_ty, self.tys[1]);
         let same = b.op(&format!("arith.cmpf oeq, {m}, {big} : {mt}"));
         let f = self.factor(b, m, big)?;
@@ -215,7 +237,12 @@ impl Combine for Online {
         &self.tys
     }
 
-    fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported> {
+    fn combine(
+        &self,
+        b: &mut Builder,
+        a: &[String],
+        o: &[String],
+    ) -> Result<Vec<String>, Unsupported> {
         let big = b.op(&format!("arith.maximumf {}, {} : {}", a[0], o[0], self.m_ty));
         let sa = self.rescaled(b, &a[1], &a[0], &big)?;
         let so = self.rescaled(b, &o[1], &o[0], &big)?;

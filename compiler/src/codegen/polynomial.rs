@@ -39,7 +39,12 @@ const TRIG_LIMIT: f64 = 281474976710656.0; // 2^48
 
 /// `name(args)` in `ty` (f32 or f64) without a library. `name` is the `math` dialect's name
 /// (`exp`, `powf`, `atan2`, ...) or kiln's (`logaddexp`).
-pub(crate) fn function(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> Result<String, Unsupported> {
+pub(crate) fn function(
+    b: &mut Builder,
+    name: &str,
+    args: &[&str],
+    ty: &str,
+) -> Result<String, Unsupported> {
     if ty != "f32" {
         return Err(Unsupported::new(
             None,
@@ -127,7 +132,10 @@ pub(crate) fn function(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> 
             logaddexp(b, &x, &y)
         }
         _ => {
-            return Err(Unsupported::new(None, format!("`{name}` without libdevice (no polynomial approximation of it)")))
+            return Err(Unsupported::new(
+                None,
+                format!("`{name}` without libdevice (no polynomial approximation of it)"),
+            ))
         }
     };
     Ok(b.op(&format!("arith.truncf {r} : f64 to f32")))
@@ -537,7 +545,8 @@ fn logaddexp(b: &mut Builder, x: &str, y: &str) -> String {
     let v = bin(b, "addf", &one, &e);
     let big = log_f64(b, &v);
     // ln(1 + e) = e - e²/2 + e³/3 - ... (to e^7: the rest is below 2^-56 relative).
-    let coeffs: Vec<f64> = (1..=7).rev().map(|i| if i % 2 == 1 { 1.0 / i as f64 } else { -1.0 / i as f64 }).collect();
+    let coeffs: Vec<f64> =
+        (1..=7).rev().map(|i| if i % 2 == 1 { 1.0 / i as f64 } else { -1.0 / i as f64 }).collect();
     let p = horner(b, &e, &coeffs);
     let small = bin(b, "mulf", &e, &p);
     let is_small = cmp_k(b, "olt", &e, 1.0 / 256.0);
@@ -569,7 +578,8 @@ fn log1p(b: &mut Builder, u: &str) -> String {
     let v = bin(b, "addf", &one, u);
     let big = log_f64(b, &v);
     // u - u²/2 + u³/3 - ... (to u^7: the rest is below 2^-56 relative).
-    let coeffs: Vec<f64> = (1..=7).rev().map(|i| if i % 2 == 1 { 1.0 / i as f64 } else { -1.0 / i as f64 }).collect();
+    let coeffs: Vec<f64> =
+        (1..=7).rev().map(|i| if i % 2 == 1 { 1.0 / i as f64 } else { -1.0 / i as f64 }).collect();
     let p = horner(b, u, &coeffs);
     let small = bin(b, "mulf", u, &p);
     let a = unary(b, "math.absf", u);
@@ -590,7 +600,10 @@ pub(crate) fn atan_pos(b: &mut Builder, a: &str) -> String {
     let q = bin(b, "divf", &um, &up);
     let t = sel(b, &mid, &q, &u);
     let z = bin(b, "mulf", &t, &t);
-    let coeffs: Vec<f64> = (0..=21).rev().map(|i| if i % 2 == 0 { 1.0 / (2 * i + 1) as f64 } else { -1.0 / (2 * i + 1) as f64 }).collect();
+    let coeffs: Vec<f64> = (0..=21)
+        .rev()
+        .map(|i| if i % 2 == 0 { 1.0 / (2 * i + 1) as f64 } else { -1.0 / (2 * i + 1) as f64 })
+        .collect();
     let p = horner(b, &z, &coeffs);
     let s = bin(b, "mulf", &t, &p);
     let quarter = k(b, std::f64::consts::FRAC_PI_4);

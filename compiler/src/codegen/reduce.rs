@@ -46,7 +46,12 @@ pub(crate) trait Combine {
     /// The components' types, in `iter_args` order.
     fn tys(&self) -> &[&'static str];
     /// `a` and `o` merged (`a` covers the earlier elements).
-    fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported>;
+    fn combine(
+        &self,
+        b: &mut Builder,
+        a: &[String],
+        o: &[String],
+    ) -> Result<Vec<String>, Unsupported>;
 }
 
 impl Combine for Acc {
@@ -54,7 +59,12 @@ impl Combine for Acc {
         &self.tys
     }
 
-    fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported> {
+    fn combine(
+        &self,
+        b: &mut Builder,
+        a: &[String],
+        o: &[String],
+    ) -> Result<Vec<String>, Unsupported> {
         Acc::combine(self, b, a, o)
     }
 }
@@ -116,7 +126,9 @@ impl Acc {
         let extreme = |b: &mut Builder, max: bool| -> String {
             // The value every element beats (or ties): -inf / MIN for max, +inf / MAX for min.
             match self.dt.kind() {
-                DTypeKind::Float => float_const(b, if max { f64::NEG_INFINITY } else { f64::INFINITY }, ty),
+                DTypeKind::Float => {
+                    float_const(b, if max { f64::NEG_INFINITY } else { f64::INFINITY }, ty)
+                }
                 DTypeKind::Bool => int_const(b, if max { 0 } else { 1 }, ty),
                 DTypeKind::SignedInt => {
                     let (lo, hi) = self.dt.int_range().expect("integer");
@@ -128,9 +140,19 @@ impl Acc {
         };
         match self.op {
             OpKind::Sum if self.compensated() => vec![float_const(b, 0.0, ty); 2],
-            OpKind::Sum => vec![if ty.starts_with('f') { float_const(b, 0.0, ty) } else { int_const(b, 0, ty) }],
-            OpKind::Prod => vec![if ty.starts_with('f') { float_const(b, 1.0, ty) } else { int_const(b, 1, ty) }],
-            OpKind::Max | OpKind::Min if self.tracks_zeros() => vec![extreme(b, self.is_max()), b.i64(-1)],
+            OpKind::Sum => vec![if ty.starts_with('f') {
+                float_const(b, 0.0, ty)
+            } else {
+                int_const(b, 0, ty)
+            }],
+            OpKind::Prod => vec![if ty.starts_with('f') {
+                float_const(b, 1.0, ty)
+            } else {
+                int_const(b, 1, ty)
+            }],
+            OpKind::Max | OpKind::Min if self.tracks_zeros() => {
+                vec![extreme(b, self.is_max()), b.i64(-1)]
+            }
             OpKind::Max | OpKind::Min => vec![extreme(b, self.is_max())],
             OpKind::ArgMax | OpKind::ArgMin => vec![extreme(b, self.is_max()), b.i64(0)],
             OpKind::All => vec![int_const(b, 1, "i1")],
@@ -140,7 +162,13 @@ impl Acc {
     }
 
     /// The accumulators after element `v` (at flat position `pos` within the reduced axes).
-    pub fn step(&self, b: &mut Builder, acc: &[String], v: &Val, pos: &str) -> Result<Vec<String>, Unsupported> {
+    pub fn step(
+        &self,
+        b: &mut Builder,
+        acc: &[String],
+        v: &Val,
+        pos: &str,
+    ) -> Result<Vec<String>, Unsupported> {
         let a = &acc[0];
         let ty = self.tys[0];
         Ok(match self.op {
@@ -186,8 +214,11 @@ impl Acc {
                         let bits = b.op(&format!("arith.bitcast {x} : {ty} to {ity}"));
                         let top = int_const(b, top, ity);
                         let sign = b.op(&format!("arith.shrui {bits}, {top} : {ity}"));
-                        let sign =
-                            if ity == "i64" { sign } else { b.op(&format!("arith.extui {sign} : {ity} to i64")) };
+                        let sign = if ity == "i64" {
+                            sign
+                        } else {
+                            b.op(&format!("arith.extui {sign} : {ity} to i64"))
+                        };
                         let one = b.i64(1);
                         let twice = b.op(&format!("arith.shli {pos}, {one} : i64"));
                         let key = b.op(&format!("arith.ori {twice}, {sign} : i64"));
@@ -195,13 +226,18 @@ impl Acc {
                         let key = b.op(&format!("arith.select {is_zero}, {key}, {none} : i64"));
                         return Ok(vec![m, b.op(&format!("arith.maxsi {}, {key} : i64", acc[1]))]);
                     }
-                    DTypeKind::Bool => b.op(&format!("{} {a}, {x} : i1", if max { "arith.ori" } else { "arith.andi" })),
-                    DTypeKind::SignedInt => {
-                        b.op(&format!("{} {a}, {x} : {ty}", if max { "arith.maxsi" } else { "arith.minsi" }))
-                    }
-                    DTypeKind::UnsignedInt => {
-                        b.op(&format!("{} {a}, {x} : {ty}", if max { "arith.maxui" } else { "arith.minui" }))
-                    }
+                    DTypeKind::Bool => b.op(&format!(
+                        "{} {a}, {x} : i1",
+                        if max { "arith.ori" } else { "arith.andi" }
+                    )),
+                    DTypeKind::SignedInt => b.op(&format!(
+                        "{} {a}, {x} : {ty}",
+                        if max { "arith.maxsi" } else { "arith.minsi" }
+                    )),
+                    DTypeKind::UnsignedInt => b.op(&format!(
+                        "{} {a}, {x} : {ty}",
+                        if max { "arith.maxui" } else { "arith.minui" }
+                    )),
                     DTypeKind::Complex => unreachable!("rejected in Acc::new"),
                 }]
             }
@@ -219,12 +255,14 @@ impl Acc {
                         let anum = b.op(&format!("arith.cmpf ord, {a}, {a} : {ty}"));
                         b.op(&format!("arith.andi {c}, {anum} : i1"))
                     }
-                    DTypeKind::SignedInt => {
-                        b.op(&format!("arith.cmpi {}, {x}, {a} : {ty}", if max { "sgt" } else { "slt" }))
-                    }
-                    DTypeKind::Bool | DTypeKind::UnsignedInt => {
-                        b.op(&format!("arith.cmpi {}, {x}, {a} : {ty}", if max { "ugt" } else { "ult" }))
-                    }
+                    DTypeKind::SignedInt => b.op(&format!(
+                        "arith.cmpi {}, {x}, {a} : {ty}",
+                        if max { "sgt" } else { "slt" }
+                    )),
+                    DTypeKind::Bool | DTypeKind::UnsignedInt => b.op(&format!(
+                        "arith.cmpi {}, {x}, {a} : {ty}",
+                        if max { "ugt" } else { "ult" }
+                    )),
                     DTypeKind::Complex => unreachable!("rejected in Acc::new"),
                 };
                 vec![
@@ -244,7 +282,12 @@ impl Acc {
     /// Two partial accumulators merged (a cooperative reduction's combining step, on the GPU).
     /// `a` and `b` cover disjoint sets of elements; argmax/argmin break ties (and NaN against
     /// NaN) by the lower position, so the result is the sequential fold's.
-    pub fn combine(&self, b: &mut Builder, a: &[String], o: &[String]) -> Result<Vec<String>, Unsupported> {
+    pub fn combine(
+        &self,
+        b: &mut Builder,
+        a: &[String],
+        o: &[String],
+    ) -> Result<Vec<String>, Unsupported> {
         let ty = self.tys[0];
         Ok(match self.op {
             OpKind::Sum if self.compensated() => {
@@ -256,9 +299,15 @@ impl Acc {
                 let sum = self.op == OpKind::Sum;
                 let (x, y) = (&a[0], &o[0]);
                 if ty.starts_with('f') {
-                    vec![b.op(&format!("{} {x}, {y} : {ty}", if sum { "arith.addf" } else { "arith.mulf" }))]
+                    vec![b.op(&format!(
+                        "{} {x}, {y} : {ty}",
+                        if sum { "arith.addf" } else { "arith.mulf" }
+                    ))]
                 } else {
-                    vec![b.op(&format!("{} {x}, {y} : {ty}", if sum { "arith.addi" } else { "arith.muli" }))]
+                    vec![b.op(&format!(
+                        "{} {x}, {y} : {ty}",
+                        if sum { "arith.addi" } else { "arith.muli" }
+                    ))]
                 }
             }
             OpKind::Max | OpKind::Min if self.tracks_zeros() => {
@@ -292,11 +341,17 @@ impl Acc {
                         (better, b.op(&format!("arith.ori {eq}, {both} : i1")))
                     }
                     DTypeKind::SignedInt => (
-                        b.op(&format!("arith.cmpi {}, {y}, {x} : {ty}", if max { "sgt" } else { "slt" })),
+                        b.op(&format!(
+                            "arith.cmpi {}, {y}, {x} : {ty}",
+                            if max { "sgt" } else { "slt" }
+                        )),
                         b.op(&format!("arith.cmpi eq, {y}, {x} : {ty}")),
                     ),
                     DTypeKind::Bool | DTypeKind::UnsignedInt => (
-                        b.op(&format!("arith.cmpi {}, {y}, {x} : {ty}", if max { "ugt" } else { "ult" })),
+                        b.op(&format!(
+                            "arith.cmpi {}, {y}, {x} : {ty}",
+                            if max { "ugt" } else { "ult" }
+                        )),
                         b.op(&format!("arith.cmpi eq, {y}, {x} : {ty}")),
                     ),
                     DTypeKind::Complex => unreachable!("rejected in Acc::new"),
@@ -361,7 +416,9 @@ pub(crate) fn widen(b: &mut Builder, v: &Val, ty: &str) -> Result<String, Unsupp
         (_, t) if t == vt => v.ssa.clone(),
         (DTypeKind::Float, "f64") => b.op(&format!("arith.extf {} : f32 to f64", v.ssa)),
         (DTypeKind::SignedInt, "i64") => b.op(&format!("arith.extsi {} : {vt} to i64", v.ssa)),
-        (DTypeKind::Bool | DTypeKind::UnsignedInt, "i64") => b.op(&format!("arith.extui {} : {vt} to i64", v.ssa)),
+        (DTypeKind::Bool | DTypeKind::UnsignedInt, "i64") => {
+            b.op(&format!("arith.extui {} : {vt} to i64", v.ssa))
+        }
         _ => return Err(Unsupported::new(None, format!("a {} accumulator of {}", ty, v.dt))),
     })
 }

@@ -44,20 +44,35 @@ pub(crate) fn native(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> St
 /// none may reach it.
 ///
 /// Errors: with the polynomial approximations, a float64 function.
-pub(crate) fn math(b: &mut Builder, name: &str, args: &[&str], ty: &str) -> Result<String, Unsupported> {
+pub(crate) fn math(
+    b: &mut Builder,
+    name: &str,
+    args: &[&str],
+    ty: &str,
+) -> Result<String, Unsupported> {
     if NATIVE.contains(&name) {
         return Ok(native(b, name, args, ty));
     }
     let sym = match b.math {
         MathLib::Polynomial => return super::polynomial::function(b, name, args, ty),
-        MathLib::Libm if matches!(name, "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "powf") => {
+        MathLib::Libm
+            if matches!(
+                name,
+                "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "powf"
+            ) =>
+        {
             return Ok(b.op(&format!("math.{name} {} : {ty}", args.join(", "))));
         }
         MathLib::Libm => libm_symbol(name, ty),
-        MathLib::Libdevice => format!("__nv_{}", libm_symbol(if name == "powf" { "pow" } else { name }, ty)),
+        MathLib::Libdevice => {
+            format!("__nv_{}", libm_symbol(if name == "powf" { "pow" } else { name }, ty))
+        }
     };
     let tys = vec![ty; args.len()].join(", ");
-    b.declare(&sym, format!("func.func private @{sym}({tys}) -> {ty} attributes {{llvm.readnone}}"));
+    b.declare(
+        &sym,
+        format!("func.func private @{sym}({tys}) -> {ty} attributes {{llvm.readnone}}"),
+    );
     Ok(b.op(&format!("func.call @{sym}({}) : ({tys}) -> {ty}", args.join(", "))))
 }
 
@@ -84,9 +99,10 @@ fn opaque(b: &mut Builder, x: &str, ty: &str) -> String {
     if b.target != super::Target::Gpu {
         return x.to_string();
     }
-    b.op(&format!("llvm.inline_asm \"{mov} $0, $1;\", \"={constraint},{constraint}\" {x} : ({ty}) -> {ty}"))
+    b.op(&format!(
+        "llvm.inline_asm \"{mov} $0, $1;\", \"={constraint},{constraint}\" {x} : ({ty}) -> {ty}"
+    ))
 }
-
 
 /// `u` as the error of `node`'s op.
 fn in_op(node: &Node, u: Unsupported) -> Unsupported {
@@ -187,8 +203,9 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 }
             }
         }
-        Sqrt | Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan
-        | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Floor | Ceil | Trunc | Rint | Erf => {
+        Sqrt | Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan
+        | Arcsin | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Floor
+        | Ceil | Trunc | Rint | Erf => {
             let name = match node.op {
                 Sqrt => "sqrt",
                 Cbrt => "cbrt",
@@ -386,10 +403,11 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             Val::new(select(b, c, t, f, args[1].ty()), args[1].dt)
         }
         Label => args[0].clone(),
-        Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any | Reshape | Permute
-        | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
-        | Rfft | Irfft | CustomKernel | ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax
-        | Cummin | Sort | Argsort => {
+        Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any
+        | Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate
+        | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel | ScatterAdd
+        | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort
+        | Argsort => {
             unreachable!("{} is not elementwise", node.op.name())
         }
     };
@@ -402,7 +420,14 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
 
 /// NumPy's integer `//` and `%`: the quotient rounded toward -inf, the remainder with the sign of
 /// the divisor; division by zero gives 0 for both, and MIN // -1 wraps to MIN.
-fn int_divmod(b: &mut Builder, floor_div: bool, x: &str, y: &str, ty: &str, signed: bool) -> String {
+fn int_divmod(
+    b: &mut Builder,
+    floor_div: bool,
+    x: &str,
+    y: &str,
+    ty: &str,
+    signed: bool,
+) -> String {
     let z = int_const(b, 0, ty);
     let one = int_const(b, 1, ty);
     let y0 = cmp(b, "arith.cmpi", "eq", y, &z, ty);
@@ -444,7 +469,10 @@ fn float_divmod(b: &mut Builder, floor_div: bool, x: &str, y: &str, dt: DType) -
     let (a, d) = if dt == DType::Float64 {
         (x.to_string(), y.to_string())
     } else {
-        (b.op(&format!("arith.extf {x} : f32 to f64")), b.op(&format!("arith.extf {y} : f32 to f64")))
+        (
+            b.op(&format!("arith.extf {x} : f32 to f64")),
+            b.op(&format!("arith.extf {y} : f32 to f64")),
+        )
     };
     let t = "f64";
     let zero = float_const(b, 0.0, t);
@@ -621,9 +649,16 @@ fn logaddexp(b: &mut Builder, x: &str, y: &str) -> Result<String, Unsupported> {
     let (entry, body, decls) = h.finish();
     // The helper's own declarations (libm) join the module's, once per symbol.
     for d in decls {
-        let sym = d.split('@').nth(1).and_then(|s| s.split('(').next()).expect("a declaration names its symbol");
+        let sym = d
+            .split('@')
+            .nth(1)
+            .and_then(|s| s.split('(').next())
+            .expect("a declaration names its symbol");
         b.declare(sym, d.clone());
     }
-    b.declare(SYM, format!("func.func private @{SYM}({hx}: {t}, {hy}: {t}) -> {t} {{\n{entry}{body}  }}"));
+    b.declare(
+        SYM,
+        format!("func.func private @{SYM}({hx}: {t}, {hy}: {t}) -> {t} {{\n{entry}{body}  }}"),
+    );
     Ok(b.op(&format!("func.call @{SYM}({x}, {y}) {{no_inline}} : ({t}, {t}) -> {t}")))
 }

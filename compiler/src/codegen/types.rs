@@ -86,7 +86,12 @@ pub(crate) fn work_ty(dt: DType) -> Result<&'static str, Unsupported> {
         DType::Float16 | DType::BFloat16 | DType::Float32 => "f32",
         DType::Float64 => "f64",
         DType::Complex64 | DType::Complex128 => {
-            return Err(Unsupported::new(None, format!("{dt} values where one register is needed (a reduction or a scratch buffer)")))
+            return Err(Unsupported::new(
+                None,
+                format!(
+                    "{dt} values where one register is needed (a reduction or a scratch buffer)"
+                ),
+            ))
         }
     })
 }
@@ -118,8 +123,11 @@ pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
         // One (re, im) vector load (see `complex_vec`): on the GPU, LLVM merges neighbours
         // into 16-byte loads.
         let (t, v, align) = complex_vec(b, dt);
-        let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {v}"));
-        let pair = b.op(&format!("llvm.load {addr} {{alignment = {align} : i64}} : !llvm.ptr -> {v}"));
+        let addr = b.op(&format!(
+            "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {v}"
+        ));
+        let pair =
+            b.op(&format!("llvm.load {addr} {{alignment = {align} : i64}} : !llvm.ptr -> {v}"));
         let [re, im] = [0, 1].map(|k| {
             let i = b.constant(&k.to_string(), "i32");
             let x = b.op(&format!("llvm.extractelement {pair}[{i} : i32] : {v}"));
@@ -132,7 +140,9 @@ pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
         return Val::complex(re, im, dt);
     }
     let m = mem_ty(dt);
-    let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"));
+    let addr = b.op(&format!(
+        "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"
+    ));
     let raw = b.op(&format!("llvm.load {addr} : !llvm.ptr -> {m}"));
     let ssa = match dt {
         DType::Bool => {
@@ -161,12 +171,20 @@ pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
         let mut pair = b.op(&format!("llvm.mlir.poison : {vt}"));
         for (k, x) in [&v.ssa, &v.imag().to_string()].into_iter().enumerate() {
             // complex64 parts hold f32 values already: the truncation is exact.
-            let x = if t == "f32" { b.op(&format!("arith.truncf {x} : f64 to f32")) } else { x.clone() };
+            let x = if t == "f32" {
+                b.op(&format!("arith.truncf {x} : f64 to f32"))
+            } else {
+                x.clone()
+            };
             let i = b.constant(&k.to_string(), "i32");
             pair = b.op(&format!("llvm.insertelement {x}, {pair}[{i} : i32] : {vt}"));
         }
-        let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {vt}"));
-        b.stmt(&format!("llvm.store {pair}, {addr} {{alignment = {align} : i64}} : {vt}, !llvm.ptr"));
+        let addr = b.op(&format!(
+            "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {vt}"
+        ));
+        b.stmt(&format!(
+            "llvm.store {pair}, {addr} {{alignment = {align} : i64}} : {vt}, !llvm.ptr"
+        ));
         return;
     }
     let m = mem_ty(v.dt);
@@ -185,7 +203,9 @@ pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
         }
         _ => v.ssa.clone(),
     };
-    let addr = b.op(&format!("llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"));
+    let addr = b.op(&format!(
+        "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"
+    ));
     b.stmt(&format!("llvm.store {raw}, {addr} : {m}, !llvm.ptr"));
 }
 

@@ -96,7 +96,9 @@ impl fmt::Display for Epilogue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "epilogue of {} (region {}): ", self.product, self.region)?;
         match (self.kernel, self.lt) {
-            (None, Some(lt)) => write!(f, "{} in the GEMM call (cuBLASLt) [{}]", lt.name(), self.ops.join(" ")),
+            (None, Some(lt)) => {
+                write!(f, "{} in the GEMM call (cuBLASLt) [{}]", lt.name(), self.ops.join(" "))
+            }
             (None, None) => write!(f, "in the GEMM call [{}]", self.ops.join(" ")),
             (Some(k), lt) => {
                 write!(f, "region {k} [{}]", self.ops.join(" "))?;
@@ -122,7 +124,13 @@ pub fn epilogues(g: &Graph, regions: &[Region]) -> Vec<Epilogue> {
             // An absorbed epilogue: the product is the matmul under the form's ops.
             let Some((lt, _, _, _)) = peel(&region.body, body_out, |_| true) else { continue };
             let Some((_, product, _, _)) = peel(g, result, |_| true) else { continue };
-            out.push(Epilogue { product, region: r, kernel: None, ops: absorbed_ops(&region.body), lt: Some(lt) });
+            out.push(Epilogue {
+                product,
+                region: r,
+                kernel: None,
+                ops: absorbed_ops(&region.body),
+                lt: Some(lt),
+            });
             continue;
         }
         let shape = &region.body.node(body_out).shape;
@@ -145,7 +153,9 @@ pub fn epilogues(g: &Graph, regions: &[Region]) -> Vec<Epilogue> {
 
 /// The ops of an absorbing vendor region's body outside the matmul's cone (its operands' views).
 fn absorbed_ops(body: &Graph) -> Vec<&'static str> {
-    let Some(mm) = body.nodes().iter().position(|n| n.op == OpKind::MatMul) else { return Vec::new() };
+    let Some(mm) = body.nodes().iter().position(|n| n.op == OpKind::MatMul) else {
+        return Vec::new();
+    };
     let mut cone = vec![false; body.len()];
     cone[mm] = true;
     for i in (0..=mm).rev() {
@@ -180,7 +190,9 @@ pub(super) fn absorbable(producer: &Region, consumer: &Region) -> bool {
         return false;
     }
     let Some(k) = consumer.inputs.iter().position(|&i| i == product) else { return false };
-    consumer.kind == RegionKind::Elementwise && consumer.outputs.len() == 1 && lt_form(&consumer.body, k as u32, &mm.shape).is_some()
+    consumer.kind == RegionKind::Elementwise
+        && consumer.outputs.len() == 1
+        && lt_form(&consumer.body, k as u32, &mm.shape).is_some()
 }
 
 /// The form of an absorbing vendor region's body: its one output is a cuBLASLt form over its
@@ -214,7 +226,9 @@ fn is_const(g: &Graph, id: NodeId, c: f64) -> bool {
     let n = g.node(id);
     match (&n.op, &n.attrs) {
         (OpKind::BroadcastTo, _) => is_const(g, n.inputs[0], c),
-        (OpKind::Const, kiln_ir::Attrs::Const { value }) => value.to_f64() == kiln_ir::Literal::from_f64(n.dtype, c).to_f64(),
+        (OpKind::Const, kiln_ir::Attrs::Const { value }) => {
+            value.to_f64() == kiln_ir::Literal::from_f64(n.dtype, c).to_f64()
+        }
         _ => false,
     }
 }
@@ -244,7 +258,8 @@ fn cube(g: &Graph, id: NodeId) -> Option<(NodeId, Vec<NodeId>)> {
     }
     operands(g, id, OpKind::Mul).find_map(|(sq, x)| {
         let s = g.node(sq);
-        let is_square = (s.op == OpKind::Square && s.inputs[0] == x) || (s.op == OpKind::Mul && s.inputs[..] == [x, x]);
+        let is_square = (s.op == OpKind::Square && s.inputs[0] == x)
+            || (s.op == OpKind::Mul && s.inputs[..] == [x, x]);
         is_square.then(|| (x, vec![id, sq]))
     })
 }
@@ -272,13 +287,20 @@ fn gelu_tanh_of(g: &Graph, out: NodeId) -> Option<(NodeId, Vec<NodeId>)> {
 /// The bias vector `id` broadcasts: `id` is a broadcast to the product's shape of a node
 /// `source` accepts, of shape `(.., 1, n)` with the product's last extent `n`, possibly through
 /// reshapes that only add or drop leading unit axes (`bias.reshape(1, n)`).
-fn bias_source(g: &Graph, id: NodeId, product: &[usize], source: impl Fn(&Node) -> bool) -> Option<NodeId> {
+fn bias_source(
+    g: &Graph,
+    id: NodeId,
+    product: &[usize],
+    source: impl Fn(&Node) -> bool,
+) -> Option<NodeId> {
     let n = g.node(id);
     if n.op != OpKind::BroadcastTo || n.shape.as_slice() != product {
         return None;
     }
     let is_row = |shape: &[usize]| match shape.split_last() {
-        Some((&last, rest)) => last == *product.last().unwrap_or(&0) && rest.iter().all(|&d| d == 1),
+        Some((&last, rest)) => {
+            last == *product.last().unwrap_or(&0) && rest.iter().all(|&d| d == 1)
+        }
         None => false,
     };
     let mut src = n.inputs[0];
@@ -291,7 +313,11 @@ fn bias_source(g: &Graph, id: NodeId, product: &[usize], source: impl Fn(&Node) 
 /// `out` as `[act(] x [+ bias] [)]`, `act` relu (`maximum(_, 0)`) or the tanh GELU, the bias a
 /// broadcast of a node `source` accepts: the form, `x`, the bias's source node, and the number
 /// of distinct elementwise nodes the form computes.
-fn peel(g: &Graph, out: NodeId, source: impl Fn(&Node) -> bool) -> Option<(LtEpilogue, NodeId, Option<NodeId>, usize)> {
+fn peel(
+    g: &Graph,
+    out: NodeId,
+    source: impl Fn(&Node) -> bool,
+) -> Option<(LtEpilogue, NodeId, Option<NodeId>, usize)> {
     let mut x = out;
     let shape = &g.node(out).shape;
     let mut act = Activation::None;
@@ -299,10 +325,18 @@ fn peel(g: &Graph, out: NodeId, source: impl Fn(&Node) -> bool) -> Option<(LtEpi
     let node = g.node(x);
     if node.op == OpKind::Maximum {
         let (a, b) = (node.inputs[0], node.inputs[1]);
-        x = if is_zero(g, b) { a } else if is_zero(g, a) { b } else { return None };
+        x = if is_zero(g, b) {
+            a
+        } else if is_zero(g, a) {
+            b
+        } else {
+            return None;
+        };
         act = Activation::Relu;
         nodes.push(out);
-    } else if let Some((arg, gelu)) = gelu_tanh_of(g, out).filter(|_| g.node(out).dtype != DType::Float64) {
+    } else if let Some((arg, gelu)) =
+        gelu_tanh_of(g, out).filter(|_| g.node(out).dtype != DType::Float64)
+    {
         // Not float64: cuBLASLt's GELU epilogue is not float64-accurate (2.6e-10 relative error
         // on an H200), so a float64 GELU is a kernel of kiln's after the product.
         x = arg;
@@ -313,11 +347,12 @@ fn peel(g: &Graph, out: NodeId, source: impl Fn(&Node) -> bool) -> Option<(LtEpi
     let node = g.node(x);
     if node.op == OpKind::Add {
         let (a, b) = (node.inputs[0], node.inputs[1]);
-        let (rest, src) = match (bias_source(g, b, shape, &source), bias_source(g, a, shape, &source)) {
-            (Some(src), _) => (a, src),
-            (None, Some(src)) => (b, src),
-            (None, None) => return None,
-        };
+        let (rest, src) =
+            match (bias_source(g, b, shape, &source), bias_source(g, a, shape, &source)) {
+                (Some(src), _) => (a, src),
+                (None, Some(src)) => (b, src),
+                (None, None) => return None,
+            };
         bias = Some(src);
         nodes.push(x);
         x = rest;

@@ -35,7 +35,9 @@ mod partition;
 mod run;
 mod text;
 
-pub use epilogue::{absorbed_form, epilogue_dtype, epilogues, Activation, Epilogue, LtEpilogue, GELU_C1, GELU_C2};
+pub use epilogue::{
+    absorbed_form, epilogue_dtype, epilogues, Activation, Epilogue, LtEpilogue, GELU_C1, GELU_C2,
+};
 pub use partition::partition;
 pub use run::run_regions;
 pub use text::{parse_regions, print_regions};
@@ -70,7 +72,9 @@ impl fmt::Display for Space {
         let dims = |s: &[usize]| s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
         match self {
             Space::Elementwise { shape } => write!(f, "elementwise shape=[{}]", dims(shape)),
-            Space::Reduce { shape, axes } => write!(f, "reduce shape=[{}] axes=[{}]", dims(shape), dims(axes)),
+            Space::Reduce { shape, axes } => {
+                write!(f, "reduce shape=[{}] axes=[{}]", dims(shape), dims(axes))
+            }
             Space::Scatter { items } => write!(f, "scatter items=[{}]", dims(items)),
             Space::Scan { shape, axis } => write!(f, "scan shape=[{}] axis={axis}", dims(shape)),
             Space::Opaque => f.write_str("opaque"),
@@ -147,7 +151,12 @@ impl Region {
     /// kernels: see [`Region::kernel_names`]), in body order.
     pub fn op_names(&self) -> Vec<&'static str> {
         use kiln_ir::OpKind::{Input, Label};
-        self.body.nodes().iter().filter(|n| !matches!(n.op, Input | Label)).map(|n| n.op.name()).collect()
+        self.body
+            .nodes()
+            .iter()
+            .filter(|n| !matches!(n.op, Input | Label))
+            .map(|n| n.op.name())
+            .collect()
     }
 
     /// The user kernels (ElementwiseKernel, ReductionKernel, fuse) whose results the region
@@ -272,7 +281,10 @@ impl FusionReport {
 impl fmt::Display for FusionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ty = |v: &[(NodeId, DType, Shape)]| {
-            v.iter().map(|(id, d, s)| format!("{id}: {} {}", d.short_name(), ShapeDisplay(s))).collect::<Vec<_>>().join(", ")
+            v.iter()
+                .map(|(id, d, s)| format!("{id}: {} {}", d.short_name(), ShapeDisplay(s)))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         // Streams are shown when a pool stream is used; otherwise every region is on stream 0.
         let streams = !self.is_single_stream();
@@ -334,7 +346,8 @@ impl Partition {
                     outputs: r.outputs.iter().map(|&o| ty(o)).collect(),
                     bytes: r.bytes(),
                     stream,
-                    scatter: (r.kind == RegionKind::Scatter).then(|| crate::codegen::lower::scatter::gpu_strategy(r)),
+                    scatter: (r.kind == RegionKind::Scatter)
+                        .then(|| crate::codegen::lower::scatter::gpu_strategy(r)),
                 })
                 .collect(),
             unfused: self.unfused.clone(),

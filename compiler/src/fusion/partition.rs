@@ -51,7 +51,13 @@ fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
         OpClass::Sort => Some(UnfusedReason::SortBoundary),
         OpClass::Vendor => Some(UnfusedReason::VendorBoundary),
         OpClass::Custom => Some(UnfusedReason::CustomBoundary),
-        OpClass::Leaf | OpClass::Elementwise | OpClass::Reduce | OpClass::View | OpClass::Gather | OpClass::Scatter | OpClass::Scan => None,
+        OpClass::Leaf
+        | OpClass::Elementwise
+        | OpClass::Reduce
+        | OpClass::View
+        | OpClass::Gather
+        | OpClass::Scatter
+        | OpClass::Scan => None,
     }
 }
 
@@ -105,7 +111,10 @@ impl Ctx<'_> {
     }
 
     fn roots(&self) -> Vec<NodeId> {
-        (0..self.g.len()).map(|i| NodeId(i as u32)).filter(|&id| self.mat[id.index()].is_some()).collect()
+        (0..self.g.len())
+            .map(|i| NodeId(i as u32))
+            .filter(|&id| self.mat[id.index()].is_some())
+            .collect()
     }
 
     /// The kernels (roots, as node indices) whose cones hold node `i`, from its consumers'
@@ -143,7 +152,12 @@ impl Ctx<'_> {
             cost += match node.op.class() {
                 OpClass::Elementwise | OpClass::Gather => 1,
                 OpClass::Reduce | OpClass::Scatter | OpClass::Scan => RECOMPUTE_LIMIT + 1,
-                OpClass::Leaf | OpClass::View | OpClass::Copy | OpClass::Sort | OpClass::Vendor | OpClass::Custom => 0,
+                OpClass::Leaf
+                | OpClass::View
+                | OpClass::Copy
+                | OpClass::Sort
+                | OpClass::Vendor
+                | OpClass::Custom => 0,
             };
             stack.extend(node.inputs.iter().copied().filter(|&i| !self.is_boundary_input(i)));
         }
@@ -167,23 +181,30 @@ impl Ctx<'_> {
     fn space_with(&self, root: NodeId, r: NodeId) -> Option<Space> {
         let rn = self.g.node(r);
         let Attrs::Reduce { axes, .. } = &rn.attrs else { return None };
-        let row = Space::Reduce { shape: self.g.node(rn.inputs[0]).shape.clone(), axes: axes.clone() };
+        let row =
+            Space::Reduce { shape: self.g.node(rn.inputs[0]).shape.clone(), axes: axes.clone() };
         let Space::Reduce { shape: in_shape, .. } = &row else { unreachable!() };
-        let reduced: Vec<usize> = (0..in_shape.len()).filter(|a| !axes.contains(a)).map(|a| in_shape[a]).collect();
+        let reduced: Vec<usize> =
+            (0..in_shape.len()).filter(|a| !axes.contains(a)).map(|a| in_shape[a]).collect();
         match self.space_of(root) {
             Space::Elementwise { shape } => {
                 // A row pass (the kernel writes the reduction's whole input shape) needs rows to
                 // spread over: a reduction over every axis would leave one work item for all.
                 let row_pass = shape == *in_shape && reduced.iter().product::<usize>() > 1;
-                (row_pass || shape == rn.shape || shape.as_slice() == reduced.as_slice()).then_some(row)
+                (row_pass || shape == rn.shape || shape.as_slice() == reduced.as_slice())
+                    .then_some(row)
             }
             // A scatter computes, per position, reductions indexed by the position first (its
             // labels: an argmin, and the distances inside it).
-            Space::Scatter { items } => rn.shape.starts_with(&items).then_some(Space::Scatter { items }),
+            Space::Scatter { items } => {
+                rn.shape.starts_with(&items).then_some(Space::Scatter { items })
+            }
             // A scan's rows are sequential: reductions are computed before it.
             Space::Scan { .. } => None,
             s @ Space::Reduce { .. } if s == row => Some(s),
-            Space::Reduce { shape, axes: a } if shape == rn.shape => Some(Space::Reduce { shape, axes: a }),
+            Space::Reduce { shape, axes: a } if shape == rn.shape => {
+                Some(Space::Reduce { shape, axes: a })
+            }
             Space::Reduce { .. } | Space::Opaque => None,
         }
     }
@@ -226,7 +247,9 @@ pub fn partition(g: &Graph) -> Partition {
         if class == OpClass::Gather {
             let source = node.inputs[0];
             let m = &mut cx.mat[source.index()];
-            if !is_external(g, source) && matches!(m, None | Some(UnfusedReason::ReductionSpaceMismatch)) {
+            if !is_external(g, source)
+                && matches!(m, None | Some(UnfusedReason::ReductionSpaceMismatch))
+            {
                 *m = Some(UnfusedReason::GatherSource);
             }
         }
@@ -301,9 +324,13 @@ pub fn partition(g: &Graph) -> Partition {
     let cones: HashMap<NodeId, Vec<NodeId>> = roots.iter().map(|&r| (r, cx.cone(r))).collect();
     let reads = |r: NodeId| -> BTreeSet<NodeId> {
         let cone = &cones[&r];
-        cone.iter().flat_map(|&c| g.node(c).inputs.iter().copied()).filter(|i| cone.binary_search(i).is_err()).collect()
+        cone.iter()
+            .flat_map(|&c| g.node(c).inputs.iter().copied())
+            .filter(|i| cone.binary_search(i).is_err())
+            .collect()
     };
-    let root_reads: HashMap<NodeId, BTreeSet<NodeId>> = roots.iter().map(|&r| (r, reads(r))).collect();
+    let root_reads: HashMap<NodeId, BTreeSet<NodeId>> =
+        roots.iter().map(|&r| (r, reads(r))).collect();
     let mut group_of: HashMap<NodeId, usize> = HashMap::new();
     let mut groups: Vec<Vec<NodeId>> = Vec::new();
     // For each group, the groups it reads from.
@@ -321,8 +348,11 @@ pub fn partition(g: &Graph) -> Partition {
                 if !shares {
                     continue;
                 }
-                let new_preds: BTreeSet<usize> =
-                    root_reads[&r].iter().filter_map(|i| group_of.get(i).copied()).filter(|&p| p != gi).collect();
+                let new_preds: BTreeSet<usize> = root_reads[&r]
+                    .iter()
+                    .filter_map(|i| group_of.get(i).copied())
+                    .filter(|&p| p != gi)
+                    .collect();
                 if would_cycle(&group_preds, gi, &new_preds) {
                     continue;
                 }
@@ -336,7 +366,8 @@ pub fn partition(g: &Graph) -> Partition {
         if !placed {
             group_of.insert(r, groups.len());
             groups.push(vec![r]);
-            group_preds.push(root_reads[&r].iter().filter_map(|i| group_of.get(i).copied()).collect());
+            group_preds
+                .push(root_reads[&r].iter().filter_map(|i| group_of.get(i).copied()).collect());
         }
     }
 
@@ -387,7 +418,10 @@ pub fn partition(g: &Graph) -> Partition {
     }
     Partition {
         regions,
-        unfused: unfused.into_iter().map(|(producer, consumer, reason)| UnfusedEdge { producer, consumer, reason }).collect(),
+        unfused: unfused
+            .into_iter()
+            .map(|(producer, consumer, reason)| UnfusedEdge { producer, consumer, reason })
+            .collect(),
     }
 }
 
@@ -402,7 +436,10 @@ fn absorb_epilogues(g: &Graph, cx: &Ctx, built: &mut Vec<(Region, BTreeSet<NodeI
         let producer = consumer.inputs.iter().find_map(|&i| {
             let r = built[..c].iter().position(|(r, _)| r.outputs == [i])?;
             let only_reader = built.iter().filter(|(o, _)| o.inputs.contains(&i)).count() == 1;
-            (only_reader && !g.outputs().contains(&i) && super::epilogue::absorbable(&built[r].0, consumer)).then_some(r)
+            (only_reader
+                && !g.outputs().contains(&i)
+                && super::epilogue::absorbable(&built[r].0, consumer))
+            .then_some(r)
         });
         let Some(r) = producer else {
             c += 1;
@@ -461,7 +498,10 @@ impl BitSet {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
     }
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(k, &w)| (0..64).filter(move |b| w & (1 << b) != 0).map(move |b| k * 64 + b))
+        self.0
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &w)| (0..64).filter(move |b| w & (1 << b) != 0).map(move |b| k * 64 + b))
     }
 }
 

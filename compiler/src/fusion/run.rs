@@ -4,13 +4,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kiln_ir::{Graph, HostArray, IrError, NodeId, OpKind, Attrs};
+use kiln_ir::{Attrs, Graph, HostArray, IrError, NodeId, OpKind};
 
 use super::Region;
 
 /// Computes the outputs of `g` by evaluating each region's body in order, passing buffers between
 /// regions as the partition says. `inputs[k]` is the graph's `input {index=k}`.
-pub fn run_regions(g: &Graph, regions: &[Region], inputs: &[&HostArray]) -> Result<Vec<HostArray>, IrError> {
+pub fn run_regions(
+    g: &Graph,
+    regions: &[Region],
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, IrError> {
     let mut values: HashMap<NodeId, Arc<HostArray>> = HashMap::new();
     for (i, node) in g.nodes().iter().enumerate() {
         if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
@@ -26,11 +30,13 @@ pub fn run_regions(g: &Graph, regions: &[Region], inputs: &[&HostArray]) -> Resu
         let args: Vec<Arc<HostArray>> = r
             .inputs
             .iter()
-            .map(|id| values.get(id).cloned().ok_or_else(|| IrError::Eval {
-                node: id.index(),
-                op: g.node(*id).op.name().into(),
-                message: "read by a region before any region wrote it".into(),
-            }))
+            .map(|id| {
+                values.get(id).cloned().ok_or_else(|| IrError::Eval {
+                    node: id.index(),
+                    op: g.node(*id).op.name().into(),
+                    message: "read by a region before any region wrote it".into(),
+                })
+            })
             .collect::<Result<_, _>>()?;
         let refs: Vec<&HostArray> = args.iter().map(|a| a.as_ref()).collect();
         let outs = kiln_ir::eval::evaluate(&r.body, &refs)?;

@@ -45,13 +45,17 @@ fn err(line: usize, message: impl Into<String>) -> IrError {
 }
 
 fn list(line: usize, s: &str, key: &str) -> Result<Vec<String>, IrError> {
-    let rest = s.strip_prefix(key).and_then(|r| r.strip_prefix("=[")).and_then(|r| r.strip_suffix(']'));
+    let rest =
+        s.strip_prefix(key).and_then(|r| r.strip_prefix("=[")).and_then(|r| r.strip_suffix(']'));
     let rest = rest.ok_or_else(|| err(line, format!("expected {key}=[...], found {s:?}")))?;
     Ok(rest.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect())
 }
 
 fn numbers(line: usize, s: &str, key: &str) -> Result<Vec<usize>, IrError> {
-    list(line, s, key)?.iter().map(|t| t.parse().map_err(|_| err(line, format!("bad number {t:?} in {key}")))).collect()
+    list(line, s, key)?
+        .iter()
+        .map(|t| t.parse().map_err(|_| err(line, format!("bad number {t:?} in {key}"))))
+        .collect()
 }
 
 fn node_ids(line: usize, s: &str, key: &str) -> Result<Vec<NodeId>, IrError> {
@@ -83,7 +87,12 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
         }
         let words: Vec<&str> = header.split_whitespace().collect();
         if words.first() != Some(&"region") || words.last() != Some(&"{") || words.len() < 6 {
-            return Err(err(ln, format!("expected `region N KIND SPACE inputs=[..] outputs=[..] {{`, found {header:?}")));
+            return Err(err(
+                ln,
+                format!(
+                    "expected `region N KIND SPACE inputs=[..] outputs=[..] {{`, found {header:?}"
+                ),
+            ));
         }
         if words[1].parse::<usize>().ok() != Some(regions.len()) {
             return Err(err(ln, format!("expected region {}", regions.len())));
@@ -103,15 +112,22 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
         let (space_words, io) = (&words[3..n - 3], &words[n - 3..n - 1]);
         let space = match space_words {
             ["opaque"] => Space::Opaque,
-            ["elementwise", shape] => Space::Elementwise { shape: Shape::from_vec(numbers(ln, shape, "shape")?) },
+            ["elementwise", shape] => {
+                Space::Elementwise { shape: Shape::from_vec(numbers(ln, shape, "shape")?) }
+            }
             ["reduce", shape, axes] => Space::Reduce {
                 shape: Shape::from_vec(numbers(ln, shape, "shape")?),
                 axes: numbers(ln, axes, "axes")?.into_iter().collect(),
             },
-            ["scatter", items] => Space::Scatter { items: Shape::from_vec(numbers(ln, items, "items")?) },
+            ["scatter", items] => {
+                Space::Scatter { items: Shape::from_vec(numbers(ln, items, "items")?) }
+            }
             ["scan", shape, axis] => Space::Scan {
                 shape: Shape::from_vec(numbers(ln, shape, "shape")?),
-                axis: axis.strip_prefix("axis=").and_then(|a| a.parse().ok()).ok_or_else(|| err(ln, format!("bad axis {axis:?}")))?,
+                axis: axis
+                    .strip_prefix("axis=")
+                    .and_then(|a| a.parse().ok())
+                    .ok_or_else(|| err(ln, format!("bad axis {axis:?}")))?,
             },
             other => return Err(err(ln, format!("bad space {other:?}"))),
         };
@@ -131,7 +147,9 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
         }
         i += 1;
         let body = kiln_ir::text::parse(&body_text).map_err(|e| match e {
-            IrError::Parse { line, column, message } => IrError::Parse { line: line + start - 1, column: column + 2, message },
+            IrError::Parse { line, column, message } => {
+                IrError::Parse { line: line + start - 1, column: column + 2, message }
+            }
             other => other,
         })?;
         regions.push(Region { kind, space, body, inputs, outputs });

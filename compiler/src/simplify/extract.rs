@@ -207,7 +207,9 @@ pub fn build(
         let id = choices.classes[c];
         choices.node(egraph, id).ok_or_else(|| fail(format!("e-class {id} has no acyclic e-node")))
     };
-    let kids = |node: &ENode| -> SmallVec<[usize; 3]> { node.children.iter().map(|&ch| choices.index(egraph.find(ch))).collect() };
+    let kids = |node: &ENode| -> SmallVec<[usize; 3]> {
+        node.children.iter().map(|&ch| choices.index(egraph.find(ch))).collect()
+    };
 
     // The needed classes, children first (depth-first post-order from the roots).
     const NEW: u8 = 0;
@@ -234,7 +236,11 @@ pub fn build(
                         state[ch] = OPEN;
                         stack.push((ch, 0));
                     }
-                    OPEN => return Err(fail(format!("the chosen e-nodes have a cycle through e-class {child}"))),
+                    OPEN => {
+                        return Err(fail(format!(
+                            "the chosen e-nodes have a cycle through e-class {child}"
+                        )))
+                    }
                     _ => {}
                 }
                 continue;
@@ -253,7 +259,9 @@ pub fn build(
         let node = chosen(c)?;
         key[c] = match original_index.get(node) {
             Some(&i) => Some((i, 0, 0)),
-            None => kids(node).iter().filter_map(|&k| key[k].map(|k| k.0)).max().map(|p| (p, 1, seq)),
+            None => {
+                kids(node).iter().filter_map(|&k| key[k].map(|k| k.0)).max().map(|p| (p, 1, seq))
+            }
         };
     }
 
@@ -275,7 +283,8 @@ pub fn build(
         }
     }
     // Unused inputs of the original graph, at their place.
-    let inputs: Vec<(usize, &Node)> = original.nodes().iter().enumerate().filter(|(_, n)| n.op == OpKind::Input).collect();
+    let inputs: Vec<(usize, &Node)> =
+        original.nodes().iter().enumerate().filter(|(_, n)| n.op == OpKind::Input).collect();
     for (k, &(i, _)) in inputs.iter().enumerate() {
         heap.push(Reverse(((i, 0, 0), n + k)));
     }
@@ -299,7 +308,13 @@ pub fn build(
             inputs.push(emit(k, g, memo, chosen, kids)?);
         }
         let id = match &node.ty {
-            Some(ty) => g.insert(Node { op: node.op, attrs: node.attrs.clone(), inputs, dtype: ty.0, shape: ty.1.clone() }),
+            Some(ty) => g.insert(Node {
+                op: node.op,
+                attrs: node.attrs.clone(),
+                inputs,
+                dtype: ty.0,
+                shape: ty.1.clone(),
+            }),
             None => g.add(node.op, node.attrs.clone(), &inputs)?,
         };
         memo[c] = Some(id);

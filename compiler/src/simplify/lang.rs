@@ -129,8 +129,11 @@ pub fn node_type(egraph: &EG, node: &ENode) -> Result<Ty, IrError> {
     if let Some(ty) = &node.ty {
         return Ok((**ty).clone());
     }
-    let types: SmallVec<[(DType, &[usize]); 3]> =
-        node.children.iter().map(|&c| (egraph[c].data.dtype, egraph[c].data.shape.as_slice())).collect();
+    let types: SmallVec<[(DType, &[usize]); 3]> = node
+        .children
+        .iter()
+        .map(|&c| (egraph[c].data.dtype, egraph[c].data.shape.as_slice()))
+        .collect();
     infer(node.op, &node.attrs, &types)
 }
 
@@ -138,8 +141,9 @@ impl Analysis<ENode> for KilnAnalysis {
     type Data = Data;
 
     fn make(egraph: &mut EG, enode: &ENode, _id: Id) -> Data {
-        let (dtype, shape) = node_type(egraph, enode)
-            .unwrap_or_else(|e| panic!("simplify: an ill-typed e-node {enode}: {e} (rules build only well-typed nodes)"));
+        let (dtype, shape) = node_type(egraph, enode).unwrap_or_else(|e| {
+            panic!("simplify: an ill-typed e-node {enode}: {e} (rules build only well-typed nodes)")
+        });
         let splat = match &enode.attrs {
             Attrs::Const { value } => Some(*value),
             _ if enode.op.is_view() => egraph[enode.children[0]].data.splat,

@@ -143,7 +143,8 @@ impl fmt::Display for SimplifyReport {
             self.extract_time.as_secs_f64() * 1e3,
         )?;
         if !self.rules_applied.is_empty() {
-            let rules: Vec<String> = self.rules_applied.iter().map(|(r, n)| format!("{r} x{n}")).collect();
+            let rules: Vec<String> =
+                self.rules_applied.iter().map(|(r, n)| format!("{r} x{n}")).collect();
             write!(f, "; rules: {}", rules.join(", "))?;
         }
         Ok(())
@@ -212,13 +213,16 @@ pub fn simplify(g: &Graph, opts: &SimplifyOptions) -> Result<Simplified, Compile
     // and keep their order.
     let mut original: HashMap<ENode, usize> = HashMap::with_capacity(g.len());
     for (i, node) in g.nodes().iter().enumerate() {
-        let children: SmallVec<[Id; 3]> = node.inputs.iter().map(|i| egraph.find(ids[i.index()])).collect();
+        let children: SmallVec<[Id; 3]> =
+            node.inputs.iter().map(|i| egraph.find(ids[i.index()])).collect();
         original.entry(ENode::from_node(node, &children)).or_insert(i);
     }
     let choices = extract::greedy_dag(egraph, &original);
     let roots: Vec<Id> = g.outputs().iter().map(|o| ids[o.index()]).collect();
     let out = extract::build(egraph, &choices, &roots, g, &original)?;
-    verify(&out).map_err(|e| CompileError::Simplify { message: format!("the simplified graph does not verify: {e}") })?;
+    verify(&out).map_err(|e| CompileError::Simplify {
+        message: format!("the simplified graph does not verify: {e}"),
+    })?;
     let extract_time = extract_start.elapsed();
 
     let (cost_before, mut cost_after) = (graph_cost(g), graph_cost(&out));

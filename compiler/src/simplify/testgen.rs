@@ -35,8 +35,17 @@ pub fn random_elementwise_graph(nodes: usize, shape: &[usize], seed: u64) -> Gra
         let c = g.constant(f32, Literal::float(f32, v)).unwrap();
         g.add(OpKind::BroadcastTo, Attrs::Shape { shape: shape.into() }, &[c]).unwrap()
     };
-    const UNARY: &[OpKind] = &[OpKind::Neg, OpKind::Exp, OpKind::Sin, OpKind::Abs, OpKind::Tanh, OpKind::Square, OpKind::Sqrt];
-    const BINARY: &[OpKind] = &[OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Maximum, OpKind::Minimum];
+    const UNARY: &[OpKind] = &[
+        OpKind::Neg,
+        OpKind::Exp,
+        OpKind::Sin,
+        OpKind::Abs,
+        OpKind::Tanh,
+        OpKind::Square,
+        OpKind::Sqrt,
+    ];
+    const BINARY: &[OpKind] =
+        &[OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Maximum, OpKind::Minimum];
     while g.len() < nodes {
         let pick = |rng: &mut Rng, pool: &[NodeId], unused: &mut Vec<NodeId>| -> NodeId {
             match rng.below(10) {

@@ -7,7 +7,9 @@ use kiln_ir::verify::verify;
 
 use super::rules::testing::{check, opts, run_with, text, unchanged};
 use super::testgen::random_elementwise_graph;
-use super::{simplify, SimplifyOptions, DEFAULT_ITER_LIMIT, DEFAULT_NODE_LIMIT, DEFAULT_TIME_LIMIT_MS};
+use super::{
+    simplify, SimplifyOptions, DEFAULT_ITER_LIMIT, DEFAULT_NODE_LIMIT, DEFAULT_TIME_LIMIT_MS,
+};
 
 #[test]
 fn options_from_the_environment() {
@@ -16,10 +18,20 @@ fn options_from_the_environment() {
     };
     let d = SimplifyOptions::from_vars(vars(&[]));
     assert_eq!(d, SimplifyOptions::default());
-    assert_eq!((d.iter_limit, d.node_limit, d.time_limit), (DEFAULT_ITER_LIMIT, DEFAULT_NODE_LIMIT, Duration::from_millis(DEFAULT_TIME_LIMIT_MS)));
+    assert_eq!(
+        (d.iter_limit, d.node_limit, d.time_limit),
+        (DEFAULT_ITER_LIMIT, DEFAULT_NODE_LIMIT, Duration::from_millis(DEFAULT_TIME_LIMIT_MS))
+    );
     assert!(!d.fast_math);
-    let o = SimplifyOptions::from_vars(vars(&[("KILN_EGG_ITERS", "3"), ("KILN_EGG_NODES", " 500 "), ("KILN_EGG_TIME_MS", "lots")]));
-    assert_eq!((o.iter_limit, o.node_limit, o.time_limit), (3, 500, Duration::from_millis(DEFAULT_TIME_LIMIT_MS)));
+    let o = SimplifyOptions::from_vars(vars(&[
+        ("KILN_EGG_ITERS", "3"),
+        ("KILN_EGG_NODES", " 500 "),
+        ("KILN_EGG_TIME_MS", "lots"),
+    ]));
+    assert_eq!(
+        (o.iter_limit, o.node_limit, o.time_limit),
+        (3, 500, Duration::from_millis(DEFAULT_TIME_LIMIT_MS))
+    );
 }
 
 #[test]
@@ -170,7 +182,6 @@ fn random_dag_of_1000_nodes() {
     eprintln!("1000-node DAG: {:?}; {}", elapsed, s.report);
 }
 
-
 /// A tiny f32 interpreter for the ops of [`random_elementwise_graph`], so that the simplified
 /// random graphs can be checked to compute the same bits (until the reference evaluator lands).
 fn eval_f32(g: &kiln_ir::Graph, inputs: &[Vec<f32>]) -> Vec<Vec<f32>> {
@@ -181,10 +192,14 @@ fn eval_f32(g: &kiln_ir::Graph, inputs: &[Vec<f32>]) -> Vec<Vec<f32>> {
     for node in g.nodes() {
         let arg = |k: usize| &vals[node.inputs[k].index()];
         let unary = |f: fn(f32) -> f32| arg(0).iter().map(|&x| f(x)).collect::<Vec<f32>>();
-        let binary = |f: fn(f32, f32) -> f32| arg(0).iter().zip(arg(1)).map(|(&x, &y)| f(x, y)).collect::<Vec<f32>>();
+        let binary = |f: fn(f32, f32) -> f32| {
+            arg(0).iter().zip(arg(1)).map(|(&x, &y)| f(x, y)).collect::<Vec<f32>>()
+        };
         let v = match (node.op, &node.attrs) {
             (Input, Attrs::Input { index }) => inputs[*index as usize].clone(),
-            (Const, Attrs::Const { value: Literal::Float(bits) }) => vec![f64::from_bits(*bits) as f32],
+            (Const, Attrs::Const { value: Literal::Float(bits) }) => {
+                vec![f64::from_bits(*bits) as f32]
+            }
             (BroadcastTo, _) => vec![arg(0)[0]; n],
             (Neg, _) => unary(|x| -x),
             (Exp, _) => unary(f32::exp),
@@ -197,8 +212,12 @@ fn eval_f32(g: &kiln_ir::Graph, inputs: &[Vec<f32>]) -> Vec<Vec<f32>> {
             (Sub, _) => binary(|x, y| x - y),
             (Mul, _) => binary(|x, y| x * y),
             (Div, _) => binary(|x, y| x / y),
-            (Maximum, _) => binary(|x, y| if x.is_nan() || y.is_nan() { f32::NAN } else { x.max(y) }),
-            (Minimum, _) => binary(|x, y| if x.is_nan() || y.is_nan() { f32::NAN } else { x.min(y) }),
+            (Maximum, _) => {
+                binary(|x, y| if x.is_nan() || y.is_nan() { f32::NAN } else { x.max(y) })
+            }
+            (Minimum, _) => {
+                binary(|x, y| if x.is_nan() || y.is_nan() { f32::NAN } else { x.min(y) })
+            }
             (op, attrs) => panic!("eval_f32: {op:?} {attrs:?}"),
         };
         vals.push(v);
@@ -208,8 +227,26 @@ fn eval_f32(g: &kiln_ir::Graph, inputs: &[Vec<f32>]) -> Vec<Vec<f32>> {
 
 #[test]
 fn random_dags_compute_the_same_bits() {
-    let specials = [0.0f32, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, 70.0, -0.75, 2.0, 1e30, -1e-3];
-    let inputs: Vec<Vec<f32>> = (0..4).map(|k| (0..16).map(|i| specials[(i * 5 + k * 3) % 16]).collect()).collect();
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -2.5,
+        3.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1e-40,
+        70.0,
+        -0.75,
+        2.0,
+        1e30,
+        -1e-3,
+    ];
+    let inputs: Vec<Vec<f32>> =
+        (0..4).map(|k| (0..16).map(|i| specials[(i * 5 + k * 3) % 16]).collect()).collect();
     let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
     for seed in 0..20 {
         let g = random_elementwise_graph(300, &[16], seed);
@@ -219,7 +256,10 @@ fn random_dags_compute_the_same_bits() {
         let (want, got) = (eval_f32(&g, &inputs), eval_f32(&s.graph, &inputs));
         assert_eq!(want.len(), got.len());
         for (k, (w, o)) in want.iter().zip(&got).enumerate() {
-            assert!(w.iter().zip(o).all(|(&a, &b)| same(a, b)), "seed {seed}, output {k}: {w:?} != {o:?}");
+            assert!(
+                w.iter().zip(o).all(|(&a, &b)| same(a, b)),
+                "seed {seed}, output {k}: {w:?} != {o:?}"
+            );
         }
     }
 }

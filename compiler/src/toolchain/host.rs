@@ -31,13 +31,7 @@ struct MemRef1D {
 impl MemRef1D {
     fn new(data: *mut f32, len: usize) -> Self {
         let len = i64::try_from(len).expect("slice length fits in i64");
-        Self {
-            allocated: data,
-            aligned: data,
-            offset: 0,
-            size: len,
-            stride: 1,
-        }
+        Self { allocated: data, aligned: data, offset: 0, size: len, stride: 1 }
     }
 }
 
@@ -59,11 +53,8 @@ pub fn build_add_sqrt_module(context: &Context) -> Result<Module<'_>, CompileErr
     let memref_type: Type = MemRefType::new(f32_type, &[i64::MIN], None, None).into();
 
     let body = Block::new(&[(memref_type, location); 3]);
-    let (a, b, out) = (
-        body.argument(0)?.into(),
-        body.argument(1)?.into(),
-        body.argument(2)?.into(),
-    );
+    let (a, b, out) =
+        (body.argument(0)?.into(), body.argument(1)?.into(), body.argument(2)?.into());
     let zero = body.append_operation(arith::constant(
         context,
         IntegerAttribute::new(index_type, 0).into(),
@@ -112,10 +103,7 @@ pub fn build_add_sqrt_module(context: &Context) -> Result<Module<'_>, CompileErr
         StringAttribute::new(context, ADD_SQRT_FN),
         TypeAttribute::new(FunctionType::new(context, &[memref_type; 3], &[]).into()),
         region,
-        &[(
-            Identifier::new(context, "llvm.emit_c_interface"),
-            Attribute::unit(context),
-        )],
+        &[(Identifier::new(context, "llvm.emit_c_interface"), Attribute::unit(context))],
         location,
     ));
     verify(&module)?;
@@ -138,9 +126,7 @@ pub fn jit_add_sqrt(a: &[f32], b: &[f32]) -> Result<Vec<f32>, CompileError> {
 
     let llvm = inkwell::context::Context::create();
     let llvm_module = translate_to_llvm(&module, &llvm)?;
-    llvm_module
-        .verify()
-        .map_err(|e| CompileError::Llvm(e.to_string()))?;
+    llvm_module.verify().map_err(|e| CompileError::Llvm(e.to_string()))?;
     let engine = llvm_module
         .create_jit_execution_engine(OptimizationLevel::Default)
         .map_err(|e| CompileError::Jit(e.to_string()))?;
@@ -174,10 +160,7 @@ mod tests {
         let text = module.as_operation().to_string();
         assert!(text.contains("llvm.func @kiln_add_sqrt"), "{text}");
         assert!(text.contains("llvm.intr.sqrt"), "{text}");
-        assert!(
-            !text.contains("scf.for") && !text.contains("memref.load"),
-            "{text}"
-        );
+        assert!(!text.contains("scf.for") && !text.contains("memref.load"), "{text}");
     }
 
     #[test]
@@ -209,17 +192,11 @@ mod tests {
         let module = build_add_sqrt_module(&context).unwrap();
         let llvm = inkwell::context::Context::create();
         let err = translate_to_llvm(&module, &llvm).unwrap_err();
-        assert!(
-            matches!(err, CompileError::Translate(ref d) if !d.is_empty()),
-            "{err}"
-        );
+        assert!(matches!(err, CompileError::Translate(ref d) if !d.is_empty()), "{err}");
     }
 
     #[test]
     fn mismatched_lengths_are_rejected() {
-        assert!(matches!(
-            jit_add_sqrt(&[1.0], &[]),
-            Err(CompileError::InvalidInput(_))
-        ));
+        assert!(matches!(jit_add_sqrt(&[1.0], &[]), Err(CompileError::InvalidInput(_))));
     }
 }

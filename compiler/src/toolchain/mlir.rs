@@ -29,7 +29,11 @@ extern "C" {
     /// Defined in `shim/approximate.cpp`: rewrites math ops into MLIR's polynomial
     /// approximations; 0, or non-zero with a message in `error` (the first math op left that
     /// NVPTX cannot lower by itself).
-    fn kiln_math_polynomial(op: mlir_sys::MlirOperation, error: *mut std::ffi::c_char, error_len: usize) -> i32;
+    fn kiln_math_polynomial(
+        op: mlir_sys::MlirOperation,
+        error: *mut std::ffi::c_char,
+        error_len: usize,
+    ) -> i32;
 }
 
 /// Rewrites `module`'s math functions into MLIR's polynomial approximations (float32 `exp`,
@@ -42,12 +46,15 @@ pub fn approximate_math(module: &Module) -> Result<(), CompileError> {
     let mut error = [0 as std::ffi::c_char; 256];
     // SAFETY: the operation is a live module owned by `module` for the whole call; `error` is a
     // writable buffer of the length passed, which the shim NUL-terminates within it.
-    let status = unsafe { kiln_math_polynomial(module.as_operation().to_raw(), error.as_mut_ptr(), error.len()) };
+    let status = unsafe {
+        kiln_math_polynomial(module.as_operation().to_raw(), error.as_mut_ptr(), error.len())
+    };
     if status == 0 {
         return Ok(());
     }
     // SAFETY: the shim wrote a NUL-terminated string into `error`.
-    let message = unsafe { std::ffi::CStr::from_ptr(error.as_ptr()) }.to_string_lossy().into_owned();
+    let message =
+        unsafe { std::ffi::CStr::from_ptr(error.as_ptr()) }.to_string_lossy().into_owned();
     Err(CompileError::Unsupported {
         region: 0,
         op: message.split(' ').next().unwrap_or("-").to_string(),
@@ -128,11 +135,7 @@ pub fn run_pipeline(module: &mut Module, pipeline: &str) -> Result<(), CompileEr
     });
     result.map_err(|error| CompileError::Pipeline {
         pipeline: pipeline.to_owned(),
-        diagnostics: if diagnostics.is_empty() {
-            error.to_string()
-        } else {
-            diagnostics
-        },
+        diagnostics: if diagnostics.is_empty() { error.to_string() } else { diagnostics },
     })
 }
 

@@ -22,15 +22,17 @@ use std::sync::{mpsc, Mutex, OnceLock};
 use inkwell::llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy;
 use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use inkwell::llvm_sys::orc2::lljit::{
-    LLVMOrcCreateLLJIT, LLVMOrcLLJITAddObjectFileWithRT, LLVMOrcLLJITGetExecutionSession, LLVMOrcLLJITGetGlobalPrefix,
-    LLVMOrcLLJITMangleAndIntern, LLVMOrcLLJITRef,
+    LLVMOrcCreateLLJIT, LLVMOrcLLJITAddObjectFileWithRT, LLVMOrcLLJITGetExecutionSession,
+    LLVMOrcLLJITGetGlobalPrefix, LLVMOrcLLJITMangleAndIntern, LLVMOrcLLJITRef,
 };
 use inkwell::llvm_sys::orc2::{
     LLVMOrcCJITDylibSearchOrderElement, LLVMOrcCLookupSetElement, LLVMOrcCSymbolMapPairs,
-    LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess, LLVMOrcExecutionSessionCreateBareJITDylib,
-    LLVMOrcExecutionSessionLookup, LLVMOrcExecutionSessionRef, LLVMOrcJITDylibAddGenerator,
-    LLVMOrcJITDylibCreateResourceTracker, LLVMOrcJITDylibLookupFlags, LLVMOrcJITDylibRef, LLVMOrcLookupKind,
-    LLVMOrcReleaseResourceTracker, LLVMOrcResourceTrackerRef, LLVMOrcResourceTrackerRemove, LLVMOrcSymbolLookupFlags,
+    LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess,
+    LLVMOrcExecutionSessionCreateBareJITDylib, LLVMOrcExecutionSessionLookup,
+    LLVMOrcExecutionSessionRef, LLVMOrcJITDylibAddGenerator, LLVMOrcJITDylibCreateResourceTracker,
+    LLVMOrcJITDylibLookupFlags, LLVMOrcJITDylibRef, LLVMOrcLookupKind,
+    LLVMOrcReleaseResourceTracker, LLVMOrcResourceTrackerRef, LLVMOrcResourceTrackerRemove,
+    LLVMOrcSymbolLookupFlags,
 };
 use inkwell::targets::{InitializationConfig, Target};
 
@@ -81,7 +83,8 @@ fn jit() -> Result<&'static Jit, String> {
         // SAFETY: a null builder asks for a default LLJIT (this host's target, JITLink,
         // in-process memory); `lljit` receives it. It is never disposed: it lives as long as
         // the process, like the code it holds.
-        unsafe { check(LLVMOrcCreateLLJIT(&mut lljit, std::ptr::null_mut())) }.map_err(|e| format!("LLJIT: {e}"))?;
+        unsafe { check(LLVMOrcCreateLLJIT(&mut lljit, std::ptr::null_mut())) }
+            .map_err(|e| format!("LLJIT: {e}"))?;
         // SAFETY: `lljit` is live.
         let session = unsafe { LLVMOrcLLJITGetExecutionSession(lljit) };
         Ok(Jit { lljit, session, free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) })
@@ -96,15 +99,22 @@ impl Jit {
         if let Some(d) = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop() {
             return Ok(d);
         }
-        let name = CString::new(format!("kiln.kernel.{}", self.made.fetch_add(1, Ordering::Relaxed))).expect("no NUL");
+        let name =
+            CString::new(format!("kiln.kernel.{}", self.made.fetch_add(1, Ordering::Relaxed)))
+                .expect("no NUL");
         // SAFETY: the session is live and the name is unique (a counter), as the session
         // requires; the generator made next is handed to the JITDylib, which owns it after.
         unsafe {
             let dylib = LLVMOrcExecutionSessionCreateBareJITDylib(self.session, name.as_ptr());
             let mut generator = std::ptr::null_mut();
             let prefix = LLVMOrcLLJITGetGlobalPrefix(self.lljit);
-            check(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&mut generator, prefix, None, std::ptr::null_mut()))
-                .map_err(|e| format!("process symbols: {e}"))?;
+            check(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+                &mut generator,
+                prefix,
+                None,
+                std::ptr::null_mut(),
+            ))
+            .map_err(|e| format!("process symbols: {e}"))?;
             LLVMOrcJITDylibAddGenerator(dylib, generator);
             Ok(Dylib(dylib))
         }
@@ -113,7 +123,12 @@ impl Jit {
     /// The address of `symbol` in `dylib`, materialising (linking) its object.
     fn lookup(&self, dylib: Dylib, symbol: &str) -> Result<u64, String> {
         type Reply = mpsc::SyncSender<Result<u64, String>>;
-        extern "C" fn done(err: LLVMErrorRef, result: LLVMOrcCSymbolMapPairs, pairs: usize, ctx: *mut c_void) {
+        extern "C" fn done(
+            err: LLVMErrorRef,
+            result: LLVMOrcCSymbolMapPairs,
+            pairs: usize,
+            ctx: *mut c_void,
+        ) {
             // SAFETY: `ctx` is the `Box<Reply>` leaked below for this one call, reclaimed once.
             let reply = unsafe { Box::from_raw(ctx.cast::<Reply>()) };
             // SAFETY: ORC passes an unconsumed error or null, and on success `pairs` results.
@@ -135,7 +150,8 @@ impl Jit {
         unsafe {
             let mut order = [LLVMOrcCJITDylibSearchOrderElement {
                 JD: dylib.0,
-                JDLookupFlags: LLVMOrcJITDylibLookupFlags::LLVMOrcJITDylibLookupFlagsMatchAllSymbols,
+                JDLookupFlags:
+                    LLVMOrcJITDylibLookupFlags::LLVMOrcJITDylibLookupFlagsMatchAllSymbols,
             }];
             let mut symbols = [LLVMOrcCLookupSetElement {
                 Name: LLVMOrcLLJITMangleAndIntern(self.lljit, name.as_ptr()),
@@ -183,7 +199,9 @@ impl Drop for Loaded {
             check(err)
         };
         match (removed, jit()) {
-            (Ok(()), Ok(jit)) => jit.free.lock().unwrap_or_else(|e| e.into_inner()).push(self.dylib),
+            (Ok(()), Ok(jit)) => {
+                jit.free.lock().unwrap_or_else(|e| e.into_inner()).push(self.dylib)
+            }
             // The JITDylib may still hold the symbol: not reused.
             (Err(e), _) => tracing::warn!(error = %e, "unloading a host kernel failed"),
             (_, Err(_)) => {}
@@ -199,12 +217,14 @@ pub(crate) fn load(object: &[u8], symbol: &str) -> Result<(Loaded, u64), String>
     let dylib = jit.dylib()?;
     // SAFETY: `dylib` is live and empty; the tracker made for it is owned by `loaded` from here,
     // which removes it (and whatever was added under it) on every path.
-    let loaded = Loaded { tracker: unsafe { LLVMOrcJITDylibCreateResourceTracker(dylib.0) }, dylib };
+    let loaded =
+        Loaded { tracker: unsafe { LLVMOrcJITDylibCreateResourceTracker(dylib.0) }, dylib };
     // SAFETY: the buffer is a copy of `object` (ORC takes ownership of it, even on error); the
     // LLJIT and the tracker are live.
     unsafe {
         let name: *const c_char = c"kiln host kernel".as_ptr();
-        let buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(object.as_ptr().cast(), object.len(), name);
+        let buffer =
+            LLVMCreateMemoryBufferWithMemoryRangeCopy(object.as_ptr().cast(), object.len(), name);
         check(LLVMOrcLLJITAddObjectFileWithRT(jit.lljit, loaded.tracker, buffer))?;
     }
     let address = jit.lookup(dylib, symbol)?;

@@ -39,10 +39,7 @@ pub struct PtxTarget {
 
 impl Default for PtxTarget {
     fn default() -> Self {
-        Self {
-            sm: 90,
-            ptx_isa: 80,
-        }
+        Self { sm: 90, ptx_isa: 80 }
     }
 }
 
@@ -63,7 +60,10 @@ impl PtxTarget {
     }
 
     /// Creates an NVPTX target machine whose code generation runs at `level`.
-    pub fn target_machine_at(&self, level: OptimizationLevel) -> Result<TargetMachine, CompileError> {
+    pub fn target_machine_at(
+        &self,
+        level: OptimizationLevel,
+    ) -> Result<TargetMachine, CompileError> {
         static INIT: Once = Once::new();
         INIT.call_once(|| Target::initialize_nvptx(&InitializationConfig::default()));
         let triple = TargetTriple::create(NVPTX_TRIPLE);
@@ -137,7 +137,8 @@ pub fn with_target_machine_at<T>(
     MACHINES.with(|machines| {
         let key = (target, optimized);
         if !machines.borrow().contains_key(&key) {
-            let level = if optimized { OptimizationLevel::Aggressive } else { OptimizationLevel::None };
+            let level =
+                if optimized { OptimizationLevel::Aggressive } else { OptimizationLevel::None };
             let machine = target.target_machine_at(level)?;
             machines.borrow_mut().insert(key, machine);
         }
@@ -174,7 +175,11 @@ pub fn set_target(module: &Module<'_>, target: PtxTarget) -> Result<(), CompileE
 
 /// Runs the textual LLVM pass `pipeline` on `module` with `target`'s machine (which adds
 /// NVPTX's passes, NVVMReflect among them, to the default pipelines).
-pub fn run_pipeline(module: &Module<'_>, target: PtxTarget, pipeline: &str) -> Result<(), CompileError> {
+pub fn run_pipeline(
+    module: &Module<'_>,
+    target: PtxTarget,
+    pipeline: &str,
+) -> Result<(), CompileError> {
     with_target_machine(target, |machine| {
         module
             .run_passes(pipeline, machine, PassBuilderOptions::create())
@@ -188,13 +193,18 @@ pub fn codegen(module: &Module<'_>, target: PtxTarget) -> Result<String, Compile
 }
 
 /// The PTX of `module`, its code generation optimised or not (see [`with_target_machine_at`]).
-pub fn codegen_at(module: &Module<'_>, target: PtxTarget, optimized: bool) -> Result<String, CompileError> {
+pub fn codegen_at(
+    module: &Module<'_>,
+    target: PtxTarget,
+    optimized: bool,
+) -> Result<String, CompileError> {
     let buffer = with_target_machine_at(target, optimized, |machine| {
         machine
             .write_to_memory_buffer(module, FileType::Assembly)
             .map_err(|e| CompileError::Llvm(e.to_string()))
     })?;
-    String::from_utf8(buffer.as_slice().to_vec()).map_err(|e| CompileError::Llvm(format!("PTX is not UTF-8: {e}")))
+    String::from_utf8(buffer.as_slice().to_vec())
+        .map_err(|e| CompileError::Llvm(format!("PTX is not UTF-8: {e}")))
 }
 
 /// Sets `module`'s triple and data layout for `target`, runs `default<O3>` and returns the PTX.
@@ -218,10 +228,8 @@ pub fn build_add_kernel(context: &Context) -> Result<Module<'_>, CompileError> {
     let f32_type = context.f32_type();
     let i32_type = context.i32_type();
     let ptr = context.ptr_type(AddressSpace::from(GLOBAL_ADDRESS_SPACE));
-    let fn_type = context.void_type().fn_type(
-        &[ptr.into(), ptr.into(), ptr.into(), i32_type.into()],
-        false,
-    );
+    let fn_type =
+        context.void_type().fn_type(&[ptr.into(), ptr.into(), ptr.into(), i32_type.into()], false);
     let function = module.add_function(ADD_KERNEL, fn_type, None);
     function.set_call_conventions(PTX_KERNEL_CC);
 
@@ -246,54 +254,31 @@ pub fn build_add_kernel(context: &Context) -> Result<Module<'_>, CompileError> {
     let tid = read("llvm.nvvm.read.ptx.sreg.tid.x")?;
     let ntid = read("llvm.nvvm.read.ptx.sreg.ntid.x")?;
     let ctaid = read("llvm.nvvm.read.ptx.sreg.ctaid.x")?;
-    let block_start = builder
-        .build_int_nuw_mul(ctaid, ntid, "block_start")
-        .map_err(llvm)?;
-    let i = builder
-        .build_int_nuw_add(block_start, tid, "i")
-        .map_err(llvm)?;
-    let n = function
-        .get_nth_param(3)
-        .expect("4 params")
-        .into_int_value();
-    let in_bounds = builder
-        .build_int_compare(IntPredicate::ULT, i, n, "in_bounds")
-        .map_err(llvm)?;
-    builder
-        .build_conditional_branch(in_bounds, body, exit)
-        .map_err(llvm)?;
+    let block_start = builder.build_int_nuw_mul(ctaid, ntid, "block_start").map_err(llvm)?;
+    let i = builder.build_int_nuw_add(block_start, tid, "i").map_err(llvm)?;
+    let n = function.get_nth_param(3).expect("4 params").into_int_value();
+    let in_bounds =
+        builder.build_int_compare(IntPredicate::ULT, i, n, "in_bounds").map_err(llvm)?;
+    builder.build_conditional_branch(in_bounds, body, exit).map_err(llvm)?;
 
     builder.position_at_end(body);
-    let i64_index = builder
-        .build_int_z_extend(i, context.i64_type(), "i64")
-        .map_err(llvm)?;
+    let i64_index = builder.build_int_z_extend(i, context.i64_type(), "i64").map_err(llvm)?;
     let element = |param: u32, name: &str| -> Result<_, CompileError> {
-        let base = function
-            .get_nth_param(param)
-            .expect("4 params")
-            .into_pointer_value();
+        let base = function.get_nth_param(param).expect("4 params").into_pointer_value();
         // SAFETY: `inbounds` only promises LLVM that the address stays inside the buffer, which
         // the `i < n` guard gives for buffers of `n` floats (the kernel's contract).
         unsafe { builder.build_in_bounds_gep(f32_type, base, &[i64_index], name) }.map_err(llvm)
     };
     let (pa, pb, pout) = (element(0, "pa")?, element(1, "pb")?, element(2, "pout")?);
-    let x = builder
-        .build_load(f32_type, pa, "x")
-        .map_err(llvm)?
-        .into_float_value();
-    let y = builder
-        .build_load(f32_type, pb, "y")
-        .map_err(llvm)?
-        .into_float_value();
+    let x = builder.build_load(f32_type, pa, "x").map_err(llvm)?.into_float_value();
+    let y = builder.build_load(f32_type, pb, "y").map_err(llvm)?.into_float_value();
     let sum = builder.build_float_add(x, y, "sum").map_err(llvm)?;
     builder.build_store(pout, sum).map_err(llvm)?;
     builder.build_unconditional_branch(exit).map_err(llvm)?;
 
     builder.position_at_end(exit);
     builder.build_return(None).map_err(llvm)?;
-    module
-        .verify()
-        .map_err(|e| CompileError::Llvm(e.to_string()))?;
+    module.verify().map_err(|e| CompileError::Llvm(e.to_string()))?;
     Ok(module)
 }
 
@@ -311,17 +296,11 @@ mod tests {
     #[test]
     fn ptx_has_entry_and_target() {
         let ptx = add_kernel_ptx(PtxTarget::default()).unwrap();
-        assert!(
-            ptx.contains(&format!(".visible .entry {ADD_KERNEL}(")),
-            "{ptx}"
-        );
+        assert!(ptx.contains(&format!(".visible .entry {ADD_KERNEL}(")), "{ptx}");
         assert!(ptx.contains(".target sm_90"), "{ptx}");
         assert!(ptx.contains(".version 8.0"), "{ptx}");
         assert!(ptx.contains(".address_size 64"), "{ptx}");
-        assert!(
-            ptx.contains("add.rn.f32") || ptx.contains("add.f32"),
-            "{ptx}"
-        );
+        assert!(ptx.contains("add.rn.f32") || ptx.contains("add.f32"), "{ptx}");
     }
 
     /// MLIR `llvm` + `nvvm` dialects -> LLVM IR -> PTX: checks the NVVM translation is
@@ -346,14 +325,7 @@ mod tests {
 
     #[test]
     fn other_targets() {
-        let ptx = add_kernel_ptx(PtxTarget {
-            sm: 80,
-            ptx_isa: 78,
-        })
-        .unwrap();
-        assert!(
-            ptx.contains(".target sm_80") && ptx.contains(".version 7.8"),
-            "{ptx}"
-        );
+        let ptx = add_kernel_ptx(PtxTarget { sm: 80, ptx_isa: 78 }).unwrap();
+        assert!(ptx.contains(".target sm_80") && ptx.contains(".version 7.8"), "{ptx}");
     }
 }

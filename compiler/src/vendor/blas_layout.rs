@@ -26,7 +26,12 @@ pub fn transposed_view(rows: usize, cols: usize, sr: isize, sc: isize) -> Option
 }
 
 /// The batch axes merged where all three operands step evenly: (extent, stride of a, of b, of c).
-pub fn batch_runs(batch: &[usize], a: &[isize], b: &[isize], c: &[isize]) -> Vec<(usize, [isize; 3])> {
+pub fn batch_runs(
+    batch: &[usize],
+    a: &[isize],
+    b: &[isize],
+    c: &[isize],
+) -> Vec<(usize, [isize; 3])> {
     let mut out: Vec<(usize, [isize; 3])> = Vec::new();
     for i in 0..batch.len() {
         let (n, s) = (batch[i], [a[i], b[i], c[i]]);
@@ -72,7 +77,10 @@ mod tests {
         // (2, 3) batches, all contiguous: one run of 6.
         assert_eq!(batch_runs(&[2, 3], &[36, 12], &[60, 20], &[18, 6]), vec![(6, [12, 20, 6])]);
         // B broadcast over the first axis only: two runs.
-        assert_eq!(batch_runs(&[2, 3], &[36, 12], &[0, 20], &[18, 6]), vec![(2, [36, 0, 18]), (3, [12, 20, 6])]);
+        assert_eq!(
+            batch_runs(&[2, 3], &[36, 12], &[0, 20], &[18, 6]),
+            vec![(2, [36, 0, 18]), (3, [12, 20, 6])]
+        );
         // B broadcast over both: still one run (0 = 0 * 3).
         assert_eq!(batch_runs(&[2, 3], &[36, 12], &[0, 0], &[18, 6]), vec![(6, [12, 0, 6])]);
         assert_eq!(batch_runs(&[1], &[5], &[5], &[5]), vec![]);

@@ -16,14 +16,24 @@ use crate::CompileError;
 /// Applies `e` to `out`, the C-contiguous product (rows of `n` elements); `bias` is the
 /// epilogue's bias input for the bias forms. Errors: a bias missing, extra, or not `n` elements
 /// of the product's dtype; a product of a dtype without epilogues.
-pub(super) fn apply(e: &GemmEpilogue, n: usize, out: HostArray, bias: Option<&HostArray>) -> Result<HostArray, CompileError> {
-    let invalid = |what: String| CompileError::InvalidInput(format!("matmul epilogue {}: {what}", e.form.name()));
+pub(super) fn apply(
+    e: &GemmEpilogue,
+    n: usize,
+    out: HostArray,
+    bias: Option<&HostArray>,
+) -> Result<HostArray, CompileError> {
+    let invalid = |what: String| {
+        CompileError::InvalidInput(format!("matmul epilogue {}: {what}", e.form.name()))
+    };
     let bias = match (e.form.has_bias(), bias) {
         (true, Some(b)) if b.dtype() == out.dtype() && b.len() == n => Some(b.data()),
         (false, None) => None,
         (_, b) => {
             let b = b.map(|b| format!("{} {:?}", b.dtype(), b.shape()));
-            return Err(invalid(format!("a bias of {b:?} for a {} product of rows of {n}", out.dtype())));
+            return Err(invalid(format!(
+                "a bias of {b:?} for a {} product of rows of {n}",
+                out.dtype()
+            )));
         }
     };
     let act = e.form.activation();

@@ -64,12 +64,21 @@ real!(f64, Complex128, Float64);
 pub fn fft(call: &FftCall, x: &HostArray) -> Result<HostArray, CompileError> {
     in_bounds(&call.input.layout, x.len())?;
     let l = &call.input.layout;
-    let mismatch = || CompileError::InvalidInput(format!("{:?} of a {} operand", call.kind, x.dtype()));
+    let mismatch =
+        || CompileError::InvalidInput(format!("{:?} of a {} operand", call.kind, x.dtype()));
     let data = match (call.kind, x.data()) {
-        (FftKind::C2C { .. } | FftKind::C2R { .. }, Data::Complex64(v)) => run(call, Input::Complex(gather(v, l, |z| z))),
-        (FftKind::C2C { .. } | FftKind::C2R { .. }, Data::Complex128(v)) => run(call, Input::Complex(gather(v, l, |z| z))),
-        (FftKind::R2C { .. }, Data::Float16(v)) => run::<f32>(call, Input::Real(gather(v, l, |h| h.to_f32()))),
-        (FftKind::R2C { .. }, Data::BFloat16(v)) => run::<f32>(call, Input::Real(gather(v, l, |h| h.to_f32()))),
+        (FftKind::C2C { .. } | FftKind::C2R { .. }, Data::Complex64(v)) => {
+            run(call, Input::Complex(gather(v, l, |z| z)))
+        }
+        (FftKind::C2C { .. } | FftKind::C2R { .. }, Data::Complex128(v)) => {
+            run(call, Input::Complex(gather(v, l, |z| z)))
+        }
+        (FftKind::R2C { .. }, Data::Float16(v)) => {
+            run::<f32>(call, Input::Real(gather(v, l, |h| h.to_f32())))
+        }
+        (FftKind::R2C { .. }, Data::BFloat16(v)) => {
+            run::<f32>(call, Input::Real(gather(v, l, |h| h.to_f32())))
+        }
         (FftKind::R2C { .. }, Data::Float32(v)) => run(call, Input::Real(gather(v, l, |r| r))),
         (FftKind::R2C { .. }, Data::Float64(v)) => run(call, Input::Real(gather(v, l, |r| r))),
         _ => return Err(mismatch()),
@@ -155,7 +164,12 @@ fn run<T: Real>(call: &FftCall, input: Input<T>) -> Result<Data, CompileError> {
             }
             T::real_data(r)
         }
-        _ => return Err(CompileError::InvalidInput(format!("{:?}: operand of the wrong kind", call.kind))),
+        _ => {
+            return Err(CompileError::InvalidInput(format!(
+                "{:?}: operand of the wrong kind",
+                call.kind
+            )))
+        }
     };
     Ok(out)
 }
@@ -173,34 +187,44 @@ fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
 }
 
 /// Moves axis `axis` (extents `(outer, n, inner)`) to the end: `(outer, inner, n)`.
-fn move_last<U: Copy + Send + Sync + Default>(v: &[U], (outer, n, inner): (usize, usize, usize)) -> Vec<U> {
+fn move_last<U: Copy + Send + Sync + Default>(
+    v: &[U],
+    (outer, n, inner): (usize, usize, usize),
+) -> Vec<U> {
     let mut out = vec![U::default(); v.len()];
     if v.is_empty() {
         return out;
     }
-    out.par_chunks_mut(n * inner).zip(v.par_chunks(n * inner)).take(outer).for_each(|(dst, src)| {
-        for j in 0..n {
-            for i in 0..inner {
-                dst[i * n + j] = src[j * inner + i];
+    out.par_chunks_mut(n * inner).zip(v.par_chunks(n * inner)).take(outer).for_each(
+        |(dst, src)| {
+            for j in 0..n {
+                for i in 0..inner {
+                    dst[i * n + j] = src[j * inner + i];
+                }
             }
-        }
-    });
+        },
+    );
     out
 }
 
 /// The inverse of [`move_last`]: `(outer, inner, n)` back to `(outer, n, inner)`.
-fn move_back<U: Copy + Send + Sync + Default>(v: &[U], (outer, n, inner): (usize, usize, usize)) -> Vec<U> {
+fn move_back<U: Copy + Send + Sync + Default>(
+    v: &[U],
+    (outer, n, inner): (usize, usize, usize),
+) -> Vec<U> {
     let mut out = vec![U::default(); v.len()];
     if v.is_empty() {
         return out;
     }
-    out.par_chunks_mut(n * inner).zip(v.par_chunks(n * inner)).take(outer).for_each(|(dst, src)| {
-        for i in 0..inner {
-            for j in 0..n {
-                dst[j * inner + i] = src[i * n + j];
+    out.par_chunks_mut(n * inner).zip(v.par_chunks(n * inner)).take(outer).for_each(
+        |(dst, src)| {
+            for i in 0..inner {
+                for j in 0..n {
+                    dst[j * inner + i] = src[i * n + j];
+                }
             }
-        }
-    });
+        },
+    );
     out
 }
 
@@ -235,7 +259,12 @@ fn library_err(call: &str, e: impl std::fmt::Display) -> CompileError {
 
 /// The real-to-complex transform along `axis` (of length `n`): the complex result, whose `axis`
 /// has n/2+1 terms, and its shape.
-fn r2c_axis<T: Real>(v: Vec<T>, shape: &[usize], axis: usize, n: usize) -> Result<(Vec<Complex<T>>, Vec<usize>), CompileError> {
+fn r2c_axis<T: Real>(
+    v: Vec<T>,
+    shape: &[usize],
+    axis: usize,
+    n: usize,
+) -> Result<(Vec<Complex<T>>, Vec<usize>), CompileError> {
     let dims = split(shape, axis);
     let h = n / 2 + 1;
     let mut out_shape = shape.to_vec();
@@ -246,13 +275,16 @@ fn r2c_axis<T: Real>(v: Vec<T>, shape: &[usize], axis: usize, n: usize) -> Resul
     if lanes > 0 {
         let plan = T::real_planner().lock().expect("the FFT planner").plan_fft_forward(n);
         let per = (CHUNK / n).max(1);
-        real.par_chunks_mut(per * n).zip(spec.par_chunks_mut(per * h)).try_for_each(|(src, dst)| {
-            let mut scratch = plan.make_scratch_vec();
-            for (x, y) in src.chunks_mut(n).zip(dst.chunks_mut(h)) {
-                plan.process_with_scratch(x, y, &mut scratch).map_err(|e| library_err("realfft r2c", e))?;
-            }
-            Ok::<(), CompileError>(())
-        })?;
+        real.par_chunks_mut(per * n).zip(spec.par_chunks_mut(per * h)).try_for_each(
+            |(src, dst)| {
+                let mut scratch = plan.make_scratch_vec();
+                for (x, y) in src.chunks_mut(n).zip(dst.chunks_mut(h)) {
+                    plan.process_with_scratch(x, y, &mut scratch)
+                        .map_err(|e| library_err("realfft r2c", e))?;
+                }
+                Ok::<(), CompileError>(())
+            },
+        )?;
     }
     let spec = if dims.2 == 1 { spec } else { move_back(&spec, (dims.0, h, dims.2)) };
     Ok((spec, out_shape))
@@ -261,7 +293,12 @@ fn r2c_axis<T: Real>(v: Vec<T>, shape: &[usize], axis: usize, n: usize) -> Resul
 /// The complex-to-real transform along `axis` (n/2+1 terms in `shape`) giving `n` real values.
 /// The imaginary parts of the terms that must be real (the first, and the last for even `n`)
 /// are ignored, as NumPy does.
-fn c2r_axis<T: Real>(v: Vec<Complex<T>>, shape: &[usize], axis: usize, n: usize) -> Result<Vec<T>, CompileError> {
+fn c2r_axis<T: Real>(
+    v: Vec<Complex<T>>,
+    shape: &[usize],
+    axis: usize,
+    n: usize,
+) -> Result<Vec<T>, CompileError> {
     let dims = split(shape, axis);
     let h = dims.1;
     debug_assert_eq!(h, n / 2 + 1);
@@ -271,17 +308,20 @@ fn c2r_axis<T: Real>(v: Vec<Complex<T>>, shape: &[usize], axis: usize, n: usize)
     if lanes > 0 {
         let plan = T::real_planner().lock().expect("the FFT planner").plan_fft_inverse(n);
         let per = (CHUNK / n).max(1);
-        spec.par_chunks_mut(per * h).zip(real.par_chunks_mut(per * n)).try_for_each(|(src, dst)| {
-            let mut scratch = plan.make_scratch_vec();
-            for (x, y) in src.chunks_mut(h).zip(dst.chunks_mut(n)) {
-                x[0].im = T::default();
-                if n.is_multiple_of(2) {
-                    x[h - 1].im = T::default();
+        spec.par_chunks_mut(per * h).zip(real.par_chunks_mut(per * n)).try_for_each(
+            |(src, dst)| {
+                let mut scratch = plan.make_scratch_vec();
+                for (x, y) in src.chunks_mut(h).zip(dst.chunks_mut(n)) {
+                    x[0].im = T::default();
+                    if n.is_multiple_of(2) {
+                        x[h - 1].im = T::default();
+                    }
+                    plan.process_with_scratch(x, y, &mut scratch)
+                        .map_err(|e| library_err("realfft c2r", e))?;
                 }
-                plan.process_with_scratch(x, y, &mut scratch).map_err(|e| library_err("realfft c2r", e))?;
-            }
-            Ok::<(), CompileError>(())
-        })?;
+                Ok::<(), CompileError>(())
+            },
+        )?;
     }
     Ok(if dims.2 == 1 { real } else { move_back(&real, (dims.0, n, dims.2)) })
 }

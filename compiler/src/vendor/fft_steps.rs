@@ -32,7 +32,9 @@ use super::{FftCall, FftKind};
 /// Which transform a step computes (the precision is the call's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StepKind {
-    C2C { inverse: bool },
+    C2C {
+        inverse: bool,
+    },
     /// Real to complex: `n` reals give n/2+1 terms.
     R2C,
     /// Complex to real: n/2+1 terms give `n` reals (overwrites its input).
@@ -141,7 +143,8 @@ pub fn plan(call: &FftCall) -> FftSteps {
     // In place over a C-contiguous array of `shape`.
     let in_place = |kind, axis: usize, shape: &[usize], buf| {
         let l = Layout::contiguous(shape);
-        let mut s = step(kind, axis, shape[axis], &l, shape).expect("a C-contiguous layout is expressible");
+        let mut s =
+            step(kind, axis, shape[axis], &l, shape).expect("a C-contiguous layout is expressible");
         (s.from, s.to) = (buf, buf);
         s
     };
@@ -150,7 +153,10 @@ pub fn plan(call: &FftCall) -> FftSteps {
             let kind = StepKind::C2C { inverse };
             // The first axis: the one whose read of the operand needs the fewest calls.
             let fewest = |l: &Layout| {
-                call.axes.iter().filter_map(|&a| step(kind, a, din[a], l, &dout).map(|s| (a, s))).min_by_key(|(_, s)| s.calls.len())
+                call.axes
+                    .iter()
+                    .filter_map(|&a| step(kind, a, din[a], l, &dout).map(|s| (a, s)))
+                    .min_by_key(|(_, s)| s.calls.len())
             };
             let (ga, gathered) = fewest(&packed_in).expect("a C-contiguous layout is expressible");
             let (scratch, first_axis, first) = match fewest(input) {
@@ -158,7 +164,12 @@ pub fn plan(call: &FftCall) -> FftSteps {
                 _ => (Some(Scratch::Gather), ga, Step { from: Buffer::Scratch, ..gathered }),
             };
             let mut steps = vec![first];
-            steps.extend(call.axes.iter().filter(|&&a| a != first_axis).map(|&a| in_place(kind, a, &dout, Buffer::Output)));
+            steps.extend(
+                call.axes
+                    .iter()
+                    .filter(|&&a| a != first_axis)
+                    .map(|&a| in_place(kind, a, &dout, Buffer::Output)),
+            );
             (scratch, steps)
         }
         FftKind::R2C { n } => {
@@ -169,7 +180,11 @@ pub fn plan(call: &FftCall) -> FftSteps {
                 _ => (Some(Scratch::Gather), Step { from: Buffer::Scratch, ..gathered }),
             };
             let mut steps = vec![first];
-            steps.extend(others.iter().map(|&a| in_place(StepKind::C2C { inverse: false }, a, &dout, Buffer::Output)));
+            steps.extend(
+                others
+                    .iter()
+                    .map(|&a| in_place(StepKind::C2C { inverse: false }, a, &dout, Buffer::Output)),
+            );
             (scratch, steps)
         }
         FftKind::C2R { n } => {
@@ -208,18 +223,26 @@ type Dim = (usize, isize, isize);
 fn step(kind: StepKind, axis: usize, n: usize, src: &Layout, dst_shape: &[usize]) -> Option<Step> {
     let dst = c_strides(dst_shape);
     let (ni, no) = (src.shape[axis], dst_shape[axis]);
-    let istride = if ni > 1 { usize::try_from(src.strides[axis]).ok().filter(|&s| s > 0)? } else { 1 };
+    let istride =
+        if ni > 1 { usize::try_from(src.strides[axis]).ok().filter(|&s| s > 0)? } else { 1 };
     let ostride = if no > 1 { dst[axis] as usize } else { 1 };
     // Batch axes, outermost first, merged where the input and the output both allow.
     let mut dims: Vec<Dim> = Vec::new();
     for j in (0..src.rank()).filter(|&j| j != axis && src.shape[j] > 1) {
         let d = (src.shape[j], src.strides[j], dst[j]);
         match dims.last_mut() {
-            Some(p) if p.1 == d.1 * d.0 as isize && p.2 == d.2 * d.0 as isize => *p = (p.0 * d.0, d.1, d.2),
+            Some(p) if p.1 == d.1 * d.0 as isize && p.2 == d.2 * d.0 as isize => {
+                *p = (p.0 * d.0, d.1, d.2)
+            }
             _ => dims.push(d),
         }
     }
-    let pick = dims.iter().enumerate().filter(|(_, d)| d.1 > 0).max_by_key(|(i, d)| (d.0, usize::MAX - i)).map(|(i, _)| i);
+    let pick = dims
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.1 > 0)
+        .max_by_key(|(i, d)| (d.0, usize::MAX - i))
+        .map(|(i, _)| i);
     let (batch, idist, odist) = match pick {
         Some(i) => {
             let d = dims.remove(i);
@@ -235,7 +258,10 @@ fn step(kind: StepKind, axis: usize, n: usize, src: &Layout, dst_shape: &[usize]
     // The looped axes' offsets, C order.
     let mut calls = vec![(src.offset, 0isize)];
     for &(e, is, os) in &dims {
-        calls = calls.iter().flat_map(|&(i, o)| (0..e as isize).map(move |k| (i + k * is, o + k * os))).collect();
+        calls = calls
+            .iter()
+            .flat_map(|&(i, o)| (0..e as isize).map(move |k| (i + k * is, o + k * os)))
+            .collect();
     }
     let calls = calls.into_iter().map(|(i, o)| (i as usize, o as usize)).collect();
     Some(Step { batched, from: Buffer::Input, to: Buffer::Output, calls })

@@ -30,7 +30,12 @@ const SMALL_PRODUCT: usize = 1 << 21;
 pub fn matmul(call: &MatMulCall, a: &HostArray, b: &HostArray) -> Result<HostArray, CompileError> {
     let out_shape: Vec<usize> = call.batch.iter().copied().chain([call.m, call.n]).collect();
     let mismatch = || {
-        CompileError::InvalidInput(format!("matmul of {}: operands of dtypes {} and {}", call.dtype, a.dtype(), b.dtype()))
+        CompileError::InvalidInput(format!(
+            "matmul of {}: operands of dtypes {} and {}",
+            call.dtype,
+            a.dtype(),
+            b.dtype()
+        ))
     };
     if a.dtype() != call.dtype || b.dtype() != call.dtype {
         return Err(mismatch());
@@ -42,8 +47,12 @@ pub fn matmul(call: &MatMulCall, a: &HostArray, b: &HostArray) -> Result<HostArr
         (Data::Float64(x), Data::Float64(y)) => Data::Float64(strided_gemm(call, x, y)),
         (Data::Complex64(x), Data::Complex64(y)) => Data::Complex64(strided_gemm(call, x, y)),
         (Data::Complex128(x), Data::Complex128(y)) => Data::Complex128(strided_gemm(call, x, y)),
-        (Data::Float16(x), Data::Float16(y)) => Data::Float16(half_gemm(call, x, y, f16::to_f32, f16::from_f32)),
-        (Data::BFloat16(x), Data::BFloat16(y)) => Data::BFloat16(half_gemm(call, x, y, bf16::to_f32, bf16::from_f32)),
+        (Data::Float16(x), Data::Float16(y)) => {
+            Data::Float16(half_gemm(call, x, y, f16::to_f32, f16::from_f32))
+        }
+        (Data::BFloat16(x), Data::BFloat16(y)) => {
+            Data::BFloat16(half_gemm(call, x, y, bf16::to_f32, bf16::from_f32))
+        }
         (Data::Int8(x), Data::Int8(y)) => Data::Int8(loop_matmul(call, x, y)),
         (Data::Int16(x), Data::Int16(y)) => Data::Int16(loop_matmul(call, x, y)),
         (Data::Int32(x), Data::Int32(y)) => Data::Int32(loop_matmul(call, x, y)),
@@ -148,12 +157,18 @@ impl<T: GemmScalar> Product<'_, T> {
 /// Runs `product(i, dst)` for each batch index `i` over the output split in m*n chunks: in
 /// parallel one product per task when the products are small or many, else one after the
 /// other, each product threaded by the crate.
-fn for_each_product<T: Send>(call: &MatMulCall, out: &mut [T], product: impl Fn(usize, &mut [T], Parallelism) + Sync) {
+fn for_each_product<T: Send>(
+    call: &MatMulCall,
+    out: &mut [T],
+    product: impl Fn(usize, &mut [T], Parallelism) + Sync,
+) {
     let size = (call.m * call.n).max(1);
     let work = call.m * call.n * call.k;
     let count = out.len() / size;
     if count > 1 && (work < SMALL_PRODUCT || count >= rayon::current_num_threads()) {
-        out.par_chunks_mut(size).enumerate().for_each(|(i, dst)| product(i, dst, Parallelism::None));
+        out.par_chunks_mut(size)
+            .enumerate()
+            .for_each(|(i, dst)| product(i, dst, Parallelism::None));
     } else {
         let par = if work >= PARALLEL_WORK { Parallelism::Rayon(0) } else { Parallelism::None };
         for (i, dst) in out.chunks_mut(size).enumerate() {
@@ -187,7 +202,13 @@ fn strided_gemm<T: GemmScalar>(call: &MatMulCall, a: &[T], b: &[T]) -> Vec<T> {
 }
 
 /// The `rows x cols` matrix at `x[o..]` with strides `rs, cs`, converted to f32, C order.
-fn gather_f32<H: Copy>(x: &[H], o: isize, (rows, rs): (usize, isize), (cols, cs): (usize, isize), f: fn(H) -> f32) -> Vec<f32> {
+fn gather_f32<H: Copy>(
+    x: &[H],
+    o: isize,
+    (rows, rs): (usize, isize),
+    (cols, cs): (usize, isize),
+    f: fn(H) -> f32,
+) -> Vec<f32> {
     let mut v = Vec::with_capacity(rows * cols);
     for i in 0..rows {
         for j in 0..cols {
@@ -197,7 +218,13 @@ fn gather_f32<H: Copy>(x: &[H], o: isize, (rows, rs): (usize, isize), (cols, cs)
     v
 }
 
-fn half_gemm<H: Copy + Send + Sync>(call: &MatMulCall, a: &[H], b: &[H], up: fn(H) -> f32, down: fn(f32) -> H) -> Vec<H> {
+fn half_gemm<H: Copy + Send + Sync>(
+    call: &MatMulCall,
+    a: &[H],
+    b: &[H],
+    up: fn(H) -> f32,
+    down: fn(f32) -> H,
+) -> Vec<H> {
     let nb = call.batch.len();
     let (la, lb) = (&call.a.layout, &call.b.layout);
     let (aoffs, boffs) = (batch_offsets(la, nb), batch_offsets(lb, nb));
@@ -207,7 +234,19 @@ fn half_gemm<H: Copy + Send + Sync>(call: &MatMulCall, a: &[H], b: &[H], up: fn(
         let a32 = gather_f32(a, aoffs[i], (m, la.strides[nb]), (k, la.strides[nb + 1]), up);
         let b32 = gather_f32(b, boffs[i], (k, lb.strides[nb]), (n, lb.strides[nb + 1]), up);
         let mut d32 = vec![0.0f32; m * n];
-        let p = Product { m, n, k, a: &a32, a0: 0, ars: k as isize, acs: 1, b: &b32, b0: 0, brs: n as isize, bcs: 1 };
+        let p = Product {
+            m,
+            n,
+            k,
+            a: &a32,
+            a0: 0,
+            ars: k as isize,
+            acs: 1,
+            b: &b32,
+            b0: 0,
+            brs: n as isize,
+            bcs: 1,
+        };
         p.run(&mut d32, par);
         for (d, x) in dst.iter_mut().zip(d32) {
             *d = down(x);
@@ -245,7 +284,8 @@ fn loop_matmul<T: LoopScalar>(call: &MatMulCall, a: &[T], b: &[T]) -> Vec<T> {
     let (la, lb) = (&call.a.layout, &call.b.layout);
     let (aoffs, boffs) = (batch_offsets(la, nb), batch_offsets(lb, nb));
     let (m, n, k) = (call.m, call.n, call.k);
-    let (ars, acs, brs, bcs) = (la.strides[nb], la.strides[nb + 1], lb.strides[nb], lb.strides[nb + 1]);
+    let (ars, acs, brs, bcs) =
+        (la.strides[nb], la.strides[nb + 1], lb.strides[nb], lb.strides[nb + 1]);
     let mut out = vec![T::ZERO; aoffs.len() * m * n];
     if n == 0 {
         return out;

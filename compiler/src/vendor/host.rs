@@ -11,7 +11,9 @@ use crate::CompileError;
 /// layouts do not fit, a library failure ([`CompileError::Library`]).
 pub fn run(call: &VendorCall, inputs: &[&HostArray]) -> Result<HostArray, CompileError> {
     let input = |k: usize| {
-        inputs.get(k).copied().ok_or_else(|| CompileError::InvalidInput(format!("no input {k} ({} given)", inputs.len())))
+        inputs.get(k).copied().ok_or_else(|| {
+            CompileError::InvalidInput(format!("no input {k} ({} given)", inputs.len()))
+        })
     };
     match call {
         VendorCall::MatMul(mm) => {

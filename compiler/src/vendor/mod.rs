@@ -112,7 +112,9 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
     };
     // A matmul with an absorbed epilogue: the call is the matmul's, carrying the epilogue.
     let (out, epilogue) = match absorbed_form(body) {
-        Some((form, product, bias)) => (product, Some(GemmEpilogue { form, bias: bias.map(|b| b as usize) })),
+        Some((form, product, bias)) => {
+            (product, Some(GemmEpilogue { form, bias: bias.map(|b| b as usize) }))
+        }
         None => (*out, None),
     };
     let node = body.node(out);
@@ -138,13 +140,28 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
                 full.extend([rows, cols]);
                 Strided { input: s.input, layout: s.layout.broadcast_to(&full) }
             };
-            VendorCall::MatMul(MatMulCall { dtype: node.dtype, m, n, k, a: widen(a, m, k), b: widen(b, k, n), batch, epilogue })
+            VendorCall::MatMul(MatMulCall {
+                dtype: node.dtype,
+                m,
+                n,
+                k,
+                a: widen(a, m, k),
+                b: widen(b, k, n),
+                batch,
+                epilogue,
+            })
         }
         (OpKind::Fft | OpKind::Rfft | OpKind::Irfft, attrs) => {
             let (kind, axes, norm) = match (node.op, attrs) {
-                (OpKind::Fft, Attrs::Fft { axes, inverse, norm }) => (FftKind::C2C { inverse: *inverse }, axes, *norm),
-                (OpKind::Rfft, Attrs::RealFft { axes, n, norm }) => (FftKind::R2C { n: *n }, axes, *norm),
-                (OpKind::Irfft, Attrs::RealFft { axes, n, norm }) => (FftKind::C2R { n: *n }, axes, *norm),
+                (OpKind::Fft, Attrs::Fft { axes, inverse, norm }) => {
+                    (FftKind::C2C { inverse: *inverse }, axes, *norm)
+                }
+                (OpKind::Rfft, Attrs::RealFft { axes, n, norm }) => {
+                    (FftKind::R2C { n: *n }, axes, *norm)
+                }
+                (OpKind::Irfft, Attrs::RealFft { axes, n, norm }) => {
+                    (FftKind::C2R { n: *n }, axes, *norm)
+                }
                 _ => return Err(unsupported(name, "an FFT with attributes of another schema")),
             };
             let input = operand(node.inputs[0])?;
@@ -164,7 +181,10 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
 }
 
 /// Runs a vendor region on the host: [`plan`], then [`host::run`].
-pub fn run_region_on_host(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+pub fn run_region_on_host(
+    region: &Region,
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, CompileError> {
     let call = plan(region).map_err(|u| u.into_error(0))?;
     check_inputs(&region.body, inputs)?;
     Ok(vec![host::run(&call, inputs)?])
@@ -176,7 +196,10 @@ fn check_inputs(body: &Graph, inputs: &[&HostArray]) -> Result<(), CompileError>
     for n in body.nodes() {
         if let Attrs::Input { index } = n.attrs {
             let a = inputs.get(index as usize).ok_or_else(|| {
-                CompileError::InvalidInput(format!("no input {index} given ({} inputs)", inputs.len()))
+                CompileError::InvalidInput(format!(
+                    "no input {index} given ({} inputs)",
+                    inputs.len()
+                ))
             })?;
             if a.dtype() != n.dtype || a.shape() != n.shape.as_slice() {
                 return Err(CompileError::InvalidInput(format!(
@@ -195,7 +218,11 @@ fn check_inputs(body: &Graph, inputs: &[&HostArray]) -> Result<(), CompileError>
 /// Runs a schedule on the host: vendor regions through the host libraries ([`host`]), every
 /// other region in the reference evaluator. This is materialisation's default path (code
 /// generation is opt-in); [`crate::schedule::run_on_host`] stays the pure-evaluator oracle.
-pub fn run_schedule(sched: &Schedule, regions: &[Region], inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+pub fn run_schedule(
+    sched: &Schedule,
+    regions: &[Region],
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, CompileError> {
     run_steps(sched, regions, inputs, CompileError::InvalidInput, |_, region, refs| {
         if region.kind == RegionKind::Vendor {
             run_region_on_host(region, refs)

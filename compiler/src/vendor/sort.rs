@@ -62,7 +62,11 @@ fn f32_key(x: f32) -> u32 {
         return u32::MAX;
     }
     let b = (x + 0.0).to_bits();
-    if b >> 31 == 1 { !b } else { b | 1 << 31 }
+    if b >> 31 == 1 {
+        !b
+    } else {
+        b | 1 << 31
+    }
 }
 
 macro_rules! ordered_as_f32 {
@@ -153,20 +157,22 @@ where
             }
         }
         let (kd, pd) = (Slots(k2.as_mut_ptr()), Slots(p2.as_mut_ptr()));
-        keys.par_chunks(per).zip(payload.par_chunks(per)).zip(starts).for_each(|((kc, pc), mut at)| {
-            let (kd, pd) = (&kd, &pd);
-            for (k, p) in kc.iter().zip(pc) {
-                let d = digit(k);
-                // SAFETY: `at[d]` runs over this chunk's own slots for digit `d` (disjoint from
-                // every other chunk's and digit's by the prefix sums above, all below `n`), so
-                // each slot of `k2`/`p2` (both `n` long) is written by exactly one thread once.
-                unsafe {
-                    kd.0.add(at[d]).write(*k);
-                    pd.0.add(at[d]).write(*p);
+        keys.par_chunks(per).zip(payload.par_chunks(per)).zip(starts).for_each(
+            |((kc, pc), mut at)| {
+                let (kd, pd) = (&kd, &pd);
+                for (k, p) in kc.iter().zip(pc) {
+                    let d = digit(k);
+                    // SAFETY: `at[d]` runs over this chunk's own slots for digit `d` (disjoint from
+                    // every other chunk's and digit's by the prefix sums above, all below `n`), so
+                    // each slot of `k2`/`p2` (both `n` long) is written by exactly one thread once.
+                    unsafe {
+                        kd.0.add(at[d]).write(*k);
+                        pd.0.add(at[d]).write(*p);
+                    }
+                    at[d] += 1;
                 }
-                at[d] += 1;
-            }
-        });
+            },
+        );
         std::mem::swap(keys, &mut k2);
         std::mem::swap(payload, &mut p2);
     }
@@ -214,7 +220,10 @@ fn sort_line<T: Sortable>(line: &[T], argsort: bool) -> (Vec<T>, Vec<i64>) {
 ///
 /// Errors: a region that is not one `sort`/`argsort` node, an evaluation error of its
 /// operand's views.
-pub fn run_region_on_host(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, CompileError> {
+pub fn run_region_on_host(
+    region: &Region,
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, CompileError> {
     let body = &region.body;
     let invalid = |why: &str| CompileError::InvalidInput(format!("sort region: {why}"));
     let [out] = body.outputs() else { return Err(invalid("several outputs")) };
@@ -226,7 +235,9 @@ pub fn run_region_on_host(region: &Region, inputs: &[&HostArray]) -> Result<Vec<
     let operand = body.node(node.inputs[0]);
     let computed;
     let x: &HostArray = match operand.attrs {
-        Attrs::Input { index } => inputs.get(index as usize).ok_or_else(|| invalid("a missing input"))?,
+        Attrs::Input { index } => {
+            inputs.get(index as usize).ok_or_else(|| invalid("a missing input"))?
+        }
         _ => {
             let mut g = body.clone();
             g.set_outputs(vec![node.inputs[0]]);
@@ -241,12 +252,21 @@ pub fn run_region_on_host(region: &Region, inputs: &[&HostArray]) -> Result<Vec<
 }
 
 /// The lines of `vals` (C order, of `shape`) along `axis` sorted, or their sorting positions.
-fn sort_lines<T: Sortable>(vals: &[T], shape: &[usize], axis: usize, argsort: bool) -> kiln_ir::Result<HostArray> {
+fn sort_lines<T: Sortable>(
+    vals: &[T],
+    shape: &[usize],
+    axis: usize,
+    argsort: bool,
+) -> kiln_ir::Result<HostArray> {
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
     if n == 0 || outer * inner == 0 {
-        return if argsort { HostArray::from_vec(shape, Vec::<i64>::new()) } else { HostArray::from_vec(shape, vals.to_vec()) };
+        return if argsort {
+            HostArray::from_vec(shape, Vec::<i64>::new())
+        } else {
+            HostArray::from_vec(shape, vals.to_vec())
+        };
     }
     // Each line contiguous (a copy when the axis is not the last).
     let lines: Vec<T> = if inner == 1 {
@@ -277,12 +297,16 @@ fn sort_lines<T: Sortable>(vals: &[T], shape: &[usize], axis: usize, argsort: bo
     }
     // Lines in parallel (a line of 2^32 or more elements sorts by comparison).
     let lines_out: Vec<(Vec<T>, Vec<i64>)> = if n >= 1 << 32 {
-        lines.par_chunks(n).map(|l| {
-            let mut pos: Vec<i64> = (0..n as i64).collect();
-            pos.par_sort_by(|&a, &b| l[a as usize].order(&l[b as usize]));
-            let vals = if argsort { Vec::new() } else { pos.iter().map(|&p| l[p as usize]).collect() };
-            (vals, if argsort { pos } else { Vec::new() })
-        }).collect()
+        lines
+            .par_chunks(n)
+            .map(|l| {
+                let mut pos: Vec<i64> = (0..n as i64).collect();
+                pos.par_sort_by(|&a, &b| l[a as usize].order(&l[b as usize]));
+                let vals =
+                    if argsort { Vec::new() } else { pos.iter().map(|&p| l[p as usize]).collect() };
+                (vals, if argsort { pos } else { Vec::new() })
+            })
+            .collect()
     } else {
         lines.par_chunks(n).map(|l| sort_line(l, argsort)).collect()
     };
@@ -317,9 +341,26 @@ mod tests {
         check(&[0u8, 1, 200, 255]);
         check(&[0u64, 1, u64::MAX]);
         check(&[false, true]);
-        check(&[f32::NEG_INFINITY, -1.5, -0.0, 0.0, f32::MIN_POSITIVE, 2.0, f32::INFINITY, f32::NAN, -f32::NAN]);
+        check(&[
+            f32::NEG_INFINITY,
+            -1.5,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE,
+            2.0,
+            f32::INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ]);
         check(&[f64::NEG_INFINITY, -1e300, -0.0, 0.0, 5e-324, 1.0, f64::INFINITY, f64::NAN]);
-        check(&[f16::NEG_INFINITY, f16::from_f32(-2.0), f16::from_f32(-0.0), f16::ZERO, f16::ONE, f16::NAN]);
+        check(&[
+            f16::NEG_INFINITY,
+            f16::from_f32(-2.0),
+            f16::from_f32(-0.0),
+            f16::ZERO,
+            f16::ONE,
+            f16::NAN,
+        ]);
     }
 
     /// The radix sort is stable: equal keys keep their order, on one thread and on several
@@ -334,7 +375,8 @@ mod tests {
             radix_sort(&mut keys, &mut pos);
             assert_eq!(keys.into_iter().zip(pos).collect::<Vec<_>>(), want);
         }
-        let mut keys: Vec<u64> = (0..1u64 << 17).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20).collect();
+        let mut keys: Vec<u64> =
+            (0..1u64 << 17).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20).collect();
         let mut pos: Vec<u32> = (0..1 << 17).collect();
         let mut want: Vec<(u64, u32)> = keys.iter().copied().zip(pos.iter().copied()).collect();
         want.sort_by_key(|&(k, _)| k);

@@ -97,26 +97,47 @@ pub(crate) struct Expr {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum ExprKind {
     /// An integer literal with its C type (`int`, `long`, `unsigned` ... by value and suffix).
-    Int { value: u128, dtype: DType },
+    Int {
+        value: u128,
+        dtype: DType,
+    },
     /// A floating literal: `double`, or `float` with an `f` suffix.
-    Float { value: f64, dtype: DType },
+    Float {
+        value: f64,
+        dtype: DType,
+    },
     Bool(bool),
     Name(String),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `target = value`, or `target op= value` (`op` is `Some`).
-    Assign { op: Option<BinOp>, target: Box<Expr>, value: Box<Expr> },
+    Assign {
+        op: Option<BinOp>,
+        target: Box<Expr>,
+        value: Box<Expr>,
+    },
     /// `++x`, `x++`, `--x`, `x--`: `inc` for `++`, `prefix` for the prefix forms.
-    Step { target: Box<Expr>, inc: bool, prefix: bool },
+    Step {
+        target: Box<Expr>,
+        inc: bool,
+        prefix: bool,
+    },
     Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `(T) e`, `T(e)`, `static_cast<T>(e)`.
     Cast(TypeName, Box<Expr>),
     /// `f(args)`: a math function or a device function of the preamble.
-    Call { name: String, args: Vec<Expr> },
+    Call {
+        name: String,
+        args: Vec<Expr>,
+    },
     /// `a[i]`: an element of a raw argument.
     Index(Box<Expr>, Box<Expr>),
     /// `a.f(args)`: `_ind.size()`, `y.size()`.
-    Method { base: Box<Expr>, name: String, args: Vec<Expr> },
+    Method {
+        base: Box<Expr>,
+        name: String,
+        args: Vec<Expr>,
+    },
     /// `a, b`: both evaluated, the value is `b`'s.
     Comma(Box<Expr>, Box<Expr>),
 }
@@ -139,10 +160,23 @@ pub(crate) struct Declarator {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum StmtKind {
     /// `T a = 1, b;` (`is_const` for `const T a = ..`).
-    Decl { ty: TypeName, is_const: bool, vars: Vec<Declarator> },
+    Decl {
+        ty: TypeName,
+        is_const: bool,
+        vars: Vec<Declarator>,
+    },
     Expr(Expr),
-    If { cond: Expr, then: Box<Stmt>, els: Option<Box<Stmt>> },
-    For { init: Option<Box<Stmt>>, cond: Option<Expr>, step: Option<Expr>, body: Box<Stmt> },
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        els: Option<Box<Stmt>>,
+    },
+    For {
+        init: Option<Box<Stmt>>,
+        cond: Option<Expr>,
+        step: Option<Expr>,
+        body: Box<Stmt>,
+    },
     Block(Vec<Stmt>),
     /// `return e;` (device functions of the preamble only).
     Return(Option<Expr>),

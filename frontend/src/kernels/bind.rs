@@ -64,12 +64,14 @@ pub(crate) fn decide_types(
     let type_of = |p: &Param, is_output: bool| -> Result<DType> {
         match &p.ty {
             ParamType::Fixed(d) => Ok(*d),
-            ParamType::Placeholder(t) => bound.get(t).copied().ok_or_else(|| Error::KernelPlaceholder {
-                kernel: kernel.to_string(),
-                placeholder: t.clone(),
-                param: p.name.clone(),
-                in_outputs_only: is_output && !ins.iter().any(|q| q.placeholder() == Some(t)),
-            }),
+            ParamType::Placeholder(t) => {
+                bound.get(t).copied().ok_or_else(|| Error::KernelPlaceholder {
+                    kernel: kernel.to_string(),
+                    placeholder: t.clone(),
+                    param: p.name.clone(),
+                    in_outputs_only: is_output && !ins.iter().any(|q| q.placeholder() == Some(t)),
+                })
+            }
         }
     };
     let ins_t = ins.iter().map(|p| type_of(p, false)).collect::<Result<_>>()?;
@@ -81,10 +83,17 @@ pub(crate) fn decide_types(
 /// floats truncate into integers, integers round into floats; an integer out of the dtype's
 /// range, a non-finite float into an integer, or a complex into a real is an error.
 pub(crate) fn scalar(kernel: &str, param: &str, s: WeakScalar, d: DType) -> Result<Val> {
-    let err = |what: String| Error::Value { op: kernel.to_string(), message: format!("argument `{param}`: {what}") };
+    let err = |what: String| Error::Value {
+        op: kernel.to_string(),
+        message: format!("argument `{param}`: {what}"),
+    };
     let lit = match (s, d.kind()) {
-        (WeakScalar::Complex(z), DTypeKind::Complex) => return Ok(Val::Array(Array::literal(d, Literal::complex(d, z)))),
-        (WeakScalar::Complex(_), _) => return Err(err(format!("cannot convert a complex scalar to {d}"))),
+        (WeakScalar::Complex(z), DTypeKind::Complex) => {
+            return Ok(Val::Array(Array::literal(d, Literal::complex(d, z))))
+        }
+        (WeakScalar::Complex(_), _) => {
+            return Err(err(format!("cannot convert a complex scalar to {d}")))
+        }
         (WeakScalar::Bool(b), _) => Literal::from_i128(d, b as i128),
         (WeakScalar::Int(v), DTypeKind::SignedInt | DTypeKind::UnsignedInt) => {
             let (lo, hi) = d.int_range().expect("an integer dtype");
@@ -117,7 +126,12 @@ pub(crate) fn arg_dtype(a: &Operand) -> Option<DType> {
 
 /// The broadcast shape of the arrays given for non-raw parameters (CuPy's `_broadcast`), or
 /// `(size,)` when `size` is given, which requires every array argument to be raw.
-pub(crate) fn loop_shape(kernel: &str, params: &[&Param], args: &[&Operand], size: Option<usize>) -> Result<Shape> {
+pub(crate) fn loop_shape(
+    kernel: &str,
+    params: &[&Param],
+    args: &[&Operand],
+    size: Option<usize>,
+) -> Result<Shape> {
     let arrays: Vec<(&Param, &Array)> = params
         .iter()
         .zip(args)
@@ -126,18 +140,26 @@ pub(crate) fn loop_shape(kernel: &str, params: &[&Param], args: &[&Operand], siz
             _ => None,
         })
         .collect();
-    let raw_err = |param: Option<String>, message: String| Error::KernelRaw { kernel: kernel.to_string(), param, message };
+    let raw_err = |param: Option<String>, message: String| Error::KernelRaw {
+        kernel: kernel.to_string(),
+        param,
+        message,
+    };
     if let Some(n) = size {
         if let Some((p, _)) = arrays.first() {
             return Err(raw_err(
                 Some(p.name.clone()),
-                format!("size= can be given only when every array argument is raw, and `{}` is not", p.name),
+                format!(
+                    "size= can be given only when every array argument is raw, and `{}` is not",
+                    p.name
+                ),
             ));
         }
         return Ok(Shape::from_slice(&[n]));
     }
     if arrays.is_empty() {
-        let raw: Vec<String> = params.iter().filter(|p| p.raw).map(|p| format!("`{}`", p.name)).collect();
+        let raw: Vec<String> =
+            params.iter().filter(|p| p.raw).map(|p| format!("`{}`", p.name)).collect();
         let message = if raw.is_empty() {
             "the loop size is undecided: no argument is an array (give size=)".to_string()
         } else {
@@ -148,9 +170,10 @@ pub(crate) fn loop_shape(kernel: &str, params: &[&Param], args: &[&Operand], siz
     let mut shape = Shape::new();
     for (_, a) in &arrays {
         shape = broadcast_shapes(kernel, &shape, a.shape()).map_err(|e| match e {
-            kiln_ir::IrError::Broadcast { op, .. } => {
-                kiln_ir::IrError::Broadcast { op, shapes: arrays.iter().map(|(_, a)| a.shape().into()).collect() }
-            }
+            kiln_ir::IrError::Broadcast { op, .. } => kiln_ir::IrError::Broadcast {
+                op,
+                shapes: arrays.iter().map(|(_, a)| a.shape().into()).collect(),
+            },
             other => other,
         })?;
     }
@@ -169,11 +192,18 @@ mod tests {
         let t = decide_types("k", &ins, &outs, &[Some(DType::Float32), None], &[]).unwrap();
         assert_eq!((t.ins, t.outs), (vec![DType::Float32; 2], vec![DType::Float32]));
         // The output binds T to float64, then the float32 input mismatches it.
-        let e = decide_types("k", &ins, &outs, &[Some(DType::Float32), None], &[DType::Float64]).unwrap_err();
-        assert!(matches!(e, Error::KernelDType { ref param, expected: DType::Float64, got: DType::Float32, .. } if param == "x"), "{e}");
+        let e = decide_types("k", &ins, &outs, &[Some(DType::Float32), None], &[DType::Float64])
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::KernelDType { ref param, expected: DType::Float64, got: DType::Float32, .. } if param == "x"),
+            "{e}"
+        );
         // Scalars bind nothing.
         let e = decide_types("k", &ins, &outs, &[None, None], &[]).unwrap_err();
-        assert!(matches!(e, Error::KernelPlaceholder { ref placeholder, in_outputs_only: false, .. } if placeholder == "T"), "{e}");
+        assert!(
+            matches!(e, Error::KernelPlaceholder { ref placeholder, in_outputs_only: false, .. } if placeholder == "T"),
+            "{e}"
+        );
         let outs = parse_params("Z z", &ins).unwrap();
         let e = decide_types("k", &ins, &outs, &[Some(DType::Int8), None], &[]).unwrap_err();
         assert!(matches!(e, Error::KernelPlaceholder { in_outputs_only: true, .. }), "{e}");
@@ -181,9 +211,15 @@ mod tests {
 
     #[test]
     fn scalars_convert_as_numpy() {
-        assert!(matches!(scalar("k", "x", WeakScalar::Float(2.7), DType::Int32).unwrap(), Val::Const(Literal::Int(2), _)));
+        assert!(matches!(
+            scalar("k", "x", WeakScalar::Float(2.7), DType::Int32).unwrap(),
+            Val::Const(Literal::Int(2), _)
+        ));
         assert!(scalar("k", "x", WeakScalar::Int(300), DType::Int8).is_err());
         assert!(scalar("k", "x", WeakScalar::Float(f64::NAN), DType::Int8).is_err());
-        assert!(matches!(scalar("k", "x", WeakScalar::Int(5), DType::Float32).unwrap(), Val::Const(_, DType::Float32)));
+        assert!(matches!(
+            scalar("k", "x", WeakScalar::Int(5), DType::Float32).unwrap(),
+            Val::Const(_, DType::Float32)
+        ));
     }
 }

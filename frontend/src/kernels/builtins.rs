@@ -97,7 +97,10 @@ isnan isinf isfinite real imag conj (and the `f`-suffixed float forms)";
 
 fn arity(name: &str, args: &[Val], n: usize, span: Span) -> DResult<()> {
     if args.len() != n {
-        return Err(Diag::code(span, format!("`{name}` takes {n} argument(s), got {}", args.len())));
+        return Err(Diag::code(
+            span,
+            format!("`{name}` takes {n} argument(s), got {}", args.len()),
+        ));
     }
     Ok(())
 }
@@ -120,7 +123,8 @@ pub(crate) fn call(name: &str, args: &[Val], span: Span) -> DResult<Val> {
     }
     let two = |op: OpKind, single: bool| -> DResult<Val> {
         arity(name, args, 2, span)?;
-        let t = common(compute_type(args[0].dtype(), single), compute_type(args[1].dtype(), single));
+        let t =
+            common(compute_type(args[0].dtype(), single), compute_type(args[1].dtype(), single));
         call_op(op, &[&cast(&args[0], t), &cast(&args[1], t)], span)
     };
     let one_value = |args: &[Val]| -> DResult<Val> {
@@ -142,7 +146,8 @@ pub(crate) fn call(name: &str, args: &[Val], span: Span) -> DResult<Val> {
             let tr = call_op(OpKind::Trunc, &[&x], span)?;
             let frac = call_op(OpKind::Abs, &[&binary(BinOp::Sub, &x, &tr, span)?], span)?;
             let half = binary(BinOp::Ge, &frac, &Val::Const(Literal::float(t, 0.5), t), span)?;
-            let one = call_op(OpKind::CopySign, &[&Val::Const(Literal::float(t, 1.0), t), &x], span)?;
+            let one =
+                call_op(OpKind::CopySign, &[&Val::Const(Literal::float(t, 1.0), t), &x], span)?;
             let up = binary(BinOp::Add, &tr, &one, span)?;
             select(&half, &up, &tr, span)
         }
@@ -167,7 +172,11 @@ pub(crate) fn call(name: &str, args: &[Val], span: Span) -> DResult<Val> {
         "fma" | "fmaf" => {
             arity(name, args, 3, span)?;
             let single = name == "fmaf";
-            let t = args.iter().map(|a| compute_type(a.dtype(), single)).reduce(common).expect("three arguments");
+            let t = args
+                .iter()
+                .map(|a| compute_type(a.dtype(), single))
+                .reduce(common)
+                .expect("three arguments");
             // float operands: the product is exact in double, the sum rounds once to double.
             let w = if t == DType::Float32 { DType::Float64 } else { t };
             let p = binary(BinOp::Mul, &cast(&args[0], w), &cast(&args[1], w), span)?;
@@ -175,7 +184,11 @@ pub(crate) fn call(name: &str, args: &[Val], span: Span) -> DResult<Val> {
         }
         "abs" => {
             let x = one_value(args)?;
-            let t = if x.dtype().is_integer() || x.dtype().is_bool() { promote(x.dtype()) } else { math_type(x.dtype()) };
+            let t = if x.dtype().is_integer() || x.dtype().is_bool() {
+                promote(x.dtype())
+            } else {
+                math_type(x.dtype())
+            };
             call_op(OpKind::Abs, &[&cast(&x, t)], span)
         }
         "isnan" | "isinf" | "isfinite" => {
@@ -222,7 +235,10 @@ mod tests {
         let h = Val::Const(Literal::float(DType::Float16, 2.0), DType::Float16);
         assert_eq!(call("exp", &[h], AT).unwrap().dtype(), DType::Float32);
         assert_eq!(call("max", &[i.clone(), i.clone()], AT).unwrap().dtype(), DType::Int32);
-        assert_eq!(call("abs", &[Val::Const(Literal::Int(-2), DType::Int8)], AT).unwrap().dtype(), DType::Int32);
+        assert_eq!(
+            call("abs", &[Val::Const(Literal::Int(-2), DType::Int8)], AT).unwrap().dtype(),
+            DType::Int32
+        );
         assert!(call("pow", one, AT).is_err());
         let e = call("fmod", &[i.clone(), i], AT).unwrap_err();
         assert!(e.message.contains("`fmod`"), "{}", e.message);

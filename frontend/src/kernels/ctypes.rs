@@ -24,7 +24,11 @@ pub(crate) fn c_type(words: &[&str]) -> Option<DType> {
         ["unsigned", "short"] | ["unsigned", "short", "int"] | ["uint16_t"] => UInt16,
         ["int"] | ["signed"] | ["signed", "int"] | ["int32_t"] => Int32,
         ["unsigned"] | ["unsigned", "int"] | ["uint32_t"] => UInt32,
-        ["long"] | ["long", "int"] | ["signed", "long"] | ["long", "long"] | ["long", "long", "int"] => Int64,
+        ["long"]
+        | ["long", "int"]
+        | ["signed", "long"]
+        | ["long", "long"]
+        | ["long", "long", "int"] => Int64,
         ["signed", "long", "long"] | ["int64_t"] | ["ptrdiff_t"] | ["ssize_t"] => Int64,
         ["unsigned", "long"] | ["unsigned", "long", "int"] | ["unsigned", "long", "long"] => UInt64,
         ["unsigned", "long", "long", "int"] | ["uint64_t"] | ["size_t"] => UInt64,
@@ -95,10 +99,17 @@ pub(crate) fn c_name(d: DType) -> &'static str {
 
 /// The C type of an integer literal: `int`, then `long` (decimal), also the unsigned types
 /// for hexadecimal and octal literals; suffixes `u` and `l` narrow the choice (C++'s table).
-pub(crate) fn int_literal_type(value: u128, unsigned: bool, long: bool, radix_not_10: bool) -> DType {
+pub(crate) fn int_literal_type(
+    value: u128,
+    unsigned: bool,
+    long: bool,
+    radix_not_10: bool,
+) -> DType {
     let fits = |d: DType| value as i128 <= d.int_range().expect("an integer dtype").1;
     let candidates: &[DType] = match (unsigned, long) {
-        (false, false) if radix_not_10 => &[DType::Int32, DType::UInt32, DType::Int64, DType::UInt64],
+        (false, false) if radix_not_10 => {
+            &[DType::Int32, DType::UInt32, DType::Int64, DType::UInt64]
+        }
         (false, false) => &[DType::Int32, DType::Int64, DType::UInt64],
         (true, false) => &[DType::UInt32, DType::UInt64],
         (false, true) if radix_not_10 => &[DType::Int64, DType::UInt64],

@@ -47,9 +47,15 @@ impl Diag {
         let (kernel, part) = (kernel.to_string(), part.to_string());
         let (line, column) = (self.span.line, self.span.column);
         match self.kind {
-            DiagKind::Syntax => Error::KernelSyntax { kernel, part, line, column, message: self.message },
-            DiagKind::Code => Error::KernelCode { kernel, part, line, column, message: self.message },
-            DiagKind::Unsupported => Error::KernelUnsupported { kernel, part, line, column, construct: self.message },
+            DiagKind::Syntax => {
+                Error::KernelSyntax { kernel, part, line, column, message: self.message }
+            }
+            DiagKind::Code => {
+                Error::KernelCode { kernel, part, line, column, message: self.message }
+            }
+            DiagKind::Unsupported => {
+                Error::KernelUnsupported { kernel, part, line, column, construct: self.message }
+            }
         }
     }
 }

@@ -90,8 +90,11 @@ pub(crate) fn parse_outputs(kernel: &str, src: &str, ins: &[Param]) -> Result<Ve
         return Err(d.into_error(kernel, "out_params"));
     }
     if outs.is_empty() {
-        return Err(Diag::syntax(Span { line: 1, column: 1 }, "a kernel needs at least one output parameter")
-            .into_error(kernel, "out_params"));
+        return Err(Diag::syntax(
+            Span { line: 1, column: 1 },
+            "a kernel needs at least one output parameter",
+        )
+        .into_error(kernel, "out_params"));
     }
     Ok(outs)
 }
@@ -105,7 +108,8 @@ pub(crate) fn end_of(src: &str) -> Span {
 /// `a` marked as a result of the user kernel `name` (a `label` node: free, kept by the
 /// simplifier, shown in dumps and the fusion report).
 pub(crate) fn label(a: &Array, name: &str) -> Array {
-    Array::apply(OpKind::Label, Attrs::Custom { name: name.to_string() }, &[a]).expect("label takes every dtype")
+    Array::apply(OpKind::Label, Attrs::Custom { name: name.to_string() }, &[a])
+        .expect("label takes every dtype")
 }
 
 /// The C-order flat position of each element of `shape`, as int64.
@@ -119,11 +123,17 @@ pub(crate) fn flat_index(shape: &[usize]) -> Array {
 impl ElementwiseKernel {
     /// `cupy.ElementwiseKernel(in_params, out_params, operation, name)`. Errors as the type's
     /// docs say (construction).
-    pub fn new(in_params: &str, out_params: &str, operation: &str, name: &str) -> Result<ElementwiseKernel> {
+    pub fn new(
+        in_params: &str,
+        out_params: &str,
+        operation: &str,
+        name: &str,
+    ) -> Result<ElementwiseKernel> {
         let ins = parse_params(in_params, &[]).map_err(|d| d.into_error(name, "in_params"))?;
         let outs = parse_outputs(name, out_params, &ins)?;
         let placeholders = placeholders(&[&ins, &outs]);
-        let body = parse_body(operation, &placeholders).map_err(|d| d.into_error(name, "operation"))?;
+        let body =
+            parse_body(operation, &placeholders).map_err(|d| d.into_error(name, "operation"))?;
         Ok(ElementwiseKernel {
             name: name.to_string(),
             ins,
@@ -139,7 +149,8 @@ impl ElementwiseKernel {
     /// they are called (`template <typename T> __device__ T twice(T a) { return a + a; }`).
     /// Errors: a preamble that does not parse, or a construct outside the subset.
     pub fn with_preamble(mut self, preamble: &str) -> Result<ElementwiseKernel> {
-        self.functions = parse_preamble(preamble, &self.placeholders).map_err(|d| d.into_error(&self.name, "preamble"))?;
+        self.functions = parse_preamble(preamble, &self.placeholders)
+            .map_err(|d| d.into_error(&self.name, "preamble"))?;
         Ok(self)
     }
 
@@ -165,7 +176,10 @@ impl ElementwiseKernel {
         if self.outs.len() != 1 {
             return Err(Error::Value {
                 op: self.name.clone(),
-                message: format!("the kernel has {} outputs: call_all returns them", self.outs.len()),
+                message: format!(
+                    "the kernel has {} outputs: call_all returns them",
+                    self.outs.len()
+                ),
             });
         }
         Ok(self.run(args, &[], None)?.remove(0))
@@ -218,27 +232,42 @@ impl ElementwiseKernel {
 
     fn run(&self, args: &[Operand], out_args: &[Array], size: Option<usize>) -> Result<Vec<Array>> {
         let name = &self.name;
-        if args.len() != self.ins.len() || !(out_args.is_empty() || out_args.len() == self.outs.len()) {
+        if args.len() != self.ins.len()
+            || !(out_args.is_empty() || out_args.len() == self.outs.len())
+        {
             let expected = if out_args.is_empty() {
                 format!("{} inputs", self.ins.len())
             } else {
                 format!("{} inputs and {} outputs", self.ins.len(), self.outs.len())
             };
-            return Err(Error::KernelArgCount { kernel: name.clone(), expected, got: args.len() + out_args.len() });
+            return Err(Error::KernelArgCount {
+                kernel: name.clone(),
+                expected,
+                got: args.len() + out_args.len(),
+            });
         }
         let in_dtypes: Vec<Option<DType>> = args.iter().map(arg_dtype).collect();
         let out_dtypes: Vec<DType> = out_args.iter().map(Array::dtype).collect();
         let types = decide_types(name, &self.ins, &self.outs, &in_dtypes, &out_dtypes)?;
         // The loop's shape: inputs and outputs broadcast together (CuPy's rule).
         let out_ops: Vec<Operand> = out_args.iter().map(|a| Operand::Array(a.clone())).collect();
-        let params: Vec<&Param> = self.ins.iter().chain(if out_args.is_empty() { &[][..] } else { &self.outs[..] }).collect();
+        let params: Vec<&Param> = self
+            .ins
+            .iter()
+            .chain(if out_args.is_empty() { &[][..] } else { &self.outs[..] })
+            .collect();
         let all: Vec<&Operand> = args.iter().chain(&out_ops).collect();
         let shape = loop_shape(name, &params, &all, size)?;
         for (p, o) in self.outs.iter().zip(out_args) {
             if o.shape() != shape.as_slice() {
                 return Err(Error::Value {
                     op: name.clone(),
-                    message: format!("output `{}` has shape {:?}, the loop's shape is {:?}", p.name, o.shape(), shape.as_slice()),
+                    message: format!(
+                        "output `{}` has shape {:?}, the loop's shape is {:?}",
+                        p.name,
+                        o.shape(),
+                        shape.as_slice()
+                    ),
                 });
             }
         }
@@ -248,7 +277,14 @@ impl ElementwiseKernel {
             let value = out_args.get(k).map(|a| Val::Array(a.clone()));
             tr.define(&p.name, Var { ty: d, value, kind: VarKind::Output });
         }
-        tr.define("i", Var { ty: DType::Int64, value: Some(Val::Array(flat_index(&shape))), kind: VarKind::Special });
+        tr.define(
+            "i",
+            Var {
+                ty: DType::Int64,
+                value: Some(Val::Array(flat_index(&shape))),
+                kind: VarKind::Special,
+            },
+        );
         tr.size("_ind", shape.iter().product());
         tr.run(&self.body).map_err(|d| d.into_error(name, "operation"))?;
         collect_outputs(&tr, name, "operation", &self.outs, &shape, self.end)
@@ -289,7 +325,14 @@ pub(crate) fn bind_inputs(
 }
 
 /// The outputs' final values, broadcast to `shape` and labelled with the kernel's name.
-pub(crate) fn collect_outputs(tr: &Tracer, kernel: &str, part: &str, outs: &[Param], shape: &Shape, end: Span) -> Result<Vec<Array>> {
+pub(crate) fn collect_outputs(
+    tr: &Tracer,
+    kernel: &str,
+    part: &str,
+    outs: &[Param],
+    shape: &Shape,
+    end: Span,
+) -> Result<Vec<Array>> {
     outs.iter()
         .map(|p| {
             let var = tr.var(&p.name).expect("outputs are defined");

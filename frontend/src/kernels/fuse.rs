@@ -59,7 +59,10 @@ enum Dim {
 /// An argument in a signature.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum ArgKey {
-    Array { dtype: DType, dims: Vec<Dim> },
+    Array {
+        dtype: DType,
+        dims: Vec<Dim>,
+    },
     Bool(bool),
     Int,
     Float,
@@ -81,17 +84,21 @@ fn signature(args: &[Operand]) -> (Vec<ArgKey>, Vec<usize>) {
                     .map(|&d| match d {
                         0 => Dim::Zero,
                         1 => Dim::One,
-                        _ => Dim::Class(classes.iter().position(|&c| c == d).unwrap_or_else(|| {
-                            classes.push(d);
-                            classes.len() - 1
-                        })),
+                        _ => {
+                            Dim::Class(classes.iter().position(|&c| c == d).unwrap_or_else(|| {
+                                classes.push(d);
+                                classes.len() - 1
+                            }))
+                        }
                     })
                     .collect(),
             },
             Operand::Scalar(WeakScalar::Bool(b)) => ArgKey::Bool(*b),
             Operand::Scalar(WeakScalar::Int(_)) => ArgKey::Int,
             Operand::Scalar(WeakScalar::Float(_)) => ArgKey::Float,
-            Operand::Scalar(WeakScalar::Complex(z)) => ArgKey::Complex(z.re.to_bits(), z.im.to_bits()),
+            Operand::Scalar(WeakScalar::Complex(z)) => {
+                ArgKey::Complex(z.re.to_bits(), z.im.to_bits())
+            }
         })
         .collect();
     (key, classes)
@@ -139,7 +146,12 @@ fn scalars_of(args: &[Operand]) -> Vec<WeakScalar> {
 
 /// The stand-ins of a signature for one set of sentinels: data-less arrays (they can be
 /// operated on, not evaluated) and sentinel scalars; and the stand-in array of each argument.
-fn stand_ins(key: &[ArgKey], args: &[Operand], primes: &[usize], scalars: &[WeakScalar]) -> (Vec<Operand>, Vec<Option<Array>>) {
+fn stand_ins(
+    key: &[ArgKey],
+    args: &[Operand],
+    primes: &[usize],
+    scalars: &[WeakScalar],
+) -> (Vec<Operand>, Vec<Option<Array>>) {
     let mut next_scalar = scalars.iter();
     let mut ops = Vec::new();
     let mut arrays = Vec::new();
@@ -155,10 +167,18 @@ fn stand_ins(key: &[ArgKey], args: &[Operand], primes: &[usize], scalars: &[Weak
                     })
                     .collect();
                 let index = u32::MAX - k as u32;
-                let x = Array::node(OpKind::Input, Attrs::Input { index }, SmallVec::new(), *dtype, shape);
+                let x = Array::node(
+                    OpKind::Input,
+                    Attrs::Input { index },
+                    SmallVec::new(),
+                    *dtype,
+                    shape,
+                );
                 (Operand::Array(x.clone()), Some(x))
             }
-            ArgKey::Int | ArgKey::Float => (Operand::Scalar(*next_scalar.next().expect("a sentinel per scalar")), None),
+            ArgKey::Int | ArgKey::Float => {
+                (Operand::Scalar(*next_scalar.next().expect("a sentinel per scalar")), None)
+            }
             ArgKey::Bool(_) | ArgKey::Complex(..) => (a.clone(), None),
         };
         ops.push(op);
@@ -207,7 +227,12 @@ where
     F: Fn(&[Operand]) -> R,
     R: FuseOutput,
 {
-    Fused { name: kernel_name.to_string(), f, cache: Mutex::new(HashMap::new()), traces: AtomicUsize::new(0) }
+    Fused {
+        name: kernel_name.to_string(),
+        f,
+        cache: Mutex::new(HashMap::new()),
+        traces: AtomicUsize::new(0),
+    }
 }
 
 impl<F, R> Fused<F>
@@ -234,8 +259,13 @@ where
     fn entry(&self, key: &[ArgKey], args: &[Operand], classes: usize) -> Entry {
         let n_int = key.iter().filter(|k| matches!(k, ArgKey::Int)).count();
         let n_float = key.iter().filter(|k| matches!(k, ArgKey::Float)).count();
-        let product: Option<usize> = PRIMES_B.iter().take(classes).try_fold(1usize, |acc, &p| acc.checked_mul(p));
-        if classes > PRIMES_A.len() || n_int > INTS_A.len() || n_float > FLOATS_A.len() || product.is_none_or(|p| p > 1 << 40) {
+        let product: Option<usize> =
+            PRIMES_B.iter().take(classes).try_fold(1usize, |acc, &p| acc.checked_mul(p));
+        if classes > PRIMES_A.len()
+            || n_int > INTS_A.len()
+            || n_float > FLOATS_A.len()
+            || product.is_none_or(|p| p > 1 << 40)
+        {
             return Entry::PerCall;
         }
         let (sa, sb) = (sentinels(key, &INTS_A, &FLOATS_A), sentinels(key, &INTS_B, &FLOATS_B));
@@ -273,7 +303,10 @@ where
             Entry::Generic(t) => {
                 let sub = Substitution {
                     sizes: PRIMES_A.iter().copied().zip(classes.iter().copied()).collect(),
-                    scalars: sentinels(&key, &INTS_A, &FLOATS_A).into_iter().zip(scalars_of(args)).collect(),
+                    scalars: sentinels(&key, &INTS_A, &FLOATS_A)
+                        .into_iter()
+                        .zip(scalars_of(args))
+                        .collect(),
                 };
                 let arrays: Vec<Option<Array>> = args
                     .iter()

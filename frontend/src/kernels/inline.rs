@@ -40,7 +40,9 @@ fn contains_return(s: &Stmt) -> bool {
     match &s.kind {
         StmtKind::Return(_) => true,
         StmtKind::Block(b) => b.iter().any(contains_return),
-        StmtKind::If { then, els, .. } => contains_return(then) || els.as_deref().is_some_and(contains_return),
+        StmtKind::If { then, els, .. } => {
+            contains_return(then) || els.as_deref().is_some_and(contains_return)
+        }
         StmtKind::For { body, .. } => contains_return(body),
         StmtKind::Decl { .. } | StmtKind::Expr(_) | StmtKind::Empty => false,
     }
@@ -53,13 +55,22 @@ impl Tracer<'_> {
     /// arguments' types, its body traced with the arguments as its parameters.
     pub(super) fn inline(&mut self, f: &Function, args: Vec<Val>, span: Span) -> DResult<Val> {
         if args.len() != f.params.len() {
-            return Err(Diag::code(span, format!("`{}` takes {} argument(s), got {}", f.name, f.params.len(), args.len())));
+            return Err(Diag::code(
+                span,
+                format!("`{}` takes {} argument(s), got {}", f.name, f.params.len(), args.len()),
+            ));
         }
         if self.depth >= MAX_DEPTH {
-            return Err(Diag::unsupported(span, format!("calls nested more than {MAX_DEPTH} deep (recursion)")));
+            return Err(Diag::unsupported(
+                span,
+                format!("calls nested more than {MAX_DEPTH} deep (recursion)"),
+            ));
         }
         let Some(ret) = &f.ret else {
-            return Err(Diag::unsupported(f.span, format!("the void function `{}` (device functions return a value)", f.name)));
+            return Err(Diag::unsupported(
+                f.span,
+                format!("the void function `{}` (device functions return a value)", f.name),
+            ));
         };
         let mut types = self.types.clone();
         for t in &f.templates {
@@ -70,12 +81,15 @@ impl Tracer<'_> {
                 if f.templates.contains(t) {
                     match types.get(t) {
                         Some(&d) if d != a.dtype() => {
-                            return Err(Diag::code(span, format!(
-                                "`{}`: template parameter `{t}` deduced as both {} and {}",
-                                f.name,
-                                c_name(d),
-                                c_name(a.dtype())
-                            )))
+                            return Err(Diag::code(
+                                span,
+                                format!(
+                                    "`{}`: template parameter `{t}` deduced as both {} and {}",
+                                    f.name,
+                                    c_name(d),
+                                    c_name(a.dtype())
+                                ),
+                            ))
                         }
                         _ => {
                             types.insert(t.clone(), a.dtype());
@@ -89,13 +103,18 @@ impl Tracer<'_> {
         sub.unrolled = self.unrolled;
         for (p, a) in f.params.iter().zip(args) {
             let ty = sub.resolve(&p.ty, span)?.unwrap_or(a.dtype());
-            sub.define(&p.name, Var { ty, value: Some(cast(&a, ty)), kind: VarKind::Local { is_const: false } });
+            sub.define(
+                &p.name,
+                Var { ty, value: Some(cast(&a, ty)), kind: VarKind::Local { is_const: false } },
+            );
         }
         let ret_ty = sub.resolve(ret, f.span)?;
         let items = f.body.iter().map(Item::Stmt).collect();
         let v = sub.returning(items, ret_ty)?;
         self.unrolled = sub.unrolled;
-        let v = v.ok_or_else(|| Diag::code(span, format!("`{}` does not return a value on every path", f.name)))?;
+        let v = v.ok_or_else(|| {
+            Diag::code(span, format!("`{}` does not return a value on every path", f.name))
+        })?;
         Ok(match ret_ty {
             Some(t) => cast(&v, t),
             None => v,
@@ -104,7 +123,11 @@ impl Tracer<'_> {
 
     /// Traces a function body to its returned value (converted to `ret`); `None` if some path
     /// ends without `return`.
-    fn returning<'s>(&mut self, items: VecDeque<Item<'s>>, ret: Option<DType>) -> DResult<Option<Val>> {
+    fn returning<'s>(
+        &mut self,
+        items: VecDeque<Item<'s>>,
+        ret: Option<DType>,
+    ) -> DResult<Option<Val>> {
         let mut items = items;
         while let Some(item) = items.pop_front() {
             let s = match item {
@@ -120,7 +143,9 @@ impl Tracer<'_> {
             }
             match &s.kind {
                 StmtKind::Return(e) => {
-                    let Some(e) = e else { return Err(Diag::code(s.span, "`return;` without a value")) };
+                    let Some(e) = e else {
+                        return Err(Diag::code(s.span, "`return;` without a value"));
+                    };
                     let v = self.eval(e)?;
                     return Ok(Some(match ret {
                         Some(t) => cast(&v, t),
@@ -155,7 +180,11 @@ impl Tracer<'_> {
                     self.scopes = before;
                     return match (t, f) {
                         (Some(t), Some(f)) => {
-                            let ty = if t.dtype() == f.dtype() { t.dtype() } else { common(t.dtype(), f.dtype()) };
+                            let ty = if t.dtype() == f.dtype() {
+                                t.dtype()
+                            } else {
+                                common(t.dtype(), f.dtype())
+                            };
                             Ok(Some(select(&c, &cast(&t, ty), &cast(&f, ty), s.span)?))
                         }
                         _ => Ok(None),

@@ -12,9 +12,17 @@ pub(crate) enum Tok {
     Ident(String),
     /// An integer literal: its value and suffix (`u`, `l`, `ul`, `ll`, `ull`, any case), and
     /// whether it was written in hexadecimal or octal (such literals may take unsigned types).
-    Int { value: u128, unsigned: bool, long: bool, radix_not_10: bool },
+    Int {
+        value: u128,
+        unsigned: bool,
+        long: bool,
+        radix_not_10: bool,
+    },
     /// A floating literal; `single` with an `f` suffix.
-    Float { value: f64, single: bool },
+    Float {
+        value: f64,
+        single: bool,
+    },
     /// An operator or punctuation, longest match first (`<<=`, `&&`, `++`, ...).
     Punct(&'static str),
 }
@@ -40,9 +48,9 @@ pub(crate) struct Token {
 
 /// Operators and punctuation, longest first so that the first match is the longest.
 const PUNCTS: &[&str] = &[
-    "<<=", ">>=", "...", "->", "::", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=",
-    "%=", "&=", "|=", "^=", "+", "-", "*", "/", "%", "<", ">", "=", "!", "~", "&", "|", "^", "?", ":", ";", ",", "(",
-    ")", "{", "}", "[", "]", ".",
+    "<<=", ">>=", "...", "->", "::", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
+    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "+", "-", "*", "/", "%", "<", ">", "=", "!",
+    "~", "&", "|", "^", "?", ":", ";", ",", "(", ")", "{", "}", "[", "]", ".",
 ];
 
 /// The tokens of `src`, or the first lexical error.
@@ -115,7 +123,8 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>, Diag> {
             out.push(Token { tok: Tok::Ident(chars[start..i].iter().collect()), span });
             continue;
         }
-        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let (tok, n) = number(&chars[i..]).map_err(|m| Diag::new(DiagKind::Syntax, span, m))?;
             advance(&mut i, &mut line, &mut col, n);
             out.push(Token { tok, span });
@@ -127,7 +136,13 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>, Diag> {
                 advance(&mut i, &mut line, &mut col, p.len());
                 out.push(Token { tok: Tok::Punct(p), span });
             }
-            None => return Err(Diag::new(DiagKind::Syntax, span, format!("unexpected character {c:?}"))),
+            None => {
+                return Err(Diag::new(
+                    DiagKind::Syntax,
+                    span,
+                    format!("unexpected character {c:?}"),
+                ))
+            }
         }
     }
     Ok(out)
@@ -145,7 +160,8 @@ fn number(s: &[char]) -> Result<(Tok, usize), String> {
             n += 1;
         }
         let digits = text_of(n)[2..].to_string();
-        let value = u128::from_str_radix(&digits, 16).map_err(|_| format!("bad hexadecimal literal `{}`", text_of(n)))?;
+        let value = u128::from_str_radix(&digits, 16)
+            .map_err(|_| format!("bad hexadecimal literal `{}`", text_of(n)))?;
         return int_suffix(s, n, value, true);
     }
     while n < s.len() && s[n].is_ascii_digit() {
@@ -178,13 +194,20 @@ fn number(s: &[char]) -> Result<(Tok, usize), String> {
         let single = n < s.len() && matches!(s[n], 'f' | 'F');
         let end = n + single as usize;
         if end < s.len() && is_ident(s[end]) {
-            return Err(format!("bad suffix on the floating literal `{}`", s[..end + 1].iter().collect::<String>()));
+            return Err(format!(
+                "bad suffix on the floating literal `{}`",
+                s[..end + 1].iter().collect::<String>()
+            ));
         }
         return Ok((Tok::Float { value, single }, end));
     }
     // A leading 0 is octal in C.
     let (value, radix_not_10) = if text.len() > 1 && text.starts_with('0') {
-        (u128::from_str_radix(&text[1..], 8).map_err(|_| format!("bad octal literal `{text}`"))?, true)
+        (
+            u128::from_str_radix(&text[1..], 8)
+                .map_err(|_| format!("bad octal literal `{text}`"))?,
+            true,
+        )
     } else {
         (text.parse::<u128>().map_err(|_| format!("integer literal `{text}` is too large"))?, false)
     };
@@ -192,7 +215,12 @@ fn number(s: &[char]) -> Result<(Tok, usize), String> {
 }
 
 /// Reads the suffix of an integer literal whose digits end at `n`.
-fn int_suffix(s: &[char], mut n: usize, value: u128, radix_not_10: bool) -> Result<(Tok, usize), String> {
+fn int_suffix(
+    s: &[char],
+    mut n: usize,
+    value: u128,
+    radix_not_10: bool,
+) -> Result<(Tok, usize), String> {
     let (mut unsigned, mut long) = (false, false);
     while n < s.len() {
         match s[n] {
@@ -203,7 +231,10 @@ fn int_suffix(s: &[char], mut n: usize, value: u128, radix_not_10: bool) -> Resu
         n += 1;
     }
     if n < s.len() && (s[n].is_ascii_alphanumeric() || s[n] == '_' || s[n] == '.') {
-        return Err(format!("bad suffix on the integer literal `{}`", s[..=n].iter().collect::<String>()));
+        return Err(format!(
+            "bad suffix on the integer literal `{}`",
+            s[..=n].iter().collect::<String>()
+        ));
     }
     if value > u64::MAX as u128 {
         return Err("integer literal is too large for any integer type".into());
@@ -240,9 +271,18 @@ mod tests {
         assert_eq!(toks("1.5f")[0], Tok::Float { value: 1.5, single: true });
         assert_eq!(toks("2e3")[0], Tok::Float { value: 2000.0, single: false });
         assert_eq!(toks(".5")[0], Tok::Float { value: 0.5, single: false });
-        assert_eq!(toks("10ull")[0], Tok::Int { value: 10, unsigned: true, long: true, radix_not_10: false });
-        assert_eq!(toks("0x1F")[0], Tok::Int { value: 31, unsigned: false, long: false, radix_not_10: true });
-        assert_eq!(toks("017")[0], Tok::Int { value: 15, unsigned: false, long: false, radix_not_10: true });
+        assert_eq!(
+            toks("10ull")[0],
+            Tok::Int { value: 10, unsigned: true, long: true, radix_not_10: false }
+        );
+        assert_eq!(
+            toks("0x1F")[0],
+            Tok::Int { value: 31, unsigned: false, long: false, radix_not_10: true }
+        );
+        assert_eq!(
+            toks("017")[0],
+            Tok::Int { value: 15, unsigned: false, long: false, radix_not_10: true }
+        );
         assert!(lex("1.5q").is_err());
         assert!(lex("12abc").is_err());
     }

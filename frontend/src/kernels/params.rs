@@ -44,7 +44,8 @@ fn dtype_named(name: &str) -> Option<DType> {
 
 fn is_ident(s: &str) -> bool {
     let mut c = s.chars();
-    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_') && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
 }
 
 /// Parses a parameter list. `seen` holds names already taken (the input parameters, when the
@@ -90,7 +91,10 @@ pub(crate) fn parse_params(src: &str, seen: &[Param]) -> DResult<Vec<Param>> {
         let at = words.first().map_or(end, |w| w.1);
         if words.len() < 2 {
             let found = words.first().map_or("nothing".to_string(), |w| format!("`{}`", w.0));
-            return Err(Diag::syntax(at, format!("expected a parameter `[raw] TYPE NAME`, found {found}")));
+            return Err(Diag::syntax(
+                at,
+                format!("expected a parameter `[raw] TYPE NAME`, found {found}"),
+            ));
         }
         let (ty, tspan) = &words[words.len() - 2];
         let (name, nspan) = &words[words.len() - 1];
@@ -98,12 +102,20 @@ pub(crate) fn parse_params(src: &str, seen: &[Param]) -> DResult<Vec<Param>> {
         for (w, span) in &words[..words.len() - 2] {
             match w.as_str() {
                 "raw" if !raw => raw = true,
-                other => return Err(Diag::syntax(*span, format!("unknown keyword `{other}` (only `raw` may precede the type)"))),
+                other => {
+                    return Err(Diag::syntax(
+                        *span,
+                        format!("unknown keyword `{other}` (only `raw` may precede the type)"),
+                    ))
+                }
             }
         }
         let ty = if ty.chars().count() == 1 {
             if !is_ident(ty) {
-                return Err(Diag::syntax(*tspan, format!("`{ty}` is not a type placeholder (a letter)")));
+                return Err(Diag::syntax(
+                    *tspan,
+                    format!("`{ty}` is not a type placeholder (a letter)"),
+                ));
             }
             ParamType::Placeholder(ty.clone())
         } else {
@@ -118,7 +130,10 @@ pub(crate) fn parse_params(src: &str, seen: &[Param]) -> DResult<Vec<Param>> {
             return Err(Diag::syntax(*nspan, format!("`{name}` is not a parameter name")));
         }
         if name == "i" || name == "n" || name.starts_with('_') {
-            return Err(Diag::code(*nspan, format!("`{name}` is reserved (`i`, `n` and names starting with `_`)")));
+            return Err(Diag::code(
+                *nspan,
+                format!("`{name}` is reserved (`i`, `n` and names starting with `_`)"),
+            ));
         }
         if out.iter().chain(seen).any(|p| &p.name == name) {
             return Err(Diag::code(*nspan, format!("parameter `{name}` is declared twice")));
@@ -136,7 +151,8 @@ mod tests {
     #[test]
     fn cupy_parameter_lists() {
         let p = parse_params("float32 x, raw T y,X z", &[]).unwrap();
-        let got: Vec<(&str, ParamType, bool, usize)> = p.iter().map(|p| (p.name.as_str(), p.ty.clone(), p.raw, p.span.column)).collect();
+        let got: Vec<(&str, ParamType, bool, usize)> =
+            p.iter().map(|p| (p.name.as_str(), p.ty.clone(), p.raw, p.span.column)).collect();
         assert_eq!(
             got,
             vec![

@@ -112,7 +112,8 @@ impl<'p> Parser<'p> {
     fn new(src: &str, placeholders: &'p [String]) -> DResult<Parser<'p>> {
         let toks = lex(src)?;
         let lines: Vec<&str> = src.split('\n').collect();
-        let end = Span { line: lines.len(), column: lines.last().map_or(0, |l| l.chars().count()) + 1 };
+        let end =
+            Span { line: lines.len(), column: lines.last().map_or(0, |l| l.chars().count()) + 1 };
         Ok(Parser { toks, pos: 0, placeholders, local_types: Vec::new(), end })
     }
 
@@ -214,7 +215,8 @@ impl<'p> Parser<'p> {
     /// Whether a type starts at the cursor (after any namespace).
     fn type_starts(&self) -> bool {
         let mut k = 0;
-        while matches!(self.ident_at(k), Some("std" | "thrust" | "cuda")) && self.is_at(k + 1, "::") {
+        while matches!(self.ident_at(k), Some("std" | "thrust" | "cuda")) && self.is_at(k + 1, "::")
+        {
             k += 2;
         }
         match self.ident_at(k) {
@@ -241,7 +243,10 @@ impl<'p> Parser<'p> {
                 return match inner {
                     TypeName::C(DType::Float32) => Ok(TypeName::C(DType::Complex64)),
                     TypeName::C(DType::Float64) => Ok(TypeName::C(DType::Complex128)),
-                    _ => Err(Diag::unsupported(span, "complex of a type other than float and double")),
+                    _ => Err(Diag::unsupported(
+                        span,
+                        "complex of a type other than float and double",
+                    )),
                 };
             }
             Some(w) if self.is_placeholder(w) => {
@@ -262,7 +267,8 @@ impl<'p> Parser<'p> {
             return Err(self.expected("a type"));
         }
         let refs: Vec<&str> = words.iter().map(String::as_str).collect();
-        let ty = c_type(&refs).ok_or_else(|| Diag::code(span, format!("unknown type `{}`", words.join(" "))))?;
+        let ty = c_type(&refs)
+            .ok_or_else(|| Diag::code(span, format!("unknown type `{}`", words.join(" "))))?;
         if self.is("*") || self.is("&") {
             return Err(Diag::unsupported(self.span(), "pointers and references"));
         }
@@ -339,13 +345,20 @@ impl<'p> Parser<'p> {
         }
         // A type followed by `(` is a functional cast in an expression.
         let mut k = 0;
-        while matches!(self.ident_at(k), Some("std" | "thrust" | "cuda")) && self.is_at(k + 1, "::") {
+        while matches!(self.ident_at(k), Some("std" | "thrust" | "cuda")) && self.is_at(k + 1, "::")
+        {
             k += 2;
         }
         if self.ident_at(k) == Some("complex") {
-            return !self.toks[self.pos + k..].iter().position(|t| t.tok == Tok::Punct(">")).is_some_and(|g| {
-                matches!(self.toks.get(self.pos + k + g + 1).map(|t| &t.tok), Some(Tok::Punct("(")))
-            });
+            return !self.toks[self.pos + k..]
+                .iter()
+                .position(|t| t.tok == Tok::Punct(">"))
+                .is_some_and(|g| {
+                    matches!(
+                        self.toks.get(self.pos + k + g + 1).map(|t| &t.tok),
+                        Some(Tok::Punct("("))
+                    )
+                });
         }
         while self.ident_at(k).is_some_and(|w| is_type_word(w) || self.is_placeholder(w)) {
             k += 1;
@@ -370,7 +383,10 @@ impl<'p> Parser<'p> {
                 return Err(Diag::unsupported(self.span(), "local arrays"));
             }
             if self.is("(") {
-                return Err(Diag::unsupported(self.span(), "a function declaration or constructor call syntax"));
+                return Err(Diag::unsupported(
+                    self.span(),
+                    "a function declaration or constructor call syntax",
+                ));
             }
             let init = if self.eat("=") { Some(self.assign()?) } else { None };
             vars.push(Declarator { name, span: nspan, init });
@@ -417,7 +433,10 @@ impl<'p> Parser<'p> {
         let span = self.span();
         self.pos += 1;
         let value = self.assign()?;
-        Ok(Expr { kind: ExprKind::Assign { op, target: Box::new(lhs), value: Box::new(value) }, span })
+        Ok(Expr {
+            kind: ExprKind::Assign { op, target: Box::new(lhs), value: Box::new(value) },
+            span,
+        })
     }
 
     fn ternary(&mut self) -> DResult<Expr> {
@@ -493,7 +512,10 @@ impl<'p> Parser<'p> {
             let inc = self.is("++");
             self.pos += 1;
             let e = self.unary()?;
-            return Ok(Expr { kind: ExprKind::Step { target: Box::new(e), inc, prefix: true }, span });
+            return Ok(Expr {
+                kind: ExprKind::Step { target: Box::new(e), inc, prefix: true },
+                span,
+            });
         }
         if self.is("*") || self.is("&") {
             return Err(Diag::unsupported(span, "pointers (`*`, `&` as unary operators)"));
@@ -528,7 +550,11 @@ impl<'p> Parser<'p> {
                 e = Expr { kind: ExprKind::Index(Box::new(e), Box::new(i)), span };
             } else if self.eat(".") {
                 let (name, _) = self.name()?;
-                let args = if self.eat("(") { self.args()? } else { return Err(Diag::unsupported(self.span(), "member access")) };
+                let args = if self.eat("(") {
+                    self.args()?
+                } else {
+                    return Err(Diag::unsupported(self.span(), "member access"));
+                };
                 e = Expr { kind: ExprKind::Method { base: Box::new(e), name, args }, span };
             } else if self.is("++") || self.is("--") {
                 let inc = self.is("++");
@@ -537,7 +563,10 @@ impl<'p> Parser<'p> {
             } else if self.is("->") {
                 return Err(Diag::unsupported(self.span(), "pointers (`->`)"));
             } else if self.is("(") {
-                return Err(Diag::unsupported(self.span(), "calling an expression that is not a function name"));
+                return Err(Diag::unsupported(
+                    self.span(),
+                    "calling an expression that is not a function name",
+                ));
             } else {
                 return Ok(e);
             }
@@ -565,11 +594,17 @@ impl<'p> Parser<'p> {
         let kind = match tok {
             Tok::Int { value, unsigned, long, radix_not_10 } => {
                 self.pos += 1;
-                ExprKind::Int { value, dtype: int_literal_type(value, unsigned, long, radix_not_10) }
+                ExprKind::Int {
+                    value,
+                    dtype: int_literal_type(value, unsigned, long, radix_not_10),
+                }
             }
             Tok::Float { value, single } => {
                 self.pos += 1;
-                ExprKind::Float { value, dtype: if single { DType::Float32 } else { DType::Float64 } }
+                ExprKind::Float {
+                    value,
+                    dtype: if single { DType::Float32 } else { DType::Float64 },
+                }
             }
             Tok::Punct("(") => {
                 self.pos += 1;
@@ -599,7 +634,10 @@ impl<'p> Parser<'p> {
                     }
                     let mut args = self.args()?;
                     if args.len() != 1 {
-                        return Err(Diag::unsupported(span, "a constructor call with other than one argument"));
+                        return Err(Diag::unsupported(
+                            span,
+                            "a constructor call with other than one argument",
+                        ));
                     }
                     return Ok(Expr { kind: ExprKind::Cast(ty, Box::new(args.remove(0))), span });
                 }
@@ -609,7 +647,9 @@ impl<'p> Parser<'p> {
                     "true" => ExprKind::Bool(true),
                     "false" => ExprKind::Bool(false),
                     _ if self.eat("(") => ExprKind::Call { name, args: self.args()? },
-                    _ if self.is("::") => return Err(Diag::unsupported(self.span(), "a qualified name")),
+                    _ if self.is("::") => {
+                        return Err(Diag::unsupported(self.span(), "a qualified name"))
+                    }
                     _ => ExprKind::Name(name),
                 }
             }
@@ -639,7 +679,15 @@ impl<'p> Parser<'p> {
         self.local_types = templates.clone();
         while matches!(
             self.ident_at(0),
-            Some("__device__" | "__host__" | "__forceinline__" | "__inline__" | "inline" | "static" | "__noinline__")
+            Some(
+                "__device__"
+                    | "__host__"
+                    | "__forceinline__"
+                    | "__inline__"
+                    | "inline"
+                    | "static"
+                    | "__noinline__"
+            )
         ) {
             self.pos += 1;
         }
@@ -716,7 +764,11 @@ mod tests {
             }
             ExprKind::Index(a, i) => format!("{}[{}]", show(a), show(i)),
             ExprKind::Method { base, name, args } => {
-                format!("{}.{name}({})", show(base), args.iter().map(show).collect::<Vec<_>>().join(", "))
+                format!(
+                    "{}.{name}({})",
+                    show(base),
+                    args.iter().map(show).collect::<Vec<_>>().join(", ")
+                )
             }
             ExprKind::Comma(a, b) => format!("({}, {})", show(a), show(b)),
         }
@@ -754,13 +806,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(body.len(), 3);
-        assert!(matches!(&body[0].kind, StmtKind::Decl { ty: TypeName::Placeholder(t), vars, .. } if t == "T" && vars[0].name == "diff"));
+        assert!(
+            matches!(&body[0].kind, StmtKind::Decl { ty: TypeName::Placeholder(t), vars, .. } if t == "T" && vars[0].name == "diff")
+        );
         assert!(matches!(&body[1].kind, StmtKind::If { els: Some(_), .. }));
-        assert!(matches!(&body[2].kind, StmtKind::For { init: Some(_), cond: Some(_), step: Some(_), .. }));
+        assert!(matches!(
+            &body[2].kind,
+            StmtKind::For { init: Some(_), cond: Some(_), step: Some(_), .. }
+        ));
         assert_eq!(body[2].span, Span { line: 3, column: 1 });
         let d = parse_body("unsigned long long a = 1, b; const float c = 2.f;", &[]).unwrap();
-        assert!(matches!(&d[0].kind, StmtKind::Decl { ty: TypeName::C(DType::UInt64), vars, .. } if vars.len() == 2));
-        assert!(matches!(&d[1].kind, StmtKind::Decl { ty: TypeName::C(DType::Float32), is_const: true, .. }));
+        assert!(
+            matches!(&d[0].kind, StmtKind::Decl { ty: TypeName::C(DType::UInt64), vars, .. } if vars.len() == 2)
+        );
+        assert!(matches!(
+            &d[1].kind,
+            StmtKind::Decl { ty: TypeName::C(DType::Float32), is_const: true, .. }
+        ));
     }
 
     #[test]
@@ -791,7 +853,10 @@ mod tests {
         .unwrap();
         assert_eq!(f.len(), 2);
         assert_eq!(f[0].templates, vec!["U".to_string()]);
-        assert_eq!(f[0].params, vec![FnParam { ty: TypeName::Placeholder("U".into()), name: "a".into() }]);
+        assert_eq!(
+            f[0].params,
+            vec![FnParam { ty: TypeName::Placeholder("U".into()), name: "a".into() }]
+        );
         assert_eq!(f[1].ret, Some(TypeName::C(DType::Float32)));
     }
 }

@@ -7,7 +7,9 @@ use smallvec::SmallVec;
 use super::ast::{Expr, ExprKind, Function, Span, Stmt, TypeName};
 use super::bind::{arg_dtype, decide_types, loop_shape};
 use super::diag::Diag;
-use super::elementwise::{bind_inputs, collect_outputs, end_of, flat_index, parse_outputs, placeholders};
+use super::elementwise::{
+    bind_inputs, collect_outputs, end_of, flat_index, parse_outputs, placeholders,
+};
 use super::params::{parse_params, Param, ParamType};
 use super::parser::{parse_body, parse_expr, parse_preamble, parse_type};
 use super::trace::{Tracer, Var, VarKind};
@@ -47,15 +49,19 @@ fn reducer(e: &Expr) -> Option<Reducer> {
             _ => None,
         }
     }
-    let pair = |x: &Expr, y: &Expr| matches!((name(x), name(y)), (Some("a"), Some("b")) | (Some("b"), Some("a")));
+    let pair = |x: &Expr, y: &Expr| {
+        matches!((name(x), name(y)), (Some("a"), Some("b")) | (Some("b"), Some("a")))
+    };
     match &e.kind {
         ExprKind::Binary(Add, x, y) if pair(x, y) => Some(Reducer::Sum),
         ExprKind::Binary(Mul, x, y) if pair(x, y) => Some(Reducer::Prod),
-        ExprKind::Call { name: f, args } if args.len() == 2 && pair(&args[0], &args[1]) => match f.as_str() {
-            "max" | "fmax" | "fmaxf" => Some(Reducer::Max),
-            "min" | "fmin" | "fminf" => Some(Reducer::Min),
-            _ => None,
-        },
+        ExprKind::Call { name: f, args } if args.len() == 2 && pair(&args[0], &args[1]) => {
+            match f.as_str() {
+                "max" | "fmax" | "fmaxf" => Some(Reducer::Max),
+                "min" | "fmin" | "fminf" => Some(Reducer::Min),
+                _ => None,
+            }
+        }
         ExprKind::Ternary(c, t, f) => {
             let ExprKind::Binary(op, x, y) = &c.kind else { return None };
             let (x, y, t, f) = (name(x)?, name(y)?, name(t)?, name(f)?);
@@ -139,8 +145,10 @@ impl ReductionKernel {
         let ins = parse_params(in_params, &[]).map_err(|d| d.into_error(name, "in_params"))?;
         let outs = parse_outputs(name, out_params, &ins)?;
         let placeholders = placeholders(&[&ins, &outs]);
-        let map = parse_expr(map_expr, &placeholders).map_err(|d| d.into_error(name, "map_expr"))?;
-        let red = parse_expr(reduce_expr, &placeholders).map_err(|d| d.into_error(name, "reduce_expr"))?;
+        let map =
+            parse_expr(map_expr, &placeholders).map_err(|d| d.into_error(name, "map_expr"))?;
+        let red = parse_expr(reduce_expr, &placeholders)
+            .map_err(|d| d.into_error(name, "reduce_expr"))?;
         let reducer = reducer(&red).ok_or_else(|| {
             Diag::unsupported(
                 red.span,
@@ -148,7 +156,8 @@ impl ReductionKernel {
             )
             .into_error(name, "reduce_expr")
         })?;
-        let post = parse_body(post_map_expr, &placeholders).map_err(|d| d.into_error(name, "post_map_expr"))?;
+        let post = parse_body(post_map_expr, &placeholders)
+            .map_err(|d| d.into_error(name, "post_map_expr"))?;
         let identity = if identity.trim().is_empty() {
             None
         } else {
@@ -175,14 +184,16 @@ impl ReductionKernel {
 
     /// The kernel with CuPy's `reduce_type`: the C type `a` and `b` have (`"double"`, `"T"`).
     pub fn with_reduce_type(mut self, reduce_type: &str) -> Result<ReductionKernel> {
-        self.reduce_type = parse_type(reduce_type, &self.placeholders).map_err(|d| d.into_error(&self.name, "reduce_type"))?;
+        self.reduce_type = parse_type(reduce_type, &self.placeholders)
+            .map_err(|d| d.into_error(&self.name, "reduce_type"))?;
         Ok(self)
     }
 
     /// The kernel with CuPy's `preamble` of device functions (see
     /// [`crate::ElementwiseKernel::with_preamble`]).
     pub fn with_preamble(mut self, preamble: &str) -> Result<ReductionKernel> {
-        self.functions = parse_preamble(preamble, &self.placeholders).map_err(|d| d.into_error(&self.name, "preamble"))?;
+        self.functions = parse_preamble(preamble, &self.placeholders)
+            .map_err(|d| d.into_error(&self.name, "preamble"))?;
         Ok(self)
     }
 
@@ -197,7 +208,10 @@ impl ReductionKernel {
         if self.outs.len() != 1 {
             return Err(Error::Value {
                 op: self.name.clone(),
-                message: format!("the kernel has {} outputs: call_all returns them", self.outs.len()),
+                message: format!(
+                    "the kernel has {} outputs: call_all returns them",
+                    self.outs.len()
+                ),
             });
         }
         Ok(self.run(args, axis.into(), &[])?.remove(0))
@@ -216,7 +230,12 @@ impl ReductionKernel {
 
     /// `kernel(*args, *outs, axis=..)`: each `outs[k]` is replaced by the result for output
     /// parameter `k` (as [`crate::ElementwiseKernel::try_call_out`]).
-    pub fn try_call_out(&self, args: &[Operand], axis: impl Into<AxisArg>, outs: &mut [&mut Array]) -> Result<()> {
+    pub fn try_call_out(
+        &self,
+        args: &[Operand],
+        axis: impl Into<AxisArg>,
+        outs: &mut [&mut Array],
+    ) -> Result<()> {
         let given: Vec<Array> = outs.iter().map(|o| (**o).clone()).collect();
         let results = self.run(args, axis.into(), &given)?;
         for (o, r) in outs.iter_mut().zip(results) {
@@ -227,13 +246,19 @@ impl ReductionKernel {
 
     fn run(&self, args: &[Operand], axis: AxisArg, out_args: &[Array]) -> Result<Vec<Array>> {
         let name = &self.name;
-        if args.len() != self.ins.len() || !(out_args.is_empty() || out_args.len() == self.outs.len()) {
+        if args.len() != self.ins.len()
+            || !(out_args.is_empty() || out_args.len() == self.outs.len())
+        {
             let expected = if out_args.is_empty() {
                 format!("{} inputs", self.ins.len())
             } else {
                 format!("{} inputs and {} outputs", self.ins.len(), self.outs.len())
             };
-            return Err(Error::KernelArgCount { kernel: name.clone(), expected, got: args.len() + out_args.len() });
+            return Err(Error::KernelArgCount {
+                kernel: name.clone(),
+                expected,
+                got: args.len() + out_args.len(),
+            });
         }
         let in_dtypes: Vec<Option<DType>> = args.iter().map(arg_dtype).collect();
         let out_dtypes: Vec<DType> = out_args.iter().map(Array::dtype).collect();
@@ -262,24 +287,34 @@ impl ReductionKernel {
             }
         }
         let kept_shape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
-        let out_shape: Shape =
-            if axis.keepdims { (0..rank).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect() } else { kept_shape.iter().copied().collect() };
+        let out_shape: Shape = if axis.keepdims {
+            (0..rank).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect()
+        } else {
+            kept_shape.iter().copied().collect()
+        };
         for (p, o) in self.outs.iter().zip(out_args) {
             if o.shape() != out_shape.as_slice() {
                 return Err(Error::Value {
                     op: name.clone(),
-                    message: format!("output `{}` has shape {:?}, the reduction's is {:?}", p.name, o.shape(), out_shape.as_slice()),
+                    message: format!(
+                        "output `{}` has shape {:?}, the reduction's is {:?}",
+                        p.name,
+                        o.shape(),
+                        out_shape.as_slice()
+                    ),
                 });
             }
         }
         let reduce_ty = match &self.reduce_type {
             TypeName::C(d) => *d,
-            TypeName::Placeholder(t) => *types.bound.get(t).ok_or_else(|| Error::KernelPlaceholder {
-                kernel: name.clone(),
-                placeholder: t.clone(),
-                param: "reduce_type".into(),
-                in_outputs_only: false,
-            })?,
+            TypeName::Placeholder(t) => {
+                *types.bound.get(t).ok_or_else(|| Error::KernelPlaceholder {
+                    kernel: name.clone(),
+                    placeholder: t.clone(),
+                    param: "reduce_type".into(),
+                    in_outputs_only: false,
+                })?
+            }
             TypeName::Auto => unreachable!("a reduce type is never auto"),
         };
         let (n_in, n_out) = (shape.iter().product::<usize>(), kept_shape.iter().product::<usize>());
@@ -287,7 +322,8 @@ impl ReductionKernel {
         // The map, over the broadcast input shape.
         let mut tr = Tracer::new(types.bound.clone(), &self.functions);
         bind_inputs(&mut tr, name, &self.ins, &types.ins, args, &shape)?;
-        let special = |v: Array| Var { ty: DType::Int64, value: Some(Val::Array(v)), kind: VarKind::Special };
+        let special =
+            |v: Array| Var { ty: DType::Int64, value: Some(Val::Array(v)), kind: VarKind::Special };
         tr.define("_j", special(position_reduced_first(&shape, &order)?));
         tr.define("_i", special(output_position(&shape, &axes, &kept_shape)?));
         tr.size("_in_ind", n_in);
@@ -304,7 +340,9 @@ impl ReductionKernel {
                 None => {
                     return Err(Error::Value {
                         op: name.clone(),
-                        message: format!("zero-size array to reduction operation {name} which has no identity"),
+                        message: format!(
+                            "zero-size array to reduction operation {name} which has no identity"
+                        ),
                     })
                 }
             }
@@ -313,7 +351,11 @@ impl ReductionKernel {
             let r = Array::apply(self.reducer.op(), attrs, &[&m])?.cast_to(reduce_ty);
             match (&identity, self.reducer) {
                 (Some(v), Reducer::Max | Reducer::Min) if !neutral(v, self.reducer) => {
-                    let op = if self.reducer == Reducer::Max { OpKind::Maximum } else { OpKind::Minimum };
+                    let op = if self.reducer == Reducer::Max {
+                        OpKind::Maximum
+                    } else {
+                        OpKind::Minimum
+                    };
                     let v = v.to_array().broadcast_to_shape(&out_shape)?;
                     Array::apply(op, Attrs::None, &[&v, &r])?
                 }
@@ -337,7 +379,14 @@ impl ReductionKernel {
             let value = out_args.get(k).map(|a| Val::Array(a.clone()));
             post.define(&p.name, Var { ty: d, value, kind: VarKind::Output });
         }
-        post.define("a", Var { ty: reduce_ty, value: Some(Val::Array(a)), kind: VarKind::Local { is_const: false } });
+        post.define(
+            "a",
+            Var {
+                ty: reduce_ty,
+                value: Some(Val::Array(a)),
+                kind: VarKind::Local { is_const: false },
+            },
+        );
         post.define("_i", special(flat_index(&out_shape)));
         post.size("_in_ind", n_in);
         post.size("_out_ind", n_out);
@@ -347,7 +396,11 @@ impl ReductionKernel {
 
     /// The identity converted to the reduce type; it must be known when traced, and be the
     /// reduction's neutral element for sums and products.
-    fn identity_value(&self, bound: &std::collections::HashMap<String, DType>, ty: DType) -> Result<Option<Val>> {
+    fn identity_value(
+        &self,
+        bound: &std::collections::HashMap<String, DType>,
+        ty: DType,
+    ) -> Result<Option<Val>> {
         let Some(e) = &self.identity else { return Ok(None) };
         let mut tr = Tracer::new(bound.clone(), &self.functions);
         let v = tr.eval(e).map_err(|d| d.into_error(&self.name, "identity"))?;
@@ -361,7 +414,8 @@ impl ReductionKernel {
             Reducer::Prod => Some((1, "a * b")),
             Reducer::Max | Reducer::Min => None,
         };
-        let bad = |message: String| Err(Diag::code(e.span, message).into_error(&self.name, "identity"));
+        let bad =
+            |message: String| Err(Diag::code(e.span, message).into_error(&self.name, "identity"));
         match (known, want) {
             (None, _) if !ty.is_complex() => bad("the identity must be a constant".into()),
             (Some(l), Some((n, op))) if l.to_f64() != n as f64 => bad(format!(
@@ -378,7 +432,9 @@ fn neutral(v: &Val, r: Reducer) -> bool {
     let max = r == Reducer::Max;
     match (l, d.int_range()) {
         (Literal::Bool(b), _) => *b != max,
-        (Literal::Float(bits), _) => f64::from_bits(*bits) == if max { f64::NEG_INFINITY } else { f64::INFINITY },
+        (Literal::Float(bits), _) => {
+            f64::from_bits(*bits) == if max { f64::NEG_INFINITY } else { f64::INFINITY }
+        }
         (_, Some((lo, hi))) => l.to_f64() == if max { lo as f64 } else { hi as f64 },
         _ => false,
     }
@@ -401,7 +457,8 @@ fn position_reduced_first(shape: &[usize], order: &[usize]) -> Result<Array> {
 
 /// `_i` in the map: the C-order position of each element's output, over the input's shape.
 fn output_position(shape: &[usize], axes: &[usize], kept_shape: &[usize]) -> Result<Array> {
-    let ones: Vec<i64> = (0..shape.len()).map(|a| if axes.contains(&a) { 1 } else { shape[a] as i64 }).collect();
+    let ones: Vec<i64> =
+        (0..shape.len()).map(|a| if axes.contains(&a) { 1 } else { shape[a] as i64 }).collect();
     flat_index(kept_shape).try_reshape(&ones)?.try_broadcast_to(shape)
 }
 

@@ -28,7 +28,13 @@ pub(crate) enum TNode {
     Arg(usize),
     /// An array holding data (captured by the closure): used as it is.
     External(Array),
-    Op { op: OpKind, attrs: Attrs, inputs: Vec<usize>, dtype: DType, shape: Shape },
+    Op {
+        op: OpKind,
+        attrs: Attrs,
+        inputs: Vec<usize>,
+        dtype: DType,
+        shape: Shape,
+    },
 }
 
 /// A traced closure: its nodes in topological order and the indices of its results.
@@ -71,7 +77,13 @@ impl Template {
                 }
                 if !expanded {
                     stack.push((a, true));
-                    stack.extend(a.e.inputs.iter().rev().filter(|i| !index.contains_key(&Arc::as_ptr(&i.e))).map(|i| (i, false)));
+                    stack.extend(
+                        a.e.inputs
+                            .iter()
+                            .rev()
+                            .filter(|i| !index.contains_key(&Arc::as_ptr(&i.e)))
+                            .map(|i| (i, false)),
+                    );
                     continue;
                 }
                 index.insert(key, nodes.len());
@@ -131,10 +143,13 @@ impl Template {
                 TNode::Arg(k) => args[*k].clone()?,
                 TNode::External(a) => a.clone(),
                 TNode::Op { op, attrs, inputs, dtype, shape } => {
-                    let ins: SmallVec<[Array; 3]> = inputs.iter().map(|&i| built[i].clone()).collect();
-                    let declared = op.is_leaf() || op.info().dtype_rule == kiln_ir::ops::DTypeRule::Declared;
+                    let ins: SmallVec<[Array; 3]> =
+                        inputs.iter().map(|&i| built[i].clone()).collect();
+                    let declared =
+                        op.is_leaf() || op.info().dtype_rule == kiln_ir::ops::DTypeRule::Declared;
                     if !declared {
-                        let types: Vec<(DType, &[usize])> = ins.iter().map(|a| (a.dtype(), a.shape())).collect();
+                        let types: Vec<(DType, &[usize])> =
+                            ins.iter().map(|a| (a.dtype(), a.shape())).collect();
                         let (d, s) = infer(*op, attrs, &types).ok()?;
                         if d != *dtype || s != *shape {
                             return None;
@@ -185,7 +200,13 @@ impl Substitution {
             Attrs::Slice { dims } => Attrs::Slice {
                 dims: dims
                     .iter()
-                    .map(|d| Some(SliceDim { start: self.size(d.start)?, step: d.step, len: self.size(d.len)? }))
+                    .map(|d| {
+                        Some(SliceDim {
+                            start: self.size(d.start)?,
+                            step: d.step,
+                            len: self.size(d.len)?,
+                        })
+                    })
                     .collect::<Option<_>>()?,
             },
             Attrs::Const { value } => Attrs::Const { value: self.constant(*value, dtype)? },

@@ -128,10 +128,16 @@ impl<'f> Tracer<'f> {
                     let value = match &d.init {
                         Some(e) => Some(self.eval(e)?),
                         None if declared.is_none() => {
-                            return Err(Diag::code(d.span, format!("`auto {}` needs an initialiser", d.name)))
+                            return Err(Diag::code(
+                                d.span,
+                                format!("`auto {}` needs an initialiser", d.name),
+                            ))
                         }
                         None if *is_const => {
-                            return Err(Diag::code(d.span, format!("const `{}` needs an initialiser", d.name)))
+                            return Err(Diag::code(
+                                d.span,
+                                format!("const `{}` needs an initialiser", d.name),
+                            ))
                         }
                         None => None,
                     };
@@ -141,7 +147,10 @@ impl<'f> Tracer<'f> {
                     if scope.contains_key(&d.name) {
                         return Err(Diag::code(d.span, format!("redeclaration of `{}`", d.name)));
                     }
-                    scope.insert(d.name.clone(), Var { ty, value, kind: VarKind::Local { is_const: *is_const } });
+                    scope.insert(
+                        d.name.clone(),
+                        Var { ty, value, kind: VarKind::Local { is_const: *is_const } },
+                    );
                 }
                 Ok(())
             }
@@ -174,9 +183,10 @@ impl<'f> Tracer<'f> {
                 self.scopes.pop();
                 r
             }
-            StmtKind::Return(_) => {
-                Err(Diag::unsupported(s.span, "`return` in a kernel's code (it would end the loop over elements)"))
-            }
+            StmtKind::Return(_) => Err(Diag::unsupported(
+                s.span,
+                "`return` in a kernel's code (it would end the loop over elements)",
+            )),
         }
     }
 
@@ -203,7 +213,14 @@ impl<'f> Tracer<'f> {
         Ok(())
     }
 
-    fn for_loop(&mut self, span: Span, init: Option<&Stmt>, cond: Option<&Expr>, step: Option<&Expr>, body: &Stmt) -> DResult<()> {
+    fn for_loop(
+        &mut self,
+        span: Span,
+        init: Option<&Stmt>,
+        cond: Option<&Expr>,
+        step: Option<&Expr>,
+        body: &Stmt,
+    ) -> DResult<()> {
         if let Some(i) = init {
             self.exec(i)?;
         }
@@ -240,8 +257,12 @@ impl<'f> Tracer<'f> {
     pub fn eval(&mut self, e: &Expr) -> DResult<Val> {
         let span = e.span;
         match &e.kind {
-            ExprKind::Int { value, dtype } => Ok(Val::Const(Literal::from_i128(*dtype, *value as i128), *dtype)),
-            ExprKind::Float { value, dtype } => Ok(Val::Const(Literal::float(*dtype, *value), *dtype)),
+            ExprKind::Int { value, dtype } => {
+                Ok(Val::Const(Literal::from_i128(*dtype, *value as i128), *dtype))
+            }
+            ExprKind::Float { value, dtype } => {
+                Ok(Val::Const(Literal::float(*dtype, *value), *dtype))
+            }
             ExprKind::Bool(b) => Ok(Val::Const(Literal::Bool(*b), DType::Bool)),
             ExprKind::Name(n) => self.read(n, span),
             ExprKind::Unary(op, x) => {
@@ -293,15 +314,26 @@ impl<'f> Tracer<'f> {
             ExprKind::Index(base, idx) => self.index(base, idx, span),
             ExprKind::Method { base, name, args } => {
                 let ExprKind::Name(b) = &base.kind else {
-                    return Err(Diag::unsupported(span, format!("the method `{name}` of an expression")));
+                    return Err(Diag::unsupported(
+                        span,
+                        format!("the method `{name}` of an expression"),
+                    ));
                 };
                 if name != "size" || !args.is_empty() {
-                    return Err(Diag::unsupported(span, format!("`{b}.{name}(..)` (only `.size()`)")));
+                    return Err(Diag::unsupported(
+                        span,
+                        format!("`{b}.{name}(..)` (only `.size()`)"),
+                    ));
                 }
                 let n = match (self.sizes.get(b), self.raws.get(b)) {
                     (Some(&n), _) => n,
                     (None, Some(a)) => a.size() as i64,
-                    (None, None) => return Err(Diag::code(span, format!("`{b}` has no `size()`: it is not a raw argument"))),
+                    (None, None) => {
+                        return Err(Diag::code(
+                            span,
+                            format!("`{b}` has no `size()`: it is not a raw argument"),
+                        ))
+                    }
                 };
                 Ok(Val::Const(Literal::Int(n), DType::Int64))
             }
@@ -331,11 +363,17 @@ impl<'f> Tracer<'f> {
                     VarKind::Output => " (give an output argument to read its old value)",
                     _ => "",
                 };
-                Diag::code(span, format!("`{name}` is read before it is assigned on every path{hint}"))
+                Diag::code(
+                    span,
+                    format!("`{name}` is read before it is assigned on every path{hint}"),
+                )
             });
         }
         if self.raws.contains_key(name) {
-            return Err(Diag::code(span, format!("`{name}` is a raw argument: read its elements (`{name}[k]`)")));
+            return Err(Diag::code(
+                span,
+                format!("`{name}` is a raw argument: read its elements (`{name}[k]`)"),
+            ));
         }
         if let Some(c) = builtins::constant(name) {
             return Ok(c);
@@ -355,9 +393,16 @@ impl<'f> Tracer<'f> {
             });
         };
         match var.kind {
-            VarKind::Input => return Err(Diag::code(span, format!("`{name}` is an input parameter: it is read-only"))),
+            VarKind::Input => {
+                return Err(Diag::code(
+                    span,
+                    format!("`{name}` is an input parameter: it is read-only"),
+                ))
+            }
             VarKind::Special => return Err(Diag::code(span, format!("`{name}` is read-only"))),
-            VarKind::Local { is_const: true } => return Err(Diag::code(span, format!("`{name}` is const"))),
+            VarKind::Local { is_const: true } => {
+                return Err(Diag::code(span, format!("`{name}` is const")))
+            }
             VarKind::Output | VarKind::Local { is_const: false } => {}
         }
         let v = cast(&v, var.ty);
@@ -369,19 +414,30 @@ impl<'f> Tracer<'f> {
     /// (`take`, positions wrapped into range).
     fn index(&mut self, base: &Expr, idx: &Expr, span: Span) -> DResult<Val> {
         let ExprKind::Name(name) = &base.kind else {
-            return Err(Diag::unsupported(span, "indexing an expression (only raw arguments are indexed)"));
+            return Err(Diag::unsupported(
+                span,
+                "indexing an expression (only raw arguments are indexed)",
+            ));
         };
         let Some(a) = self.raws.get(name).cloned() else {
-            let what = if self.var(name).is_some() { "it is not a raw argument (declare it `raw`)" } else { "it is unknown" };
+            let what = if self.var(name).is_some() {
+                "it is not a raw argument (declare it `raw`)"
+            } else {
+                "it is unknown"
+            };
             return Err(Diag::code(span, format!("`{name}` cannot be indexed: {what}")));
         };
         let k = self.eval(idx)?;
         if !(k.dtype().is_integer() || k.dtype().is_bool()) {
-            return Err(Diag::code(idx.span, format!("an index of type {} (it must be an integer)", c_name(k.dtype()))));
+            return Err(Diag::code(
+                idx.span,
+                format!("an index of type {} (it must be an integer)", c_name(k.dtype())),
+            ));
         }
         // The raw array is read whole: no broadcasting between it and the positions.
         let k = cast(&k, DType::Int64).to_array();
-        let t = Array::apply(kiln_ir::OpKind::Take, kiln_ir::Attrs::None, &[&a, &k]).map_err(|e| ir_err(span, e))?;
+        let t = Array::apply(kiln_ir::OpKind::Take, kiln_ir::Attrs::None, &[&a, &k])
+            .map_err(|e| ir_err(span, e))?;
         Ok(Val::Array(t))
     }
 }

@@ -91,10 +91,14 @@ pub(crate) fn ir_err(span: Span, e: impl std::fmt::Display) -> Diag {
 pub(crate) fn apply(op: OpKind, attrs: Attrs, args: &[&Array], span: Span) -> DResult<Array> {
     let mut shape = kiln_ir::Shape::new();
     for a in args {
-        shape = kiln_ir::shape::broadcast_shapes(op.name(), &shape, a.shape()).map_err(|e| ir_err(span, e))?;
+        shape = kiln_ir::shape::broadcast_shapes(op.name(), &shape, a.shape())
+            .map_err(|e| ir_err(span, e))?;
     }
-    let b: Vec<Array> =
-        args.iter().map(|a| a.broadcast_to_shape(&shape)).collect::<crate::Result<_>>().map_err(|e| ir_err(span, e))?;
+    let b: Vec<Array> = args
+        .iter()
+        .map(|a| a.broadcast_to_shape(&shape))
+        .collect::<crate::Result<_>>()
+        .map_err(|e| ir_err(span, e))?;
     let refs: Vec<&Array> = b.iter().collect();
     Array::apply(op, attrs, &refs).map_err(|e| ir_err(span, e))
 }
@@ -129,7 +133,8 @@ fn fold_cast(l: Literal, from: DType, to: DType) -> Option<Literal> {
             None => {
                 let x = float_of(l)?.trunc();
                 let (lo, hi) = to.int_range()?;
-                (x.is_finite() && x >= lo as f64 && x <= hi as f64 && x.abs() < 9.0e15).then(|| Literal::from_i128(to, x as i128))
+                (x.is_finite() && x >= lo as f64 && x <= hi as f64 && x.abs() < 9.0e15)
+                    .then(|| Literal::from_i128(to, x as i128))
             }
         },
         DTypeKind::Float => match int_of(l) {
@@ -161,7 +166,12 @@ pub(crate) fn binary(op: BinOp, a: &Val, b: &Val, span: Span) -> DResult<Val> {
     let invalid = || {
         Diag::code(
             span,
-            format!("invalid operands of types {} and {} to `{}`", c_name(a.dtype()), c_name(b.dtype()), op.symbol()),
+            format!(
+                "invalid operands of types {} and {} to `{}`",
+                c_name(a.dtype()),
+                c_name(b.dtype()),
+                op.symbol()
+            ),
         )
     };
     match op {
@@ -297,14 +307,23 @@ fn c_divmod(x: &Val, y: &Val, rem: bool, span: Span) -> DResult<Val> {
 
 /// A unary operator.
 pub(crate) fn unary(op: UnOp, v: &Val, span: Span) -> DResult<Val> {
-    let invalid = || Diag::code(span, format!("invalid operand of type {} to unary `{}`", c_name(v.dtype()), op.symbol()));
+    let invalid = || {
+        Diag::code(
+            span,
+            format!("invalid operand of type {} to unary `{}`", c_name(v.dtype()), op.symbol()),
+        )
+    };
     match op {
         UnOp::Plus => Ok(cast(v, promote(v.dtype()))),
         UnOp::Neg => {
             let x = cast(v, promote(v.dtype()));
             match &x {
-                Val::Const(l, t) if int_of(*l).is_some() => Ok(Val::Const(Literal::from_i128(*t, -int_of(*l).unwrap()), *t)),
-                Val::Const(l, t) if t.is_float() => Ok(Val::Const(Literal::float(*t, -float_of(*l).unwrap()), *t)),
+                Val::Const(l, t) if int_of(*l).is_some() => {
+                    Ok(Val::Const(Literal::from_i128(*t, -int_of(*l).unwrap()), *t))
+                }
+                Val::Const(l, t) if t.is_float() => {
+                    Ok(Val::Const(Literal::float(*t, -float_of(*l).unwrap()), *t))
+                }
                 _ => arr(OpKind::Neg, &[&x], span),
             }
         }
@@ -370,7 +389,9 @@ mod tests {
         let f = Val::Const(Literal::float(DType::Float32, 1.5), DType::Float32);
         assert!(binary(BinOp::Rem, &f, &k(1, DType::Int32), AT).is_err());
         let v = binary(BinOp::Mul, &f, &k(2, DType::Int32), AT).unwrap();
-        assert!(matches!(v, Val::Const(Literal::Float(b), DType::Float32) if f64::from_bits(b) == 3.0));
+        assert!(
+            matches!(v, Val::Const(Literal::Float(b), DType::Float32) if f64::from_bits(b) == 3.0)
+        );
         let v = unary(UnOp::Not, &k(3, DType::Int32), AT).unwrap();
         assert_eq!((v.known_int(), v.dtype()), (Some(0), DType::Bool));
         assert_eq!(cast(&f, DType::Int8).known_int(), Some(1));

@@ -309,7 +309,10 @@ pub fn catanh(z: C64) -> C64 {
     } else if x == 1.0 && y.abs() < 1e-100 {
         // Near the pole: (1-x)² + y² would underflow.
         let ya = y.abs() + rho;
-        (((4.0 + y * y).sqrt().sqrt() / ya.sqrt()).ln(), (FRAC_PI_2 + (ya / 2.0).atan()).copysign(y) / 2.0)
+        (
+            ((4.0 + y * y).sqrt().sqrt() / ya.sqrt()).ln(),
+            (FRAC_PI_2 + (ya / 2.0).atan()).copysign(y) / 2.0,
+        )
     } else {
         let ya = y.abs() + rho;
         let xi = (4.0 * x / ((1.0 - x) * (1.0 - x) + ya * ya)).ln_1p() / 4.0;
@@ -408,7 +411,13 @@ mod tests {
         }
     }
 
-    fn check(table: &[(&str, Vec<Complex64>)], zs: &[Complex64], rel: f64, signed_zeros: bool, skip: &[(&str, usize)]) {
+    fn check(
+        table: &[(&str, Vec<Complex64>)],
+        zs: &[Complex64],
+        rel: f64,
+        signed_zeros: bool,
+        skip: &[(&str, usize)],
+    ) {
         let mut bad = Vec::new();
         for (name, want) in table {
             let op = OpKind::from_name(name).unwrap();
@@ -417,7 +426,9 @@ mod tests {
                 if skip.contains(&(*name, i)) {
                     continue;
                 }
-                if !part_ok(g.re, w.re, rel, signed_zeros) || !part_ok(g.im, w.im, rel, signed_zeros) {
+                if !part_ok(g.re, w.re, rel, signed_zeros)
+                    || !part_ok(g.im, w.im, rel, signed_zeros)
+                {
                     bad.push(format!("{name}({z}) = {g}, want {w}"));
                 }
             }
@@ -740,7 +751,8 @@ mod tests {
                 ],
             ),
         ];
-        let table: Vec<(&str, Vec<Complex64>)> = table.iter().map(|(n, w)| (*n, w.to_vec())).collect();
+        let table: Vec<(&str, Vec<Complex64>)> =
+            table.iter().map(|(n, w)| (*n, w.to_vec())).collect();
         check(&table, &zs, 1e-15, true, &[]);
     }
 
@@ -1189,7 +1201,8 @@ mod tests {
                 ],
             ),
         ];
-        let table: Vec<(&str, Vec<Complex64>)> = table.iter().map(|(n, w)| (*n, w.to_vec())).collect();
+        let table: Vec<(&str, Vec<Complex64>)> =
+            table.iter().map(|(n, w)| (*n, w.to_vec())).collect();
         // 2**(1e150 + 1e150i): the phase 1e150·ln 2 is not known to within 2π in f64, so only the
         // infinite modulus is meaningful.
         check(&table, &zs, 2e-15, false, &[("exp2", 6)]);

@@ -9,7 +9,8 @@
 use num_complex::Complex64 as C64;
 
 use super::cmath::{
-    cacos, cacosh, casin, casinh, catan, catanh, cdiv, cexp, cexp2, clog, clog1p, cmul, cpow, csqrt, ctan, ctanh,
+    cacos, cacosh, casin, casinh, catan, catanh, cdiv, cexp, cexp2, clog, clog1p, cmul, cpow,
+    csqrt, ctan, ctanh,
 };
 use super::value::Value::{self, Bool, Complex, Float, Int, UInt};
 use crate::dtype::DType;
@@ -677,7 +678,13 @@ pub fn logical_xor(_: DType, a: Value, b: Value) -> Value {
     logical("logical_xor", a, b, |x, y| x != y)
 }
 
-fn bitwise(op: &str, a: Value, b: Value, fb: fn(bool, bool) -> bool, fi: fn(u64, u64) -> u64) -> Value {
+fn bitwise(
+    op: &str,
+    a: Value,
+    b: Value,
+    fb: fn(bool, bool) -> bool,
+    fi: fn(u64, u64) -> u64,
+) -> Value {
     match (a, b) {
         (Bool(x), Bool(y)) => Bool(fb(x, y)),
         (Int(x), Int(y)) => Int(fi(x as u64, y as u64) as i64),
@@ -741,25 +748,46 @@ mod tests {
     #[test]
     fn integer_wrap_around() {
         // np.array([127], np.int8) + np.array([1], np.int8) -> [-128]
-        assert_eq!(apply(Add, &[vec1(vec![127i8]), vec1(vec![1i8])]).as_slice::<i8>().unwrap(), &[-128]);
+        assert_eq!(
+            apply(Add, &[vec1(vec![127i8]), vec1(vec![1i8])]).as_slice::<i8>().unwrap(),
+            &[-128]
+        );
         // np.array([-2**31], np.int32) - np.array([1], np.int32) -> [2147483647]
-        assert_eq!(apply(Sub, &[vec1(vec![i32::MIN]), vec1(vec![1i32])]).as_slice::<i32>().unwrap(), &[i32::MAX]);
+        assert_eq!(
+            apply(Sub, &[vec1(vec![i32::MIN]), vec1(vec![1i32])]).as_slice::<i32>().unwrap(),
+            &[i32::MAX]
+        );
         // np.array([0], np.uint8) - np.array([1], np.uint8) -> [255]
-        assert_eq!(apply(Sub, &[vec1(vec![0u8]), vec1(vec![1u8])]).as_slice::<u8>().unwrap(), &[255]);
+        assert_eq!(
+            apply(Sub, &[vec1(vec![0u8]), vec1(vec![1u8])]).as_slice::<u8>().unwrap(),
+            &[255]
+        );
         // np.array([100], np.int8) * np.array([3], np.int8) -> [44]
-        assert_eq!(apply(Mul, &[vec1(vec![100i8]), vec1(vec![3i8])]).as_slice::<i8>().unwrap(), &[44]);
+        assert_eq!(
+            apply(Mul, &[vec1(vec![100i8]), vec1(vec![3i8])]).as_slice::<i8>().unwrap(),
+            &[44]
+        );
         // np.array([2**63-1]) + np.array([1]) -> [-9223372036854775808]
-        assert_eq!(apply(Add, &[vec1(vec![i64::MAX]), vec1(vec![1i64])]).as_slice::<i64>().unwrap(), &[i64::MIN]);
+        assert_eq!(
+            apply(Add, &[vec1(vec![i64::MAX]), vec1(vec![1i64])]).as_slice::<i64>().unwrap(),
+            &[i64::MIN]
+        );
         // np.negative(np.array([1, 0], np.uint8)) -> [255, 0]; np.negative(np.int8 -128) -> -128
         assert_eq!(apply(Neg, &[vec1(vec![1u8, 0])]).as_slice::<u8>().unwrap(), &[255, 0]);
         assert_eq!(apply(Neg, &[vec1(vec![-128i8])]).as_slice::<i8>().unwrap(), &[-128]);
         assert_eq!(apply(Neg, &[vec1(vec![1u64, 0])]).as_slice::<u64>().unwrap(), &[u64::MAX, 0]);
         // np.abs(np.array([-128, 5, -5], np.int8)) -> [-128, 5, 5]
-        assert_eq!(apply(Abs, &[vec1(vec![-128i8, 5, -5])]).as_slice::<i8>().unwrap(), &[-128, 5, 5]);
+        assert_eq!(
+            apply(Abs, &[vec1(vec![-128i8, 5, -5])]).as_slice::<i8>().unwrap(),
+            &[-128, 5, 5]
+        );
         // np.square(np.array([16, -100], np.int8)) -> [0, 16]
         assert_eq!(apply(Square, &[vec1(vec![16i8, -100])]).as_slice::<i8>().unwrap(), &[0, 16]);
         // np.invert(np.array([0, -1, 127], np.int8)) -> [-1, 0, -128]; uint8 [0, 5] -> [255, 250]
-        assert_eq!(apply(Invert, &[vec1(vec![0i8, -1, 127])]).as_slice::<i8>().unwrap(), &[-1, 0, -128]);
+        assert_eq!(
+            apply(Invert, &[vec1(vec![0i8, -1, 127])]).as_slice::<i8>().unwrap(),
+            &[-1, 0, -128]
+        );
         assert_eq!(apply(Invert, &[vec1(vec![0u8, 5])]).as_slice::<u8>().unwrap(), &[255, 250]);
     }
 
@@ -769,7 +797,10 @@ mod tests {
         // a // b -> [3, -4, -4, 3, 0, 0, -128]; a % b -> [1, 1, -1, -1, 0, 0, 0]
         let a = vec1(vec![7i8, -7, 7, -7, 5, 0, -128]);
         let b = vec1(vec![2i8, 2, -2, -2, 0, 0, -1]);
-        assert_eq!(apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<i8>().unwrap(), &[3, -4, -4, 3, 0, 0, -128]);
+        assert_eq!(
+            apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<i8>().unwrap(),
+            &[3, -4, -4, 3, 0, 0, -128]
+        );
         assert_eq!(apply(Remainder, &[a, b]).as_slice::<i8>().unwrap(), &[1, 1, -1, -1, 0, 0, 0]);
         // np.array([7, 5], np.uint16) // np.array([2, 0], np.uint16) -> [3, 0]; % -> [1, 0]
         let (a, b) = (vec1(vec![7u16, 5]), vec1(vec![2u16, 0]));
@@ -777,7 +808,10 @@ mod tests {
         assert_eq!(apply(Remainder, &[a, b]).as_slice::<u16>().unwrap(), &[1, 0]);
         // np.int64(-2**63) // np.int64(-1) -> -2**63 (overflow wraps)
         let (a, b) = (vec1(vec![i64::MIN]), vec1(vec![-1i64]));
-        assert_eq!(apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<i64>().unwrap(), &[i64::MIN]);
+        assert_eq!(
+            apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<i64>().unwrap(),
+            &[i64::MIN]
+        );
         assert_eq!(apply(Remainder, &[a, b]).as_slice::<i64>().unwrap(), &[0]);
     }
 
@@ -795,7 +829,10 @@ mod tests {
             &[3., -4., -4., 3., inf, -inf, nan, -1., 0., -1., -2.],
         );
         // a % b -> [1, 1, -1, -1, nan, nan, nan, 2, 5, inf, -0.0]  (np.remainder(-1.0, 3.0) == 2.0)
-        assert_same(&f64s(&apply(Remainder, &[a, b])), &[1., 1., -1., -1., nan, nan, nan, 2., 5., inf, -0.0]);
+        assert_same(
+            &f64s(&apply(Remainder, &[a, b])),
+            &[1., 1., -1., -1., nan, nan, nan, 2., 5., inf, -0.0],
+        );
         // float32: np.array([-7.5], np.float32) // np.float32(2) -> [-4.]; % -> [0.5]
         let (a, b) = (vec1(vec![-7.5f32]), vec1(vec![2.0f32]));
         assert_eq!(apply(FloorDiv, &[a.clone(), b.clone()]).as_slice::<f32>().unwrap(), &[-4.0]);
@@ -816,7 +853,10 @@ mod tests {
             &f64s(&apply(Add, &[x.clone(), y.clone()])),
             &[0.2998046875, 2048.0, 1.0, 1.001953125, inf, 0.00020003318786621094],
         );
-        assert_same(&f64s(&apply(Mul, &[x, y])), &[0.019989013671875, 2048.0, 0.00048828125, 0.00146484375, inf, 0.0]);
+        assert_same(
+            &f64s(&apply(Mul, &[x, y])),
+            &[0.019989013671875, 2048.0, 0.00048828125, 0.00146484375, inf, 0.0],
+        );
         // b = ml_dtypes.bfloat16; x = np.array([1.0, 1.0, 256, 0.1], b); y = np.array([3*2**-8, 2**-8, 1, 0.2], b)
         // (x + y).astype(np.float64) -> [1.015625, 1.0, 256.0, 0.30078125]
         let b = |v: &[f64]| vec1(v.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<_>>());
@@ -841,11 +881,23 @@ mod tests {
         assert_same(&f64s(&apply(Fmin, &xy)), &[2.0, 1.0, nan, 1.0, -0.0, 1.0]);
         // np.maximum(np.array([complex(nan, 0), 1+1j]), np.array([1+0j, complex(0, nan)]))
         //   -> [nan+0j, 0+nanj]
-        let got = c64s(&apply(Maximum, &[vec1(vec![c(nan, 0.0), c(1.0, 1.0)]), vec1(vec![c(1.0, 0.0), c(0.0, nan)])]));
-        assert!(got[0].re.is_nan() && got[0].im == 0.0 && got[1].re == 0.0 && got[1].im.is_nan(), "{got:?}");
+        let got = c64s(&apply(
+            Maximum,
+            &[vec1(vec![c(nan, 0.0), c(1.0, 1.0)]), vec1(vec![c(1.0, 0.0), c(0.0, nan)])],
+        ));
+        assert!(
+            got[0].re.is_nan() && got[0].im == 0.0 && got[1].re == 0.0 && got[1].im.is_nan(),
+            "{got:?}"
+        );
         // Integers and bools: np.maximum([True, False], [False, False]) -> [True, False]
-        assert_eq!(bools(&apply(Maximum, &[vec1(vec![true, false]), vec1(vec![false, false])])), vec![true, false]);
-        assert_eq!(apply(Minimum, &[vec1(vec![3u32, 9]), vec1(vec![5u32, 1])]).as_slice::<u32>().unwrap(), &[3, 1]);
+        assert_eq!(
+            bools(&apply(Maximum, &[vec1(vec![true, false]), vec1(vec![false, false])])),
+            vec![true, false]
+        );
+        assert_eq!(
+            apply(Minimum, &[vec1(vec![3u32, 9]), vec1(vec![5u32, 1])]).as_slice::<u32>().unwrap(),
+            &[3, 1]
+        );
     }
 
     #[test]
@@ -879,16 +931,29 @@ mod tests {
         // np.where([True, False, True], np.float32([1.5, 2.5, 3.5]), np.float32([-1, -2, -3])) -> [1.5, -2, 3.5]
         let r = apply(
             Where,
-            &[vec1(vec![true, false, true]), vec1(vec![1.5f32, 2.5, 3.5]), vec1(vec![-1.0f32, -2.0, -3.0])],
+            &[
+                vec1(vec![true, false, true]),
+                vec1(vec![1.5f32, 2.5, 3.5]),
+                vec1(vec![-1.0f32, -2.0, -3.0]),
+            ],
         );
         assert_eq!(r.as_slice::<f32>().unwrap(), &[1.5, -2.0, 3.5]);
         // np.add / np.multiply on bools: [T, T, F, F] (+,*) [T, F, T, F] -> or / and
         let (a, b) = (vec1(vec![true, true, false, false]), vec1(vec![true, false, true, false]));
         assert_eq!(bools(&apply(Add, &[a.clone(), b.clone()])), vec![true, true, true, false]);
         assert_eq!(bools(&apply(Mul, &[a.clone(), b.clone()])), vec![true, false, false, false]);
-        assert_eq!(bools(&apply(BitwiseXor, &[a.clone(), b.clone()])), vec![false, true, true, false]);
-        assert_eq!(bools(&apply(LogicalXor, &[a.clone(), b.clone()])), vec![false, true, true, false]);
-        assert_eq!(bools(&apply(LogicalAnd, &[a.clone(), b.clone()])), vec![true, false, false, false]);
+        assert_eq!(
+            bools(&apply(BitwiseXor, &[a.clone(), b.clone()])),
+            vec![false, true, true, false]
+        );
+        assert_eq!(
+            bools(&apply(LogicalXor, &[a.clone(), b.clone()])),
+            vec![false, true, true, false]
+        );
+        assert_eq!(
+            bools(&apply(LogicalAnd, &[a.clone(), b.clone()])),
+            vec![true, false, false, false]
+        );
         assert_eq!(bools(&apply(BitwiseOr, &[a.clone(), b])), vec![true, true, true, false]);
         assert_eq!(bools(&apply(Invert, std::slice::from_ref(&a))), vec![false, false, true, true]);
         assert_eq!(bools(&apply(LogicalNot, &[a])), vec![false, false, true, true]);
@@ -914,7 +979,10 @@ mod tests {
         assert_eq!(bools(&apply(Gt, &[a, b])), vec![false, true, false, false]);
         // Unsigned and bool orderings: np.uint64(2**63) > np.uint64(1); True > False
         assert_eq!(bools(&apply(Gt, &[vec1(vec![1u64 << 63]), vec1(vec![1u64])])), vec![true]);
-        assert_eq!(bools(&apply(Gt, &[vec1(vec![true, false]), vec1(vec![false, false])])), vec![true, false]);
+        assert_eq!(
+            bools(&apply(Gt, &[vec1(vec![true, false]), vec1(vec![false, false])])),
+            vec![true, false]
+        );
     }
 
     #[test]
@@ -929,8 +997,13 @@ mod tests {
         let r = apply(Power, &[vec1(vec![1i32, -1, -1, 2]), vec1(vec![-3i32, -3, -2, -1])]);
         assert_eq!(r.as_slice::<i32>().unwrap(), &[1, -1, 1, 0]);
         // np.power(np.float32([2, -8, 0, -1]), np.float32([0.5, 1/3, -1, inf])) -> [1.4142135381698608, nan, inf, 1.0]
-        let r =
-            apply(Power, &[vec1(vec![2.0f32, -8.0, 0.0, -1.0]), vec1(vec![0.5f32, 1.0 / 3.0, -1.0, f32::INFINITY])]);
+        let r = apply(
+            Power,
+            &[
+                vec1(vec![2.0f32, -8.0, 0.0, -1.0]),
+                vec1(vec![0.5f32, 1.0 / 3.0, -1.0, f32::INFINITY]),
+            ],
+        );
         assert_same(&f64s(&r), &[1.4142135381698608, f64::NAN, f64::INFINITY, 1.0]);
         // np.power(np.array([1+2j, 1+2j, 2+0j, 0j, 1j]), np.array([3+0j, -2+0j, 0.5+0.5j, 2+0j, 0j]))
         //   -> [-11-2j, -0.12-0.16j, 1.3301274004259787+0.48037599714809626j, 0j, 1+0j]
@@ -941,8 +1014,13 @@ mod tests {
                 vec1(vec![c(3.0, 0.0), c(-2.0, 0.0), c(0.5, 0.5), c(2.0, 0.0), c(0.0, 0.0)]),
             ],
         );
-        let want =
-            [c(-11.0, -2.0), c(-0.12, -0.16), c(1.3301274004259787, 0.48037599714809626), c(0.0, 0.0), c(1.0, 0.0)];
+        let want = [
+            c(-11.0, -2.0),
+            c(-0.12, -0.16),
+            c(1.3301274004259787, 0.48037599714809626),
+            c(0.0, 0.0),
+            c(1.0, 0.0),
+        ];
         for (g, w) in c64s(&r).iter().zip(&want) {
             assert!((g - w).norm() <= 4e-16 * w.norm().max(1.0), "{g} vs {w}");
         }
@@ -959,8 +1037,20 @@ mod tests {
             fn acosh(x: f64) -> f64;
             fn atanh(x: f64) -> f64;
         }
-        let mut xs: Vec<f64> = vec![0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.5, 2.0, -2.0, 2.0000001, 1.0000000000000002];
-        xs.extend([f64::INFINITY, -f64::INFINITY, f64::NAN, -f64::NAN, f64::MAX, 5e-324, 1e-300, -3e-9, 3e8, -3e8]);
+        let mut xs: Vec<f64> =
+            vec![0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.5, 2.0, -2.0, 2.0000001, 1.0000000000000002];
+        xs.extend([
+            f64::INFINITY,
+            -f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MAX,
+            5e-324,
+            1e-300,
+            -3e-9,
+            3e8,
+            -3e8,
+        ]);
         let mut state = 0x2545_f491_4f6c_dd1du64;
         for i in 0..300_000 {
             state ^= state << 13;
@@ -1008,14 +1098,26 @@ mod tests {
     fn signs_abs_rounding_and_friends() {
         let (nan, inf) = (f64::NAN, f64::INFINITY);
         // np.sign(np.array([-3.5, 0.0, -0.0, nan, inf])) -> [-1.0, 0.0, 0.0, nan, 1.0]
-        assert_same(&f64s(&apply(Sign, &[vec1(vec![-3.5, 0.0, -0.0, nan, inf])])), &[-1.0, 0.0, 0.0, nan, 1.0]);
+        assert_same(
+            &f64s(&apply(Sign, &[vec1(vec![-3.5, 0.0, -0.0, nan, inf])])),
+            &[-1.0, 0.0, 0.0, nan, 1.0],
+        );
         assert_eq!(apply(Sign, &[vec1(vec![-3i16, 0, 5])]).as_slice::<i16>().unwrap(), &[-1, 0, 1]);
         // np.sign(np.array([3+4j, 0j, complex(inf, 1), complex(1, -inf), complex(nan, 1), complex(inf, inf)]))
         //   -> [0.6+0.8j, 0j, 1+0j, -1j, nan+nanj, nan+nanj]
-        let z = vec1(vec![c(3.0, 4.0), c(0.0, 0.0), c(inf, 1.0), c(1.0, -inf), c(nan, 1.0), c(inf, inf)]);
+        let z = vec1(vec![
+            c(3.0, 4.0),
+            c(0.0, 0.0),
+            c(inf, 1.0),
+            c(1.0, -inf),
+            c(nan, 1.0),
+            c(inf, inf),
+        ]);
         let got = c64s(&apply(Sign, &[z]));
         assert_eq!(&got[..4], &[c(0.6, 0.8), c(0.0, 0.0), c(1.0, 0.0), c(0.0, -1.0)]);
-        assert!(got[4].re.is_nan() && got[4].im.is_nan() && got[5].re.is_nan() && got[5].im.is_nan());
+        assert!(
+            got[4].re.is_nan() && got[4].im.is_nan() && got[5].re.is_nan() && got[5].im.is_nan()
+        );
         // np.abs(np.array([3+4j, complex(-inf, nan)])) -> [5.0, inf]; np.abs(3e200+4e200j) -> 4.9999999999999995e+200
         let r = apply(Abs, &[vec1(vec![c(3.0, 4.0), c(-inf, nan), c(3e200, 4e200)])]);
         assert_eq!(r.dtype(), DType::Float64);
@@ -1030,15 +1132,25 @@ mod tests {
         //   -> [inf, -inf, 2.313261687518223, nan, 1000.6931471805599, -998.6867383124818]
         let r = apply(
             LogAddExp,
-            &[vec1(vec![inf, -inf, 1.0, nan, 1000.0, -1000.0]), vec1(vec![inf, -inf, 2.0, 1.0, 1000.0, -999.0])],
+            &[
+                vec1(vec![inf, -inf, 1.0, nan, 1000.0, -1000.0]),
+                vec1(vec![inf, -inf, 2.0, 1.0, 1000.0, -999.0]),
+            ],
         );
-        assert_same(&f64s(&r), &[inf, -inf, 2.313261687518223, nan, 1000.6931471805599, -998.6867383124818]);
+        assert_same(
+            &f64s(&r),
+            &[inf, -inf, 2.313261687518223, nan, 1000.6931471805599, -998.6867383124818],
+        );
         // np.hypot([3, 1e300, inf], [4, 1e300, nan]) -> [5.0, 1.4142135623730952e+300, inf]
         let r = apply(Hypot, &[vec1(vec![3.0, 1e300, inf]), vec1(vec![4.0, 1e300, nan])]);
         assert_same(&f64s(&r), &[5.0, 1.4142135623730952e300, inf]);
         // np.arctan2([1, -0., 0., -1], [-1, -1, -0., 0]) -> [2.356194490192345, -pi, pi, -pi/2]
-        let r = apply(Arctan2, &[vec1(vec![1.0, -0.0, 0.0, -1.0]), vec1(vec![-1.0, -1.0, -0.0, 0.0])]);
-        assert_same(&f64s(&r), &[2.356194490192345, -3.141592653589793, 3.141592653589793, -1.5707963267948966]);
+        let r =
+            apply(Arctan2, &[vec1(vec![1.0, -0.0, 0.0, -1.0]), vec1(vec![-1.0, -1.0, -0.0, 0.0])]);
+        assert_same(
+            &f64s(&r),
+            &[2.356194490192345, -3.141592653589793, 3.141592653589793, -1.5707963267948966],
+        );
         // np.copysign([1, -2, 3], [-0., 1, nan]) -> [-1, 2, 3]
         let r = apply(CopySign, &[vec1(vec![1.0, -2.0, 3.0]), vec1(vec![-0.0, 1.0, nan])]);
         assert_same(&f64s(&r), &[-1.0, 2.0, 3.0]);
@@ -1046,10 +1158,20 @@ mod tests {
         let r = apply(Erf, &[vec1(vec![0.0, 0.5, -1.0, 1e-10, 3.0, 6.0])]);
         assert_same(
             &f64s(&r),
-            &[0.0, 0.5204998778130465, -0.8427007929497149, 1.1283791670955126e-10, 0.9999779095030014, 1.0],
+            &[
+                0.0,
+                0.5204998778130465,
+                -0.8427007929497149,
+                1.1283791670955126e-10,
+                0.9999779095030014,
+                1.0,
+            ],
         );
         // np.reciprocal(np.int16([1, -1, 2, -3])) -> [1, -1, 0, 0]; float [2, 0, -0.] -> [0.5, inf, -inf]
-        assert_eq!(apply(Reciprocal, &[vec1(vec![1i16, -1, 2, -3])]).as_slice::<i16>().unwrap(), &[1, -1, 0, 0]);
+        assert_eq!(
+            apply(Reciprocal, &[vec1(vec![1i16, -1, 2, -3])]).as_slice::<i16>().unwrap(),
+            &[1, -1, 0, 0]
+        );
         assert_same(&f64s(&apply(Reciprocal, &[vec1(vec![2.0, 0.0, -0.0])])), &[0.5, inf, -inf]);
         // np.reciprocal(np.array([1+1j, 3-4j])) -> [0.5-0.5j, 0.12+0.16j]
         assert_close_c(
@@ -1060,7 +1182,10 @@ mod tests {
         // np.array([1+2j, 1+1j, 1+0j]) / np.array([3-4j, 0j, 0j]) -> [-0.2+0.4j, inf+infj, inf+nanj]
         let r = c64s(&apply(
             Div,
-            &[vec1(vec![c(1.0, 2.0), c(1.0, 1.0), c(1.0, 0.0)]), vec1(vec![c(3.0, -4.0), c(0.0, 0.0), c(0.0, 0.0)])],
+            &[
+                vec1(vec![c(1.0, 2.0), c(1.0, 1.0), c(1.0, 0.0)]),
+                vec1(vec![c(3.0, -4.0), c(0.0, 0.0), c(0.0, 0.0)]),
+            ],
         ));
         assert_close_c(&r[..1], &[c(-0.2, 0.4)], 1e-16);
         assert_eq!(r[1], c(inf, inf));
@@ -1074,7 +1199,10 @@ mod tests {
         let z = vec1(vec![Complex32::new(1.0, 2.0)]);
         assert_eq!(apply(Real, std::slice::from_ref(&z)).as_slice::<f32>().unwrap(), &[1.0]);
         assert_eq!(apply(Imag, std::slice::from_ref(&z)).as_slice::<f32>().unwrap(), &[2.0]);
-        assert_eq!(apply(Conj, &[z]).as_slice::<Complex32>().unwrap(), &[Complex32::new(1.0, -2.0)]);
+        assert_eq!(
+            apply(Conj, &[z]).as_slice::<Complex32>().unwrap(),
+            &[Complex32::new(1.0, -2.0)]
+        );
     }
 
     /// f64 results against NumPy (np.FUNC(X)); libm may differ from NumPy's by an ulp.
@@ -1093,7 +1221,17 @@ mod tests {
                     22026.465794806718,
                 ],
             ),
-            ("exp2", [1.2311444133449163, 0.6155722066724582, 2.8284271247461903, 4.0, 1.0000000069314718, 1024.0]),
+            (
+                "exp2",
+                [
+                    1.2311444133449163,
+                    0.6155722066724582,
+                    2.8284271247461903,
+                    4.0,
+                    1.0000000069314718,
+                    1024.0,
+                ],
+            ),
             (
                 "expm1",
                 [
@@ -1116,8 +1254,21 @@ mod tests {
                     2.302585092994046,
                 ],
             ),
-            ("log2", [-1.7369655941662063, f64::NAN, 0.5849625007211562, 1.0, -26.575424759098897, 3.321928094887362]),
-            ("log10", [-0.5228787452803376, f64::NAN, 0.17609125905568124, 0.3010299956639812, -8.0, 1.0]),
+            (
+                "log2",
+                [
+                    -1.7369655941662063,
+                    f64::NAN,
+                    0.5849625007211562,
+                    1.0,
+                    -26.575424759098897,
+                    3.321928094887362,
+                ],
+            ),
+            (
+                "log10",
+                [-0.5228787452803376, f64::NAN, 0.17609125905568124, 0.3010299956639812, -8.0, 1.0],
+            ),
             (
                 "log1p",
                 [
@@ -1162,8 +1313,21 @@ mod tests {
                     0.6483608274590866,
                 ],
             ),
-            ("arcsin", [0.30469265401539747, -0.775397496610753, f64::NAN, f64::NAN, 1e-08, f64::NAN]),
-            ("arccos", [1.2661036727794992, 2.34619382340565, f64::NAN, f64::NAN, 1.5707963167948966, f64::NAN]),
+            (
+                "arcsin",
+                [0.30469265401539747, -0.775397496610753, f64::NAN, f64::NAN, 1e-08, f64::NAN],
+            ),
+            (
+                "arccos",
+                [
+                    1.2661036727794992,
+                    2.34619382340565,
+                    f64::NAN,
+                    f64::NAN,
+                    1.5707963167948966,
+                    f64::NAN,
+                ],
+            ),
             (
                 "arctan",
                 [
@@ -1188,7 +1352,14 @@ mod tests {
             ),
             (
                 "cosh",
-                [1.0453385141288605, 1.255169005630943, 2.352409615243247, 3.7621956910836314, 1.0, 11013.232920103323],
+                [
+                    1.0453385141288605,
+                    1.255169005630943,
+                    2.352409615243247,
+                    3.7621956910836314,
+                    1.0,
+                    11013.232920103323,
+                ],
             ),
             (
                 "tanh",
@@ -1212,9 +1383,32 @@ mod tests {
                     2.99822295029797,
                 ],
             ),
-            ("arccosh", [f64::NAN, f64::NAN, 0.9624236501192069, 1.3169578969248168, f64::NAN, 2.993222846126381]),
-            ("arctanh", [0.3095196042031117, -0.8673005276940531, f64::NAN, f64::NAN, 1e-08, f64::NAN]),
-            ("sqrt", [0.5477225575051661, f64::NAN, 1.224744871391589, 1.4142135623730951, 0.0001, 3.1622776601683795]),
+            (
+                "arccosh",
+                [
+                    f64::NAN,
+                    f64::NAN,
+                    0.9624236501192069,
+                    1.3169578969248168,
+                    f64::NAN,
+                    2.993222846126381,
+                ],
+            ),
+            (
+                "arctanh",
+                [0.3095196042031117, -0.8673005276940531, f64::NAN, f64::NAN, 1e-08, f64::NAN],
+            ),
+            (
+                "sqrt",
+                [
+                    0.5477225575051661,
+                    f64::NAN,
+                    1.224744871391589,
+                    1.4142135623730951,
+                    0.0001,
+                    3.1622776601683795,
+                ],
+            ),
             (
                 "cbrt",
                 [
@@ -1423,10 +1617,23 @@ mod tests {
                     c(0.3217971264527913, -0.7768869870150187),
                 ],
             ),
-            ("square", [c(-0.07000000000000003, 0.24), c(2.21, -0.6000000000000001), c(3.0, -4.0), c(0.0, 0.5)]),
+            (
+                "square",
+                [
+                    c(-0.07000000000000003, 0.24),
+                    c(2.21, -0.6000000000000001),
+                    c(3.0, -4.0),
+                    c(0.0, 0.5),
+                ],
+            ),
             (
                 "reciprocal",
-                [c(1.1999999999999997, -1.6), c(-0.6550218340611353, -0.08733624454148471), c(0.4, 0.2), c(-1.0, 1.0)],
+                [
+                    c(1.1999999999999997, -1.6),
+                    c(-0.6550218340611353, -0.08733624454148471),
+                    c(0.4, 0.2),
+                    c(-1.0, 1.0),
+                ],
             ),
         ];
         for (name, want) in table {
@@ -1446,25 +1653,45 @@ mod tests {
         assert_eq!(r.as_slice::<f32>().unwrap(), &[1.3498588800430298f64 as f32, 22026.46484375]);
         // np.sin(np.float32([0.3, 2.0])) -> [0.29552021622657776, 0.9092974066734314]
         let r = apply(Sin, &[vec1(vec![0.3f32, 2.0])]);
-        assert_eq!(r.as_slice::<f32>().unwrap(), &[0.29552021622657776f64 as f32, 0.9092974066734314f64 as f32]);
+        assert_eq!(
+            r.as_slice::<f32>().unwrap(),
+            &[0.29552021622657776f64 as f32, 0.9092974066734314f64 as f32]
+        );
     }
 
     #[test]
     fn casts() {
-        let cast = |to: DType, x: crate::HostArray| apply_with(OpKind::Cast, Attrs::DType { dtype: to }, &[x]);
+        let cast = |to: DType, x: crate::HostArray| {
+            apply_with(OpKind::Cast, Attrs::DType { dtype: to }, &[x])
+        };
         // np.array([2.7, -2.7, -0.5], np.float32).astype(np.int32) -> [2, -2, 0]
-        assert_eq!(cast(DType::Int32, vec1(vec![2.7f32, -2.7, -0.5])).as_slice::<i32>().unwrap(), &[2, -2, 0]);
+        assert_eq!(
+            cast(DType::Int32, vec1(vec![2.7f32, -2.7, -0.5])).as_slice::<i32>().unwrap(),
+            &[2, -2, 0]
+        );
         // np.array([1.5-2j]).astype(np.float64) -> [1.5]
-        assert_eq!(cast(DType::Float64, vec1(vec![c(1.5, -2.0)])).as_slice::<f64>().unwrap(), &[1.5]);
+        assert_eq!(
+            cast(DType::Float64, vec1(vec![c(1.5, -2.0)])).as_slice::<f64>().unwrap(),
+            &[1.5]
+        );
         // np.array([0.0, -0.0, nan, 0.1]).astype(bool) -> [False, False, True, True]
-        assert_eq!(bools(&cast(DType::Bool, vec1(vec![0.0, -0.0, f64::NAN, 0.1]))), vec![false, false, true, true]);
+        assert_eq!(
+            bools(&cast(DType::Bool, vec1(vec![0.0, -0.0, f64::NAN, 0.1]))),
+            vec![false, false, true, true]
+        );
         // np.array([300, -1], np.int32).astype(np.uint8) -> [44, 255]
-        assert_eq!(cast(DType::UInt8, vec1(vec![300i32, -1])).as_slice::<u8>().unwrap(), &[44, 255]);
+        assert_eq!(
+            cast(DType::UInt8, vec1(vec![300i32, -1])).as_slice::<u8>().unwrap(),
+            &[44, 255]
+        );
         // np.array([0.1]).astype(np.float16) -> 0.0999755859375; .astype(ml_dtypes.bfloat16) -> 0.10009765625
         assert_eq!(f64s(&cast(DType::Float16, vec1(vec![0.1]))), vec![0.0999755859375]);
         assert_eq!(f64s(&cast(DType::BFloat16, vec1(vec![0.1]))), vec![0.10009765625]);
         // np.array([True, False]).astype(np.complex64) -> [1+0j, 0j]
         let r = cast(DType::Complex64, vec1(vec![true, false]));
-        assert_eq!(r.as_slice::<Complex32>().unwrap(), &[Complex32::new(1.0, 0.0), Complex32::new(0.0, 0.0)]);
+        assert_eq!(
+            r.as_slice::<Complex32>().unwrap(),
+            &[Complex32::new(1.0, 0.0), Complex32::new(0.0, 0.0)]
+        );
     }
 }

@@ -55,7 +55,8 @@ impl Tensor {
     }
 
     fn to_host(&self) -> HostArray {
-        HostArray::new(&self.shape, value::store(self.dtype, &self.vals)).expect("a tensor's length matches its shape")
+        HostArray::new(&self.shape, value::store(self.dtype, &self.vals))
+            .expect("a tensor's length matches its shape")
     }
 }
 
@@ -100,13 +101,16 @@ pub fn evaluate(g: &Graph, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
             .inputs
             .iter()
             .map(|inp| {
-                vals.get(inp.index())
-                    .and_then(Option::as_ref)
-                    .ok_or_else(|| eval_err(i, node.op, format!("operand {inp} is not computed before its use")))
+                vals.get(inp.index()).and_then(Option::as_ref).ok_or_else(|| {
+                    eval_err(i, node.op, format!("operand {inp} is not computed before its use"))
+                })
             })
             .collect::<Result<_>>()?;
         let t = eval_node(i, node, &args, inputs)?;
-        debug_assert!(t.dtype == node.dtype && t.shape == node.shape && t.vals.len() == numel(&t.shape), "node %{i}");
+        debug_assert!(
+            t.dtype == node.dtype && t.shape == node.shape && t.vals.len() == numel(&t.shape),
+            "node %{i}"
+        );
         drop(args);
         for inp in &node.inputs {
             let k = inp.index();
@@ -117,7 +121,10 @@ pub fn evaluate(g: &Graph, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
         }
         vals[i] = Some(t);
     }
-    Ok(g.outputs().iter().map(|o| vals[o.index()].as_ref().expect("outputs stay live").to_host()).collect())
+    Ok(g.outputs()
+        .iter()
+        .map(|o| vals[o.index()].as_ref().expect("outputs stay live").to_host())
+        .collect())
 }
 
 fn eval_err(node: usize, op: OpKind, message: impl Into<String>) -> IrError {
@@ -126,13 +133,18 @@ fn eval_err(node: usize, op: OpKind, message: impl Into<String>) -> IrError {
 
 /// Checks that a non-leaf node's dtype and shape follow from its operands by the op's rules.
 fn check_types(i: usize, node: &Node, args: &[&Tensor]) -> Result<()> {
-    let types: Vec<(DType, &[usize])> = args.iter().map(|a| (a.dtype, a.shape.as_slice())).collect();
-    let (dtype, shape) = infer(node.op, &node.attrs, &types).map_err(|e| eval_err(i, node.op, e.to_string()))?;
+    let types: Vec<(DType, &[usize])> =
+        args.iter().map(|a| (a.dtype, a.shape.as_slice())).collect();
+    let (dtype, shape) =
+        infer(node.op, &node.attrs, &types).map_err(|e| eval_err(i, node.op, e.to_string()))?;
     if dtype != node.dtype || shape != node.shape {
         return Err(eval_err(
             i,
             node.op,
-            format!("node declares {} {:?} but its operands give {} {:?}", node.dtype, node.shape, dtype, shape),
+            format!(
+                "node declares {} {:?} but its operands give {} {:?}",
+                node.dtype, node.shape, dtype, shape
+            ),
         ));
     }
     Ok(())
@@ -144,7 +156,11 @@ type Binary = fn(DType, Value, Value) -> Value;
 /// An elementwise op of one operand: `f` on each element, converted to the node's dtype.
 fn map1(node: &Node, x: &Tensor, f: Unary) -> Tensor {
     let (dt, out) = (x.dtype, node.dtype);
-    Tensor { dtype: out, shape: node.shape.clone(), vals: x.vals.iter().map(|&v| cast(f(dt, v), out)).collect() }
+    Tensor {
+        dtype: out,
+        shape: node.shape.clone(),
+        vals: x.vals.iter().map(|&v| cast(f(dt, v), out)).collect(),
+    }
 }
 
 /// An elementwise op of two operands of one dtype and shape.
@@ -203,7 +219,11 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
             if !node.shape.is_empty() || !value.fits(node.dtype) {
                 return Err(err(format!("const {value:?} is not a rank-0 {}", node.dtype)));
             }
-            Ok(Tensor { dtype: node.dtype, shape: shape(), vals: vec![Value::from_literal(value, node.dtype)] })
+            Ok(Tensor {
+                dtype: node.dtype,
+                shape: shape(),
+                vals: vec![Value::from_literal(value, node.dtype)],
+            })
         }
         Iota => {
             let Attrs::Iota { axis } = node.attrs else {
@@ -213,8 +233,9 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
                 return Err(err(format!("iota axis {axis} for shape {:?}", node.shape)));
             }
             let (stride, extent) = (c_strides(&node.shape)[axis] as usize, node.shape[axis]);
-            let vals =
-                (0..numel(&node.shape)).map(|f| cast(Value::Int(((f / stride) % extent) as i64), node.dtype)).collect();
+            let vals = (0..numel(&node.shape))
+                .map(|f| cast(Value::Int(((f / stride) % extent) as i64), node.dtype))
+                .collect();
             Ok(Tensor { dtype: node.dtype, shape: shape(), vals })
         }
 
@@ -293,7 +314,10 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         Where => {
             let (c, x, y) = (args[0], args[1], args[2]);
             let vals =
-                c.vals.iter().zip(x.vals.iter().zip(&y.vals)).map(|(c, (&a, &b))| if c.truthy() { a } else { b });
+                c.vals
+                    .iter()
+                    .zip(x.vals.iter().zip(&y.vals))
+                    .map(|(c, (&a, &b))| if c.truthy() { a } else { b });
             Ok(Tensor { dtype: node.dtype, shape: shape(), vals: vals.collect() })
         }
 
@@ -309,7 +333,9 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         Any => Ok(reduce::any(args[0], reduce_attrs(), shape())),
 
         // ---- scans
-        Cumsum | Cumprod | Cummax | Cummin => Ok(scan(args[0], node, axis_attr(), combining(node.op))),
+        Cumsum | Cumprod | Cummax | Cummin => {
+            Ok(scan(args[0], node, axis_attr(), combining(node.op)))
+        }
 
         // ---- sorts
         Sort | Argsort => Ok(sort::sort(args[0], node, axis_attr())),
@@ -342,15 +368,21 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         // ---- vendor
         MatMul => Ok(vendor::matmul(args[0], args[1], node.dtype, shape()).cast_to(node.dtype)),
         Fft => match &node.attrs {
-            Attrs::Fft { axes, inverse, norm } => Ok(vendor::fft(args[0], axes, *inverse, *norm, node.dtype)),
+            Attrs::Fft { axes, inverse, norm } => {
+                Ok(vendor::fft(args[0], axes, *inverse, *norm, node.dtype))
+            }
             _ => unreachable!("checked by infer"),
         },
         Rfft => match &node.attrs {
-            Attrs::RealFft { axes, norm, .. } => Ok(vendor::rfft(args[0], axes, *norm, node.dtype, shape())),
+            Attrs::RealFft { axes, norm, .. } => {
+                Ok(vendor::rfft(args[0], axes, *norm, node.dtype, shape()))
+            }
             _ => unreachable!("checked by infer"),
         },
         Irfft => match &node.attrs {
-            Attrs::RealFft { axes, n, norm } => Ok(vendor::irfft(args[0], axes, *n, *norm, node.dtype, shape())),
+            Attrs::RealFft { axes, n, norm } => {
+                Ok(vendor::irfft(args[0], axes, *n, *norm, node.dtype, shape()))
+            }
             _ => unreachable!("checked by infer"),
         },
 
@@ -422,7 +454,9 @@ fn scatter(args: &[&Tensor], node: &Node, combine: Option<Binary>) -> Tensor {
     let row = a.shape[1..].iter().product::<usize>();
     let mut vals = a.vals.clone();
     for (i, v) in idx.vals.iter().enumerate() {
-        let Value::Int(k) = *v else { unreachable!("scatter's positions are int64 (checked by infer), got {v:?}") };
+        let Value::Int(k) = *v else {
+            unreachable!("scatter's positions are int64 (checked by infer), got {v:?}")
+        };
         let r = k.rem_euclid(rows) as usize;
         for j in 0..row {
             let (dst, src) = (&mut vals[r * row + j], values.vals[i * row + j]);
@@ -477,7 +511,11 @@ pub(crate) mod testutil {
 
     pub fn apply_with(op: OpKind, attrs: Attrs, inputs: &[HostArray]) -> HostArray {
         let mut g = Graph::new();
-        let ids: Vec<_> = inputs.iter().enumerate().map(|(i, a)| g.input(i as u32, a.dtype(), a.shape())).collect();
+        let ids: Vec<_> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| g.input(i as u32, a.dtype(), a.shape()))
+            .collect();
         let r = g.add(op, attrs, &ids).unwrap();
         g.push_output(r);
         run(&g, inputs).pop().unwrap()
@@ -517,7 +555,8 @@ pub(crate) mod testutil {
     pub fn assert_same(got: &[f64], want: &[f64]) {
         assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
         for (g, w) in got.iter().zip(want) {
-            let ok = (g.is_nan() && w.is_nan()) || (g == w && g.is_sign_negative() == w.is_sign_negative());
+            let ok = (g.is_nan() && w.is_nan())
+                || (g == w && g.is_sign_negative() == w.is_sign_negative());
             assert!(ok, "got {got:?}, want {want:?}");
         }
     }
@@ -585,10 +624,13 @@ mod tests {
         let bb = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![2, 3] }, &[b]).unwrap();
         let y = g.add(OpKind::Add, Attrs::None, &[x, bb]).unwrap();
         let yy = g.add(OpKind::Mul, Attrs::None, &[y, y]).unwrap();
-        let z = g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[yy]).unwrap();
+        let z = g
+            .add(OpKind::Sum, Attrs::Reduce { axes: smallvec![1], keepdims: false }, &[yy])
+            .unwrap();
         let s = g.add(OpKind::Sqrt, Attrs::None, &[z]).unwrap();
         g.set_outputs(vec![s, y, s]);
-        let out = run(&g, &[arr(&[2, 3], vec![1f32, 2., 3., 4., 5., 6.]), vec1(vec![10f32, 20., 30.])]);
+        let out =
+            run(&g, &[arr(&[2, 3], vec![1f32, 2., 3., 4., 5., 6.]), vec1(vec![10f32, 20., 30.])]);
         assert_eq!(out.len(), 3);
         assert_eq!(out[0].as_slice::<f32>().unwrap(), &[1694f32.sqrt(), 2117f32.sqrt()]);
         assert_eq!(out[1].as_slice::<f32>().unwrap(), &[11., 22., 33., 14., 25., 36.]);
@@ -605,7 +647,10 @@ mod tests {
         let t = g.add(OpKind::Take, Attrs::None, &[a, idx]).unwrap();
         let l = g.add(OpKind::Label, Attrs::Custom { name: "k".into() }, &[t]).unwrap();
         g.push_output(l);
-        let out = run(&g, &[arr(&[2, 3], vec![1i16, 2, 3, 4, 5, 6]), arr(&[2, 3], vec![0i64, 5, -1, 6, -7, 2])]);
+        let out = run(
+            &g,
+            &[arr(&[2, 3], vec![1i16, 2, 3, 4, 5, 6]), arr(&[2, 3], vec![0i64, 5, -1, 6, -7, 2])],
+        );
         assert_eq!(out[0].shape(), &[2, 3]);
         assert_eq!(out[0].as_slice::<i16>().unwrap(), &[1, 6, 6, 1, 6, 3]);
     }
@@ -620,17 +665,33 @@ mod tests {
         let v = arr(&[4, 2], vec![10f32, 20., 30., 40., 50., 60., 70., 80.]);
         let run_op = |op: OpKind| {
             let mut g = Graph::new();
-            let (x, i, y) = (g.input(0, DType::Float32, &[3, 2]), g.input(1, DType::Int64, &[4]), g.input(2, DType::Float32, &[4, 2]));
+            let (x, i, y) = (
+                g.input(0, DType::Float32, &[3, 2]),
+                g.input(1, DType::Int64, &[4]),
+                g.input(2, DType::Float32, &[4, 2]),
+            );
             let s = g.add(op, Attrs::None, &[x, i, y]).unwrap();
             g.push_output(s);
             run(&g, &[a.clone(), idx.clone(), v.clone()]).remove(0)
         };
-        assert_eq!(run_op(OpKind::ScatterAdd).as_slice::<f32>().unwrap(), &[61., 82., 73., 84., 35., 46.]);
+        assert_eq!(
+            run_op(OpKind::ScatterAdd).as_slice::<f32>().unwrap(),
+            &[61., 82., 73., 84., 35., 46.]
+        );
         // np.maximum.at and np.minimum.at of the same.
-        assert_eq!(run_op(OpKind::ScatterMax).as_slice::<f32>().unwrap(), &[50., 60., 70., 80., 30., 40.]);
-        assert_eq!(run_op(OpKind::ScatterMin).as_slice::<f32>().unwrap(), &[1., 2., 3., 4., 5., 6.]);
+        assert_eq!(
+            run_op(OpKind::ScatterMax).as_slice::<f32>().unwrap(),
+            &[50., 60., 70., 80., 30., 40.]
+        );
+        assert_eq!(
+            run_op(OpKind::ScatterMin).as_slice::<f32>().unwrap(),
+            &[1., 2., 3., 4., 5., 6.]
+        );
         // b[[0, -1, 0, 4]] = v: the last write of row 0 (position 2) wins.
-        assert_eq!(run_op(OpKind::Scatter).as_slice::<f32>().unwrap(), &[50., 60., 70., 80., 30., 40.]);
+        assert_eq!(
+            run_op(OpKind::Scatter).as_slice::<f32>().unwrap(),
+            &[50., 60., 70., 80., 30., 40.]
+        );
     }
 
     #[test]
@@ -638,11 +699,22 @@ mod tests {
         // np.add.at(np.float16([0]), [0, 0, 0], np.float16([2048, 1, 1])) -> [2048]: 2049 is not
         // a float16, each 1 is lost, where a float64 sum would round 2050 to 2050.
         let mut g = Graph::new();
-        let (x, i, y) = (g.input(0, DType::Float16, &[1]), g.input(1, DType::Int64, &[3]), g.input(2, DType::Float16, &[3]));
+        let (x, i, y) = (
+            g.input(0, DType::Float16, &[1]),
+            g.input(1, DType::Int64, &[3]),
+            g.input(2, DType::Float16, &[3]),
+        );
         let s = g.add(OpKind::ScatterAdd, Attrs::None, &[x, i, y]).unwrap();
         g.push_output(s);
         let h = |v: f32| half::f16::from_f32(v);
-        let out = run(&g, &[arr(&[1], vec![h(0.)]), vec1(vec![0i64, 0, 0]), arr(&[3], vec![h(2048.), h(1.), h(1.)])]);
+        let out = run(
+            &g,
+            &[
+                arr(&[1], vec![h(0.)]),
+                vec1(vec![0i64, 0, 0]),
+                arr(&[3], vec![h(2048.), h(1.), h(1.)]),
+            ],
+        );
         assert_eq!(out[0].as_slice::<half::f16>().unwrap(), &[h(2048.)]);
     }
 
@@ -665,15 +737,25 @@ mod tests {
         assert_eq!(out.as_slice::<i64>().unwrap(), &[100, 100, 100, 0, 0, 0]);
         // np.cumsum(np.float16([2048, 1, 1, 2])) -> [2048, 2048, 2048, 2050]: each step rounded.
         let h = |v: f32| half::f16::from_f32(v);
-        let out = run_scan(OpKind::Cumsum, DType::Float16, &[4], 0, arr(&[4], vec![h(2048.), h(1.), h(1.), h(2.)]));
+        let out = run_scan(
+            OpKind::Cumsum,
+            DType::Float16,
+            &[4],
+            0,
+            arr(&[4], vec![h(2048.), h(1.), h(1.), h(2.)]),
+        );
         assert_eq!(out.as_slice::<half::f16>().unwrap(), &[h(2048.), h(2048.), h(2048.), h(2050.)]);
         // np.maximum.accumulate([1, nan, 3]) -> [1, nan, nan]; np.minimum.accumulate([3, -0., 0.])
         // -> [3, -0., 0.] (of equal values np.minimum returns the second)
-        let out = run_scan(OpKind::Cummax, DType::Float64, &[3], 0, vec1(vec![1.0f64, f64::NAN, 3.0]));
+        let out =
+            run_scan(OpKind::Cummax, DType::Float64, &[3], 0, vec1(vec![1.0f64, f64::NAN, 3.0]));
         let v = out.as_slice::<f64>().unwrap();
         assert!(v[0] == 1.0 && v[1].is_nan() && v[2].is_nan(), "{v:?}");
         let out = run_scan(OpKind::Cummin, DType::Float64, &[3], 0, vec1(vec![3.0f64, -0.0, 0.0]));
-        assert_eq!(out.as_slice::<f64>().unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [3.0f64, -0.0, 0.0].map(f64::to_bits));
+        assert_eq!(
+            out.as_slice::<f64>().unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            [3.0f64, -0.0, 0.0].map(f64::to_bits)
+        );
         // np.cumprod(np.uint8([16, 16, 16])) -> uint64 [16, 256, 4096]; bool cumsum counts.
         let out = run_scan(OpKind::Cumprod, DType::UInt64, &[3], 0, vec1(vec![16u8, 16, 16]));
         assert_eq!(out.as_slice::<u64>().unwrap(), &[16, 256, 4096]);
@@ -718,7 +800,10 @@ mod tests {
         });
         g.push_output(k);
         let e = evaluate(&g, &[&vec1(vec![1.0f32, 2.0])]).unwrap_err();
-        assert_eq!(e.to_string(), "evaluator: node %1 (custom): custom kernel my_kernel has no reference body");
+        assert_eq!(
+            e.to_string(),
+            "evaluator: node %1 (custom): custom kernel my_kernel has no reference body"
+        );
     }
 
     #[test]
@@ -788,7 +873,9 @@ mod tests {
                 crate::ops::AttrKind::DType => Attrs::DType { dtype: DType::Float32 },
                 crate::ops::AttrKind::Shape => Attrs::Shape { shape: smallvec![2, 2] },
                 crate::ops::AttrKind::Perm => Attrs::Perm { perm: smallvec![1, 0] },
-                crate::ops::AttrKind::Reduce => Attrs::Reduce { axes: smallvec![1], keepdims: false },
+                crate::ops::AttrKind::Reduce => {
+                    Attrs::Reduce { axes: smallvec![1], keepdims: false }
+                }
                 crate::ops::AttrKind::Axes => Attrs::Axes { axes: smallvec![0] },
                 crate::ops::AttrKind::Axis => Attrs::Axis { axis: 0 },
                 crate::ops::AttrKind::Slice => Attrs::Slice {
@@ -797,7 +884,11 @@ mod tests {
                         crate::SliceDim::normalize(2, None, None, 1)
                     ],
                 },
-                crate::ops::AttrKind::Fft => Attrs::Fft { axes: smallvec![1], inverse: false, norm: crate::FftNorm::Backward },
+                crate::ops::AttrKind::Fft => Attrs::Fft {
+                    axes: smallvec![1],
+                    inverse: false,
+                    norm: crate::FftNorm::Backward,
+                },
                 crate::ops::AttrKind::RealFft => {
                     Attrs::RealFft { axes: smallvec![0, 1], n: 2, norm: crate::FftNorm::Ortho }
                 }
@@ -810,10 +901,19 @@ mod tests {
                 _ => &[2, 2],
             };
             let (n, inputs) = match (op, info.arity) {
-                (OpKind::Take, _) => (2, vec![HostArray::zeros(dt, shape), HostArray::zeros(DType::Int64, shape)]),
-                (OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter, _) => (
+                (OpKind::Take, _) => {
+                    (2, vec![HostArray::zeros(dt, shape), HostArray::zeros(DType::Int64, shape)])
+                }
+                (
+                    OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter,
+                    _,
+                ) => (
                     3,
-                    vec![HostArray::zeros(dt, shape), HostArray::zeros(DType::Int64, &[3]), HostArray::zeros(dt, &[3, 2])],
+                    vec![
+                        HostArray::zeros(dt, shape),
+                        HostArray::zeros(DType::Int64, &[3]),
+                        HostArray::zeros(dt, &[3, 2]),
+                    ],
                 ),
                 (OpKind::Where, _) => (
                     3,
@@ -823,10 +923,18 @@ mod tests {
                         HostArray::zeros(dt, shape),
                     ],
                 ),
-                (_, crate::ops::Arity::Fixed(n)) => (n, (0..n).map(|_| HostArray::zeros(dt, shape)).collect()),
-                (_, crate::ops::Arity::Variadic) => (2, vec![HostArray::zeros(dt, shape), HostArray::zeros(dt, shape)]),
+                (_, crate::ops::Arity::Fixed(n)) => {
+                    (n, (0..n).map(|_| HostArray::zeros(dt, shape)).collect())
+                }
+                (_, crate::ops::Arity::Variadic) => {
+                    (2, vec![HostArray::zeros(dt, shape), HostArray::zeros(dt, shape)])
+                }
             };
-            let ids: Vec<_> = inputs.iter().enumerate().map(|(i, a)| g.input(i as u32, a.dtype(), a.shape())).collect();
+            let ids: Vec<_> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, a)| g.input(i as u32, a.dtype(), a.shape()))
+                .collect();
             assert_eq!(ids.len(), n);
             let r = g.add(op, attrs, &ids).unwrap_or_else(|e| panic!("{}: {e}", op.name()));
             g.push_output(r);
@@ -846,7 +954,9 @@ mod tests {
         let s = g.add(OpKind::Sin, Attrs::None, &[x]).unwrap();
         let m = g.add(OpKind::Mul, Attrs::None, &[s, x]).unwrap();
         let t = g.add(OpKind::Permute, Attrs::Perm { perm: smallvec![1, 0] }, &[m]).unwrap();
-        let r = g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![0], keepdims: false }, &[t]).unwrap();
+        let r = g
+            .add(OpKind::Sum, Attrs::Reduce { axes: smallvec![0], keepdims: false }, &[t])
+            .unwrap();
         g.push_output(r);
         let a = arr(&[1000, 1000], (0..n).map(|i| i as f32 * 1e-6).collect::<Vec<_>>());
         let t0 = std::time::Instant::now();

@@ -28,7 +28,13 @@ fn groups(x: &Tensor, axes: &[usize]) -> (Vec<Value>, usize) {
 }
 
 /// Applies `f` to each group, one per element of `shape` (groups may be empty).
-fn reduce_with(x: &Tensor, axes: &[usize], dtype: DType, shape: Shape, f: impl Fn(&[Value]) -> Value) -> Tensor {
+fn reduce_with(
+    x: &Tensor,
+    axes: &[usize],
+    dtype: DType,
+    shape: Shape,
+    f: impl Fn(&[Value]) -> Value,
+) -> Tensor {
     let (vals, size) = groups(x, axes);
     let n_out = numel(&shape);
     let out = (0..n_out).map(|g| f(&vals[g * size..(g + 1) * size])).collect();
@@ -65,7 +71,9 @@ pub fn sum(x: &Tensor, axes: &[usize], dtype: DType, shape: Shape) -> Tensor {
         Some(Value::Bool(_)) | Some(Value::Int(_)) => {
             Value::Int(g.iter().fold(0i64, |acc, v| acc.wrapping_add(as_i64(*v))))
         }
-        Some(Value::UInt(_)) => Value::UInt(g.iter().fold(0u64, |acc, v| acc.wrapping_add(as_u64(*v)))),
+        Some(Value::UInt(_)) => {
+            Value::UInt(g.iter().fold(0u64, |acc, v| acc.wrapping_add(as_u64(*v))))
+        }
         Some(Value::Float(_)) => Value::Float(neumaier(g.iter().map(|v| as_f64(*v)))),
         Some(Value::Complex(_)) => {
             let re = neumaier(g.iter().map(|v| as_c64(*v).re));
@@ -86,23 +94,35 @@ pub fn prod(x: &Tensor, axes: &[usize], dtype: DType, shape: Shape) -> Tensor {
         Some(Value::Bool(_)) | Some(Value::Int(_)) => {
             Value::Int(g.iter().fold(1i64, |acc, v| acc.wrapping_mul(as_i64(*v))))
         }
-        Some(Value::UInt(_)) => Value::UInt(g.iter().fold(1u64, |acc, v| acc.wrapping_mul(as_u64(*v)))),
+        Some(Value::UInt(_)) => {
+            Value::UInt(g.iter().fold(1u64, |acc, v| acc.wrapping_mul(as_u64(*v))))
+        }
         Some(Value::Float(_)) => Value::Float(g.iter().fold(1.0, |acc, v| acc * as_f64(*v))),
         Some(Value::Complex(_)) => {
-            g.iter().fold(Value::Complex(Complex64::new(1.0, 0.0)), |acc, v| elementwise::multiply(dtype, acc, *v))
+            g.iter().fold(Value::Complex(Complex64::new(1.0, 0.0)), |acc, v| {
+                elementwise::multiply(dtype, acc, *v)
+            })
         }
     })
 }
 
 /// The maximum (`is_max`) or minimum; a NaN anywhere gives NaN (the first NaN met); complex
 /// compares lexicographically. `None` for an empty group.
-pub fn extreme(x: &Tensor, axes: &[usize], dtype: DType, shape: Shape, is_max: bool) -> Option<Tensor> {
+pub fn extreme(
+    x: &Tensor,
+    axes: &[usize],
+    dtype: DType,
+    shape: Shape,
+    is_max: bool,
+) -> Option<Tensor> {
     let reduced = numel(&axes.iter().map(|&a| x.shape[a]).collect::<Vec<_>>());
     if reduced == 0 && numel(&shape) > 0 {
         return None;
     }
     let f = if is_max { elementwise::maximum } else { elementwise::minimum };
-    Some(reduce_with(x, axes, dtype, shape, |g| g[1..].iter().fold(g[0], |acc, &v| f(dtype, acc, v))))
+    Some(reduce_with(x, axes, dtype, shape, |g| {
+        g[1..].iter().fold(g[0], |acc, &v| f(dtype, acc, v))
+    }))
 }
 
 /// Index of the first maximum (`is_max`) or minimum along the one reduced axis; the first NaN
@@ -228,13 +248,25 @@ mod tests {
         assert_eq!((r.dtype(), r.shape()), (DType::Int64, &[][..]));
         assert_eq!(r.as_slice::<i64>().unwrap(), &[172]);
         // np.sum(np.array([255, 255], np.uint8)) -> 510 (uint64)
-        assert_eq!(red(Sum, &[0], false, vec1(vec![255u8, 255])).as_slice::<u64>().unwrap(), &[510]);
+        assert_eq!(
+            red(Sum, &[0], false, vec1(vec![255u8, 255])).as_slice::<u64>().unwrap(),
+            &[510]
+        );
         // np.sum(np.array([True, True, False])) -> 2 (int64)
-        assert_eq!(red(Sum, &[0], false, vec1(vec![true, true, false])).as_slice::<i64>().unwrap(), &[2]);
+        assert_eq!(
+            red(Sum, &[0], false, vec1(vec![true, true, false])).as_slice::<i64>().unwrap(),
+            &[2]
+        );
         // np.sum(np.array([2**63-1, 1])) -> -9223372036854775808
-        assert_eq!(red(Sum, &[0], false, vec1(vec![i64::MAX, 1])).as_slice::<i64>().unwrap(), &[i64::MIN]);
+        assert_eq!(
+            red(Sum, &[0], false, vec1(vec![i64::MAX, 1])).as_slice::<i64>().unwrap(),
+            &[i64::MIN]
+        );
         // np.prod(np.array([100, 100, -3], np.int8)) -> -30000
-        assert_eq!(red(Prod, &[0], false, vec1(vec![100i8, 100, -3])).as_slice::<i64>().unwrap(), &[-30000]);
+        assert_eq!(
+            red(Prod, &[0], false, vec1(vec![100i8, 100, -3])).as_slice::<i64>().unwrap(),
+            &[-30000]
+        );
     }
 
     #[test]
@@ -249,21 +281,39 @@ mod tests {
         assert_eq!(r.as_slice::<f32>().unwrap(), &[100000.0]);
         // np.sum(np.array([1e8, 1.0, -1e8], np.float32)) -> 0.0 in NumPy (float32 accumulator);
         // the oracle gives the exact 1.0 (as np.sum of the float64 array).
-        assert_eq!(red(Sum, &[0], false, vec1(vec![1e8f32, 1.0, -1e8])).as_slice::<f32>().unwrap(), &[1.0]);
+        assert_eq!(
+            red(Sum, &[0], false, vec1(vec![1e8f32, 1.0, -1e8])).as_slice::<f32>().unwrap(),
+            &[1.0]
+        );
         // np.sum(np.array([1+2j, 3-1j, 0.5+0.25j], np.complex64)) -> 4.5+1.25j
         let r = red(
             Sum,
             &[0],
             false,
-            vec1(vec![Complex32::new(1.0, 2.0), Complex32::new(3.0, -1.0), Complex32::new(0.5, 0.25)]),
+            vec1(vec![
+                Complex32::new(1.0, 2.0),
+                Complex32::new(3.0, -1.0),
+                Complex32::new(0.5, 0.25),
+            ]),
         );
         assert_eq!(r.as_slice::<Complex32>().unwrap(), &[Complex32::new(4.5, 1.25)]);
         // np.prod(np.array([300, 300, 0.001], np.float16)) -> 90.0625 (no float16 overflow midway)
-        let r = red(Prod, &[0], false, vec1(vec![f16::from_f64(300.0), f16::from_f64(300.0), f16::from_f64(0.001)]));
+        let r = red(
+            Prod,
+            &[0],
+            false,
+            vec1(vec![f16::from_f64(300.0), f16::from_f64(300.0), f16::from_f64(0.001)]),
+        );
         assert_eq!(f64s(&r), vec![90.0625]);
         // Infinities and NaNs pass through the compensated sum: sum([inf, 1]) = inf, sum([inf, -inf]) = nan
-        assert_same(&f64s(&red(Sum, &[0], false, vec1(vec![f64::INFINITY, 1.0]))), &[f64::INFINITY]);
-        assert_same(&f64s(&red(Sum, &[0], false, vec1(vec![f64::INFINITY, -f64::INFINITY]))), &[f64::NAN]);
+        assert_same(
+            &f64s(&red(Sum, &[0], false, vec1(vec![f64::INFINITY, 1.0]))),
+            &[f64::INFINITY],
+        );
+        assert_same(
+            &f64s(&red(Sum, &[0], false, vec1(vec![f64::INFINITY, -f64::INFINITY]))),
+            &[f64::NAN],
+        );
     }
 
     #[test]
@@ -272,13 +322,22 @@ mod tests {
         // with keepdims the shape is (1, 3, 1)
         let t = arr(&[2, 3, 4], (0..24).collect::<Vec<i32>>());
         let r = red(Sum, &[0, 2], false, t.clone());
-        assert_eq!((r.shape(), r.as_slice::<i64>().unwrap()), (&[3usize][..], &[60i64, 92, 124][..]));
+        assert_eq!(
+            (r.shape(), r.as_slice::<i64>().unwrap()),
+            (&[3usize][..], &[60i64, 92, 124][..])
+        );
         let r = red(Sum, &[0, 2], true, t);
-        assert_eq!((r.shape(), r.as_slice::<i64>().unwrap()), (&[1usize, 3, 1][..], &[60i64, 92, 124][..]));
+        assert_eq!(
+            (r.shape(), r.as_slice::<i64>().unwrap()),
+            (&[1usize, 3, 1][..], &[60i64, 92, 124][..])
+        );
         // np.prod(np.arange(24).reshape(2, 3, 4)[:, :2, :2] + 1, axis=1) -> [[5, 12], [221, 252]]
         let x = arr(&[2, 2, 2], vec![1u16, 2, 5, 6, 13, 14, 17, 18]);
         let r = red(Prod, &[1], false, x);
-        assert_eq!((r.shape(), r.as_slice::<u64>().unwrap()), (&[2usize, 2][..], &[5u64, 12, 221, 252][..]));
+        assert_eq!(
+            (r.shape(), r.as_slice::<u64>().unwrap()),
+            (&[2usize, 2][..], &[5u64, 12, 221, 252][..])
+        );
         // Reducing no axes is the identity (with the accumulator dtype).
         let r = red(Sum, &[], false, vec1(vec![1i8, 2]));
         assert_eq!(r.as_slice::<i64>().unwrap(), &[1, 2]);
@@ -301,14 +360,28 @@ mod tests {
         assert_eq!(red(ArgMax, &[1], false, y.clone()).as_slice::<i64>().unwrap(), &[1, 2]);
         assert_eq!(red(ArgMin, &[1], false, y.clone()).as_slice::<i64>().unwrap(), &[3, 0]);
         let r = red(ArgMax, &[0], true, y);
-        assert_eq!((r.shape(), r.as_slice::<i64>().unwrap()), (&[1usize, 4][..], &[0i64, 0, 1, 1][..]));
+        assert_eq!(
+            (r.shape(), r.as_slice::<i64>().unwrap()),
+            (&[1usize, 4][..], &[0i64, 0, 1, 1][..])
+        );
         // np.argmax(np.array([False, True, True])) -> 1; np.argmin(np.array([True, False, False])) -> 1
-        assert_eq!(red(ArgMax, &[0], false, vec1(vec![false, true, true])).as_slice::<i64>().unwrap(), &[1]);
-        assert_eq!(red(ArgMin, &[0], false, vec1(vec![true, false, false])).as_slice::<i64>().unwrap(), &[1]);
+        assert_eq!(
+            red(ArgMax, &[0], false, vec1(vec![false, true, true])).as_slice::<i64>().unwrap(),
+            &[1]
+        );
+        assert_eq!(
+            red(ArgMin, &[0], false, vec1(vec![true, false, false])).as_slice::<i64>().unwrap(),
+            &[1]
+        );
         // Complex: np.argmax(np.array([1+1j, complex(1, nan), 2+0j, 3+0j])) -> 1;
         // np.argmax([1+1j, 1+2j, 0j]) -> 1; np.argmin([1+1j, 1+2j, 1+0j]) -> 2; np.max([1+1j, 1+2j, 0j]) -> 1+2j
         let c = |re, im| Complex64::new(re, im);
-        let r = red(ArgMax, &[0], false, vec1(vec![c(1.0, 1.0), c(1.0, nan), c(2.0, 0.0), c(3.0, 0.0)]));
+        let r = red(
+            ArgMax,
+            &[0],
+            false,
+            vec1(vec![c(1.0, 1.0), c(1.0, nan), c(2.0, 0.0), c(3.0, 0.0)]),
+        );
         assert_eq!(r.as_slice::<i64>().unwrap(), &[1]);
         let z = vec1(vec![c(1.0, 1.0), c(1.0, 2.0), c(0.0, 0.0)]);
         assert_eq!(red(ArgMax, &[0], false, z.clone()).as_slice::<i64>().unwrap(), &[1]);
@@ -366,7 +439,10 @@ mod tests {
     fn all_and_any_use_truthiness() {
         let nan = f64::NAN;
         // np.all(np.array([[1.0, nan], [0.0, 1.0]]), axis=1) -> [True, False]
-        assert_eq!(bools(&red(All, &[1], false, arr(&[2, 2], vec![1.0, nan, 0.0, 1.0]))), vec![true, false]);
+        assert_eq!(
+            bools(&red(All, &[1], false, arr(&[2, 2], vec![1.0, nan, 0.0, 1.0]))),
+            vec![true, false]
+        );
         // np.any(np.array([[0j, 1j], [0j, 0j]]), axis=1) -> [True, False]
         let c = |re, im| Complex64::new(re, im);
         let z = arr(&[2, 2], vec![c(0.0, 0.0), c(0.0, 1.0), c(0.0, 0.0), c(0.0, 0.0)]);

@@ -27,7 +27,10 @@ pub(crate) fn order(a: Value, b: Value) -> Ordering {
 /// real part, both), then the parts that are not NaN, real first.
 pub fn complex_order(x: num_complex::Complex64, y: num_complex::Complex64) -> Ordering {
     let class = |z: num_complex::Complex64| (z.re.is_nan() as u8) * 2 + z.im.is_nan() as u8;
-    class(x).cmp(&class(y)).then_with(|| float_order(x.re, y.re)).then_with(|| float_order(x.im, y.im))
+    class(x)
+        .cmp(&class(y))
+        .then_with(|| float_order(x.re, y.re))
+        .then_with(|| float_order(x.im, y.im))
 }
 
 /// Ascending, NaN after every number (all NaNs equal), -0.0 equal to 0.0.
@@ -82,7 +85,14 @@ mod tests {
     #[test]
     fn complex_values_order_by_parts_with_numpys_nan_classes() {
         let c = |re: f64, im: f64| Value::Complex(Complex64::new(re, im));
-        let mut v = vec![c(f64::NAN, 1.0), c(2.0, f64::NAN), c(1.0, 5.0), c(1.0, -5.0), c(f64::NAN, f64::NAN), c(0.0, 9.0)];
+        let mut v = vec![
+            c(f64::NAN, 1.0),
+            c(2.0, f64::NAN),
+            c(1.0, 5.0),
+            c(1.0, -5.0),
+            c(f64::NAN, f64::NAN),
+            c(0.0, 9.0),
+        ];
         v.sort_by(|&a, &b| order(a, b));
         let shown: Vec<String> = v
             .iter()

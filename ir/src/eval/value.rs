@@ -36,7 +36,9 @@ impl Value {
             Literal::Int(i) => Value::Int(i),
             Literal::UInt(u) => Value::UInt(u),
             Literal::Float(bits) => Value::Float(f64::from_bits(bits)),
-            Literal::Complex(re, im) => Value::Complex(Complex64::new(f64::from_bits(re), f64::from_bits(im))),
+            Literal::Complex(re, im) => {
+                Value::Complex(Complex64::new(f64::from_bits(re), f64::from_bits(im)))
+            }
         };
         cast(v, dtype)
     }
@@ -135,7 +137,9 @@ pub fn cast(v: Value, to: DType) -> Value {
         DTypeKind::UnsignedInt => Value::UInt(wrap_unsigned(to, int_of(v, to))),
         DTypeKind::Float => Value::Float(real_of(v, to)),
         DTypeKind::Complex => match v {
-            Value::Complex(z) => Value::Complex(Complex64::new(round_to(to, z.re), round_to(to, z.im))),
+            Value::Complex(z) => {
+                Value::Complex(Complex64::new(round_to(to, z.re), round_to(to, z.im)))
+            }
             other => Value::Complex(Complex64::new(real_of(other, to), 0.0)),
         },
     }
@@ -254,7 +258,14 @@ mod tests {
         // np.array([3e9, -1.0, 1e10, nan, inf, -inf]).astype(np.int32)
         //   -> [-2147483648, -1, -2147483648, -2147483648, -2147483648, -2147483648]
         let xs32 = [3e9, -1.0, 1e10, f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
-        let want = [i32::MIN as i64, -1, i32::MIN as i64, i32::MIN as i64, i32::MIN as i64, i32::MIN as i64];
+        let want = [
+            i32::MIN as i64,
+            -1,
+            i32::MIN as i64,
+            i32::MIN as i64,
+            i32::MIN as i64,
+            i32::MIN as i64,
+        ];
         for (x, w) in xs32.iter().zip(want) {
             assert_eq!(cast_f(*x, DType::Int32), Value::Int(w), "{x}");
         }
@@ -287,7 +298,10 @@ mod tests {
         // np.array([0j, 1j, complex(np.nan, 0)]).astype(bool) -> [False, True, True]
         assert_eq!(cast(Value::Complex(Complex64::new(0.0, 0.0)), DType::Bool), Value::Bool(false));
         assert_eq!(cast(Value::Complex(Complex64::new(0.0, 1.0)), DType::Bool), Value::Bool(true));
-        assert_eq!(cast(Value::Complex(Complex64::new(f64::NAN, 0.0)), DType::Bool), Value::Bool(true));
+        assert_eq!(
+            cast(Value::Complex(Complex64::new(f64::NAN, 0.0)), DType::Bool),
+            Value::Bool(true)
+        );
         // np.array([0.0, -0.0, np.nan, 0.5]).astype(bool) -> [False, False, True, True]
         let want = [false, false, true, true];
         for (x, w) in [0.0, -0.0, f64::NAN, 0.5].iter().zip(want) {
@@ -300,7 +314,10 @@ mod tests {
         assert_eq!(cast(Value::UInt(u64::MAX), DType::Int64), Value::Int(-1));
         assert_eq!(cast(Value::Int(-(1 << 31) - 1), DType::Int32), Value::Int(i32::MAX as i64));
         // Real to complex: np.float32(2.5).astype(np.complex64) -> (2.5+0j)
-        assert_eq!(cast(Value::Float(2.5), DType::Complex64), Value::Complex(Complex64::new(2.5, 0.0)));
+        assert_eq!(
+            cast(Value::Float(2.5), DType::Complex64),
+            Value::Complex(Complex64::new(2.5, 0.0))
+        );
     }
 
     #[test]
@@ -308,10 +325,19 @@ mod tests {
         // np.array([2**53+1, 2**62+2**38+1], np.int64).astype(np.float32).tolist()
         //   -> [9007199254740992.0, 4.611686568183202e+18]
         // (through f64 the second would double-round down to 2**62.)
-        assert_eq!(cast(Value::Int((1 << 53) + 1), DType::Float32), Value::Float(9007199254740992.0));
-        assert_eq!(cast(Value::Int((1 << 62) + (1 << 38) + 1), DType::Float32), Value::Float(4.611686568183202e18));
+        assert_eq!(
+            cast(Value::Int((1 << 53) + 1), DType::Float32),
+            Value::Float(9007199254740992.0)
+        );
+        assert_eq!(
+            cast(Value::Int((1 << 62) + (1 << 38) + 1), DType::Float32),
+            Value::Float(4.611686568183202e18)
+        );
         // np.array([2**64-1], np.uint64).astype(np.float64) -> [1.8446744073709552e+19]
-        assert_eq!(cast(Value::UInt(u64::MAX), DType::Float64), Value::Float(1.8446744073709552e19));
+        assert_eq!(
+            cast(Value::UInt(u64::MAX), DType::Float64),
+            Value::Float(1.8446744073709552e19)
+        );
         // np.array([65519, 65520, 2049], np.int32).astype(np.float16) -> [65504., inf, 2048.]
         assert_eq!(cast(Value::Int(65519), DType::Float16), Value::Float(65504.0));
         assert_eq!(cast(Value::Int(65520), DType::Float16), Value::Float(f64::INFINITY));
@@ -321,7 +347,10 @@ mod tests {
         assert_eq!(cast(Value::Int(259), DType::BFloat16), Value::Float(260.0));
         // Above 2**53 a bfloat16 tie must not double-round: 2**60 + 2**52 + 1 -> 2**60 + 2**53
         let v = (1i64 << 60) + (1 << 52) + 1;
-        assert_eq!(cast(Value::Int(v), DType::BFloat16), Value::Float(((1i64 << 60) + (1 << 53)) as f64));
+        assert_eq!(
+            cast(Value::Int(v), DType::BFloat16),
+            Value::Float(((1i64 << 60) + (1 << 53)) as f64)
+        );
     }
 
     #[test]
@@ -340,12 +369,18 @@ mod tests {
         assert_eq!(cast_f(2f64.powi(-25), DType::Float16), Value::Float(0.0));
         assert_eq!(cast_f(1.5 * 2f64.powi(-25), DType::Float16), Value::Float(2f64.powi(-24)));
         // float16 subnormal spacing: np.float16(3 * 2**-24 + 2**-26) -> 3 * 2**-24
-        assert_eq!(cast_f(3.0 * 2f64.powi(-24) + 2f64.powi(-26), DType::Float16), Value::Float(3.0 * 2f64.powi(-24)));
+        assert_eq!(
+            cast_f(3.0 * 2f64.powi(-24) + 2f64.powi(-26), DType::Float16),
+            Value::Float(3.0 * 2f64.powi(-24))
+        );
         // bfloat16: 1 + 2**-8 is a tie -> 1.0; 1 + 2**-8 + 2**-40 -> 1 + 2**-7; 3.39e38 rounds to
         // the max (2 - 2**-7) * 2**127 = 3.3895313892515355e38; 3.4e38 is past the midpoint
         // (2 - 2**-8) * 2**127 = 3.3961775292304e38 to 2**128 -> inf
         assert_eq!(cast_f(1.0 + 2f64.powi(-8), DType::BFloat16), Value::Float(1.0));
-        assert_eq!(cast_f(1.0 + 2f64.powi(-8) + 2f64.powi(-40), DType::BFloat16), Value::Float(1.0 + 2f64.powi(-7)));
+        assert_eq!(
+            cast_f(1.0 + 2f64.powi(-8) + 2f64.powi(-40), DType::BFloat16),
+            Value::Float(1.0 + 2f64.powi(-7))
+        );
         assert_eq!(cast_f(3.39e38, DType::BFloat16), Value::Float(3.3895313892515355e38));
         assert_eq!(cast_f(3.4e38, DType::BFloat16), Value::Float(f64::INFINITY));
         // float32 through Rust's `as`: np.float32(0.1) -> 0.10000000149011612

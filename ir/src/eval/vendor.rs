@@ -40,14 +40,18 @@ pub fn matmul(a: &Tensor, b: &Tensor, dtype: DType, shape: Shape) -> Tensor {
             for j in 0..n {
                 let pairs = (0..k).map(|p| (am[i * k + p], bm[p * n + j]));
                 out.push(match kind {
-                    DTypeKind::SignedInt => Value::Int(pairs.fold(0i64, |acc, (x, y)| match (x, y) {
-                        (Value::Int(x), Value::Int(y)) => acc.wrapping_add(x.wrapping_mul(y)),
-                        _ => unreachable!("int matmul operands"),
-                    })),
-                    DTypeKind::UnsignedInt => Value::UInt(pairs.fold(0u64, |acc, (x, y)| match (x, y) {
-                        (Value::UInt(x), Value::UInt(y)) => acc.wrapping_add(x.wrapping_mul(y)),
-                        _ => unreachable!("uint matmul operands"),
-                    })),
+                    DTypeKind::SignedInt => {
+                        Value::Int(pairs.fold(0i64, |acc, (x, y)| match (x, y) {
+                            (Value::Int(x), Value::Int(y)) => acc.wrapping_add(x.wrapping_mul(y)),
+                            _ => unreachable!("int matmul operands"),
+                        }))
+                    }
+                    DTypeKind::UnsignedInt => {
+                        Value::UInt(pairs.fold(0u64, |acc, (x, y)| match (x, y) {
+                            (Value::UInt(x), Value::UInt(y)) => acc.wrapping_add(x.wrapping_mul(y)),
+                            _ => unreachable!("uint matmul operands"),
+                        }))
+                    }
                     DTypeKind::Float => Value::Float(neumaier(pairs.map(|(x, y)| match (x, y) {
                         (Value::Float(x), Value::Float(y)) => x * y,
                         _ => unreachable!("float matmul operands"),
@@ -59,11 +63,14 @@ pub fn matmul(a: &Tensor, b: &Tensor, dtype: DType, shape: Shape) -> Tensor {
                                 _ => unreachable!("complex matmul operands"),
                             })
                             .collect();
-                        let re = neumaier(zs.iter().flat_map(|(x, y)| [x.re * y.re, -(x.im * y.im)]));
+                        let re =
+                            neumaier(zs.iter().flat_map(|(x, y)| [x.re * y.re, -(x.im * y.im)]));
                         let im = neumaier(zs.iter().flat_map(|(x, y)| [x.re * y.im, x.im * y.re]));
                         Value::Complex(C64::new(re, im))
                     }
-                    DTypeKind::Bool => Value::Bool(pairs.into_iter().any(|(x, y)| x.truthy() && y.truthy())),
+                    DTypeKind::Bool => {
+                        Value::Bool(pairs.into_iter().any(|(x, y)| x.truthy() && y.truthy()))
+                    }
                 });
             }
         }
@@ -90,9 +97,16 @@ pub fn rfft(x: &Tensor, axes: &[usize], norm: FftNorm, dtype: DType, shape: Shap
         transform_axis(&mut lanes, &x.shape, axis, false, norm);
     }
     let last = *axes.last().expect("an fft has axes");
-    let ranges: Vec<(usize, isize, usize)> =
-        x.shape.iter().enumerate().map(|(a, &n)| (0, 1, if a == last { shape[a] } else { n })).collect();
-    let kept = positions(&Layout::contiguous(&x.shape).slice(&ranges)).into_iter().map(|p| lanes[p]).collect();
+    let ranges: Vec<(usize, isize, usize)> = x
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(a, &n)| (0, 1, if a == last { shape[a] } else { n }))
+        .collect();
+    let kept = positions(&Layout::contiguous(&x.shape).slice(&ranges))
+        .into_iter()
+        .map(|p| lanes[p])
+        .collect();
     from_lanes(kept, shape, dtype)
 }
 
@@ -100,7 +114,14 @@ pub fn rfft(x: &Tensor, axes: &[usize], norm: FftNorm, dtype: DType, shape: Shap
 /// terms extended to `n` by Hermitian symmetry (X[n-k] = conj X[k]), inverted, and the real part
 /// kept. As NumPy, the imaginary parts of the terms that must be real (the first, and the n/2-th
 /// for even n) are ignored: they contribute only to the dropped imaginary part.
-pub fn irfft(x: &Tensor, axes: &[usize], n: usize, norm: FftNorm, dtype: DType, shape: Shape) -> Tensor {
+pub fn irfft(
+    x: &Tensor,
+    axes: &[usize],
+    n: usize,
+    norm: FftNorm,
+    dtype: DType,
+    shape: Shape,
+) -> Tensor {
     let (last, others) = axes.split_last().expect("an fft has axes");
     let mut half = complex_lanes(x);
     for &axis in others {
@@ -114,7 +135,11 @@ pub fn irfft(x: &Tensor, axes: &[usize], n: usize, norm: FftNorm, dtype: DType, 
     for o in 0..outer {
         for i in 0..inner {
             for k in 0..n {
-                let z = if k < m { half[(o * m + k) * inner + i] } else { half[(o * m + (n - k)) * inner + i].conj() };
+                let z = if k < m {
+                    half[(o * m + k) * inner + i]
+                } else {
+                    half[(o * m + (n - k)) * inner + i].conj()
+                };
                 full[(o * n + k) * inner + i] = z;
             }
         }
@@ -136,7 +161,11 @@ fn complex_lanes(x: &Tensor) -> Vec<C64> {
 }
 
 fn from_lanes(lanes: Vec<C64>, shape: Shape, dtype: DType) -> Tensor {
-    let t = Tensor { dtype: DType::Complex128, shape, vals: lanes.into_iter().map(Value::Complex).collect() };
+    let t = Tensor {
+        dtype: DType::Complex128,
+        shape,
+        vals: lanes.into_iter().map(Value::Complex).collect(),
+    };
     t.cast_to(dtype)
 }
 
@@ -200,8 +229,9 @@ impl Plan {
             PlanKind::Direct { twiddles: table(n) }
         } else {
             // chirp[k] = exp(sign · πi · k²/n) = twiddle(k² mod 2n, 2n).
-            let chirp: Vec<C64> =
-                (0..n).map(|k| twiddle(((k as u128 * k as u128) % (2 * n as u128)) as usize, 2 * n, sign)).collect();
+            let chirp: Vec<C64> = (0..n)
+                .map(|k| twiddle(((k as u128 * k as u128) % (2 * n as u128)) as usize, 2 * n, sign))
+                .collect();
             let m = (2 * n - 1).next_power_of_two();
             let mut filter = vec![C64::new(0.0, 0.0); m];
             filter[0] = chirp[0].conj();
@@ -211,7 +241,12 @@ impl Plan {
             }
             let fwd = Plan::new(m, false);
             let filter_fft = fwd.run(&filter);
-            PlanKind::Bluestein { chirp, filter_fft, fwd: Box::new(fwd), inv: Box::new(Plan::new(m, true)) }
+            PlanKind::Bluestein {
+                chirp,
+                filter_fft,
+                fwd: Box::new(fwd),
+                inv: Box::new(Plan::new(m, true)),
+            }
         };
         Plan { n, kind }
     }
@@ -229,9 +264,16 @@ impl Plan {
             PlanKind::Radix2 { twiddles } => {
                 // Bit-reversed copy, then butterflies of growing length.
                 let bits = n.trailing_zeros();
-                let mut a: Vec<C64> = (0..n)
-                    .map(|i| if bits == 0 { x[0] } else { x[i.reverse_bits() >> (usize::BITS - bits)] })
-                    .collect();
+                let mut a: Vec<C64> =
+                    (0..n)
+                        .map(|i| {
+                            if bits == 0 {
+                                x[0]
+                            } else {
+                                x[i.reverse_bits() >> (usize::BITS - bits)]
+                            }
+                        })
+                        .collect();
                 let mut len = 2;
                 while len <= n {
                     let step = n / len;
@@ -293,12 +335,16 @@ mod tests {
     #[test]
     fn fast_paths_agree_with_the_direct_sum() {
         for &n in &[1usize, 2, 3, 8, 12, 64, 65, 97, 128, 200] {
-            let x: Vec<C64> = (0..n).map(|i| C64::new((i as f64 * 0.37).sin(), (i as f64 * 1.3).cos())).collect();
+            let x: Vec<C64> =
+                (0..n).map(|i| C64::new((i as f64 * 0.37).sin(), (i as f64 * 1.3).cos())).collect();
             for inverse in [false, true] {
                 let got = Plan::new(n, inverse).run(&x);
                 let want = naive(&x, inverse);
                 for (g, w) in got.iter().zip(&want) {
-                    assert!((g - w).norm() < 1e-12 * n as f64, "n={n} inverse={inverse}: {g} vs {w}");
+                    assert!(
+                        (g - w).norm() < 1e-12 * n as f64,
+                        "n={n} inverse={inverse}: {g} vs {w}"
+                    );
                 }
             }
         }
@@ -320,10 +366,22 @@ mod tests {
         assert_eq!(r.shape(), &[2, 4]);
         assert_eq!(
             r.as_slice::<i32>().unwrap(),
-            &[2113699039, 1663931544, 1214164049, 764396554, -831965772, 1663931544, -135138436, -1934208416]
+            &[
+                2113699039,
+                1663931544,
+                1214164049,
+                764396554,
+                -831965772,
+                1663931544,
+                -135138436,
+                -1934208416
+            ]
         );
         // np.array([[100, 100], [-128, 1]], np.int8) @ np.array([[2, 1], [1, 1]], np.int8) -> [[44, -56], [1, -127]]
-        let r = apply(MatMul, &[arr(&[2, 2], vec![100i8, 100, -128, 1]), arr(&[2, 2], vec![2i8, 1, 1, 1])]);
+        let r = apply(
+            MatMul,
+            &[arr(&[2, 2], vec![100i8, 100, -128, 1]), arr(&[2, 2], vec![2i8, 1, 1, 1])],
+        );
         assert_eq!(r.as_slice::<i8>().unwrap(), &[44, -56, 1, -127]);
     }
 
@@ -444,7 +502,10 @@ mod tests {
         // An empty inner dimension gives zeros: (2, 0) @ (0, 3)
         let r = apply(
             MatMul,
-            &[HostArray::zeros(crate::DType::Float64, &[2, 0]), HostArray::zeros(crate::DType::Float64, &[0, 3])],
+            &[
+                HostArray::zeros(crate::DType::Float64, &[2, 0]),
+                HostArray::zeros(crate::DType::Float64, &[0, 3]),
+            ],
         );
         assert_eq!(f64s(&r), vec![0.0; 6]);
     }
@@ -486,8 +547,10 @@ mod tests {
             c(-0.06986883867429626, 0.2579513509289794),
         ];
         // norm="forward": forward scaled by 1/n (= ifft backward reversed), inverse unscaled.
-        let fwd_forward = [inv_backward[0], inv_backward[4], inv_backward[3], inv_backward[2], inv_backward[1]];
-        let inv_forward = [fwd_backward[0], fwd_backward[4], fwd_backward[3], fwd_backward[2], fwd_backward[1]];
+        let fwd_forward =
+            [inv_backward[0], inv_backward[4], inv_backward[3], inv_backward[2], inv_backward[1]];
+        let inv_forward =
+            [fwd_backward[0], fwd_backward[4], fwd_backward[3], fwd_backward[2], fwd_backward[1]];
         let cases = [
             (false, FftNorm::Backward, fwd_backward),
             (true, FftNorm::Backward, inv_backward),
@@ -523,7 +586,10 @@ mod tests {
         ];
         assert_close_c(&got, &want, 1e-15);
         // complex64 in, complex64 out
-        let z = vec1(vec![num_complex::Complex32::new(1.0, 0.0), num_complex::Complex32::new(0.0, 1.0)]);
+        let z = vec1(vec![
+            num_complex::Complex32::new(1.0, 0.0),
+            num_complex::Complex32::new(0.0, 1.0),
+        ]);
         let r = fft_of(z, 0, false, FftNorm::Backward);
         assert_eq!(
             r.as_slice::<num_complex::Complex32>().unwrap(),
@@ -608,7 +674,8 @@ mod tests {
             ),
         ];
         for (n, fwd, inv) in rows {
-            let x: Vec<C64> = (0..n).map(|j| c((0.37 * j as f64).sin(), (1.3 * j as f64).cos())).collect();
+            let x: Vec<C64> =
+                (0..n).map(|j| c((0.37 * j as f64).sin(), (1.3 * j as f64).cos())).collect();
             let idx = [0, 1, 17, n / 2, n - 1];
             let big = c64s(&fft_of(vec1(x.clone()), 0, false, FftNorm::Backward));
             let small = c64s(&fft_of(vec1(x), 0, true, FftNorm::Ortho));
@@ -620,7 +687,13 @@ mod tests {
         }
     }
 
-    fn real_fft(op: crate::ops::OpKind, x: HostArray, axes: &[usize], n: usize, norm: FftNorm) -> HostArray {
+    fn real_fft(
+        op: crate::ops::OpKind,
+        x: HostArray,
+        axes: &[usize],
+        n: usize,
+        norm: FftNorm,
+    ) -> HostArray {
         apply_with(op, Attrs::RealFft { axes: axes.into(), n, norm }, &[x])
     }
 
@@ -630,7 +703,11 @@ mod tests {
         // np.fft.rfft([1, 2, -1, 0.5, 3]) and norm="ortho"
         let x = vec1(vec![1.0f64, 2.0, -1.0, 0.5, 3.0]);
         let got = c64s(&real_fft(Rfft, x.clone(), &[0], 5, FftNorm::Backward));
-        let want = [c(5.5, 0.0), c(2.949593469062211, 1.8327343947338632), c(-3.199593469062211, -0.8387995221502571)];
+        let want = [
+            c(5.5, 0.0),
+            c(2.949593469062211, 1.8327343947338632),
+            c(-3.199593469062211, -0.8387995221502571),
+        ];
         assert_close_c(&got, &want, 1e-15);
         let got = c64s(&real_fft(Rfft, x, &[0], 5, FftNorm::Ortho));
         let want = [
@@ -645,7 +722,8 @@ mod tests {
         let got = f64s(&real_fft(Irfft, h.clone(), &[0], 4, FftNorm::Backward));
         assert_eq!(got, vec![1.1875, 0.8125, -0.8125, -0.1875]);
         let got = f64s(&real_fft(Irfft, h, &[0], 5, FftNorm::Forward));
-        let want = [4.5, 1.0159779935227318, 4.491333127668604, -9.27248607704313, 4.265174955851795];
+        let want =
+            [4.5, 1.0159779935227318, 4.491333127668604, -9.27248607704313, 4.265174955851795];
         for (g, w) in got.iter().zip(want) {
             assert!((g - w).abs() < 1e-14, "{got:?}");
         }
@@ -655,7 +733,10 @@ mod tests {
     fn multi_axis_ffts_match_numpy() {
         use crate::ops::OpKind::{Irfft, Rfft};
         // np.fft.fft2([[1+1j, 2, 3j], [-1, 0.5-0.5j, 4]])
-        let y = arr(&[2, 3], vec![c(1.0, 1.0), c(2.0, 0.0), c(0.0, 3.0), c(-1.0, 0.0), c(0.5, -0.5), c(4.0, 0.0)]);
+        let y = arr(
+            &[2, 3],
+            vec![c(1.0, 1.0), c(2.0, 0.0), c(0.0, 3.0), c(-1.0, 0.0), c(0.5, -0.5), c(4.0, 0.0)],
+        );
         let got = c64s(&apply_with(
             Fft,
             Attrs::Fft { axes: smallvec::smallvec![0, 1], inverse: false, norm: FftNorm::Backward },
@@ -696,6 +777,9 @@ mod tests {
         // np.array([[True, False], [False, False]]) @ np.array([[False, True], [True, True]])
         let a = arr(&[2, 2], vec![true, false, false, false]);
         let b = arr(&[2, 2], vec![false, true, true, true]);
-        assert_eq!(apply(MatMul, &[a, b]).as_slice::<bool>().unwrap(), &[false, true, false, false]);
+        assert_eq!(
+            apply(MatMul, &[a, b]).as_slice::<bool>().unwrap(),
+            &[false, true, false, false]
+        );
     }
 }

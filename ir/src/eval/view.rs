@@ -58,7 +58,8 @@ pub fn broadcast_to(x: &Tensor, shape: &[usize]) -> Tensor {
 }
 
 pub fn slice(x: &Tensor, dims: &[SliceDim]) -> Tensor {
-    let ranges: Vec<(usize, isize, usize)> = dims.iter().map(|d| (d.start, d.step, d.len)).collect();
+    let ranges: Vec<(usize, isize, usize)> =
+        dims.iter().map(|d| (d.start, d.step, d.len)).collect();
     gather(x, &Layout::contiguous(&x.shape).slice(&ranges))
 }
 
@@ -143,7 +144,10 @@ mod tests {
         // x = np.arange(20).reshape(4, 5); x[::-2, 4:0:-3].ravel() -> [19, 16, 9, 6]
         let mut g = Graph::new();
         let x = g.input(0, DType::Int16, &[4, 5]);
-        let dims = smallvec![SliceDim::normalize(4, None, None, -2), SliceDim::normalize(5, Some(4), Some(0), -3)];
+        let dims = smallvec![
+            SliceDim::normalize(4, None, None, -2),
+            SliceDim::normalize(5, Some(4), Some(0), -3)
+        ];
         let s = g.add(OpKind::Slice, Attrs::Slice { dims }, &[x]).unwrap();
         g.push_output(s);
         let out = run(&g, &[arr(&[4, 5], (0..20).collect::<Vec<i16>>())]);
@@ -152,7 +156,10 @@ mod tests {
         // x[1:3, 5:] is (2, 0): empty.
         let mut g = Graph::new();
         let x = g.input(0, DType::Int16, &[4, 5]);
-        let dims = smallvec![SliceDim::normalize(4, Some(1), Some(3), 1), SliceDim::normalize(5, Some(5), None, 1)];
+        let dims = smallvec![
+            SliceDim::normalize(4, Some(1), Some(3), 1),
+            SliceDim::normalize(5, Some(5), None, 1)
+        ];
         let s = g.add(OpKind::Slice, Attrs::Slice { dims }, &[x]).unwrap();
         g.push_output(s);
         let out = run(&g, &[arr(&[4, 5], (0..20).collect::<Vec<i16>>())]);
@@ -165,7 +172,8 @@ mod tests {
         // np.broadcast_to(np.array([[1.], [2.]]), (3, 2, 2)) -> 3 copies of [[1, 1], [2, 2]]
         let mut g = Graph::new();
         let x = g.input(0, DType::Float32, &[2, 1]);
-        let b = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![3, 2, 2] }, &[x]).unwrap();
+        let b =
+            g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![3, 2, 2] }, &[x]).unwrap();
         g.push_output(b);
         // np.flip(np.arange(6).reshape(2, 3), axis=1).ravel() -> [2, 1, 0, 5, 4, 3]
         let y = g.input(1, DType::UInt8, &[2, 3]);
@@ -174,9 +182,13 @@ mod tests {
         // np.flip of both axes -> [5, 4, 3, 2, 1, 0]
         let f2 = g.add(OpKind::Flip, Attrs::Axes { axes: smallvec![0, 1] }, &[y]).unwrap();
         g.push_output(f2);
-        let out = run(&g, &[arr(&[2, 1], vec![1.0f32, 2.0]), arr(&[2, 3], (0..6).collect::<Vec<u8>>())]);
+        let out =
+            run(&g, &[arr(&[2, 1], vec![1.0f32, 2.0]), arr(&[2, 3], (0..6).collect::<Vec<u8>>())]);
         assert_eq!(out[0].shape(), &[3, 2, 2]);
-        assert_eq!(out[0].as_slice::<f32>().unwrap(), &[1., 1., 2., 2., 1., 1., 2., 2., 1., 1., 2., 2.]);
+        assert_eq!(
+            out[0].as_slice::<f32>().unwrap(),
+            &[1., 1., 2., 2., 1., 1., 2., 2., 1., 1., 2., 2.]
+        );
         assert_eq!(out[1].as_slice::<u8>().unwrap(), &[2, 1, 0, 5, 4, 3]);
         assert_eq!(out[2].as_slice::<u8>().unwrap(), &[5, 4, 3, 2, 1, 0]);
     }

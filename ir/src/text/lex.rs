@@ -72,7 +72,9 @@ pub(super) fn lex_line(text: &str, line: usize) -> Result<(Vec<Spanned>, usize)>
                 i += 1;
             }
             Tok::Name(chars[start..i].iter().collect())
-        } else if c.is_ascii_digit() || (c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_alphanumeric())) {
+        } else if c.is_ascii_digit()
+            || (c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_alphanumeric()))
+        {
             let start = i;
             i += 1;
             while i < chars.len() {
@@ -95,7 +97,9 @@ pub(super) fn lex_line(text: &str, line: usize) -> Result<(Vec<Spanned>, usize)>
             if digits.is_empty() {
                 return Err(err(line, column, "expected a node number after `%`"));
             }
-            let n = digits.parse().map_err(|_| err(line, column, format!("node number %{digits} is too large")))?;
+            let n = digits
+                .parse()
+                .map_err(|_| err(line, column, format!("node number %{digits} is too large")))?;
             Tok::Ref(n)
         } else if c == '"' {
             let (s, next) = string(&chars, i, line)?;
@@ -135,7 +139,8 @@ fn string(chars: &[char], open: usize, line: usize) -> Result<(String, usize)> {
                     Some('u') if chars.get(i) == Some(&'{') => {
                         let start = i + 1;
                         let close = (start..chars.len()).find(|&j| chars[j] == '}');
-                        let hex: String = close.map(|j| chars[start..j].iter().collect()).unwrap_or_default();
+                        let hex: String =
+                            close.map(|j| chars[start..j].iter().collect()).unwrap_or_default();
                         let ch = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32);
                         match (close, ch) {
                             (Some(j), Some(ch)) => {

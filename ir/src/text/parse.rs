@@ -149,7 +149,12 @@ impl Cursor {
             Some(&Tok::Ref(n)) => {
                 self.pos += 1;
                 if n as usize >= defined {
-                    return Err(self.error_at(column, format!("%{n} is used before it is defined (there are {defined} nodes so far)")));
+                    return Err(self.error_at(
+                        column,
+                        format!(
+                            "%{n} is used before it is defined (there are {defined} nodes so far)"
+                        ),
+                    ));
                 }
                 Ok(NodeId(n))
             }
@@ -160,7 +165,9 @@ impl Cursor {
     fn finish(&self) -> Result<()> {
         match self.peek() {
             None => Ok(()),
-            Some(t) => Err(self.error(format!("expected the end of the line, found {}", t.describe()))),
+            Some(t) => {
+                Err(self.error(format!("expected the end of the line, found {}", t.describe())))
+            }
         }
     }
 
@@ -173,7 +180,10 @@ impl Cursor {
         }
         let (version, column) = self.expect_name(&format!("a version after `{HEADER}`"))?;
         if version != VERSION {
-            return Err(self.error_at(column, format!("unsupported version `{version}` (this reader knows {VERSION})")));
+            return Err(self.error_at(
+                column,
+                format!("unsupported version `{version}` (this reader knows {VERSION})"),
+            ));
         }
         Ok(())
     }
@@ -200,13 +210,16 @@ impl Cursor {
         match self.peek() {
             Some(&Tok::Ref(k)) if k as usize == n => self.pos += 1,
             Some(&Tok::Ref(k)) => {
-                return Err(self.error(format!("node numbered out of order: expected %{n}, found %{k}")));
+                return Err(
+                    self.error(format!("node numbered out of order: expected %{n}, found %{k}"))
+                );
             }
             _ => return Err(self.expected(&format!("a node `%{n} = ...` or `return`"))),
         }
         self.expect_punct('=')?;
         let (name, op_column) = self.expect_name("an op name")?;
-        let op = OpKind::from_name(&name).ok_or_else(|| self.error_at(op_column, format!("unknown op `{name}`")))?;
+        let op = OpKind::from_name(&name)
+            .ok_or_else(|| self.error_at(op_column, format!("unknown op `{name}`")))?;
 
         let mut inputs = SmallVec::new();
         if self.eat_punct('(') && !self.eat_punct(')') {
@@ -242,7 +255,10 @@ impl Cursor {
         let attrs = self.attrs(kind, fields, dtype)?;
         let id = g.insert(Node { op, attrs, inputs, dtype, shape: shape.into() });
         if id.index() != n {
-            return Err(self.error_at(line_column, format!("duplicate of {id}: identical nodes are one node")));
+            return Err(self.error_at(
+                line_column,
+                format!("duplicate of {id}: identical nodes are one node"),
+            ));
         }
         Ok(())
     }
@@ -258,7 +274,11 @@ impl Cursor {
             let Some(slot) = names.iter().position(|&k| k == key) else {
                 return Err(self.error_at(
                     key_column,
-                    format!("unknown attribute `{key}` of `{}` (it takes {})", op.name(), names.join(", ")),
+                    format!(
+                        "unknown attribute `{key}` of `{}` (it takes {})",
+                        op.name(),
+                        names.join(", ")
+                    ),
                 ));
             };
             if slots[slot].is_some() {
@@ -276,7 +296,11 @@ impl Cursor {
         names
             .iter()
             .zip(slots)
-            .map(|(k, v)| v.ok_or_else(|| self.error_at(open, format!("missing attribute `{k}` of `{}`", op.name()))))
+            .map(|(k, v)| {
+                v.ok_or_else(|| {
+                    self.error_at(open, format!("missing attribute `{k}` of `{}`", op.name()))
+                })
+            })
             .collect()
     }
 
@@ -325,7 +349,8 @@ impl Cursor {
 
     fn dtype(&mut self) -> Result<DType> {
         let (name, column) = self.expect_name("a dtype")?;
-        parse_short_name(&name).ok_or_else(|| self.error_at(column, format!("unknown dtype `{name}`")))
+        parse_short_name(&name)
+            .ok_or_else(|| self.error_at(column, format!("unknown dtype `{name}`")))
     }
 
     fn usize_list(&mut self, what: &str) -> Result<Vec<usize>> {
@@ -350,11 +375,18 @@ impl Cursor {
                     Value::Atom(s) => parse_short_name(s),
                     _ => None,
                 };
-                Attrs::DType { dtype: d.ok_or_else(|| self.error_at(*column, format!("unknown dtype {}", v.describe())))? }
+                Attrs::DType {
+                    dtype: d.ok_or_else(|| {
+                        self.error_at(*column, format!("unknown dtype {}", v.describe()))
+                    })?,
+                }
             }
             AttrKind::Shape => Attrs::Shape { shape: self.list(&f[0], |c, v| c.int(v))?.into() },
             AttrKind::Perm => Attrs::Perm { perm: self.list(&f[0], |c, v| c.int(v))?.into() },
-            AttrKind::Reduce => Attrs::Reduce { axes: self.list(&f[0], |c, v| c.int(v))?.into(), keepdims: self.bool(&f[1])? },
+            AttrKind::Reduce => Attrs::Reduce {
+                axes: self.list(&f[0], |c, v| c.int(v))?.into(),
+                keepdims: self.bool(&f[1])?,
+            },
             AttrKind::Axes => Attrs::Axes { axes: self.list(&f[0], |c, v| c.int(v))?.into() },
             AttrKind::Axis => Attrs::Axis { axis: self.int(&f[0])? },
             AttrKind::Slice => {
@@ -362,9 +394,14 @@ impl Cursor {
                 let step: Vec<isize> = self.list(&f[1], |c, v| c.int(v))?;
                 let len: Vec<usize> = self.list(&f[2], |c, v| c.int(v))?;
                 if step.len() != start.len() || len.len() != start.len() {
-                    return Err(self.error_at(f[0].1, "`start`, `step` and `len` must have one entry per axis each"));
+                    return Err(self.error_at(
+                        f[0].1,
+                        "`start`, `step` and `len` must have one entry per axis each",
+                    ));
                 }
-                let dims = (0..start.len()).map(|i| SliceDim { start: start[i], step: step[i], len: len[i] }).collect();
+                let dims = (0..start.len())
+                    .map(|i| SliceDim { start: start[i], step: step[i], len: len[i] })
+                    .collect();
                 Attrs::Slice { dims }
             }
             AttrKind::Fft => Attrs::Fft {
@@ -379,7 +416,10 @@ impl Cursor {
             },
             AttrKind::Custom => match &f[0] {
                 (Value::Str(s), _) => Attrs::Custom { name: s.clone() },
-                (v, column) => return Err(self.error_at(*column, format!("expected a string, found {}", v.describe()))),
+                (v, column) => {
+                    return Err(self
+                        .error_at(*column, format!("expected a string, found {}", v.describe())))
+                }
             },
         })
     }
@@ -389,12 +429,19 @@ impl Cursor {
             Value::Atom(s) => FftNorm::from_name(s),
             _ => None,
         };
-        norm.ok_or_else(|| self.error_at(*column, format!("expected backward, ortho or forward, found {}", v.describe())))
+        norm.ok_or_else(|| {
+            self.error_at(
+                *column,
+                format!("expected backward, ortho or forward, found {}", v.describe()),
+            )
+        })
     }
 
     fn int<T: std::str::FromStr>(&self, (v, column): &(Value, usize)) -> Result<T> {
         match v {
-            Value::Atom(s) if s.starts_with(|c: char| c.is_ascii_digit() || c == '-') => s.parse().ok(),
+            Value::Atom(s) if s.starts_with(|c: char| c.is_ascii_digit() || c == '-') => {
+                s.parse().ok()
+            }
             _ => None,
         }
         .ok_or_else(|| {
@@ -407,14 +454,24 @@ impl Cursor {
         match v {
             Value::Atom(s) if s == "true" => Ok(true),
             Value::Atom(s) if s == "false" => Ok(false),
-            _ => Err(self.error_at(*column, format!("expected true or false, found {}", v.describe()))),
+            _ => {
+                Err(self
+                    .error_at(*column, format!("expected true or false, found {}", v.describe())))
+            }
         }
     }
 
-    fn list<T>(&self, (v, column): &(Value, usize), item: impl Fn(&Self, &(Value, usize)) -> Result<T>) -> Result<Vec<T>> {
+    fn list<T>(
+        &self,
+        (v, column): &(Value, usize),
+        item: impl Fn(&Self, &(Value, usize)) -> Result<T>,
+    ) -> Result<Vec<T>> {
         match v {
             Value::List(items) => items.iter().map(|x| item(self, x)).collect(),
-            _ => Err(self.error_at(*column, format!("expected a list `[..]`, found {}", v.describe()))),
+            _ => {
+                Err(self
+                    .error_at(*column, format!("expected a list `[..]`, found {}", v.describe())))
+            }
         }
     }
 
@@ -422,7 +479,10 @@ impl Cursor {
     fn float(&self, (v, column): &(Value, usize), dtype: DType) -> Result<f64> {
         let x = match v {
             Value::Atom(s) if s == "nan" => Some(f64::NAN),
-            Value::Atom(s) if s.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.') || s == "inf" => {
+            Value::Atom(s)
+                if s.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+                    || s == "inf" =>
+            {
                 if dtype.real_dtype() == DType::Float64 {
                     s.parse::<f64>().ok()
                 } else {
@@ -431,7 +491,12 @@ impl Cursor {
             }
             _ => None,
         };
-        x.ok_or_else(|| self.error_at(*column, format!("expected a {} number, found {}", dtype.short_name(), v.describe())))
+        x.ok_or_else(|| {
+            self.error_at(
+                *column,
+                format!("expected a {} number, found {}", dtype.short_name(), v.describe()),
+            )
+        })
     }
 
     /// A constant's value, read in its node's dtype.
@@ -443,11 +508,15 @@ impl Cursor {
             DTypeKind::UnsignedInt => Literal::UInt(self.int(field)?),
             DTypeKind::Float => Literal::float(dtype, self.float(field, dtype)?),
             DTypeKind::Complex => match v {
-                Value::Pair(re, im) => {
-                    Literal::complex(dtype, Complex64::new(self.float(re, dtype)?, self.float(im, dtype)?))
-                }
+                Value::Pair(re, im) => Literal::complex(
+                    dtype,
+                    Complex64::new(self.float(re, dtype)?, self.float(im, dtype)?),
+                ),
                 _ => {
-                    return Err(self.error_at(*column, format!("expected a complex `(re, im)`, found {}", v.describe())));
+                    return Err(self.error_at(
+                        *column,
+                        format!("expected a complex `(re, im)`, found {}", v.describe()),
+                    ));
                 }
             },
         })

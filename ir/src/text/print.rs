@@ -34,7 +34,8 @@ fn print_node(out: &mut String, index: usize, node: &Node) {
     if !values.is_empty() {
         let names = attr_names(node.attrs.kind());
         debug_assert_eq!(names.len(), values.len());
-        let fields: Vec<String> = names.iter().zip(&values).map(|(k, v)| format!("{k}={v}")).collect();
+        let fields: Vec<String> =
+            names.iter().zip(&values).map(|(k, v)| format!("{k}={v}")).collect();
         let _ = write!(out, " {{{}}}", fields.join(", "));
     }
     let _ = write!(out, " : {}", type_string(node.dtype, &node.shape));
@@ -57,8 +58,12 @@ fn attr_values(attrs: &Attrs, dtype: DType) -> Vec<String> {
             list(dims.iter().map(|d| d.step)),
             list(dims.iter().map(|d| d.len)),
         ],
-        Attrs::Fft { axes, inverse, norm } => vec![list(axes), inverse.to_string(), norm.name().to_string()],
-        Attrs::RealFft { axes, n, norm } => vec![list(axes), n.to_string(), norm.name().to_string()],
+        Attrs::Fft { axes, inverse, norm } => {
+            vec![list(axes), inverse.to_string(), norm.name().to_string()]
+        }
+        Attrs::RealFft { axes, n, norm } => {
+            vec![list(axes), n.to_string(), norm.name().to_string()]
+        }
         Attrs::Custom { name } => vec![quote(name)],
     }
 }

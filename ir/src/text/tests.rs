@@ -23,7 +23,8 @@ fn the_example_of_the_docs() {
     let c = g.constant(DType::Float32, Literal::float(DType::Float32, 2.5)).unwrap();
     let b = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![1797, 64] }, &[c]).unwrap();
     let m = g.add(OpKind::Mul, Attrs::None, &[x, b]).unwrap();
-    let s = g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![0], keepdims: false }, &[m]).unwrap();
+    let s =
+        g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![0], keepdims: false }, &[m]).unwrap();
     g.push_output(s);
     round_trip(
         &g,
@@ -47,17 +48,32 @@ fn every_attribute_kind() {
     let i = g.iota(DType::Int32, &[4, 3], 1).unwrap();
     let ic = g.add(OpKind::Cast, Attrs::DType { dtype: c64 }, &[i]).unwrap();
     let a = g.add(OpKind::Add, Attrs::None, &[x, ic]).unwrap();
-    let f = g.add(OpKind::Fft, Attrs::Fft { axes: smallvec![0], inverse: true, norm: FftNorm::Ortho }, &[a]).unwrap();
+    let f = g
+        .add(
+            OpKind::Fft,
+            Attrs::Fft { axes: smallvec![0], inverse: true, norm: FftNorm::Ortho },
+            &[a],
+        )
+        .unwrap();
     let t = g.add(OpKind::Permute, Attrs::Perm { perm: smallvec![1, 0] }, &[f]).unwrap();
     let r = g.add(OpKind::Reshape, Attrs::Shape { shape: smallvec![12] }, &[t]).unwrap();
-    let dims = smallvec![SliceDim::normalize(3, None, None, -1), SliceDim::normalize(4, Some(1), None, 2)];
+    let dims =
+        smallvec![SliceDim::normalize(3, None, None, -1), SliceDim::normalize(4, Some(1), None, 2)];
     let sl = g.add(OpKind::Slice, Attrs::Slice { dims }, &[t]).unwrap();
     let e = g.add(OpKind::ExpandDims, Attrs::Axes { axes: smallvec![0] }, &[sl]).unwrap();
     let cat = g.add(OpKind::Concatenate, Attrs::Axis { axis: 0 }, &[e, e]).unwrap();
-    let s = g.add(OpKind::Sum, Attrs::Reduce { axes: smallvec![0, 2], keepdims: true }, &[cat]).unwrap();
+    let s = g
+        .add(OpKind::Sum, Attrs::Reduce { axes: smallvec![0, 2], keepdims: true }, &[cat])
+        .unwrap();
     let b = g.add(OpKind::BroadcastTo, Attrs::Shape { shape: smallvec![12] }, &[one]).unwrap();
     let m = g.add(OpKind::Mul, Attrs::None, &[r, b]).unwrap();
-    let h = g.add(OpKind::Irfft, Attrs::RealFft { axes: smallvec![0, 1], n: 4, norm: FftNorm::Forward }, &[x]).unwrap();
+    let h = g
+        .add(
+            OpKind::Irfft,
+            Attrs::RealFft { axes: smallvec![0, 1], n: 4, norm: FftNorm::Forward },
+            &[x],
+        )
+        .unwrap();
     let k = g.insert(Node {
         op: OpKind::CustomKernel,
         attrs: Attrs::Custom { name: "my \"kernel\" \\ v2\n".into() },
@@ -88,7 +104,8 @@ fn every_attribute_kind() {
 return %15, %11
 "#,
     );
-    let kinds: std::collections::HashSet<AttrKind> = g.nodes().iter().map(|n| n.attrs.kind()).collect();
+    let kinds: std::collections::HashSet<AttrKind> =
+        g.nodes().iter().map(|n| n.attrs.kind()).collect();
     assert_eq!(kinds.len(), 14, "every AttrKind but {kinds:?}");
 }
 
@@ -105,9 +122,15 @@ fn some_attrs(kind: AttrKind) -> Attrs {
         AttrKind::Reduce => Attrs::Reduce { axes: smallvec![1], keepdims: true },
         AttrKind::Axes => Attrs::Axes { axes: smallvec![0, 1, 2] },
         AttrKind::Axis => Attrs::Axis { axis: 2 },
-        AttrKind::Slice => Attrs::Slice { dims: smallvec![SliceDim { start: 0, step: -3, len: 0 }] },
-        AttrKind::Fft => Attrs::Fft { axes: smallvec![0, 1], inverse: false, norm: FftNorm::Forward },
-        AttrKind::RealFft => Attrs::RealFft { axes: smallvec![2, 0], n: 7, norm: FftNorm::Backward },
+        AttrKind::Slice => {
+            Attrs::Slice { dims: smallvec![SliceDim { start: 0, step: -3, len: 0 }] }
+        }
+        AttrKind::Fft => {
+            Attrs::Fft { axes: smallvec![0, 1], inverse: false, norm: FftNorm::Forward }
+        }
+        AttrKind::RealFft => {
+            Attrs::RealFft { axes: smallvec![2, 0], n: 7, norm: FftNorm::Backward }
+        }
         AttrKind::Custom => Attrs::Custom { name: String::new() },
     }
 }
@@ -118,12 +141,21 @@ fn every_op_round_trips() {
     let x = g.input(0, DType::Float32, &[2, 2]);
     for &op in OpKind::ALL {
         let inputs = if op.is_leaf() { smallvec![] } else { smallvec![x, x] };
-        g.insert(Node { op, attrs: some_attrs(op.info().attrs), inputs, dtype: DType::Float32, shape: smallvec![2, 2] });
+        g.insert(Node {
+            op,
+            attrs: some_attrs(op.info().attrs),
+            inputs,
+            dtype: DType::Float32,
+            shape: smallvec![2, 2],
+        });
     }
     g.set_outputs(vec![NodeId(1), NodeId(0)]);
     let text = print(&g);
     assert_eq!(parse(&text).unwrap(), g);
-    assert!(text.contains("\n%1 = input {index=3} : f32[2,2]\n%2 = const {value=0.1} : f32[2,2]\n"), "{text}");
+    assert!(
+        text.contains("\n%1 = input {index=3} : f32[2,2]\n%2 = const {value=0.1} : f32[2,2]\n"),
+        "{text}"
+    );
     assert!(text.contains("\n%3 = iota {axis=1} : f32[2,2]\n"), "{text}");
     assert!(text.contains("\n%4 = negative(%0, %0) : f32[2,2]\n"), "{text}");
     for line in [
@@ -242,7 +274,10 @@ fn header_errors() {
     let (l, c, m) = parse_err("\nkiln.graph v2\nreturn\n");
     assert_eq!((l, c, m.as_str()), (2, 12, "unsupported version `v2` (this reader knows v1)"));
     let (l, c, m) = parse_err("kiln.graph\nreturn\n");
-    assert_eq!((l, c, m.as_str()), (1, 11, "expected a version after `kiln.graph`, found the end of the line"));
+    assert_eq!(
+        (l, c, m.as_str()),
+        (1, 11, "expected a version after `kiln.graph`, found the end of the line")
+    );
     let (l, c, m) = parse_err("kiln.graph v1 extra\nreturn\n");
     assert_eq!((l, c, m.as_str()), (1, 15, "expected the end of the line, found `extra`"));
 }
@@ -252,7 +287,10 @@ fn return_errors() {
     let (l, c, m) = parse_err("kiln.graph v1\n%0 = input {index=0} : f32[2]\n");
     assert_eq!((l, c, m.as_str()), (3, 1, "missing the `return` line at the end"));
     let (l, c, m) = parse_err("kiln.graph v1\n%0 = input {index=0} : f32[2]\nreturn %0, %1\n");
-    assert_eq!((l, c, m.as_str()), (3, 12, "%1 is used before it is defined (there are 1 nodes so far)"));
+    assert_eq!(
+        (l, c, m.as_str()),
+        (3, 12, "%1 is used before it is defined (there are 1 nodes so far)")
+    );
     let (l, c, m) = parse_err("kiln.graph v1\nreturn\n%0 = input {index=0} : f32[2]\n");
     assert_eq!((l, c, m.as_str()), (3, 1, "nothing but comments may follow the `return` line"));
     let (l, c, m) = parse_err("kiln.graph v1\nreturn %0 %0\n");
@@ -265,7 +303,10 @@ fn return_errors() {
 fn node_errors() {
     assert_eq!(node_err("%1 = frobnicate(%0) : f32[2]"), (3, 6, "unknown op `frobnicate`".into()));
     assert_eq!(node_err("%1 = negative(%0) : f33[2]"), (3, 21, "unknown dtype `f33`".into()));
-    assert_eq!(node_err("%1 = negative(%0) : float32[2]"), (3, 21, "unknown dtype `float32`".into()));
+    assert_eq!(
+        node_err("%1 = negative(%0) : float32[2]"),
+        (3, 21, "unknown dtype `float32`".into())
+    );
     assert_eq!(
         node_err("%1 = negative(%1) : f32[2]"),
         (3, 15, "%1 is used before it is defined (there are 1 nodes so far)".into())
@@ -274,24 +315,66 @@ fn node_errors() {
         node_err("%1 = add(%0, %5) : f32[2]"),
         (3, 14, "%5 is used before it is defined (there are 1 nodes so far)".into())
     );
-    assert_eq!(node_err("%2 = negative(%0) : f32[2]"), (3, 1, "node numbered out of order: expected %1, found %2".into()));
-    assert_eq!(node_err("%0 = negative(%0) : f32[2]"), (3, 1, "node numbered out of order: expected %1, found %0".into()));
-    assert_eq!(node_err("%1 = input {index=0} : f32[2]"), (3, 1, "duplicate of %0: identical nodes are one node".into()));
-    assert_eq!(node_err("= negative(%0) : f32[2]"), (3, 1, "expected a node `%1 = ...` or `return`, found `=`".into()));
-    assert_eq!(node_err("%1 negative(%0) : f32[2]"), (3, 4, "expected `=`, found `negative`".into()));
-    assert_eq!(node_err("%1 = negative(%0 : f32[2]"), (3, 18, "expected `,` or `)`, found `:`".into()));
-    assert_eq!(node_err("%1 = negative(%0)"), (3, 18, "expected `:`, found the end of the line".into()));
-    assert_eq!(node_err("%1 = negative(%0) : f32"), (3, 24, "expected a shape `[d0,d1,...]`, found the end of the line".into()));
-    assert_eq!(node_err("%1 = negative(%0) : f32[2,x]"), (3, 27, "expected an integer (usize), found `x`".into()));
-    assert_eq!(node_err("%1 = negative(%0) : f32[-2]"), (3, 25, "expected an integer (usize), found `-2`".into()));
-    assert_eq!(node_err("%1 = negative(%0) : f32[2] $"), (3, 28, "unexpected character '$'".into()));
-    assert_eq!(node_err("%1 = negative(%) : f32[2]"), (3, 15, "expected a node number after `%`".into()));
-    assert_eq!(node_err("%99999999999 = negative(%0) : f32[2]"), (3, 1, "node number %99999999999 is too large".into()));
+    assert_eq!(
+        node_err("%2 = negative(%0) : f32[2]"),
+        (3, 1, "node numbered out of order: expected %1, found %2".into())
+    );
+    assert_eq!(
+        node_err("%0 = negative(%0) : f32[2]"),
+        (3, 1, "node numbered out of order: expected %1, found %0".into())
+    );
+    assert_eq!(
+        node_err("%1 = input {index=0} : f32[2]"),
+        (3, 1, "duplicate of %0: identical nodes are one node".into())
+    );
+    assert_eq!(
+        node_err("= negative(%0) : f32[2]"),
+        (3, 1, "expected a node `%1 = ...` or `return`, found `=`".into())
+    );
+    assert_eq!(
+        node_err("%1 negative(%0) : f32[2]"),
+        (3, 4, "expected `=`, found `negative`".into())
+    );
+    assert_eq!(
+        node_err("%1 = negative(%0 : f32[2]"),
+        (3, 18, "expected `,` or `)`, found `:`".into())
+    );
+    assert_eq!(
+        node_err("%1 = negative(%0)"),
+        (3, 18, "expected `:`, found the end of the line".into())
+    );
+    assert_eq!(
+        node_err("%1 = negative(%0) : f32"),
+        (3, 24, "expected a shape `[d0,d1,...]`, found the end of the line".into())
+    );
+    assert_eq!(
+        node_err("%1 = negative(%0) : f32[2,x]"),
+        (3, 27, "expected an integer (usize), found `x`".into())
+    );
+    assert_eq!(
+        node_err("%1 = negative(%0) : f32[-2]"),
+        (3, 25, "expected an integer (usize), found `-2`".into())
+    );
+    assert_eq!(
+        node_err("%1 = negative(%0) : f32[2] $"),
+        (3, 28, "unexpected character '$'".into())
+    );
+    assert_eq!(
+        node_err("%1 = negative(%) : f32[2]"),
+        (3, 15, "expected a node number after `%`".into())
+    );
+    assert_eq!(
+        node_err("%99999999999 = negative(%0) : f32[2]"),
+        (3, 1, "node number %99999999999 is too large".into())
+    );
 }
 
 #[test]
 fn attribute_errors() {
-    assert_eq!(node_err("%1 = negative(%0) {axis=0} : f32[2]"), (3, 19, "`negative` takes no attributes".into()));
+    assert_eq!(
+        node_err("%1 = negative(%0) {axis=0} : f32[2]"),
+        (3, 19, "`negative` takes no attributes".into())
+    );
     assert_eq!(
         node_err("%1 = sum(%0) : f32[]"),
         (3, 14, "expected the attributes {axes, keepdims} of `sum`, found `:`".into())
@@ -300,16 +383,34 @@ fn attribute_errors() {
         node_err("%1 = sum(%0) {axes=[0], keepdim=false} : f32[]"),
         (3, 25, "unknown attribute `keepdim` of `sum` (it takes axes, keepdims)".into())
     );
-    assert_eq!(node_err("%1 = sum(%0) {axes=[0], axes=[0]} : f32[]"), (3, 25, "attribute `axes` given twice".into()));
-    assert_eq!(node_err("%1 = sum(%0) {axes=[0]} : f32[]"), (3, 14, "missing attribute `keepdims` of `sum`".into()));
+    assert_eq!(
+        node_err("%1 = sum(%0) {axes=[0], axes=[0]} : f32[]"),
+        (3, 25, "attribute `axes` given twice".into())
+    );
+    assert_eq!(
+        node_err("%1 = sum(%0) {axes=[0]} : f32[]"),
+        (3, 14, "missing attribute `keepdims` of `sum`".into())
+    );
     assert_eq!(
         node_err("%1 = sum(%0) {axes=[0], keepdims=1} : f32[]"),
         (3, 34, "expected true or false, found `1`".into())
     );
-    assert_eq!(node_err("%1 = sum(%0) {axes=0, keepdims=true} : f32[]"), (3, 20, "expected a list `[..]`, found `0`".into()));
-    assert_eq!(node_err("%1 = sum(%0) {axes=[0] keepdims=true} : f32[]"), (3, 24, "expected `,` or `}`, found `keepdims`".into()));
-    assert_eq!(node_err("%1 = sum(%0) {axes=[0,], keepdims=true} : f32[]"), (3, 23, "expected a value, found `]`".into()));
-    assert_eq!(node_err("%1 = cast(%0) {dtype=float64} : f64[2]"), (3, 22, "unknown dtype `float64`".into()));
+    assert_eq!(
+        node_err("%1 = sum(%0) {axes=0, keepdims=true} : f32[]"),
+        (3, 20, "expected a list `[..]`, found `0`".into())
+    );
+    assert_eq!(
+        node_err("%1 = sum(%0) {axes=[0] keepdims=true} : f32[]"),
+        (3, 24, "expected `,` or `}`, found `keepdims`".into())
+    );
+    assert_eq!(
+        node_err("%1 = sum(%0) {axes=[0,], keepdims=true} : f32[]"),
+        (3, 23, "expected a value, found `]`".into())
+    );
+    assert_eq!(
+        node_err("%1 = cast(%0) {dtype=float64} : f64[2]"),
+        (3, 22, "unknown dtype `float64`".into())
+    );
     assert_eq!(
         node_err("%1 = fft(%0) {axes=[0], inverse=false, norm=none} : c64[2]"),
         (3, 45, "expected backward, ortho or forward, found `none`".into())
@@ -318,29 +419,71 @@ fn attribute_errors() {
         node_err("%1 = slice(%0) {start=[0], step=[1,1], len=[2]} : f32[2]"),
         (3, 23, "`start`, `step` and `len` must have one entry per axis each".into())
     );
-    assert_eq!(node_err("%1 = custom(%0) {name=k} : f32[2]"), (3, 23, "expected a string, found `k`".into()));
-    assert_eq!(node_err("%1 = custom(%0) {name=\"k} : f32[2]"), (3, 23, "unterminated string".into()));
-    assert_eq!(node_err("%1 = custom(%0) {name=\"a\\qb\"} : f32[2]"), (3, 25, "unknown escape in string".into()));
-    assert_eq!(node_err("%1 = input {index=-1} : f32[2]"), (3, 19, "expected an integer (u32), found `-1`".into()));
+    assert_eq!(
+        node_err("%1 = custom(%0) {name=k} : f32[2]"),
+        (3, 23, "expected a string, found `k`".into())
+    );
+    assert_eq!(
+        node_err("%1 = custom(%0) {name=\"k} : f32[2]"),
+        (3, 23, "unterminated string".into())
+    );
+    assert_eq!(
+        node_err("%1 = custom(%0) {name=\"a\\qb\"} : f32[2]"),
+        (3, 25, "unknown escape in string".into())
+    );
+    assert_eq!(
+        node_err("%1 = input {index=-1} : f32[2]"),
+        (3, 19, "expected an integer (u32), found `-1`".into())
+    );
 }
 
 #[test]
 fn literal_errors() {
-    assert_eq!(node_err("%1 = const {value=2.5} : i32[]"), (3, 19, "expected an integer (i64), found `2.5`".into()));
-    assert_eq!(node_err("%1 = const {value=-1} : u8[]"), (3, 19, "expected an integer (u64), found `-1`".into()));
+    assert_eq!(
+        node_err("%1 = const {value=2.5} : i32[]"),
+        (3, 19, "expected an integer (i64), found `2.5`".into())
+    );
+    assert_eq!(
+        node_err("%1 = const {value=-1} : u8[]"),
+        (3, 19, "expected an integer (u64), found `-1`".into())
+    );
     assert_eq!(
         node_err("%1 = const {value=99999999999999999999} : i64[]"),
         (3, 19, "expected an integer (i64), found `99999999999999999999`".into())
     );
-    assert_eq!(node_err("%1 = const {value=1} : bool[]"), (3, 19, "expected true or false, found `1`".into()));
-    assert_eq!(node_err("%1 = const {value=true} : f32[]"), (3, 19, "expected a f32 number, found `true`".into()));
-    assert_eq!(node_err("%1 = const {value=1.0} : c64[]"), (3, 19, "expected a complex `(re, im)`, found `1.0`".into()));
-    assert_eq!(node_err("%1 = const {value=(1.0, x)} : c128[]"), (3, 25, "expected a c128 number, found `x`".into()));
-    assert_eq!(node_err("%1 = const {value=(1.0 2.0)} : c64[]"), (3, 24, "expected `,`, found number `2.0`".into()));
+    assert_eq!(
+        node_err("%1 = const {value=1} : bool[]"),
+        (3, 19, "expected true or false, found `1`".into())
+    );
+    assert_eq!(
+        node_err("%1 = const {value=true} : f32[]"),
+        (3, 19, "expected a f32 number, found `true`".into())
+    );
+    assert_eq!(
+        node_err("%1 = const {value=1.0} : c64[]"),
+        (3, 19, "expected a complex `(re, im)`, found `1.0`".into())
+    );
+    assert_eq!(
+        node_err("%1 = const {value=(1.0, x)} : c128[]"),
+        (3, 25, "expected a c128 number, found `x`".into())
+    );
+    assert_eq!(
+        node_err("%1 = const {value=(1.0 2.0)} : c64[]"),
+        (3, 24, "expected `,`, found number `2.0`".into())
+    );
     // Values are read in the node's dtype: `0.1` is the f32 nearest to 0.1, then rounded to f16.
-    let g = parse("kiln.graph v1\n%0 = const {value=0.1} : f16[]\n%1 = const {value=1} : f64[]\nreturn\n").unwrap();
-    assert_eq!(g.node(NodeId(0)).attrs, Attrs::Const { value: Literal::float(DType::Float16, 0.1) });
-    assert_eq!(g.node(NodeId(1)).attrs, Attrs::Const { value: Literal::float(DType::Float64, 1.0) });
+    let g = parse(
+        "kiln.graph v1\n%0 = const {value=0.1} : f16[]\n%1 = const {value=1} : f64[]\nreturn\n",
+    )
+    .unwrap();
+    assert_eq!(
+        g.node(NodeId(0)).attrs,
+        Attrs::Const { value: Literal::float(DType::Float16, 0.1) }
+    );
+    assert_eq!(
+        g.node(NodeId(1)).attrs,
+        Attrs::Const { value: Literal::float(DType::Float64, 1.0) }
+    );
 }
 
 mod property {
@@ -368,7 +511,12 @@ mod property {
     }
 
     fn recipe() -> impl Strategy<Value = Recipe> {
-        let leaf = (any::<u8>(), 0..DType::ALL.len(), prop::collection::vec(0usize..4, 0..4), any::<[u64; 3]>())
+        let leaf = (
+            any::<u8>(),
+            0..DType::ALL.len(),
+            prop::collection::vec(0usize..4, 0..4),
+            any::<[u64; 3]>(),
+        )
             .prop_map(|(kind, dtype, shape, bits)| Leaf { kind, dtype, shape, bits });
         (
             prop::collection::vec(leaf, 1..6),
@@ -416,7 +564,10 @@ mod property {
             K::SignedInt => Literal::from_i128(dtype, b[0] as i64 as i128),
             K::UnsignedInt => Literal::from_i128(dtype, b[0] as i128),
             K::Float => Literal::float(dtype, float_of(b[2], b[0])),
-            K::Complex => Literal::complex(dtype, Complex64::new(float_of(b[2], b[0]), float_of(b[2] >> 8, b[1]))),
+            K::Complex => Literal::complex(
+                dtype,
+                Complex64::new(float_of(b[2], b[0]), float_of(b[2] >> 8, b[1])),
+            ),
         }
     }
 
@@ -446,7 +597,8 @@ mod property {
 
     /// Nodes of `g` for which `f` holds, the first choice being `x`'s own kind.
     fn pick(g: &Graph, s: &mut u64, f: impl Fn(&Node) -> bool) -> Option<NodeId> {
-        let c: Vec<NodeId> = (0..g.len()).map(|i| NodeId(i as u32)).filter(|&i| f(g.node(i))).collect();
+        let c: Vec<NodeId> =
+            (0..g.len()).map(|i| NodeId(i as u32)).filter(|&i| f(g.node(i))).collect();
         (!c.is_empty()).then(|| c[below(s, c.len())])
     }
 
@@ -463,7 +615,11 @@ mod property {
         let rank = shape.len();
         let ewise = |n: usize| {
             ops_where(|op| {
-                op.is_elementwise() && op != OpKind::Cast && op != OpKind::Where && op.info().arity == Arity::Fixed(n) && op.info().domain.contains(dtype)
+                op.is_elementwise()
+                    && op != OpKind::Cast
+                    && op != OpKind::Where
+                    && op.info().arity == Arity::Fixed(n)
+                    && op.info().domain.contains(dtype)
             })
         };
         let like_x = |n: &Node| n.dtype == dtype && n.shape == shape;
@@ -592,7 +748,11 @@ mod property {
                     axes.push(below(s, rank));
                 }
                 match below(s, 3) {
-                    0 => g.add(OpKind::Fft, Attrs::Fft { axes, inverse: next(s) & 1 == 1, norm }, &[z]),
+                    0 => g.add(
+                        OpKind::Fft,
+                        Attrs::Fft { axes, inverse: next(s) & 1 == 1, norm },
+                        &[z],
+                    ),
                     // irfft of the half spectrum: n is 2(m-1) or 2(m-1)+1 for m terms.
                     1 => {
                         let last = axes.remove(below(s, axes.len()));
@@ -619,10 +779,15 @@ mod property {
                 g.add(OpKind::Take, Attrs::None, &[a, idx])
             }
             _ => {
-                let alphabet = ['a', 'Z', '_', ' ', '"', '\\', '\n', '\t', '\u{1}', 'é', '{', '}', '%', '/', '文'];
-                let name: String = (0..below(s, 8)).map(|_| alphabet[below(s, alphabet.len())]).collect();
+                let alphabet = [
+                    'a', 'Z', '_', ' ', '"', '\\', '\n', '\t', '\u{1}', 'é', '{', '}', '%', '/',
+                    '文',
+                ];
+                let name: String =
+                    (0..below(s, 8)).map(|_| alphabet[below(s, alphabet.len())]).collect();
                 let y = NodeId(below(s, g.len()) as u32);
-                let out_shape: crate::shape::Shape = (0..below(s, 3)).map(|_| below(s, 5)).collect();
+                let out_shape: crate::shape::Shape =
+                    (0..below(s, 3)).map(|_| below(s, 5)).collect();
                 Ok(g.insert(Node {
                     op: OpKind::CustomKernel,
                     attrs: Attrs::Custom { name },
@@ -683,7 +848,16 @@ mod property {
                 classes.insert(n.op.class());
             }
         }
-        for c in [OpClass::Leaf, OpClass::Elementwise, OpClass::Reduce, OpClass::View, OpClass::Gather, OpClass::Copy, OpClass::Vendor, OpClass::Custom] {
+        for c in [
+            OpClass::Leaf,
+            OpClass::Elementwise,
+            OpClass::Reduce,
+            OpClass::View,
+            OpClass::Gather,
+            OpClass::Copy,
+            OpClass::Vendor,
+            OpClass::Custom,
+        ] {
             assert!(classes.contains(&c), "{c:?} never generated");
         }
     }

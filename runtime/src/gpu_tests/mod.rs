@@ -161,10 +161,7 @@ pub fn run_matching(filters: &[String]) -> Summary {
             }
         }
     }
-    println!(
-        "{} passed, {} failed, {} skipped",
-        summary.passed, summary.failed, summary.skipped
-    );
+    println!("{} passed, {} failed, {} skipped", summary.passed, summary.failed, summary.skipped);
     summary
 }
 
@@ -215,10 +212,7 @@ fn device_properties() -> TestResult {
     let total = d.total_memory()?;
     ensure!(total >= 1 << 30, "total memory {total}");
     let (free, total2) = d.mem_info()?;
-    ensure!(
-        total2 == total && free <= total,
-        "mem_info ({free}, {total2}) vs {total}"
-    );
+    ensure!(total2 == total && free <= total, "mem_info ({free}, {total2}) vs {total}");
     ensure!(d.multiprocessor_count()? > 0, "no SMs");
     d.synchronize()?;
     ensure!(Device::all().len() == crate::device_count(), "Device::all");
@@ -230,10 +224,7 @@ fn current_device_scoped() -> TestResult {
     let last = *Device::all().last().expect("a device");
     {
         let _guard = last.use_scoped()?;
-        ensure!(
-            Device::current()? == last,
-            "use_scoped did not set the device"
-        );
+        ensure!(Device::current()? == last, "use_scoped did not set the device");
         let buffer = DeviceBuffer::alloc(1024)?;
         ensure!(buffer.device() == last, "allocated on {}", buffer.device());
         if Device::all().len() > 1 {
@@ -243,15 +234,9 @@ fn current_device_scoped() -> TestResult {
         }
         ensure!(Device::current()? == last, "nested guard did not restore");
     }
+    ensure!(Device::current()? == before, "guard did not restore the device");
     ensure!(
-        Device::current()? == before,
-        "guard did not restore the device"
-    );
-    ensure!(
-        matches!(
-            Device::new(crate::device_count()),
-            Err(RuntimeError::DeviceUnavailable { .. })
-        ),
+        matches!(Device::new(crate::device_count()), Err(RuntimeError::DeviceUnavailable { .. })),
         "a device past the last exists"
     );
     Ok(())
@@ -260,41 +245,25 @@ fn current_device_scoped() -> TestResult {
 fn current_stream_scoped() -> TestResult {
     let d = device()?;
     let null = Stream::null(d)?;
-    ensure!(
-        Stream::current()? == null,
-        "the default current stream is not the null stream"
-    );
+    ensure!(Stream::current()? == null, "the default current stream is not the null stream");
     let s = Stream::non_blocking(d)?;
     {
         let _g = s.use_scoped();
         ensure!(Stream::current()? == s, "use_scoped did not set the stream");
         let buffer = DeviceBuffer::alloc(16)?;
-        ensure!(
-            *buffer.stream() == s,
-            "a buffer allocated on another stream"
-        );
+        ensure!(*buffer.stream() == s, "a buffer allocated on another stream");
     }
-    ensure!(
-        Stream::current()? == null,
-        "the guard did not restore the stream"
-    );
+    ensure!(Stream::current()? == null, "the guard did not restore the stream");
     let pooled = d.pooled_streams(4)?;
     let mut ids: Vec<u64> = pooled.iter().map(|s| s.id()).collect();
     ids.sort();
     ids.dedup();
     ensure!(ids.len() == 4, "pooled streams are not distinct: {ids:?}");
-    ensure!(
-        d.pooled_stream()?.kind() == crate::StreamKind::NonBlocking,
-        "pooled kind"
-    );
+    ensure!(d.pooled_stream()?.kind() == crate::StreamKind::NonBlocking, "pooled kind");
     let (first, again, other) = (d.pool_stream(1)?, d.pool_stream(1)?, d.pool_stream(2)?);
     ensure!(first == again, "pool_stream(1) made a new stream: {first:?} then {again:?}");
     ensure!(first != other, "pool_stream(1) and pool_stream(2) are one stream: {first:?}");
-    ensure!(
-        first.kind() == crate::StreamKind::NonBlocking,
-        "pool_stream kind {:?}",
-        first.kind()
-    );
+    ensure!(first.kind() == crate::StreamKind::NonBlocking, "pool_stream kind {:?}", first.kind());
     s.synchronize()?;
     ensure!(s.done()?, "an idle stream is not done");
     Ok(())
@@ -312,26 +281,14 @@ fn pool_allocate_free_reuse() -> TestResult {
     let pool = d.new_memory_pool_with(PoolMode::Caching)?;
     let s = Stream::null(d)?;
     let a = DeviceBuffer::alloc_in(&pool, &s, 1)?;
-    ensure!(
-        counts(&pool) == (512, 512, 0),
-        "after malloc(1): {:?}",
-        counts(&pool)
-    );
+    ensure!(counts(&pool) == (512, 512, 0), "after malloc(1): {:?}", counts(&pool));
     let a_ptr = a.ptr();
     ensure!(a_ptr % 256 == 0, "misaligned {a_ptr:#x}");
     drop(a);
-    ensure!(
-        counts(&pool) == (0, 512, 1),
-        "after free: {:?}",
-        counts(&pool)
-    );
+    ensure!(counts(&pool) == (0, 512, 1), "after free: {:?}", counts(&pool));
     let b = DeviceBuffer::alloc_in(&pool, &s, 100)?;
     ensure!(b.ptr() == a_ptr, "not reused: {:#x} vs {a_ptr:#x}", b.ptr());
-    ensure!(
-        counts(&pool) == (512, 512, 0),
-        "after reuse: {:?}",
-        counts(&pool)
-    );
+    ensure!(counts(&pool) == (512, 512, 0), "after reuse: {:?}", counts(&pool));
     let big = DeviceBuffer::alloc_in(&pool, &s, MIB + 1)?;
     let big_size = round_size(MIB + 1).expect("small");
     ensure!(big.capacity() == big_size, "capacity {}", big.capacity());
@@ -342,22 +299,10 @@ fn pool_allocate_free_reuse() -> TestResult {
     );
     drop(b);
     drop(big);
-    ensure!(
-        counts(&pool) == (0, 512 + big_size, 2),
-        "after frees: {:?}",
-        counts(&pool)
-    );
+    ensure!(counts(&pool) == (0, 512 + big_size, 2), "after frees: {:?}", counts(&pool));
     pool.free_all_blocks(None);
-    ensure!(
-        counts(&pool) == (0, 0, 0),
-        "after free_all_blocks: {:?}",
-        counts(&pool)
-    );
-    ensure!(
-        pool.stats().raw_allocs == 2,
-        "raw allocations {}",
-        pool.stats().raw_allocs
-    );
+    ensure!(counts(&pool) == (0, 0, 0), "after free_all_blocks: {:?}", counts(&pool));
+    ensure!(pool.stats().raw_allocs == 2, "raw allocations {}", pool.stats().raw_allocs);
     Ok(())
 }
 
@@ -371,30 +316,16 @@ fn pool_split_and_merge_on_device() -> TestResult {
     drop(whole);
     let mut small = DeviceBuffer::alloc_in(&pool, &s, 1000)?;
     let mut rest = DeviceBuffer::alloc_in(&pool, &s, 3072)?;
-    ensure!(
-        small.ptr() == base,
-        "best fit did not split the cached block"
-    );
-    ensure!(
-        rest.ptr() == base + 1024,
-        "the rest is at {:#x}",
-        rest.ptr()
-    );
+    ensure!(small.ptr() == base, "best fit did not split the cached block");
+    ensure!(rest.ptr() == base + 1024, "the rest is at {:#x}", rest.ptr());
     ensure!(counts(&pool) == (4096, 4096, 0), "{:?}", counts(&pool));
     small.copy_from_host(&[7u8; 1000])?;
     rest.copy_from_host(&noise(3072, 1))?;
-    ensure!(
-        small.to_vec::<u8>()? == vec![7u8; 1000],
-        "small part's data"
-    );
+    ensure!(small.to_vec::<u8>()? == vec![7u8; 1000], "small part's data");
     ensure!(rest.to_vec::<u8>()? == noise(3072, 1), "rest part's data");
     drop(small);
     pool.free_all_blocks(None);
-    ensure!(
-        counts(&pool) == (3072, 4096, 1),
-        "split blocks stay: {:?}",
-        counts(&pool)
-    );
+    ensure!(counts(&pool) == (3072, 4096, 1), "split blocks stay: {:?}", counts(&pool));
     drop(rest);
     ensure!(counts(&pool) == (0, 4096, 1), "merged: {:?}", counts(&pool));
     pool.free_all_blocks(None);
@@ -414,22 +345,13 @@ fn pool_device_memory_returns() -> TestResult {
     let (free0, _) = d.mem_info()?;
     let a = DeviceBuffer::alloc_in(&pool, &s, size)?;
     let (free1, _) = d.mem_info()?;
-    ensure!(
-        free0 >= free1 + size,
-        "device free {free0} -> {free1} after {size} bytes"
-    );
+    ensure!(free0 >= free1 + size, "device free {free0} -> {free1} after {size} bytes");
     drop(a);
     let (free2, _) = d.mem_info()?;
-    ensure!(
-        free2 <= free1 + 64 * MIB,
-        "a cached block was given back: {free1} -> {free2}"
-    );
+    ensure!(free2 <= free1 + 64 * MIB, "a cached block was given back: {free1} -> {free2}");
     pool.free_all_blocks(None);
     let (free3, _) = d.mem_info()?;
-    ensure!(
-        free3 + 64 * MIB >= free0,
-        "not given back: {free0} -> {free3}"
-    );
+    ensure!(free3 + 64 * MIB >= free0, "not given back: {free0} -> {free3}");
     Ok(())
 }
 
@@ -460,21 +382,12 @@ fn pool_out_of_memory() -> TestResult {
         Ok(_) => return Err(Failure::Fail("allocated twice the device's memory".into())),
     }
     let after = pool.stats();
-    ensure!(
-        after.used_bytes == before.used_bytes,
-        "used {before:?} -> {after:?}"
-    );
-    ensure!(
-        after.n_free_blocks == 0,
-        "the cache was not freed before failing: {after:?}"
-    );
+    ensure!(after.used_bytes == before.used_bytes, "used {before:?} -> {after:?}");
+    ensure!(after.n_free_blocks == 0, "the cache was not freed before failing: {after:?}");
     ensure!(keep.to_vec::<f32>()? == data, "a live array changed");
     // The device still works.
     let again = DeviceBuffer::from_slice_on(&s, &data[..1000])?;
-    ensure!(
-        again.to_vec::<f32>()? == data[..1000],
-        "allocation after OOM"
-    );
+    ensure!(again.to_vec::<f32>()? == data[..1000], "allocation after OOM");
     Ok(())
 }
 
@@ -489,11 +402,7 @@ fn pool_limit() -> TestResult {
         Err(RuntimeError::OutOfMemory(oom)) => {
             ensure!(oom.limit == Some(MIB), "limit {:?}", oom.limit)
         }
-        other => {
-            return Err(Failure::Fail(format!(
-                "not refused by the limit: {other:?}"
-            )))
-        }
+        other => return Err(Failure::Fail(format!("not refused by the limit: {other:?}"))),
     }
     drop(a);
     // The cached half is freed to make room within the limit.
@@ -520,10 +429,7 @@ fn pool_oom_retry_frees_cache() -> TestResult {
     ensure!(pool.stats().n_free_blocks == 1, "not cached");
     let b = DeviceBuffer::alloc_in(&pool, &s, second)?;
     let stats = pool.stats();
-    ensure!(
-        stats.raw_frees == 1,
-        "the cached block was not freed: {stats:?}"
-    );
+    ensure!(stats.raw_frees == 1, "the cached block was not freed: {stats:?}");
     ensure!(stats.total_bytes == second, "{stats:?}");
     drop(b);
     pool.free_all_blocks(None);
@@ -533,13 +439,7 @@ fn pool_oom_retry_frees_cache() -> TestResult {
 /// Spins one thread for `cycles` clock cycles on `stream`.
 fn spin(f: &Function, stream: &Stream, cycles: u64) -> TestResult {
     // SAFETY: spin(u64 cycles, u64 out) with out = null writes nothing.
-    unsafe {
-        f.launch_on(
-            stream,
-            LaunchConfig::linear(1, 1),
-            &[&cycles, &DevicePtr(0)],
-        )?
-    };
+    unsafe { f.launch_on(stream, LaunchConfig::linear(1, 1), &[&cycles, &DevicePtr(0)])? };
     Ok(())
 }
 
@@ -582,22 +482,13 @@ fn pool_stream_ordered_reuse() -> TestResult {
     if s1.done()? {
         return skip("the spin ended before the check (clock too fast?)");
     }
-    ensure!(
-        b.ptr() != a_ptr,
-        "another stream reused a block its stream still uses"
-    );
+    ensure!(b.ptr() != a_ptr, "another stream reused a block its stream still uses");
     let c = DeviceBuffer::alloc_in(&pool, &s1, MIB)?;
-    ensure!(
-        c.ptr() == a_ptr,
-        "the freeing stream did not reuse its block"
-    );
+    ensure!(c.ptr() == a_ptr, "the freeing stream did not reuse its block");
     drop(c);
     s1.synchronize()?;
     let e = DeviceBuffer::alloc_in(&pool, &s2, MIB)?;
-    ensure!(
-        e.ptr() == a_ptr,
-        "the block was not reused once its stream passed the free"
-    );
+    ensure!(e.ptr() == a_ptr, "the block was not reused once its stream passed the free");
     ensure!(pool.stats().raw_allocs == 2, "{:?}", pool.stats());
     drop((b, e));
     Ok(())
@@ -670,38 +561,21 @@ fn copies_through_pinned_pool() -> TestResult {
     let d = device()?;
     let s = Stream::non_blocking(d)?;
     let pinned = d.pinned_memory_pool()?;
-    for (i, n) in [
-        1usize,
-        511,
-        4096,
-        STAGING_PIECE + 1,
-        5 * STAGING_PIECE + 123,
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, n) in
+        [1usize, 511, 4096, STAGING_PIECE + 1, 5 * STAGING_PIECE + 123].into_iter().enumerate()
     {
         let data = noise(n, i as u64 + 7);
         let buffer = DeviceBuffer::from_slice_on(&s, &data)?;
         let back = buffer.to_vec::<u8>()?;
         ensure!(back == data, "{n} bytes did not round-trip");
         let pending = buffer.download_async(&s)?;
-        ensure!(
-            pending.wait_vec::<u8>()? == data,
-            "{n} bytes: async download differs"
-        );
+        ensure!(pending.wait_vec::<u8>()? == data, "{n} bytes: async download differs");
     }
     let held = pinned.stats();
-    ensure!(
-        held.used_bytes == 0,
-        "staging blocks not returned: {held:?}"
-    );
+    ensure!(held.used_bytes == 0, "staging blocks not returned: {held:?}");
     // An upload and the download after it may each hold their pieces in flight.
     let bound = 2 * (STAGING_IN_FLIGHT + 2) * STAGING_PIECE;
-    ensure!(
-        held.total_bytes <= bound,
-        "pinned pool grew to {} bytes",
-        held.total_bytes
-    );
+    ensure!(held.total_bytes <= bound, "pinned pool grew to {} bytes", held.total_bytes);
     // Many uploads queued without a synchronisation: staging stays bounded.
     let chunk = noise(STAGING_PIECE, 5);
     let mut targets = Vec::new();
@@ -710,11 +584,7 @@ fn copies_through_pinned_pool() -> TestResult {
     }
     let queued = pinned.stats();
     let bound = (STAGING_UPLOADS_IN_FLIGHT + 2 * STAGING_IN_FLIGHT + 4) * STAGING_PIECE;
-    ensure!(
-        queued.total_bytes <= bound,
-        "staging grew to {} bytes",
-        queued.total_bytes
-    );
+    ensure!(queued.total_bytes <= bound, "staging grew to {} bytes", queued.total_bytes);
     let last = targets.last().expect("uploads");
     ensure!(last.to_vec::<u8>()? == chunk, "queued uploads");
     drop(targets);
@@ -738,10 +608,7 @@ fn copies_through_pinned_pool() -> TestResult {
     x.memset(0)?;
     ensure!(x.to_vec::<f32>()?.iter().all(|&v| v == 0.0), "memset");
     ensure!(
-        matches!(
-            x.copy_from_host(&vec![0u8; x.len() + 1]),
-            Err(RuntimeError::InvalidArgument(_))
-        ),
+        matches!(x.copy_from_host(&vec![0u8; x.len() + 1]), Err(RuntimeError::InvalidArgument(_))),
         "a copy past the end was accepted"
     );
     Ok(())
@@ -805,12 +672,7 @@ fn vector_add_ptx() -> TestResult {
     unsafe { f.launch_on(&s, config, &[&da, &db, &dc, &count])? };
     let c = dc.to_vec::<f32>()?;
     let wrong = (0..n).find(|&i| c[i] != a[i] + b[i]);
-    ensure!(
-        wrong.is_none(),
-        "c[{0}] = {1}",
-        wrong.unwrap_or(0),
-        c[wrong.unwrap_or(0)]
-    );
+    ensure!(wrong.is_none(), "c[{0}] = {1}", wrong.unwrap_or(0), c[wrong.unwrap_or(0)]);
     ensure!(s.last_kernel().as_deref() == Some("vadd"), "last kernel");
     // On the current stream, through launch().
     let _g = s.use_scoped();
@@ -827,32 +689,22 @@ fn module_cache_and_errors() -> TestResult {
     ensure!(Arc::ptr_eq(&m1, &m2), "the same PTX was loaded twice");
     ensure!(d.cached_modules()? >= 1, "cache empty");
     let m3 = d.load_module_uncached("again", ModuleImage::Ptx(TEST_PTX))?;
-    ensure!(
-        !Arc::ptr_eq(&m1, &m3),
-        "uncached load returned the cached module"
-    );
+    ensure!(!Arc::ptr_eq(&m1, &m3), "uncached load returned the cached module");
     match m1.function("no_such_kernel") {
-        Err(RuntimeError::Kernel(e)) => ensure!(
-            e.kernel == "no_such_kernel" && e.stage == KernelStage::GetFunction,
-            "{e}"
-        ),
+        Err(RuntimeError::Kernel(e)) => {
+            ensure!(e.kernel == "no_such_kernel" && e.stage == KernelStage::GetFunction, "{e}")
+        }
         other => return Err(Failure::Fail(format!("missing kernel: {other:?}"))),
     }
     let bad =
         ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry broken() { bogus; }\n";
     match d.load_module("broken_module", ModuleImage::Ptx(bad)) {
         Err(RuntimeError::Kernel(e)) => {
-            ensure!(
-                e.kernel == "broken_module" && e.stage == KernelStage::Load,
-                "{e}"
-            );
+            ensure!(e.kernel == "broken_module" && e.stage == KernelStage::Load, "{e}");
             ensure!(e.cuda.is_some(), "no CUDA error in {e}");
             let e = RuntimeError::Kernel(e).with_dump_path("/tmp/broken.ptx");
             ensure!(e.to_string().contains("/tmp/broken.ptx"), "{e}");
-            println!(
-                "    (expected) {}",
-                e.to_string().lines().next().unwrap_or("")
-            );
+            println!("    (expected) {}", e.to_string().lines().next().unwrap_or(""));
         }
         other => return Err(Failure::Fail(format!("bad PTX loaded: {other:?}"))),
     }
@@ -888,11 +740,7 @@ fn module_cache_and_errors() -> TestResult {
 fn link_to_cubin() -> TestResult {
     let d = device()?;
     let cubin = link_ptx_to_cubin(d, "kiln_gpu_tests", TEST_PTX)?;
-    ensure!(
-        cubin.starts_with(b"\x7fELF"),
-        "not an ELF cubin ({} bytes)",
-        cubin.len()
-    );
+    ensure!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin ({} bytes)", cubin.len());
     let m = d.load_module("kiln_gpu_tests_cubin", ModuleImage::Cubin(&cubin))?;
     let f = m.function("vadd")?;
     let s = Stream::non_blocking(d)?;
@@ -918,7 +766,10 @@ fn disk_cache_cubin() -> TestResult {
     let cache = DiskCache::new(dir.path());
     let key = format!("vadd for {}\n--\n{TEST_PTX}", d.sm_arch()?);
     ensure!(cache.lookup(&key) == Lookup::Miss(MissReason::Absent), "fresh cache hit");
-    let entry = CachedKernel { ptx: TEST_PTX.to_owned(), cubin: link_ptx_to_cubin(d, "kiln_gpu_tests", TEST_PTX)? };
+    let entry = CachedKernel {
+        ptx: TEST_PTX.to_owned(),
+        cubin: link_ptx_to_cubin(d, "kiln_gpu_tests", TEST_PTX)?,
+    };
     let path = cache.store(&key, &entry).map_err(|e| Failure::Fail(format!("store: {e}")))?;
     let mut bytes = std::fs::read(&path).map_err(|e| Failure::Fail(e.to_string()))?;
     let last = bytes.len() - 1;
@@ -958,11 +809,7 @@ fn grid_stride_fill() -> TestResult {
     unsafe { f.launch_on(&s, config, &[&buffer, &count, &base])? };
     let v = buffer.to_vec::<u32>()?;
     let wrong = (0..n).find(|&i| v[i] != base + i as u32);
-    ensure!(
-        wrong.is_none(),
-        "p[{}] wrong ({config:?})",
-        wrong.unwrap_or(0)
-    );
+    ensure!(wrong.is_none(), "p[{}] wrong ({config:?})", wrong.unwrap_or(0));
     Ok(())
 }
 
@@ -990,10 +837,7 @@ fn streams_overlap() -> TestResult {
     println!("    spins {ta:.1} ms and {tb:.1} ms; both together {total:.1} ms");
     // 50 ms asked; clocks may change after the calibration.
     ensure!(ta > 20.0 && tb > 20.0, "spins too short: {ta} and {tb} ms");
-    ensure!(
-        total < 0.75 * (ta + tb),
-        "no overlap: {total} ms for {ta} + {tb} ms"
-    );
+    ensure!(total < 0.75 * (ta + tb), "no overlap: {total} ms for {ta} + {tb} ms");
     Ok(())
 }
 
@@ -1074,11 +918,9 @@ mod tests {
             .output();
         let _ = std::fs::remove_dir_all(&dir);
         match out {
-            Ok(out) => assert!(
-                out.status.success(),
-                "ptxas: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ),
+            Ok(out) => {
+                assert!(out.status.success(), "ptxas: {}", String::from_utf8_lossy(&out.stderr))
+            }
             Err(_) => eprintln!("ptxas not found: skipped"),
         }
     }

@@ -47,8 +47,8 @@ use crate::fusion::{Region, RegionKind, Space};
 mod nested;
 pub(crate) mod scan;
 pub(crate) mod scan_gpu;
-pub(crate) mod sort_gpu;
 pub mod scatter;
+pub(crate) mod sort_gpu;
 
 /// Name of the kernel function.
 pub const KERNEL: &str = "kiln_kernel";
@@ -203,7 +203,12 @@ pub fn lower_with(region: &Region, target: Target, math: MathLib) -> Result<Kern
 /// [`lower_with`], for [`Target::Gpu`] with or without the elementwise kernels' unrolled
 /// paths that take [`GPU_VEC`] items at a time (`gpu_vec`; without them a thread takes one
 /// item at a time: one copy of the region's code, not five, for the fast tier of GPU code).
-pub fn lower_vec(region: &Region, target: Target, math: MathLib, gpu_vec: bool) -> Result<Kernel, Unsupported> {
+pub fn lower_vec(
+    region: &Region,
+    target: Target,
+    math: MathLib,
+    gpu_vec: bool,
+) -> Result<Kernel, Unsupported> {
     lower_options(region, target, Options { math, gpu_vec, online_softmax: online_softmax(target) })
 }
 
@@ -221,10 +226,17 @@ pub struct Options {
 }
 
 /// Lowers a region to a kernel for `target` as `options` say. Errors: as [`lower_with`].
-pub fn lower_options(region: &Region, target: Target, options: Options) -> Result<Kernel, Unsupported> {
+pub fn lower_options(
+    region: &Region,
+    target: Target,
+    options: Options,
+) -> Result<Kernel, Unsupported> {
     let Options { math, gpu_vec, online_softmax } = options;
     if matches!((target, math), (Target::Host, MathLib::Libdevice) | (Target::Gpu, MathLib::Libm)) {
-        return Err(Unsupported::new(None, format!("{} math functions on the {target:?} target", math.name())));
+        return Err(Unsupported::new(
+            None,
+            format!("{} math functions on the {target:?} target", math.name()),
+        ));
     }
     let body = &region.body;
     let mut inputs: Vec<(DType, Vec<usize>)> = vec![(DType::Bool, Vec::new()); body.num_inputs()];
@@ -245,7 +257,8 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
     let (work_items, cost_per_item, flat_first) = match &region.space {
         Space::Elementwise { shape } => (numel(shape), 1, true),
         Space::Reduce { shape, axes } => {
-            let kept: usize = (0..shape.len()).filter(|a| !axes.contains(a)).map(|a| shape[a]).product();
+            let kept: usize =
+                (0..shape.len()).filter(|a| !axes.contains(a)).map(|a| shape[a]).product();
             let reduced: usize = axes.iter().map(|&a| shape[a]).product();
             let passes = body.nodes().iter().filter(|n| n.op.is_reduction()).count() + 1;
             (kept, reduced.max(1) * passes, false)
@@ -266,7 +279,8 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
     };
     // 32-bit index divisions on the GPU when every index fits (arrays of 2^31 elements or more
     // get 64-bit ones).
-    let index32 = target == Target::Gpu && body.nodes().iter().all(|n| numel(&n.shape) < (1usize << 31));
+    let index32 =
+        target == Target::Gpu && body.nodes().iter().all(|n| numel(&n.shape) < (1usize << 31));
     let attempt = |flat: bool| -> Result<(String, Vec<i64>, Launch), Stop> {
         let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
         cx.gpu_vec = gpu_vec && target == Target::Gpu;
@@ -284,7 +298,10 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
                 cx.b.const_extents = scatter::CONST_EXTENTS;
                 cx.scatter(items)?
             }
-            Space::Scan { shape, axis } if target == Target::Gpu && let Some(tiles) = scan_gpu::gpu_tiles(body, shape, *axis) => {
+            Space::Scan { shape, axis }
+                if target == Target::Gpu
+                    && let Some(tiles) = scan_gpu::gpu_tiles(body, shape, *axis) =>
+            {
                 cx.scan_gpu(shape, *axis, tiles)?
             }
             Space::Scan { shape, axis } => cx.scan(shape, *axis)?,
@@ -292,7 +309,11 @@ pub fn lower_options(region: &Region, target: Target, options: Options) -> Resul
         }
         Ok(cx.finish())
     };
-    let (mlir, params, Launch { min_chunk, gpu_block, gpu_split, gpu_shared, gpu_scatter, gpu_grid }) = match attempt(flat_first) {
+    let (
+        mlir,
+        params,
+        Launch { min_chunk, gpu_block, gpu_split, gpu_shared, gpu_scatter, gpu_grid },
+    ) = match attempt(flat_first) {
         Ok(r) => r,
         Err(Stop::NeedsDims) if flat_first => match attempt(false) {
             Ok(r) => r,
@@ -395,12 +416,24 @@ impl Pair {
     /// The pairs among `level1` (the reductions over a row region's axes of `shape`, the kept
     /// shape with those axes at 1 being `keep_ones`), no reduction in two. Softmaxes' rescale
     /// factors are float64 on the host only (see [`Online::find`]).
-    fn find(body: &Graph, shape: &[usize], keep_ones: &[usize], level1: &[NodeId], math: MathLib, target: Target) -> Vec<Pair> {
+    fn find(
+        body: &Graph,
+        shape: &[usize],
+        keep_ones: &[usize],
+        level1: &[NodeId],
+        math: MathLib,
+        target: Target,
+    ) -> Vec<Pair> {
         let wide = target == Target::Host;
-        let mut pairs: Vec<Pair> =
-            Online::find(body, shape, keep_ones, level1, math, wide).into_iter().map(Pair::Softmax).collect();
+        let mut pairs: Vec<Pair> = Online::find(body, shape, keep_ones, level1, math, wide)
+            .into_iter()
+            .map(Pair::Softmax)
+            .collect();
         for m in Moments::find(body, shape, keep_ones, level1) {
-            if !pairs.iter().any(|p| [p.first(), p.second()].iter().any(|&r| r == m.sum || r == m.squares)) {
+            if !pairs
+                .iter()
+                .any(|p| [p.first(), p.second()].iter().any(|&r| r == m.sum || r == m.squares))
+            {
                 pairs.push(Pair::Moments(m));
             }
         }
@@ -520,11 +553,12 @@ fn split_unroll() -> usize {
 /// -- softmax`, the 2-core development machine), whose row is in cache after its first pass.
 pub fn online_softmax(target: Target) -> bool {
     static SETTING: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let setting = *SETTING.get_or_init(|| match std::env::var("KILN_ONLINE_SOFTMAX").ok().as_deref() {
-        Some("on") => Some(true),
-        Some("off") => Some(false),
-        _ => None,
-    });
+    let setting =
+        *SETTING.get_or_init(|| match std::env::var("KILN_ONLINE_SOFTMAX").ok().as_deref() {
+            Some("on") => Some(true),
+            Some("off") => Some(false),
+            _ => None,
+        });
     setting.unwrap_or(target == Target::Gpu)
 }
 
@@ -545,7 +579,9 @@ fn row_cache_setting() -> Option<usize> {
     static SETTING: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     *SETTING.get_or_init(|| match std::env::var("KILN_GPU_ROW_CACHE").ok().as_deref() {
         Some("off") => None,
-        Some(n) => Some(n.parse().ok().filter(|&u: &usize| (1..=32).contains(&u)).unwrap_or(ROW_CACHE_UNROLL)),
+        Some(n) => Some(
+            n.parse().ok().filter(|&u: &usize| (1..=32).contains(&u)).unwrap_or(ROW_CACHE_UNROLL),
+        ),
         None => Some(ROW_CACHE_UNROLL),
     })
 }
@@ -642,7 +678,13 @@ impl<'g> Lower<'g> {
     }
 
     /// `scf.for %iv = lb to ub` with accumulators; returns (iv, iter arg names, results).
-    fn open_for(&mut self, lb: &str, ub: &str, init: &[String], tys: &[&str]) -> (String, Vec<String>, Vec<String>) {
+    fn open_for(
+        &mut self,
+        lb: &str,
+        ub: &str,
+        init: &[String],
+        tys: &[&str],
+    ) -> (String, Vec<String>, Vec<String>) {
         self.open_for_step(lb, ub, None, init, tys)
     }
 
@@ -665,8 +707,13 @@ impl<'g> Lower<'g> {
         let header = if init.is_empty() {
             format!("scf.for {iv} = {lb} to {ub} step {step} : i64")
         } else {
-            let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
-            format!("scf.for {iv} = {lb} to {ub} step {step} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
+            let iter: Vec<String> =
+                args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
+            format!(
+                "scf.for {iv} = {lb} to {ub} step {step} iter_args({}) -> ({}) : i64",
+                iter.join(", "),
+                tys.join(", ")
+            )
         };
         let results = self.open(init.len(), &header);
         (iv, args, results)
@@ -696,16 +743,24 @@ impl<'g> Lower<'g> {
                         Some(f) => f.clone(),
                         None => ravel(&mut self.b, ix.dims()?, &node.shape),
                     };
-                    let staged = self.tile.as_ref().and_then(|t| t.staged.iter().find(|s| s.index() == *index as usize)).cloned();
+                    let staged = self
+                        .tile
+                        .as_ref()
+                        .and_then(|t| t.staged.iter().find(|s| s.index() == *index as usize))
+                        .cloned();
                     match (staged, &ix.dims) {
-                        (Some(st), Some(dims)) if self.tile.as_ref().is_some_and(|t| t.at.is_some()) => {
+                        (Some(st), Some(dims))
+                            if self.tile.as_ref().is_some_and(|t| t.at.is_some()) =>
+                        {
                             let dims = dims.clone();
                             self.staged_load(&st, &dims, &pos).expect("inside a tile")
                         }
                         _ => load(&mut self.b, &Self::in_ptr(*index as usize), &pos, node.dtype),
                     }
                 }
-                (OpKind::Const, Attrs::Const { value }) => literal(&mut self.b, *value, node.dtype)?,
+                (OpKind::Const, Attrs::Const { value }) => {
+                    literal(&mut self.b, *value, node.dtype)?
+                }
                 (OpKind::Iota, Attrs::Iota { axis }) => {
                     let i = Val::new(ix.dims()?[*axis].clone(), DType::Int64);
                     super::cast::cast(&mut self.b, &i, node.dtype)?
@@ -733,13 +788,30 @@ impl<'g> Lower<'g> {
                 // Fusion leaves the gathered operand a region input: a buffer read at a position.
                 let src = self.body.node(node.inputs[0]);
                 let (OpKind::Input, Attrs::Input { index }) = (src.op, &src.attrs) else {
-                    return Err(Unsupported::new(Some(node.op.name()), "gathering from a value computed in the region".into()).into());
+                    return Err(Unsupported::new(
+                        Some(node.op.name()),
+                        "gathering from a value computed in the region".into(),
+                    )
+                    .into());
                 };
                 let k = self.emit(node.inputs[1], ix)?;
-                super::gather::take(&mut self.b, &Self::in_ptr(*index as usize), &src.shape, &k, node.dtype)
+                super::gather::take(
+                    &mut self.b,
+                    &Self::in_ptr(*index as usize),
+                    &src.shape,
+                    &k,
+                    node.dtype,
+                )
             }
-            OpClass::Scatter | OpClass::Scan | OpClass::Sort | OpClass::Copy | OpClass::Vendor | OpClass::Custom => {
-                return Err(Unsupported::new(Some(node.op.name()), "inside a fused region".into()).into())
+            OpClass::Scatter
+            | OpClass::Scan
+            | OpClass::Sort
+            | OpClass::Copy
+            | OpClass::Vendor
+            | OpClass::Custom => {
+                return Err(
+                    Unsupported::new(Some(node.op.name()), "inside a fused region".into()).into()
+                )
             }
         };
         self.memo.last_mut().expect("a memo scope is open").insert(key, v.clone());
@@ -809,7 +881,8 @@ impl<'g> Lower<'g> {
             }
         }
         let reduced_shape: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
-        let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
+        let pos =
+            if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
         let next = acc.step(&mut self.b, &cur, &v, &pos)?;
         self.close_fold_loops(&next, &results, &tys);
         Ok(acc.finish(&mut self.b, &results[0], node.dtype)?)
@@ -862,10 +935,16 @@ impl<'g> Lower<'g> {
     /// The kept part of reduction `id`'s input index at index `ix` of its result, in input-axis
     /// order.
     fn kept_index(&self, id: NodeId, ix: &Ix) -> Result<Vec<String>, Stop> {
-        let Attrs::Reduce { axes, keepdims } = &self.body.node(id).attrs else { unreachable!("verified") };
+        let Attrs::Reduce { axes, keepdims } = &self.body.node(id).attrs else {
+            unreachable!("verified")
+        };
         let dims = ix.dims()?;
         Ok(if *keepdims {
-            dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect()
+            dims.iter()
+                .enumerate()
+                .filter(|(k, _)| !axes.contains(k))
+                .map(|(_, d)| d.clone())
+                .collect()
         } else {
             dims.to_vec()
         })
@@ -910,7 +989,8 @@ impl<'g> Lower<'g> {
         let init = p.init(&mut self.b);
         let tys = p.combiner().tys().to_vec();
         let (full, _, results, cur) = self.open_fold_loops(p.first(), ix, init, &tys)?;
-        let next = self.pair_step(p, &cur, &Ix { dims: Some(full), flat: None }, shift.as_deref())?;
+        let next =
+            self.pair_step(p, &cur, &Ix { dims: Some(full), flat: None }, shift.as_deref())?;
         self.close_fold_loops(&next, &results, &tys);
         self.pair_finish(p, &results[0], ix, shift.as_deref())
     }
@@ -918,18 +998,27 @@ impl<'g> Lower<'g> {
     /// Before a pair's loop: a layer norm's shift, the row's first element (see [`Moments`]).
     fn pair_prelude(&mut self, p: &Pair, ix: &Ix) -> Result<Option<String>, Stop> {
         let Pair::Moments(m) = p else { return Ok(None) };
-        let Attrs::Reduce { axes, .. } = &self.body.node(m.sum).attrs else { unreachable!("verified") };
+        let Attrs::Reduce { axes, .. } = &self.body.node(m.sum).attrs else {
+            unreachable!("verified")
+        };
         let rank = self.body.node(m.x).shape.len();
         let zero = self.b.i64(0);
         let mut kept = self.kept_index(m.sum, ix)?.into_iter();
-        let full: Vec<String> =
-            (0..rank).map(|a| if axes.contains(&a) { zero.clone() } else { kept.next().expect("kept axes") }).collect();
+        let full: Vec<String> = (0..rank)
+            .map(|a| if axes.contains(&a) { zero.clone() } else { kept.next().expect("kept axes") })
+            .collect();
         let first = self.emit(m.x, &Ix { dims: Some(full), flat: None })?;
         Ok(Some(m.shift(&mut self.b, &first)?))
     }
 
     /// One element of a pair's fold at the input's index `ix`.
-    fn pair_step(&mut self, p: &Pair, args: &[String], ix: &Ix, shift: Option<&str>) -> Result<Vec<String>, Stop> {
+    fn pair_step(
+        &mut self,
+        p: &Pair,
+        args: &[String],
+        ix: &Ix,
+        shift: Option<&str>,
+    ) -> Result<Vec<String>, Stop> {
         match p {
             Pair::Softmax(on) => self.online_step(on, args, ix),
             Pair::Moments(m) => {
@@ -941,7 +1030,13 @@ impl<'g> Lower<'g> {
 
     /// A pair's two values from its fold `acc` (a layer norm's mean computed from its sum at
     /// `ix`, by the region's own ops, for its sum of squares).
-    fn pair_finish(&mut self, p: &Pair, acc: &[String], ix: &Ix, shift: Option<&str>) -> Result<(Val, Val), Stop> {
+    fn pair_finish(
+        &mut self,
+        p: &Pair,
+        acc: &[String],
+        ix: &Ix,
+        shift: Option<&str>,
+    ) -> Result<(Val, Val), Stop> {
         match p {
             Pair::Softmax(on) => Ok(on.finish(&mut self.b, acc)?),
             Pair::Moments(m) => {
@@ -963,7 +1058,10 @@ impl<'g> Lower<'g> {
             if self.body.node(o).shape.as_slice() != shape {
                 return Err(Unsupported::new(
                     None,
-                    format!("an output of shape {:?} in a region over {shape:?}", self.body.node(o).shape),
+                    format!(
+                        "an output of shape {:?} in a region over {shape:?}",
+                        self.body.node(o).shape
+                    ),
                 )
                 .into());
             }
@@ -989,7 +1087,9 @@ impl<'g> Lower<'g> {
                 let ixs: Vec<Ix> = (0..GPU_VEC)
                     .map(|k| {
                         let off = self.b.i64(k as i64);
-                        let pos = self.b.op(&format!("arith.addi %start, {off} overflow<nsw, nuw> : i64"));
+                        let pos = self
+                            .b
+                            .op(&format!("arith.addi %start, {off} overflow<nsw, nuw> : i64"));
                         Ix { dims: None, flat: Some(pos) }
                     })
                     .collect();
@@ -1015,7 +1115,9 @@ impl<'g> Lower<'g> {
         let transposed = r >= 2
             && shape[r - 1] > 1
             && shape[r - 2] > 1
-            && input_strides(self.body, shape).iter().any(|(_, st)| st[r - 1].abs() > 1 && st[r - 2].abs() == 1);
+            && input_strides(self.body, shape)
+                .iter()
+                .any(|(_, st)| st[r - 1].abs() > 1 && st[r - 2].abs() == 1);
         if transposed {
             return self.elementwise_tiles(shape, &outs);
         }
@@ -1038,7 +1140,8 @@ impl<'g> Lower<'g> {
             let ixs: Vec<Ix> = (0..GPU_VEC)
                 .map(|k| {
                     let off = self.b.i64(k as i64);
-                    let pos = self.b.op(&format!("arith.addi %start, {off} overflow<nsw, nuw> : i64"));
+                    let pos =
+                        self.b.op(&format!("arith.addi %start, {off} overflow<nsw, nuw> : i64"));
                     let j = self.b.op(&format!("arith.addi {j0}, {off} overflow<nsw, nuw> : i64"));
                     let mut dims = outer.clone();
                     dims.push(j);
@@ -1086,7 +1189,12 @@ impl<'g> Lower<'g> {
     /// The elements at `ixs` (consecutive flat positions) of a GPU elementwise kernel: the
     /// inputs of the region's size loaded first, in one basic block (LLVM's load-store
     /// vectoriser merges them), then the outputs computed, then stored.
-    fn preload_and_store(&mut self, shape: &[usize], outs: &[NodeId], ixs: &[Ix]) -> Result<(), Stop> {
+    fn preload_and_store(
+        &mut self,
+        shape: &[usize],
+        outs: &[NodeId],
+        ixs: &[Ix],
+    ) -> Result<(), Stop> {
         let n = numel(shape);
         let body = self.body;
         let direct: Vec<NodeId> = (0..body.len())
@@ -1221,7 +1329,9 @@ impl<'g> Lower<'g> {
         let p = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
         let off = self.b.i64((c * COOP_BLOCK) as i64);
         let i = self.b.op(&format!("arith.addi {tid}, {off} : i64"));
-        self.b.op(&format!("llvm.getelementptr inbounds {p}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+        self.b.op(&format!(
+            "llvm.getelementptr inbounds {p}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
+        ))
     }
 
     /// The group's accumulators combined (see [`Coop`]): every lane gets the total, the same
@@ -1247,7 +1357,11 @@ impl<'g> Lower<'g> {
     /// a combine's slots are rewritten two combines later, after the next one's barrier (all
     /// reads done); the kernel's first combine waits for a barrier first (the previous work
     /// item's last combine may have used the same set).
-    fn group_combine_warps(&mut self, acc: &dyn Combine, vals: &[String]) -> Result<Vec<String>, Stop> {
+    fn group_combine_warps(
+        &mut self,
+        acc: &dyn Combine,
+        vals: &[String],
+    ) -> Result<Vec<String>, Stop> {
         let coop = self.coop.expect("a cooperative kernel");
         debug_assert!(coop.lanes.is_multiple_of(WARP), "row groups are whole warps");
         let tys = acc.tys().to_vec();
@@ -1261,7 +1375,8 @@ impl<'g> Lower<'g> {
         let mut cur: Vec<String> = vals.to_vec();
         let mut s = WARP / 2;
         while s > 0 {
-            let other: Vec<String> = cur.iter().zip(&tys).map(|(v, t)| self.shfl_xor(v, t, s)).collect();
+            let other: Vec<String> =
+                cur.iter().zip(&tys).map(|(v, t)| self.shfl_xor(v, t, s)).collect();
             let sv = self.b.i64(s as i64);
             let bit = self.b.op(&format!("arith.andi {wlane}, {sv} : i64"));
             let upper = self.b.op(&format!("arith.cmpi ne, {bit}, {zero} : i64"));
@@ -1340,7 +1455,9 @@ impl<'g> Lower<'g> {
         };
         let shfl = |b: &mut Builder, x: &str, t: &str| -> String {
             let n = b.fresh();
-            b.stmt(&format!("{n} = nvvm.shfl.sync {kind} {mask}, {x}, {off}, {clamp} : {t} -> {t}"));
+            b.stmt(&format!(
+                "{n} = nvvm.shfl.sync {kind} {mask}, {x}, {off}, {clamp} : {t} -> {t}"
+            ));
             n
         };
         match ty {
@@ -1351,7 +1468,11 @@ impl<'g> Lower<'g> {
                 self.b.op(&format!("arith.trunci {r} : i32 to {ty}"))
             }
             "i64" | "f64" => {
-                let x = if ty == "f64" { self.b.op(&format!("arith.bitcast {v} : f64 to i64")) } else { v.to_string() };
+                let x = if ty == "f64" {
+                    self.b.op(&format!("arith.bitcast {v} : f64 to i64"))
+                } else {
+                    v.to_string()
+                };
                 let lo = self.b.op(&format!("arith.trunci {x} : i64 to i32"));
                 let c32 = self.b.i64(32);
                 let hs = self.b.op(&format!("arith.shrui {x}, {c32} : i64"));
@@ -1379,12 +1500,18 @@ impl<'g> Lower<'g> {
         let p = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
         let off = self.b.i64(((2 * c + set) * BLOCK_WARPS) as i64);
         let i = self.b.op(&format!("arith.addi {warp}, {off} : i64"));
-        self.b.op(&format!("llvm.getelementptr inbounds {p}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+        self.b.op(&format!(
+            "llvm.getelementptr inbounds {p}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
+        ))
     }
 
     /// Column groups (lanes `items` threads apart, in several warps): a tree in shared memory,
     /// a barrier per halving step.
-    fn group_combine_smem(&mut self, acc: &dyn Combine, vals: &[String]) -> Result<Vec<String>, Stop> {
+    fn group_combine_smem(
+        &mut self,
+        acc: &dyn Combine,
+        vals: &[String],
+    ) -> Result<Vec<String>, Stop> {
         let coop = self.coop.expect("a cooperative kernel");
         let tys = acc.tys().to_vec();
         let lstride = coop.items;
@@ -1462,8 +1589,13 @@ impl<'g> Lower<'g> {
         let header = if init.is_empty() {
             format!("scf.for {r} = {lo} to {hi} step {lanes} : i64")
         } else {
-            let iter: Vec<String> = args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
-            format!("scf.for {r} = {lo} to {hi} step {lanes} iter_args({}) -> ({}) : i64", iter.join(", "), tys.join(", "))
+            let iter: Vec<String> =
+                args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
+            format!(
+                "scf.for {r} = {lo} to {hi} step {lanes} iter_args({}) -> ({}) : i64",
+                iter.join(", "),
+                tys.join(", ")
+            )
         };
         let results = self.open(init.len(), &header);
         let full = self.full_index(shape, axes, kept, &r);
@@ -1477,7 +1609,13 @@ impl<'g> Lower<'g> {
     /// elementwise ops only, not views: the same position in the buffer) is cached. Softmax
     /// reads its input in its max, its sum and its output pass; layer norm in its mean, its
     /// variance and its output pass.
-    fn row_cache_plan(&self, shape: &[usize], axes: &[usize], level1: &[NodeId], full: &[NodeId]) -> Option<RowCache> {
+    fn row_cache_plan(
+        &self,
+        shape: &[usize],
+        axes: &[usize],
+        level1: &[NodeId],
+        full: &[NodeId],
+    ) -> Option<RowCache> {
         use std::collections::BTreeMap;
         let coop = self.coop?;
         if coop.columns || self.split.is_some() {
@@ -1485,7 +1623,8 @@ impl<'g> Lower<'g> {
         }
         row_cache_setting()?;
         let body = self.body;
-        let mut passes: Vec<Vec<NodeId>> = level1.iter().map(|&id| vec![body.node(id).inputs[0]]).collect();
+        let mut passes: Vec<Vec<NodeId>> =
+            level1.iter().map(|&id| vec![body.node(id).inputs[0]]).collect();
         if !full.is_empty() {
             passes.push(full.to_vec());
         }
@@ -1538,7 +1677,9 @@ impl<'g> Lower<'g> {
         let mut taken: Vec<usize> = Vec::new();
         for v in &mut values {
             let p = v.written_in.expect("a staged value");
-            let free = inputs.iter().find(|c| c.size == v.size && c.passes.iter().all(|&q| q <= p) && !taken.contains(&c.offset));
+            let free = inputs.iter().find(|c| {
+                c.size == v.size && c.passes.iter().all(|&q| q <= p) && !taken.contains(&c.offset)
+            });
             match free {
                 Some(c) => {
                     v.offset = c.offset;
@@ -1561,7 +1702,12 @@ impl<'g> Lower<'g> {
     /// its elements `j + lane + k·lanes` (k < unroll) before storing them, then the elements
     /// past the last whole block one at a time: the positions `lane, lane + lanes, ...` of
     /// the passes' lane loops.
-    fn row_cache_fill(&mut self, shape: &[usize], axes: &[usize], kept: &[String]) -> Result<(), Stop> {
+    fn row_cache_fill(
+        &mut self,
+        shape: &[usize],
+        axes: &[usize],
+        kept: &[String],
+    ) -> Result<(), Stop> {
         let Some(cache) = self.row_cache.clone() else { return Ok(()) };
         let coop = self.coop.expect("a cooperative kernel");
         let total = self.b.param(cache.row as i64);
@@ -1615,7 +1761,10 @@ impl<'g> Lower<'g> {
             let slot = self.row_slot(&cache, c, r);
             let n = self.b.fresh();
             self.b.stmt(&format!("{n} = llvm.load {slot} : !llvm.ptr -> {}", c.ty));
-            self.memo.last_mut().expect("a memo scope").insert((c.node, ix.key()), Val::new(n, c.dt));
+            self.memo
+                .last_mut()
+                .expect("a memo scope")
+                .insert((c.node, ix.key()), Val::new(n, c.dt));
         }
         Ok(())
     }
@@ -1627,7 +1776,10 @@ impl<'g> Lower<'g> {
         let pass = self.pass;
         for c in cache.inputs.iter().filter(|c| c.written_in == Some(pass)) {
             let Some(v) = self.lookup(&(c.node, ix.key())) else {
-                return Err(Stop::from(Unsupported::new(None, "a staged row value not computed by its pass".to_string())));
+                return Err(Stop::from(Unsupported::new(
+                    None,
+                    "a staged row value not computed by its pass".to_string(),
+                )));
             };
             let slot = self.row_slot(&cache, c, r);
             self.b.stmt(&format!("llvm.store {}, {slot} : {}, !llvm.ptr", v.ssa, c.ty));
@@ -1644,13 +1796,17 @@ impl<'g> Lower<'g> {
         let row = self.b.param(cache.row as i64);
         let part = self.b.i64((coop.items * c.offset) as i64);
         let base = self.b.op(&format!("arith.muli {row}, {part} : i64"));
-        let p = self.b.op(&format!("llvm.getelementptr inbounds {p}[{base}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"));
+        let p = self.b.op(&format!(
+            "llvm.getelementptr inbounds {p}[{base}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
+        ));
         let lanes = self.b.i64(coop.lanes as i64);
         let item = self.b.op(&format!("arith.divui %tid, {lanes} : i64"));
         let first = self.b.op(&format!("arith.muli {item}, {row} : i64"));
         let e = self.b.op(&format!("arith.addi {first}, {r} : i64"));
         let ty = c.ty;
-        self.b.op(&format!("llvm.getelementptr inbounds {p}[{e}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"))
+        self.b.op(&format!(
+            "llvm.getelementptr inbounds {p}[{e}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"
+        ))
     }
 
     /// A reduction over the region's own axes shared by the lanes of a cooperative kernel:
@@ -1723,7 +1879,8 @@ impl<'g> Lower<'g> {
         let (r, args, results) = self.open_for_step(&start, &total, Some(&lanes), &results, &tys);
         let full = self.full_index(&in_shape, axes, &kept, &r);
         self.row_cache_pass(&full, &r)?;
-        let next = self.pair_step(p, &args, &Ix { dims: Some(full), flat: None }, shift.as_deref())?;
+        let next =
+            self.pair_step(p, &args, &Ix { dims: Some(full), flat: None }, shift.as_deref())?;
         self.yield_(&next, &tys);
         self.close();
         let total = self.group_combine(p.combiner(), &results)?;
@@ -1733,7 +1890,13 @@ impl<'g> Lower<'g> {
     /// Elements `ixs` of a pair's fold at once: a softmax's max raised by all of them, its sum
     /// rescaled once (no branch: `s · exp(m - m')`, the factor 1 where the max stayed), then
     /// their terms added; a layer norm's sums element after element.
-    fn pair_chunk(&mut self, p: &Pair, args: &[String], ixs: &[Ix], shift: Option<&str>) -> Result<Vec<String>, Stop> {
+    fn pair_chunk(
+        &mut self,
+        p: &Pair,
+        args: &[String],
+        ixs: &[Ix],
+        shift: Option<&str>,
+    ) -> Result<Vec<String>, Stop> {
         match p {
             Pair::Softmax(on) => {
                 let mut m = args[0].clone();
@@ -1760,12 +1923,24 @@ impl<'g> Lower<'g> {
 
     /// The full index of element `r` of the flattened reduced `axes` of `shape` (row-major),
     /// the other axes at `kept`.
-    fn full_index(&mut self, shape: &[usize], axes: &[usize], kept: &[String], r: &str) -> Vec<String> {
+    fn full_index(
+        &mut self,
+        shape: &[usize],
+        axes: &[usize],
+        kept: &[String],
+        r: &str,
+    ) -> Vec<String> {
         let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
         let ivs = unravel(&mut self.b, r, &reduced_shape);
         let (mut ki, mut ri) = (kept.iter(), ivs.iter());
         (0..shape.len())
-            .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+            .map(|a| {
+                if axes.contains(&a) {
+                    ri.next().unwrap().clone()
+                } else {
+                    ki.next().unwrap().clone()
+                }
+            })
             .collect()
     }
 
@@ -1812,10 +1987,14 @@ impl<'g> Lower<'g> {
         let first = self.b.op(&format!("arith.cmpi eq, %tid, {zero} : i64"));
         self.open_if(&first);
         self.b.stmt(DEVICE_FENCE);
-        let ctr = self.b.op(&format!("llvm.getelementptr inbounds %counter[{counter}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"));
+        let ctr = self.b.op(&format!(
+            "llvm.getelementptr inbounds %counter[{counter}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"
+        ));
         let one32 = self.b.op("arith.constant 1 : i32");
         let old = self.b.fresh();
-        let add = format!("llvm.atomicrmw add {ctr}, {one32} syncscope(\"device\") acq_rel : !llvm.ptr, i32");
+        let add = format!(
+            "llvm.atomicrmw add {ctr}, {one32} syncscope(\"device\") acq_rel : !llvm.ptr, i32"
+        );
         self.b.stmt(&format!("{old} = {add}"));
         let n32 = self.b.op(&format!("arith.trunci {ns} : i64 to i32"));
         let nm1 = self.b.op(&format!("arith.subi {n32}, {one32} : i32"));
@@ -1842,7 +2021,9 @@ impl<'g> Lower<'g> {
         let a = self.b.op(&format!("arith.addi {a}, {w} : i64"));
         let a = self.b.op(&format!("arith.muli {a}, {ns} : i64"));
         let i = self.b.op(&format!("arith.addi {a}, {s} : i64"));
-        self.b.op(&format!("llvm.getelementptr inbounds %scratch[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+        self.b.op(&format!(
+            "llvm.getelementptr inbounds %scratch[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
+        ))
     }
 
     /// The block's range `[lo, hi)` of the reduced elements (`total` of them) in a split
@@ -1876,7 +2057,11 @@ impl<'g> Lower<'g> {
     /// The region inputs `roots` read through elementwise ops alone (not views, not constant
     /// subexpressions): they are read at the roots' own index. Nodes for which `stop` holds
     /// are leaves too (kept, their operands not followed).
-    fn direct_inputs(&self, roots: &[NodeId], stop: &dyn Fn(NodeId) -> bool) -> std::collections::BTreeSet<NodeId> {
+    fn direct_inputs(
+        &self,
+        roots: &[NodeId],
+        stop: &dyn Fn(NodeId) -> bool,
+    ) -> std::collections::BTreeSet<NodeId> {
         let body = self.body;
         let mut seen = std::collections::BTreeSet::new();
         let mut inputs = std::collections::BTreeSet::new();
@@ -1910,7 +2095,8 @@ impl<'g> Lower<'g> {
             let keeps_order = if node.op.class() == OpClass::View {
                 let input = &body.node(node.inputs[0]).shape;
                 matches!(node.op, OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze)
-                    || (node.op == OpKind::BroadcastTo && (*input == node.shape || input.iter().all(|&d| d == 1)))
+                    || (node.op == OpKind::BroadcastTo
+                        && (*input == node.shape || input.iter().all(|&d| d == 1)))
             } else {
                 matches!(node.op.class(), OpClass::Elementwise | OpClass::Leaf)
             };
@@ -1957,7 +2143,8 @@ impl<'g> Lower<'g> {
         let n = in_shape.len();
         let trailing = axes.iter().copied().eq(n - axes.len()..n);
         let base = if trailing && !kept.is_empty() {
-            let kept_shape: Vec<usize> = (0..n).filter(|a| !axes.contains(a)).map(|a| in_shape[a]).collect();
+            let kept_shape: Vec<usize> =
+                (0..n).filter(|a| !axes.contains(a)).map(|a| in_shape[a]).collect();
             let k = ravel(&mut self.b, kept, &kept_shape);
             Some(self.b.op(&format!("arith.muli {k}, {total} overflow<nsw, nuw> : i64")))
         } else {
@@ -1967,10 +2154,18 @@ impl<'g> Lower<'g> {
             let ivs = unravel(&mut cx.b, r, &reduced_shape);
             let (mut ki, mut ri) = (kept.iter(), ivs.iter());
             let full = (0..n)
-                .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+                .map(|a| {
+                    if axes.contains(&a) {
+                        ri.next().unwrap().clone()
+                    } else {
+                        ki.next().unwrap().clone()
+                    }
+                })
                 .collect();
             let flat = match (&base, trailing) {
-                (Some(b), _) => Some(cx.b.op(&format!("arith.addi {b}, {r} overflow<nsw, nuw> : i64"))),
+                (Some(b), _) => {
+                    Some(cx.b.op(&format!("arith.addi {b}, {r} overflow<nsw, nuw> : i64")))
+                }
                 (None, true) => Some(r.to_string()),
                 (None, false) => None,
             };
@@ -2048,7 +2243,11 @@ impl<'g> Lower<'g> {
         let Attrs::Reduce { keepdims, .. } = &node.attrs else { unreachable!("verified") };
         let dims = ix.dims()?.to_vec();
         let kept: Vec<String> = if *keepdims {
-            dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect()
+            dims.iter()
+                .enumerate()
+                .filter(|(k, _)| !axes.contains(k))
+                .map(|(_, d)| d.clone())
+                .collect()
         } else {
             dims
         };
@@ -2058,7 +2257,8 @@ impl<'g> Lower<'g> {
             self.split_lane_loop(&acc, input, &in_shape, axes, &kept, &init)?
         } else {
             let args: Vec<String> = init.iter().map(|_| self.b.fresh()).collect();
-            let (r, full, results) = self.open_lane_loop(&in_shape, axes, &kept, &args, &init, &tys);
+            let (r, full, results) =
+                self.open_lane_loop(&in_shape, axes, &kept, &args, &init, &tys);
             let v = self.emit(input, &Ix { dims: Some(full), flat: None })?;
             let next = acc.step(&mut self.b, &args, &v, &r)?;
             self.yield_(&next, &tys);
@@ -2110,7 +2310,8 @@ impl<'g> Lower<'g> {
     fn reduction_rows(&mut self, shape: &[usize], axes: &[usize]) -> Result<(), Stop> {
         let kept_axes: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
         let kept_shape: Vec<usize> = kept_axes.iter().map(|&a| shape[a]).collect();
-        let keep_ones: Vec<usize> = (0..shape.len()).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
+        let keep_ones: Vec<usize> =
+            (0..shape.len()).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
         enum Kind {
             Kept { keepdims: bool },
             Full,
@@ -2143,12 +2344,17 @@ impl<'g> Lower<'g> {
             .map(|(i, _)| NodeId(i as u32))
             .collect();
         // A split kernel computes only reductions over the region's space and kept outputs.
-        let only_level1 = body.nodes().iter().filter(|n| n.op.is_reduction()).count() == level1.len();
+        let only_level1 =
+            body.nodes().iter().filter(|n| n.op.is_reduction()).count() == level1.len();
         if kinds.iter().any(|k| matches!(k, Kind::Full)) || !only_level1 {
             self.split = None;
         }
-        let full_nodes: Vec<NodeId> =
-            outs.iter().zip(&kinds).filter(|(_, k)| matches!(k, Kind::Full)).map(|(&o, _)| o).collect();
+        let full_nodes: Vec<NodeId> = outs
+            .iter()
+            .zip(&kinds)
+            .filter(|(_, k)| matches!(k, Kind::Full))
+            .map(|(&o, _)| o)
+            .collect();
         // Softmaxes fold their max and sum in one pass, layer norms their sum and sum of
         // squares; the passes over the row are then the other reductions over the region's
         // space (each pair's at its first).
@@ -2157,7 +2363,8 @@ impl<'g> Lower<'g> {
         } else {
             Vec::new()
         };
-        let level1: Vec<NodeId> = level1.into_iter().filter(|&id| !pairs.iter().any(|p| p.second() == id)).collect();
+        let level1: Vec<NodeId> =
+            level1.into_iter().filter(|&id| !pairs.iter().any(|p| p.second() == id)).collect();
         self.row_cache = self.row_cache_plan(shape, axes, &level1, &full_nodes);
         let (w, _, _) = self.open_for("%start", "%end", &[], &[]);
         if self.split.is_some() {
@@ -2193,12 +2400,18 @@ impl<'g> Lower<'g> {
         let mut partials = Vec::new();
         for (pass, &id) in level1.iter().enumerate() {
             self.pass = pass;
-            let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else { unreachable!("a reduction") };
+            let Attrs::Reduce { keepdims, .. } = &body.node(id).attrs else {
+                unreachable!("a reduction")
+            };
             let dims = if *keepdims { with_zeros(&work) } else { work.clone() };
             self.hoisting = Some(id);
             let ix = Ix { dims: Some(dims), flat: None };
             if let Some(p) = pairs.iter().find(|p| p.first() == id) {
-                let (first, second) = if self.coop.is_some() { self.emit_pair_coop(p, &ix)? } else { self.emit_pair(p, &ix)? };
+                let (first, second) = if self.coop.is_some() {
+                    self.emit_pair_coop(p, &ix)?
+                } else {
+                    self.emit_pair(p, &ix)?
+                };
                 self.hoisting = None;
                 self.hoisted.insert(p.first(), Hoisted::Val(first));
                 self.hoisted.insert(p.second(), Hoisted::Val(second));
@@ -2209,7 +2422,11 @@ impl<'g> Lower<'g> {
                 self.hoisting = None;
                 continue;
             }
-            let v = if self.coop.is_some() { self.emit_reduction_coop(id, &ix)? } else { self.emit_reduction(id, &ix)? };
+            let v = if self.coop.is_some() {
+                self.emit_reduction_coop(id, &ix)?
+            } else {
+                self.emit_reduction(id, &ix)?
+            };
             self.hoisting = None;
             self.hoisted.insert(id, Hoisted::Val(v));
         }
@@ -2242,7 +2459,9 @@ impl<'g> Lower<'g> {
             let zero = self.b.i64(0);
             let first = self.b.op(&format!("arith.cmpi eq, %tid, {zero} : i64"));
             self.open_if(&first);
-            let ctr = self.b.op("llvm.getelementptr inbounds %counter[%group] : (!llvm.ptr, i64) -> !llvm.ptr, i32");
+            let ctr = self.b.op(
+                "llvm.getelementptr inbounds %counter[%group] : (!llvm.ptr, i64) -> !llvm.ptr, i32",
+            );
             let zero32 = self.b.op("arith.constant 0 : i32");
             self.b.stmt(&format!("llvm.store {zero32}, {ctr} : i32, !llvm.ptr"));
             self.close();
@@ -2284,7 +2503,8 @@ impl<'g> Lower<'g> {
             }
             for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
                 if let Kind::Full = kind {
-                    let v = self.emit(o, &Ix { dims: Some(full.clone()), flat: Some(pos.clone()) })?;
+                    let v =
+                        self.emit(o, &Ix { dims: Some(full.clone()), flat: Some(pos.clone()) })?;
                     store(&mut self.b, &Self::out_ptr(k), &pos, &v);
                 }
             }
@@ -2304,8 +2524,10 @@ impl<'g> Lower<'g> {
         let body = self.body;
         self.min_chunk = BLOCK;
         let r = shape.len();
-        let kept_shape: Vec<usize> = (0..r).filter(|a| !axes.contains(a)).map(|a| shape[a]).collect();
-        let keep_ones: Vec<usize> = (0..r).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
+        let kept_shape: Vec<usize> =
+            (0..r).filter(|a| !axes.contains(a)).map(|a| shape[a]).collect();
+        let keep_ones: Vec<usize> =
+            (0..r).map(|a| if axes.contains(&a) { 1 } else { shape[a] }).collect();
         let outs: Vec<NodeId> = body.outputs().to_vec();
         // Some(keepdims) for kept outputs, None for full ones.
         let mut kinds: Vec<Option<bool>> = Vec::new();
@@ -2332,15 +2554,21 @@ impl<'g> Lower<'g> {
             .filter(|(_, n)| matches!(&n.attrs, Attrs::Reduce { axes: ra, .. } if ra.as_slice() == axes && body.node(n.inputs[0]).shape.as_slice() == shape))
             .map(|(i, _)| NodeId(i as u32))
             .collect();
-        let full_outputs: Vec<(usize, NodeId)> =
-            outs.iter().zip(&kinds).enumerate().filter(|(_, (_, k))| k.is_none()).map(|(k, (&o, _))| (k, o)).collect();
+        let full_outputs: Vec<(usize, NodeId)> = outs
+            .iter()
+            .zip(&kinds)
+            .enumerate()
+            .filter(|(_, (_, k))| k.is_none())
+            .map(|(k, (&o, _))| (k, o))
+            .collect();
         self.staged = staged_values(body, shape, &level1, &full_outputs);
         // Stack arrays: each reduction's accumulator components, then its final value.
         let mut scratch: Vec<(NodeId, Acc, Vec<String>, String)> = Vec::new();
         for &id in &level1 {
             let node = body.node(id);
             let acc = Acc::new(node.op, body.node(node.inputs[0]).dtype)?;
-            let ptrs: Vec<String> = acc.tys.clone().iter().map(|t| self.b.alloca(BLOCK, t)).collect();
+            let ptrs: Vec<String> =
+                acc.tys.clone().iter().map(|t| self.b.alloca(BLOCK, t)).collect();
             let fin = self.b.alloca(BLOCK, work_ty(node.dtype)?);
             scratch.push((id, acc, ptrs, fin));
         }
@@ -2376,10 +2604,17 @@ impl<'g> Lower<'g> {
         let merge = |kept: &[String], ivs: &[String]| -> Vec<String> {
             let (mut ki, mut ri) = (kept.iter(), ivs.iter());
             (0..r)
-                .map(|a| if axes.contains(&a) { ri.next().unwrap().clone() } else { ki.next().unwrap().clone() })
+                .map(|a| {
+                    if axes.contains(&a) {
+                        ri.next().unwrap().clone()
+                    } else {
+                        ki.next().unwrap().clone()
+                    }
+                })
                 .collect()
         };
-        let with_zeros = |kept: &[String]| -> Vec<String> { merge(kept, &vec![zero.clone(); axes.len()]) };
+        let with_zeros =
+            |kept: &[String]| -> Vec<String> { merge(kept, &vec![zero.clone(); axes.len()]) };
         // Opens the loops over the reduced axes; returns their induction variables.
         let open_reduced = |cx: &mut Lower| -> Vec<String> {
             axes.iter()
@@ -2396,8 +2631,9 @@ impl<'g> Lower<'g> {
             let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
             let init = acc.init(&mut self.b);
             for ((p, v), t) in ptrs.iter().zip(&init).zip(&acc.tys) {
-                let addr =
-                    self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                let addr = self.b.op(&format!(
+                    "llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"
+                ));
                 self.b.stmt(&format!("llvm.store {v}, {addr} : {t}, !llvm.ptr"));
             }
             self.close();
@@ -2411,7 +2647,8 @@ impl<'g> Lower<'g> {
             let full = merge(&kept, &ivs);
             let full_ix = Ix { dims: Some(full.clone()), flat: None };
             let v = self.emit(input, &full_ix)?;
-            let staged: Vec<(NodeId, usize)> = self.staged.iter().filter(|s| s.2 == *id).map(|s| (s.0, s.1)).collect();
+            let staged: Vec<(NodeId, usize)> =
+                self.staged.iter().filter(|s| s.2 == *id).map(|s| (s.0, s.1)).collect();
             for (e, k) in staged {
                 if let Some(val) = self.lookup(&(e, full_ix.key())) {
                     let pos = ravel(&mut self.b, &full, shape);
@@ -2422,13 +2659,18 @@ impl<'g> Lower<'g> {
             let mut cur = Vec::new();
             let mut addrs = Vec::new();
             for (p, t) in ptrs.iter().zip(&acc.tys) {
-                let addr =
-                    self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                let addr = self.b.op(&format!(
+                    "llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"
+                ));
                 cur.push(self.b.op(&format!("llvm.load {addr} : !llvm.ptr -> {t}")));
                 addrs.push(addr);
             }
             let reduced_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
-            let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced_shape) } else { zero.clone() };
+            let pos = if acc.needs_pos() {
+                ravel(&mut self.b, &ivs, &reduced_shape)
+            } else {
+                zero.clone()
+            };
             let next = acc.step(&mut self.b, &cur, &v, &pos)?;
             for ((v, addr), t) in next.iter().zip(&addrs).zip(&acc.tys) {
                 self.b.stmt(&format!("llvm.store {v}, {addr} : {t}, !llvm.ptr"));
@@ -2441,14 +2683,16 @@ impl<'g> Lower<'g> {
             let (jj, _, _) = self.open_for(&zero, &n, &[], &[]);
             let mut cur = Vec::new();
             for (p, t) in ptrs.iter().zip(&acc.tys) {
-                let addr =
-                    self.b.op(&format!("llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"));
+                let addr = self.b.op(&format!(
+                    "llvm.getelementptr inbounds {p}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {t}"
+                ));
                 cur.push(self.b.op(&format!("llvm.load {addr} : !llvm.ptr -> {t}")));
             }
             let val = acc.finish(&mut self.b, &cur, node.dtype)?;
             let fty = work_ty(node.dtype)?;
-            let addr =
-                self.b.op(&format!("llvm.getelementptr inbounds {fin}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {fty}"));
+            let addr = self.b.op(&format!(
+                "llvm.getelementptr inbounds {fin}[{jj}] : (!llvm.ptr, i64) -> !llvm.ptr, {fty}"
+            ));
             self.b.stmt(&format!("llvm.store {}, {addr} : {fty}, !llvm.ptr", val.ssa));
             self.close();
             self.hoisted.insert(*id, Hoisted::Scratch { ptr: fin.clone(), dt: node.dtype });
@@ -2505,8 +2749,12 @@ impl<'g> Lower<'g> {
         let params = self.b.params().to_vec();
         let scatter = self.scatter_launch;
         let scan = self.grid_launch;
-        let gpu_shared =
-            self.row_cache.as_ref().map_or(0, |c| c.bytes).max(scatter.map_or(0, |s| s.1)).max(scan.map_or(0, |s| s.1));
+        let gpu_shared = self
+            .row_cache
+            .as_ref()
+            .map_or(0, |c| c.bytes)
+            .max(scatter.map_or(0, |s| s.1))
+            .max(scan.map_or(0, |s| s.1));
         // Scatter and scan kernels: a block's threads know their block, and use a scratch
         // buffer and a counter buffer after the region's.
         let grid = scatter.is_some() || scan.is_some();
@@ -2520,9 +2768,12 @@ impl<'g> Lower<'g> {
         let target = self.b.target;
         let math = self.b.math;
         let (entry, body, decls) = self.b.finish();
-        let mut args: Vec<String> =
-            (0..self.n_in).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k))).collect();
-        args.extend((0..self.n_out).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::out_ptr(k))));
+        let mut args: Vec<String> = (0..self.n_in)
+            .map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k)))
+            .collect();
+        args.extend(
+            (0..self.n_out).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::out_ptr(k))),
+        );
         args.push("%params: !llvm.ptr {llvm.noalias}".into());
         args.push("%start: i64".into());
         args.push("%end: i64".into());
@@ -2594,20 +2845,29 @@ impl<'g> Lower<'g> {
             let mut tys = vec!["!llvm.ptr"; nbuf + 1];
             tys.push("i64");
             tys.push("i64");
-            text += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
+            text += &format!(
+                "    func.call @{KERNEL}({}) : ({}) -> ()\n",
+                names.join(", "),
+                tys.join(", ")
+            );
             text += "    return\n  }\n";
         }
         if target == Target::Gpu && grid {
             text += &scatter::gpu_entry(self.n_in + self.n_out, params.len());
         } else if target == Target::Gpu {
             // The entry divides the block index by the split count: the parameter holding it.
-            let split_param = split.map(|sp| params.iter().position(|&v| v == sp.splits as i64).expect("a parameter"));
+            let split_param = split
+                .map(|sp| params.iter().position(|&v| v == sp.splits as i64).expect("a parameter"));
             text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec, split_param);
         }
         text += "}\n";
         let gpu_block = coop.map(|c| (COOP_BLOCK, c.items));
         let (gpu_scatter, gpu_grid) = (scatter.map(|s| s.0), scan.map(|s| s.0));
-        (text, params, Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared, gpu_scatter, gpu_grid })
+        (
+            text,
+            params,
+            Launch { min_chunk, gpu_block, gpu_split: split, gpu_shared, gpu_scatter, gpu_grid },
+        )
     }
 }
 
@@ -2620,12 +2880,19 @@ impl<'g> Lower<'g> {
 /// so the kernel's barriers are reached by all.
 /// The parameters arrive by value and are spilled to a stack array for the kernel's
 /// `%params` loads, which LLVM's SROA turns back into the arguments.
-fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: Option<usize>) -> String {
+fn gpu_entry(
+    nbuf: usize,
+    nparams: usize,
+    coop: Option<Coop>,
+    vec: bool,
+    split: Option<usize>,
+) -> String {
     // Buffers are whole allocations of the memory pool: 512-byte aligned. A split kernel's
     // scratch and counters follow the region's buffers.
     let all = if split.is_some() { nbuf + 2 } else { nbuf };
-    let mut args: Vec<String> =
-        (0..all).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}")).collect();
+    let mut args: Vec<String> = (0..all)
+        .map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}"))
+        .collect();
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
     args.push("%n: i64".into());
     args.push("%chunk: i64".into());
@@ -2658,7 +2925,11 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
             t += "      %end = arith.minui %end0, %n : i64\n";
             if vec {
                 // A whole chunk has a constant trip count: unrolled, its loads vectorised.
-                let call = format!("func.call @{KERNEL}({}) : ({}) -> ()", names.join(", "), tys.join(", "));
+                let call = format!(
+                    "func.call @{KERNEL}({}) : ({}) -> ()",
+                    names.join(", "),
+                    tys.join(", ")
+                );
                 t += &format!("      %vec = arith.constant {GPU_VEC} : i64\n");
                 t += "      %full = arith.cmpi ule, %end0, %n : i64\n";
                 t += "      scf.if %full {\n";
@@ -2670,7 +2941,8 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
                 t += "      } else {\n";
                 t += "        scf.for %i = %start to %end step %one : i64 {\n";
                 t += "          %i1 = arith.addi %i, %one : i64\n";
-                t += &format!("          {}\n", call.replace("%start", "%i").replace("%end", "%i1"));
+                t +=
+                    &format!("          {}\n", call.replace("%start", "%i").replace("%end", "%i1"));
                 t += &format!("        }} {NO_UNROLL}\n");
                 t += "      }\n";
                 t += "    }\n    return\n  }\n";
@@ -2699,7 +2971,11 @@ fn gpu_entry(nbuf: usize, nparams: usize, coop: Option<Coop>, vec: bool, split: 
                 format!("%b{}", nbuf + 1),
             ]);
             tys.extend(["i64", "i64", "i1", "i64", "i64", "!llvm.ptr", "!llvm.ptr"]);
-            t += &format!("    func.call @{KERNEL}({}) : ({}) -> ()\n", names.join(", "), tys.join(", "));
+            t += &format!(
+                "    func.call @{KERNEL}({}) : ({}) -> ()\n",
+                names.join(", "),
+                tys.join(", ")
+            );
             t += "    return\n  }\n";
             return t;
         }
@@ -2732,7 +3008,9 @@ pub(crate) fn entry_prologue(nparams: usize) -> String {
         t += &format!("    %pp{k} = llvm.getelementptr inbounds %params[{k}] : (!llvm.ptr) -> !llvm.ptr, i64\n");
         t += &format!("    llvm.store %p{k}, %pp{k} : i64, !llvm.ptr\n");
     }
-    for (v, reg) in [("tid", "tid.x"), ("ctaid", "ctaid.x"), ("ntid", "ntid.x"), ("nctaid", "nctaid.x")] {
+    for (v, reg) in
+        [("tid", "tid.x"), ("ctaid", "ctaid.x"), ("ntid", "ntid.x"), ("nctaid", "nctaid.x")]
+    {
         t += &format!("    %{v}32 = nvvm.read.ptx.sreg.{reg} : i32\n");
         t += &format!("    %{v} = arith.extui %{v}32 : i32 to i64\n");
     }
@@ -2793,9 +3071,9 @@ fn staged_values(
             .map(|&m| {
                 use OpKind::*;
                 match body.node(m).op {
-                    Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan
-                    | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Cbrt | Power | Arctan2 | Hypot
-                    | LogAddExp => 16,
+                    Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin
+                    | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf
+                    | Cbrt | Power | Arctan2 | Hypot | LogAddExp => 16,
                     op if op.is_elementwise() => 1,
                     _ => 0,
                 }
@@ -2811,7 +3089,10 @@ fn staged_values(
             let prologue = cone(body.node(r).inputs[0]);
             for &e in out_cone.intersection(&prologue) {
                 let node = body.node(e);
-                if node.shape.as_slice() != shape || node.dtype != dtype || !node.op.is_elementwise() {
+                if node.shape.as_slice() != shape
+                    || node.dtype != dtype
+                    || !node.op.is_elementwise()
+                {
                     continue;
                 }
                 let c = cost(e);
@@ -2856,16 +3137,21 @@ fn input_strides(body: &Graph, shape: &[usize]) -> Vec<(usize, Vec<isize>)> {
                     }
                     continue;
                 }
-                let next = match (&v.op, &v.attrs) {
-                    (OpKind::Permute, Attrs::Perm { perm }) => Some(layout.permute(perm)),
-                    (OpKind::BroadcastTo, Attrs::Shape { shape }) => Some(layout.broadcast_to(shape)),
-                    (OpKind::Slice, Attrs::Slice { dims }) => {
-                        Some(layout.slice(&dims.iter().map(|d| (d.start, d.step, d.len)).collect::<Vec<_>>()))
-                    }
-                    (OpKind::Flip, Attrs::Axes { axes }) => Some(layout.flip(axes)),
-                    (OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => layout.reshape(&v.shape),
-                    _ => None,
-                };
+                let next =
+                    match (&v.op, &v.attrs) {
+                        (OpKind::Permute, Attrs::Perm { perm }) => Some(layout.permute(perm)),
+                        (OpKind::BroadcastTo, Attrs::Shape { shape }) => {
+                            Some(layout.broadcast_to(shape))
+                        }
+                        (OpKind::Slice, Attrs::Slice { dims }) => Some(layout.slice(
+                            &dims.iter().map(|d| (d.start, d.step, d.len)).collect::<Vec<_>>(),
+                        )),
+                        (OpKind::Flip, Attrs::Axes { axes }) => Some(layout.flip(axes)),
+                        (OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => {
+                            layout.reshape(&v.shape)
+                        }
+                        _ => None,
+                    };
                 if let Some(next) = next {
                     stack.push((u, next));
                 }

@@ -23,7 +23,11 @@ impl Lower<'_> {
     /// Reduction `id` at `ix` with its fold unrolled and the inner reductions at all its
     /// elements computed together; `None` when it folds one or more than [`UNROLL_MAX`]
     /// elements, or reads no reduction.
-    pub(super) fn unrolled_reduction(&mut self, id: NodeId, ix: &Ix) -> Result<Option<crate::codegen::types::Val>, Stop> {
+    pub(super) fn unrolled_reduction(
+        &mut self,
+        id: NodeId,
+        ix: &Ix,
+    ) -> Result<Option<crate::codegen::types::Val>, Stop> {
         let node = self.body.node(id);
         let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
         let input = node.inputs[0];
@@ -42,7 +46,10 @@ impl Lower<'_> {
                 let mut at = unravel_const(&mut self.b, e, &reduced).into_iter();
                 let mut kept = kept.iter();
                 let dims = (0..in_shape.len())
-                    .map(|a| if axes.contains(&a) { at.next() } else { kept.next().cloned() }.expect("kept axes match the result's"))
+                    .map(|a| {
+                        if axes.contains(&a) { at.next() } else { kept.next().cloned() }
+                            .expect("kept axes match the result's")
+                    })
                     .collect();
                 Ix { dims: Some(dims), flat: None }
             })
@@ -72,7 +79,9 @@ impl Lower<'_> {
         let node = self.body.node(id);
         match node.op.class() {
             OpClass::Reduce => !self.hoisted.contains_key(&id),
-            OpClass::Elementwise if !self.constant[id.index()] => node.inputs.iter().any(|&i| self.reads_reduction(i)),
+            OpClass::Elementwise if !self.constant[id.index()] => {
+                node.inputs.iter().any(|&i| self.reads_reduction(i))
+            }
             OpClass::View => self.reads_reduction(node.inputs[0]),
             _ => false,
         }
@@ -80,7 +89,12 @@ impl Lower<'_> {
 
     /// Appends to `found` the reductions node `id` at `ix` reads through elementwise ops and
     /// views, with the index each is read at (each index once).
-    fn inner_reductions(&mut self, id: NodeId, ix: &Ix, found: &mut Vec<(NodeId, Vec<Ix>)>) -> Result<(), Stop> {
+    fn inner_reductions(
+        &mut self,
+        id: NodeId,
+        ix: &Ix,
+        found: &mut Vec<(NodeId, Vec<Ix>)>,
+    ) -> Result<(), Stop> {
         let node = self.body.node(id);
         match node.op.class() {
             OpClass::Reduce if !self.hoisted.contains_key(&id) => {
@@ -124,7 +138,8 @@ impl Lower<'_> {
             init.extend(acc.init(&mut self.b));
             tys.extend(acc.tys.iter().copied());
         }
-        let kept: Vec<Vec<String>> = ixs.iter().map(|ix| self.kept_index(id, ix)).collect::<Result<_, _>>()?;
+        let kept: Vec<Vec<String>> =
+            ixs.iter().map(|ix| self.kept_index(id, ix)).collect::<Result<_, _>>()?;
         let zero = self.b.i64(0);
         let mut ivs: Vec<String> = Vec::new();
         let mut results: Vec<Vec<String>> = Vec::new();
@@ -142,7 +157,11 @@ impl Lower<'_> {
         for (k, kept) in kept.iter().enumerate() {
             let (mut at, mut kept) = (ivs.iter(), kept.iter());
             let dims = (0..in_shape.len())
-                .map(|a| if axes.contains(&a) { at.next() } else { kept.next() }.cloned().expect("kept axes match the result's"))
+                .map(|a| {
+                    if axes.contains(&a) { at.next() } else { kept.next() }
+                        .cloned()
+                        .expect("kept axes match the result's")
+                })
                 .collect();
             let v = self.emit(input, &Ix { dims: Some(dims), flat: None })?;
             next.extend(acc.step(&mut self.b, &cur[k * width..(k + 1) * width], &v, &pos)?);
@@ -157,7 +176,11 @@ impl Lower<'_> {
 }
 
 /// The index of element `e` of `shape` (C order), as constants.
-fn unravel_const(b: &mut crate::codegen::builder::Builder, e: usize, shape: &[usize]) -> Vec<String> {
+fn unravel_const(
+    b: &mut crate::codegen::builder::Builder,
+    e: usize,
+    shape: &[usize],
+) -> Vec<String> {
     let mut rest = e;
     let mut dims: Vec<String> = shape
         .iter()

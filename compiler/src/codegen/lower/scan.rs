@@ -31,9 +31,14 @@ impl Lower<'_> {
     /// docs).
     pub(super) fn scan(&mut self, shape: &[usize], axis: usize) -> Result<(), Stop> {
         let scans = scans(self.body, shape, axis)?;
-        let row_shape: Vec<usize> = shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &n)| n).collect();
+        let row_shape: Vec<usize> =
+            shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &n)| n).collect();
         let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
-        let row = if row_shape.len() == 1 { vec![iv.clone()] } else { unravel(&mut self.b, &iv, &row_shape) };
+        let row = if row_shape.len() == 1 {
+            vec![iv.clone()]
+        } else {
+            unravel(&mut self.b, &iv, &row_shape)
+        };
         let at = |row: &[String], k: &str| -> Vec<String> {
             let mut dims = row.to_vec();
             dims.insert(axis, k.to_string());
@@ -63,7 +68,13 @@ impl Lower<'_> {
         for (k, (node, combine)) in scans.iter().enumerate() {
             let v = self.emit(node.inputs[0], &Ix { dims: Some(dims.clone()), flat: None })?;
             let v = cast(&mut self.b, &v, node.dtype)?;
-            let op = Node { op: *combine, attrs: Attrs::None, inputs: SmallVec::new(), dtype: node.dtype, shape: SmallVec::new() };
+            let op = Node {
+                op: *combine,
+                attrs: Attrs::None,
+                inputs: SmallVec::new(),
+                dtype: node.dtype,
+                shape: SmallVec::new(),
+            };
             let re = args.next().expect("a part per running value");
             let running = if node.dtype.is_complex() {
                 Val::complex(re, args.next().expect("an imaginary part"), node.dtype)
@@ -82,15 +93,25 @@ impl Lower<'_> {
 }
 
 /// The outputs of a scan region over `axis` of `shape`, each with its combine.
-pub(super) fn scans<'g>(body: &'g Graph, shape: &[usize], axis: usize) -> Result<Vec<(&'g Node, OpKind)>, Unsupported> {
+pub(super) fn scans<'g>(
+    body: &'g Graph,
+    shape: &[usize],
+    axis: usize,
+) -> Result<Vec<(&'g Node, OpKind)>, Unsupported> {
     body.outputs()
         .iter()
         .map(|&o| {
             let node = body.node(o);
-            let combine = node.op.combine().filter(|_| matches!(node.attrs, Attrs::Axis { axis: a } if a == axis));
+            let combine = node
+                .op
+                .combine()
+                .filter(|_| matches!(node.attrs, Attrs::Axis { axis: a } if a == axis));
             match combine {
                 Some(c) if node.shape.as_slice() == shape => Ok((node, c)),
-                _ => Err(Unsupported::new(Some(node.op.name()), "an output of a scan region that is not its scan".into())),
+                _ => Err(Unsupported::new(
+                    Some(node.op.name()),
+                    "an output of a scan region that is not its scan".into(),
+                )),
             }
         })
         .collect()

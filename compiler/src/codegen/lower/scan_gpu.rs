@@ -123,9 +123,13 @@ pub(crate) fn gpu_tiles(body: &Graph, shape: &[usize], axis: usize) -> Option<Ti
         if n < TILED_MIN_ROW && lines >= TILED_FEW_ROWS {
             return None;
         }
-        let (threads, most) =
-            if n <= SCAN_THREADS * ROW_GROUPS { (SCAN_THREADS, ROW_GROUPS) } else { (LONG_ROW_THREADS, LONG_ROW_GROUPS) };
-        let groups = [1, 2, 4, 8, 16].into_iter().find(|&g| g <= most && threads * g >= n).unwrap_or(most);
+        let (threads, most) = if n <= SCAN_THREADS * ROW_GROUPS {
+            (SCAN_THREADS, ROW_GROUPS)
+        } else {
+            (LONG_ROW_THREADS, LONG_ROW_GROUPS)
+        };
+        let groups =
+            [1, 2, 4, 8, 16].into_iter().find(|&g| g <= most && threads * g >= n).unwrap_or(most);
         return Some(Tiles::Rows { threads, groups, per_row: n.div_ceil(threads * groups) });
     }
     if n < COLUMNS_MIN_LINE && lines >= TILED_FEW_ROWS {
@@ -143,10 +147,17 @@ impl Lower<'_> {
     /// prefix, a lane per bit of the tile's index polling the words of the tile it reads, then
     /// the warp combines the lanes' values that apply in a loop. In-tile offsets are 32-bit (a
     /// tile holds at most 8192 elements).
-    pub(super) fn scan_gpu(&mut self, shape: &[usize], axis: usize, tiles: Tiles) -> Result<(), Stop> {
+    pub(super) fn scan_gpu(
+        &mut self,
+        shape: &[usize],
+        axis: usize,
+        tiles: Tiles,
+    ) -> Result<(), Stop> {
         let (threads, groups, per_row) = match tiles {
             Tiles::Rows { threads, groups, per_row } => (threads, groups, per_row),
-            Tiles::Columns { chunks, cols, col_groups } => return self.scan_gpu_columns(shape, axis, chunks, cols, col_groups),
+            Tiles::Columns { chunks, cols, col_groups } => {
+                return self.scan_gpu_columns(shape, axis, chunks, cols, col_groups)
+            }
         };
         let scans = scans(self.body, shape, axis)?;
         let nout = scans.len();
@@ -154,7 +165,8 @@ impl Lower<'_> {
         let blocks = rows(shape, axis) * per_row;
         // Bit length of the tile index within a row: the levels of the tree.
         let levels = (usize::BITS - per_row.leading_zeros()) as usize;
-        let row_shape: Vec<usize> = shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &e)| e).collect();
+        let row_shape: Vec<usize> =
+            shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &e)| e).collect();
         // Shared memory (8-byte slots): each output's prefix, then each output's warp totals.
         let (prefix_slot, warp_slot) = (0, nout);
         let warps = threads / WARP;
@@ -241,7 +253,8 @@ impl Lower<'_> {
             let i = self.b.op(&format!("arith.addi {off}, {warp64} : i64"));
             let bits = self.bits_of(&c);
             let sp = self.slot(&slots, &i);
-            self.b.stmt(&format!("llvm.store {bits}, {sp} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
+            self.b
+                .stmt(&format!("llvm.store {bits}, {sp} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
         }
         self.close();
         self.b.stmt("nvvm.barrier0");
@@ -300,7 +313,9 @@ impl Lower<'_> {
             let got = self.gather_published(&needs, &src, &ids);
             // For m below the trailing ones of t (the same in every lane: a loop, kept rolled
             // so that the values read stay in their lanes), T(t - 2^m) before the total.
-            let z = self.b.op(&format!("\"llvm.intr.cttz\"({t1}) <{{is_zero_poison = true}}> : (i32) -> i32"));
+            let z = self.b.op(&format!(
+                "\"llvm.intr.cttz\"({t1}) <{{is_zero_poison = true}}> : (i32) -> i32"
+            ));
             let z = self.b.op(&format!("arith.extui {z} : i32 to i64"));
             let tys: Vec<&str> = ids.iter().map(|v| v.ty()).collect();
             let init: Vec<String> = total.iter().map(|v| v.ssa.clone()).collect();
@@ -310,7 +325,9 @@ impl Lower<'_> {
             let mut next = Vec::with_capacity(nout);
             for k in 0..nout {
                 let o = self.shfl_lane(&got[k], &m);
-                next.push(self.combine(scans[k].1, dts[k], o, Val::new(args[k].clone(), dts[k]))?.ssa);
+                next.push(
+                    self.combine(scans[k].1, dts[k], o, Val::new(args[k].clone(), dts[k]))?.ssa,
+                );
             }
             self.yield_(&next, &tys);
             self.close_no_unroll();
@@ -350,33 +367,56 @@ impl Lower<'_> {
             let before: Vec<String> = tys.iter().map(|_| self.b.fresh()).collect();
             let after: Vec<String> = tys.iter().map(|_| self.b.fresh()).collect();
             let init = std::iter::once(t.clone()).chain(ids.iter().map(|v| v.ssa.clone()));
-            let inits: Vec<String> = before.iter().zip(init).map(|(b, i)| format!("{b} = {i}")).collect();
-            let res = self.open(tys.len(), &format!("scf.while ({}) : ({}) -> ({})", inits.join(", "), tys.join(", "), tys.join(", ")));
+            let inits: Vec<String> =
+                before.iter().zip(init).map(|(b, i)| format!("{b} = {i}")).collect();
+            let res = self.open(
+                tys.len(),
+                &format!(
+                    "scf.while ({}) : ({}) -> ({})",
+                    inits.join(", "),
+                    tys.join(", "),
+                    tys.join(", ")
+                ),
+            );
             let more = self.b.op(&format!("arith.cmpi ne, {}, {zero} : i32", before[0]));
-            self.b.stmt(&format!("scf.condition({more}) {} : {}", before.join(", "), tys.join(", ")));
+            self.b.stmt(&format!(
+                "scf.condition({more}) {} : {}",
+                before.join(", "),
+                tys.join(", ")
+            ));
             self.memo.pop();
             self.memo.push(Default::default());
             self.b.next_region("do");
-            let params: Vec<String> = after.iter().zip(&tys).map(|(a, t)| format!("{a}: {t}")).collect();
+            let params: Vec<String> =
+                after.iter().zip(&tys).map(|(a, t)| format!("{a}: {t}")).collect();
             self.b.stmt(&format!("^bb0({}):", params.join(", ")));
-            let lz = self.b.op(&format!("\"llvm.intr.ctlz\"({}) <{{is_zero_poison = true}}> : (i32) -> i32", after[0]));
+            let lz = self.b.op(&format!(
+                "\"llvm.intr.ctlz\"({}) <{{is_zero_poison = true}}> : (i32) -> i32",
+                after[0]
+            ));
             let c31 = self.b.constant("31", "i32");
             let i = self.b.op(&format!("arith.subi {c31}, {lz} : i32"));
             let bit = self.b.op(&format!("arith.shli {one}, {i} : i32"));
             let mut next = vec![self.b.op(&format!("arith.xori {}, {bit} : i32", after[0]))];
             for k in 0..nout {
                 let o = self.shfl_lane(&got[k], &i);
-                next.push(self.combine(scans[k].1, dts[k], Val::new(after[k + 1].clone(), dts[k]), o)?.ssa);
+                next.push(
+                    self.combine(scans[k].1, dts[k], Val::new(after[k + 1].clone(), dts[k]), o)?
+                        .ssa,
+                );
             }
             self.b.stmt(&format!("scf.yield {} : {}", next.join(", "), tys.join(", ")));
             self.close();
-            let acc: Vec<Val> = res.into_iter().skip(1).zip(&dts).map(|(r, &dt)| Val::new(r, dt)).collect();
+            let acc: Vec<Val> =
+                res.into_iter().skip(1).zip(&dts).map(|(r, &dt)| Val::new(r, dt)).collect();
             self.open_if(&lead);
             for (k, a) in acc.iter().enumerate() {
                 let i = self.b.i64((prefix_slot + k) as i64);
                 let bits = self.bits_of(a);
                 let sp = self.slot(&slots, &i);
-                self.b.stmt(&format!("llvm.store {bits}, {sp} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
+                self.b.stmt(&format!(
+                    "llvm.store {bits}, {sp} {{alignment = 8 : i64}} : i64, !llvm.ptr"
+                ));
             }
             self.close();
             self.close();
@@ -385,7 +425,9 @@ impl Lower<'_> {
                 let i = self.b.i64((prefix_slot + k) as i64);
                 let sp = self.slot(&slots, &i);
                 let bits = self.b.fresh();
-                self.b.stmt(&format!("{bits} = llvm.load volatile {sp} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
+                self.b.stmt(&format!(
+                    "{bits} = llvm.load volatile {sp} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
+                ));
                 *p = self.value_of_bits(&bits, dts[k]);
             }
         }
@@ -425,7 +467,9 @@ impl Lower<'_> {
         let i = self.b.i64(slot as i64);
         let sp = self.slot(slots, &i);
         let bits = self.b.fresh();
-        self.b.stmt(&format!("{bits} = llvm.load volatile {sp} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
+        self.b.stmt(&format!(
+            "{bits} = llvm.load volatile {sp} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
+        ));
         self.value_of_bits(&bits, dt)
     }
 
@@ -443,10 +487,16 @@ impl Lower<'_> {
         let bits = self.bits_of(v);
         let mut got: Option<String> = None;
         for h in 0..words_of(v.dt) {
-            let x = if h == 0 { bits.clone() } else { self.b.op(&format!("arith.shrui {bits}, {c32} : i64")) };
+            let x = if h == 0 {
+                bits.clone()
+            } else {
+                self.b.op(&format!("arith.shrui {bits}, {c32} : i64"))
+            };
             let x = self.b.op(&format!("arith.trunci {x} : i64 to i32"));
             let y = self.b.fresh();
-            self.b.stmt(&format!("{y} = nvvm.shfl.sync idx {mask}, {x}, {lane}, {clamp} : i32 -> i32"));
+            self.b.stmt(&format!(
+                "{y} = nvvm.shfl.sync idx {mask}, {x}, {lane}, {clamp} : i32 -> i32"
+            ));
             let y = self.b.op(&format!("arith.extui {y} : i32 to i64"));
             got = Some(match got {
                 None => y,
@@ -464,14 +514,18 @@ impl Lower<'_> {
     /// code generation split an i64 access in two `st.b32`s of a 64-bit float register, which
     /// lost the low word of a float64 on an H200.
     fn slot(&mut self, base: &str, i: &str) -> String {
-        self.b.op(&format!("llvm.getelementptr inbounds {base}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+        self.b.op(&format!(
+            "llvm.getelementptr inbounds {base}[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
+        ))
     }
 
     /// A pointer to tagged word `i` of the counter buffer (loaded and stored with its alignment
     /// written out, as [`Lower::slot`]'s: a word split in two stores would be seen half
     /// written).
     fn word_at(&mut self, i: &str) -> String {
-        self.b.op(&format!("llvm.getelementptr inbounds %counter[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"))
+        self.b.op(&format!(
+            "llvm.getelementptr inbounds %counter[{i}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
+        ))
     }
 
     /// The values `vals` (one per output) published as publication `at`'s tagged words: words
@@ -499,7 +553,9 @@ impl Lower<'_> {
                 let ww = self.b.i64(w as i64);
                 let i = self.b.op(&format!("arith.addi {i0}, {ww} : i64"));
                 let p = self.word_at(&i);
-                self.b.stmt(&format!("llvm.store volatile {word}, {p} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
+                self.b.stmt(&format!(
+                    "llvm.store volatile {word}, {p} {{alignment = 8 : i64}} : i64, !llvm.ptr"
+                ));
                 w += 1;
             }
         }
@@ -544,7 +600,9 @@ impl Lower<'_> {
         let (w, x) = (self.b.fresh(), self.b.fresh());
         let r = self.open(1, &format!("scf.while ({w} = {z}) : (i64) -> i64"));
         let word = self.b.fresh();
-        self.b.stmt(&format!("{word} = llvm.load volatile {p} {{alignment = 8 : i64}} : !llvm.ptr -> i64"));
+        self.b.stmt(&format!(
+            "{word} = llvm.load volatile {p} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
+        ));
         let unset = self.b.op(&format!("arith.cmpi ult, {word}, {tag} : i64"));
         self.b.stmt(&format!("scf.condition({unset}) {word} : i64"));
         self.memo.pop();
@@ -581,7 +639,14 @@ impl Lower<'_> {
     /// its position's values that other tiles published (the tree of the module docs, per
     /// position), publishes its own (publication `tile · cols + tid`), and stores its chunk
     /// after its prefix.
-    pub(super) fn scan_gpu_columns(&mut self, shape: &[usize], axis: usize, chunks: usize, cols: usize, col_groups: usize) -> Result<(), Stop> {
+    pub(super) fn scan_gpu_columns(
+        &mut self,
+        shape: &[usize],
+        axis: usize,
+        chunks: usize,
+        cols: usize,
+        col_groups: usize,
+    ) -> Result<(), Stop> {
         let scans = scans(self.body, shape, axis)?;
         let n = shape[axis];
         let outer_shape = &shape[..axis];
@@ -644,7 +709,8 @@ impl Lower<'_> {
         let mut prefix = ids.clone();
         if chunks > 1 {
             // T(c): the chunk's total after T(c - 2^m) while 2^(m+1) divides c + 1.
-            let mut acc: Vec<Val> = incl.iter().map(|v| v.last().expect("a chunk").clone()).collect();
+            let mut acc: Vec<Val> =
+                incl.iter().map(|v| v.last().expect("a chunk").clone()).collect();
             let c1 = self.b.op(&format!("arith.addi {c}, {one} : i64"));
             for m in 0..levels {
                 let mask = self.b.i64(((2u64 << m) - 1) as i64);
@@ -695,7 +761,8 @@ impl Lower<'_> {
                 let in_axis = self.b.op(&format!("arith.cmpi ult, {jj}, {left} : i32"));
                 let valid = self.b.op(&format!("arith.andi {in_axis}, {col_ok} : i1"));
                 let jj = self.b.i64(j as i64);
-                let off = self.b.op(&format!("arith.muli {jj}, {inner_c} overflow<nsw, nuw> : i64"));
+                let off =
+                    self.b.op(&format!("arith.muli {jj}, {inner_c} overflow<nsw, nuw> : i64"));
                 self.open_if(&valid);
                 store(&mut self.b, &base, &off, &v);
                 self.close();
@@ -705,11 +772,16 @@ impl Lower<'_> {
     }
 
     /// Each scan's dtype and the identity of its combine.
-    fn dtypes_and_identities(&mut self, scans: &[(&Node, OpKind)]) -> Result<(Vec<DType>, Vec<Val>), Stop> {
+    fn dtypes_and_identities(
+        &mut self,
+        scans: &[(&Node, OpKind)],
+    ) -> Result<(Vec<DType>, Vec<Val>), Stop> {
         let dts = scans.iter().map(|(node, _)| node.dtype).collect();
         let ids = scans
             .iter()
-            .map(|&(node, c)| literal(&mut self.b, super::scatter::identity(c, node.dtype), node.dtype))
+            .map(|&(node, c)| {
+                literal(&mut self.b, super::scatter::identity(c, node.dtype), node.dtype)
+            })
             .collect::<Result<_, _>>()?;
         Ok((dts, ids))
     }
@@ -775,4 +847,3 @@ impl Lower<'_> {
         Val::new(ssa, dt)
     }
 }
-

@@ -32,11 +32,17 @@ use crate::codegen::{scalar, Target, Unsupported};
 /// Checks that code generation supports the scatter region's outputs; returns the combine of
 /// each.
 pub(crate) fn combines(body: &kiln_ir::Graph, target: Target) -> Result<Vec<OpKind>, Unsupported> {
-    let gpu_dtypes = [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt32, DType::UInt64];
+    let gpu_dtypes =
+        [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt32, DType::UInt64];
     if target == Target::Gpu {
-        if let Some(&o) = body.outputs().iter().find(|&&o| !gpu_dtypes.contains(&body.node(o).dtype)) {
+        if let Some(&o) =
+            body.outputs().iter().find(|&&o| !gpu_dtypes.contains(&body.node(o).dtype))
+        {
             let n = body.node(o);
-            return Err(Unsupported::new(Some(n.op.name()), format!("a {} scatter on the GPU (the host runs it)", n.dtype)));
+            return Err(Unsupported::new(
+                Some(n.op.name()),
+                format!("a {} scatter on the GPU (the host runs it)", n.dtype),
+            ));
         }
     }
     body.outputs()
@@ -44,7 +50,10 @@ pub(crate) fn combines(body: &kiln_ir::Graph, target: Target) -> Result<Vec<OpKi
         .map(|&o| {
             let n = body.node(o);
             let c = n.op.combine().ok_or_else(|| {
-                Unsupported::new(Some(n.op.name()), "a scatter that replaces rows (the evaluator finds the last writer)".into())
+                Unsupported::new(
+                    Some(n.op.name()),
+                    "a scatter that replaces rows (the evaluator finds the last writer)".into(),
+                )
             })?;
             if c != OpKind::Add && n.dtype.is_complex() {
                 return Err(Unsupported::new(Some(n.op.name()), format!("{} values", n.dtype)));
@@ -61,13 +70,18 @@ impl Lower<'_> {
         let body = self.body;
         let outs = body.outputs().to_vec();
         let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
-        let item = if items.len() == 1 { vec![iv.clone()] } else { unravel(&mut self.b, &iv, items) };
+        let item =
+            if items.len() == 1 { vec![iv.clone()] } else { unravel(&mut self.b, &iv, items) };
         for (k, &o) in outs.iter().enumerate() {
             let node = body.node(o);
             let combine = node.op.combine().expect("checked by `combines`");
             let (idx, values) = (node.inputs[1], node.inputs[2]);
             if body.node(idx).shape.as_slice() != items {
-                return Err(Unsupported::new(Some(node.op.name()), "positions of another shape in one region".into()).into());
+                return Err(Unsupported::new(
+                    Some(node.op.name()),
+                    "positions of another shape in one region".into(),
+                )
+                .into());
             }
             let i = self.emit(idx, &Ix { dims: Some(item.clone()), flat: Some(iv.clone()) })?;
             let r = self.wrap_row(&i.ssa, node.shape[0]);
@@ -83,7 +97,13 @@ impl Lower<'_> {
             let pos = self.b.op(&format!("arith.addi {row_start}, {j} overflow<nsw, nuw> : i64"));
             let out = Self::out_ptr(k);
             let old = load(&mut self.b, &out, &pos, node.dtype);
-            let op = Node { op: combine, attrs: Attrs::None, inputs: SmallVec::new(), dtype: node.dtype, shape: SmallVec::new() };
+            let op = Node {
+                op: combine,
+                attrs: Attrs::None,
+                inputs: SmallVec::new(),
+                dtype: node.dtype,
+                shape: SmallVec::new(),
+            };
             let new = scalar::elementwise(&mut self.b, &op, &[old, v])?;
             store(&mut self.b, &out, &pos, &new);
             self.close();
@@ -123,7 +143,8 @@ fn scatter_shape() -> (usize, usize) {
         let parsed = std::env::var("KILN_GPU_SCATTER").ok().and_then(|v| {
             let (t, p) = v.split_once(',')?;
             let (t, p): (usize, usize) = (t.trim().parse().ok()?, p.trim().parse().ok()?);
-            (t.is_power_of_two() && (64..=1024).contains(&t) && (32..=t).contains(&p)).then_some((t, p))
+            (t.is_power_of_two() && (64..=1024).contains(&t) && (32..=t).contains(&p))
+                .then_some((t, p))
         });
         parsed.unwrap_or((SCATTER_THREADS, SCATTER_TILE))
     })
@@ -249,9 +270,15 @@ impl Lower<'_> {
     /// bins do not fit shared memory).
     fn atomic_add_out(&mut self, k: usize, pos: &str, v: &Val) {
         let ty = crate::codegen::types::mem_ty(v.dt);
-        let p = self.b.op(&format!("llvm.getelementptr inbounds {}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::out_ptr(k)));
+        let p = self.b.op(&format!(
+            "llvm.getelementptr inbounds {}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}",
+            Self::out_ptr(k)
+        ));
         let (old, op) = (self.b.fresh(), if v.dt.is_float() { "fadd" } else { "add" });
-        self.b.stmt(&format!("{old} = llvm.atomicrmw {op} {p}, {} monotonic : !llvm.ptr, {ty}", v.ssa));
+        self.b.stmt(&format!(
+            "{old} = llvm.atomicrmw {op} {p}, {} monotonic : !llvm.ptr, {ty}",
+            v.ssa
+        ));
     }
 
     /// A generic pointer to byte `offset` of the block's dynamic shared memory.
@@ -259,13 +286,17 @@ impl Lower<'_> {
         let g = self.b.op("llvm.mlir.addressof @kiln_rows : !llvm.ptr<3>");
         let p = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
         let off = self.b.i64(offset as i64);
-        self.b.op(&format!("llvm.getelementptr inbounds {p}[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"))
+        self.b.op(&format!(
+            "llvm.getelementptr inbounds {p}[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
+        ))
     }
 
     /// A generic pointer to byte `offset` of the scratch buffer.
     pub(super) fn scratch_at(&mut self, offset: usize) -> String {
         let off = self.b.i64(offset as i64);
-        self.b.op(&format!("llvm.getelementptr inbounds %scratch[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"))
+        self.b.op(&format!(
+            "llvm.getelementptr inbounds %scratch[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
+        ))
     }
 
     /// The load of element `pos` of staged input `st` (`dims` its index): from shared memory
@@ -277,17 +308,30 @@ impl Lower<'_> {
         let ii = self.b.op(&format!("arith.subi {}, {t0} : i64", dims[0]));
         let inside = self.b.op(&format!("arith.cmpi ult, {ii}, {tlen} : i64"));
         let shape = self.body_input_shape(st.index);
-        let in_row = if dims.len() == 1 { self.b.i64(0) } else { ravel(&mut self.b, &dims[1..], &shape[1..]) };
+        let in_row = if dims.len() == 1 {
+            self.b.i64(0)
+        } else {
+            ravel(&mut self.b, &dims[1..], &shape[1..])
+        };
         let stride = self.b.i64(st.stride as i64);
         let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
         let s = self.b.op(&format!("arith.addi {s}, {in_row} : i64"));
         let base = self.shared_at(st.offset);
         let ty = crate::codegen::types::mem_ty(st.dt);
-        let sp = self.b.op(&format!("llvm.getelementptr inbounds {base}[{s}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"));
-        let gp = self.b.op(&format!("llvm.getelementptr inbounds {}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}", Self::in_ptr(st.index)));
+        let sp = self.b.op(&format!(
+            "llvm.getelementptr inbounds {base}[{s}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"
+        ));
+        let gp = self.b.op(&format!(
+            "llvm.getelementptr inbounds {}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}",
+            Self::in_ptr(st.index)
+        ));
         // The current position's row is in the tile: a shared-memory load (LLVM infers the
         // address space); another row may not be.
-        let p = if current { sp } else { self.b.op(&format!("arith.select {inside}, {sp}, {gp} : !llvm.ptr")) };
+        let p = if current {
+            sp
+        } else {
+            self.b.op(&format!("arith.select {inside}, {sp}, {gp} : !llvm.ptr"))
+        };
         let zero = self.b.i64(0);
         Some(load(&mut self.b, &p, &zero, st.dt))
     }
@@ -314,7 +358,8 @@ impl Lower<'_> {
     /// partials in block order with the initial array into the output. The same bits every run.
     pub(super) fn scatter_gpu(&mut self, items: &[usize]) -> Result<(), Stop> {
         let body = self.body;
-        let unsupported = |why: String| -> Stop { Unsupported::new(Some("scatter_add"), why).into() };
+        let unsupported =
+            |why: String| -> Stop { Unsupported::new(Some("scatter_add"), why).into() };
         if items.len() != 1 {
             return Err(unsupported(format!("positions of rank {} on the GPU", items.len())));
         }
@@ -334,14 +379,28 @@ impl Lower<'_> {
                 let lanes = m.clamp(1, nthreads);
                 let groups = nthreads / lanes;
                 let copies = if node.dtype.is_float() { groups } else { 1 };
-                OutLayout { combine, dt: node.dtype, rows, m, lanes, groups, copies, smem: 0, scratch: 0 }
+                OutLayout {
+                    combine,
+                    dt: node.dtype,
+                    rows,
+                    m,
+                    lanes,
+                    groups,
+                    copies,
+                    smem: 0,
+                    scratch: 0,
+                }
             })
             .collect();
         let bins_bytes = |l: &OutLayout| aligned(l.copies * l.rows * l.m * l.dt.itemsize());
         // Too many private copies for shared memory: the largest float output's halved (each
         // copy keeps its own group of threads, so fewer positions are combined at a time).
         while offset + layouts.iter().map(bins_bytes).sum::<usize>() > SCATTER_SHARED {
-            let Some(l) = layouts.iter_mut().filter(|l| l.copies > 1).max_by_key(|l| l.copies * l.rows * l.m * l.dt.itemsize()) else {
+            let Some(l) = layouts
+                .iter_mut()
+                .filter(|l| l.copies > 1)
+                .max_by_key(|l| l.copies * l.rows * l.m * l.dt.itemsize())
+            else {
                 break;
             };
             l.copies /= 2;
@@ -378,13 +437,32 @@ impl Lower<'_> {
                 let stride = if row.is_multiple_of(2) { row + 1 } else { row };
                 let bytes = ntile * stride * node.dtype.itemsize();
                 let fits = aligned(offset + bytes) <= SCATTER_SHARED;
-                if node.shape.first() == Some(&n) && row <= STAGE_ROW && !node.dtype.is_complex() && node.dtype != DType::Bool && fits {
-                    staged.push(Staged { index: *index as usize, dt: node.dtype, row, stride, offset });
+                if node.shape.first() == Some(&n)
+                    && row <= STAGE_ROW
+                    && !node.dtype.is_complex()
+                    && node.dtype != DType::Bool
+                    && fits
+                {
+                    staged.push(Staged {
+                        index: *index as usize,
+                        dt: node.dtype,
+                        row,
+                        stride,
+                        offset,
+                    });
                     offset = aligned(offset + bytes);
                 }
             }
         }
-        self.scatter_launch = Some((GpuScatter { blocks, threads: nthreads, scratch_bytes: scratch.max(16), zero_outputs: global }, offset));
+        self.scatter_launch = Some((
+            GpuScatter {
+                blocks,
+                threads: nthreads,
+                scratch_bytes: scratch.max(16),
+                zero_outputs: global,
+            },
+            offset,
+        ));
         self.tile = Some(Tile { staged: staged.clone(), at: None, item: None });
         let zero = self.b.i64(0);
         let threads = self.b.i64(nthreads as i64);
@@ -427,7 +505,10 @@ impl Lower<'_> {
         self.tile.as_mut().expect("set above").item = Some(item.clone());
         for (k, &o) in outs.iter().enumerate() {
             let node = body.node(o);
-            let i = self.emit(node.inputs[1], &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) })?;
+            let i = self.emit(
+                node.inputs[1],
+                &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) },
+            )?;
             let r = self.wrap_row(&i.ssa, node.shape[0]);
             let at = self.shared_at(8 * ntile * k);
             store(&mut self.b, &at, "%tid", &Val::new(r, DType::Int64));
@@ -474,7 +555,11 @@ impl Lower<'_> {
                 let ty = crate::codegen::types::mem_ty(l.dt);
                 let p = self.b.op(&format!("llvm.getelementptr inbounds {bins}[{slot}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"));
                 let old = self.b.fresh();
-                self.b.stmt(&format!("{old} = llvm.atomicrmw {} {p}, {} monotonic : !llvm.ptr, {ty}", atomic_op(l.combine, l.dt), v.ssa));
+                self.b.stmt(&format!(
+                    "{old} = llvm.atomicrmw {} {p}, {} monotonic : !llvm.ptr, {ty}",
+                    atomic_op(l.combine, l.dt),
+                    v.ssa
+                ));
             }
             self.close();
             self.close();
@@ -521,7 +606,8 @@ impl Lower<'_> {
                 let to = self.b.op(&format!("arith.minui {to}, {total} : i64"));
                 let (s, _, _) = self.open_for_step(&from_t, &to, Some(&threads), &[], &[]);
                 let dims = unravel(&mut self.b, &s, &node.shape);
-                let v = self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
+                let v =
+                    self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
                 self.atomic_add_out(k, &s, &v);
                 self.close();
             }
@@ -538,7 +624,8 @@ impl Lower<'_> {
             let part = self.scratch_at(l.scratch);
             let (s, _, _) = self.open_for_step("%tid", &rm, Some(&threads), &[], &[]);
             let dims = unravel(&mut self.b, &s, &node.shape);
-            let mut acc = self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
+            let mut acc =
+                self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
             if global {
                 // The initial array plus what every block added there.
                 let v = load(&mut self.b, &Self::out_ptr(k), &s, l.dt);
@@ -551,9 +638,13 @@ impl Lower<'_> {
             let step = self.b.i64(PARTIALS_IN_FLIGHT as i64);
             let whole = self.b.op(&format!("arith.divui %nblocks, {step} : i64"));
             let whole = self.b.op(&format!("arith.muli {whole}, {step} : i64"));
-            for (from, to, by) in [(zero.clone(), whole.clone(), PARTIALS_IN_FLIGHT), (whole, "%nblocks".to_string(), 1)] {
+            for (from, to, by) in [
+                (zero.clone(), whole.clone(), PARTIALS_IN_FLIGHT),
+                (whole, "%nblocks".to_string(), 1),
+            ] {
                 let by_ssa = self.b.i64(by as i64);
-                let (b, args, results) = self.open_for_step(&from, &to, Some(&by_ssa), &[acc.ssa.clone()], &[acc.ty()]);
+                let (b, args, results) =
+                    self.open_for_step(&from, &to, Some(&by_ssa), &[acc.ssa.clone()], &[acc.ty()]);
                 let mut vals = Vec::with_capacity(by);
                 for u in 0..by {
                     let off = self.b.i64(u as i64);
@@ -578,8 +669,20 @@ impl Lower<'_> {
     }
 
     /// `combine(old, v)` in `dt`, the evaluator's `add`, `maximum` or `minimum`.
-    pub(super) fn combine(&mut self, combine: OpKind, dt: DType, old: Val, v: Val) -> Result<Val, Stop> {
-        let op = Node { op: combine, attrs: Attrs::None, inputs: SmallVec::new(), dtype: dt, shape: SmallVec::new() };
+    pub(super) fn combine(
+        &mut self,
+        combine: OpKind,
+        dt: DType,
+        old: Val,
+        v: Val,
+    ) -> Result<Val, Stop> {
+        let op = Node {
+            op: combine,
+            attrs: Attrs::None,
+            inputs: SmallVec::new(),
+            dtype: dt,
+            shape: SmallVec::new(),
+        };
         Ok(scalar::elementwise(&mut self.b, &op, &[old, v])?)
     }
 }
@@ -595,8 +698,9 @@ impl Staged {
 /// `b·ceil(n/B) .. min((b+1)·ceil(n/B), n)`; the region's buffers are followed by the scratch
 /// buffer and the counter (see [`GpuScatter`]).
 pub(super) fn gpu_entry(nbuf: usize, nparams: usize) -> String {
-    let mut args: Vec<String> =
-        (0..nbuf + 2).map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}")).collect();
+    let mut args: Vec<String> = (0..nbuf + 2)
+        .map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}"))
+        .collect();
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
     args.extend(["%n: i64".to_string(), "%chunk: i64".into()]);
     let mut t = format!("  func.func @{}({}) {{\n", super::GPU_ENTRY, args.join(", "));
@@ -618,7 +722,12 @@ pub(super) fn gpu_entry(nbuf: usize, nparams: usize) -> String {
     names.extend([format!("%b{nbuf}"), format!("%b{}", nbuf + 1)]);
     let mut tys = vec!["!llvm.ptr"; nbuf + 1];
     tys.extend(["i64", "i64", "i64", "i64", "i64", "!llvm.ptr", "!llvm.ptr"]);
-    t += &format!("    func.call @{}({}) : ({}) -> ()\n", super::KERNEL, names.join(", "), tys.join(", "));
+    t += &format!(
+        "    func.call @{}({}) : ({}) -> ()\n",
+        super::KERNEL,
+        names.join(", "),
+        tys.join(", ")
+    );
     t += "    return\n  }\n";
     t
 }
@@ -629,10 +738,14 @@ fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
     let n = body.node(id);
     match (n.op, &n.attrs) {
         (OpKind::Const, Attrs::Const { value }) => {
-            matches!(kiln_ir::eval::Value::from_literal(*value, n.dtype), kiln_ir::eval::Value::Int(0) | kiln_ir::eval::Value::UInt(0))
-                || matches!(kiln_ir::eval::Value::from_literal(*value, n.dtype), kiln_ir::eval::Value::Float(x) if x == 0.0 && x.is_sign_positive())
+            matches!(
+                kiln_ir::eval::Value::from_literal(*value, n.dtype),
+                kiln_ir::eval::Value::Int(0) | kiln_ir::eval::Value::UInt(0)
+            ) || matches!(kiln_ir::eval::Value::from_literal(*value, n.dtype), kiln_ir::eval::Value::Float(x) if x == 0.0 && x.is_sign_positive())
         }
-        (OpKind::BroadcastTo | OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => is_zero(body, n.inputs[0]),
+        (OpKind::BroadcastTo | OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => {
+            is_zero(body, n.inputs[0])
+        }
         _ => false,
     }
 }
@@ -643,8 +756,12 @@ fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
 pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
     match super::lower_for(region, Target::Gpu) {
         Ok(k) => match k.gpu_scatter {
-            Some(GpuScatter { blocks, zero_outputs: false, .. }) => format!("GPU: shared-memory bins, {blocks} blocks, partials combined in block order"),
-            Some(GpuScatter { blocks, zero_outputs: true, .. }) => format!("GPU: global atomics into the output, {blocks} blocks (not bit-reproducible)"),
+            Some(GpuScatter { blocks, zero_outputs: false, .. }) => format!(
+                "GPU: shared-memory bins, {blocks} blocks, partials combined in block order"
+            ),
+            Some(GpuScatter { blocks, zero_outputs: true, .. }) => format!(
+                "GPU: global atomics into the output, {blocks} blocks (not bit-reproducible)"
+            ),
             None => "GPU: no scatter kernel".into(),
         },
         Err(u) => format!("GPU: on the host ({})", u.reason),

@@ -49,7 +49,15 @@ pub(crate) fn plan(region: &Region) -> Result<LineSort, Unsupported> {
         return Err(no("an operand seen through views (the host sorts it)"));
     };
     let dt = operand.dtype;
-    if !matches!(dt, DType::Float32 | DType::Float64 | DType::Int32 | DType::Int64 | DType::UInt32 | DType::UInt64) {
+    if !matches!(
+        dt,
+        DType::Float32
+            | DType::Float64
+            | DType::Int32
+            | DType::Int64
+            | DType::UInt32
+            | DType::UInt64
+    ) {
         return Err(no(&format!("{dt} lines on the GPU (the host sorts them)")));
     }
     let shape = &operand.shape;
@@ -81,7 +89,10 @@ impl Lower<'_> {
         let kt = if wide { "i64" } else { "i32" };
         let kdt = if wide { DType::UInt64 } else { DType::UInt32 };
         let key_bytes = np2 * s.dt.itemsize();
-        self.grid_launch = Some((GpuGrid { blocks: s.lines, threads: SORT_THREADS, scratch_bytes: 16, counter_words: 1 }, key_bytes + 4 * np2));
+        self.grid_launch = Some((
+            GpuGrid { blocks: s.lines, threads: SORT_THREADS, scratch_bytes: 16, counter_words: 1 },
+            key_bytes + 4 * np2,
+        ));
         let keys = self.shared_at(0);
         let pos = self.shared_at(key_bytes);
         let threads = self.b.i64(SORT_THREADS as i64);
@@ -115,8 +126,12 @@ impl Lower<'_> {
                 let l = self.b.op(&format!("arith.xori {i}, {jc} : i64"));
                 let upper = self.b.op(&format!("arith.cmpi ugt, {l}, {i} : i64"));
                 self.open_if(&upper);
-                let (ki, kl) = (load(&mut self.b, &keys, &i, kdt).ssa, load(&mut self.b, &keys, &l, kdt).ssa);
-                let (pi, pl) = (load(&mut self.b, &pos, &i, DType::UInt32).ssa, load(&mut self.b, &pos, &l, DType::UInt32).ssa);
+                let (ki, kl) =
+                    (load(&mut self.b, &keys, &i, kdt).ssa, load(&mut self.b, &keys, &l, kdt).ssa);
+                let (pi, pl) = (
+                    load(&mut self.b, &pos, &i, DType::UInt32).ssa,
+                    load(&mut self.b, &pos, &l, DType::UInt32).ssa,
+                );
                 let kgt = self.b.op(&format!("arith.cmpi ugt, {ki}, {kl} : {kt}"));
                 let keq = self.b.op(&format!("arith.cmpi eq, {ki}, {kl} : {kt}"));
                 let pgt = self.b.op(&format!("arith.cmpi ugt, {pi}, {pl} : i32"));
@@ -159,7 +174,10 @@ impl Lower<'_> {
     /// The unsigned-order key of `v` (see the module docs) as an integer of type `kt`.
     fn sort_key(&mut self, v: &Val, kt: &str) -> String {
         let bits = kt.trim_start_matches('i').parse::<u32>().expect("i32 or i64");
-        let sign = self.b.constant(&format!("{}", if bits == 64 { i64::MIN as i128 } else { i32::MIN as i128 }), kt);
+        let sign = self.b.constant(
+            &format!("{}", if bits == 64 { i64::MIN as i128 } else { i32::MIN as i128 }),
+            kt,
+        );
         match v.dt {
             DType::Float32 | DType::Float64 => {
                 let ft = v.ty();
@@ -176,7 +194,9 @@ impl Lower<'_> {
                 let nan = self.b.op(&format!("arith.cmpf uno, {}, {} : {ft}", v.ssa, v.ssa));
                 self.b.op(&format!("arith.select {nan}, {ones}, {k} : {kt}"))
             }
-            DType::Int32 | DType::Int64 => self.b.op(&format!("arith.xori {}, {sign} : {kt}", v.ssa)),
+            DType::Int32 | DType::Int64 => {
+                self.b.op(&format!("arith.xori {}, {sign} : {kt}", v.ssa))
+            }
             _ => v.ssa.clone(),
         }
     }

@@ -90,7 +90,9 @@ fn power_two(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
     let eg = b.egraph;
     let x = match kind(eg, class) {
         DTypeKind::Float => other_operand(node, false, |c| is_float_splat(eg, c, 2.0)),
-        DTypeKind::SignedInt | DTypeKind::UnsignedInt => other_operand(node, false, |c| is_splat(eg, c, 2)),
+        DTypeKind::SignedInt | DTypeKind::UnsignedInt => {
+            other_operand(node, false, |c| is_splat(eg, c, 2))
+        }
         DTypeKind::Bool | DTypeKind::Complex => None,
     }?;
     if data(eg, x).dtype != data(eg, class).dtype {
@@ -112,8 +114,12 @@ fn div_one(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
 fn add_zero(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
     let eg = b.egraph;
     let x = match kind(eg, class) {
-        DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt => other_operand(node, true, |c| is_splat(eg, c, 0)),
-        DTypeKind::Float | DTypeKind::Complex => other_operand(node, true, |c| is_float_splat(eg, c, -0.0)),
+        DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt => {
+            other_operand(node, true, |c| is_splat(eg, c, 0))
+        }
+        DTypeKind::Float | DTypeKind::Complex => {
+            other_operand(node, true, |c| is_float_splat(eg, c, -0.0))
+        }
     }?;
     Some(b.class(x))
 }
@@ -121,8 +127,12 @@ fn add_zero(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
 fn sub_zero(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
     let eg = b.egraph;
     let x = match kind(eg, class) {
-        DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt => other_operand(node, false, |c| is_splat(eg, c, 0)),
-        DTypeKind::Float | DTypeKind::Complex => other_operand(node, false, |c| is_float_splat(eg, c, 0.0)),
+        DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt => {
+            other_operand(node, false, |c| is_splat(eg, c, 0))
+        }
+        DTypeKind::Float | DTypeKind::Complex => {
+            other_operand(node, false, |c| is_float_splat(eg, c, 0.0))
+        }
     }?;
     Some(b.class(x))
 }
@@ -506,7 +516,13 @@ return %3, %4, %5, %7, %9
 %2 = broadcast_to(%1) {shape=[2]} : f32[2]
 return %2, %2, %0, %0, %0
 ";
-        for rule in ["fast-math-mul-zero", "fast-math-sub-self", "fast-math-add-zero", "fast-math-exp-log", "fast-math-log-exp"] {
+        for rule in [
+            "fast-math-mul-zero",
+            "fast-math-sub-self",
+            "fast-math-add-zero",
+            "fast-math-exp-log",
+            "fast-math-log-exp",
+        ] {
             check_with(rule, floats, expected, &fast);
         }
     }

@@ -43,7 +43,12 @@ pub fn is_exact(a: DType, b: DType) -> bool {
         // Every f16 and bf16 is an f32; f16 and bf16 hold each other's values only in part.
         (Float | Complex, Float | Complex) if !(a.is_complex() && b.is_float()) => {
             let (ra, rb) = (a.real_dtype(), b.real_dtype());
-            ra == rb || matches!((ra, rb), (DType::Float16 | DType::BFloat16, DType::Float32 | DType::Float64) | (DType::Float32, DType::Float64))
+            ra == rb
+                || matches!(
+                    (ra, rb),
+                    (DType::Float16 | DType::BFloat16, DType::Float32 | DType::Float64)
+                        | (DType::Float32, DType::Float64)
+                )
         }
         _ => false,
     }
@@ -100,8 +105,16 @@ mod tests {
         assert!(is_exact(Int8, Int64) && is_exact(UInt8, Int16) && !is_exact(Int8, UInt64));
         assert!(is_exact(Int16, Float32) && !is_exact(Int32, Float32) && is_exact(UInt32, Float64));
         assert!(is_exact(UInt8, Float16) && !is_exact(UInt16, Float16) && is_exact(Int8, BFloat16));
-        assert!(is_exact(Float16, Float32) && !is_exact(Float16, BFloat16) && !is_exact(BFloat16, Float16));
-        assert!(is_exact(Float32, Complex64) && is_exact(Complex64, Complex128) && !is_exact(Complex64, Float64));
+        assert!(
+            is_exact(Float16, Float32)
+                && !is_exact(Float16, BFloat16)
+                && !is_exact(BFloat16, Float16)
+        );
+        assert!(
+            is_exact(Float32, Complex64)
+                && is_exact(Complex64, Complex128)
+                && !is_exact(Complex64, Float64)
+        );
         assert!(is_exact(Bool, Int8) && !is_exact(Int8, Bool));
         // i8 → i32 → i64 = i8 → i64; u8 → f32 → u8 = x; i32 → f64 → i8 is not i32 → i8.
         assert!(chain_is_exact(Int8, Int32, Int64));

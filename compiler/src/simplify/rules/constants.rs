@@ -47,7 +47,8 @@ pub fn rules() -> Vec<Rewrite> {
 
 fn fold_rule(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
     let eg = b.egraph;
-    let args: SmallVec<[Literal; 2]> = node.children.iter().map(|&c| splat(eg, c)).collect::<Option<_>>()?;
+    let args: SmallVec<[Literal; 2]> =
+        node.children.iter().map(|&c| splat(eg, c)).collect::<Option<_>>()?;
     let input = data(eg, node.children[0]).dtype;
     let out = data(eg, class);
     let value = fold(node.op, &node.attrs, input, out.dtype, &args)?;
@@ -64,7 +65,10 @@ fn splat_view(b: &mut Build, class: Id, node: &ENode) -> Option<Idx> {
         return None;
     }
     let canonical = |n: &ENode| {
-        n.op == OpKind::Const || (n.op == OpKind::BroadcastTo && data(eg, n.children[0]).shape.is_empty() && nodes_of(eg, n.children[0], OpKind::Const).next().is_some())
+        n.op == OpKind::Const
+            || (n.op == OpKind::BroadcastTo
+                && data(eg, n.children[0]).shape.is_empty()
+                && nodes_of(eg, n.children[0], OpKind::Const).next().is_some())
     };
     if eg[class].iter().any(canonical) {
         return None;
@@ -127,7 +131,13 @@ fn int_literal(dtype: DType, v: i128) -> Literal {
 /// addition, subtraction, (in)equality). A NaN result is not folded: its sign and payload are
 /// the hardware's (x86's `0/0` has the sign bit set, which `copysign` shows), and a literal
 /// keeps one canonical NaN.
-pub fn fold(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Literal]) -> Option<Literal> {
+pub fn fold(
+    op: OpKind,
+    attrs: &Attrs,
+    input: DType,
+    out: DType,
+    args: &[Literal],
+) -> Option<Literal> {
     let r = fold_value(op, attrs, input, out, args)?;
     let nan = |bits: u64| f64::from_bits(bits).is_nan();
     match r {
@@ -137,12 +147,21 @@ pub fn fold(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Literal
     }
 }
 
-fn fold_value(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Literal]) -> Option<Literal> {
+fn fold_value(
+    op: OpKind,
+    attrs: &Attrs,
+    input: DType,
+    out: DType,
+    args: &[Literal],
+) -> Option<Literal> {
     use DTypeKind::*;
     let kind = input.kind();
     let a = args[0];
     let b = args.get(1).copied();
-    let arith = |fi: fn(i128, i128) -> i128, ff: fn(f64, f64) -> f64, complex_ok: bool| -> Option<Literal> {
+    let arith = |fi: fn(i128, i128) -> i128,
+                 ff: fn(f64, f64) -> f64,
+                 complex_ok: bool|
+     -> Option<Literal> {
         let b = b?;
         match kind {
             Bool | SignedInt | UnsignedInt => Some(int_literal(out, fi(int(a)?, int(b)?))),
@@ -207,25 +226,63 @@ fn fold_value(op: OpKind, attrs: &Attrs, input: DType, out: DType, args: &[Liter
         // has nothing wider to compute in), integer division and remainders, and the rest.
         OpKind::Input | OpKind::Const | OpKind::Iota => None,
         OpKind::Abs | OpKind::Sign | OpKind::Cbrt | OpKind::Square | OpKind::Reciprocal => None,
-        OpKind::Exp | OpKind::Exp2 | OpKind::Expm1 | OpKind::Log | OpKind::Log2 | OpKind::Log10 | OpKind::Log1p => None,
-        OpKind::Sin | OpKind::Cos | OpKind::Tan | OpKind::Arcsin | OpKind::Arccos | OpKind::Arctan => None,
-        OpKind::Sinh | OpKind::Cosh | OpKind::Tanh | OpKind::Arcsinh | OpKind::Arccosh | OpKind::Arctanh => None,
+        OpKind::Exp
+        | OpKind::Exp2
+        | OpKind::Expm1
+        | OpKind::Log
+        | OpKind::Log2
+        | OpKind::Log10
+        | OpKind::Log1p => None,
+        OpKind::Sin
+        | OpKind::Cos
+        | OpKind::Tan
+        | OpKind::Arcsin
+        | OpKind::Arccos
+        | OpKind::Arctan => None,
+        OpKind::Sinh
+        | OpKind::Cosh
+        | OpKind::Tanh
+        | OpKind::Arcsinh
+        | OpKind::Arccosh
+        | OpKind::Arctanh => None,
         OpKind::Floor | OpKind::Ceil | OpKind::Trunc | OpKind::Rint | OpKind::Erf => None,
         OpKind::IsNan | OpKind::IsInf | OpKind::IsFinite | OpKind::Invert => None,
         OpKind::Real | OpKind::Imag | OpKind::Conj => None,
         OpKind::FloorDiv | OpKind::Remainder | OpKind::Power => None,
         OpKind::Maximum | OpKind::Minimum | OpKind::Fmax | OpKind::Fmin => None,
         OpKind::Arctan2 | OpKind::Hypot | OpKind::LogAddExp | OpKind::CopySign => None,
-        OpKind::BitwiseAnd | OpKind::BitwiseOr | OpKind::BitwiseXor | OpKind::LeftShift | OpKind::RightShift => None,
+        OpKind::BitwiseAnd
+        | OpKind::BitwiseOr
+        | OpKind::BitwiseXor
+        | OpKind::LeftShift
+        | OpKind::RightShift => None,
         OpKind::Where => None,
         // A label names a user kernel's result: kept, even on a constant.
         OpKind::Label | OpKind::Take => None,
         OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter => None,
         OpKind::Cumsum | OpKind::Cumprod | OpKind::Cummax | OpKind::Cummin => None,
         OpKind::Sort | OpKind::Argsort => None,
-        OpKind::Sum | OpKind::Prod | OpKind::Max | OpKind::Min | OpKind::ArgMax | OpKind::ArgMin | OpKind::All | OpKind::Any => None,
-        OpKind::Reshape | OpKind::Permute | OpKind::BroadcastTo | OpKind::Slice | OpKind::ExpandDims | OpKind::Squeeze | OpKind::Flip => None,
-        OpKind::Concatenate | OpKind::Stack | OpKind::Contiguous | OpKind::MatMul | OpKind::Fft | OpKind::CustomKernel => None,
+        OpKind::Sum
+        | OpKind::Prod
+        | OpKind::Max
+        | OpKind::Min
+        | OpKind::ArgMax
+        | OpKind::ArgMin
+        | OpKind::All
+        | OpKind::Any => None,
+        OpKind::Reshape
+        | OpKind::Permute
+        | OpKind::BroadcastTo
+        | OpKind::Slice
+        | OpKind::ExpandDims
+        | OpKind::Squeeze
+        | OpKind::Flip => None,
+        OpKind::Concatenate
+        | OpKind::Stack
+        | OpKind::Contiguous
+        | OpKind::MatMul
+        | OpKind::Fft
+        | OpKind::CustomKernel => None,
         OpKind::Rfft | OpKind::Irfft => None,
     }
 }
@@ -260,7 +317,11 @@ pub fn cast(v: Literal, from: DType, to: DType) -> Option<Literal> {
             let re = match real {
                 Literal::Float(bits) => {
                     let x = f64::from_bits(bits);
-                    if to.real_dtype() == DType::BFloat16 && from.real_dtype() == DType::Float64 && x as f32 as f64 != x && !x.is_nan() {
+                    if to.real_dtype() == DType::BFloat16
+                        && from.real_dtype() == DType::Float64
+                        && x as f32 as f64 != x
+                        && !x.is_nan()
+                    {
                         return None;
                     }
                     x
@@ -305,20 +366,50 @@ mod tests {
     fn folding_follows_numpy() {
         let none = &Attrs::None;
         // int8: 100 + 100 wraps to -56; uint8: 0 - 1 = 255; -(-128) = -128.
-        assert_eq!(fold(OpKind::Add, none, Int8, Int8, &[Literal::Int(100), Literal::Int(100)]), Some(Literal::Int(-56)));
-        assert_eq!(fold(OpKind::Sub, none, UInt8, UInt8, &[Literal::UInt(0), Literal::UInt(1)]), Some(Literal::UInt(255)));
-        assert_eq!(fold(OpKind::Neg, none, Int8, Int8, &[Literal::Int(-128)]), Some(Literal::Int(-128)));
-        assert_eq!(fold(OpKind::Mul, none, UInt64, UInt64, &[Literal::UInt(u64::MAX), Literal::UInt(u64::MAX)]), Some(Literal::UInt(1)));
+        assert_eq!(
+            fold(OpKind::Add, none, Int8, Int8, &[Literal::Int(100), Literal::Int(100)]),
+            Some(Literal::Int(-56))
+        );
+        assert_eq!(
+            fold(OpKind::Sub, none, UInt8, UInt8, &[Literal::UInt(0), Literal::UInt(1)]),
+            Some(Literal::UInt(255))
+        );
+        assert_eq!(
+            fold(OpKind::Neg, none, Int8, Int8, &[Literal::Int(-128)]),
+            Some(Literal::Int(-128))
+        );
+        assert_eq!(
+            fold(
+                OpKind::Mul,
+                none,
+                UInt64,
+                UInt64,
+                &[Literal::UInt(u64::MAX), Literal::UInt(u64::MAX)]
+            ),
+            Some(Literal::UInt(1))
+        );
         // f32: 0.1 + 0.2 rounds in f32; 1/3 in f32; sqrt(2) in f16.
         let (a, b) = (f(Float32, 0.1), f(Float32, 0.2));
-        assert_eq!(fold(OpKind::Add, none, Float32, Float32, &[a, b]), Some(f(Float32, (0.1f32 + 0.2f32) as f64)));
-        assert_eq!(fold(OpKind::Div, none, Float32, Float32, &[f(Float32, 1.0), f(Float32, 3.0)]), Some(f(Float32, (1.0f32 / 3.0) as f64)));
-        assert_eq!(fold(OpKind::Sqrt, none, Float16, Float16, &[f(Float16, 2.0)]), Some(Literal::float(Float16, half::f16::from_f32(2f32.sqrt()).to_f64())));
+        assert_eq!(
+            fold(OpKind::Add, none, Float32, Float32, &[a, b]),
+            Some(f(Float32, (0.1f32 + 0.2f32) as f64))
+        );
+        assert_eq!(
+            fold(OpKind::Div, none, Float32, Float32, &[f(Float32, 1.0), f(Float32, 3.0)]),
+            Some(f(Float32, (1.0f32 / 3.0) as f64))
+        );
+        assert_eq!(
+            fold(OpKind::Sqrt, none, Float16, Float16, &[f(Float16, 2.0)]),
+            Some(Literal::float(Float16, half::f16::from_f32(2f32.sqrt()).to_f64()))
+        );
         // NaN compares unequal; bool + bool is or.
         let nan = f(Float64, f64::NAN);
         assert_eq!(fold(OpKind::Eq, none, Float64, Bool, &[nan, nan]), Some(Literal::Bool(false)));
         assert_eq!(fold(OpKind::Ne, none, Float64, Bool, &[nan, nan]), Some(Literal::Bool(true)));
-        assert_eq!(fold(OpKind::Add, none, Bool, Bool, &[Literal::Bool(true), Literal::Bool(true)]), Some(Literal::Bool(true)));
+        assert_eq!(
+            fold(OpKind::Add, none, Bool, Bool, &[Literal::Bool(true), Literal::Bool(true)]),
+            Some(Literal::Bool(true))
+        );
         // Not folded: complex products, transcendental functions.
         let c = Literal::complex(Complex64, num_complex::Complex64::new(1.0, 2.0));
         assert_eq!(fold(OpKind::Mul, none, Complex64, Complex64, &[c, c]), None);
@@ -334,13 +425,19 @@ mod tests {
         assert_eq!(cast(f(Float32, f64::NAN), Float32, Bool), Some(Literal::Bool(true)));
         assert_eq!(cast(f(Float64, 0.1), Float64, Float32), Some(f(Float32, 0.1f32 as f64)));
         assert_eq!(cast(Literal::Int(16_777_217), Int64, Float32), Some(f(Float32, 16_777_216.0)));
-        assert_eq!(cast(Literal::Int((1 << 53) + 1), Int64, Float64), Some(f(Float64, (1u64 << 53) as f64)));
+        assert_eq!(
+            cast(Literal::Int((1 << 53) + 1), Int64, Float64),
+            Some(f(Float64, (1u64 << 53) as f64))
+        );
         assert_eq!(cast(Literal::Int(1 << 30), Int64, BFloat16), None);
         assert_eq!(cast(f(Float64, 0.1), Float64, BFloat16), None);
         let z = Literal::complex(Complex128, num_complex::Complex64::new(1.5, -2.0));
         assert_eq!(cast(z, Complex128, Float32), Some(f(Float32, 1.5)));
         assert_eq!(cast(z, Complex128, Bool), Some(Literal::Bool(true)));
-        assert_eq!(cast(Literal::UInt(7), UInt8, Complex64), Some(Literal::complex(Complex64, num_complex::Complex64::new(7.0, 0.0))));
+        assert_eq!(
+            cast(Literal::UInt(7), UInt8, Complex64),
+            Some(Literal::complex(Complex64, num_complex::Complex64::new(7.0, 0.0)))
+        );
     }
 
     #[test]

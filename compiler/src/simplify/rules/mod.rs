@@ -13,7 +13,9 @@
 
 use std::borrow::Cow;
 
-use egg::{Applier, ENodeOrVar, Id, PatternAst, RecExpr, SearchMatches, Searcher, Subst, Symbol, Var};
+use egg::{
+    Applier, ENodeOrVar, Id, PatternAst, RecExpr, SearchMatches, Searcher, Subst, Symbol, Var,
+};
 use kiln_ir::graph::{Attrs, Literal};
 use kiln_ir::infer::infer;
 use kiln_ir::ops::{OpClass, OpKind};
@@ -59,7 +61,13 @@ pub struct Build<'a> {
 
 impl<'a> Build<'a> {
     pub fn new(egraph: &'a EG) -> Build<'a> {
-        Build { egraph, ast: RecExpr::default(), types: Vec::new(), subst: Subst::default(), classes: SmallVec::new() }
+        Build {
+            egraph,
+            ast: RecExpr::default(),
+            types: Vec::new(),
+            subst: Subst::default(),
+            classes: SmallVec::new(),
+        }
     }
 
     fn push(&mut self, node: ENodeOrVar<ENode>, ty: Ty) -> Idx {
@@ -86,8 +94,10 @@ impl<'a> Build<'a> {
     pub fn op(&mut self, op: OpKind, attrs: Attrs, inputs: &[Idx]) -> Option<Idx> {
         debug_assert!(!declares_type(op));
         let ty = {
-            let types: SmallVec<[(DType, &[usize]); 3]> =
-                inputs.iter().map(|&i| (self.types[usize::from(i)].0, self.types[usize::from(i)].1.as_slice())).collect();
+            let types: SmallVec<[(DType, &[usize]); 3]> = inputs
+                .iter()
+                .map(|&i| (self.types[usize::from(i)].0, self.types[usize::from(i)].1.as_slice()))
+                .collect();
             infer(op, &attrs, &types).ok()?
         };
         Some(self.push(ENodeOrVar::ENode(ENode::new(op, attrs, inputs)), ty))
@@ -99,7 +109,12 @@ impl<'a> Build<'a> {
             return None;
         }
         let ty: Ty = (dtype, Shape::new());
-        let node = ENode { op: OpKind::Const, attrs: Attrs::Const { value }, ty: Some(Box::new(ty.clone())), children: SmallVec::new() };
+        let node = ENode {
+            op: OpKind::Const,
+            attrs: Attrs::Const { value },
+            ty: Some(Box::new(ty.clone())),
+            children: SmallVec::new(),
+        };
         Some(self.push(ENodeOrVar::ENode(node), ty))
     }
 
@@ -165,7 +180,12 @@ impl NodeRule {
 
     /// The rewrite named `name`, trying `f` on each e-node of the `roots` ops together with each
     /// e-node of an `inner` op in its first operand's class: `outer(inner(..))`.
-    pub fn nested(name: &str, roots: &'static [OpKind], inner: fn(OpKind) -> bool, f: NestedFn) -> Rewrite {
+    pub fn nested(
+        name: &str,
+        roots: &'static [OpKind],
+        inner: fn(OpKind) -> bool,
+        f: NestedFn,
+    ) -> Rewrite {
         Self::make(name, NodeRule { roots, body: Body::Nested(inner, f) })
     }
 
@@ -173,16 +193,30 @@ impl NodeRule {
         Rewrite::new(name, rule, rule).expect("a node rule binds no variables")
     }
 
-    fn search_class(&self, egraph: &EG, class: Id, op: Option<OpKind>, out: &mut Vec<SearchMatches<'static, ENode>>) {
+    fn search_class(
+        &self,
+        egraph: &EG,
+        class: Id,
+        op: Option<OpKind>,
+        out: &mut Vec<SearchMatches<'static, ENode>>,
+    ) {
         let eclass = &egraph[class];
         let mut found = |b: Build, root: Option<Idx>| {
             let Some(root) = root else { return };
             let (ast, subst, ty) = b.finish(root);
             if ty.0 != eclass.data.dtype || ty.1 != eclass.data.shape {
-                debug_assert!(false, "rule result {ty:?} for a class of {:?} {:?}", eclass.data.dtype, eclass.data.shape);
+                debug_assert!(
+                    false,
+                    "rule result {ty:?} for a class of {:?} {:?}",
+                    eclass.data.dtype, eclass.data.shape
+                );
                 return;
             }
-            out.push(SearchMatches { eclass: eclass.id, substs: vec![subst], ast: Some(Cow::Owned(ast)) });
+            out.push(SearchMatches {
+                eclass: eclass.id,
+                substs: vec![subst],
+                ast: Some(Cow::Owned(ast)),
+            });
         };
         for node in eclass.iter() {
             if op.is_some_and(|op| node.op != op) {
@@ -208,7 +242,12 @@ impl NodeRule {
 }
 
 impl Searcher<ENode, KilnAnalysis> for NodeRule {
-    fn search_eclass_with_limit(&self, egraph: &EG, eclass: Id, limit: usize) -> Option<SearchMatches<'_, ENode>> {
+    fn search_eclass_with_limit(
+        &self,
+        egraph: &EG,
+        eclass: Id,
+        limit: usize,
+    ) -> Option<SearchMatches<'_, ENode>> {
         let mut out = Vec::new();
         self.search_class(egraph, eclass, None, &mut out);
         out.truncate(limit.min(1));
@@ -244,7 +283,12 @@ impl Searcher<ENode, KilnAnalysis> for NodeRule {
 }
 
 impl Applier<ENode, KilnAnalysis> for NodeRule {
-    fn apply_matches(&self, egraph: &mut EG, matches: &[SearchMatches<ENode>], _rule: Symbol) -> Vec<Id> {
+    fn apply_matches(
+        &self,
+        egraph: &mut EG,
+        matches: &[SearchMatches<ENode>],
+        _rule: Symbol,
+    ) -> Vec<Id> {
         let mut changed = Vec::new();
         for m in matches {
             let ast = m.ast.as_ref().expect("a node rule's match carries its expression");
@@ -258,7 +302,14 @@ impl Applier<ENode, KilnAnalysis> for NodeRule {
         changed
     }
 
-    fn apply_one(&self, _: &mut EG, _: Id, _: &Subst, _: Option<&PatternAst<ENode>>, _: Symbol) -> Vec<Id> {
+    fn apply_one(
+        &self,
+        _: &mut EG,
+        _: Id,
+        _: &Subst,
+        _: Option<&PatternAst<ENode>>,
+        _: Symbol,
+    ) -> Vec<Id> {
         unreachable!("node rules apply through apply_matches")
     }
 }
@@ -308,7 +359,8 @@ pub fn wholly_needed(egraph: &EG, id: Id) -> bool {
     egraph.analysis.outputs.iter().any(|&o| egraph.find(o) == id)
         || egraph[id].parents().any(|p| {
             let op = egraph.id_to_node(p).op;
-            !matches!(op.class(), OpClass::Elementwise | OpClass::View | OpClass::Leaf) && egraph.find(p) != id
+            !matches!(op.class(), OpClass::Elementwise | OpClass::View | OpClass::Leaf)
+                && egraph.find(p) != id
         })
 }
 
@@ -325,7 +377,12 @@ pub(crate) mod testing {
 
     /// Limits that never stop a test's small graph early.
     pub fn opts() -> SimplifyOptions {
-        SimplifyOptions { iter_limit: 64, node_limit: 100_000, time_limit: Duration::from_secs(60), fast_math: false }
+        SimplifyOptions {
+            iter_limit: 64,
+            node_limit: 100_000,
+            time_limit: Duration::from_secs(60),
+            fast_math: false,
+        }
     }
 
     /// The text of a graph: the header, then `body`.

@@ -12,8 +12,16 @@ use smallvec::SmallVec;
 use super::{data, lit, Build, Idx, NodeRule, Rewrite};
 use crate::simplify::lang::ENode;
 
-const REDUCTIONS: &[OpKind] =
-    &[OpKind::Sum, OpKind::Prod, OpKind::Max, OpKind::Min, OpKind::ArgMax, OpKind::ArgMin, OpKind::All, OpKind::Any];
+const REDUCTIONS: &[OpKind] = &[
+    OpKind::Sum,
+    OpKind::Prod,
+    OpKind::Max,
+    OpKind::Min,
+    OpKind::ArgMax,
+    OpKind::ArgMin,
+    OpKind::All,
+    OpKind::Any,
+];
 
 /// The reductions whose result does not depend on how the reduced elements are grouped, for an
 /// input of `dtype`: max, min, all, any; sum and prod of integers and bools (they wrap).
@@ -77,8 +85,10 @@ fn reduce_reduce(b: &mut Build, class: Id, node: &ENode, inner: &ENode) -> Optio
         return None;
     }
     // The outer axes as axes of x.
-    let kept: SmallVec<[usize; 4]> = (0..xd.shape.len()).filter(|a| k1 || !inner_axes.contains(a)).collect();
-    let mut axes: SmallVec<[usize; 4]> = inner_axes.iter().copied().chain(outer_axes.iter().map(|&a| kept[a])).collect();
+    let kept: SmallVec<[usize; 4]> =
+        (0..xd.shape.len()).filter(|a| k1 || !inner_axes.contains(a)).collect();
+    let mut axes: SmallVec<[usize; 4]> =
+        inner_axes.iter().copied().chain(outer_axes.iter().map(|&a| kept[a])).collect();
     axes.sort_unstable();
     axes.dedup();
     let shape: Shape = data(eg, class).shape.clone();

@@ -29,11 +29,21 @@ pub fn rules() -> Vec<Rewrite> {
         // expand_dims, squeeze to x's own shape; full slice; flip of axes of extent <= 1)
         NodeRule::rewrite("view-identity", VIEWS, view_identity),
         // permute(permute(x, p), q) = permute(x, [p[q[k]] for k])
-        NodeRule::nested("permute-permute", &[OpKind::Permute], |op| op == OpKind::Permute, permute_permute),
+        NodeRule::nested(
+            "permute-permute",
+            &[OpKind::Permute],
+            |op| op == OpKind::Permute,
+            permute_permute,
+        ),
         // reshape(reshape(x, s1), s2) = reshape(x, s2) (expand_dims and squeeze are reshapes)
         NodeRule::nested("reshape-reshape", RESHAPES, |op| RESHAPES.contains(&op), reshape_reshape),
         // broadcast_to(broadcast_to(x, s1), s2) = broadcast_to(x, s2)
-        NodeRule::nested("broadcast-broadcast", &[OpKind::BroadcastTo], |op| op == OpKind::BroadcastTo, broadcast_broadcast),
+        NodeRule::nested(
+            "broadcast-broadcast",
+            &[OpKind::BroadcastTo],
+            |op| op == OpKind::BroadcastTo,
+            broadcast_broadcast,
+        ),
         // slice(slice(x, d1), d2) = slice(x, d) with d.start = d1.start + d2.start*d1.step,
         // d.step = d1.step*d2.step, d.len = d2.len
         NodeRule::nested("slice-slice", &[OpKind::Slice], |op| op == OpKind::Slice, slice_slice),
@@ -41,9 +51,19 @@ pub fn rules() -> Vec<Rewrite> {
         NodeRule::nested("flip-flip", &[OpKind::Flip], |op| op == OpKind::Flip, flip_flip),
         // slice(f(x, y, ..)) = f(slice(x), slice(y), ..) for elementwise f (where f's whole
         // result is not needed anyway: an output, or read by a reduction, copy ...)
-        NodeRule::nested("slice-elementwise", &[OpKind::Slice], OpKind::is_elementwise, slice_elementwise),
+        NodeRule::nested(
+            "slice-elementwise",
+            &[OpKind::Slice],
+            OpKind::is_elementwise,
+            slice_elementwise,
+        ),
         // slice(broadcast_to(x, s)) = broadcast_to(slice(x) on x's axes that are not stretched, s')
-        NodeRule::nested("slice-broadcast", &[OpKind::Slice], |op| op == OpKind::BroadcastTo, slice_broadcast),
+        NodeRule::nested(
+            "slice-broadcast",
+            &[OpKind::Slice],
+            |op| op == OpKind::BroadcastTo,
+            slice_broadcast,
+        ),
     ]
 }
 
@@ -125,8 +145,12 @@ fn slice_slice(b: &mut Build, _class: Id, node: &ENode, inner: &ENode) -> Option
 fn flip_flip(b: &mut Build, _class: Id, node: &ENode, inner: &ENode) -> Option<Idx> {
     let Attrs::Axes { axes: outer } = &node.attrs else { return None };
     let Attrs::Axes { axes: first } = &inner.attrs else { return None };
-    let mut axes: SmallVec<[usize; 4]> =
-        first.iter().chain(outer).copied().filter(|a| first.contains(a) != outer.contains(a)).collect();
+    let mut axes: SmallVec<[usize; 4]> = first
+        .iter()
+        .chain(outer)
+        .copied()
+        .filter(|a| first.contains(a) != outer.contains(a))
+        .collect();
     axes.sort_unstable();
     let x = b.class(inner.children[0]);
     if axes.is_empty() {
@@ -157,7 +181,12 @@ fn slice_of(b: &mut Build, x: Id, dims: &SmallVec<[SliceDim; 4]>) -> Option<Idx>
 /// `src` is axis `pad + i` of the broadcast; where it is not stretched (same extent) it is
 /// sliced as that axis; where it is (extent 1 to n) it is kept whole and the new broadcast
 /// shape takes the slice's extent.
-fn slice_of_broadcast(b: &mut Build, x: Id, bc: &ENode, dims: &SmallVec<[SliceDim; 4]>) -> Option<Idx> {
+fn slice_of_broadcast(
+    b: &mut Build,
+    x: Id,
+    bc: &ENode,
+    dims: &SmallVec<[SliceDim; 4]>,
+) -> Option<Idx> {
     let eg = b.egraph;
     let shape = &data(eg, x).shape;
     let src = bc.children[0];
@@ -166,7 +195,13 @@ fn slice_of_broadcast(b: &mut Build, x: Id, bc: &ENode, dims: &SmallVec<[SliceDi
     let inner: SmallVec<[SliceDim; 4]> = src_shape
         .iter()
         .enumerate()
-        .map(|(i, &n)| if n == shape[pad + i] { dims[pad + i] } else { SliceDim { start: 0, step: 1, len: n } })
+        .map(|(i, &n)| {
+            if n == shape[pad + i] {
+                dims[pad + i]
+            } else {
+                SliceDim { start: 0, step: 1, len: n }
+            }
+        })
         .collect();
     let out: Shape = dims.iter().map(|d| d.len).collect();
     let mut s = b.class(src);

@@ -26,7 +26,15 @@ fn call(kind: FftKind, axes: &[usize], norm: FftNorm, layout: Layout) -> FftCall
             (DType::Complex128, DType::Float64)
         }
     };
-    FftCall { kind, axes: axes.into(), norm, input: Strided { input: 0, layout }, in_dtype, out_dtype, out_shape }
+    FftCall {
+        kind,
+        axes: axes.into(),
+        norm,
+        input: Strided { input: 0, layout },
+        in_dtype,
+        out_dtype,
+        out_shape,
+    }
 }
 
 /// One transform of `lane` as cuFFT computes it (unnormalised).
@@ -35,7 +43,8 @@ fn transform(kind: StepKind, n: usize, lane: &[C64]) -> Vec<C64> {
     match kind {
         StepKind::C2C { inverse } => {
             let mut v = lane.to_vec();
-            let plan = if inverse { planner.plan_fft_inverse(n) } else { planner.plan_fft_forward(n) };
+            let plan =
+                if inverse { planner.plan_fft_inverse(n) } else { planner.plan_fft_forward(n) };
             plan.process(&mut v);
             v
         }
@@ -94,7 +103,9 @@ fn simulate(call: &FftCall, base: &[C64]) -> (FftSteps, Vec<C64>) {
         for &(io, oo) in &s.calls {
             let lanes: Vec<Vec<C64>> = (0..b.batch)
                 .map(|t| {
-                    let lane: Vec<C64> = (0..ni).map(|x| bufs[slot(s.from)][io + t * b.idist + x * b.istride]).collect();
+                    let lane: Vec<C64> = (0..ni)
+                        .map(|x| bufs[slot(s.from)][io + t * b.idist + x * b.istride])
+                        .collect();
                     transform(b.kind, b.n, &lane)
                 })
                 .collect();
@@ -115,7 +126,11 @@ fn check(call: &FftCall, len: usize) -> FftSteps {
     let base: Vec<C64> = (0..len)
         .map(|i| {
             let re = ((i * 7919) % 113) as f64 / 17.0 - 3.0;
-            let im = if call.in_dtype.is_complex() { ((i * 104729) % 97) as f64 / 13.0 - 4.0 } else { 0.0 };
+            let im = if call.in_dtype.is_complex() {
+                ((i * 104729) % 97) as f64 / 13.0 - 4.0
+            } else {
+                0.0
+            };
             C64::new(re, im)
         })
         .collect();
@@ -143,18 +158,39 @@ fn c2c(inverse: bool) -> FftKind {
 #[test]
 fn a_contiguous_operand_is_one_packed_call_from_the_input_to_the_output() {
     let p = check(&call(c2c(false), &[0], FftNorm::Backward, Layout::contiguous(&[64])), 64);
-    assert_eq!((p.scratch, p.steps.len(), p.steps[0].calls.clone(), p.passes()), (None, 1, vec![(0, 0)], 1));
+    assert_eq!(
+        (p.scratch, p.steps.len(), p.steps[0].calls.clone(), p.passes()),
+        (None, 1, vec![(0, 0)], 1)
+    );
     assert_eq!((p.steps[0].from, p.steps[0].to), (Buffer::Input, Buffer::Output));
     assert!(p.steps[0].batched.is_packed());
     // The benchmark's transform: complex64 2^24, forward, "backward": one cuFFT call, no pass
     // besides it (planned only, nothing computed).
-    let big = FftCall { in_dtype: DType::Complex64, out_dtype: DType::Complex64, ..call(c2c(false), &[0], FftNorm::Backward, Layout::contiguous(&[1 << 24])) };
+    let big = FftCall {
+        in_dtype: DType::Complex64,
+        out_dtype: DType::Complex64,
+        ..call(c2c(false), &[0], FftNorm::Backward, Layout::contiguous(&[1 << 24]))
+    };
     let p = plan(&big);
     assert_eq!((p.scratch, p.passes(), p.scale), (None, 1, 1.0));
-    assert_eq!(p.steps[0].batched, Batched { kind: c2c(false).step(), n: 1 << 24, batch: 1, istride: 1, idist: 1 << 24, ostride: 1, odist: 1 << 24 });
+    assert_eq!(
+        p.steps[0].batched,
+        Batched {
+            kind: c2c(false).step(),
+            n: 1 << 24,
+            batch: 1,
+            istride: 1,
+            idist: 1 << 24,
+            ostride: 1,
+            odist: 1 << 24
+        }
+    );
     // Rows of a matrix: one batched call; a column transform: one interleaved call.
     let p = check(&call(c2c(false), &[1], FftNorm::Backward, Layout::contiguous(&[6, 10])), 60);
-    assert_eq!((p.passes(), p.steps[0].batched.batch, p.steps[0].batched.is_packed()), (1, 6, true));
+    assert_eq!(
+        (p.passes(), p.steps[0].batched.batch, p.steps[0].batched.is_packed()),
+        (1, 6, true)
+    );
     let p = check(&call(c2c(true), &[0], FftNorm::Forward, Layout::contiguous(&[6, 10])), 60);
     let b = p.steps[0].batched;
     assert_eq!((p.passes(), b.batch, b.istride, b.idist), (1, 10, 10, 1));
@@ -169,7 +205,15 @@ fn views_are_read_through_their_strides_without_a_gather() {
         (base.permute(&[1, 0]), vec![0], 60),
         (Layout::contiguous(&[20, 12]).slice(&[(3, 2, 6), (1, 1, 10)]), vec![1], 240),
         (Layout::contiguous(&[4, 6, 10]), vec![1], 240),
-        (Layout::contiguous(&[4, 6, 10]).permute(&[2, 0, 1]).slice(&[(1, 3, 3), (0, 1, 4), (2, 1, 3)]), vec![2], 240),
+        (
+            Layout::contiguous(&[4, 6, 10]).permute(&[2, 0, 1]).slice(&[
+                (1, 3, 3),
+                (0, 1, 4),
+                (2, 1, 3),
+            ]),
+            vec![2],
+            240,
+        ),
         (Layout::contiguous(&[8]).broadcast_to(&[5, 8]), vec![1], 8),
     ] {
         for inverse in [false, true] {
@@ -184,16 +228,26 @@ fn views_are_read_through_their_strides_without_a_gather() {
 fn a_reversed_transform_axis_is_gathered_first() {
     let flipped = Layout::contiguous(&[3, 16]).flip(&[1]);
     let p = check(&call(c2c(false), &[1], FftNorm::Backward, flipped.clone()), 48);
-    assert_eq!((p.scratch, p.steps[0].from, p.passes()), (Some(Scratch::Gather), Buffer::Scratch, 2));
+    assert_eq!(
+        (p.scratch, p.steps[0].from, p.passes()),
+        (Some(Scratch::Gather), Buffer::Scratch, 2)
+    );
     // A reversed batch axis is looped over instead.
-    let p = check(&call(c2c(false), &[1], FftNorm::Backward, Layout::contiguous(&[3, 16]).flip(&[0])), 48);
+    let p = check(
+        &call(c2c(false), &[1], FftNorm::Backward, Layout::contiguous(&[3, 16]).flip(&[0])),
+        48,
+    );
     assert_eq!((p.scratch, p.steps[0].calls.len()), (None, 3));
     check(&call(FftKind::R2C { n: 16 }, &[1], FftNorm::Forward, flipped), 48);
 }
 
 #[test]
 fn multi_axis_transforms_read_the_operand_once_then_run_in_place() {
-    let view = Layout::contiguous(&[6, 8, 10]).permute(&[2, 0, 1]).slice(&[(0, 2, 5), (1, 1, 4), (0, 1, 8)]);
+    let view = Layout::contiguous(&[6, 8, 10]).permute(&[2, 0, 1]).slice(&[
+        (0, 2, 5),
+        (1, 1, 4),
+        (0, 1, 8),
+    ]);
     let p = check(&call(c2c(true), &[0, 1, 2], FftNorm::Ortho, view.clone()), 480);
     assert_eq!((p.scratch, p.steps.len()), (None, 3));
     assert!(p.steps[1..].iter().all(|s| (s.from, s.to) == (Buffer::Output, Buffer::Output)));
@@ -209,14 +263,26 @@ fn multi_axis_transforms_read_the_operand_once_then_run_in_place() {
 fn complex_to_real_never_reads_the_operand_it_would_overwrite() {
     // One axis: a gather, then the transform from the scratch.
     for n in [16, 17] {
-        let p = check(&call(FftKind::C2R { n }, &[1], FftNorm::Backward, Layout::contiguous(&[3, 9])), 27);
-        assert_eq!((p.scratch, p.steps.len(), p.steps[0].from, p.passes()), (Some(Scratch::Gather), 1, Buffer::Scratch, 3));
+        let p = check(
+            &call(FftKind::C2R { n }, &[1], FftNorm::Backward, Layout::contiguous(&[3, 9])),
+            27,
+        );
+        assert_eq!(
+            (p.scratch, p.steps.len(), p.steps[0].from, p.passes()),
+            (Some(Scratch::Gather), 1, Buffer::Scratch, 3)
+        );
     }
     // Several axes: the first complex step writes the scratch from the operand, no gather.
     let spec = Layout::contiguous(&[6, 5, 4]).permute(&[2, 0, 1]);
     let p = check(&call(FftKind::C2R { n: 8 }, &[0, 1, 2], FftNorm::Ortho, spec.clone()), 120);
-    assert_eq!((p.scratch, p.steps[0].from, p.steps[0].to), (Some(Scratch::Empty), Buffer::Input, Buffer::Scratch));
-    assert_eq!(p.steps.last().map(|s| (s.batched.kind, s.from, s.to)), Some((StepKind::C2R, Buffer::Scratch, Buffer::Output)));
+    assert_eq!(
+        (p.scratch, p.steps[0].from, p.steps[0].to),
+        (Some(Scratch::Empty), Buffer::Input, Buffer::Scratch)
+    );
+    assert_eq!(
+        p.steps.last().map(|s| (s.batched.kind, s.from, s.to)),
+        Some((StepKind::C2R, Buffer::Scratch, Buffer::Output))
+    );
     check(&call(FftKind::C2R { n: 7 }, &[2, 0], FftNorm::Forward, spec.flip(&[0, 2])), 120);
 }
 

@@ -81,7 +81,13 @@ impl ScalarArg {
         let mut bytes = Aligned([0; 16]);
         // SAFETY: `value` is `size` initialised bytes (every type below is plain data without
         // padding), copied into a 16-byte buffer.
-        unsafe { std::ptr::copy_nonoverlapping((&value as *const T).cast::<u8>(), bytes.0.as_mut_ptr(), size) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (&value as *const T).cast::<u8>(),
+                bytes.0.as_mut_ptr(),
+                size,
+            )
+        };
         ScalarArg { bytes, size, rust_type, c_type }
     }
 
@@ -166,10 +172,18 @@ impl From<(u32, u32, u32)> for Dim3 {
 /// Checks the arguments against the kernel's parameter sizes, when the driver reports them
 /// (`cuFuncGetParamInfo`, CUDA 12.4+): their number, then each size. Nothing is checked
 /// without them, as in CuPy.
-pub(crate) fn check_params(kernel: &str, params: Option<&[usize]>, args: &[RawArg<'_>]) -> Result<()> {
+pub(crate) fn check_params(
+    kernel: &str,
+    params: Option<&[usize]>,
+    args: &[RawArg<'_>],
+) -> Result<()> {
     let Some(params) = params else { return Ok(()) };
     if params.len() != args.len() {
-        return Err(Error::KernelArgCount { kernel: kernel.to_string(), expected: params.len().to_string(), got: args.len() });
+        return Err(Error::KernelArgCount {
+            kernel: kernel.to_string(),
+            expected: params.len().to_string(),
+            got: args.len(),
+        });
     }
     for (index, (arg, &param_bytes)) in args.iter().zip(params).enumerate() {
         if arg.size() != param_bytes {
@@ -241,7 +255,10 @@ pub(crate) unsafe fn launch(
     // The launch follows kiln's work on the current stream and the writers of arrays made on
     // other streams; their later work (and frees) follows the launch, once this is dropped.
     let buffer_streams = buffers.iter().flatten().map(|d| d.buffer().stream());
-    let foreign = ForeignInputs::order_streams(stream.clone(), std::iter::once(&current).chain(buffer_streams))?;
+    let foreign = ForeignInputs::order_streams(
+        stream.clone(),
+        std::iter::once(&current).chain(buffer_streams),
+    )?;
     {
         let params: Vec<&dyn KernelArg> = args
             .iter()
@@ -308,7 +325,10 @@ mod tests {
         assert!(check_params("k", None, &args).is_ok());
         assert!(check_params("k", Some(&[8, 8, 8]), &args).is_ok());
         let e = check_params("test_sum", Some(&[8, 8, 8, 4]), &args).unwrap_err();
-        assert_eq!(e, Error::KernelArgCount { kernel: "test_sum".into(), expected: "4".into(), got: 3 });
+        assert_eq!(
+            e,
+            Error::KernelArgCount { kernel: "test_sum".into(), expected: "4".into(), got: 3 }
+        );
         let e = check_params("test_sum", Some(&[8, 8, 4]), &args).unwrap_err();
         assert_eq!(
             e.to_string(),

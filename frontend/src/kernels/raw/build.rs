@@ -19,7 +19,8 @@ pub(crate) const COMPLEX_HEADER: &str = include_str!("complex.cuh");
 
 /// Headers every program can include without an include path: kiln's `complex<T>` as
 /// `<kiln/complex.cuh>`, and as `<cupy/complex.cuh>` so CuPy's kernels compile as written.
-pub(crate) const HEADERS: [(&str, &str); 2] = [("kiln/complex.cuh", COMPLEX_HEADER), ("cupy/complex.cuh", COMPLEX_HEADER)];
+pub(crate) const HEADERS: [(&str, &str); 2] =
+    [("kiln/complex.cuh", COMPLEX_HEADER), ("cupy/complex.cuh", COMPLEX_HEADER)];
 
 /// A raw module's source and how to compile it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -36,7 +37,9 @@ pub(crate) struct Source {
 /// `<cuda_fp16.h>` and the like) when one is installed and the user gave no `-I` of it.
 pub(crate) fn nvrtc_options(user: &[String]) -> Vec<String> {
     let mut options = user.to_vec();
-    if let Some(include) = nvrtc::cuda_roots().into_iter().map(|r| r.join("include")).find(|d| d.is_dir()) {
+    if let Some(include) =
+        nvrtc::cuda_roots().into_iter().map(|r| r.join("include")).find(|d| d.is_dir())
+    {
         let flag = format!("--include-path={}", include.display());
         let short = format!("-I{}", include.display());
         if !options.iter().any(|o| *o == flag || *o == short) {
@@ -63,7 +66,13 @@ pub(crate) fn compile_source(source: &Source, sm: u32) -> Result<Compiled> {
 }
 
 /// The disk cache key of `source` compiled with `options` for `sm`.
-pub(crate) fn cache_key(source: &Source, options: &[String], sm: u32, nvrtc: (i32, i32), driver: i32) -> String {
+pub(crate) fn cache_key(
+    source: &Source,
+    options: &[String],
+    sm: u32,
+    nvrtc: (i32, i32),
+    driver: i32,
+) -> String {
     format!(
         "kiln raw module {}\nnvrtc {}.{}\ncuda driver {driver}\nsm_{sm}\noptions {}\nname expressions {}\n\
          -- complex.cuh\n{COMPLEX_HEADER}\n-- source\n{}",
@@ -87,13 +96,19 @@ fn parse_lowered(text: &str, expressions: &[String]) -> Option<Vec<(String, Stri
         .lines()
         .map(|line| line.split_once('\t').map(|(e, l)| (e.to_string(), l.to_string())))
         .collect::<Option<_>>()?;
-    let same = names.len() == expressions.len() && names.iter().zip(expressions).all(|((e, _), x)| e == x);
+    let same =
+        names.len() == expressions.len() && names.iter().zip(expressions).all(|((e, _), x)| e == x);
     same.then_some(names)
 }
 
 /// [`compile_source`] through the disk cache: a hit returns the stored binary (and `true`);
 /// a miss compiles and stores it (a failed store is logged, not an error).
-pub(crate) fn compile_cached(source: &Source, sm: u32, disk: Option<&DiskCache>, driver: i32) -> Result<(Compiled, bool)> {
+pub(crate) fn compile_cached(
+    source: &Source,
+    sm: u32,
+    disk: Option<&DiskCache>,
+    driver: i32,
+) -> Result<(Compiled, bool)> {
     let Some(disk) = disk else { return Ok((compile_source(source, sm)?, false)) };
     let options = nvrtc_options(&source.options);
     let key = cache_key(source, &options, sm, nvrtc::version()?, driver);
@@ -125,7 +140,10 @@ pub(crate) fn compile_cached(source: &Source, sm: u32, disk: Option<&DiskCache>,
 pub(crate) fn store(disk: &DiskCache, key: &str, names_key: &str, compiled: &Compiled) {
     let entry = match compiled.kind {
         CodeKind::Cubin => CachedKernel { ptx: String::new(), cubin: compiled.code.clone() },
-        CodeKind::Ptx => CachedKernel { ptx: String::from_utf8_lossy(&compiled.code).into_owned(), cubin: Vec::new() },
+        CodeKind::Ptx => CachedKernel {
+            ptx: String::from_utf8_lossy(&compiled.code).into_owned(),
+            cubin: Vec::new(),
+        },
     };
     let mut result = disk.store(key, &entry).map(|_| ());
     if result.is_ok() && !compiled.lowered_names.is_empty() {
@@ -169,14 +187,25 @@ mod tests {
         assert_ne!(base, key(&a, &[], 100, 13000), "another device");
         assert_ne!(base, key(&a, &[], 90, 13010), "another driver");
         assert_ne!(base, key(&a, &["-std=c++17".into()], 90, 13000), "other options");
-        assert_ne!(base, key(&source("__global__ void k() {}", &["k", "j"]), &[], 90, 13000), "other names");
-        assert_ne!(base, key(&source("__global__ void k() { }", &["k"]), &[], 90, 13000), "other code");
+        assert_ne!(
+            base,
+            key(&source("__global__ void k() {}", &["k", "j"]), &[], 90, 13000),
+            "other names"
+        );
+        assert_ne!(
+            base,
+            key(&source("__global__ void k() { }", &["k"]), &[], 90, 13000),
+            "other code"
+        );
         assert_ne!(base, cache_key(&a, &[], 90, (13, 1), 13000), "another NVRTC");
     }
 
     #[test]
     fn lowered_names_round_trip_through_their_entry() {
-        let names = vec![("fx3<float>".to_string(), "_Z3fx3IfEvPT_i".to_string()), ("fx3<double>".into(), "_Z3fx3IdEvPT_i".into())];
+        let names = vec![
+            ("fx3<float>".to_string(), "_Z3fx3IfEvPT_i".to_string()),
+            ("fx3<double>".into(), "_Z3fx3IdEvPT_i".into()),
+        ];
         let exprs: Vec<String> = names.iter().map(|(e, _)| e.clone()).collect();
         let text = lowered_text(&names);
         assert_eq!(parse_lowered(&text, &exprs), Some(names));
@@ -203,7 +232,10 @@ mod tests {
         let Lookup::Hit(entry) = disk.lookup(&key) else { panic!("stored") };
         assert_eq!((entry.ptx.as_str(), entry.cubin.as_slice()), ("", compiled.code.as_slice()));
         let Lookup::Hit(names) = disk.lookup(&names_key) else { panic!("stored") };
-        assert_eq!(parse_lowered(&names.ptx, &s.name_expressions), Some(compiled.lowered_names.clone()));
+        assert_eq!(
+            parse_lowered(&names.ptx, &s.name_expressions),
+            Some(compiled.lowered_names.clone())
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -62,7 +62,10 @@ pub(crate) mod build;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use kiln_runtime::{Function, FunctionAttributes, KernelStage, LaunchConfig, Module, ModuleImage, RuntimeError, Stream};
+use kiln_runtime::{
+    Function, FunctionAttributes, KernelStage, LaunchConfig, Module, ModuleImage, RuntimeError,
+    Stream,
+};
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -162,11 +165,20 @@ impl RawModule {
     pub fn from_file(path: impl AsRef<Path>) -> Result<RawModule> {
         let path = path.as_ref();
         let label = format!("RawModule({})", path.display());
-        let io = |e: std::io::Error| Error::Io { op: "RawModule".into(), path: path.display().to_string(), message: e.to_string() };
+        let io = |e: std::io::Error| Error::Io {
+            op: "RawModule".into(),
+            path: path.display().to_string(),
+            message: e.to_string(),
+        };
         let code = match path.extension().and_then(|e| e.to_str()) {
-            Some("ptx") => Code::Ptx(String::from_utf8(std::fs::read(path).map_err(io)?).map_err(|_| {
-                crate::error::value_err("RawModule", format!("{}: the PTX is not UTF-8 text", path.display()))
-            })?),
+            Some("ptx") => {
+                Code::Ptx(String::from_utf8(std::fs::read(path).map_err(io)?).map_err(|_| {
+                    crate::error::value_err(
+                        "RawModule",
+                        format!("{}: the PTX is not UTF-8 text", path.display()),
+                    )
+                })?)
+            }
             Some("cubin" | "fatbin") => Code::Cubin(std::fs::read(path).map_err(io)?),
             _ => {
                 return Err(crate::error::value_err(
@@ -229,7 +241,8 @@ impl RawModule {
         let label = &self.inner.label;
         let loaded = match &self.inner.code {
             Code::Source(source) => {
-                let (compiled, cached) = compile_cached(source, gpu.sm(), gpu.disk(), gpu.driver())?;
+                let (compiled, cached) =
+                    compile_cached(source, gpu.sm(), gpu.disk(), gpu.driver())?;
                 let module = match device.load_module(label, compiled.image()?) {
                     Ok(module) => module,
                     Err(e) if cached => {
@@ -237,14 +250,23 @@ impl RawModule {
                         tracing::warn!(target: "kiln::cache", error = %e, "cached raw module does not load; rebuilding it");
                         let fresh = compile_source(source, gpu.sm())?;
                         let module = device.load_module(label, fresh.image()?)?;
-                        return Ok(self.keep(&mut slot, Loaded { module, lowered_names: fresh.lowered_names }));
+                        return Ok(self.keep(
+                            &mut slot,
+                            Loaded { module, lowered_names: fresh.lowered_names },
+                        ));
                     }
                     Err(e) => return Err(e.into()),
                 };
                 Loaded { module, lowered_names: compiled.lowered_names }
             }
-            Code::Ptx(ptx) => Loaded { module: device.load_module(label, ModuleImage::Ptx(ptx))?, lowered_names: Vec::new() },
-            Code::Cubin(image) => Loaded { module: device.load_module(label, ModuleImage::Cubin(image))?, lowered_names: Vec::new() },
+            Code::Ptx(ptx) => Loaded {
+                module: device.load_module(label, ModuleImage::Ptx(ptx))?,
+                lowered_names: Vec::new(),
+            },
+            Code::Cubin(image) => Loaded {
+                module: device.load_module(label, ModuleImage::Cubin(image))?,
+                lowered_names: Vec::new(),
+            },
         };
         Ok(self.keep(&mut slot, loaded))
     }
@@ -260,14 +282,17 @@ impl RawModule {
     /// the name of an `extern "C"` kernel. Returns the function and its entry name.
     fn function(&self, name: &str) -> Result<(Function, String)> {
         let loaded = self.loaded()?;
-        let entry = loaded.lowered_names.iter().find(|(e, _)| e == name).map_or(name, |(_, l)| l.as_str());
+        let entry =
+            loaded.lowered_names.iter().find(|(e, _)| e == name).map_or(name, |(_, l)| l.as_str());
         match loaded.module.function(entry) {
             Ok(f) => Ok((f, entry.to_string())),
-            Err(RuntimeError::Kernel(k)) if k.stage == KernelStage::GetFunction => Err(Error::UnknownKernel {
-                module: self.inner.label.clone(),
-                name: name.to_string(),
-                name_expressions: self.name_expressions().to_vec(),
-            }),
+            Err(RuntimeError::Kernel(k)) if k.stage == KernelStage::GetFunction => {
+                Err(Error::UnknownKernel {
+                    module: self.inner.label.clone(),
+                    name: name.to_string(),
+                    name_expressions: self.name_expressions().to_vec(),
+                })
+            }
             Err(e) => Err(e.into()),
         }
     }
@@ -278,7 +303,11 @@ impl RawModule {
     /// compilation, a name the module does not have ([`Error::UnknownKernel`]).
     pub fn get_function(&self, name: &str) -> Result<RawKernel> {
         let (function, entry) = self.function(name)?;
-        Ok(RawKernel { module: self.clone(), name: name.to_string(), resolved: Arc::new(Mutex::new(Some((function, entry)))) })
+        Ok(RawKernel {
+            module: self.clone(),
+            name: name.to_string(),
+            resolved: Arc::new(Mutex::new(Some((function, entry)))),
+        })
     }
 }
 
@@ -400,7 +429,11 @@ impl RawKernel {
         let gpu = gpu_for(&format!("RawKernel {}", self.name))?;
         let (function, _) = self.resolve()?;
         let (g, b) = (grid.into(), block.into());
-        let config = LaunchConfig { grid: (g.0, g.1, g.2), block: (b.0, b.1, b.2), shared_mem_bytes: shared_mem };
+        let config = LaunchConfig {
+            grid: (g.0, g.1, g.2),
+            block: (b.0, b.1, b.2),
+            shared_mem_bytes: shared_mem,
+        };
         // SAFETY: forwarded to the caller.
         unsafe { args::launch(gpu, &self.name, &function, config, args, stream) }
     }
@@ -445,7 +478,10 @@ impl RawKernel {
     /// more than 48 KiB. Errors: a negative size, or more than the device allows.
     pub fn set_max_dynamic_shared_size_bytes(&self, bytes: i32) -> Result<()> {
         let bytes = u32::try_from(bytes).map_err(|_| {
-            crate::error::value_err("max_dynamic_shared_size_bytes", format!("a size cannot be negative, got {bytes}"))
+            crate::error::value_err(
+                "max_dynamic_shared_size_bytes",
+                format!("a size cannot be negative, got {bytes}"),
+            )
         })?;
         Ok(self.function()?.set_max_dynamic_shared_memory(bytes)?)
     }
