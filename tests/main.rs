@@ -45,6 +45,9 @@
 //!   chains and large kernels on the caller's, the report's column snapshotted; on a GPU
 //!   (`gpu_*`) a multi-stream schedule against the evaluator and the streams that ran; a stress
 //!   test of many threads materialising at once, on either backend.
+//! - `filetests`: the `.kir` files of `tests/filetests/` (as Cranelift's file tests): a program
+//!   in the textual IR and the expected text of the stages its header names; `KILN_BLESS=1`
+//!   rewrites the expectations.
 
 #[path = "suite/polynomial.rs"]
 mod polynomial;
@@ -79,6 +82,9 @@ mod examples;
 
 #[path = "suite/catalogue.rs"]
 mod catalogue;
+
+#[path = "suite/filetests.rs"]
+mod filetests;
 
 #[path = "suite/fused_props.rs"]
 mod fused_props;
