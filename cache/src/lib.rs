@@ -29,6 +29,10 @@
 //! The directory is `KILN_CACHE_DIR`, else `$XDG_CACHE_HOME/kiln`, else `~/.cache/kiln`;
 //! `KILN_CACHE_DIR=off` turns the disk cache off ([`DiskCache::from_env`] gives `None`).
 //!
+//! The crate also holds what both the compiler and the runtime read of their environment:
+//! [`config`], every `KILN_*` variable read once into typed fields with one grammar, and
+//! [`cuda_toolkit`], the one search for the CUDA toolkit (`ptxas`, libdevice, `libnvrtc`).
+//!
 //! File layout (little-endian): the format's 8-byte magic (`KILNKC01` for GPU kernels), the
 //! key's length and each byte string's length (u64 each), the SHA-256 of the key and the byte
 //! strings (32 bytes), then the key and the byte strings.
@@ -41,6 +45,11 @@ use std::{
 };
 
 use sha2::{Digest, Sha256};
+
+pub mod config;
+pub mod cuda_toolkit;
+
+pub use config::{config, Config};
 
 /// The layout of one kind of entry: its magic and how many byte strings follow the key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,26 +211,17 @@ impl DiskCache {
         DiskCache { dir: dir.into() }
     }
 
-    /// The cache of this process's environment: `KILN_CACHE_DIR` (`off` turns it off), else
-    /// `$XDG_CACHE_HOME/kiln`, else `$HOME/.cache/kiln`; `None` when off or no home is known.
+    /// The cache of this process's environment ([`Config::cache_dir`], read once):
+    /// `KILN_CACHE_DIR` (`off` turns it off), else `$XDG_CACHE_HOME/kiln`, else
+    /// `$HOME/.cache/kiln`; `None` when off or no home is known.
     pub fn from_env() -> Option<DiskCache> {
-        Self::from_vars(|name| std::env::var_os(name))
+        config().cache_dir.clone().map(DiskCache::new)
     }
 
     /// [`from_env`](Self::from_env) over given variables (testable without touching the
     /// process's environment).
     pub fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<DiskCache> {
-        let nonempty = |name: &str| var(name).filter(|v| !v.is_empty());
-        if let Some(dir) = nonempty("KILN_CACHE_DIR") {
-            if dir == "off" {
-                return None;
-            }
-            return Some(DiskCache::new(dir));
-        }
-        if let Some(xdg) = nonempty("XDG_CACHE_HOME") {
-            return Some(DiskCache::new(PathBuf::from(xdg).join("kiln")));
-        }
-        nonempty("HOME").map(|home| DiskCache::new(PathBuf::from(home).join(".cache").join("kiln")))
+        Config::from_vars(var).cache_dir.map(DiskCache::new)
     }
 
     /// The cache's directory.

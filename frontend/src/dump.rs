@@ -11,8 +11,8 @@
 //! `asm`, which is this machine's CPU code, for reading.
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
+use kiln_cache::config;
 use kiln_compiler::codegen;
 use kiln_compiler::fusion::Region;
 use kiln_compiler::toolchain::ptx::PtxTarget;
@@ -20,40 +20,11 @@ use kiln_compiler::CompileError;
 use kiln_ir::Graph;
 
 /// The pipeline's stages, in order; the position is the `S` of file names.
-pub const STAGES: &[&str] =
-    &["graph", "simplified", "regions", "schedule", "mlir", "llvm", "ptx", "asm"];
-
-struct DumpConfig {
-    stages: Vec<String>,
-    dir: PathBuf,
-}
-
-fn config() -> &'static DumpConfig {
-    static CONFIG: OnceLock<DumpConfig> = OnceLock::new();
-    CONFIG.get_or_init(|| {
-        let spec = std::env::var("KILN_DUMP").unwrap_or_default();
-        let stages = spec
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .flat_map(|s| {
-                if s == "all" {
-                    STAGES.iter().map(|s| s.to_string()).collect()
-                } else {
-                    vec![s]
-                }
-            })
-            .collect();
-        let dir = std::env::var_os("KILN_DUMP_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("kiln-dump"));
-        DumpConfig { stages, dir }
-    })
-}
+pub const STAGES: &[&str] = kiln_cache::config::DUMP_STAGES;
 
 /// Whether `KILN_DUMP` asks for `stage`.
 pub fn enabled(stage: &str) -> bool {
-    config().stages.iter().any(|s| s == stage)
+    config().dump.iter().any(|s| s == stage)
 }
 
 /// The path a stage's dump of materialisation `seq` is written to.
@@ -66,7 +37,7 @@ pub fn path(seq: usize, stage: &str) -> PathBuf {
         "asm" => "s",
         _ => "kir",
     };
-    config().dir.join(format!("{seq:04}-{pos}-{stage}.{ext}"))
+    config().dump_dir.join(format!("{seq:04}-{pos}-{stage}.{ext}"))
 }
 
 /// Writes `text` as the dump of `stage` if asked for. A failure to write is reported on stderr
@@ -76,7 +47,8 @@ pub fn write(seq: usize, stage: &str, text: impl FnOnce() -> String) {
         return;
     }
     let p = path(seq, stage);
-    let result = std::fs::create_dir_all(&config().dir).and_then(|_| std::fs::write(&p, text()));
+    let result =
+        std::fs::create_dir_all(&config().dump_dir).and_then(|_| std::fs::write(&p, text()));
     if let Err(e) = result {
         eprintln!("kiln: could not write dump {}: {e}", p.display());
     }

@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+use kiln_cache::config::GpuLink;
 use kiln_compiler::codegen::gpu::{
     compile_kernel_gpu_tier, disk_cache_key, gpu_tier, lower_region_gpu, lower_region_gpu_tier,
     GpuKernel, GPU_HOT_CALLS,
@@ -373,23 +374,16 @@ fn cubin_source() -> CubinSource {
     static SOURCE: OnceLock<CubinSource> = OnceLock::new();
     *SOURCE.get_or_init(|| {
         let found = if ptxas_path().is_some() { CubinSource::Ptxas } else { CubinSource::None };
-        match std::env::var("KILN_GPU_LINK").as_deref() {
-            Ok("ptx") => CubinSource::None,
-            Ok("cubin") => CubinSource::CuLink,
-            Ok("ptxas") => {
+        match kiln_cache::config().gpu_link {
+            Some(GpuLink::Ptx) => CubinSource::None,
+            Some(GpuLink::Cubin) => CubinSource::CuLink,
+            Some(GpuLink::Ptxas) => {
                 if found == CubinSource::None {
                     tracing::warn!("KILN_GPU_LINK=ptxas but no ptxas is found; loading PTX");
                 }
                 found
             }
-            Ok(other) => {
-                tracing::warn!(
-                    value = other,
-                    "KILN_GPU_LINK is none of `ptx`, `ptxas`, `cubin`; ignored"
-                );
-                found
-            }
-            Err(_) => found,
+            None => found,
         }
     })
 }

@@ -3,6 +3,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use kiln_cache::config::Codegen;
 use kiln_compiler::fusion::FusionReport;
 use kiln_compiler::pipeline::Options;
 use kiln_compiler::plan_cache::{Lookup, PlanCache};
@@ -133,11 +134,10 @@ enum HostBackend {
 }
 
 fn host_backend() -> HostBackend {
-    static BACKEND: OnceLock<HostBackend> = OnceLock::new();
-    *BACKEND.get_or_init(|| match std::env::var("KILN_CODEGEN").as_deref() {
-        Ok("eval") => HostBackend::Evaluator,
-        _ => HostBackend::Compiled,
-    })
+    match kiln_cache::config().codegen {
+        Codegen::Host => HostBackend::Compiled,
+        Codegen::Eval => HostBackend::Evaluator,
+    }
 }
 
 fn options() -> &'static Options {

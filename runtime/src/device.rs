@@ -15,7 +15,6 @@
 use std::{
     cell::Cell,
     collections::HashMap,
-    env,
     marker::PhantomData,
     panic::{self, AssertUnwindSafe},
     str::FromStr,
@@ -123,7 +122,7 @@ pub fn resolve_backend(spec: Option<&str>, cuda_devices: usize) -> Selection {
 /// Selects the backend from `KILN_DEVICE` and the devices present (see [`resolve_backend`]).
 /// When it falls back to the CPU it prints one line on stderr, once per process.
 pub fn select_backend() -> Backend {
-    let spec = env::var(DEVICE_ENV).ok();
+    let spec = kiln_cache::config().device.clone();
     // Only query the driver when CUDA could be chosen.
     let devices = match spec.as_deref().map(str::parse::<Backend>) {
         Some(Ok(Backend::Cpu)) => 0,
@@ -358,9 +357,11 @@ pub(crate) fn current_id() -> usize {
 /// `KILN_DEVICE`'s ordinal when it names a CUDA device, else 0.
 fn default_id() -> usize {
     static DEFAULT: OnceLock<usize> = OnceLock::new();
-    *DEFAULT.get_or_init(|| match env::var(DEVICE_ENV).ok().map(|s| s.parse::<Backend>()) {
-        Some(Ok(Backend::Cuda(n))) => n,
-        _ => 0,
+    *DEFAULT.get_or_init(|| {
+        match kiln_cache::config().device.as_deref().map(str::parse::<Backend>) {
+            Some(Ok(Backend::Cuda(n))) => n,
+            _ => 0,
+        }
     })
 }
 
@@ -555,7 +556,7 @@ mod tests {
     fn cuda_probe_never_panics() {
         let available = cuda_available();
         assert_eq!(available, device_count() > 0);
-        match env::var("KILN_EXPECT_GPU").as_deref() {
+        match std::env::var("KILN_EXPECT_GPU").as_deref() {
             Ok("1") => assert!(available, "KILN_EXPECT_GPU=1 but no CUDA device found"),
             Ok("0") => assert!(!available),
             // No kernel driver at all: certainly no device (the development and CI machines).

@@ -15,7 +15,7 @@
 use std::{
     collections::VecDeque,
     ffi::c_void,
-    sync::{Arc, Mutex, OnceLock},
+    sync::{Arc, Mutex},
 };
 
 use cudarc::driver::{result, sys};
@@ -160,11 +160,13 @@ pub const MEMORY_LIMIT_ENV: &str = "KILN_GPU_MEMORY_LIMIT";
 /// caching pool.
 pub const POOL_ENV: &str = "KILN_GPU_POOL";
 
-/// [`POOL_ENV`]'s setting, read once per process.
-fn pool_mode() -> Result<PoolMode> {
-    static MODE: OnceLock<Result<PoolMode>> = OnceLock::new();
-    MODE.get_or_init(|| std::env::var(POOL_ENV).map_or(Ok(PoolMode::Caching), |v| v.parse()))
-        .clone()
+/// [`POOL_ENV`]'s setting ([`kiln_cache::config`], read once per process).
+fn pool_mode() -> PoolMode {
+    if kiln_cache::config().gpu_pool {
+        PoolMode::Caching
+    } else {
+        PoolMode::Off
+    }
 }
 
 /// A device's default pools.
@@ -181,12 +183,11 @@ impl DeviceMemories {
         if let Some(m) = state.memory.get() {
             return Ok(m);
         }
-        let pool = new_device_pool(state, pool_mode()?);
-        if let Ok(spec) = std::env::var(MEMORY_LIMIT_ENV) {
-            match spec.parse::<LimitSpec>()? {
-                LimitSpec::Bytes(n) => pool.set_limit(Some(n)),
-                LimitSpec::Fraction(f) => pool.set_limit_fraction(f)?,
-            }
+        let pool = new_device_pool(state, pool_mode());
+        match kiln_cache::config().gpu_memory_limit {
+            Some(LimitSpec::Bytes(n)) => pool.set_limit(Some(n)),
+            Some(LimitSpec::Fraction(f)) => pool.set_limit_fraction(f)?,
+            None => {}
         }
         let pinned = Arc::new(MemoryPool::new(
             PinnedAllocator { device: state },
@@ -225,7 +226,7 @@ impl Device {
     /// A new, separate memory pool on the device (dropping it gives its cache back; it caches
     /// nothing with `KILN_GPU_POOL=off`).
     pub fn new_memory_pool(&self) -> Result<Arc<DeviceMemoryPool>> {
-        Ok(new_device_pool(self.state()?, pool_mode()?))
+        Ok(new_device_pool(self.state()?, pool_mode()))
     }
 
     /// A new memory pool on the device that caches or not, whatever `KILN_GPU_POOL` says.

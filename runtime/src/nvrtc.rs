@@ -142,20 +142,14 @@ pub fn user_arch(options: &[String]) -> Option<CodeKind> {
     None
 }
 
-/// Directories that may hold `libnvrtc` when it is not on the loader's path: `KILN_CUDA_PATH`,
-/// `CUDA_PATH`, `CUDA_HOME` and `/usr/local/cuda`, each with `lib64` and `lib`.
+/// The CUDA toolkit's roots, in search order (`kiln_cache::cuda_toolkit::roots`:
+/// `KILN_CUDA_PATH`, `CUDA_PATH`, `CUDA_HOME`, `/usr/local/cuda`).
 pub fn cuda_roots() -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = ["KILN_CUDA_PATH", "CUDA_PATH", "CUDA_HOME"]
-        .iter()
-        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
-        .collect();
-    roots.push(PathBuf::from("/usr/local/cuda"));
-    roots.dedup();
-    roots
+    kiln_cache::cuda_toolkit::roots()
 }
 
 /// Loads `libnvrtc` once: from the loader's path as cudarc looks for it, else from a CUDA
-/// installation ([`cuda_roots`]), opened by full path so that cudarc's later `dlopen` of
+/// installation (`lib64`, then `lib`, of each of [`cuda_roots`]), opened by full path so that cudarc's later `dlopen` of
 /// `libnvrtc.so.N` finds it loaded (the loader matches it by its soname). The builtins
 /// library NVRTC opens itself is loaded first from the same directory.
 fn library() -> std::result::Result<(), String> {
@@ -167,14 +161,12 @@ fn library() -> std::result::Result<(), String> {
                 return Ok(());
             }
             let mut tried = Vec::new();
-            for root in cuda_roots() {
-                for dir in [root.join("lib64"), root.join("lib")] {
-                    match preload_from(&dir) {
-                        // SAFETY: as above.
-                        Ok(true) if unsafe { sys::is_culib_present() } => return Ok(()),
-                        Ok(_) => tried.push(dir.display().to_string()),
-                        Err(why) => tried.push(why),
-                    }
+            for dir in kiln_cache::cuda_toolkit::nvrtc_dirs() {
+                match preload_from(&dir) {
+                    // SAFETY: as above.
+                    Ok(true) if unsafe { sys::is_culib_present() } => return Ok(()),
+                    Ok(_) => tried.push(dir.display().to_string()),
+                    Err(why) => tried.push(why),
                 }
             }
             Err(format!(

@@ -691,33 +691,10 @@ impl<A: RawAllocator, O: StreamOrder> Debug for MemoryPool<A, O> {
     }
 }
 
-/// Parses CuPy's `CUPY_GPU_MEMORY_LIMIT` syntax (kiln reads `KILN_GPU_MEMORY_LIMIT`): a byte count
-/// (`"1073741824"`) or a percentage of the device (`"50%"`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LimitSpec {
-    /// So many bytes.
-    Bytes(usize),
-    /// This fraction (0 to 1) of the device's memory.
-    Fraction(f64),
-}
-
-impl std::str::FromStr for LimitSpec {
-    type Err = RuntimeError;
-    fn from_str(text: &str) -> Result<Self> {
-        let text = text.trim();
-        let bad = || RuntimeError::InvalidArgument(format!("invalid memory limit `{text}`"));
-        match text.strip_suffix('%') {
-            Some(percent) => {
-                let p: f64 = percent.trim().parse().map_err(|_| bad())?;
-                if !(0.0..=100.0).contains(&p) {
-                    return Err(bad());
-                }
-                Ok(LimitSpec::Fraction(p / 100.0))
-            }
-            None => text.parse().map(LimitSpec::Bytes).map_err(|_| bad()),
-        }
-    }
-}
+/// CuPy's `CUPY_GPU_MEMORY_LIMIT` syntax (kiln reads `KILN_GPU_MEMORY_LIMIT`, through
+/// [`kiln_cache::config`]): a byte count (`"1073741824"`) or a percentage of the device
+/// (`"50%"`).
+pub use kiln_cache::config::MemoryLimit as LimitSpec;
 
 #[cfg(test)]
 pub(crate) mod fake {

@@ -10,7 +10,7 @@ use crate::error::{Result, RuntimeError};
 /// 256-byte aligned, so a block's start is too.
 pub const OFF_ALIGN: usize = 16;
 
-/// Whether a pool caches freed blocks (parsed from `KILN_GPU_POOL`: `on`, `off`, or empty).
+/// Whether a pool caches freed blocks (`KILN_GPU_POOL`, a boolean: `on`, `off`, or empty).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PoolMode {
     /// CuPy's caching pool (the module docs of [`crate::pool`]).
@@ -22,11 +22,15 @@ pub enum PoolMode {
 
 impl std::str::FromStr for PoolMode {
     type Err = RuntimeError;
+    /// A boolean of `kiln_cache::config`'s grammar (`on`: caching), or empty (caching).
     fn from_str(text: &str) -> Result<Self> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "" | "on" => Ok(PoolMode::Caching),
-            "off" => Ok(PoolMode::Off),
-            _ => Err(RuntimeError::InvalidArgument(format!(
+        if text.trim().is_empty() {
+            return Ok(PoolMode::Caching);
+        }
+        match kiln_cache::config::parse_bool(text) {
+            Some(true) => Ok(PoolMode::Caching),
+            Some(false) => Ok(PoolMode::Off),
+            None => Err(RuntimeError::InvalidArgument(format!(
                 "invalid KILN_GPU_POOL `{text}` (`on` or `off`)"
             ))),
         }

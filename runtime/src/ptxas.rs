@@ -9,37 +9,21 @@
 //! toolkit's shared libraries compiles PTX as a whole program and hands the cubin back, so kiln
 //! runs the `ptxas` program.
 //!
-//! Found as `KILN_PTXAS`, else `bin/ptxas` under `CUDA_HOME`, `CUDA_PATH` or `/usr/local/cuda`,
-//! else `ptxas` on the `PATH`; [`ptxas_path`] is `None` without a toolkit (the driver's JIT
+//! Found by `kiln_cache::cuda_toolkit`: `KILN_PTXAS`, else `bin/ptxas` under the toolkit's roots
+//! (`KILN_CUDA_PATH`, `CUDA_PATH`, `CUDA_HOME`, `/usr/local/cuda`), else `ptxas` on the `PATH`;
+//! [`ptxas_path`] is `None` without a toolkit (the driver's JIT
 //! then compiles the PTX, and the disk cache keeps the PTX only).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 use crate::error::{KernelError, KernelStage, Result, RuntimeError};
 
-/// Where `ptxas` is, if anywhere (looked up once per process).
+/// Where `ptxas` is, if anywhere: `kiln_cache::cuda_toolkit::ptxas` (looked up once per
+/// process).
 pub fn ptxas_path() -> Option<&'static Path> {
-    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let mut candidates: Vec<PathBuf> = Vec::new();
-        if let Some(p) = std::env::var_os("KILN_PTXAS") {
-            candidates.push(PathBuf::from(p));
-        }
-        for var in ["CUDA_HOME", "CUDA_PATH"] {
-            if let Some(root) = std::env::var_os(var) {
-                candidates.push(PathBuf::from(root).join("bin/ptxas"));
-            }
-        }
-        candidates.push(PathBuf::from("/usr/local/cuda/bin/ptxas"));
-        if let Some(path) = std::env::var_os("PATH") {
-            candidates.extend(std::env::split_paths(&path).map(|d| d.join("ptxas")));
-        }
-        candidates.into_iter().find(|p| p.is_file())
-    })
-    .as_deref()
+    kiln_cache::cuda_toolkit::ptxas()
 }
 
 /// Compiles `ptx` to a cubin for `sm_{sm}` with `ptxas` at `-O3` as a whole program (no `-c`).
@@ -59,7 +43,7 @@ pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32) -> Result<Vec<u8>> {
         }))
     };
     let ptxas = ptxas_path().ok_or_else(|| {
-        error("ptxas not found (KILN_PTXAS, CUDA_HOME/bin, /usr/local/cuda/bin, PATH)".into())
+        error(format!("ptxas not found ({})", kiln_cache::cuda_toolkit::PTXAS_SEARCH))
     })?;
     let stem = std::env::temp_dir().join(format!(
         "kiln-ptxas-{}-{}",

@@ -488,11 +488,7 @@ impl DeviceStreams {
             },
             pool: Mutex::new(Vec::new()),
             next: AtomicUsize::new(0),
-            pool_size: std::env::var("KILN_STREAM_POOL")
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .filter(|&n: &usize| n > 0)
-                .unwrap_or(DEFAULT_STREAM_POOL_SIZE),
+            pool_size: kiln_cache::config().stream_pool.unwrap_or(DEFAULT_STREAM_POOL_SIZE),
         })
     }
 

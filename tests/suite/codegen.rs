@@ -206,7 +206,10 @@ fn gpu_kernels_start_fast_and_are_optimised_once_hot() {
     if !crate::vendor_gpu::on_gpu() {
         return;
     }
-    let forced = std::env::var("KILN_GPU_TIER").ok().and_then(|t| Tier::from_name(&t));
+    let forced = match kiln_compiler::codegen::gpu::gpu_tier() {
+        (tier, false) => Some(tier),
+        (_, true) => None,
+    };
     let hot = GPU_HOT_CALLS as usize;
     // Structures no other test builds, so their plans and kernels are new here.
     let small = uniform_f32(&[3000], -3.0, 3.0, 11);

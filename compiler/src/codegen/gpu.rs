@@ -7,8 +7,8 @@
 //! work items in a grid-stride loop. Sizes and strides are kernel parameters, so one PTX module
 //! serves every shape of a structure.
 //!
-//! libdevice (`libdevice.10.bc`) is found through `KILN_LIBDEVICE`, `CUDA_HOME`/`CUDA_PATH`,
-//! `/usr/local/cuda`, or the `nvidia-nvvm` Python wheel; see [`libdevice_path`]. Each function
+//! libdevice (`libdevice.10.bc`) is found by `kiln_cache::cuda_toolkit` (`KILN_LIBDEVICE`, the
+//! toolkit's roots, or the `nvidia-nvvm` Python wheel); see [`libdevice_path`]. Each function
 //! a kernel calls is read from it (lazily: only that function), optimised once per process and
 //! kept as bitcode (`codegen::libdevice`). A kernel that calls no math function needs none. Without it ([`gpu_math`]) math functions are MLIR's polynomial approximations and
 //! kiln's f64 expansions ([`MathLib::Polynomial`]: float32 only, accuracy in `codegen`'s docs);
@@ -17,6 +17,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
+
+use kiln_cache::config::GpuMath;
 
 use super::jit::Tier;
 use super::libdevice;
@@ -55,46 +57,19 @@ pub const GPU_HOT_CALLS: u64 = 4;
 /// elements: 0.16 ms optimised; the fast code's own time is not measured yet), so only a
 /// kernel called again gets it.
 pub fn gpu_tier() -> (Tier, bool) {
-    static TIERS: OnceLock<Option<Tier>> = OnceLock::new();
-    let forced = *TIERS.get_or_init(|| match std::env::var("KILN_GPU_TIER").as_deref() {
-        Ok("fast") => Some(Tier::Fast),
-        Ok("optimized") => Some(Tier::Optimized),
-        Ok(other) => {
-            tracing::warn!(
-                value = other,
-                "KILN_GPU_TIER is neither `fast` nor `optimized`; ignored"
-            );
-            None
-        }
-        Err(_) => None,
-    });
-    match forced {
-        Some(tier) => (tier, false),
-        None => (Tier::Fast, true),
-    }
+    Tier::of_setting(kiln_cache::config().gpu_tier)
 }
 
 /// The math library of GPU kernels, chosen once per process: `KILN_GPU_MATH` (`polynomial` or
 /// `libdevice`) when set, else libdevice when [`libdevice_path`] finds it, else the polynomial
 /// approximations.
 pub fn gpu_math() -> MathLib {
-    static MATH: OnceLock<MathLib> = OnceLock::new();
-    *MATH.get_or_init(|| {
-        let found =
-            if libdevice_path().is_some() { MathLib::Libdevice } else { MathLib::Polynomial };
-        match std::env::var("KILN_GPU_MATH").as_deref() {
-            Ok("polynomial") => MathLib::Polynomial,
-            Ok("libdevice") => MathLib::Libdevice,
-            Ok(other) => {
-                tracing::warn!(
-                    value = other,
-                    "KILN_GPU_MATH is neither `polynomial` nor `libdevice`; ignored"
-                );
-                found
-            }
-            Err(_) => found,
-        }
-    })
+    match kiln_cache::config().gpu_math {
+        Some(GpuMath::Polynomial) => MathLib::Polynomial,
+        Some(GpuMath::Libdevice) => MathLib::Libdevice,
+        None if libdevice_path().is_some() => MathLib::Libdevice,
+        None => MathLib::Polynomial,
+    }
 }
 
 /// The LLVM passes of [`Tier::Fast`] GPU kernels: the region's functions inlined into the

@@ -131,15 +131,10 @@ pub fn compiled_count() -> usize {
     by_mlir().lock().unwrap_or_else(|e| e.into_inner()).len()
 }
 
-/// `KILN_HOST_TIER`: `fast` or `optimized` for that tier only (`(tier, false)`), anything else
-/// for fast code first and optimised code when worth it (`(Tier::Fast, true)`).
+/// `KILN_HOST_TIER`: `fast` or `optimized` for that tier only (`(tier, false)`), unset for
+/// fast code first and optimised code when worth it (`(Tier::Fast, true)`).
 fn tiers() -> (Tier, bool) {
-    static TIERS: OnceLock<(Tier, bool)> = OnceLock::new();
-    *TIERS.get_or_init(|| match std::env::var("KILN_HOST_TIER").as_deref() {
-        Ok("fast") => (Tier::Fast, false),
-        Ok("optimized") => (Tier::Optimized, false),
-        _ => (Tier::Fast, true),
-    })
+    Tier::of_setting(kiln_cache::config().host_tier)
 }
 
 /// Lowers and compiles `region` for the host, or returns it from the cache.

@@ -59,6 +59,18 @@ impl Tier {
     pub fn from_name(name: &str) -> Option<Tier> {
         [Tier::Fast, Tier::Optimized].into_iter().find(|t| t.name() == name)
     }
+
+    /// The tier new kernels get under `setting` (`KILN_HOST_TIER`, `KILN_GPU_TIER`), and
+    /// whether they are compiled again optimised when worth it: that tier only when one is
+    /// named, else fast first.
+    pub fn of_setting(setting: kiln_cache::config::TierSetting) -> (Tier, bool) {
+        use kiln_cache::config::TierSetting;
+        match setting {
+            TierSetting::Fast => (Tier::Fast, false),
+            TierSetting::Optimized => (Tier::Optimized, false),
+            TierSetting::Auto => (Tier::Fast, true),
+        }
+    }
 }
 
 /// The [`Tier::Fast`] pipeline: enough to turn the MLIR loops into vectorised ones.
@@ -270,7 +282,7 @@ struct VecEntry {
 
 /// glibc's vector math functions present in this process for this CPU, by scalar name (the
 /// libm function and, where LLVM has one, the intrinsic): empty when libmvec.so.1 does not load
-/// or `KILN_HOST_LIBMVEC=0`. AVX-512 variants (`_ZGVe`, 16 float lanes) where the CPU has
+/// or `KILN_HOST_LIBMVEC=off`. AVX-512 variants (`_ZGVe`, 16 float lanes) where the CPU has
 /// AVX-512F, AVX2 ones (`_ZGVd`, 8 lanes) where it has AVX2. libmvec's functions are within
 /// 4 ulps (glibc's requirement for them), against 1 to 2 for the scalar ones.
 fn libmvec_table() -> &'static [VecEntry] {
@@ -278,7 +290,7 @@ fn libmvec_table() -> &'static [VecEntry] {
     TABLE.get_or_init(|| {
         // Make the running process's symbols (libm, libc) visible to LLVM's symbol searches.
         inkwell::support::load_visible_symbols();
-        if std::env::var("KILN_HOST_LIBMVEC").is_ok_and(|v| v == "0") {
+        if !kiln_cache::config().host_libmvec {
             return Vec::new();
         }
         if inkwell::support::load_library_permanently(std::path::Path::new("libmvec.so.1")).is_err()

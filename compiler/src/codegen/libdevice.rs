@@ -19,7 +19,7 @@
 //! `llvm.loop.unroll.disable` (`lower::NO_UNROLL`).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -31,57 +31,11 @@ use inkwell::values::BasicValue;
 use crate::toolchain::ptx::{internalize, run_pipeline, set_target, PtxTarget};
 use crate::CompileError;
 
-/// Where libdevice is, if anywhere: `KILN_LIBDEVICE`, then `$CUDA_HOME`/`$CUDA_PATH`'s
-/// `nvvm/libdevice/libdevice.10.bc`, `/usr/local/cuda`, then the `nvidia-nvvm` wheel in the
-/// Python site-packages directories found under `/usr` and `~/.local`.
+/// Where libdevice is, if anywhere: `kiln_cache::cuda_toolkit::libdevice` (`KILN_LIBDEVICE`,
+/// `nvvm/libdevice/libdevice.10.bc` under the CUDA toolkit's roots, then NVIDIA's pip wheels),
+/// looked up once per process.
 pub fn libdevice_path() -> Option<PathBuf> {
-    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let mut candidates: Vec<PathBuf> = Vec::new();
-        if let Some(p) = std::env::var_os("KILN_LIBDEVICE") {
-            candidates.push(PathBuf::from(p));
-        }
-        for var in ["CUDA_HOME", "CUDA_PATH"] {
-            if let Some(root) = std::env::var_os(var) {
-                candidates.push(PathBuf::from(root).join("nvvm/libdevice/libdevice.10.bc"));
-            }
-        }
-        candidates.push(PathBuf::from("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"));
-        let mut roots = vec![PathBuf::from("/usr/lib"), PathBuf::from("/usr/local/lib")];
-        if let Some(home) = std::env::var_os("HOME") {
-            let home = PathBuf::from(home);
-            roots.push(home.join(".local/lib"));
-            // pyenv: ~/.pyenv/versions/<version>/lib/python3.x
-            if let Ok(versions) = std::fs::read_dir(home.join(".pyenv/versions")) {
-                let mut versions: Vec<PathBuf> =
-                    versions.flatten().map(|e| e.path().join("lib")).collect();
-                versions.sort();
-                roots.extend(versions);
-            }
-        }
-        for root in roots {
-            let Ok(entries) = std::fs::read_dir(&root) else { continue };
-            let mut pythons: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            pythons.sort();
-            for py in pythons {
-                for site in ["site-packages", "dist-packages"] {
-                    for cu in ["cu13", "cu12"] {
-                        candidates.push(
-                            py.join(site)
-                                .join("nvidia")
-                                .join(cu)
-                                .join("nvvm/libdevice/libdevice.10.bc"),
-                        );
-                    }
-                    candidates.push(
-                        py.join(site).join("nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc"),
-                    );
-                }
-            }
-        }
-        candidates.into_iter().find(|p| p.is_file())
-    })
-    .clone()
+    kiln_cache::cuda_toolkit::libdevice().map(Path::to_path_buf)
 }
 
 /// The bytes of libdevice, read once.
@@ -163,7 +117,9 @@ fn optimized(name: &str, target: PtxTarget, wanted: &[String]) -> Result<Arc<[u8
     }
     let bytes = libdevice_bytes().ok_or_else(|| {
         CompileError::Llvm(format!(
-            "libdevice not found (set KILN_LIBDEVICE to libdevice.10.bc); needed for {}",
+            "libdevice not found (looked in {}; set KILN_LIBDEVICE to libdevice.10.bc); needed \
+             for {}",
+            kiln_cache::cuda_toolkit::LIBDEVICE_SEARCH,
             wanted.join(", ")
         ))
     })?;

@@ -68,36 +68,26 @@ impl Default for SimplifyOptions {
 
 impl SimplifyOptions {
     /// The defaults, with the limits `KILN_EGG_ITERS`, `KILN_EGG_NODES` and `KILN_EGG_TIME_MS`
-    /// where set (an unreadable value is ignored, with a warning).
+    /// and `KILN_FAST_MATH` where set ([`kiln_cache::config`], read once; an invalid value is
+    /// ignored, with a warning).
     pub fn from_env() -> Self {
-        Self::from_vars(|name| std::env::var(name).ok())
+        Self::from_config(kiln_cache::config())
     }
 
+    /// The options `config` sets.
+    pub fn from_config(config: &kiln_cache::Config) -> Self {
+        let d = SimplifyOptions::default();
+        SimplifyOptions {
+            iter_limit: config.egg_iters.unwrap_or(d.iter_limit),
+            node_limit: config.egg_nodes.unwrap_or(d.node_limit),
+            time_limit: config.egg_time_ms.map_or(d.time_limit, Duration::from_millis),
+            fast_math: config.fast_math,
+        }
+    }
+
+    #[cfg(test)]
     fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
-        let mut opts = SimplifyOptions::default();
-        let read = |name: &str| -> Option<u64> {
-            let text = var(name)?;
-            match text.trim().parse::<u64>() {
-                Ok(v) => Some(v),
-                Err(_) => {
-                    tracing::warn!("{name}={text:?} is not a number; ignored");
-                    None
-                }
-            }
-        };
-        if let Some(v) = read("KILN_EGG_ITERS") {
-            opts.iter_limit = v as usize;
-        }
-        if let Some(v) = read("KILN_EGG_NODES") {
-            opts.node_limit = v as usize;
-        }
-        if let Some(v) = read("KILN_EGG_TIME_MS") {
-            opts.time_limit = Duration::from_millis(v);
-        }
-        if let Some(v) = read("KILN_FAST_MATH") {
-            opts.fast_math = v != 0;
-        }
-        opts
+        Self::from_config(&kiln_cache::Config::from_vars(|name| var(name).map(Into::into)))
     }
 }
 

@@ -902,16 +902,19 @@ mod tests {
         assert_eq!(names.len(), n);
     }
 
-    /// The test kernels assemble for sm_90 when NVIDIA's ptxas is at hand (`KILN_PTXAS` or on
-    /// the PATH; `pip install nvidia-cuda-nvcc` has one); skipped otherwise.
+    /// The test kernels assemble for sm_90 when NVIDIA's ptxas is at hand
+    /// ([`crate::ptxas_path`]; `pip install nvidia-cuda-nvcc` has one); skipped otherwise.
     #[test]
     fn test_ptx_assembles() {
-        let ptxas = std::env::var("KILN_PTXAS").unwrap_or_else(|_| "ptxas".into());
+        let Some(ptxas) = crate::ptxas_path() else {
+            eprintln!("ptxas not found: skipped");
+            return;
+        };
         let dir = std::env::temp_dir().join(format!("kiln-ptx-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let src = dir.join("kernels.ptx");
         std::fs::write(&src, TEST_PTX).unwrap();
-        let out = std::process::Command::new(&ptxas)
+        let out = std::process::Command::new(ptxas)
             .args(["-arch=sm_90", "-o"])
             .arg(dir.join("kernels.cubin"))
             .arg(&src)
@@ -921,7 +924,7 @@ mod tests {
             Ok(out) => {
                 assert!(out.status.success(), "ptxas: {}", String::from_utf8_lossy(&out.stderr))
             }
-            Err(_) => eprintln!("ptxas not found: skipped"),
+            Err(e) => eprintln!("{} did not start ({e}): skipped", ptxas.display()),
         }
     }
 }

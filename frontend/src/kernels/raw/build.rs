@@ -37,9 +37,7 @@ pub(crate) struct Source {
 /// `<cuda_fp16.h>` and the like) when one is installed and the user gave no `-I` of it.
 pub(crate) fn nvrtc_options(user: &[String]) -> Vec<String> {
     let mut options = user.to_vec();
-    if let Some(include) =
-        nvrtc::cuda_roots().into_iter().map(|r| r.join("include")).find(|d| d.is_dir())
-    {
+    if let Some(include) = kiln_cache::cuda_toolkit::include_dir() {
         let flag = format!("--include-path={}", include.display());
         let short = format!("-I{}", include.display());
         if !options.iter().any(|o| *o == flag || *o == short) {

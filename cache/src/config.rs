@@ -1,0 +1,545 @@
+//! kiln's configuration: every `KILN_*` environment variable the library reads, read once per
+//! process ([`config`]) into the typed fields of [`Config`], with one grammar for their values.
+//! The README's "Configuration" table lists them all, with the test- and bench-only variables
+//! that their tests and benchmarks read themselves.
+//!
+//! # Values
+//!
+//! - Surrounding white space is ignored, and an empty value is the same as an unset variable.
+//! - Words (booleans, choices, `off`, `all`) are case-insensitive.
+//! - A *boolean* is `1`, `on`, `true` or `yes`; `0`, `off`, `false` or `no`.
+//! - An *integer* is decimal digits, within the range its variable gives.
+//! - A *choice* is one of the words its variable lists.
+//! - A *list* is items separated by commas (empty items skipped), each valid on its own: an
+//!   invalid item is dropped, the others kept.
+//! - A *path* is taken as written (not trimmed), relative to the working directory.
+//! - A few variables combine these (`off` or a path; `off` or an integer; two integers
+//!   `THREADS,TILE`; bytes or a percentage): their field says how.
+//!
+//! # Invalid values
+//!
+//! An invalid value is never an error: the variable takes its default, and one line on stderr
+//! names the variable, the value and what it accepts (`kiln: KILN_GPU_TIER=`quick` ignored:
+//! expected `fast` or `optimized`; using the default`), printed once, when [`config`] first
+//! reads the environment. The configuration is read lazily, in the middle of a user's
+//! computation, where a panic over a tuning variable would lose the work. [`Config::warnings`]
+//! keeps the lines.
+//!
+//! # When it is read
+//!
+//! [`config`] reads the environment the first time the library asks for a setting and keeps it
+//! for the process: a program that sets a variable for itself (`std::env::set_var`) does so
+//! before its first kiln call (as `kiln-bench` does for `KILN_CACHE_DIR`); child processes
+//! read their own. [`Config::from_env`] reads the environment again, [`Config::from_vars`]
+//! reads given variables (tests).
+
+use std::ffi::OsString;
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use crate::cuda_toolkit::ToolkitEnv;
+
+/// The stages `KILN_DUMP` can name, in pipeline order (`all` names them all).
+pub const DUMP_STAGES: &[&str] =
+    &["graph", "simplified", "regions", "schedule", "mlir", "llvm", "ptx", "asm"];
+
+/// What runs a schedule's regions on the CPU (`KILN_CODEGEN`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Codegen {
+    /// `host`: host code compiled through MLIR and LLVM, the evaluator for what it does not
+    /// support.
+    #[default]
+    Host,
+    /// `eval`: the reference evaluator for every region.
+    Eval,
+}
+
+/// Which code tiers new kernels get (`KILN_HOST_TIER`, `KILN_GPU_TIER`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TierSetting {
+    /// Unset: fast code first, optimised code when it is worth it.
+    #[default]
+    Auto,
+    /// `fast`: fast code only.
+    Fast,
+    /// `optimized`: optimised code only.
+    Optimized,
+}
+
+/// The math library of GPU kernels (`KILN_GPU_MATH`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuMath {
+    /// `libdevice`: NVIDIA's `__nv_*` functions.
+    Libdevice,
+    /// `polynomial`: kiln's own approximations (float32 only).
+    Polynomial,
+}
+
+/// Where the cubin of a new GPU kernel comes from (`KILN_GPU_LINK`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuLink {
+    /// `ptx`: none; the PTX is loaded and the driver compiles it.
+    Ptx,
+    /// `ptxas`: the toolkit's `ptxas`, as a whole program.
+    Ptxas,
+    /// `cubin`: the driver's `cuLink*` (relocatable code).
+    Cubin,
+}
+
+/// A limit of a device's memory pool (`KILN_GPU_MEMORY_LIMIT`, CuPy's
+/// `CUPY_GPU_MEMORY_LIMIT` syntax): a byte count (`1073741824`) or a percentage of the device's
+/// memory (`50%`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MemoryLimit {
+    /// So many bytes.
+    Bytes(usize),
+    /// This fraction (0 to 1) of the device's memory.
+    Fraction(f64),
+}
+
+impl FromStr for MemoryLimit {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let bad = || format!("invalid memory limit `{text}`");
+        match text.strip_suffix('%') {
+            Some(percent) => {
+                let p: f64 = percent.trim().parse().map_err(|_| bad())?;
+                if !(0.0..=100.0).contains(&p) {
+                    return Err(bad());
+                }
+                Ok(MemoryLimit::Fraction(p / 100.0))
+            }
+            None => text.parse().map(MemoryLimit::Bytes).map_err(|_| bad()),
+        }
+    }
+}
+
+/// Parses a boolean of the grammar (module docs): `None` when `text` is none of its words.
+pub fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "on" | "true" | "yes" => Some(true),
+        "0" | "off" | "false" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether `text` is the word `off` (of variables that take `off` or a path or number).
+fn is_off(text: &str) -> bool {
+    text.trim().eq_ignore_ascii_case("off")
+}
+
+/// Every setting of the library's environment variables. Unset variables have their defaults;
+/// an `Option` that is `None` leaves the choice to the code that uses it (its default is in
+/// the field's docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `KILN_DEVICE`: the backend, `cpu`, `cuda` (device 0) or `cuda:N`, as written (trimmed);
+    /// `None`: a CUDA device when there is one, else the CPU. The runtime parses it
+    /// (`kiln_runtime::Backend`, the grammar of device strings everywhere) and ignores an
+    /// invalid value with a notice on stderr.
+    pub device: Option<String>,
+    /// `KILN_CODEGEN`: what runs regions on the CPU (default [`Codegen::Host`]).
+    pub codegen: Codegen,
+    /// `KILN_CACHE_DIR`: the kernel cache's directory (a path, or `off`: `None`, no disk
+    /// cache); unset: `$XDG_CACHE_HOME/kiln`, else `$HOME/.cache/kiln`, else `None`.
+    pub cache_dir: Option<PathBuf>,
+    /// `KILN_DUMP`: the stages whose text each materialisation writes, a list of
+    /// [`DUMP_STAGES`] or `all` (default none).
+    pub dump: Vec<String>,
+    /// `KILN_DUMP_DIR`: where dumps go (default `kiln-dump`).
+    pub dump_dir: PathBuf,
+    /// `KILN_EGG_ITERS`: the simplifier's iteration limit (an integer; default 16, the
+    /// compiler's `DEFAULT_ITER_LIMIT`).
+    pub egg_iters: Option<usize>,
+    /// `KILN_EGG_NODES`: the simplifier's e-node limit (an integer; default 20000,
+    /// `DEFAULT_NODE_LIMIT`).
+    pub egg_nodes: Option<usize>,
+    /// `KILN_EGG_TIME_MS`: the simplifier's time limit in milliseconds (an integer; default
+    /// 1000, `DEFAULT_TIME_LIMIT_MS`).
+    pub egg_time_ms: Option<u64>,
+    /// `KILN_FAST_MATH`: float rewrites that are not IEEE-exact (a boolean; default off).
+    pub fast_math: bool,
+    /// `KILN_HOST_TIER`: the tiers of host kernels (default [`TierSetting::Auto`]).
+    pub host_tier: TierSetting,
+    /// `KILN_HOST_LIBMVEC`: glibc's vector math functions offered to the vectoriser (a
+    /// boolean; default on).
+    pub host_libmvec: bool,
+    /// `KILN_GPU_TIER`: the tiers of GPU kernels (default [`TierSetting::Auto`]).
+    pub gpu_tier: TierSetting,
+    /// `KILN_GPU_MATH`: the math library of GPU kernels; `None`: libdevice when it is found,
+    /// else polynomial.
+    pub gpu_math: Option<GpuMath>,
+    /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: `ptxas` when it is
+    /// found, else the PTX.
+    pub gpu_link: Option<GpuLink>,
+    /// `KILN_GPU_SPLIT_UNROLL`: loads in flight per thread of split row reductions' lane loop,
+    /// 1, 2, 4 or 8 (tuning; default 4, the lowering's `SPLIT_UNROLL`).
+    pub gpu_split_unroll: Option<usize>,
+    /// `KILN_ONLINE_SOFTMAX`: softmaxes and layer norms fold their two reductions in one pass
+    /// (a boolean, for both targets); `None`: on the GPU only.
+    pub online_softmax: Option<bool>,
+    /// `KILN_GPU_ROW_CACHE`: `off` turns GPU row kernels' shared-memory row cache off (default
+    /// on); see [`gpu_row_cache_unroll`](Self::gpu_row_cache_unroll) for a number.
+    pub gpu_row_cache: bool,
+    /// `KILN_GPU_ROW_CACHE` as an integer from 1 to 32: the row cache fill's loads in flight
+    /// per thread (tuning; default 8, the lowering's `ROW_CACHE_UNROLL`).
+    pub gpu_row_cache_unroll: Option<usize>,
+    /// `KILN_GPU_SCATTER=THREADS,TILE`: a GPU scatter block's threads (a power of two from 64
+    /// to 1024) and tile (32 to `THREADS` positions) (tuning; default 256,128).
+    pub gpu_scatter: Option<(usize, usize)>,
+    /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
+    /// off for compute-sanitizer).
+    pub gpu_pool: bool,
+    /// `KILN_GPU_MEMORY_LIMIT`: a limit of each device's default pool (default none).
+    pub gpu_memory_limit: Option<MemoryLimit>,
+    /// `KILN_STREAM_POOL`: pooled streams per device (an integer from 1; default 8, the
+    /// runtime's `DEFAULT_STREAM_POOL_SIZE`).
+    pub stream_pool: Option<usize>,
+    /// The CUDA toolkit's search variables (`KILN_CUDA_PATH`, `KILN_PTXAS`, `KILN_LIBDEVICE`,
+    /// and `CUDA_PATH`, `CUDA_HOME`, `PATH`, `HOME`): see [`crate::cuda_toolkit`].
+    pub toolkit: ToolkitEnv,
+    /// One line per invalid value, each ignored (the module docs).
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Reads this process's environment (again: [`config`] keeps the first reading).
+    pub fn from_env() -> Config {
+        Config::from_vars(|name| std::env::var_os(name))
+    }
+
+    /// Reads the variables `var` gives (by name; `None` when unset).
+    pub fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Config {
+        let mut r = Reader { var, warnings: Vec::new() };
+        let tiers = [("fast", TierSetting::Fast), ("optimized", TierSetting::Optimized)];
+        let row_cache = r.parse("KILN_GPU_ROW_CACHE", "`off` or an integer from 1 to 32", |t| {
+            if is_off(t) {
+                Some(None)
+            } else {
+                t.parse().ok().filter(|n| (1..=32).contains(n)).map(Some)
+            }
+        });
+        let toolkit = ToolkitEnv {
+            kiln_cuda_path: r.path("KILN_CUDA_PATH"),
+            cuda_path: r.path("CUDA_PATH"),
+            cuda_home: r.path("CUDA_HOME"),
+            ptxas: r.path("KILN_PTXAS"),
+            libdevice: r.path("KILN_LIBDEVICE"),
+            path: r.raw("PATH"),
+            home: r.path("HOME"),
+        };
+        Config {
+            device: r.text("KILN_DEVICE"),
+            codegen: r
+                .choice("KILN_CODEGEN", &[("host", Codegen::Host), ("eval", Codegen::Eval)])
+                .unwrap_or_default(),
+            cache_dir: r.cache_dir(toolkit.home.as_deref()),
+            dump: r.dump(),
+            dump_dir: r.path("KILN_DUMP_DIR").unwrap_or_else(|| PathBuf::from("kiln-dump")),
+            egg_iters: r.int("KILN_EGG_ITERS", 0..=usize::MAX as u64).map(|v| v as usize),
+            egg_nodes: r.int("KILN_EGG_NODES", 0..=usize::MAX as u64).map(|v| v as usize),
+            egg_time_ms: r.int("KILN_EGG_TIME_MS", 0..=u64::MAX),
+            fast_math: r.bool("KILN_FAST_MATH").unwrap_or(false),
+            host_tier: r.choice("KILN_HOST_TIER", &tiers).unwrap_or_default(),
+            host_libmvec: r.bool("KILN_HOST_LIBMVEC").unwrap_or(true),
+            gpu_tier: r.choice("KILN_GPU_TIER", &tiers).unwrap_or_default(),
+            gpu_math: r.choice(
+                "KILN_GPU_MATH",
+                &[("libdevice", GpuMath::Libdevice), ("polynomial", GpuMath::Polynomial)],
+            ),
+            gpu_link: r.choice(
+                "KILN_GPU_LINK",
+                &[("ptx", GpuLink::Ptx), ("ptxas", GpuLink::Ptxas), ("cubin", GpuLink::Cubin)],
+            ),
+            gpu_split_unroll: r.parse("KILN_GPU_SPLIT_UNROLL", "1, 2, 4 or 8", |t| {
+                t.parse().ok().filter(|u| [1, 2, 4, 8].contains(u))
+            }),
+            online_softmax: r.bool("KILN_ONLINE_SOFTMAX"),
+            gpu_row_cache: row_cache != Some(None),
+            gpu_row_cache_unroll: row_cache.flatten(),
+            gpu_scatter: r.parse(
+                "KILN_GPU_SCATTER",
+                "THREADS,TILE: threads a power of two from 64 to 1024, a tile from 32 to THREADS",
+                |t| {
+                    let (t, p) = t.split_once(',')?;
+                    let (t, p): (usize, usize) = (t.trim().parse().ok()?, p.trim().parse().ok()?);
+                    (t.is_power_of_two() && (64..=1024).contains(&t) && (32..=t).contains(&p))
+                        .then_some((t, p))
+                },
+            ),
+            gpu_pool: r.bool("KILN_GPU_POOL").unwrap_or(true),
+            gpu_memory_limit: r.parse(
+                "KILN_GPU_MEMORY_LIMIT",
+                "a byte count or a percentage (`50%`)",
+                |t| t.parse().ok(),
+            ),
+            stream_pool: r.int("KILN_STREAM_POOL", 1..=usize::MAX as u64).map(|v| v as usize),
+            toolkit,
+            warnings: r.warnings,
+        }
+    }
+}
+
+/// The process's configuration, read from the environment the first time it is asked for
+/// (each invalid value's line printed on stderr then).
+pub fn config() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(|| {
+        let config = Config::from_env();
+        for line in &config.warnings {
+            eprintln!("kiln: {line}");
+        }
+        config
+    })
+}
+
+/// Reads variables by the grammar, collecting the invalid ones' lines.
+struct Reader<F> {
+    var: F,
+    warnings: Vec<String>,
+}
+
+impl<F: Fn(&str) -> Option<OsString>> Reader<F> {
+    /// The value as given; `None` when unset or empty.
+    fn raw(&self, name: &str) -> Option<OsString> {
+        (self.var)(name).filter(|v| !v.is_empty())
+    }
+
+    /// A path.
+    fn path(&self, name: &str) -> Option<PathBuf> {
+        self.raw(name).map(PathBuf::from)
+    }
+
+    /// The value as text, trimmed; `None` when unset or blank (or not UTF-8, with a warning).
+    fn text(&mut self, name: &str) -> Option<String> {
+        match self.raw(name)?.into_string() {
+            Ok(text) => Some(text.trim().to_string()).filter(|t| !t.is_empty()),
+            Err(raw) => {
+                self.invalid(name, &raw.to_string_lossy(), "UTF-8 text");
+                None
+            }
+        }
+    }
+
+    /// The value parsed by `parse`; `None`, with a warning saying `expected`, when it fails.
+    fn parse<T>(
+        &mut self,
+        name: &str,
+        expected: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Option<T> {
+        let text = self.text(name)?;
+        let value = parse(&text);
+        if value.is_none() {
+            self.invalid(name, &text, expected);
+        }
+        value
+    }
+
+    fn invalid(&mut self, name: &str, value: &str, expected: &str) {
+        self.warnings
+            .push(format!("{name}=`{value}` ignored: expected {expected}; using the default"));
+    }
+
+    fn bool(&mut self, name: &str) -> Option<bool> {
+        self.parse(name, "a boolean (`1`, `on`, `true`, `yes`, `0`, `off`, `false`, `no`)", |t| {
+            parse_bool(t)
+        })
+    }
+
+    fn int(&mut self, name: &str, range: RangeInclusive<u64>) -> Option<u64> {
+        let expected = match *range.end() {
+            end if end >= usize::MAX as u64 => format!("an integer from {}", range.start()),
+            end => format!("an integer from {} to {end}", range.start()),
+        };
+        self.parse(name, &expected, |t| t.parse().ok().filter(|v| range.contains(v)))
+    }
+
+    fn choice<T: Copy>(&mut self, name: &str, words: &[(&str, T)]) -> Option<T> {
+        let names: Vec<String> = words.iter().map(|(w, _)| format!("`{w}`")).collect();
+        let expected = match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => "nothing".into(),
+        };
+        self.parse(name, &expected, |t| {
+            words.iter().find(|(w, _)| w.eq_ignore_ascii_case(t)).map(|&(_, v)| v)
+        })
+    }
+
+    /// `KILN_CACHE_DIR` (`off`, or a path), else the XDG or home cache directory.
+    fn cache_dir(&mut self, home: Option<&std::path::Path>) -> Option<PathBuf> {
+        match self.raw("KILN_CACHE_DIR") {
+            Some(dir) if dir.to_str().is_some_and(is_off) => None,
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => match self.path("XDG_CACHE_HOME") {
+                Some(xdg) => Some(xdg.join("kiln")),
+                None => home.map(|h| h.join(".cache").join("kiln")),
+            },
+        }
+    }
+
+    /// `KILN_DUMP`: a list of [`DUMP_STAGES`] and `all`.
+    fn dump(&mut self) -> Vec<String> {
+        const NAME: &str = "KILN_DUMP";
+        let Some(text) = self.text(NAME) else { return Vec::new() };
+        let mut stages = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let item = item.to_ascii_lowercase();
+            if item == "all" {
+                stages.extend(DUMP_STAGES.iter().map(|s| s.to_string()));
+            } else if DUMP_STAGES.contains(&item.as_str()) {
+                stages.push(item);
+            } else {
+                self.warnings.push(format!(
+                    "{NAME} item `{item}` ignored: expected one of {} or `all`",
+                    DUMP_STAGES.join(", ")
+                ));
+            }
+        }
+        stages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    fn read(pairs: &[(&str, &str)]) -> Config {
+        Config::from_vars(|name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.into()))
+    }
+
+    #[test]
+    fn defaults() {
+        let c = read(&[]);
+        assert_eq!(c.device, None);
+        assert_eq!(c.codegen, Codegen::Host);
+        assert_eq!(c.cache_dir, None);
+        assert!(c.dump.is_empty());
+        assert_eq!(c.dump_dir, PathBuf::from("kiln-dump"));
+        assert_eq!(
+            (c.egg_iters, c.egg_nodes, c.egg_time_ms, c.fast_math),
+            (None, None, None, false)
+        );
+        assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
+        assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache);
+        assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
+        assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
+        assert_eq!((c.gpu_memory_limit, c.stream_pool), (None, None));
+        assert_eq!(c.toolkit, ToolkitEnv::default());
+        assert!(c.warnings.is_empty());
+    }
+
+    #[test]
+    fn the_grammar() {
+        let c = read(&[
+            ("KILN_DEVICE", " cuda:1 "),
+            ("KILN_CODEGEN", "EVAL"),
+            ("KILN_DUMP", "graph, ,MLIR"),
+            ("KILN_EGG_ITERS", " 3 "),
+            ("KILN_FAST_MATH", "yes"),
+            ("KILN_HOST_TIER", "optimized"),
+            ("KILN_HOST_LIBMVEC", "0"),
+            ("KILN_GPU_TIER", "Fast"),
+            ("KILN_GPU_MATH", "polynomial"),
+            ("KILN_GPU_LINK", "cubin"),
+            ("KILN_GPU_SPLIT_UNROLL", "8"),
+            ("KILN_ONLINE_SOFTMAX", "off"),
+            ("KILN_GPU_ROW_CACHE", "16"),
+            ("KILN_GPU_SCATTER", "512, 64"),
+            ("KILN_GPU_POOL", "OFF"),
+            ("KILN_GPU_MEMORY_LIMIT", "50%"),
+            ("KILN_STREAM_POOL", "2"),
+            ("KILN_CUDA_PATH", "/k"),
+            ("KILN_PTXAS", "/bin/ptxas"),
+        ]);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.device.as_deref(), Some("cuda:1"));
+        assert_eq!(c.codegen, Codegen::Eval);
+        assert_eq!(c.dump, ["graph", "mlir"]);
+        assert_eq!((c.egg_iters, c.fast_math), (Some(3), true));
+        assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Optimized, TierSetting::Fast));
+        assert!(!c.host_libmvec && !c.gpu_pool && c.gpu_row_cache);
+        assert_eq!((c.gpu_math, c.gpu_link), (Some(GpuMath::Polynomial), Some(GpuLink::Cubin)));
+        assert_eq!((c.gpu_split_unroll, c.online_softmax), (Some(8), Some(false)));
+        assert_eq!((c.gpu_row_cache_unroll, c.gpu_scatter), (Some(16), Some((512, 64))));
+        assert_eq!(
+            (c.gpu_memory_limit, c.stream_pool),
+            (Some(MemoryLimit::Fraction(0.5)), Some(2))
+        );
+        assert_eq!(c.toolkit.kiln_cuda_path, Some(PathBuf::from("/k")));
+        assert_eq!(c.toolkit.ptxas, Some(PathBuf::from("/bin/ptxas")));
+        assert_eq!(read(&[("KILN_DUMP", "all")]).dump, DUMP_STAGES);
+        assert!(!read(&[("KILN_GPU_ROW_CACHE", "off")]).gpu_row_cache);
+        // Empty or blank is unset.
+        assert_eq!(read(&[("KILN_DEVICE", "  "), ("KILN_GPU_POOL", "")]), read(&[]));
+    }
+
+    #[test]
+    fn invalid_values_take_the_default_with_a_warning() {
+        let c = read(&[
+            ("KILN_EGG_NODES", "lots"),
+            ("KILN_FAST_MATH", "2"),
+            ("KILN_GPU_TIER", "quick"),
+            ("KILN_GPU_SPLIT_UNROLL", "3"),
+            ("KILN_GPU_ROW_CACHE", "64"),
+            ("KILN_GPU_SCATTER", "100,32"),
+            ("KILN_GPU_MEMORY_LIMIT", "150%"),
+            ("KILN_STREAM_POOL", "0"),
+            ("KILN_DUMP", "graph,gpu"),
+        ]);
+        let defaults = read(&[]);
+        assert_eq!((c.egg_nodes, c.fast_math, c.gpu_tier), (None, false, TierSetting::Auto));
+        assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
+        assert!(c.gpu_row_cache);
+        assert_eq!((c.gpu_memory_limit, c.stream_pool), (None, None));
+        assert_eq!(c.dump, ["graph"]);
+        assert_eq!(c.warnings.len(), 9, "{:?}", c.warnings);
+        assert_eq!(
+            c.warnings.iter().find(|w| w.starts_with("KILN_GPU_TIER")).unwrap(),
+            "KILN_GPU_TIER=`quick` ignored: expected `fast` or `optimized`; using the default"
+        );
+        assert!(c.warnings.iter().any(|w| w.starts_with("KILN_DUMP item `gpu` ignored")));
+        assert!(c.warnings.iter().any(|w| w.contains("an integer from 1")), "{:?}", c.warnings);
+        assert_ne!(c, defaults);
+    }
+
+    #[test]
+    fn cache_directory() {
+        let dir = |pairs: &[(&str, &str)]| read(pairs).cache_dir;
+        assert_eq!(dir(&[("KILN_CACHE_DIR", "/c"), ("HOME", "/h")]), Some("/c".into()));
+        assert_eq!(dir(&[("KILN_CACHE_DIR", "off"), ("HOME", "/h")]), None);
+        assert_eq!(dir(&[("KILN_CACHE_DIR", " Off ")]), None);
+        assert_eq!(dir(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]), Some("/x/kiln".into()));
+        assert_eq!(dir(&[("HOME", "/h")]), Some("/h/.cache/kiln".into()));
+        assert_eq!(dir(&[]), None);
+    }
+
+    #[test]
+    fn memory_limits() {
+        assert_eq!("1024".parse::<MemoryLimit>(), Ok(MemoryLimit::Bytes(1024)));
+        assert_eq!(" 50 % ".parse::<MemoryLimit>(), Ok(MemoryLimit::Fraction(0.5)));
+        assert!("150%".parse::<MemoryLimit>().is_err());
+        assert!("lots".parse::<MemoryLimit>().is_err());
+    }
+
+    /// Every variable the configuration reads is in the README's table.
+    #[test]
+    fn the_readme_lists_every_variable() {
+        let names = RefCell::new(Vec::new());
+        Config::from_vars(|name| {
+            names.borrow_mut().push(name.to_string());
+            None
+        });
+        let readme = include_str!("../../README.md");
+        let table = &readme[readme.find("## Configuration").expect("a Configuration section")..];
+        for name in names.into_inner().iter().filter(|n| n.starts_with("KILN_")) {
+            assert!(table.contains(&format!("`{name}`")), "{name} is not in the README's table");
+        }
+    }
+}
