@@ -11,7 +11,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use kiln::{Array, HostArray};
 use kiln_compiler::codegen::{
-    compile_region_disk, compile_region_tier, run_schedule_on_host, Origin, Tier,
+    compile, compile_region_disk, lower, CodeTarget, CompiledRegion,
+    LowerOptions, Origin, Tier,
 };
 use kiln_compiler::fusion::{partition, Region};
 use kiln_compiler::schedule::{schedule, Schedule};
@@ -57,7 +58,7 @@ fn compile_latency(c: &mut Criterion) {
         g.bench_function(format!("new elementwise region (ew_chain), {tier:?} tier"), |b| {
             b.iter_batched(
                 new_region,
-                |regions| compile_region_tier(&regions[0], tier).unwrap(),
+                |regions| compile_host(&regions[0], tier),
                 BatchSize::PerIteration,
             )
         });
@@ -87,10 +88,7 @@ fn compile_latency(c: &mut Criterion) {
         g.bench_function("new elementwise region (ew_chain) to PTX", |b| {
             b.iter_batched(
                 new_region,
-                |regions| {
-                    kiln_compiler::codegen::gpu::compile_region_gpu(&regions[0], Default::default())
-                        .unwrap()
-                },
+                |regions| compile_gpu_tier(&regions[0], Tier::Optimized),
                 BatchSize::PerIteration,
             )
         });
@@ -111,7 +109,7 @@ fn compile_latency(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("kiln-bench-disk-{}", std::process::id()));
     let cache = kiln_runtime::DiskCache::new(&dir);
     let regions = new_region();
-    let kernel = kiln_compiler::codegen::gpu::lower_region_gpu(&regions[0]).unwrap();
+    let kernel = lower(&regions[0], &LowerOptions::gpu()).unwrap();
     let key = kiln_compiler::codegen::gpu::disk_cache_key(
         &kernel,
         Default::default(),
@@ -122,7 +120,7 @@ fn compile_latency(c: &mut Criterion) {
     cache.store(&key, &entry).unwrap();
     g.bench_function("disk cache hit (lower the region, key, read and check the entry)", |b| {
         b.iter(|| {
-            let k = kiln_compiler::codegen::gpu::lower_region_gpu(&regions[0]).unwrap();
+            let k = lower(&regions[0], &LowerOptions::gpu()).unwrap();
             let key = kiln_compiler::codegen::gpu::disk_cache_key(
                 &k,
                 Default::default(),
@@ -164,7 +162,7 @@ fn host_disk_breakdown(region: &Region, disk: &kiln_runtime::DiskCache) {
             .collect();
     for _ in 0..30 {
         let t = std::time::Instant::now();
-        let c = compile_region_tier(region, Tier::Optimized).unwrap();
+        let c = compile_host(region, Tier::Optimized);
         let wall = t.elapsed().as_secs_f64() * 1e3;
         let ts = c.code.get().times;
         for (row, v) in compile
@@ -188,9 +186,14 @@ fn host_disk_breakdown(region: &Region, disk: &kiln_runtime::DiskCache) {
 
 /// `region` lowered for the GPU and compiled to PTX at `tier` (sm_90).
 fn compile_gpu_tier(region: &Region, tier: Tier) -> kiln_compiler::codegen::gpu::GpuKernel {
-    use kiln_compiler::codegen::gpu::{compile_kernel_gpu_tier, lower_region_gpu_tier};
-    compile_kernel_gpu_tier(lower_region_gpu_tier(region, tier).unwrap(), Default::default(), tier)
-        .unwrap()
+    let kernel = lower(region, &LowerOptions::gpu_tier(tier)).unwrap();
+    compile(kernel, CodeTarget::Ptx(Default::default()), tier).unwrap().into_ptx().unwrap()
+}
+
+/// `region` lowered and compiled for the host at `tier`, bypassing the caches.
+fn compile_host(region: &Region, tier: Tier) -> CompiledRegion {
+    let kernel = lower(region, &LowerOptions::host()).unwrap();
+    compile(kernel, CodeTarget::Host, tier).unwrap().into_host().unwrap()
 }
 
 /// Where the time of compiling a new region to PTX goes, stage by stage (`PtxTimes`): the
@@ -234,19 +237,19 @@ fn run(c: &mut Criterion) {
     let x = uniform(1 << 24, &[1 << 24], -3.0, 3.0);
     let (regions, sched, inputs) = plan(&ew_chain(&x, 1.5));
     let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
-    run_schedule_on_host(&sched, &regions, &refs).unwrap();
+    kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap();
     settle();
     g.bench_function("ew_chain 2^24 f32", |b| {
-        b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap())
+        b.iter(|| kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap())
     });
 
     let x = uniform(4096 * 4096, &[4096, 4096], -5.0, 5.0);
     let (regions, sched, inputs) = plan(&kiln::nn::softmax(&x, -1).unwrap());
     let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
-    run_schedule_on_host(&sched, &regions, &refs).unwrap();
+    kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap();
     settle();
     g.bench_function("softmax rows 4096x4096 f32", |b| {
-        b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap())
+        b.iter(|| kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap())
     });
     g.finish();
 }
@@ -274,10 +277,10 @@ fn user_kernels(c: &mut Criterion) {
     for (name, out) in &programs {
         let (regions, sched, inputs) = plan(out);
         let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
-        run_schedule_on_host(&sched, &regions, &refs).unwrap();
+        kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap();
         settle();
         g.bench_function(*name, |b| {
-            b.iter(|| run_schedule_on_host(&sched, &regions, &refs).unwrap())
+            b.iter(|| kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap())
         });
     }
     g.bench_function("trace ElementwiseKernel squared_diff (a call)", |b| {

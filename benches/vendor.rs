@@ -2,7 +2,7 @@
 //!
 //! `cargo bench --bench vendor` (release). Each benchmark runs a compiled schedule whose one
 //! region is the library call (its output allocated each time), through
-//! `kiln_compiler::vendor::run_schedule`, the default materialisation path.
+//! `kiln_exec::cpu::run_schedule` with `HostRun::Libraries` (host libraries, the rest evaluated).
 //!
 //! Measured on the 2-core development machine (shared, load ~4; medians): matmul f32 1024^3
 //! 44 ms (49 GFLOP/s), with a transposed operand read through its strides 60 ms; fft c64 2^20
@@ -14,7 +14,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kiln::{Array, DType, HostArray};
 use kiln_compiler::pipeline::{compile, Compiled, Options};
-use kiln_compiler::vendor::run_schedule;
+use kiln_exec::cpu::{run_schedule, HostRun};
 
 /// The compiled plan of `y` and its inputs.
 fn plan(y: &Array) -> (Compiled, Vec<std::sync::Arc<HostArray>>) {
@@ -30,7 +30,7 @@ fn bench_plan(c: &mut Criterion, group: &str, name: &str, flops: u64, y: &Array)
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     g.throughput(Throughput::Elements(flops));
     g.bench_function(name, |b| {
-        b.iter(|| run_schedule(&p.schedule, &p.partition.regions, &refs).unwrap())
+        b.iter(|| run_schedule(&p.schedule, &p.partition.regions, &refs, HostRun::Libraries).unwrap())
     });
     g.finish();
 }

@@ -48,6 +48,9 @@
 //! - `filetests`: the `.kir` files of `tests/filetests/` (as Cranelift's file tests): a program
 //!   in the textual IR and the expected text of the stages its header names; `KILN_BLESS=1`
 //!   rewrites the expectations.
+//! - `invariants`: properties of the sources, read as text: no `match` on ops outside `ir/`
+//!   with an arm that catches every other op (`_`, a binding), so a new op is a compile error
+//!   wherever an op picks a behaviour; the scanner's own tests.
 
 #[path = "suite/polynomial.rs"]
 mod polynomial;
@@ -85,6 +88,9 @@ mod catalogue;
 
 #[path = "suite/filetests.rs"]
 mod filetests;
+
+#[path = "suite/support.rs"]
+mod support;
 
 #[path = "suite/fused_props.rs"]
 mod fused_props;
@@ -128,6 +134,8 @@ mod big_arrays;
 mod complex;
 #[path = "suite/host_cache.rs"]
 mod host_cache;
+#[path = "suite/invariants.rs"]
+mod invariants;
 #[path = "suite/row_kernels.rs"]
 mod row_kernels;
 #[path = "suite/streams.rs"]

@@ -2,11 +2,10 @@
 //! intermediate buffer is freed, which outputs are written in place of an input that dies, and
 //! the stream each region runs on on a GPU ([`crate::streams`]; the host runs steps in order).
 
-use std::borrow::Cow;
 use std::fmt;
 
 use kiln_ir::shape::numel;
-use kiln_ir::{Attrs, DType, Graph, HostArray, IrError, NodeId, OpClass, OpKind, Shape};
+use kiln_ir::{Attrs, DType, Graph, NodeId, OpClass, OpKind, Shape};
 
 use crate::fusion::{Region, RegionKind};
 use crate::streams::{assign_streams, StreamPlan};
@@ -201,67 +200,3 @@ impl fmt::Display for Schedule {
     }
 }
 
-/// Runs a schedule's steps in order on the host: `run(step, region, inputs)` computes each
-/// region from its input buffers; graph inputs are borrowed, intermediates freed after their last
-/// reader. `inputs[k]` is the graph's `input {index=k}`. `invalid` makes the error for a missing
-/// input or a buffer read before it is written.
-pub fn run_steps<E>(
-    sched: &Schedule,
-    regions: &[Region],
-    inputs: &[&HostArray],
-    invalid: impl Fn(String) -> E,
-    mut run: impl FnMut(usize, &Region, &[&HostArray]) -> Result<Vec<HostArray>, E>,
-) -> Result<Vec<HostArray>, E> {
-    // Graph inputs are borrowed, region outputs owned.
-    let mut bufs: Vec<Option<Cow<'_, HostArray>>> = vec![None; sched.buffers.len()];
-    for (i, b) in sched.buffers.iter().enumerate() {
-        if let BufferSource::Input(index) = b.source {
-            let a = inputs.get(index as usize).ok_or_else(|| {
-                invalid(format!("buffer b{i}: no input {index} given ({} inputs)", inputs.len()))
-            })?;
-            bufs[i] = Some(Cow::Borrowed(*a));
-        }
-    }
-    for (s, step) in sched.steps.iter().enumerate() {
-        let refs: Vec<&HostArray> = step
-            .reads
-            .iter()
-            .map(|b| {
-                bufs[b.0 as usize]
-                    .as_deref()
-                    .ok_or_else(|| invalid(format!("{b} read before it is written")))
-            })
-            .collect::<Result<_, _>>()?;
-        let outs = run(s, &regions[step.region], &refs)?;
-        drop(refs);
-        // Outputs are fresh arrays: a write "in place" of a dying input just replaces it.
-        for (b, v) in step.writes.iter().zip(outs) {
-            bufs[b.0 as usize] = Some(Cow::Owned(v));
-        }
-        for b in &step.frees {
-            bufs[b.0 as usize] = None;
-        }
-    }
-    let mut results = Vec::with_capacity(sched.outputs.len());
-    for (i, b) in sched.outputs.iter().enumerate() {
-        let slot = &mut bufs[b.0 as usize];
-        let again = sched.outputs[i + 1..].contains(b);
-        let a = if again { slot.clone() } else { slot.take() };
-        let a = a.ok_or_else(|| invalid(format!("output {b} is never written")))?;
-        results.push(a.into_owned());
-    }
-    Ok(results)
-}
-
-/// Runs a schedule on the host with the reference evaluator (each region's body evaluated as a
-/// whole): the oracle of the compiled and library paths.
-pub fn run_on_host(
-    sched: &Schedule,
-    regions: &[Region],
-    inputs: &[&HostArray],
-) -> Result<Vec<HostArray>, IrError> {
-    let invalid = |message| IrError::Eval { node: 0, op: "schedule".into(), message };
-    run_steps(sched, regions, inputs, invalid, |_, region, refs| {
-        kiln_ir::eval::evaluate(&region.body, refs)
-    })
-}

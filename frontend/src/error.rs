@@ -132,3 +132,18 @@ impl From<kiln_compiler::CompileError> for Error {
         }
     }
 }
+
+impl From<kiln_exec::ExecError> for Error {
+    fn from(e: kiln_exec::ExecError) -> Error {
+        use kiln_exec::ExecError;
+        match e {
+            ExecError::Compile(c) => Error::from(c),
+            ExecError::Ir(ir) => Error::Ir(ir),
+            ExecError::Runtime(r) => Error::Runtime(r),
+            other @ (ExecError::InputMismatch { .. }
+            | ExecError::Schedule(_)
+            | ExecError::InvalidInput(_)
+            | ExecError::Library { .. }) => Error::Compile { message: other.to_string() },
+        }
+    }
+}

@@ -486,15 +486,15 @@ fn along_shape(op: &str, src: &[usize], idx: &[usize], axis: usize) -> Result<Ve
 /// An upper bound (exclusive) on the values of `x` that kiln knows without computing it: the
 /// extent of the reduced axis of an `argmin`/`argmax` (through casts to wider integers).
 fn known_bound(x: &Array) -> Option<usize> {
-    match (x.e.op, &x.e.attrs) {
-        (OpKind::ArgMin | OpKind::ArgMax, Attrs::Reduce { axes, .. }) if axes.len() == 1 => {
-            Some(x.e.inputs[0].shape()[axes[0]])
+    if let (OpKind::ArgMin | OpKind::ArgMax, Attrs::Reduce { axes, .. }) = (x.e.op, &x.e.attrs) {
+        if axes.len() == 1 {
+            return Some(x.e.inputs[0].shape()[axes[0]]);
         }
-        (OpKind::Cast, _) if x.dtype().is_integer() && x.dtype().itemsize() >= 8 => {
-            known_bound(&x.e.inputs[0])
-        }
-        _ => None,
     }
+    if x.e.op == OpKind::Cast && x.dtype().is_integer() && x.dtype().itemsize() >= 8 {
+        return known_bound(&x.e.inputs[0]);
+    }
+    None
 }
 
 /// `np.bincount(x, weights, minlength)`: the number of occurrences of each value of the 1-D

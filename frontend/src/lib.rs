@@ -10,7 +10,6 @@ pub mod dump;
 mod elementwise;
 mod error;
 pub mod fft;
-pub mod gpu;
 mod indexing;
 mod io;
 pub mod kernels;
@@ -29,6 +28,8 @@ mod sort;
 mod unique;
 mod views;
 
+/// The CUDA executor (crate `kiln-exec`): device arrays, the device, the streams regions ran on.
+pub use kiln_exec::cuda as gpu;
 pub use array::Array;
 pub use creation::{
     arange, arange_step, empty, empty_like, eye, full, full_like, geomspace, identity, linspace,

@@ -15,6 +15,7 @@ use crate::array::{Array, Expr};
 use crate::dump;
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceArray, Gpu};
+use kiln_exec::cpu::HostRun;
 use kiln_runtime::Backend;
 
 /// The IR graph of some arrays: arrays already held become `input` nodes (numbered in the order
@@ -204,21 +205,15 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
                 .map(|a| Ok(a.host_value()?.expect("a held array has a value")))
                 .collect::<Result<_>>()?;
             let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
-            let results = match host_backend() {
+            let how = match host_backend() {
                 HostBackend::Compiled => {
                     dump::host_code(seq, &plan.partition.regions);
-                    kiln_compiler::codegen::run_schedule_on_host(
-                        &plan.schedule,
-                        &plan.partition.regions,
-                        &inputs,
-                    )?
+                    HostRun::Compiled
                 }
-                HostBackend::Evaluator => kiln_compiler::vendor::run_schedule(
-                    &plan.schedule,
-                    &plan.partition.regions,
-                    &inputs,
-                )?,
+                HostBackend::Evaluator => HostRun::Libraries,
             };
+            let results =
+                kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, how)?;
             for (a, r) in pending.iter().zip(results) {
                 let _ = a.e.value.set(Arc::new(r));
             }

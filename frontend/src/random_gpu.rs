@@ -13,12 +13,11 @@
 //! [`Generator`]: crate::random::Generator
 
 use kiln_ir::DType;
-use kiln_runtime::rand::{generate, Draw};
-use kiln_runtime::{Backend, Device};
+use kiln_runtime::rand::Draw;
+use kiln_runtime::Backend;
 
 use crate::array::Array;
 use crate::error::Result;
-use crate::gpu::DeviceArray;
 use crate::materialize::backend;
 use crate::views::SliceArg;
 
@@ -32,12 +31,7 @@ pub(crate) fn device() -> Option<usize> {
 
 /// A device array of `count` values of `dtype` drawn by `draw` (seeded with `seed`).
 fn draw(ordinal: usize, draw: Draw, dtype: DType, count: usize, seed: u64) -> Result<Array> {
-    let _current = Device::new(ordinal)?.use_scoped()?;
-    let out = DeviceArray::empty(dtype, &[count])?;
-    // SAFETY: `out` holds `count` elements of the draw's type (u32 words, float32, float64 by
-    // the callers), on the current device and stream; it outlives the queued call (freed in
-    // stream order).
-    unsafe { generate(draw, seed, 0, count, out.buffer().ptr())? };
+    let out = kiln_exec::cuda::random::draw(ordinal, draw, dtype, count, seed)?;
     Ok(Array::from_device(std::sync::Arc::new(out)))
 }
 

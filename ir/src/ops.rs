@@ -4,7 +4,9 @@
 //! dtypes it accepts, the rule for its result dtype, the attributes it carries and a one-line doc.
 //! The textual IR, the verifier ([`crate::infer`]), the reference evaluator and the compiler's
 //! e-graph language all read this table; adding an op is adding a row (and its semantics in the
-//! evaluator, which an exhaustive `match` enforces).
+//! evaluator, which an exhaustive `match` enforces). [`ops_of!`] and [`ops_not_of!`] give the ops
+//! of classes as a pattern, so that a `match` on ops can treat whole classes alike and still be
+//! exhaustive.
 //!
 //! Elementwise ops in the IR take operands of one dtype and one shape: the frontend makes
 //! promotion (`cast`) and broadcasting (`broadcast_to`) explicit before it builds a node.
@@ -165,20 +167,22 @@ pub struct OpInfo {
     pub doc: &'static str,
 }
 
+/// The table: the rows of each class in a block `Class { row; ... }`, a row being the op's
+/// variant, name, arity, domain, dtype rule, attributes and doc.
 macro_rules! ops {
-    ($( $variant:ident, $name:literal, $class:ident, $arity:expr, $domain:ident, $rule:ident, $attrs:ident, $doc:literal; )*) => {
+    ($( $class:ident { $( $variant:ident, $name:literal, $arity:expr, $domain:ident, $rule:ident, $attrs:ident, $doc:literal; )* } )*) => {
         /// An op of the IR; [`OpKind::info`] gives its row of the table.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum OpKind { $( #[doc = $doc] $variant, )* }
+        pub enum OpKind { $( $( #[doc = $doc] $variant, )* )* }
 
         impl OpKind {
             /// Every op, in table order.
-            pub const ALL: &'static [OpKind] = &[ $( OpKind::$variant, )* ];
+            pub const ALL: &'static [OpKind] = &[ $( $( OpKind::$variant, )* )* ];
 
             /// The op's row of the table.
             pub fn info(self) -> &'static OpInfo {
                 match self {
-                    $( OpKind::$variant => &OpInfo {
+                    $( $( OpKind::$variant => &OpInfo {
                         name: $name,
                         class: OpClass::$class,
                         arity: $arity,
@@ -186,136 +190,243 @@ macro_rules! ops {
                         dtype_rule: DTypeRule::$rule,
                         attrs: AttrKind::$attrs,
                         doc: $doc,
-                    }, )*
+                    }, )* )*
                 }
             }
         }
+
+        /// The ops of one class as a pattern, for [`ops_of!`].
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! __ops_of_class {
+            $( ($class) => { $( $crate::OpKind::$variant )|* }; )*
+        }
+    };
+}
+
+/// Every op of the given classes ([`OpClass`] variants), as a pattern: for the arm of a `match`
+/// on [`OpKind`] that treats whole classes alike, so the match stays exhaustive without a
+/// catch-all and a new row is a compile error only where its own class is matched op by op.
+///
+/// ```
+/// use kiln_ir::{ops_of, OpKind};
+/// fn is_leaf_or_view(op: OpKind) -> bool {
+///     match op {
+///         ops_of!(Leaf, View) => true,
+///         ops_of!(Elementwise, Gather, Scatter, Scan, Sort, Reduce, Copy, Vendor, Custom) => false,
+///     }
+/// }
+/// assert!(is_leaf_or_view(OpKind::Iota) && !is_leaf_or_view(OpKind::Add));
+/// ```
+#[macro_export]
+macro_rules! ops_of {
+    ($($class:ident),+ $(,)?) => { $( $crate::__ops_of_class!($class) )|+ };
+}
+
+/// [`ops_of!`] of classes written without commas (which `rustfmt` leaves on one line).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ops_of_classes {
+    ($($class:ident)+) => { $( $crate::__ops_of_class!($class) )|+ };
+}
+
+/// Every op but those of the given class, as a pattern: the arm of a `match` on the ops of one
+/// class that no other op reaches.
+///
+/// ```
+/// use kiln_ir::{ops_not_of, OpKind};
+/// fn leaf_name(op: OpKind) -> &'static str {
+///     match op {
+///         OpKind::Input => "input",
+///         OpKind::Const => "const",
+///         OpKind::Iota => "iota",
+///         ops_not_of!(Leaf) => unreachable!("{} is not a leaf", op.name()),
+///     }
+/// }
+/// assert_eq!(leaf_name(OpKind::Iota), "iota");
+/// ```
+#[macro_export]
+macro_rules! ops_not_of {
+    (Leaf) => {
+        $crate::__ops_of_classes!(Elementwise Gather Scatter Scan Sort Reduce View Copy Vendor Custom)
+    };
+    (Elementwise) => {
+        $crate::__ops_of_classes!(Leaf Gather Scatter Scan Sort Reduce View Copy Vendor Custom)
+    };
+    (Gather) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Scatter Scan Sort Reduce View Copy Vendor Custom)
+    };
+    (Scatter) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Gather Scan Sort Reduce View Copy Vendor Custom)
+    };
+    (Scan) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Gather Scatter Sort Reduce View Copy Vendor Custom)
+    };
+    (Sort) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Gather Scatter Scan Reduce View Copy Vendor Custom)
+    };
+    (Reduce) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Gather Scatter Scan Sort View Copy Vendor Custom)
+    };
+    (View) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Gather Scatter Scan Sort Reduce Copy Vendor Custom)
+    };
+    (Copy) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Gather Scatter Scan Sort Reduce View Vendor Custom)
+    };
+    (Vendor) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Gather Scatter Scan Sort Reduce View Copy Custom)
+    };
+    (Custom) => {
+        $crate::__ops_of_classes!(Leaf Elementwise Gather Scatter Scan Sort Reduce View Copy Vendor)
     };
 }
 
 use Arity::{Fixed, Variadic};
 
 ops! {
-    // variant       name             class        arity     domain    dtype rule  attrs    doc
-    Input,           "input",         Leaf,        Fixed(0), ANY,      Declared,  Input,   "an array already materialised: the graph's input number `index`";
-    Const,           "const",         Leaf,        Fixed(0), ANY,      Declared,  Const,   "a scalar constant (rank 0)";
-    Iota,            "iota",          Leaf,        Fixed(0), NUM,      Declared,  Iota,    "the index along `axis` at each element: 0, 1, 2, ... (np.arange broadcast along axis)";
+    Leaf {
+        // variant       name             arity     domain    dtype rule  attrs    doc
+        Input,           "input",         Fixed(0), ANY,      Declared,  Input,   "an array already materialised: the graph's input number `index`";
+        Const,           "const",         Fixed(0), ANY,      Declared,  Const,   "a scalar constant (rank 0)";
+        Iota,            "iota",          Fixed(0), NUM,      Declared,  Iota,    "the index along `axis` at each element: 0, 1, 2, ... (np.arange broadcast along axis)";
+    }
 
-    Neg,             "negative",      Elementwise, Fixed(1), NUM,      Same,      None,    "-x (np.negative); wraps for integers";
-    Abs,             "absolute",      Elementwise, Fixed(1), ANY,      Real,      None,    "|x| (np.absolute); complex gives its modulus";
-    Sign,            "sign",          Elementwise, Fixed(1), NUM,      Same,      None,    "-1, 0 or 1 (np.sign); NaN stays NaN; complex gives x/|x|";
-    Sqrt,            "sqrt",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "square root (np.sqrt)";
-    Cbrt,            "cbrt",          Elementwise, Fixed(1), F,        Same,      None,    "cube root (np.cbrt)";
-    Square,          "square",        Elementwise, Fixed(1), NUM,      Same,      None,    "x*x (np.square)";
-    Reciprocal,      "reciprocal",    Elementwise, Fixed(1), NUM,      Same,      None,    "1/x (np.reciprocal); integer division for integers";
-    Exp,             "exp",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "e**x (np.exp)";
-    Exp2,            "exp2",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "2**x (np.exp2)";
-    Expm1,           "expm1",         Elementwise, Fixed(1), INEXACT,  Same,      None,    "e**x - 1, exact near 0 (np.expm1)";
-    Log,             "log",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "natural logarithm (np.log)";
-    Log2,            "log2",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "base-2 logarithm (np.log2)";
-    Log10,           "log10",         Elementwise, Fixed(1), INEXACT,  Same,      None,    "base-10 logarithm (np.log10)";
-    Log1p,           "log1p",         Elementwise, Fixed(1), INEXACT,  Same,      None,    "log(1 + x), exact near 0 (np.log1p)";
-    Sin,             "sin",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "sine, radians (np.sin)";
-    Cos,             "cos",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "cosine, radians (np.cos)";
-    Tan,             "tan",           Elementwise, Fixed(1), INEXACT,  Same,      None,    "tangent, radians (np.tan)";
-    Arcsin,          "arcsin",        Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse sine (np.arcsin)";
-    Arccos,          "arccos",        Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse cosine (np.arccos)";
-    Arctan,          "arctan",        Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse tangent (np.arctan)";
-    Sinh,            "sinh",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "hyperbolic sine (np.sinh)";
-    Cosh,            "cosh",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "hyperbolic cosine (np.cosh)";
-    Tanh,            "tanh",          Elementwise, Fixed(1), INEXACT,  Same,      None,    "hyperbolic tangent (np.tanh)";
-    Arcsinh,         "arcsinh",       Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic sine (np.arcsinh)";
-    Arccosh,         "arccosh",       Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic cosine (np.arccosh)";
-    Arctanh,         "arctanh",       Elementwise, Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic tangent (np.arctanh)";
-    Floor,           "floor",         Elementwise, Fixed(1), F,        Same,      None,    "largest integer <= x (np.floor)";
-    Ceil,            "ceil",          Elementwise, Fixed(1), F,        Same,      None,    "smallest integer >= x (np.ceil)";
-    Trunc,           "trunc",         Elementwise, Fixed(1), F,        Same,      None,    "x rounded toward zero (np.trunc)";
-    Rint,            "rint",          Elementwise, Fixed(1), F,        Same,      None,    "x rounded to nearest, ties to even (np.rint)";
-    Erf,             "erf",           Elementwise, Fixed(1), F,        Same,      None,    "the error function (scipy.special.erf)";
-    IsNan,           "isnan",         Elementwise, Fixed(1), INEXACT,  Bool,      None,    "x is NaN (np.isnan)";
-    IsInf,           "isinf",         Elementwise, Fixed(1), INEXACT,  Bool,      None,    "x is ±inf (np.isinf)";
-    IsFinite,        "isfinite",      Elementwise, Fixed(1), INEXACT,  Bool,      None,    "x is neither NaN nor ±inf (np.isfinite)";
-    LogicalNot,      "logical_not",   Elementwise, Fixed(1), B,        Same,      None,    "not x, on bools (np.logical_not)";
-    Invert,          "invert",        Elementwise, Fixed(1), INT_BOOL, Same,      None,    "bitwise not, ~x (np.invert)";
-    Real,            "real",          Elementwise, Fixed(1), C,        Real,      None,    "real part (np.real)";
-    Imag,            "imag",          Elementwise, Fixed(1), C,        Real,      None,    "imaginary part (np.imag)";
-    Conj,            "conjugate",     Elementwise, Fixed(1), C,        Same,      None,    "complex conjugate (np.conjugate)";
+    Elementwise {
+        Neg,             "negative",      Fixed(1), NUM,      Same,      None,    "-x (np.negative); wraps for integers";
+        Abs,             "absolute",      Fixed(1), ANY,      Real,      None,    "|x| (np.absolute); complex gives its modulus";
+        Sign,            "sign",          Fixed(1), NUM,      Same,      None,    "-1, 0 or 1 (np.sign); NaN stays NaN; complex gives x/|x|";
+        Sqrt,            "sqrt",          Fixed(1), INEXACT,  Same,      None,    "square root (np.sqrt)";
+        Cbrt,            "cbrt",          Fixed(1), F,        Same,      None,    "cube root (np.cbrt)";
+        Square,          "square",        Fixed(1), NUM,      Same,      None,    "x*x (np.square)";
+        Reciprocal,      "reciprocal",    Fixed(1), NUM,      Same,      None,    "1/x (np.reciprocal); integer division for integers";
+        Exp,             "exp",           Fixed(1), INEXACT,  Same,      None,    "e**x (np.exp)";
+        Exp2,            "exp2",          Fixed(1), INEXACT,  Same,      None,    "2**x (np.exp2)";
+        Expm1,           "expm1",         Fixed(1), INEXACT,  Same,      None,    "e**x - 1, exact near 0 (np.expm1)";
+        Log,             "log",           Fixed(1), INEXACT,  Same,      None,    "natural logarithm (np.log)";
+        Log2,            "log2",          Fixed(1), INEXACT,  Same,      None,    "base-2 logarithm (np.log2)";
+        Log10,           "log10",         Fixed(1), INEXACT,  Same,      None,    "base-10 logarithm (np.log10)";
+        Log1p,           "log1p",         Fixed(1), INEXACT,  Same,      None,    "log(1 + x), exact near 0 (np.log1p)";
+        Sin,             "sin",           Fixed(1), INEXACT,  Same,      None,    "sine, radians (np.sin)";
+        Cos,             "cos",           Fixed(1), INEXACT,  Same,      None,    "cosine, radians (np.cos)";
+        Tan,             "tan",           Fixed(1), INEXACT,  Same,      None,    "tangent, radians (np.tan)";
+        Arcsin,          "arcsin",        Fixed(1), INEXACT,  Same,      None,    "inverse sine (np.arcsin)";
+        Arccos,          "arccos",        Fixed(1), INEXACT,  Same,      None,    "inverse cosine (np.arccos)";
+        Arctan,          "arctan",        Fixed(1), INEXACT,  Same,      None,    "inverse tangent (np.arctan)";
+        Sinh,            "sinh",          Fixed(1), INEXACT,  Same,      None,    "hyperbolic sine (np.sinh)";
+        Cosh,            "cosh",          Fixed(1), INEXACT,  Same,      None,    "hyperbolic cosine (np.cosh)";
+        Tanh,            "tanh",          Fixed(1), INEXACT,  Same,      None,    "hyperbolic tangent (np.tanh)";
+        Arcsinh,         "arcsinh",       Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic sine (np.arcsinh)";
+        Arccosh,         "arccosh",       Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic cosine (np.arccosh)";
+        Arctanh,         "arctanh",       Fixed(1), INEXACT,  Same,      None,    "inverse hyperbolic tangent (np.arctanh)";
+        Floor,           "floor",         Fixed(1), F,        Same,      None,    "largest integer <= x (np.floor)";
+        Ceil,            "ceil",          Fixed(1), F,        Same,      None,    "smallest integer >= x (np.ceil)";
+        Trunc,           "trunc",         Fixed(1), F,        Same,      None,    "x rounded toward zero (np.trunc)";
+        Rint,            "rint",          Fixed(1), F,        Same,      None,    "x rounded to nearest, ties to even (np.rint)";
+        Erf,             "erf",           Fixed(1), F,        Same,      None,    "the error function (scipy.special.erf)";
+        IsNan,           "isnan",         Fixed(1), INEXACT,  Bool,      None,    "x is NaN (np.isnan)";
+        IsInf,           "isinf",         Fixed(1), INEXACT,  Bool,      None,    "x is ±inf (np.isinf)";
+        IsFinite,        "isfinite",      Fixed(1), INEXACT,  Bool,      None,    "x is neither NaN nor ±inf (np.isfinite)";
+        LogicalNot,      "logical_not",   Fixed(1), B,        Same,      None,    "not x, on bools (np.logical_not)";
+        Invert,          "invert",        Fixed(1), INT_BOOL, Same,      None,    "bitwise not, ~x (np.invert)";
+        Real,            "real",          Fixed(1), C,        Real,      None,    "real part (np.real)";
+        Imag,            "imag",          Fixed(1), C,        Real,      None,    "imaginary part (np.imag)";
+        Conj,            "conjugate",     Fixed(1), C,        Same,      None,    "complex conjugate (np.conjugate)";
 
-    Add,             "add",           Elementwise, Fixed(2), ANY,      Same,      None,    "x + y (np.add); logical or on bools";
-    Sub,             "subtract",      Elementwise, Fixed(2), NUM,      Same,      None,    "x - y (np.subtract)";
-    Mul,             "multiply",      Elementwise, Fixed(2), ANY,      Same,      None,    "x * y (np.multiply); logical and on bools";
-    Div,             "divide",        Elementwise, Fixed(2), INEXACT,  Same,      None,    "x / y (np.true_divide)";
-    FloorDiv,        "floor_divide",  Elementwise, Fixed(2), REAL_NUM, Same,      None,    "floor(x / y) (np.floor_divide); integer division by 0 gives 0";
-    Remainder,       "remainder",     Elementwise, Fixed(2), REAL_NUM, Same,      None,    "x mod y with the sign of y (np.remainder, Python's %)";
-    Power,           "power",         Elementwise, Fixed(2), NUM,      Same,      None,    "x ** y (np.power)";
-    Maximum,         "maximum",       Elementwise, Fixed(2), ANY,      Same,      None,    "larger of x, y; NaN propagates (np.maximum)";
-    Minimum,         "minimum",       Elementwise, Fixed(2), ANY,      Same,      None,    "smaller of x, y; NaN propagates (np.minimum)";
-    Fmax,            "fmax",          Elementwise, Fixed(2), ANY,      Same,      None,    "larger of x, y; NaN ignored (np.fmax)";
-    Fmin,            "fmin",          Elementwise, Fixed(2), ANY,      Same,      None,    "smaller of x, y; NaN ignored (np.fmin)";
-    Arctan2,         "arctan2",       Elementwise, Fixed(2), F,        Same,      None,    "angle of (x=y_arg, y=x_arg): arctan(x1/x2) by quadrant (np.arctan2)";
-    Hypot,           "hypot",         Elementwise, Fixed(2), F,        Same,      None,    "sqrt(x*x + y*y) without overflow (np.hypot)";
-    LogAddExp,       "logaddexp",     Elementwise, Fixed(2), F,        Same,      None,    "log(exp(x) + exp(y)) without overflow (np.logaddexp)";
-    CopySign,        "copysign",      Elementwise, Fixed(2), F,        Same,      None,    "|x| with the sign of y (np.copysign)";
-    Eq,              "equal",         Elementwise, Fixed(2), ANY,      Bool,      None,    "x == y (np.equal)";
-    Ne,              "not_equal",     Elementwise, Fixed(2), ANY,      Bool,      None,    "x != y (np.not_equal)";
-    Lt,              "less",          Elementwise, Fixed(2), ANY,      Bool,      None,    "x < y (np.less); complex compares lexicographically";
-    Le,              "less_equal",    Elementwise, Fixed(2), ANY,      Bool,      None,    "x <= y (np.less_equal)";
-    Gt,              "greater",       Elementwise, Fixed(2), ANY,      Bool,      None,    "x > y (np.greater)";
-    Ge,              "greater_equal", Elementwise, Fixed(2), ANY,      Bool,      None,    "x >= y (np.greater_equal)";
-    LogicalAnd,      "logical_and",   Elementwise, Fixed(2), B,        Same,      None,    "x and y, on bools (np.logical_and)";
-    LogicalOr,       "logical_or",    Elementwise, Fixed(2), B,        Same,      None,    "x or y, on bools (np.logical_or)";
-    LogicalXor,      "logical_xor",   Elementwise, Fixed(2), B,        Same,      None,    "x xor y, on bools (np.logical_xor)";
-    BitwiseAnd,      "bitwise_and",   Elementwise, Fixed(2), INT_BOOL, Same,      None,    "x & y (np.bitwise_and)";
-    BitwiseOr,       "bitwise_or",    Elementwise, Fixed(2), INT_BOOL, Same,      None,    "x | y (np.bitwise_or)";
-    BitwiseXor,      "bitwise_xor",   Elementwise, Fixed(2), INT_BOOL, Same,      None,    "x ^ y (np.bitwise_xor)";
-    LeftShift,       "left_shift",    Elementwise, Fixed(2), INT,      Same,      None,    "x << y (np.left_shift); shifts of the bit width or more give 0";
-    RightShift,      "right_shift",   Elementwise, Fixed(2), INT,      Same,      None,    "x >> y, arithmetic for signed (np.right_shift)";
-    Where,           "where",         Elementwise, Fixed(3), ANY,      Select,    None,    "x where cond else y (np.where(cond, x, y))";
-    Cast,            "cast",          Elementwise, Fixed(1), ANY,      Attribute, DType,   "x converted to `dtype` (ndarray.astype, unsafe casting)";
-    Label,           "label",         Elementwise, Fixed(1), ANY,      Same,      Custom,  "x unchanged, marked as a result of the user kernel `name` (ElementwiseKernel, ReductionKernel, fuse)";
+        Add,             "add",           Fixed(2), ANY,      Same,      None,    "x + y (np.add); logical or on bools";
+        Sub,             "subtract",      Fixed(2), NUM,      Same,      None,    "x - y (np.subtract)";
+        Mul,             "multiply",      Fixed(2), ANY,      Same,      None,    "x * y (np.multiply); logical and on bools";
+        Div,             "divide",        Fixed(2), INEXACT,  Same,      None,    "x / y (np.true_divide)";
+        FloorDiv,        "floor_divide",  Fixed(2), REAL_NUM, Same,      None,    "floor(x / y) (np.floor_divide); integer division by 0 gives 0";
+        Remainder,       "remainder",     Fixed(2), REAL_NUM, Same,      None,    "x mod y with the sign of y (np.remainder, Python's %)";
+        Power,           "power",         Fixed(2), NUM,      Same,      None,    "x ** y (np.power)";
+        Maximum,         "maximum",       Fixed(2), ANY,      Same,      None,    "larger of x, y; NaN propagates (np.maximum)";
+        Minimum,         "minimum",       Fixed(2), ANY,      Same,      None,    "smaller of x, y; NaN propagates (np.minimum)";
+        Fmax,            "fmax",          Fixed(2), ANY,      Same,      None,    "larger of x, y; NaN ignored (np.fmax)";
+        Fmin,            "fmin",          Fixed(2), ANY,      Same,      None,    "smaller of x, y; NaN ignored (np.fmin)";
+        Arctan2,         "arctan2",       Fixed(2), F,        Same,      None,    "angle of (x=y_arg, y=x_arg): arctan(x1/x2) by quadrant (np.arctan2)";
+        Hypot,           "hypot",         Fixed(2), F,        Same,      None,    "sqrt(x*x + y*y) without overflow (np.hypot)";
+        LogAddExp,       "logaddexp",     Fixed(2), F,        Same,      None,    "log(exp(x) + exp(y)) without overflow (np.logaddexp)";
+        CopySign,        "copysign",      Fixed(2), F,        Same,      None,    "|x| with the sign of y (np.copysign)";
+        Eq,              "equal",         Fixed(2), ANY,      Bool,      None,    "x == y (np.equal)";
+        Ne,              "not_equal",     Fixed(2), ANY,      Bool,      None,    "x != y (np.not_equal)";
+        Lt,              "less",          Fixed(2), ANY,      Bool,      None,    "x < y (np.less); complex compares lexicographically";
+        Le,              "less_equal",    Fixed(2), ANY,      Bool,      None,    "x <= y (np.less_equal)";
+        Gt,              "greater",       Fixed(2), ANY,      Bool,      None,    "x > y (np.greater)";
+        Ge,              "greater_equal", Fixed(2), ANY,      Bool,      None,    "x >= y (np.greater_equal)";
+        LogicalAnd,      "logical_and",   Fixed(2), B,        Same,      None,    "x and y, on bools (np.logical_and)";
+        LogicalOr,       "logical_or",    Fixed(2), B,        Same,      None,    "x or y, on bools (np.logical_or)";
+        LogicalXor,      "logical_xor",   Fixed(2), B,        Same,      None,    "x xor y, on bools (np.logical_xor)";
+        BitwiseAnd,      "bitwise_and",   Fixed(2), INT_BOOL, Same,      None,    "x & y (np.bitwise_and)";
+        BitwiseOr,       "bitwise_or",    Fixed(2), INT_BOOL, Same,      None,    "x | y (np.bitwise_or)";
+        BitwiseXor,      "bitwise_xor",   Fixed(2), INT_BOOL, Same,      None,    "x ^ y (np.bitwise_xor)";
+        LeftShift,       "left_shift",    Fixed(2), INT,      Same,      None,    "x << y (np.left_shift); shifts of the bit width or more give 0";
+        RightShift,      "right_shift",   Fixed(2), INT,      Same,      None,    "x >> y, arithmetic for signed (np.right_shift)";
+        Where,           "where",         Fixed(3), ANY,      Select,    None,    "x where cond else y (np.where(cond, x, y))";
+        Cast,            "cast",          Fixed(1), ANY,      Attribute, DType,   "x converted to `dtype` (ndarray.astype, unsafe casting)";
+        Label,           "label",         Fixed(1), ANY,      Same,      Custom,  "x unchanged, marked as a result of the user kernel `name` (ElementwiseKernel, ReductionKernel, fuse)";
+    }
 
-    Take,            "take",          Gather,      Fixed(2), ANY,      Gathered,  None,    "a.ravel()[idx], idx (int64) wrapped into range: np.take(a, idx, mode='wrap'); the shape of idx";
+    Gather {
+        Take,            "take",          Fixed(2), ANY,      Gathered,  None,    "a.ravel()[idx], idx (int64) wrapped into range: np.take(a, idx, mode='wrap'); the shape of idx";
+    }
 
-    ScatterAdd,      "scatter_add",   Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a with values[i] added to row idx[i] of axis 0, duplicates accumulating in position order (np.add.at); idx (int64) wrapped into range";
-    ScatterMax,      "scatter_max",   Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a, row idx[i] of axis 0 the maximum of itself and values[i], NaN propagating (np.maximum.at); idx wrapped into range";
-    ScatterMin,      "scatter_min",   Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a, row idx[i] of axis 0 the minimum of itself and values[i], NaN propagating (np.minimum.at); idx wrapped into range";
-    Scatter,         "scatter",       Scatter,     Fixed(3), ANY,      Scattered, None,    "a copy of a with row idx[i] of axis 0 replaced by values[i], the last position writing a row winning (a[idx] = values); idx wrapped into range";
+    Scatter {
+        ScatterAdd,      "scatter_add",   Fixed(3), ANY,      Scattered, None,    "a copy of a with values[i] added to row idx[i] of axis 0, duplicates accumulating in position order (np.add.at); idx (int64) wrapped into range";
+        ScatterMax,      "scatter_max",   Fixed(3), ANY,      Scattered, None,    "a copy of a, row idx[i] of axis 0 the maximum of itself and values[i], NaN propagating (np.maximum.at); idx wrapped into range";
+        ScatterMin,      "scatter_min",   Fixed(3), ANY,      Scattered, None,    "a copy of a, row idx[i] of axis 0 the minimum of itself and values[i], NaN propagating (np.minimum.at); idx wrapped into range";
+        Scatter,         "scatter",       Fixed(3), ANY,      Scattered, None,    "a copy of a with row idx[i] of axis 0 replaced by values[i], the last position writing a row winning (a[idx] = values); idx wrapped into range";
+    }
 
-    Cumsum,          "cumsum",        Scan,        Fixed(1), ANY,      SumLike,   Axis,    "running sum along `axis`, each step rounded to the result dtype (np.cumsum, np.add.accumulate)";
-    Cumprod,         "cumprod",       Scan,        Fixed(1), ANY,      SumLike,   Axis,    "running product along `axis`, each step rounded to the result dtype (np.cumprod)";
-    Cummax,          "cummax",        Scan,        Fixed(1), ANY,      Same,      Axis,    "running maximum along `axis`; NaN propagates (np.maximum.accumulate)";
-    Cummin,          "cummin",        Scan,        Fixed(1), ANY,      Same,      Axis,    "running minimum along `axis`; NaN propagates (np.minimum.accumulate)";
+    Scan {
+        Cumsum,          "cumsum",        Fixed(1), ANY,      SumLike,   Axis,    "running sum along `axis`, each step rounded to the result dtype (np.cumsum, np.add.accumulate)";
+        Cumprod,         "cumprod",       Fixed(1), ANY,      SumLike,   Axis,    "running product along `axis`, each step rounded to the result dtype (np.cumprod)";
+        Cummax,          "cummax",        Fixed(1), ANY,      Same,      Axis,    "running maximum along `axis`; NaN propagates (np.maximum.accumulate)";
+        Cummin,          "cummin",        Fixed(1), ANY,      Same,      Axis,    "running minimum along `axis`; NaN propagates (np.minimum.accumulate)";
+    }
 
-    Sort,            "sort",          Sort,        Fixed(1), ANY,      Same,      Axis,    "the elements along `axis` in ascending order, NaN last (complex: by real then imaginary part), ties stable (np.sort)";
-    Argsort,         "argsort",       Sort,        Fixed(1), ANY,      Index,     Axis,    "positions along `axis` that sort it as `sort` does, ties in their order (np.argsort(kind='stable'))";
+    Sort {
+        Sort,            "sort",          Fixed(1), ANY,      Same,      Axis,    "the elements along `axis` in ascending order, NaN last (complex: by real then imaginary part), ties stable (np.sort)";
+        Argsort,         "argsort",       Fixed(1), ANY,      Index,     Axis,    "positions along `axis` that sort it as `sort` does, ties in their order (np.argsort(kind='stable'))";
+    }
 
-    Sum,             "sum",           Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "sum over `axes` (np.sum); float16/bfloat16 accumulate in float32";
-    Prod,            "prod",          Reduce,      Fixed(1), ANY,      SumLike,   Reduce,  "product over `axes` (np.prod)";
-    Max,             "max",           Reduce,      Fixed(1), ANY,      Same,      Reduce,  "maximum over `axes`; NaN propagates (np.max)";
-    Min,             "min",           Reduce,      Fixed(1), ANY,      Same,      Reduce,  "minimum over `axes`; NaN propagates (np.min)";
-    ArgMax,          "argmax",        Reduce,      Fixed(1), ANY,      Index,     Reduce,  "index of the first maximum along one axis; the first NaN wins (np.argmax)";
-    ArgMin,          "argmin",        Reduce,      Fixed(1), ANY,      Index,     Reduce,  "index of the first minimum along one axis; the first NaN wins (np.argmin)";
-    All,             "all",           Reduce,      Fixed(1), ANY,      Bool,      Reduce,  "every element is truthy (np.all)";
-    Any,             "any",           Reduce,      Fixed(1), ANY,      Bool,      Reduce,  "some element is truthy (np.any)";
+    Reduce {
+        Sum,             "sum",           Fixed(1), ANY,      SumLike,   Reduce,  "sum over `axes` (np.sum); float16/bfloat16 accumulate in float32";
+        Prod,            "prod",          Fixed(1), ANY,      SumLike,   Reduce,  "product over `axes` (np.prod)";
+        Max,             "max",           Fixed(1), ANY,      Same,      Reduce,  "maximum over `axes`; NaN propagates (np.max)";
+        Min,             "min",           Fixed(1), ANY,      Same,      Reduce,  "minimum over `axes`; NaN propagates (np.min)";
+        ArgMax,          "argmax",        Fixed(1), ANY,      Index,     Reduce,  "index of the first maximum along one axis; the first NaN wins (np.argmax)";
+        ArgMin,          "argmin",        Fixed(1), ANY,      Index,     Reduce,  "index of the first minimum along one axis; the first NaN wins (np.argmin)";
+        All,             "all",           Fixed(1), ANY,      Bool,      Reduce,  "every element is truthy (np.all)";
+        Any,             "any",           Fixed(1), ANY,      Bool,      Reduce,  "some element is truthy (np.any)";
+    }
 
-    Reshape,         "reshape",       View,        Fixed(1), ANY,      Same,      Shape,   "the same elements in C order with a new `shape` (np.reshape)";
-    Permute,         "permute",       View,        Fixed(1), ANY,      Same,      Perm,    "axes reordered by `perm` (np.transpose)";
-    BroadcastTo,     "broadcast_to",  View,        Fixed(1), ANY,      Same,      Shape,   "stretched to `shape` by NumPy's broadcasting (np.broadcast_to)";
-    Slice,           "slice",         View,        Fixed(1), ANY,      Same,      Slice,   "a basic slice start:stop:step per axis (x[a:b:c])";
-    ExpandDims,      "expand_dims",   View,        Fixed(1), ANY,      Same,      Axes,    "new axes of extent 1 at `axes` of the result (np.expand_dims)";
-    Squeeze,         "squeeze",       View,        Fixed(1), ANY,      Same,      Axes,    "axes of extent 1 at `axes` removed (np.squeeze)";
-    Flip,            "flip",          View,        Fixed(1), ANY,      Same,      Axes,    "order reversed along `axes` (np.flip)";
+    View {
+        Reshape,         "reshape",       Fixed(1), ANY,      Same,      Shape,   "the same elements in C order with a new `shape` (np.reshape)";
+        Permute,         "permute",       Fixed(1), ANY,      Same,      Perm,    "axes reordered by `perm` (np.transpose)";
+        BroadcastTo,     "broadcast_to",  Fixed(1), ANY,      Same,      Shape,   "stretched to `shape` by NumPy's broadcasting (np.broadcast_to)";
+        Slice,           "slice",         Fixed(1), ANY,      Same,      Slice,   "a basic slice start:stop:step per axis (x[a:b:c])";
+        ExpandDims,      "expand_dims",   Fixed(1), ANY,      Same,      Axes,    "new axes of extent 1 at `axes` of the result (np.expand_dims)";
+        Squeeze,         "squeeze",       Fixed(1), ANY,      Same,      Axes,    "axes of extent 1 at `axes` removed (np.squeeze)";
+        Flip,            "flip",          Fixed(1), ANY,      Same,      Axes,    "order reversed along `axes` (np.flip)";
+    }
 
-    Concatenate,     "concatenate",   Copy,        Variadic, ANY,      Same,      Axis,    "inputs joined along an existing `axis` (np.concatenate)";
-    Stack,           "stack",         Copy,        Variadic, ANY,      Same,      Axis,    "inputs joined along a new `axis` (np.stack)";
-    Contiguous,      "contiguous",    Copy,        Fixed(1), ANY,      Same,      None,    "a C-contiguous copy (np.ascontiguousarray)";
+    Copy {
+        Concatenate,     "concatenate",   Variadic, ANY,      Same,      Axis,    "inputs joined along an existing `axis` (np.concatenate)";
+        Stack,           "stack",         Variadic, ANY,      Same,      Axis,    "inputs joined along a new `axis` (np.stack)";
+        Contiguous,      "contiguous",    Fixed(1), ANY,      Same,      None,    "a C-contiguous copy (np.ascontiguousarray)";
+    }
 
-    MatMul,          "matmul",        Vendor,      Fixed(2), ANY,      Same,      None,    "matrix product over the last two axes, batch axes broadcast (np.matmul); integers wrap, bools are or-of-ands";
-    Fft,             "fft",           Vendor,      Fixed(1), C,        Same,      Fft,     "discrete Fourier transform over `axes`, forward or `inverse` (np.fft.fftn / ifftn)";
-    Rfft,            "rfft",          Vendor,      Fixed(1), F,        Complex,   RealFft, "forward transform of real input over `axes`; the last axis (length `n`) keeps n/2+1 terms (np.fft.rfftn)";
-    Irfft,           "irfft",         Vendor,      Fixed(1), C,        Real,      RealFft, "inverse of rfft over `axes`: the last axis (n/2+1 terms) gives `n` real values (np.fft.irfftn)";
+    Vendor {
+        MatMul,          "matmul",        Fixed(2), ANY,      Same,      None,    "matrix product over the last two axes, batch axes broadcast (np.matmul); integers wrap, bools are or-of-ands";
+        Fft,             "fft",           Fixed(1), C,        Same,      Fft,     "discrete Fourier transform over `axes`, forward or `inverse` (np.fft.fftn / ifftn)";
+        Rfft,            "rfft",          Fixed(1), F,        Complex,   RealFft, "forward transform of real input over `axes`; the last axis (length `n`) keeps n/2+1 terms (np.fft.rfftn)";
+        Irfft,           "irfft",         Fixed(1), C,        Real,      RealFft, "inverse of rfft over `axes`: the last axis (n/2+1 terms) gives `n` real values (np.fft.irfftn)";
+    }
 
-    CustomKernel,    "custom",        Custom,      Variadic, ANY,      Declared,  Custom,  "a user's raw kernel named `name`: a fusion boundary";
+    Custom {
+        CustomKernel,    "custom",        Variadic, ANY,      Declared,  Custom,  "a user's raw kernel named `name`: a fusion boundary";
+    }
 }
 
 impl OpKind {

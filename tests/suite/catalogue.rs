@@ -151,7 +151,7 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
     let reference =
         kiln::ir::eval::evaluate(g, &inputs).unwrap_or_else(|e| panic!("{name}: reference: {e}"));
     let fused =
-        kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
+        kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, kiln_exec::cpu::HostRun::Evaluator)
             .unwrap_or_else(|e| panic!("{name}: fused: {e}"));
     assert_eq!(reference.len(), fused.len());
     for (k, (r, f)) in reference.iter().zip(&fused).enumerate() {
@@ -192,11 +192,10 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
 /// shared memory, barriers, shuffles, atomics, fences, calls, and the local-memory frame.
 /// Without libdevice (which `scripts/setup.sh` fetches) the snapshot is skipped.
 pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region]) {
-    use kiln_compiler::codegen::gpu::compile_region_gpu;
-    use kiln_compiler::toolchain::ptx::PtxTarget;
+        use kiln_compiler::toolchain::ptx::PtxTarget;
     let mut snap = String::new();
     for (k, r) in regions.iter().enumerate() {
-        let g = match compile_region_gpu(r, PtxTarget::default()) {
+        let g = match crate::support::gpu_kernel(r, PtxTarget::default(), kiln_compiler::codegen::Tier::Optimized) {
             Ok(g) => g,
             Err(kiln_compiler::CompileError::Unsupported { op, reason, .. }) => {
                 snap += &format!("======== region {k}: not compiled ({op}: {reason})\n");
@@ -246,10 +245,9 @@ pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region])
 pub(crate) fn fast_tier_ptx(
     region: &kiln_compiler::fusion::Region,
 ) -> Result<std::sync::Arc<str>, kiln_compiler::CompileError> {
-    use kiln_compiler::codegen::gpu::{compile_kernel_gpu_tier, lower_region_gpu_tier};
-    use kiln_compiler::codegen::Tier;
-    let kernel = lower_region_gpu_tier(region, Tier::Fast)?;
-    Ok(compile_kernel_gpu_tier(kernel, Default::default(), Tier::Fast)?.ptx)
+        use kiln_compiler::codegen::Tier;
+    let kernel = kiln_compiler::codegen::lower(region, &kiln_compiler::codegen::LowerOptions::gpu_tier(Tier::Fast))?;
+    Ok(crate::support::gpu_compile(kernel, Default::default(), Tier::Fast)?.ptx)
 }
 
 /// Assembles `ptx` for sm_90 with NVIDIA's ptxas when there is one (`crate::ptxas`), asserting
@@ -278,15 +276,15 @@ fn assemble(label: &str, ptx: &str) {
 /// (`__nv_sinf`) may remain in its PTX, which ptxas must accept; a float64 math function is a
 /// typed error naming libdevice.
 fn polynomial_ptx(name: &str, k: usize, r: &kiln_compiler::fusion::Region) {
-    use kiln_compiler::codegen::{gpu, MathLib};
+    use kiln_compiler::codegen::{self, LowerOptions, MathLib, Tier};
     use kiln_compiler::toolchain::ptx::PtxTarget;
-    let kernel = match gpu::lower_region_gpu_with(r, MathLib::Polynomial) {
+    let kernel = match codegen::lower(r, &LowerOptions::gpu().with_math(MathLib::Polynomial)) {
         Ok(kernel) => kernel,
         // float64 math (naming libdevice), or what the GPU path does not compile at all.
         Err(kiln_compiler::CompileError::Unsupported { .. }) => return,
         Err(e) => panic!("{name}: region {k}: polynomial lowering: {e}"),
     };
-    let g = gpu::compile_kernel_gpu(kernel, PtxTarget::default())
+    let g = crate::support::gpu_compile(kernel, PtxTarget::default(), Tier::Optimized)
         .unwrap_or_else(|e| panic!("{name}: region {k}: polynomial PTX: {e}"));
     let ptx = &g.ptx;
     assert!(ptx.contains(".entry kiln_gpu("), "{name}: region {k}: no entry\n{ptx}");
@@ -932,8 +930,7 @@ fn fft_magnitude() {
 /// the partials with volatile loads; the PTX assembles. Small ones are not split.
 #[test]
 fn split_gpu_reductions() {
-    use kiln_compiler::codegen::gpu::lower_region_gpu;
-    let x = f32s(&[1 << 20], 1);
+        let x = f32s(&[1 << 20], 1);
     let xd = f64s(&[1 << 18], 2);
     let m = f32s(&[4, 1 << 17], 3);
     let small = f32s(&[1000], 4);
@@ -951,7 +948,7 @@ fn split_gpu_reductions() {
         let l = kiln::lower(&[y]);
         let p = kiln_compiler::fusion::partition(&l.graph);
         assert_eq!(p.regions.len(), 1, "{name}");
-        let k = lower_region_gpu(&p.regions[0]).unwrap();
+        let k = kiln_compiler::codegen::lower(&p.regions[0], &kiln_compiler::codegen::LowerOptions::gpu()).unwrap();
         assert_eq!(k.gpu_split.is_some(), *split, "{name}: {:?}", k.gpu_split);
         assert_eq!(k.mlir.contains("llvm.atomicrmw add"), *split, "{name}");
         if *split {

@@ -6,7 +6,7 @@
 
 use kiln::ir::OpKind;
 use kiln::{axis, Array, DType, HostArray};
-use kiln_compiler::codegen::{self, run_schedule_on_host};
+use kiln_compiler::codegen;
 
 use crate::ulps::{float_values, host_ulps, ulp_distance};
 use kiln_compiler::fusion::{partition, Partition};
@@ -59,7 +59,7 @@ fn run_both(outs: &[&Array]) -> (Vec<HostArray>, Vec<HostArray>, Partition) {
     let sched = schedule(&g, &p.regions);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
-    let compiled = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap_or_else(|e| {
+    let compiled = kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap_or_else(|e| {
         let text = kiln_compiler::fusion::print_regions(&p.regions);
         let mlir: Vec<String> = p
             .regions
@@ -156,7 +156,6 @@ fn mlir_of_the_chain_is_canonical_and_shape_generic() {
 /// shape-generic and differ from each other, and each tier's PTX is cached apart.
 #[test]
 fn the_gpu_fast_tier_has_one_copy_of_the_code_and_no_vector_path() {
-    use kiln_compiler::codegen::gpu::{compile_kernel_gpu_tier, lower_region_gpu_tier};
     use kiln_compiler::codegen::Tier;
     if kiln_compiler::codegen::gpu::libdevice_path().is_none() {
         eprintln!("skipped: no libdevice (scripts/setup.sh fetches it)");
@@ -168,8 +167,12 @@ fn the_gpu_fast_tier_has_one_copy_of_the_code_and_no_vector_path() {
     let p = partition(&lowered.graph);
     assert_eq!(p.regions.len(), 1, "{p:?}");
     let compile = |tier| {
-        let kernel = lower_region_gpu_tier(&p.regions[0], tier).unwrap();
-        compile_kernel_gpu_tier(kernel, Default::default(), tier).unwrap()
+        let kernel = kiln_compiler::codegen::lower(
+            &p.regions[0],
+            &kiln_compiler::codegen::LowerOptions::gpu_tier(tier),
+        )
+        .unwrap();
+        crate::support::gpu_compile(kernel, Default::default(), tier).unwrap()
     };
     let (fast, optimized) = (compile(Tier::Fast), compile(Tier::Optimized));
     assert_eq!((fast.tier, optimized.tier), (Tier::Fast, Tier::Optimized));
@@ -1095,7 +1098,7 @@ fn run_text(graph: &str, inputs: &[HostArray]) -> (Vec<HostArray>, Vec<HostArray
     let sched = schedule(&g, &p.regions);
     let refs: Vec<&HostArray> = inputs.iter().collect();
     let reference = kiln::ir::eval::evaluate(&g, &refs).unwrap();
-    (run_schedule_on_host(&sched, &p.regions, &refs).unwrap(), reference)
+    (kiln_exec::cpu::run_schedule(&sched, &p.regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap(), reference)
 }
 
 /// Found by the random-program property test: a view of an empty array (a reshape, expand_dims
@@ -1157,7 +1160,7 @@ return %21, %10
     let g = kiln::ir::text::parse(text).unwrap();
     for (i, r) in partition(&g).regions.iter().enumerate() {
         eprintln!("region {i}");
-        match codegen::compile_region_tier(r, codegen::Tier::Fast) {
+        match crate::support::host_kernel(r, codegen::Tier::Fast) {
             Ok(_) | Err(kiln_compiler::CompileError::Unsupported { .. }) => {}
             Err(e) => panic!("region {i}: {e}"),
         }
@@ -1185,7 +1188,7 @@ fn an_empty_max_is_the_evaluators_error() {
     let p = partition(&g);
     let sched = schedule(&g, &p.regions);
     let a = HostArray::zeros(DType::Float32, &[0, 5]);
-    let err = run_schedule_on_host(&sched, &p.regions, &[&a]).unwrap_err();
+    let err = kiln_exec::cpu::run_schedule(&sched, &p.regions, &[&a], kiln_exec::cpu::HostRun::Compiled).unwrap_err();
     assert!(err.to_string().contains("zero-size array"), "{err}");
 }
 
@@ -1201,7 +1204,7 @@ fn unsupported_regions_fall_back_to_the_evaluator() {
     assert!(matches!(err, kiln_compiler::CompileError::Unsupported { .. }), "{err}");
     let sched = schedule(&l.graph, &p.regions);
     let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+    let got = kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
     assert_eq!(got, kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap());
     // A copy region (concatenate) and the elementwise regions around it.
     let a = uniform_f32(&[3, 4], -1.0, 1.0, 43);
@@ -1211,7 +1214,7 @@ fn unsupported_regions_fall_back_to_the_evaluator() {
     let p = partition(&l.graph);
     let sched = schedule(&l.graph, &p.regions);
     let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+    let got = kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
     check(
         "concatenate between kernels",
         &got,
@@ -1265,9 +1268,9 @@ fn both_tiers_compute_the_same_values() {
         let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
         let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap();
         for tier in [codegen::Tier::Fast, codegen::Tier::Optimized] {
-            let c = codegen::compile_region_tier(&p.regions[0], tier).unwrap();
+            let c = crate::support::host_kernel(&p.regions[0], tier).unwrap();
             assert_eq!(c.code.get().tier, tier);
-            let got = codegen::run_compiled(&c, &inputs).unwrap();
+            let got = kiln_exec::cpu::run_compiled(&c, &inputs).unwrap();
             check(&format!("program {n} {tier:?}"), &got, &want, softmax_ulps());
         }
     }
@@ -1326,12 +1329,12 @@ fn probe() {
             codegen::mlir_text(&p.regions[0]).unwrap(),
         )
         .unwrap();
-        run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+        kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
         let (mut walls, mut cpus) = (Vec::new(), Vec::new());
         let reps = std::env::var("KILN_PROBE_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
         for _ in 0..reps {
             let (t, c) = (std::time::Instant::now(), cpu_seconds());
-            run_schedule_on_host(&sched, &p.regions, &inputs).unwrap();
+            kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
             walls.push(t.elapsed().as_secs_f64() * 1e3);
             cpus.push((cpu_seconds() - c) * 1e3);
         }

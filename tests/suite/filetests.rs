@@ -201,7 +201,7 @@ fn stage_output(compiled: &Compiled, stage: &str, opts: &FileOptions) -> Result<
     match stage {
         "host-mlir" => code_text(regions, codegen::mlir_text),
         "gpu-mlir" => {
-            code_text(regions, |r| Ok(codegen::gpu::lower_region_gpu_with(r, opts.gpu_math)?.mlir))
+            code_text(regions, |r| Ok(codegen::lower(r, &codegen::LowerOptions::gpu().with_math(opts.gpu_math))?.mlir))
         }
         _ => pipeline_stage_text(compiled, stage).ok_or_else(|| {
             format!(

@@ -906,8 +906,8 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
 
     let runs: [(&str, Result<Vec<HostArray>, String>); 2] = [
         (
-            "schedule::run_on_host",
-            kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
+            "cpu::run_schedule (evaluator)",
+            kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, kiln_exec::cpu::HostRun::Evaluator)
                 .map_err(|e| e.to_string()),
         ),
         (
@@ -930,14 +930,14 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
 
     // The CPU backend: the plan's schedule as compiled host code, then the public path
     // (materialisation through the plan cache).
-    let host = kiln_compiler::codegen::run_schedule_on_host(
+    let host = kiln_exec::cpu::run_schedule(
         &plan.schedule,
         &plan.partition.regions,
-        &inputs,
+        &inputs, kiln_exec::cpu::HostRun::Compiled
     )
-    .map_err(|e| TestCaseError::fail(ctx(&format!("codegen::run_schedule_on_host: {e}"))))?;
+    .map_err(|e| TestCaseError::fail(ctx(&format!("cpu::run_schedule: {e}"))))?;
     compare_host(g, &inputs, &host)
-        .map_err(|d| TestCaseError::fail(ctx(&format!("codegen::run_schedule_on_host: {d}"))))?;
+        .map_err(|d| TestCaseError::fail(ctx(&format!("cpu::run_schedule: {d}"))))?;
     kiln::try_eval_all(&refs).map_err(|e| TestCaseError::fail(ctx(&format!("eval_all: {e}"))))?;
     let mut got = Vec::new();
     for a in &outs {
@@ -1369,7 +1369,7 @@ fn shift_by_a_negated_extreme_matches_the_evaluator_on_every_call() {
             .unwrap();
             let target = kiln_compiler::toolchain::ptx::PtxTarget::default();
             let k =
-                kiln_compiler::codegen::gpu::compile_region_gpu(&plan.partition.regions[0], target)
+                crate::support::gpu_kernel(&plan.partition.regions[0], target, kiln_compiler::codegen::Tier::Optimized)
                     .unwrap();
             let ptx = k.ptx.to_string();
             // The shift by a register count (`shl.b64 %rdA, %rdB, %rC;`, not the index math's

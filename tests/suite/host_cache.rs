@@ -58,7 +58,7 @@ fn one_region(y: &Array) -> (Region, Vec<std::sync::Arc<HostArray>>) {
 
 fn run(c: &codegen::CompiledRegion, inputs: &[std::sync::Arc<HostArray>]) -> Vec<HostArray> {
     let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
-    codegen::run_compiled(c, &refs).unwrap()
+    kiln_exec::cpu::run_compiled(c, &refs).unwrap()
 }
 
 #[test]

@@ -7,8 +7,9 @@ use kiln::ir::{DType, OpKind};
 use kiln::{Array, HostArray};
 use kiln_compiler::codegen::{self, MathLib, Tier};
 use kiln_compiler::fusion::partition;
-use kiln_compiler::schedule::{run_steps, schedule};
+use kiln_compiler::schedule::schedule;
 use kiln_compiler::CompileError;
+use kiln_exec::ExecError;
 
 use crate::codegen::{table_inputs, TABLE_FUNCS};
 use crate::ulps::{float_values, polynomial_ulps, ulp_distance};
@@ -18,7 +19,7 @@ const TRIG_LIMIT: f64 = 281474976710656.0; // 2^48
 
 /// `outs` run with every region compiled for the host with the polynomial math functions, and
 /// by the reference evaluator.
-fn run_polynomial(outs: &[&Array]) -> Result<(Vec<HostArray>, Vec<HostArray>), CompileError> {
+fn run_polynomial(outs: &[&Array]) -> Result<(Vec<HostArray>, Vec<HostArray>), ExecError> {
     let lowered = kiln::lower(outs);
     let g = lowered.graph;
     let p = partition(&g);
@@ -26,10 +27,16 @@ fn run_polynomial(outs: &[&Array]) -> Result<(Vec<HostArray>, Vec<HostArray>), C
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
     let got =
-        run_steps(&sched, &p.regions, &inputs, CompileError::InvalidInput, |_, region, refs| {
+        kiln_exec::cpu::run_steps(&sched, &p.regions, &inputs, |_, region, refs| {
             let compiled =
-                codegen::compile_region_math(region, Tier::Optimized, MathLib::Polynomial)?;
-            codegen::run_compiled(&compiled, refs)
+                crate::support::host_compile(
+                    codegen::lower(
+                        region,
+                        &codegen::LowerOptions::host().with_math(MathLib::Polynomial),
+                    )?,
+                    Tier::Optimized,
+                )?;
+            kiln_exec::cpu::run_compiled(&compiled, refs)
         })?;
     Ok((got, reference))
 }
@@ -110,7 +117,7 @@ fn polynomial_float64_is_unsupported() {
     ];
     for (name, y) in &cases {
         match run_polynomial(&[y]) {
-            Err(CompileError::Unsupported { op, reason, .. }) => {
+            Err(ExecError::Compile(CompileError::Unsupported { op, reason, .. })) => {
                 assert_eq!(op, *name);
                 assert!(reason.contains("f64") && reason.contains("libdevice"), "{name}: {reason}");
             }

@@ -6,7 +6,7 @@
 //! GPU's in the GPU pack), for rows shorter and longer than the shared-memory row cache.
 
 use kiln::{Array, DType, HostArray};
-use kiln_compiler::codegen::gpu::{compile_region_gpu, GpuKernel};
+use kiln_compiler::codegen::gpu::GpuKernel;
 use kiln_compiler::pipeline::{compile, Options};
 use kiln_compiler::toolchain::ptx::PtxTarget;
 
@@ -47,7 +47,7 @@ fn gpu_kernels(outs: &[&Array]) -> Vec<GpuKernel> {
     plan.partition
         .regions
         .iter()
-        .filter_map(|r| match compile_region_gpu(r, PtxTarget::default()) {
+        .filter_map(|r| match crate::support::gpu_kernel(r, PtxTarget::default(), kiln_compiler::codegen::Tier::Optimized) {
             Ok(k) => Some(k),
             Err(kiln_compiler::CompileError::Unsupported { .. }) => None,
             Err(e) => panic!("PTX: {e}"),
@@ -481,27 +481,21 @@ fn moment_rows(len: usize, seed: u64) -> Array {
 /// evaluator. Row regions (`rows`) must fold in one pass; the host's column kernels (block
 /// mode) do not.
 fn run_online_on_host(outs: &[&Array], rows: bool) -> (Vec<HostArray>, Vec<HostArray>) {
-    use kiln_compiler::codegen::{self, compile_kernel, lower_options, MathLib, Target, Tier};
-    use kiln_compiler::schedule::{run_steps, schedule};
+    use kiln_compiler::codegen::{self, LowerOptions, Tier};
+    use kiln_compiler::schedule::schedule;
     let lowered = kiln::lower(outs);
     let g = lowered.graph;
     let p = kiln_compiler::fusion::partition(&g);
     let sched = schedule(&g, &p.regions);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let want = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
-    let options = codegen::Options {
-        math: MathLib::for_target(Target::Host),
-        gpu_vec: true,
-        online_softmax: true,
-    };
-    let got = run_steps(
+    let options = LowerOptions { online_softmax: true, ..LowerOptions::host() };
+    let got = kiln_exec::cpu::run_steps(
         &sched,
         &p.regions,
         &inputs,
-        kiln_compiler::CompileError::InvalidInput,
         |_, region, refs| {
-            let kernel =
-                lower_options(region, Target::Host, options).map_err(|u| u.into_error(0))?;
+            let kernel = codegen::lower(region, &options)?;
             let rescale = kernel.mlir.contains("scf.if");
             let shift = kernel.mlir.contains("math.absf");
             assert!(
@@ -509,8 +503,8 @@ fn run_online_on_host(outs: &[&Array], rows: bool) -> (Vec<HostArray>, Vec<HostA
                 "a one-pass fold: softmax's rescale, layer norm's shift\n{}",
                 kernel.mlir
             );
-            codegen::run_compiled(&compile_kernel(kernel, Tier::Optimized)?, refs)
-        },
+            kiln_exec::cpu::run_compiled(&crate::support::host_compile(kernel, Tier::Optimized)?, refs)
+        }
     )
     .unwrap();
     (got, want)

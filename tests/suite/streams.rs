@@ -28,7 +28,7 @@ fn plan_text(outs: &[&Array]) -> (kiln::FusionReport, String) {
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     let run =
-        kiln_compiler::schedule::run_on_host(&plan.schedule, &plan.partition.regions, &inputs)
+        kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, kiln_exec::cpu::HostRun::Evaluator)
             .unwrap();
     assert_eq!(run, reference);
     let report = plan.report();

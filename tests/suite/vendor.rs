@@ -164,7 +164,7 @@ fn library_matches_evaluator(outs: &[&Array]) -> Compiled {
     let lowered = kiln::lower(outs);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_compiler::vendor::run_schedule(&plan.schedule, &plan.partition.regions, &inputs)
+    let got = kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, kiln_exec::cpu::HostRun::Libraries)
         .unwrap();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -367,10 +367,10 @@ fn the_codegen_path_calls_the_libraries_too() {
     let lowered = kiln::lower(&[&y, &f]);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_compiler::codegen::run_schedule_on_host(
+    let got = kiln_exec::cpu::run_schedule(
         &plan.schedule,
         &plan.partition.regions,
-        &inputs,
+        &inputs, kiln_exec::cpu::HostRun::Compiled
     )
     .unwrap();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
@@ -526,10 +526,10 @@ fn the_host_epilogue_is_the_evaluators_arithmetic() {
                 plan.report()
             );
             let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-            let got = kiln_compiler::vendor::run_schedule(
+            let got = kiln_exec::cpu::run_schedule(
                 &plan.schedule,
                 &plan.partition.regions,
-                &inputs,
+                &inputs, kiln_exec::cpu::HostRun::Libraries
             )
             .unwrap();
             let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();

@@ -23,8 +23,8 @@ use kiln_cache::config::GpuMath;
 use super::jit::Tier;
 use super::libdevice;
 pub use super::libdevice::libdevice_path;
-use super::lower::{lower_for, lower_vec, lower_with, Kernel, GPU_ENTRY};
-use super::{MathLib, Target};
+use super::lower::{lower, Kernel, LowerOptions, GPU_ENTRY};
+use super::MathLib;
 use crate::fusion::Region;
 use crate::toolchain::mlir::translate_to_llvm;
 use crate::toolchain::ptx::{self, ms_since, PtxTarget, PtxTimes, PTX_KERNEL_CC};
@@ -41,7 +41,7 @@ pub struct GpuKernel {
     pub compile_ms: f64,
     /// Where those milliseconds went (all 0 when it came from the cache).
     pub times: PtxTimes,
-    /// How it was compiled (see [`compile_kernel_gpu_tier`]).
+    /// How it was compiled (see [`compile_ptx`]).
     pub tier: Tier,
 }
 
@@ -149,49 +149,9 @@ fn cache() -> &'static PtxCache {
     CACHE.get_or_init(Default::default)
 }
 
-/// Lowers `region` for the GPU and compiles it to PTX for `target` (cached in memory by the
-/// kernel's MLIR text: a new shape of a known structure compiles nothing).
-///
-/// Errors: [`CompileError::Unsupported`] for what code generation cannot do yet; the
-/// toolchain's errors (no libdevice for a kernel calling math functions, ...).
-pub fn compile_region_gpu(region: &Region, target: PtxTarget) -> Result<GpuKernel, CompileError> {
-    compile_kernel_gpu(lower_region_gpu(region)?, target)
-}
-
-/// Lowers `region` for the GPU (MLIR text and launch parameters; nothing compiled yet).
-///
-/// Errors: [`CompileError::Unsupported`] for what code generation cannot do yet.
-pub fn lower_region_gpu(region: &Region) -> Result<Kernel, CompileError> {
-    lower_for(region, Target::Gpu).map_err(|u| u.into_error(0))
-}
-
-/// Lowers `region` for the GPU to be compiled at `tier`: at [`Tier::Fast`] elementwise
-/// kernels take one item at a time (no unrolled vector path: one copy of the region's code).
-///
-/// Errors: as [`lower_region_gpu`].
-pub fn lower_region_gpu_tier(region: &Region, tier: Tier) -> Result<Kernel, CompileError> {
-    lower_vec(region, Target::Gpu, MathLib::for_target(Target::Gpu), tier == Tier::Optimized)
-        .map_err(|u| u.into_error(0))
-}
-
-/// Lowers `region` for the GPU with math functions computed by `math` (e.g. to check the
-/// polynomial approximations where libdevice is installed).
-///
-/// Errors: as [`lower_region_gpu`]; [`MathLib::Libm`]; under [`MathLib::Polynomial`] a
-/// float64 math function ([`CompileError::Unsupported`] naming it).
-pub fn lower_region_gpu_with(region: &Region, math: MathLib) -> Result<Kernel, CompileError> {
-    lower_with(region, Target::Gpu, math).map_err(|u| u.into_error(0))
-}
-
-/// Compiles a lowered kernel to PTX for `target`, cached in memory by its MLIR text and math
-/// library.
-pub fn compile_kernel_gpu(kernel: Kernel, target: PtxTarget) -> Result<GpuKernel, CompileError> {
-    compile_kernel_gpu_tier(kernel, target, Tier::Optimized)
-}
-
-/// Compiles a lowered kernel to PTX for `target` at `tier` (see [`ptx_of_mlir_tier`]), cached
-/// in memory by its MLIR text, math library and tier.
-pub fn compile_kernel_gpu_tier(
+/// Compiles a kernel lowered for the GPU to PTX for `target` at `tier` (see
+/// [`ptx_of_mlir_tier`]), cached in memory by its MLIR text, math library and tier.
+pub(crate) fn compile_ptx(
     kernel: Kernel,
     target: PtxTarget,
     tier: Tier,
@@ -229,18 +189,18 @@ pub fn compile_kernel_gpu_tier(
 /// The MLIR of a region's GPU kernel (canonical and shape-generic: what `KILN_DUMP=mlir`
 /// shows on the GPU backend).
 pub fn mlir_text(region: &Region) -> Result<String, CompileError> {
-    Ok(lower_region_gpu(region)?.mlir)
+    Ok(lower(region, &LowerOptions::gpu())?.mlir)
 }
 
 /// The LLVM IR of a region's GPU kernel as translated from MLIR, before libdevice is linked
 /// and before optimisation (canonical: what `KILN_DUMP=llvm` shows on the GPU backend).
 pub fn llvm_ir_text(region: &Region) -> Result<String, CompileError> {
-    super::jit::translate(&lower_region_gpu(region)?.mlir)
+    super::jit::translate(&lower(region, &LowerOptions::gpu())?.mlir)
 }
 
 /// The PTX of a region's kernel for `target` (what `KILN_DUMP=ptx` shows).
 pub fn ptx_text(region: &Region, target: PtxTarget) -> Result<String, CompileError> {
-    Ok(compile_region_gpu(region, target)?.ptx.to_string())
+    Ok(compile_ptx(lower(region, &LowerOptions::gpu())?, target, Tier::Optimized)?.ptx.to_string())
 }
 
 /// The disk-cache key of a GPU kernel: its canonical MLIR text, its math library, the PTX

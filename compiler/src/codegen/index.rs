@@ -9,7 +9,7 @@
 //! have extent 1 (broadcast), and starts of 0 and steps of ±1, are structure.
 
 use kiln_ir::shape::numel;
-use kiln_ir::{Attrs, Node, OpKind, SliceDim};
+use kiln_ir::{ops_not_of, Attrs, Node, OpKind, SliceDim};
 
 use super::builder::Builder;
 
@@ -112,15 +112,17 @@ pub(crate) fn through_view(
                 Some(f) => f.clone(),
                 None => ravel(b, ix.dims()?, out_shape),
             };
-            let dims = match (view.op, &view.attrs, &ix.dims) {
-                (OpKind::ExpandDims, Attrs::Axes { axes }, Some(d)) => Some(
+            // expand_dims and squeeze drop or add zeros; a reshape unravels the flat position.
+            let dims = match (&ix.dims, &view.attrs) {
+                (None, _) => None,
+                (Some(d), Attrs::Axes { axes }) if view.op == OpKind::ExpandDims => Some(
                     d.iter()
                         .enumerate()
                         .filter(|(k, _)| !axes.contains(k))
                         .map(|(_, s)| s.clone())
                         .collect(),
                 ),
-                (OpKind::Squeeze, Attrs::Axes { axes }, Some(d)) => {
+                (Some(d), Attrs::Axes { axes }) if view.op == OpKind::Squeeze => {
                     let mut it = d.iter();
                     let zero = b.i64(0);
                     Some(
@@ -135,8 +137,7 @@ pub(crate) fn through_view(
                             .collect(),
                     )
                 }
-                (_, _, None) => None,
-                _ => Some(unravel(b, &flat, in_shape)),
+                (Some(_), _) => Some(unravel(b, &flat, in_shape)),
             };
             Ok(Ix { dims, flat: Some(flat) })
         }
@@ -186,7 +187,10 @@ pub(crate) fn through_view(
                 .collect();
             Ok(Ix { dims: Some(dims), flat: None })
         }
-        _ => unreachable!("{} is not a view (or has the wrong attributes)", view.op.name()),
+        (OpKind::Permute | OpKind::Slice | OpKind::Flip, _) => {
+            unreachable!("{} with the wrong attributes", view.op.name())
+        }
+        (ops_not_of!(View), _) => unreachable!("{} is not a view", view.op.name()),
     }
 }
 

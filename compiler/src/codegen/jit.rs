@@ -113,7 +113,7 @@ pub enum Origin {
 
 /// Machine code of one kernel, linked into the process.
 pub struct HostCode {
-    pub(crate) entry: EntryFn,
+    pub entry: EntryFn,
     pub tier: Tier,
     pub origin: Origin,
     /// How long compiling (or loading) it took.

@@ -1,19 +1,19 @@
 //! Code generation: fused regions to MLIR, to LLVM IR, to machine code.
 //!
+//! Two entry points: [`lower`] (a [`Region`] and [`LowerOptions`]) and [`compile`] (a [`Kernel`],
+//! a [`CodeTarget`] and a [`Tier`]).
+//!
 //! - [`lower`](lower::lower): a [`Region`] to a [`Kernel`]: canonical, shape-generic MLIR text
 //!   (`func`, `scf`, `arith`, `math`, `llvm` pointers) and the parameters for the region's
 //!   shapes. Elementwise and reduction regions; views are index math, never copies.
 //! - [`host`]: kernels compiled for the host CPU (LLVM with glibc's vector math library, an
 //!   object file linked by ORC; a fast tier first, then an optimised one), cached in memory and
 //!   on disk (`KILN_CACHE_DIR`), run over [`HostArray`]s in parallel chunks. Vendor regions are library calls ([`crate::vendor`]), not kernels.
-//! - [`run_schedule_on_host`]: a whole [`Schedule`] on the host, each region compiled, or
-//!   evaluated by the reference evaluator when code generation does not support it yet.
 //!
 //! The module-level docs of [`lower`] and of the private modules `types`, `scalar`, `cast`,
 //! `reduce`, `fold` and `jit` give the semantics, their accuracy and the compilation tiers.
 //!
-//! This is kiln's default CPU path: materialisation runs schedules through
-//! [`run_schedule_on_host`] (`KILN_CODEGEN=eval` runs the reference evaluator instead).
+//! Running the code is the executor's (crate `kiln-exec`).
 //!
 //! # Accuracy
 //!
@@ -128,22 +128,73 @@ mod reduce;
 mod scalar;
 mod types;
 
-use kiln_ir::HostArray;
 
 pub use host::{
-    asm_text, compile_kernel, compile_region, compile_region_disk, compile_region_math,
-    compile_region_tier, llvm_ir_text, mlir_text, optimized_llvm_ir_text, run_compiled, run_region,
+    asm_text, compile_region, compile_region_disk, llvm_ir_text, mlir_text, optimized_llvm_ir_text,
     CompiledRegion, Origin, Tier,
 };
 pub use lower::scan_gpu::GpuGrid;
 pub use lower::scatter::GpuScatter;
 pub use lower::{
-    lower_for, lower_options, lower_with, GpuSplit, Kernel, Options, GPU_ENTRY, HOST_ENTRY, KERNEL,
+    lower, GpuSplit, Kernel, KernelShape, LowerOptions, GPU_ENTRY, HOST_ENTRY, KERNEL,
 };
 
-use crate::fusion::{Region, RegionKind};
-use crate::schedule::{run_steps, Schedule};
 use crate::CompileError;
+
+/// Where [`compile`] puts a kernel's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CodeTarget {
+    /// This machine's CPU: an object file linked in process by ORC.
+    Host,
+    /// PTX for a GPU.
+    Ptx(crate::toolchain::ptx::PtxTarget),
+}
+
+/// What [`compile`] makes of a kernel.
+#[derive(Debug)]
+pub enum Code {
+    /// Host machine code, ready to run over host buffers.
+    Host(CompiledRegion),
+    /// A PTX module, to be loaded by the CUDA driver.
+    Ptx(gpu::GpuKernel),
+}
+
+impl Code {
+    /// The host code, if that is what this is.
+    pub fn into_host(self) -> Option<CompiledRegion> {
+        match self {
+            Code::Host(c) => Some(c),
+            Code::Ptx(_) => None,
+        }
+    }
+
+    /// The PTX, if that is what this is.
+    pub fn into_ptx(self) -> Option<gpu::GpuKernel> {
+        match self {
+            Code::Ptx(k) => Some(k),
+            Code::Host(_) => None,
+        }
+    }
+}
+
+/// Compiles a kernel (made by [`lower`] for the matching [`Target`]) at `tier`: code
+/// generation's second entry point. Host code bypasses the caches ([`compile_region`] is the
+/// cached path); PTX is cached in memory by the kernel's MLIR text, math library and tier.
+///
+/// Errors: a kernel lowered for the other target ([`CompileError::InvalidInput`]); the
+/// toolchain's errors.
+pub fn compile(kernel: Kernel, target: CodeTarget, tier: Tier) -> Result<Code, CompileError> {
+    match (target, kernel.target) {
+        (CodeTarget::Host, Target::Host) => Ok(Code::Host(host::compile_host(kernel, tier)?)),
+        (CodeTarget::Ptx(t), Target::Gpu) => Ok(Code::Ptx(gpu::compile_ptx(kernel, t, tier)?)),
+        (CodeTarget::Host, Target::Gpu) | (CodeTarget::Ptx(_), Target::Host) => {
+            Err(CompileError::InvalidInput(format!(
+                "a kernel lowered for the {:?} target cannot be compiled for {target:?}",
+                kernel.target
+            )))
+        }
+    }
+}
 
 /// What a kernel is generated for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -212,54 +263,3 @@ impl Unsupported {
     }
 }
 
-/// Runs a region on the host: a vendor region through the host libraries ([`crate::vendor`]),
-/// others compiled (cached), or, when code generation does not support them yet, by the
-/// reference evaluator (logged at debug level with the reason).
-pub fn run_region_or_evaluate(
-    region: &Region,
-    inputs: &[&HostArray],
-) -> Result<Vec<HostArray>, CompileError> {
-    if region.kind == RegionKind::Vendor {
-        return crate::vendor::run_region_on_host(region, inputs);
-    }
-    if region.kind == RegionKind::Sort {
-        return crate::vendor::sort::run_region_on_host(region, inputs);
-    }
-    match run_region(region, inputs) {
-        Ok(outs) => Ok(outs),
-        Err(CompileError::Unsupported { op, reason, .. }) => {
-            tracing::debug!(op = %op, reason = %reason, "code generation unsupported; evaluating the region");
-            Ok(kiln_ir::eval::evaluate(&region.body, inputs)?)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Runs a schedule on the host: each step's region compiled to machine code (cached), a vendor
-/// region through the host libraries ([`crate::vendor`]), or, when code generation does not
-/// support a region yet, the reference evaluator (logged at debug level with the reason).
-/// `inputs[k]` is the graph's `input {index=k}`.
-///
-/// Errors: a missing input, an evaluation error of a region run by the evaluator, a compilation
-/// failure, a library failure.
-pub fn run_schedule_on_host(
-    sched: &Schedule,
-    regions: &[Region],
-    inputs: &[&HostArray],
-) -> Result<Vec<HostArray>, CompileError> {
-    run_steps(sched, regions, inputs, CompileError::InvalidInput, |s, region, refs| {
-        if region.kind == RegionKind::Vendor {
-            return crate::vendor::run_region_on_host(region, refs);
-        }
-        if region.kind == RegionKind::Sort {
-            return crate::vendor::sort::run_region_on_host(region, refs);
-        }
-        match run_region(region, refs) {
-            Err(CompileError::Unsupported { op, reason, .. }) => {
-                tracing::debug!(region = sched.steps[s].region, op = %op, reason = %reason, "code generation unsupported; evaluating the region");
-                Ok(kiln_ir::eval::evaluate(&region.body, refs)?)
-            }
-            other => other,
-        }
-    })
-}

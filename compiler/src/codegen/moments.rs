@@ -23,7 +23,7 @@
 //! sums differ from the reference evaluator's by their rounding in the wide type: the
 //! two-pass form rounds each `(x - mu)²` to the element type, this one does not.
 
-use kiln_ir::{Attrs, DType, Graph, NodeId, OpKind};
+use kiln_ir::{Attrs, DType, Graph, NodeId, OpClass, OpKind};
 
 use super::builder::Builder;
 use super::reduce::{widen, Acc, Combine};
@@ -66,9 +66,10 @@ impl Moments {
                 continue;
             }
             let e = body.node(s2.inputs[0]);
-            let d = match (e.op, e.inputs.as_slice()) {
-                (OpKind::Square, [d]) => *d,
-                (OpKind::Mul, [d, d2]) if d == d2 => *d,
+            // d² as `square(d)` or `d * d`.
+            let d = match e.inputs.as_slice() {
+                [d] if e.op == OpKind::Square => *d,
+                [d, d2] if e.op == OpKind::Mul && d == d2 => *d,
                 _ => continue,
             };
             let dn = body.node(d);
@@ -230,13 +231,22 @@ fn only_reduction(body: &Graph, mean: NodeId) -> Option<NodeId> {
             found = Some(n);
             continue;
         }
-        match node.op {
-            OpKind::Input => return None,
-            OpKind::Const | OpKind::Iota => {}
-            op if op.is_elementwise() || op.class() == kiln_ir::OpClass::View => {
-                stack.extend(node.inputs.iter().copied())
+        match node.op.class() {
+            OpClass::Elementwise | OpClass::View => stack.extend(node.inputs.iter().copied()),
+            // Constants and iotas are computed in place; an input (any other leaf) is read.
+            OpClass::Leaf => {
+                if !matches!(node.op, OpKind::Const | OpKind::Iota) {
+                    return None;
+                }
             }
-            _ => return None,
+            OpClass::Reduce
+            | OpClass::Copy
+            | OpClass::Gather
+            | OpClass::Scatter
+            | OpClass::Scan
+            | OpClass::Sort
+            | OpClass::Vendor
+            | OpClass::Custom => return None,
         }
     }
     found

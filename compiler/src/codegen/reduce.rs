@@ -24,7 +24,7 @@
 //! accumulator, the largest 2·position + sign bit over the zeros (an integer max, vectorised
 //! too), gives that sign.
 
-use kiln_ir::{DType, DTypeKind, OpKind};
+use kiln_ir::{ops_not_of, DType, DTypeKind, OpKind};
 
 use super::builder::Builder;
 use super::cast::cast;
@@ -34,10 +34,43 @@ use super::Unsupported;
 /// The accumulator of one reduction.
 pub(crate) struct Acc {
     pub op: OpKind,
+    /// `op`, one of the reductions.
+    fold: Fold,
     /// The input's dtype.
     pub dt: DType,
     /// Accumulator types, in `iter_args` order.
     pub tys: Vec<&'static str>,
+}
+
+/// The reductions (the ops of class `Reduce`): what [`Acc`]'s methods match on, so that a new
+/// reduction is a compile error in each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fold {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    ArgMax,
+    ArgMin,
+    All,
+    Any,
+}
+
+impl Fold {
+    /// The fold of `op`; `None` for an op that is not a reduction.
+    fn of(op: OpKind) -> Option<Fold> {
+        Some(match op {
+            OpKind::Sum => Fold::Sum,
+            OpKind::Prod => Fold::Prod,
+            OpKind::Max => Fold::Max,
+            OpKind::Min => Fold::Min,
+            OpKind::ArgMax => Fold::ArgMax,
+            OpKind::ArgMin => Fold::ArgMin,
+            OpKind::All => Fold::All,
+            OpKind::Any => Fold::Any,
+            ops_not_of!(Reduce) => return None,
+        })
+    }
 }
 
 /// What a cooperative kernel's group combine folds (see `Lower::group_combine`): the
@@ -71,9 +104,10 @@ impl Combine for Acc {
 
 /// The accumulator type of a float sum or product of `dt`.
 fn float_acc(op: OpKind, dt: DType) -> &'static str {
-    match (op, dt) {
-        (OpKind::Sum, DType::Float16 | DType::BFloat16) => "f32",
-        _ => "f64",
+    if op == OpKind::Sum && matches!(dt, DType::Float16 | DType::BFloat16) {
+        "f32"
+    } else {
+        "f64"
     }
 }
 
@@ -83,22 +117,22 @@ impl Acc {
             return Err(Unsupported::new(Some(op.name()), format!("a reduction of {dt}")));
         }
         let ty = work_ty(dt)?;
-        let tys = match op {
-            OpKind::Sum if dt == DType::Float64 => vec!["f64", "f64"],
-            OpKind::Sum | OpKind::Prod => {
+        let Some(fold) = Fold::of(op) else { unreachable!("{} is not a reduction", op.name()) };
+        let tys = match fold {
+            Fold::Sum if dt == DType::Float64 => vec!["f64", "f64"],
+            Fold::Sum | Fold::Prod => {
                 if dt.is_float() {
                     vec![float_acc(op, dt)]
                 } else {
                     vec!["i64"]
                 }
             }
-            OpKind::Max | OpKind::Min if dt.is_float() => vec![ty, "i64"],
-            OpKind::Max | OpKind::Min => vec![ty],
-            OpKind::ArgMax | OpKind::ArgMin => vec![ty, "i64"],
-            OpKind::All | OpKind::Any => vec!["i1"],
-            other => unreachable!("{} is not a reduction", other.name()),
+            Fold::Max | Fold::Min if dt.is_float() => vec![ty, "i64"],
+            Fold::Max | Fold::Min => vec![ty],
+            Fold::ArgMax | Fold::ArgMin => vec![ty, "i64"],
+            Fold::All | Fold::Any => vec!["i1"],
         };
-        Ok(Acc { op, dt, tys })
+        Ok(Acc { op, fold, dt, tys })
     }
 
     /// Whether [`Acc::step`] reads the element's position (argmax, argmin; float max, min).
@@ -138,26 +172,25 @@ impl Acc {
                 DTypeKind::Complex => unreachable!("rejected in Acc::new"),
             }
         };
-        match self.op {
-            OpKind::Sum if self.compensated() => vec![float_const(b, 0.0, ty); 2],
-            OpKind::Sum => vec![if ty.starts_with('f') {
+        match self.fold {
+            Fold::Sum if self.compensated() => vec![float_const(b, 0.0, ty); 2],
+            Fold::Sum => vec![if ty.starts_with('f') {
                 float_const(b, 0.0, ty)
             } else {
                 int_const(b, 0, ty)
             }],
-            OpKind::Prod => vec![if ty.starts_with('f') {
+            Fold::Prod => vec![if ty.starts_with('f') {
                 float_const(b, 1.0, ty)
             } else {
                 int_const(b, 1, ty)
             }],
-            OpKind::Max | OpKind::Min if self.tracks_zeros() => {
+            Fold::Max | Fold::Min if self.tracks_zeros() => {
                 vec![extreme(b, self.is_max()), b.i64(-1)]
             }
-            OpKind::Max | OpKind::Min => vec![extreme(b, self.is_max())],
-            OpKind::ArgMax | OpKind::ArgMin => vec![extreme(b, self.is_max()), b.i64(0)],
-            OpKind::All => vec![int_const(b, 1, "i1")],
-            OpKind::Any => vec![int_const(b, 0, "i1")],
-            other => unreachable!("{} is not a reduction", other.name()),
+            Fold::Max | Fold::Min => vec![extreme(b, self.is_max())],
+            Fold::ArgMax | Fold::ArgMin => vec![extreme(b, self.is_max()), b.i64(0)],
+            Fold::All => vec![int_const(b, 1, "i1")],
+            Fold::Any => vec![int_const(b, 0, "i1")],
         }
     }
 
@@ -171,8 +204,8 @@ impl Acc {
     ) -> Result<Vec<String>, Unsupported> {
         let a = &acc[0];
         let ty = self.tys[0];
-        Ok(match self.op {
-            OpKind::Sum if self.compensated() => {
+        Ok(match self.fold {
+            Fold::Sum if self.compensated() => {
                 // t = s + x; c += (s - t) + x if |s| >= |x| else (x - t) + s; s = t.
                 let (s, c, x) = (a, &acc[1], &v.ssa);
                 let t = b.op(&format!("arith.addf {s}, {x} : f64"));
@@ -186,7 +219,7 @@ impl Acc {
                 let d = b.op(&format!("arith.select {ge}, {c1}, {c2} : f64"));
                 vec![t, b.op(&format!("arith.addf {c}, {d} : f64"))]
             }
-            OpKind::Sum | OpKind::Prod => {
+            Fold::Sum | Fold::Prod => {
                 let x = widen(b, v, ty)?;
                 let sum = self.op == OpKind::Sum;
                 if ty.starts_with('f') {
@@ -199,7 +232,7 @@ impl Acc {
                     vec![b.op(&format!("{op} {a}, {x} : {ty}"))]
                 }
             }
-            OpKind::Max | OpKind::Min => {
+            Fold::Max | Fold::Min => {
                 let max = self.is_max();
                 let x = &v.ssa;
                 vec![match self.dt.kind() {
@@ -241,7 +274,7 @@ impl Acc {
                     DTypeKind::Complex => unreachable!("rejected in Acc::new"),
                 }]
             }
-            OpKind::ArgMax | OpKind::ArgMin => {
+            Fold::ArgMax | Fold::ArgMin => {
                 let max = self.is_max();
                 let x = &v.ssa;
                 let i = &acc[1];
@@ -270,12 +303,11 @@ impl Acc {
                     b.op(&format!("arith.select {better}, {pos}, {i} : i64")),
                 ]
             }
-            OpKind::All | OpKind::Any => {
+            Fold::All | Fold::Any => {
                 let t = cast(b, v, DType::Bool)?;
                 let op = if self.op == OpKind::All { "arith.andi" } else { "arith.ori" };
                 vec![b.op(&format!("{op} {a}, {} : i1", t.ssa))]
             }
-            other => unreachable!("{} is not a reduction", other.name()),
         })
     }
 
@@ -289,13 +321,13 @@ impl Acc {
         o: &[String],
     ) -> Result<Vec<String>, Unsupported> {
         let ty = self.tys[0];
-        Ok(match self.op {
-            OpKind::Sum if self.compensated() => {
+        Ok(match self.fold {
+            Fold::Sum if self.compensated() => {
                 let mut r = self.step(b, &a[..2], &Val::new(o[0].clone(), DType::Float64), "")?;
                 r[1] = b.op(&format!("arith.addf {}, {} : f64", r[1], o[1]));
                 r
             }
-            OpKind::Sum | OpKind::Prod => {
+            Fold::Sum | Fold::Prod => {
                 let sum = self.op == OpKind::Sum;
                 let (x, y) = (&a[0], &o[0]);
                 if ty.starts_with('f') {
@@ -310,7 +342,7 @@ impl Acc {
                     ))]
                 }
             }
-            OpKind::Max | OpKind::Min if self.tracks_zeros() => {
+            Fold::Max | Fold::Min if self.tracks_zeros() => {
                 // The larger (smaller) value, NaN propagating; the later of the last zeros (the
                 // keys are 2·position + sign over the whole reduction).
                 let op = if self.is_max() { "arith.maximumf" } else { "arith.minimumf" };
@@ -319,12 +351,12 @@ impl Acc {
                     b.op(&format!("arith.maxsi {}, {} : i64", a[1], o[1])),
                 ]
             }
-            OpKind::Max | OpKind::Min => self.step(b, a, &Val::new(o[0].clone(), self.dt), "")?,
-            OpKind::All | OpKind::Any => {
+            Fold::Max | Fold::Min => self.step(b, a, &Val::new(o[0].clone(), self.dt), "")?,
+            Fold::All | Fold::Any => {
                 let op = if self.op == OpKind::All { "arith.andi" } else { "arith.ori" };
                 vec![b.op(&format!("{op} {}, {} : i1", a[0], o[0]))]
             }
-            OpKind::ArgMax | OpKind::ArgMin => {
+            Fold::ArgMax | Fold::ArgMin => {
                 let max = self.is_max();
                 let (x, i, y, j) = (&a[0], &a[1], &o[0], &o[1]);
                 let (o_better, tie) = match self.dt.kind() {
@@ -364,16 +396,15 @@ impl Acc {
                     b.op(&format!("arith.select {pick}, {j}, {i} : i64")),
                 ]
             }
-            other => unreachable!("{} is not a reduction", other.name()),
         })
     }
 
     /// The result, of dtype `out`.
     pub fn finish(&self, b: &mut Builder, acc: &[String], out: DType) -> Result<Val, Unsupported> {
-        match self.op {
-            OpKind::ArgMax | OpKind::ArgMin => Ok(Val::new(acc[1].clone(), DType::Int64)),
-            OpKind::All | OpKind::Any => Ok(Val::new(acc[0].clone(), DType::Bool)),
-            OpKind::Max | OpKind::Min if self.tracks_zeros() => {
+        match self.fold {
+            Fold::ArgMax | Fold::ArgMin => Ok(Val::new(acc[1].clone(), DType::Int64)),
+            Fold::All | Fold::Any => Ok(Val::new(acc[0].clone(), DType::Bool)),
+            Fold::Max | Fold::Min if self.tracks_zeros() => {
                 // A zero result takes the last zero's sign.
                 let (v, key, ty) = (&acc[0], &acc[1], self.tys[0]);
                 let zero = float_const(b, 0.0, ty);
@@ -385,8 +416,8 @@ impl Acc {
                 let z = b.op(&format!("arith.select {negative}, {neg_zero}, {zero} : {ty}"));
                 Ok(Val::new(b.op(&format!("arith.select {is_zero}, {z}, {v} : {ty}")), self.dt))
             }
-            OpKind::Max | OpKind::Min => Ok(Val::new(acc[0].clone(), self.dt)),
-            OpKind::Sum if self.compensated() => {
+            Fold::Max | Fold::Min => Ok(Val::new(acc[0].clone(), self.dt)),
+            Fold::Sum if self.compensated() => {
                 // s + c when s is finite, else s (inf or NaN), as the evaluator.
                 let (s, c) = (&acc[0], &acc[1]);
                 let abs = b.op(&format!("math.absf {s} : f64"));
@@ -396,7 +427,7 @@ impl Acc {
                 let r = b.op(&format!("arith.select {finite}, {sc}, {s} : f64"));
                 cast(b, &Val::new(r, DType::Float64), out)
             }
-            _ => {
+            Fold::Sum | Fold::Prod => {
                 let acc_dt = match self.tys[0] {
                     "f64" => DType::Float64,
                     "f32" => DType::Float32,

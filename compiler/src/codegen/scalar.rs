@@ -126,6 +126,19 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
     let fin = |b: &mut Builder, s: String| Val::new(round(b, &s, dt), dt);
     let same = |s: String| Val::new(s, dt);
     let boolean = |s: String| Val::new(s, DType::Bool);
+    // A math function of x (`math` or libm), rounded to the dtype.
+    let unary_math = |b: &mut Builder, name: &str| -> Result<Val, Unsupported> {
+        let r = math(b, name, &[&x], &ty).map_err(|u| in_op(node, u))?;
+        Ok(fin(b, r))
+    };
+    // A comparison by its float, signed and unsigned predicates.
+    let compare = |b: &mut Builder, fp: &str, sp: &str, up: &str| {
+        if is_float {
+            boolean(cmp(b, "arith.cmpf", fp, &x, &y, &ty))
+        } else {
+            boolean(cmp(b, "arith.cmpi", if signed { sp } else { up }, &x, &y, &ty))
+        }
+    };
 
     let v = match node.op {
         Neg => {
@@ -203,40 +216,32 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 }
             }
         }
-        Sqrt | Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan
-        | Arcsin | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Floor
-        | Ceil | Trunc | Rint | Erf => {
-            let name = match node.op {
-                Sqrt => "sqrt",
-                Cbrt => "cbrt",
-                Exp => "exp",
-                Exp2 => "exp2",
-                Expm1 => "expm1",
-                Log => "log",
-                Log2 => "log2",
-                Log10 => "log10",
-                Log1p => "log1p",
-                Sin => "sin",
-                Cos => "cos",
-                Tan => "tan",
-                Arcsin => "asin",
-                Arccos => "acos",
-                Arctan => "atan",
-                Sinh => "sinh",
-                Cosh => "cosh",
-                Tanh => "tanh",
-                Arcsinh => "asinh",
-                Arccosh => "acosh",
-                Arctanh => "atanh",
-                Floor => "floor",
-                Ceil => "ceil",
-                Trunc => "trunc",
-                Rint => "roundeven",
-                _ => "erf",
-            };
-            let r = math(b, name, &[&x], &ty).map_err(|u| in_op(node, u))?;
-            fin(b, r)
-        }
+        Sqrt => unary_math(b, "sqrt")?,
+        Cbrt => unary_math(b, "cbrt")?,
+        Exp => unary_math(b, "exp")?,
+        Exp2 => unary_math(b, "exp2")?,
+        Expm1 => unary_math(b, "expm1")?,
+        Log => unary_math(b, "log")?,
+        Log2 => unary_math(b, "log2")?,
+        Log10 => unary_math(b, "log10")?,
+        Log1p => unary_math(b, "log1p")?,
+        Sin => unary_math(b, "sin")?,
+        Cos => unary_math(b, "cos")?,
+        Tan => unary_math(b, "tan")?,
+        Arcsin => unary_math(b, "asin")?,
+        Arccos => unary_math(b, "acos")?,
+        Arctan => unary_math(b, "atan")?,
+        Sinh => unary_math(b, "sinh")?,
+        Cosh => unary_math(b, "cosh")?,
+        Tanh => unary_math(b, "tanh")?,
+        Arcsinh => unary_math(b, "asinh")?,
+        Arccosh => unary_math(b, "acosh")?,
+        Arctanh => unary_math(b, "atanh")?,
+        Floor => unary_math(b, "floor")?,
+        Ceil => unary_math(b, "ceil")?,
+        Trunc => unary_math(b, "trunc")?,
+        Rint => unary_math(b, "roundeven")?,
+        Erf => unary_math(b, "erf")?,
         IsNan => boolean(cmp(b, "arith.cmpf", "uno", &x, &x, &ty)),
         IsInf => {
             let a = native(b, "absf", &[&x], &ty);
@@ -312,12 +317,14 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         }
         Maximum | Minimum | Fmax | Fmin => {
             let max = matches!(node.op, Maximum | Fmax);
+            // NaN propagates (maximum, minimum) or is ignored (fmax, fmin).
+            let propagate = matches!(node.op, Maximum | Minimum);
             if is_float {
-                let pred = match node.op {
-                    Maximum => "ogt",
-                    Minimum => "olt",
-                    Fmax => "oge",
-                    _ => "ole",
+                let pred = match (max, propagate) {
+                    (true, true) => "ogt",
+                    (false, true) => "olt",
+                    (true, false) => "oge",
+                    (false, false) => "ole",
                 };
                 // maximum: x if x is NaN or x > y, else y (NaN propagates, ties give y);
                 // fmax: x if y is NaN or x >= y, else y (NaN ignored, ties give x).
@@ -328,7 +335,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 // maximum(+0.0, -0.0), maximum(float64(False), -0.0)).
                 let (x, y) = (opaque(b, &x, &ty), opaque(b, &y, &ty));
                 let c = cmp(b, "arith.cmpf", pred, &x, &y, &ty);
-                let nan = if matches!(node.op, Maximum | Minimum) { &x } else { &y };
+                let nan = if propagate { &x } else { &y };
                 let isnan = cmp(b, "arith.cmpf", "uno", nan, nan, &ty);
                 let take_x = bin(b, "arith.ori", &c, &isnan, "i1");
                 let r = select(b, &take_x, &x, &y, &ty);
@@ -336,7 +343,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 // select above into `maxnum`/`minnum` where it proves x is not NaN, and NVPTX's
                 // `max.f64` returns +0 for (+0, -0) (found on an H200: maximum(+0.0, -0.0)).
                 let eq = cmp(b, "arith.cmpf", "oeq", &x, &y, &ty);
-                let tie = if matches!(node.op, Maximum | Minimum) { &y } else { &x };
+                let tie = if propagate { &y } else { &x };
                 same(select(b, &eq, tie, &r, &ty))
             } else if dt == DType::Bool {
                 same(bin(b, if max { "arith.ori" } else { "arith.andi" }, &x, &y, &ty))
@@ -379,21 +386,12 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
                 same(r)
             }
         }
-        Eq | Ne | Lt | Le | Gt | Ge => {
-            let (fp, sp, up) = match node.op {
-                Eq => ("oeq", "eq", "eq"),
-                Ne => ("une", "ne", "ne"),
-                Lt => ("olt", "slt", "ult"),
-                Le => ("ole", "sle", "ule"),
-                Gt => ("ogt", "sgt", "ugt"),
-                _ => ("oge", "sge", "uge"),
-            };
-            if is_float {
-                boolean(cmp(b, "arith.cmpf", fp, &x, &y, &ty))
-            } else {
-                boolean(cmp(b, "arith.cmpi", if signed { sp } else { up }, &x, &y, &ty))
-            }
-        }
+        Eq => compare(b, "oeq", "eq", "eq"),
+        Ne => compare(b, "une", "ne", "ne"),
+        Lt => compare(b, "olt", "slt", "ult"),
+        Le => compare(b, "ole", "sle", "ule"),
+        Gt => compare(b, "ogt", "sgt", "ugt"),
+        Ge => compare(b, "oge", "sge", "uge"),
         LogicalAnd | BitwiseAnd => same(bin(b, "arith.andi", &x, &y, &ty)),
         LogicalOr | BitwiseOr => same(bin(b, "arith.ori", &x, &y, &ty)),
         LogicalXor | BitwiseXor => same(bin(b, "arith.xori", &x, &y, &ty)),

@@ -224,9 +224,11 @@ fn is_input(n: &Node, k: u32) -> bool {
 /// Whether `id` is the constant `c` rounded to its dtype (possibly broadcast).
 fn is_const(g: &Graph, id: NodeId, c: f64) -> bool {
     let n = g.node(id);
-    match (&n.op, &n.attrs) {
-        (OpKind::BroadcastTo, _) => is_const(g, n.inputs[0], c),
-        (OpKind::Const, kiln_ir::Attrs::Const { value }) => {
+    if n.op == OpKind::BroadcastTo {
+        return is_const(g, n.inputs[0], c);
+    }
+    match &n.attrs {
+        kiln_ir::Attrs::Const { value } if n.op == OpKind::Const => {
             value.to_f64() == kiln_ir::Literal::from_f64(n.dtype, c).to_f64()
         }
         _ => false,

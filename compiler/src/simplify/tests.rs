@@ -218,6 +218,8 @@ fn eval_f32(g: &kiln_ir::Graph, inputs: &[Vec<f32>]) -> Vec<Vec<f32>> {
             (Minimum, _) => {
                 binary(|x, y| if x.is_nan() || y.is_nan() { f32::NAN } else { x.min(y) })
             }
+            // catch-all: the interpreter knows the ops `random_elementwise_graph` writes, and
+            // any other is a bug of that generator, named here.
             (op, attrs) => panic!("eval_f32: {op:?} {attrs:?}"),
         };
         vals.push(v);

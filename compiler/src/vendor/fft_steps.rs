@@ -267,5 +267,3 @@ fn step(kind: StepKind, axis: usize, n: usize, src: &Layout, dst_shape: &[usize]
     Some(Step { batched, from: Buffer::Input, to: Buffer::Output, calls })
 }
 
-#[cfg(test)]
-mod tests;

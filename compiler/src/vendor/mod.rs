@@ -8,7 +8,7 @@
 //! sliced, flipped or broadcast operand reaches the library as strides rather than as a copy.
 //! An executor runs calls:
 //!
-//! - [`host`]: the host CPU: GEMM through the `gemm` crate (float32, float64, complex64,
+//! - the host executor (`kiln-exec`'s `cpu::vendor`): GEMM through the `gemm` crate (float32, float64, complex64,
 //!   complex128 with any strides; float16 and bfloat16 gathered to float32, accumulated in
 //!   float32 and rounded once; integers and bools by a plain loop that wraps as NumPy does), FFTs
 //!   through `rustfft` and `realfft` (float16/bfloat16 computed in float32); a GEMM's epilogue
@@ -16,26 +16,16 @@
 //! - the GPU executor (cuBLAS/cuBLASLt, cuFFT through `kiln-runtime`) takes the same calls: a
 //!   unit stride along rows or columns becomes an op flag and a leading dimension, batches a
 //!   strided-batched GEMM, an epilogue one `cublasLtMatmul` with it.
-//!
-//! [`run_schedule`] is the default host path of a whole schedule: vendor regions through the
-//! host libraries, the other regions in the reference evaluator.
 
 pub mod blas_layout;
-mod epilogue;
-mod fft;
 pub mod fft_steps;
-mod gemm;
-pub mod host;
-pub mod sort;
 
 use kiln_ir::graph::Axes;
 use kiln_ir::strided::layout_over_base;
-use kiln_ir::{Attrs, DType, FftNorm, Graph, HostArray, Layout, NodeId, OpKind, Shape};
+use kiln_ir::{Attrs, DType, FftNorm, Layout, NodeId, OpKind, Shape};
 
 use crate::codegen::Unsupported;
-use crate::fusion::{absorbed_form, LtEpilogue, Region, RegionKind};
-use crate::schedule::{run_steps, Schedule};
-use crate::CompileError;
+use crate::fusion::{absorbed_form, LtEpilogue, Region};
 
 /// An operand of a library call: region input `input` read through `layout` (offset and strides
 /// in elements over that input's C-contiguous buffer; strides may be 0 or negative).
@@ -178,58 +168,4 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
         _ => return Err(unsupported(name, "a vendor region whose output is not a library op")),
     };
     Ok(call)
-}
-
-/// Runs a vendor region on the host: [`plan`], then [`host::run`].
-pub fn run_region_on_host(
-    region: &Region,
-    inputs: &[&HostArray],
-) -> Result<Vec<HostArray>, CompileError> {
-    let call = plan(region).map_err(|u| u.into_error(0))?;
-    check_inputs(&region.body, inputs)?;
-    Ok(vec![host::run(&call, inputs)?])
-}
-
-/// Errors unless `inputs` have the dtypes and shapes of the body's `input` nodes (the layouts
-/// of a call index into them).
-fn check_inputs(body: &Graph, inputs: &[&HostArray]) -> Result<(), CompileError> {
-    for n in body.nodes() {
-        if let Attrs::Input { index } = n.attrs {
-            let a = inputs.get(index as usize).ok_or_else(|| {
-                CompileError::InvalidInput(format!(
-                    "no input {index} given ({} inputs)",
-                    inputs.len()
-                ))
-            })?;
-            if a.dtype() != n.dtype || a.shape() != n.shape.as_slice() {
-                return Err(CompileError::InvalidInput(format!(
-                    "input {index} is {} {:?}, the region reads {} {:?}",
-                    a.dtype(),
-                    a.shape(),
-                    n.dtype,
-                    n.shape
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Runs a schedule on the host: vendor regions through the host libraries ([`host`]), every
-/// other region in the reference evaluator. This is materialisation's default path (code
-/// generation is opt-in); [`crate::schedule::run_on_host`] stays the pure-evaluator oracle.
-pub fn run_schedule(
-    sched: &Schedule,
-    regions: &[Region],
-    inputs: &[&HostArray],
-) -> Result<Vec<HostArray>, CompileError> {
-    run_steps(sched, regions, inputs, CompileError::InvalidInput, |_, region, refs| {
-        if region.kind == RegionKind::Vendor {
-            run_region_on_host(region, refs)
-        } else if region.kind == RegionKind::Sort {
-            sort::run_region_on_host(region, refs)
-        } else {
-            Ok(kiln_ir::eval::evaluate(&region.body, refs)?)
-        }
-    })
 }

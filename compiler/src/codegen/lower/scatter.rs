@@ -19,7 +19,7 @@
 //! between copies.
 
 use kiln_ir::shape::numel;
-use kiln_ir::{Attrs, Node, OpKind};
+use kiln_ir::{ops_not_of, Attrs, Node, OpKind};
 use smallvec::SmallVec;
 
 use kiln_ir::DType;
@@ -230,27 +230,59 @@ pub(super) fn identity(combine: OpKind, dt: DType) -> kiln_ir::Literal {
     if dt == DType::Bool {
         return Literal::from_i128(dt, i128::from(combine == OpKind::Minimum));
     }
-    match (combine, dt.is_float()) {
-        (OpKind::Mul, true) => Literal::from_f64(dt, 1.0),
-        (OpKind::Mul, false) => Literal::from_i128(dt, 1),
-        (OpKind::Add, true) => Literal::from_f64(dt, -0.0),
-        (OpKind::Add, false) => Literal::from_i128(dt, 0),
-        (OpKind::Maximum, true) => Literal::from_f64(dt, f64::NEG_INFINITY),
-        (OpKind::Minimum, true) => Literal::from_f64(dt, f64::INFINITY),
-        (OpKind::Maximum, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").0),
-        (_, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").1),
-        _ => unreachable!("scatters and scans combine by add, multiply, maximum or minimum"),
+    match (Combiner::of(combine), dt.is_float()) {
+        (Combiner::Mul, true) => Literal::from_f64(dt, 1.0),
+        (Combiner::Mul, false) => Literal::from_i128(dt, 1),
+        (Combiner::Add, true) => Literal::from_f64(dt, -0.0),
+        (Combiner::Add, false) => Literal::from_i128(dt, 0),
+        (Combiner::Maximum, true) => Literal::from_f64(dt, f64::NEG_INFINITY),
+        (Combiner::Minimum, true) => Literal::from_f64(dt, f64::INFINITY),
+        (Combiner::Maximum, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").0),
+        (Combiner::Minimum, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").1),
+    }
+}
+
+/// The ops a scatter or a scan combines with ([`OpKind::combine`]).
+#[derive(Clone, Copy)]
+enum Combiner {
+    Add,
+    Mul,
+    Maximum,
+    Minimum,
+}
+
+impl Combiner {
+    fn of(op: OpKind) -> Combiner {
+        use OpKind::*;
+        match op {
+            Add => Combiner::Add,
+            Mul => Combiner::Mul,
+            Maximum => Combiner::Maximum,
+            Minimum => Combiner::Minimum,
+            Neg | Abs | Sign | Sqrt | Cbrt | Square | Reciprocal | Exp | Exp2 | Expm1 | Log
+            | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh | Cosh
+            | Tanh | Arcsinh | Arccosh | Arctanh | Floor | Ceil | Trunc | Rint | Erf | IsNan
+            | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj | Sub | Div
+            | FloorDiv | Remainder | Power | Fmax | Fmin | Arctan2 | Hypot | LogAddExp
+            | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor
+            | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift | Where | Cast
+            | Label => {
+                unreachable!("scatters and scans combine by add, multiply, maximum or minimum")
+            }
+            ops_not_of!(Elementwise) => unreachable!("{} is not elementwise", op.name()),
+        }
     }
 }
 
 /// The `llvm.atomicrmw` operation combining an integer into shared memory.
 fn atomic_op(combine: OpKind, dt: DType) -> &'static str {
-    match (combine, dt.is_signed_integer()) {
-        (OpKind::Add, _) => "add",
-        (OpKind::Maximum, true) => "max",
-        (OpKind::Maximum, false) => "umax",
-        (OpKind::Minimum, true) => "min",
-        (_, _) => "umin",
+    match (Combiner::of(combine), dt.is_signed_integer()) {
+        (Combiner::Add, _) => "add",
+        (Combiner::Maximum, true) => "max",
+        (Combiner::Maximum, false) => "umax",
+        (Combiner::Minimum, true) => "min",
+        (Combiner::Minimum, false) => "umin",
+        (Combiner::Mul, _) => unreachable!("no scatter multiplies"),
     }
 }
 
@@ -736,15 +768,16 @@ pub(super) fn gpu_entry(nbuf: usize, nparams: usize) -> String {
 /// array global atomics need not add.
 fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
     let n = body.node(id);
-    match (n.op, &n.attrs) {
-        (OpKind::Const, Attrs::Const { value }) => {
+    if matches!(n.op, OpKind::BroadcastTo | OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze)
+    {
+        return is_zero(body, n.inputs[0]);
+    }
+    match &n.attrs {
+        Attrs::Const { value } if n.op == OpKind::Const => {
             matches!(
                 kiln_ir::eval::Value::from_literal(*value, n.dtype),
                 kiln_ir::eval::Value::Int(0) | kiln_ir::eval::Value::UInt(0)
             ) || matches!(kiln_ir::eval::Value::from_literal(*value, n.dtype), kiln_ir::eval::Value::Float(x) if x == 0.0 && x.is_sign_positive())
-        }
-        (OpKind::BroadcastTo | OpKind::Reshape | OpKind::ExpandDims | OpKind::Squeeze, _) => {
-            is_zero(body, n.inputs[0])
         }
         _ => false,
     }
@@ -754,7 +787,7 @@ fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
 /// B blocks" (the same bits every run), "global atomics, B blocks" (bins too large for shared
 /// memory), or "host" with the reason code generation gives.
 pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
-    match super::lower_for(region, Target::Gpu) {
+    match super::lower_region(region, &super::LowerOptions::gpu()) {
         Ok(k) => match k.gpu_scatter {
             Some(GpuScatter { blocks, zero_outputs: false, .. }) => format!(
                 "GPU: shared-memory bins, {blocks} blocks, partials combined in block order"

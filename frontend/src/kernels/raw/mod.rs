@@ -130,7 +130,7 @@ impl std::fmt::Debug for RawModule {
 /// The device raw kernels run on; `what` names the user of it in the CPU backend's error.
 fn gpu_for(what: &str) -> Result<&'static Gpu> {
     match backend() {
-        kiln_runtime::Backend::Cuda(ordinal) => Gpu::get(ordinal),
+        kiln_runtime::Backend::Cuda(ordinal) => Ok(Gpu::get(ordinal)?),
         kiln_runtime::Backend::Cpu => Err(Error::GpuRequired { what: what.to_string() }),
     }
 }

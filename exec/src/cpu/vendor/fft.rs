@@ -19,8 +19,8 @@ use realfft::RealFftPlanner;
 use rustfft::{FftDirection, FftNum, FftPlanner};
 
 use super::host::in_bounds;
-use super::{FftCall, FftKind};
-use crate::CompileError;
+use kiln_compiler::vendor::{FftCall, FftKind};
+use crate::ExecError;
 
 /// About this many elements per parallel task.
 const CHUNK: usize = 1 << 15;
@@ -61,11 +61,11 @@ real!(f32, Complex64, Float32);
 real!(f64, Complex128, Float64);
 
 /// Computes `call` on the input `x` (the buffer its operand indexes).
-pub fn fft(call: &FftCall, x: &HostArray) -> Result<HostArray, CompileError> {
+pub fn fft(call: &FftCall, x: &HostArray) -> Result<HostArray, ExecError> {
     in_bounds(&call.input.layout, x.len())?;
     let l = &call.input.layout;
     let mismatch =
-        || CompileError::InvalidInput(format!("{:?} of a {} operand", call.kind, x.dtype()));
+        || ExecError::InvalidInput(format!("{:?} of a {} operand", call.kind, x.dtype()));
     let data = match (call.kind, x.data()) {
         (FftKind::C2C { .. } | FftKind::C2R { .. }, Data::Complex64(v)) => {
             run(call, Input::Complex(gather(v, l, |z| z)))
@@ -130,7 +130,7 @@ enum Input<T> {
     Complex(Vec<Complex<T>>),
 }
 
-fn run<T: Real>(call: &FftCall, input: Input<T>) -> Result<Data, CompileError> {
+fn run<T: Real>(call: &FftCall, input: Input<T>) -> Result<Data, ExecError> {
     let mut shape: Vec<usize> = call.input.layout.shape.to_vec();
     let (last, others) = call.axes.split_last().expect("an FFT has axes");
     let lengths: usize = call.axes.iter().map(|&a| shape[a]).product();
@@ -165,7 +165,7 @@ fn run<T: Real>(call: &FftCall, input: Input<T>) -> Result<Data, CompileError> {
             T::real_data(r)
         }
         _ => {
-            return Err(CompileError::InvalidInput(format!(
+            return Err(ExecError::InvalidInput(format!(
                 "{:?}: operand of the wrong kind",
                 call.kind
             )))
@@ -253,8 +253,8 @@ fn c2c_axis<T: Real>(v: &mut Vec<Complex<T>>, shape: &[usize], axis: usize, inve
     }
 }
 
-fn library_err(call: &str, e: impl std::fmt::Display) -> CompileError {
-    CompileError::Library { call: call.into(), message: e.to_string() }
+fn library_err(call: &str, e: impl std::fmt::Display) -> ExecError {
+    ExecError::Library { call: call.into(), message: e.to_string() }
 }
 
 /// The real-to-complex transform along `axis` (of length `n`): the complex result, whose `axis`
@@ -264,7 +264,7 @@ fn r2c_axis<T: Real>(
     shape: &[usize],
     axis: usize,
     n: usize,
-) -> Result<(Vec<Complex<T>>, Vec<usize>), CompileError> {
+) -> Result<(Vec<Complex<T>>, Vec<usize>), ExecError> {
     let dims = split(shape, axis);
     let h = n / 2 + 1;
     let mut out_shape = shape.to_vec();
@@ -282,7 +282,7 @@ fn r2c_axis<T: Real>(
                     plan.process_with_scratch(x, y, &mut scratch)
                         .map_err(|e| library_err("realfft r2c", e))?;
                 }
-                Ok::<(), CompileError>(())
+                Ok::<(), ExecError>(())
             },
         )?;
     }
@@ -298,7 +298,7 @@ fn c2r_axis<T: Real>(
     shape: &[usize],
     axis: usize,
     n: usize,
-) -> Result<Vec<T>, CompileError> {
+) -> Result<Vec<T>, ExecError> {
     let dims = split(shape, axis);
     let h = dims.1;
     debug_assert_eq!(h, n / 2 + 1);
@@ -319,7 +319,7 @@ fn c2r_axis<T: Real>(
                     plan.process_with_scratch(x, y, &mut scratch)
                         .map_err(|e| library_err("realfft c2r", e))?;
                 }
-                Ok::<(), CompileError>(())
+                Ok::<(), ExecError>(())
             },
         )?;
     }

@@ -3,7 +3,7 @@
 //!
 //! Each region is lowered for the GPU; its code comes from the disk cache (`KILN_CACHE_DIR`:
 //! PTX and the cubin linked from it, keyed by the kernel's MLIR text, target and versions, see
-//! [`kiln_runtime::DiskCache`]) or is compiled to PTX ([`compile_kernel_gpu_tier`]: cached in
+//! [`kiln_runtime::DiskCache`]) or is compiled to PTX ([`compile_ptx`]: cached in
 //! memory by its MLIR text, so a new shape of a known structure compiles nothing), linked to a
 //! cubin and stored; it is loaded as a module (cached per device by its code) and launched on
 //! its stream: a grid-stride loop over chunks of work items. A
@@ -34,15 +34,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use kiln_cache::config::GpuLink;
-use kiln_compiler::codegen::gpu::{
-    compile_kernel_gpu_tier, disk_cache_key, gpu_tier, lower_region_gpu, lower_region_gpu_tier,
-    GpuKernel, GPU_HOT_CALLS,
-};
-use kiln_compiler::codegen::lower::Kernel;
-use kiln_compiler::codegen::{Tier, GPU_ENTRY};
+use kiln_compiler::codegen::gpu::{disk_cache_key, gpu_tier, GpuKernel, GPU_HOT_CALLS};
+use kiln_compiler::codegen::{lower, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY};
 use kiln_compiler::fusion::Region;
 use kiln_compiler::pipeline::Compiled;
-use kiln_compiler::schedule::{BufferSource, Schedule};
+use kiln_compiler::schedule::{BufferId, Schedule, Step};
 use kiln_compiler::streams::{StreamPlan, POOL_STREAMS};
 use kiln_compiler::toolchain::ptx::PtxTarget;
 use kiln_compiler::CompileError;
@@ -51,10 +47,13 @@ use kiln_ir::shape::numel;
 use kiln_ir::{with_data, DType, HostArray};
 use kiln_runtime::{
     link_ptx_to_cubin, ptxas_cubin, ptxas_path, CachedKernel, Device, DeviceBuffer, DiskCache,
-    Event, Function, KernelArg, LaunchConfig, Lookup, ModuleImage, Stream,
+    Event, Function, KernelArg, LaunchConfig, Lookup, ModuleImage, RuntimeError, Stream,
 };
 
-use crate::error::{Error, Result};
+use crate::walk::{walk, Walker};
+use crate::{check_inputs, ExecError as Error, Operand};
+
+type Result<T> = std::result::Result<T, Error>;
 
 /// A materialised array in device memory: C-contiguous elements of `dtype` (booleans one byte
 /// each), in a block of the device's memory pool.
@@ -62,6 +61,15 @@ pub struct DeviceArray {
     buf: DeviceBuffer,
     dtype: DType,
     shape: Vec<usize>,
+}
+
+impl Operand for DeviceArray {
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
 }
 
 impl std::fmt::Debug for DeviceArray {
@@ -142,7 +150,7 @@ fn host_bytes_mut(d: &mut Data) -> &mut [u8] {
 }
 
 /// The device materialisation runs on, with its PTX target.
-pub(crate) struct Gpu {
+pub struct Gpu {
     device: Device,
     target: PtxTarget,
     max_blocks: u32,
@@ -154,8 +162,8 @@ pub(crate) struct Gpu {
 
 impl Gpu {
     /// The device of ordinal `ordinal`, set up once per process.
-    pub(crate) fn get(ordinal: usize) -> Result<&'static Gpu> {
-        static GPU: OnceLock<std::result::Result<Gpu, Error>> = OnceLock::new();
+    pub fn get(ordinal: usize) -> Result<&'static Gpu> {
+        static GPU: OnceLock<std::result::Result<Gpu, RuntimeError>> = OnceLock::new();
         GPU.get_or_init(|| {
             let device = Device::new(ordinal)?;
             device.make_current()?;
@@ -166,39 +174,39 @@ impl Gpu {
             Ok(Gpu { device, target, max_blocks: sms * 32, driver, disk: DiskCache::from_env() })
         })
         .as_ref()
-        .map_err(Clone::clone)
+        .map_err(|e| Error::Runtime(e.clone()))
     }
 
     /// The PTX target of the device.
-    pub(crate) fn target(&self) -> PtxTarget {
+    pub fn target(&self) -> PtxTarget {
         self.target
     }
 }
 
 impl Gpu {
     /// The device.
-    pub(crate) fn device(&self) -> Device {
+    pub fn device(&self) -> Device {
         self.device
     }
 
     /// Its compute capability as `major * 10 + minor` (90 for sm_90).
-    pub(crate) fn sm(&self) -> u32 {
+    pub fn sm(&self) -> u32 {
         self.target.sm
     }
 
     /// The CUDA driver's version.
-    pub(crate) fn driver(&self) -> i32 {
+    pub fn driver(&self) -> i32 {
         self.driver
     }
 
     /// The kernel cache on disk, unless turned off.
-    pub(crate) fn disk(&self) -> Option<&DiskCache> {
+    pub fn disk(&self) -> Option<&DiskCache> {
         self.disk.as_ref()
     }
 }
 
-#[path = "gpu_vendor.rs"]
 mod vendor;
+pub mod random;
 
 /// A region ready to launch: its kernel and the loaded function (`None`: a library call, or
 /// it runs on the host).
@@ -268,7 +276,7 @@ fn ready_cache() -> &'static Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<R
 }
 
 fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
-    let kernel = match lower_region_gpu(region) {
+    let kernel = match lower(region, &LowerOptions::gpu()) {
         Ok(k) => k,
         Err(CompileError::Unsupported { op, reason, .. }) => {
             tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; a library or the host runs it");
@@ -280,7 +288,7 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
     let (code, upgrade, calls) = match tier {
         Tier::Optimized => (load_or_compile(gpu, kernel, tier)?, None, Arc::default()),
         Tier::Fast => {
-            let fast = lower_region_gpu_tier(region, Tier::Fast)?;
+            let fast = lower(region, &LowerOptions::gpu_tier(Tier::Fast))?;
             let calls = fast_calls(&fast.mlir);
             if upgrades && calls.load(Ordering::Relaxed) + 1 >= GPU_HOT_CALLS {
                 // Hot already (under other plans): optimised at once.
@@ -293,12 +301,19 @@ fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
     Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None })
 }
 
+/// A kernel lowered for the GPU compiled to PTX for `gpu` at `tier` (cached in memory by its
+/// MLIR text, math library and tier).
+fn compile_ptx(kernel: Kernel, gpu: &Gpu, tier: Tier) -> Result<GpuKernel> {
+    let code = kiln_compiler::codegen::compile(kernel, CodeTarget::Ptx(gpu.target), tier)?;
+    Ok(code.into_ptx().expect("a PTX target gives PTX"))
+}
+
 /// A lowered kernel's code at `tier`, loaded: from the disk cache when it holds it, else
 /// compiled (and stored there, with its cubin where [`cubin_source`] makes one).
 fn load_or_compile(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, Function)> {
     let source = cubin_source();
     let Some(disk) = &gpu.disk else {
-        let k = compile_kernel_gpu_tier(kernel, gpu.target, tier)?;
+        let k = compile_ptx(kernel, gpu, tier)?;
         let function = load_new(gpu, &k, source)?.0;
         return Ok((k, function));
     };
@@ -324,7 +339,7 @@ fn load_or_compile(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, 
             }
         }
     }
-    let k = compile_kernel_gpu_tier(kernel, gpu.target, tier)?;
+    let k = compile_ptx(kernel, gpu, tier)?;
     let (function, cubin) = load_new(gpu, &k, source)?;
     let entry = CachedKernel { ptx: k.ptx.to_string(), cubin };
     if let Err(e) = disk.store(&key, &entry) {
@@ -396,39 +411,56 @@ fn load(gpu: &Gpu, image: ModuleImage<'_>) -> Result<Function> {
 /// Runs a plan's schedule on the device: `inputs[k]` is the graph's `input {index=k}`. Returns
 /// the schedule's outputs in device memory. `cached`: the plan lives in the plan cache (its
 /// prepared kernels may be kept by its address).
-pub(crate) fn run_schedule(
+pub fn run_schedule(
     gpu: &Gpu,
     plan: &Arc<Compiled>,
     cached: bool,
     inputs: &[Arc<DeviceArray>],
 ) -> Result<Vec<Arc<DeviceArray>>> {
     let sched: &Schedule = &plan.schedule;
-    let regions: &[Region] = &plan.partition.regions;
     let _current = gpu.device.use_scoped()?;
-    let mut bufs: Vec<Option<Arc<DeviceArray>>> = vec![None; sched.buffers.len()];
-    for (i, b) in sched.buffers.iter().enumerate() {
-        if let BufferSource::Input(index) = b.source {
-            let a = inputs.get(index as usize).ok_or_else(|| {
-                Error::from(CompileError::InvalidInput(format!(
-                    "buffer b{i}: no input {index} given ({} inputs)",
-                    inputs.len()
-                )))
-            })?;
-            bufs[i] = Some(a.clone());
-        }
-    }
-    // The streams (bit k: stream k) each buffer is used on; a buffer used on several waits for
-    // the join to be freed.
-    let mut used_on: Vec<u32> = vec![0; sched.buffers.len()];
-    let mut deferred: Vec<Arc<DeviceArray>> = Vec::new();
     // Inputs ordered on another stream than the caller's wait for it before anything reads them.
     let _foreign = ForeignInputs::order(Stream::current_on(gpu.device)?, inputs)?;
-    // Declared after the buffers: on an error it is dropped first, synchronising the streams.
-    let mut lanes = Lanes::new(gpu.device, &sched.streams)?;
-    let mut ran = Vec::with_capacity(sched.steps.len());
     let _range = kiln_runtime::profile::range("kiln: materialize");
-    for (si, step) in sched.steps.iter().enumerate() {
-        let region = &regions[step.region];
+    let mut cuda = Cuda {
+        gpu,
+        plan,
+        cached,
+        used_on: vec![0; sched.buffers.len()],
+        deferred: Vec::new(),
+        // Declared after the buffers the walk holds: on an error it is dropped first,
+        // synchronising the streams.
+        lanes: Lanes::new(gpu.device, &sched.streams)?,
+        ran: Vec::with_capacity(sched.steps.len()),
+        stream_index: 0,
+    };
+    let outputs = walk(sched, inputs, &mut cuda)?;
+    LAST_RUN.with(|r| *r.borrow_mut() = std::mem::take(&mut cuda.ran));
+    Ok(outputs)
+}
+
+/// The CUDA side of [`walk`].
+struct Cuda<'a> {
+    gpu: &'a Gpu,
+    plan: &'a Arc<Compiled>,
+    cached: bool,
+    /// The streams (bit k: stream k) each buffer is used on; a buffer used on several waits
+    /// for the join to be freed.
+    used_on: Vec<u32>,
+    /// Buffers released while used on several streams: freed after the join.
+    deferred: Vec<Arc<DeviceArray>>,
+    lanes: Lanes,
+    ran: Vec<RanOn>,
+    /// The schedule stream of the step being run.
+    stream_index: u32,
+}
+
+impl Walker for Cuda<'_> {
+    type Buf = Arc<DeviceArray>;
+
+    fn step(&mut self, si: usize, step: &Step, reads: &[&Arc<DeviceArray>]) -> Result<Vec<Self::Buf>> {
+        let (gpu, plan, sched) = (self.gpu, self.plan, &self.plan.schedule);
+        let region = &plan.partition.regions[step.region];
         // An NVTX range per kernel, named after its region (`nsys` shows it on the timeline).
         let _kernel_range = kiln_runtime::profile::nvtx_enabled().then(|| {
             let ops = region.op_names();
@@ -439,19 +471,9 @@ pub(crate) fn run_schedule(
                 ops.join(" ")
             ))
         });
-        let reads: Vec<Arc<DeviceArray>> = step
-            .reads
-            .iter()
-            .map(|b| {
-                bufs[b.0 as usize].clone().ok_or_else(|| {
-                    Error::from(CompileError::InvalidInput(format!(
-                        "{b} read before it is written"
-                    )))
-                })
-            })
-            .collect::<Result<_>>()?;
+        let reads: Vec<Arc<DeviceArray>> = reads.iter().map(|a| (*a).clone()).collect();
         let key = (Arc::as_ptr(plan) as usize, si);
-        let hit = if cached {
+        let hit = if self.cached {
             ready_cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.1.clone())
         } else {
             None
@@ -460,7 +482,7 @@ pub(crate) fn run_schedule(
             Some(r) => r,
             None => {
                 let r = Arc::new(prepare(gpu, region)?);
-                if cached {
+                if self.cached {
                     ready_cache()
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
@@ -470,10 +492,11 @@ pub(crate) fn run_schedule(
             }
         };
         let index = sched.streams.streams.get(step.region).copied().unwrap_or(0);
-        let stream = lanes.before(&sched.streams, step.region)?;
+        self.stream_index = index;
+        let stream = self.lanes.before(&sched.streams, step.region)?;
         let code = ready.kernel.as_ref().map(|loaded| loaded.for_call(gpu));
         let tier = code.as_ref().map(|c| c.0.tier);
-        ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id(), tier });
+        self.ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id(), tier });
         // Outputs are allocated for the step's stream, and it launches (or copies) there.
         let on_stream = stream.use_scoped();
         let outs = match &code {
@@ -483,54 +506,42 @@ pub(crate) fn run_schedule(
                 let host: Vec<HostArray> =
                     reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
                 let refs: Vec<&HostArray> = host.iter().collect();
-                let outs = kiln_compiler::codegen::run_region_or_evaluate(region, &refs)?;
+                let outs = crate::cpu::run_region_or_evaluate(region, &refs)?;
                 outs.iter().map(DeviceArray::upload).collect::<Result<_>>()?
             }
         };
         drop(on_stream);
-        lanes.after(&sched.streams, step.region, &stream)?;
+        self.lanes.after(&sched.streams, step.region, &stream)?;
         for b in &step.reads {
-            used_on[b.0 as usize] |= 1 << index;
+            self.used_on[b.0 as usize] |= 1 << index;
         }
-        for (b, v) in step.writes.iter().zip(outs) {
-            // A write in place of a dying input replaces it: the input is freed here.
-            if let Some(old) = bufs[b.0 as usize].replace(Arc::new(v)) {
-                if used_on[b.0 as usize].count_ones() > 1 {
-                    deferred.push(old);
-                }
-            }
-            used_on[b.0 as usize] = 1 << index;
-        }
-        for b in &step.frees {
-            if let Some(a) = bufs[b.0 as usize].take() {
-                if used_on[b.0 as usize].count_ones() > 1 {
-                    deferred.push(a);
-                }
-            }
+        Ok(outs.into_iter().map(Arc::new).collect())
+    }
+
+    fn release(&mut self, b: BufferId, value: Arc<DeviceArray>) {
+        if self.used_on[b.0 as usize].count_ones() > 1 {
+            self.deferred.push(value);
         }
     }
-    if lanes.join()? {
-        // The caller's stream now follows every stream used: the frees and later uses of what
-        // the schedule wrote are ordered there.
-        let written = sched
-            .buffers
-            .iter()
-            .zip(bufs.iter_mut())
-            .filter(|(b, _)| matches!(b.source, BufferSource::Step(_)));
-        for a in written.filter_map(|(_, a)| a.as_mut()).chain(deferred.iter_mut()) {
-            order_on(a, &lanes.current)?;
-        }
+
+    fn failed(&mut self) {
+        self.lanes.settle();
     }
-    LAST_RUN.with(|r| *r.borrow_mut() = ran);
-    sched
-        .outputs
-        .iter()
-        .map(|b| {
-            bufs[b.0 as usize].clone().ok_or_else(|| {
-                Error::from(CompileError::InvalidInput(format!("output {b} is never written")))
-            })
-        })
-        .collect()
+
+    fn wrote(&mut self, b: BufferId) {
+        self.used_on[b.0 as usize] = 1 << self.stream_index;
+    }
+
+    fn end(&mut self, written: Vec<&mut Arc<DeviceArray>>) -> Result<()> {
+        if self.lanes.join()? {
+            // The caller's stream now follows every stream used: the frees and later uses of
+            // what the schedule wrote are ordered there.
+            for a in written.into_iter().chain(self.deferred.iter_mut()) {
+                order_on(a, &self.lanes.current)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Where a region of a schedule ran on the GPU.
@@ -577,7 +588,7 @@ fn order_on(a: &mut Arc<DeviceArray>, stream: &Stream) -> Result<()> {
 /// before the schedule reads its inputs, and each waits for the caller's stream once the
 /// schedule's work is queued there (when this is dropped, after the join), so that a free of
 /// an input on its own stream comes after the schedule's reads.
-pub(crate) struct ForeignInputs {
+pub struct ForeignInputs {
     current: Stream,
     streams: Vec<Stream>,
 }
@@ -590,7 +601,7 @@ impl ForeignInputs {
     /// Orders work about to be queued on `current` after the work queued so far on each of
     /// `streams` (the streams of the buffers it will read or write), and, when dropped, the
     /// later work of each after it.
-    pub(crate) fn order_streams<'s>(
+    pub fn order_streams<'s>(
         current: Stream,
         streams: impl IntoIterator<Item = &'s Stream>,
     ) -> Result<ForeignInputs> {
@@ -711,6 +722,14 @@ impl Lanes {
 
 impl Drop for Lanes {
     fn drop(&mut self) {
+        self.settle();
+    }
+}
+
+impl Lanes {
+    /// After an error: lets everything queued on the streams used finish, so that the buffers
+    /// freed next are in use on no stream.
+    fn settle(&mut self) {
         if self.joined || self.pool.iter().all(Option::is_none) {
             return;
         }
@@ -738,23 +757,7 @@ fn launch(
     inputs: &[Arc<DeviceArray>],
 ) -> Result<Vec<DeviceArray>> {
     let kernel = &k.kernel;
-    if inputs.len() != kernel.inputs.len() {
-        return Err(CompileError::InvalidInput(format!(
-            "{} inputs given, the region reads {}",
-            inputs.len(),
-            kernel.inputs.len()
-        ))
-        .into());
-    }
-    for (i, (a, (dt, shape))) in inputs.iter().zip(&kernel.inputs).enumerate() {
-        if a.dtype != *dt || a.shape != *shape {
-            return Err(CompileError::InvalidInput(format!(
-                "input {i} is {} {:?}, the region reads {dt} {shape:?}",
-                a.dtype, a.shape
-            ))
-            .into());
-        }
-    }
+    check_inputs(0, &kernel.inputs, inputs)?;
     let mut outs: Vec<DeviceArray> = kernel
         .outputs
         .iter()

@@ -18,8 +18,8 @@ use kiln_ir::{HostArray, Layout};
 use rayon::prelude::*;
 
 use super::host::in_bounds;
-use super::MatMulCall;
-use crate::CompileError;
+use kiln_compiler::vendor::MatMulCall;
+use crate::ExecError;
 
 /// Products of at least this many multiply-adds use the `gemm` crate's own threads.
 const PARALLEL_WORK: usize = 1 << 18;
@@ -27,10 +27,10 @@ const PARALLEL_WORK: usize = 1 << 18;
 const SMALL_PRODUCT: usize = 1 << 21;
 
 /// Computes `call` on the inputs `a` and `b` (the buffers its operands index).
-pub fn matmul(call: &MatMulCall, a: &HostArray, b: &HostArray) -> Result<HostArray, CompileError> {
+pub fn matmul(call: &MatMulCall, a: &HostArray, b: &HostArray) -> Result<HostArray, ExecError> {
     let out_shape: Vec<usize> = call.batch.iter().copied().chain([call.m, call.n]).collect();
     let mismatch = || {
-        CompileError::InvalidInput(format!(
+        ExecError::InvalidInput(format!(
             "matmul of {}: operands of dtypes {} and {}",
             call.dtype,
             a.dtype(),

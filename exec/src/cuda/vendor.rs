@@ -56,7 +56,8 @@ use kiln_runtime::fft::{self as cufft, FftLayout, FftType};
 use kiln_runtime::{gather, DeviceBuffer, RuntimeError};
 
 use super::DeviceArray;
-use crate::error::{Error, Result};
+use super::Result;
+use crate::ExecError as Error;
 
 /// The call of a vendor region the GPU executor takes, `None` for what runs on the host.
 pub(super) fn plan(region: &Region) -> Option<VendorCall> {
@@ -124,11 +125,11 @@ fn on_host(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<DeviceArray
     let host: Vec<kiln_ir::HostArray> =
         inputs.iter().map(|a| a.download()).collect::<Result<_>>()?;
     let refs: Vec<&kiln_ir::HostArray> = host.iter().collect();
-    DeviceArray::upload(&vendor::host::run(call, &refs)?)
+    DeviceArray::upload(&crate::cpu::vendor::host::run(call, &refs)?)
 }
 
 fn invalid(message: String) -> Error {
-    Error::Compile { message }
+    Error::InvalidInput(message)
 }
 
 fn gemm_type(dtype: DType) -> Option<GemmType> {
@@ -333,7 +334,7 @@ fn fft(f: &FftCall, x: &DeviceArray) -> Result<DeviceArray> {
         )));
     }
     let l = &f.input.layout;
-    vendor::host::in_bounds(l, x.buf.len() / x.dtype.itemsize())?;
+    crate::cpu::vendor::host::in_bounds(l, x.buf.len() / x.dtype.itemsize())?;
     let out = DeviceArray::empty(f.out_dtype, &f.out_shape)?;
     let plan = fft_steps::plan(f);
     let es = f.in_dtype.itemsize();

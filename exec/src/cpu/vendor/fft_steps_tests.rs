@@ -9,8 +9,10 @@ use kiln_ir::{DType, FftNorm, HostArray, Layout};
 use num_complex::Complex64 as C64;
 use rustfft::FftPlanner;
 
-use super::*;
-use crate::vendor::{host, Strided, VendorCall};
+use kiln_compiler::vendor::fft_steps::*;
+use kiln_compiler::vendor::{FftCall, FftKind, Strided, VendorCall};
+
+use super::host;
 
 fn call(kind: FftKind, axes: &[usize], norm: FftNorm, layout: Layout) -> FftCall {
     let mut out_shape = layout.shape.clone();
@@ -176,7 +178,7 @@ fn a_contiguous_operand_is_one_packed_call_from_the_input_to_the_output() {
     assert_eq!(
         p.steps[0].batched,
         Batched {
-            kind: c2c(false).step(),
+            kind: step_kind(c2c(false)),
             n: 1 << 24,
             batch: 1,
             istride: 1,
@@ -292,12 +294,11 @@ fn empty_arrays_have_no_steps() {
     assert!(p.steps.is_empty() && p.scratch.is_none());
 }
 
-impl FftKind {
-    fn step(self) -> StepKind {
-        match self {
-            FftKind::C2C { inverse } => StepKind::C2C { inverse },
-            FftKind::R2C { .. } => StepKind::R2C,
-            FftKind::C2R { .. } => StepKind::C2R,
-        }
+/// The step kind of a transform kind.
+fn step_kind(kind: FftKind) -> StepKind {
+    match kind {
+        FftKind::C2C { inverse } => StepKind::C2C { inverse },
+        FftKind::R2C { .. } => StepKind::R2C,
+        FftKind::C2R { .. } => StepKind::C2R,
     }
 }

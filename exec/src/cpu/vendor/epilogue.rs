@@ -9,9 +9,9 @@ use kiln_ir::host::Data;
 use kiln_ir::HostArray;
 use rayon::prelude::*;
 
-use super::GemmEpilogue;
-use crate::fusion::{Activation, GELU_C1, GELU_C2};
-use crate::CompileError;
+use kiln_compiler::vendor::GemmEpilogue;
+use kiln_compiler::fusion::{Activation, GELU_C1, GELU_C2};
+use crate::ExecError;
 
 /// Applies `e` to `out`, the C-contiguous product (rows of `n` elements); `bias` is the
 /// epilogue's bias input for the bias forms. Errors: a bias missing, extra, or not `n` elements
@@ -21,9 +21,9 @@ pub(super) fn apply(
     n: usize,
     out: HostArray,
     bias: Option<&HostArray>,
-) -> Result<HostArray, CompileError> {
+) -> Result<HostArray, ExecError> {
     let invalid = |what: String| {
-        CompileError::InvalidInput(format!("matmul epilogue {}: {what}", e.form.name()))
+        ExecError::InvalidInput(format!("matmul epilogue {}: {what}", e.form.name()))
     };
     let bias = match (e.form.has_bias(), bias) {
         (true, Some(b)) if b.dtype() == out.dtype() && b.len() == n => Some(b.data()),

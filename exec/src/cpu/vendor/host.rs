@@ -4,15 +4,15 @@
 
 use kiln_ir::{HostArray, Layout};
 
-use super::VendorCall;
-use crate::CompileError;
+use kiln_compiler::vendor::VendorCall;
+use crate::ExecError;
 
 /// Runs one call on host arrays; `inputs[k]` is region input `k`. Errors: inputs the call's
-/// layouts do not fit, a library failure ([`CompileError::Library`]).
-pub fn run(call: &VendorCall, inputs: &[&HostArray]) -> Result<HostArray, CompileError> {
+/// layouts do not fit, a library failure ([`ExecError::Library`]).
+pub fn run(call: &VendorCall, inputs: &[&HostArray]) -> Result<HostArray, ExecError> {
     let input = |k: usize| {
         inputs.get(k).copied().ok_or_else(|| {
-            CompileError::InvalidInput(format!("no input {k} ({} given)", inputs.len()))
+            ExecError::InvalidInput(format!("no input {k} ({} given)", inputs.len()))
         })
     };
     match call {
@@ -29,7 +29,7 @@ pub fn run(call: &VendorCall, inputs: &[&HostArray]) -> Result<HostArray, Compil
 
 /// Errors unless every element `layout` addresses lies in a buffer of `len` elements (the
 /// precondition of reading an operand through raw pointers or unchecked strides).
-pub fn in_bounds(layout: &Layout, len: usize) -> Result<(), CompileError> {
+pub fn in_bounds(layout: &Layout, len: usize) -> Result<(), ExecError> {
     if layout.numel() == 0 {
         return Ok(());
     }
@@ -43,7 +43,7 @@ pub fn in_bounds(layout: &Layout, len: usize) -> Result<(), CompileError> {
         }
     }
     if lo < 0 || hi >= len as isize {
-        return Err(CompileError::InvalidInput(format!(
+        return Err(ExecError::InvalidInput(format!(
             "a strided operand reaches elements {lo}..={hi} of a buffer of {len}: {layout:?}"
         )));
     }

@@ -1,0 +1,125 @@
+//! The host executor: a schedule's regions run on this CPU.
+//!
+//! [`run_schedule`] walks a schedule ([`crate::walk`]) with one of three ways of running a
+//! region ([`HostRun`]): compiled host code (the default), library calls with everything else
+//! in the reference evaluator (`KILN_CODEGEN=eval`), or the evaluator alone (the oracle every
+//! path is tested against).
+
+pub mod kernel;
+pub mod vendor;
+
+use std::borrow::Cow;
+
+use kiln_compiler::fusion::{Region, RegionKind};
+use kiln_compiler::schedule::{Schedule, Step};
+use kiln_compiler::CompileError;
+use kiln_ir::HostArray;
+
+pub use kernel::{run_compiled, run_region};
+
+use crate::walk::{walk, Walker};
+use crate::ExecError;
+
+/// How [`run_schedule`] runs each region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostRun {
+    /// Library regions through the host libraries ([`vendor`]), sorts by the host sort, the
+    /// rest as compiled host code, or by the reference evaluator where code generation does not
+    /// support a region yet (logged at debug level with the reason). kiln's default CPU path.
+    Compiled,
+    /// Library regions and sorts as in `Compiled`, every other region in the reference
+    /// evaluator (`KILN_CODEGEN=eval`).
+    Libraries,
+    /// Every region's body in the reference evaluator, library ops included: the oracle.
+    Evaluator,
+}
+
+/// Runs `region` on host arrays the [`HostRun::Compiled`] way: a vendor region through the
+/// host libraries, a sort by the host sort, others compiled (cached), or, when code generation
+/// does not support them yet, by the reference evaluator.
+///
+/// Errors: inputs of the wrong dtypes or shapes, a compilation failure, a library failure, an
+/// evaluation error of a region the evaluator runs.
+pub fn run_region_or_evaluate(
+    region: &Region,
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, ExecError> {
+    run_one(HostRun::Compiled, 0, region, inputs)
+}
+
+fn run_one(
+    how: HostRun,
+    index: usize,
+    region: &Region,
+    inputs: &[&HostArray],
+) -> Result<Vec<HostArray>, ExecError> {
+    let evaluate = || Ok(kiln_ir::eval::evaluate(&region.body, inputs)?);
+    if how == HostRun::Evaluator {
+        return evaluate();
+    }
+    match region.kind {
+        RegionKind::Vendor => vendor::run_region(region, inputs),
+        RegionKind::Sort => vendor::sort::run_region(region, inputs),
+        _ if how == HostRun::Libraries => evaluate(),
+        _ => match run_region(region, inputs) {
+            Err(ExecError::Compile(CompileError::Unsupported { op, reason, .. })) => {
+                tracing::debug!(region = index, op = %op, reason = %reason, "code generation unsupported; evaluating the region");
+                evaluate()
+            }
+            other => other,
+        },
+    }
+}
+
+/// Runs a schedule on the host, each region as `how` says; `inputs[k]` is the graph's
+/// `input {index=k}`. Returns the graph's outputs.
+///
+/// Errors: a missing input, a compilation failure, a library failure, an evaluation error of a
+/// region the evaluator runs.
+pub fn run_schedule(
+    sched: &Schedule,
+    regions: &[Region],
+    inputs: &[&HostArray],
+    how: HostRun,
+) -> Result<Vec<HostArray>, ExecError> {
+    run_steps(sched, regions, inputs, |s, region, refs| {
+        run_one(how, sched.steps[s].region, region, refs)
+    })
+}
+
+/// Runs a schedule's steps in order with `run(step, region, inputs)` computing each region:
+/// graph inputs borrowed, intermediates freed after their last reader (for tests that run
+/// regions their own way).
+pub fn run_steps(
+    sched: &Schedule,
+    regions: &[Region],
+    inputs: &[&HostArray],
+    run: impl FnMut(usize, &Region, &[&HostArray]) -> Result<Vec<HostArray>, ExecError>,
+) -> Result<Vec<HostArray>, ExecError> {
+    let inputs: Vec<Cow<'_, HostArray>> = inputs.iter().map(|a| Cow::Borrowed(*a)).collect();
+    let mut steps = Steps { regions, run };
+    Ok(walk(sched, &inputs, &mut steps)?.into_iter().map(Cow::into_owned).collect())
+}
+
+struct Steps<'a, F> {
+    regions: &'a [Region],
+    run: F,
+}
+
+impl<'a, F> Walker for Steps<'a, F>
+where
+    F: FnMut(usize, &Region, &[&HostArray]) -> Result<Vec<HostArray>, ExecError>,
+{
+    type Buf = Cow<'a, HostArray>;
+
+    fn step(
+        &mut self,
+        s: usize,
+        step: &Step,
+        reads: &[&Self::Buf],
+    ) -> Result<Vec<Self::Buf>, ExecError> {
+        let refs: Vec<&HostArray> = reads.iter().map(|a| a.as_ref()).collect();
+        let outs = (self.run)(s, &self.regions[step.region], &refs)?;
+        Ok(outs.into_iter().map(Cow::Owned).collect())
+    }
+}

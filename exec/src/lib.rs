@@ -1,0 +1,132 @@
+//! kiln's executor: the one place where a plan meets memory.
+//!
+//! The compiler makes a plan ([`Compiled`]: regions and their schedule) and knows no device;
+//! the runtime manages devices and knows no plan. This crate runs plans:
+//! - [`walk`]: the one schedule walk, generic over the buffers of a machine ([`Walker`]);
+//! - [`cpu`]: on the host CPU (compiled host code, host libraries, the reference evaluator);
+//! - [`cuda`]: on a CUDA device (PTX kernels from the disk kernel cache or compiled, cuBLAS,
+//!   cuFFT, cuRAND, streams);
+//! - [`run`]: a plan on either, what materialisation calls.
+
+pub mod cpu;
+pub mod cuda;
+mod error;
+mod walk;
+
+use std::sync::Arc;
+
+use kiln_compiler::pipeline::Compiled;
+use kiln_ir::{Attrs, DType, Graph, HostArray};
+
+pub use error::ExecError;
+pub use walk::{walk, Walker};
+
+/// Where [`run`] runs a plan, and the plan's inputs there (`input {index=k}` is the `k`-th).
+pub enum Inputs<'a> {
+    /// On the host, each region as [`cpu::HostRun`] says.
+    Host(&'a [&'a HostArray], cpu::HostRun),
+    /// On a CUDA device; `cached`: the plan lives in the plan cache (its prepared kernels may
+    /// be kept by its address).
+    Cuda(&'a cuda::Gpu, &'a [Arc<cuda::DeviceArray>], bool),
+}
+
+/// A plan's outputs, where [`run`] computed them.
+pub enum Outputs {
+    Host(Vec<HostArray>),
+    Cuda(Vec<Arc<cuda::DeviceArray>>),
+}
+
+/// Runs a plan on the machine its inputs are on, and returns the graph's outputs there.
+///
+/// Errors: inputs that do not fit the schedule, a compilation, library or device failure, an
+/// evaluation error of a region the evaluator runs.
+pub fn run(plan: &Arc<Compiled>, inputs: Inputs<'_>) -> Result<Outputs, ExecError> {
+    match inputs {
+        Inputs::Host(inputs, how) => Ok(Outputs::Host(cpu::run_schedule(
+            &plan.schedule,
+            &plan.partition.regions,
+            inputs,
+            how,
+        )?)),
+        Inputs::Cuda(gpu, inputs, cached) => {
+            Ok(Outputs::Cuda(cuda::run_schedule(gpu, plan, cached, inputs)?))
+        }
+    }
+}
+
+/// The dtype and shape of each `input {index=k}` of a region's body, by index.
+pub fn region_inputs(body: &Graph) -> Vec<(DType, Vec<usize>)> {
+    let mut inputs = vec![(DType::Bool, Vec::new()); body.num_inputs()];
+    for n in body.nodes() {
+        if let Attrs::Input { index } = n.attrs {
+            inputs[index as usize] = (n.dtype, n.shape.to_vec());
+        }
+    }
+    inputs
+}
+
+/// Anything a region can read: a host or a device array.
+pub trait Operand {
+    fn dtype(&self) -> DType;
+    fn shape(&self) -> &[usize];
+}
+
+impl Operand for HostArray {
+    fn dtype(&self) -> DType {
+        HostArray::dtype(self)
+    }
+    fn shape(&self) -> &[usize] {
+        HostArray::shape(self)
+    }
+}
+
+impl<T: Operand + ?Sized> Operand for &T {
+    fn dtype(&self) -> DType {
+        (**self).dtype()
+    }
+    fn shape(&self) -> &[usize] {
+        (**self).shape()
+    }
+}
+
+impl<T: Operand + ?Sized> Operand for Arc<T> {
+    fn dtype(&self) -> DType {
+        (**self).dtype()
+    }
+    fn shape(&self) -> &[usize] {
+        (**self).shape()
+    }
+}
+
+/// The region-input check every executor makes before it runs region `region`: `got[k]` must
+/// be of the dtype and shape of `expected[k]` (the region's inputs, from [`region_inputs`] or a
+/// kernel's `inputs`).
+///
+/// Errors: a count that differs ([`ExecError::Schedule`]), an input of another dtype or shape
+/// ([`ExecError::InputMismatch`]).
+pub fn check_inputs<A: Operand>(
+    region: usize,
+    expected: &[(DType, Vec<usize>)],
+    got: &[A],
+) -> Result<(), ExecError> {
+    if got.len() != expected.len() {
+        return Err(ExecError::Schedule(format!(
+            "region {region}: {} inputs given, it reads {}",
+            got.len(),
+            expected.len()
+        )));
+    }
+    for (input, (a, (dtype, shape))) in got.iter().zip(expected).enumerate() {
+        if a.dtype() != *dtype || a.shape() != shape.as_slice() {
+            return Err(ExecError::InputMismatch {
+                region,
+                input,
+                dtype: *dtype,
+                shape: shape.clone(),
+                got_dtype: a.dtype(),
+                got_shape: a.shape().to_vec(),
+            });
+        }
+    }
+    Ok(())
+}
