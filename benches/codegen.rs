@@ -11,8 +11,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use kiln::{Array, HostArray};
 use kiln_compiler::codegen::{
-    compile, compile_region_disk, lower, CodeTarget, CompiledRegion,
-    LowerOptions, Origin, Tier,
+    compile, compile_region_disk, lower, CodeTarget, CompiledRegion, LowerOptions, Origin, Tier,
 };
 use kiln_compiler::fusion::{partition, Region};
 use kiln_compiler::schedule::{schedule, Schedule};
@@ -237,19 +236,27 @@ fn run(c: &mut Criterion) {
     let x = uniform(1 << 24, &[1 << 24], -3.0, 3.0);
     let (regions, sched, inputs) = plan(&ew_chain(&x, 1.5));
     let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
-    kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap();
+    kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled)
+        .unwrap();
     settle();
     g.bench_function("ew_chain 2^24 f32", |b| {
-        b.iter(|| kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap())
+        b.iter(|| {
+            kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled)
+                .unwrap()
+        })
     });
 
     let x = uniform(4096 * 4096, &[4096, 4096], -5.0, 5.0);
     let (regions, sched, inputs) = plan(&kiln::nn::softmax(&x, -1).unwrap());
     let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
-    kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap();
+    kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled)
+        .unwrap();
     settle();
     g.bench_function("softmax rows 4096x4096 f32", |b| {
-        b.iter(|| kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap())
+        b.iter(|| {
+            kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled)
+                .unwrap()
+        })
     });
     g.finish();
 }
@@ -277,10 +284,19 @@ fn user_kernels(c: &mut Criterion) {
     for (name, out) in &programs {
         let (regions, sched, inputs) = plan(out);
         let refs: Vec<&HostArray> = inputs.iter().map(|a| a.as_ref()).collect();
-        kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap();
+        kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled)
+            .unwrap();
         settle();
         g.bench_function(*name, |b| {
-            b.iter(|| kiln_exec::cpu::run_schedule(&sched, &regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap())
+            b.iter(|| {
+                kiln_exec::cpu::run_schedule(
+                    &sched,
+                    &regions,
+                    &refs,
+                    kiln_exec::cpu::HostRun::Compiled,
+                )
+                .unwrap()
+            })
         });
     }
     g.bench_function("trace ElementwiseKernel squared_diff (a call)", |b| {

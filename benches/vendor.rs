@@ -30,7 +30,9 @@ fn bench_plan(c: &mut Criterion, group: &str, name: &str, flops: u64, y: &Array)
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     g.throughput(Throughput::Elements(flops));
     g.bench_function(name, |b| {
-        b.iter(|| run_schedule(&p.schedule, &p.partition.regions, &refs, HostRun::Libraries).unwrap())
+        b.iter(|| {
+            run_schedule(&p.schedule, &p.partition.regions, &refs, HostRun::Libraries).unwrap()
+        })
     });
     g.finish();
 }

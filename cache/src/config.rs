@@ -42,8 +42,9 @@ use std::sync::OnceLock;
 use crate::cuda_toolkit::ToolkitEnv;
 
 /// The stages `KILN_DUMP` can name, in pipeline order (`all` names them all).
+/// The names of `kiln_compiler::pipeline::Stage`, which a test keeps equal.
 pub const DUMP_STAGES: &[&str] =
-    &["graph", "simplified", "regions", "schedule", "mlir", "llvm", "ptx", "asm"];
+    &["graph", "simplified", "int-matmul", "regions", "schedule", "mlir", "llvm", "ptx", "asm"];
 
 /// What runs a schedule's regions on the CPU (`KILN_CODEGEN`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -22,10 +22,15 @@ pub fn lowered(dtype: DType) -> bool {
     dtype == DType::Bool || dtype.is_integer()
 }
 
+/// Whether `g` has a matrix product this pass lowers.
+pub fn needed(g: &Graph) -> bool {
+    g.nodes().iter().any(|n| n.op == OpKind::MatMul && lowered(n.dtype))
+}
+
 /// `g` with every integer or bool `matmul` replaced by its reduction (the same graph when it
 /// has none).
 pub fn lower_int_matmul(g: &Graph) -> Result<Graph, CompileError> {
-    if !g.nodes().iter().any(|n| n.op == OpKind::MatMul && lowered(n.dtype)) {
+    if !needed(g) {
         return Ok(g.clone());
     }
     let mut out = Graph::new();

@@ -199,4 +199,3 @@ impl fmt::Display for Schedule {
         writeln!(f, "return {}", list(&self.outputs))
     }
 }
-

@@ -15,6 +15,8 @@ mod walk;
 
 use std::sync::Arc;
 
+use kiln_compiler::codegen::gpu::GpuKernel;
+use kiln_compiler::codegen::{CompiledRegion, Kernel, Tier};
 use kiln_compiler::pipeline::Compiled;
 use kiln_ir::{Attrs, DType, Graph, HostArray};
 
@@ -52,6 +54,77 @@ pub fn run(plan: &Arc<Compiled>, inputs: Inputs<'_>) -> Result<Outputs, ExecErro
             Ok(Outputs::Cuda(cuda::run_schedule(gpu, plan, cached, inputs)?))
         }
     }
+}
+
+/// How a region of the last schedule ran: the code the executor used, for dumps.
+#[derive(Clone)]
+pub enum RanCode {
+    /// A host kernel (its MLIR, shape and current tier in [`CompiledRegion`]).
+    Host(Arc<CompiledRegion>),
+    /// A GPU kernel and its loaded function (its MLIR, shape, PTX and tier in [`GpuKernel`]).
+    Gpu(Arc<(GpuKernel, kiln_runtime::Function)>),
+    /// A library call (cuBLAS, cuFFT, or the host's GEMM and FFT).
+    Library,
+    /// The host's radix sort.
+    HostSort,
+    /// The reference evaluator (code generation does not support the region yet).
+    Evaluator,
+}
+
+impl RanCode {
+    /// The kernel, where one ran.
+    pub fn kernel(&self) -> Option<&Kernel> {
+        match self {
+            RanCode::Host(c) => Some(&c.kernel),
+            RanCode::Gpu(g) => Some(&g.0.kernel),
+            RanCode::Library | RanCode::HostSort | RanCode::Evaluator => None,
+        }
+    }
+
+    /// The tier of the code that ran (a host kernel's current code).
+    pub fn tier(&self) -> Option<Tier> {
+        match self {
+            RanCode::Host(c) => Some(c.code.get().tier),
+            RanCode::Gpu(g) => Some(g.0.tier),
+            RanCode::Library | RanCode::HostSort | RanCode::Evaluator => None,
+        }
+    }
+
+    /// The PTX, where a GPU kernel ran.
+    pub fn ptx(&self) -> Option<&str> {
+        match self {
+            RanCode::Gpu(g) => Some(&g.0.ptx),
+            RanCode::Host(_) | RanCode::Library | RanCode::HostSort | RanCode::Evaluator => None,
+        }
+    }
+
+    /// What ran, in words: `gpu row groups, optimized tier`, `library call`...
+    pub fn describe(&self) -> String {
+        match (self.kernel(), self.tier()) {
+            (Some(k), Some(t)) => format!("{}, {} tier", k.shape, t.name()),
+            _ => match self {
+                RanCode::Library => "a library call".into(),
+                RanCode::HostSort => "the host's radix sort".into(),
+                _ => "the reference evaluator".into(),
+            },
+        }
+    }
+}
+
+thread_local! {
+    static LAST_CODE: std::cell::RefCell<Vec<(usize, RanCode)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps what ran, by region, as the thread's last run.
+pub(crate) fn record_run(ran: Vec<(usize, RanCode)>) {
+    LAST_CODE.with(|r| *r.borrow_mut() = ran);
+}
+
+/// How each region of the last schedule this thread ran (on either executor) ran, by region
+/// index in order: what `KILN_DUMP`'s code stages show.
+pub fn last_run_code() -> Vec<(usize, RanCode)> {
+    LAST_CODE.with(|r| r.borrow().clone())
 }
 
 /// The dtype and shape of each `input {index=k}` of a region's body, by index.

@@ -12,8 +12,12 @@ pub trait Walker {
 
     /// Runs step `s` (`step.region`'s region) on the buffers it reads (`reads[k]` for the
     /// body's `input {index=k}`), and returns its outputs, one per `step.writes`.
-    fn step(&mut self, s: usize, step: &Step, reads: &[&Self::Buf])
-        -> Result<Vec<Self::Buf>, ExecError>;
+    fn step(
+        &mut self,
+        s: usize,
+        step: &Step,
+        reads: &[&Self::Buf],
+    ) -> Result<Vec<Self::Buf>, ExecError>;
 
     /// The schedule drops `value`, the content of buffer `b`: after its last reader, or when a
     /// write in place replaces it. By default it is dropped at once.

@@ -1,11 +1,14 @@
-//! `KILN_DUMP`: writes the text of each compiler stage of every materialisation to files.
+//! `KILN_DUMP`: writes the text of each pipeline stage of every materialisation to files.
 //!
-//! `KILN_DUMP=graph,simplified,regions,...` (or `all`) selects stages; files go to
-//! `KILN_DUMP_DIR` (default `./kiln-dump/`), named `NNNN-S-stage.ext`: `NNNN` counts
-//! materialisations in the process, `S` is the stage's position in the pipeline, so names sort
-//! in the order things happened; `ext` is `kir` for kiln's own texts, `mlir`, `ll` (LLVM IR) and
-//! `s` (assembly) for the code of the host path ([`host_code`]); on the GPU backend `mlir`,
-//! `ll` and `ptx` are the GPU kernels' ([`gpu_code`]).
+//! `KILN_DUMP=graph,simplified,regions,...` (or `all`: the names of
+//! [`Stage`](kiln_compiler::pipeline::Stage)) selects stages; files go to `KILN_DUMP_DIR`
+//! (default `./kiln-dump/`), named `NNNN-S-stage.ext`: `NNNN` counts materialisations in the
+//! process, `S` is the stage's position in the pipeline, so names sort in the order things
+//! happened; `ext` is the stage's ([`Stage::extension`]).
+//!
+//! The code stages (`mlir`, `llvm`, `ptx`, `asm`) are written after the run, from the code that
+//! ran ([`ran_code`]): each region under a comment naming its kernel shape and tier, or what
+//! ran it instead (a library, the host's sort, the reference evaluator).
 //!
 //! The texts are canonical: the same program writes the same bytes, on any machine, except
 //! `asm`, which is this machine's CPU code, for reading.
@@ -13,36 +16,32 @@
 use std::path::PathBuf;
 
 use kiln_cache::config;
-use kiln_compiler::codegen;
+use kiln_compiler::codegen::{self, LowerOptions, Tier};
 use kiln_compiler::fusion::Region;
+use kiln_compiler::pipeline::Stage;
 use kiln_compiler::toolchain::ptx::PtxTarget;
 use kiln_compiler::CompileError;
+use kiln_exec::RanCode;
 use kiln_ir::Graph;
 
-/// The pipeline's stages, in order; the position is the `S` of file names.
-pub const STAGES: &[&str] = kiln_cache::config::DUMP_STAGES;
-
 /// Whether `KILN_DUMP` asks for `stage`.
-pub fn enabled(stage: &str) -> bool {
-    config().dump.iter().any(|s| s == stage)
+pub fn enabled(stage: Stage) -> bool {
+    config().dump.iter().any(|s| s == stage.name())
 }
 
 /// The path a stage's dump of materialisation `seq` is written to.
-pub fn path(seq: usize, stage: &str) -> PathBuf {
-    let pos = STAGES.iter().position(|s| *s == stage).unwrap_or(STAGES.len());
-    let ext = match stage {
-        "mlir" => "mlir",
-        "llvm" => "ll",
-        "ptx" => "ptx",
-        "asm" => "s",
-        _ => "kir",
-    };
-    config().dump_dir.join(format!("{seq:04}-{pos}-{stage}.{ext}"))
+pub fn path(seq: usize, stage: Stage) -> PathBuf {
+    config().dump_dir.join(format!(
+        "{seq:04}-{}-{}.{}",
+        stage.position(),
+        stage.name(),
+        stage.extension()
+    ))
 }
 
 /// Writes `text` as the dump of `stage` if asked for. A failure to write is reported on stderr
 /// and does not stop the computation.
-pub fn write(seq: usize, stage: &str, text: impl FnOnce() -> String) {
+pub fn write(seq: usize, stage: Stage, text: impl FnOnce() -> String) {
     if !enabled(stage) {
         return;
     }
@@ -56,31 +55,63 @@ pub fn write(seq: usize, stage: &str, text: impl FnOnce() -> String) {
 
 /// Dumps the input graph of a materialisation (stage `graph`).
 pub fn graph(seq: usize, g: &Graph) {
-    write(seq, "graph", || kiln_ir::text::print(g));
+    write(seq, Stage::Graph, || kiln_ir::text::print(g));
 }
 
-/// Dumps the host code of a plan's regions: stages `mlir` (each region's kernel, canonical and
-/// shape-generic), `llvm` (its LLVM IR as translated, before optimisation for this CPU:
-/// canonical too) and `asm` (this CPU's assembly of the optimised tier, for reading). One file
-/// per stage, the regions in order, each under a comment naming it and separated by a
-/// `-----` comment line (`// -----` in MLIR, which `mlir-opt --split-input-file` reads); a
-/// region code generation does not support says why (the reference evaluator runs it).
-pub fn host_code(seq: usize, regions: &[Region]) {
-    for stage in ["mlir", "llvm", "asm"] {
-        write(seq, stage, || code_text(regions, CodeStage::host(stage).expect("a host stage")));
+/// Dumps the code stages of a run from the code that ran (`ran`: by region, as
+/// [`kiln_exec::last_run_code`] gives it): `mlir` (canonical and shape-generic), `llvm` (its
+/// LLVM IR as translated, before optimisation: canonical), `ptx` (GPU kernels' PTX as loaded)
+/// and `asm` (host kernels' assembly at the tier that ran, for reading). One file per stage, the
+/// regions in order, each under a comment naming its kernel shape and tier and separated by a
+/// `-----` comment line (`// -----` in MLIR, which `mlir-opt --split-input-file` reads).
+pub fn ran_code(seq: usize, ran: &[(usize, RanCode)]) {
+    let gpu = ran.iter().any(|(_, c)| matches!(c, RanCode::Gpu(_)));
+    let host = ran.iter().any(|(_, c)| matches!(c, RanCode::Host(_)));
+    // PTX where a GPU kernel ran, assembly where a host kernel did.
+    let stages = [(Stage::Mlir, true), (Stage::Llvm, true), (Stage::Ptx, gpu), (Stage::Asm, host)];
+    for stage in stages.into_iter().filter_map(|(s, ran)| ran.then_some(s)) {
+        write(seq, stage, || {
+            let comment = comment(stage);
+            let mut out = String::new();
+            for (i, (region, code)) in ran.iter().enumerate() {
+                if i > 0 {
+                    out += &format!("{comment} -----\n");
+                }
+                out += &format!("{comment} region {region}: {}\n", code.describe());
+                let text = match (stage, code.kernel()) {
+                    (_, None) => continue,
+                    (Stage::Mlir, Some(k)) => Ok(k.mlir.clone()),
+                    (Stage::Llvm, Some(k)) => codegen::llvm_ir_of_mlir(&k.mlir),
+                    (Stage::Ptx, Some(_)) => Ok(code
+                        .ptx()
+                        .map_or_else(|| "// no PTX: a host kernel\n".into(), Into::into)),
+                    (Stage::Asm, Some(k)) if code.ptx().is_none() => {
+                        codegen::asm_of_mlir(&k.mlir, code.tier().unwrap_or(Tier::Optimized))
+                    }
+                    (_, Some(_)) => Ok(format!("{comment} no host assembly: a GPU kernel\n")),
+                };
+                match text {
+                    Ok(t) => out += &t,
+                    Err(e) => out += &format!("{comment} compilation failed: {e}\n"),
+                }
+            }
+            out
+        });
     }
 }
 
-/// Dumps the GPU code of a plan's regions: stages `mlir` and `llvm` (as for the host, lowered
-/// for the GPU: canonical) and `ptx` (the PTX for `target`, libdevice linked and optimised:
-/// canonical for a given LLVM and libdevice), laid out as [`host_code`]'s.
-pub fn gpu_code(seq: usize, regions: &[Region], target: PtxTarget) {
-    for (stage, code) in [
-        ("mlir", CodeStage::GpuMlir),
-        ("llvm", CodeStage::GpuLlvm),
-        ("ptx", CodeStage::Ptx(target)),
-    ] {
-        write(seq, stage, || code_text(regions, code));
+/// The comment leader of a code stage's language.
+fn comment(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Llvm => ";",
+        Stage::Asm => "#",
+        Stage::Graph
+        | Stage::Simplified
+        | Stage::IntMatmul
+        | Stage::Regions
+        | Stage::Schedule
+        | Stage::Mlir
+        | Stage::Ptx => "//",
     }
 }
 
@@ -102,49 +133,56 @@ pub enum CodeStage {
 }
 
 impl CodeStage {
-    fn host(stage: &str) -> Option<CodeStage> {
-        Some(match stage {
-            "mlir" => CodeStage::HostMlir,
-            "llvm" => CodeStage::HostLlvm,
-            "asm" => CodeStage::HostAsm,
-            _ => return None,
-        })
-    }
-
-    /// The comment leader of the stage's language.
-    fn comment(self) -> &'static str {
+    /// The pipeline stage it shows.
+    pub fn stage(self) -> Stage {
         match self {
-            CodeStage::HostLlvm | CodeStage::GpuLlvm => ";",
-            CodeStage::HostAsm => "#",
-            CodeStage::HostMlir | CodeStage::GpuMlir | CodeStage::Ptx(_) => "//",
+            CodeStage::HostMlir | CodeStage::GpuMlir => Stage::Mlir,
+            CodeStage::HostLlvm | CodeStage::GpuLlvm => Stage::Llvm,
+            CodeStage::HostAsm => Stage::Asm,
+            CodeStage::Ptx(_) => Stage::Ptx,
         }
     }
 
-    fn text(self, region: &Region) -> Result<String, CompileError> {
-        match self {
-            CodeStage::HostMlir => codegen::mlir_text(region),
-            CodeStage::HostLlvm => codegen::llvm_ir_text(region),
-            CodeStage::HostAsm => codegen::asm_text(region),
-            CodeStage::GpuMlir => codegen::gpu::mlir_text(region),
-            CodeStage::GpuLlvm => codegen::gpu::llvm_ir_text(region),
-            CodeStage::Ptx(target) => codegen::gpu::ptx_text(region, target),
-        }
+    /// The region's kernel lowered for the stage's target (optimised tier), and the stage's text
+    /// of it.
+    fn text(self, region: &Region) -> Result<(codegen::Kernel, String), CompileError> {
+        let options = match self {
+            CodeStage::HostMlir | CodeStage::HostLlvm | CodeStage::HostAsm => LowerOptions::host(),
+            CodeStage::GpuMlir | CodeStage::GpuLlvm | CodeStage::Ptx(_) => LowerOptions::gpu(),
+        };
+        let kernel = codegen::lower(region, &options)?;
+        let text = match self {
+            CodeStage::HostMlir | CodeStage::GpuMlir => kernel.mlir.clone(),
+            CodeStage::HostLlvm | CodeStage::GpuLlvm => codegen::llvm_ir_of_mlir(&kernel.mlir)?,
+            CodeStage::HostAsm => codegen::asm_of_mlir(&kernel.mlir, Tier::Optimized)?,
+            CodeStage::Ptx(target) => {
+                let code = codegen::compile(
+                    kernel.clone(),
+                    codegen::CodeTarget::Ptx(target),
+                    Tier::Optimized,
+                )?;
+                code.into_ptx().expect("a PTX target gives PTX").ptx.to_string()
+            }
+        };
+        Ok((kernel, text))
     }
 }
 
-/// The code of every region, in order, each under a comment naming it and separated by a
-/// `-----` comment line (`// -----` in MLIR, which `mlir-opt --split-input-file` reads); a
-/// region code generation does not support says why (a library or the reference evaluator
-/// runs it on the host). What `KILN_DUMP` writes and [`crate::kernel_code`] returns.
+/// The code of every region at the optimised tier (what a kernel runs once hot; a cold one
+/// starts with fast code: see [`ran_code`] for what ran), in order, each under a comment naming
+/// it, its kernel shape and tier, separated by a `-----` comment line (`// -----` in MLIR, which
+/// `mlir-opt --split-input-file` reads); a region code generation does not support says why (a
+/// library or the reference evaluator runs it on the host). What [`crate::kernel_code`]
+/// returns.
 pub fn code_text(regions: &[Region], stage: CodeStage) -> String {
-    let comment = stage.comment();
+    let comment = comment(stage.stage());
     let mut out = String::new();
     for (i, region) in regions.iter().enumerate() {
         if i > 0 {
             out += &format!("{comment} -----\n");
         }
         match stage.text(region) {
-            Ok(t) => out += &format!("{comment} region {i}\n{t}"),
+            Ok((k, t)) => out += &format!("{comment} region {i}: {}, optimized tier\n{t}", k.shape),
             Err(CompileError::Unsupported { op, reason, .. }) => {
                 let e = CompileError::Unsupported { region: i, op, reason };
                 out += &format!(

@@ -28,8 +28,6 @@ mod sort;
 mod unique;
 mod views;
 
-/// The CUDA executor (crate `kiln-exec`): device arrays, the device, the streams regions ran on.
-pub use kiln_exec::cuda as gpu;
 pub use array::Array;
 pub use creation::{
     arange, arange_step, empty, empty_like, eye, full, full_like, geomspace, identity, linspace,
@@ -45,6 +43,8 @@ pub use kernels::{
     fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel,
 };
 pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
+/// The CUDA executor (crate `kiln-exec`): device arrays, the device, the streams regions ran on.
+pub use kiln_exec::cuda as gpu;
 pub use linalg::{dot, matmul, try_dot, try_matmul};
 pub use materialize::{
     backend, eval_all, explain, host_phase_times, kernel_code, lower, try_eval_all, try_explain,

@@ -15,7 +15,9 @@ use crate::array::{Array, Expr};
 use crate::dump;
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceArray, Gpu};
+use kiln_compiler::pipeline::Stage;
 use kiln_exec::cpu::HostRun;
+use kiln_exec::{Inputs, Outputs};
 use kiln_runtime::Backend;
 
 /// The IR graph of some arrays: arrays already held become `input` nodes (numbered in the order
@@ -178,26 +180,17 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     phase(0, &mut t);
     let (plan, lookup) = plans().get_or_compile(&graph, options())?;
     phase(1, &mut t);
-    for stage in kiln_compiler::pipeline::STAGES {
-        dump::write(seq, stage, || plan.stage_text(stage).expect("a pipeline stage"));
+    for &stage in Stage::ALL.iter().filter(|s| plan.stage_text(**s).is_some()) {
+        dump::write(seq, stage, || plan.stage_text(stage).expect("a stage the plan holds"));
     }
-    match backend() {
+    let outputs = match backend() {
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
-            dump::gpu_code(seq, &plan.partition.regions, gpu.target());
             let inputs: Vec<Arc<DeviceArray>> =
                 held.iter().map(on_device).collect::<Result<_>>()?;
             phase(2, &mut t);
-            let results = crate::gpu::run_schedule(
-                gpu,
-                &plan,
-                !matches!(lookup, Lookup::HitResized),
-                &inputs,
-            )?;
-            phase(3, &mut t);
-            for (a, r) in pending.iter().zip(results) {
-                let _ = a.e.device.set(r);
-            }
+            let cached = !matches!(lookup, Lookup::HitResized);
+            kiln_exec::run(&plan, Inputs::Cuda(gpu, &inputs, cached))?
         }
         Backend::Cpu => {
             let host: Vec<Arc<HostArray>> = held
@@ -205,15 +198,25 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
                 .map(|a| Ok(a.host_value()?.expect("a held array has a value")))
                 .collect::<Result<_>>()?;
             let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
+            phase(2, &mut t);
             let how = match host_backend() {
-                HostBackend::Compiled => {
-                    dump::host_code(seq, &plan.partition.regions);
-                    HostRun::Compiled
-                }
+                HostBackend::Compiled => HostRun::Compiled,
                 HostBackend::Evaluator => HostRun::Libraries,
             };
-            let results =
-                kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, how)?;
+            kiln_exec::run(&plan, Inputs::Host(&inputs, how))?
+        }
+    };
+    phase(3, &mut t);
+    if [Stage::Mlir, Stage::Llvm, Stage::Ptx, Stage::Asm].into_iter().any(dump::enabled) {
+        dump::ran_code(seq, &kiln_exec::last_run_code());
+    }
+    match outputs {
+        Outputs::Cuda(results) => {
+            for (a, r) in pending.iter().zip(results) {
+                let _ = a.e.device.set(r);
+            }
+        }
+        Outputs::Host(results) => {
             for (a, r) in pending.iter().zip(results) {
                 let _ = a.e.value.set(Arc::new(r));
             }
@@ -270,12 +273,12 @@ impl std::fmt::Display for Explain {
 pub fn try_explain(arrays: &[&Array]) -> Result<Explain> {
     let (graph, _held) = lower_held(arrays);
     let (plan, _) = plans().get_or_compile(&graph, options())?;
-    let stage = |s: &str| plan.stage_text(s).expect("a pipeline stage");
+    let stage = |s: Stage| plan.stage_text(s).expect("a stage the plan holds");
     Ok(Explain {
         graph: kiln_ir::text::print(&graph),
-        simplified: stage("simplified"),
-        regions: stage("regions"),
-        schedule: stage("schedule"),
+        simplified: stage(Stage::IntMatmul),
+        regions: stage(Stage::Regions),
+        schedule: stage(Stage::Schedule),
         report: plan.report(),
     })
 }

@@ -121,15 +121,17 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
     kiln::ir::verify::verify(g).unwrap();
     assert_eq!(kiln::ir::text::print(g), explained.graph, "{name}: lowered graph");
     let plan = compile(g, &Options::from_env()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    use kiln_compiler::pipeline::Stage;
     for (stage, text) in [
-        ("simplified", &explained.simplified),
-        ("regions", &explained.regions),
-        ("schedule", &explained.schedule),
+        (Stage::IntMatmul, &explained.simplified),
+        (Stage::Regions, &explained.regions),
+        (Stage::Schedule, &explained.schedule),
     ] {
         assert_eq!(
             &plan.stage_text(stage).unwrap(),
             text,
-            "{name}: explain's {stage} differs from a fresh compile's"
+            "{name}: explain's {} differs from a fresh compile's",
+            stage.name()
         );
     }
     assert_eq!(plan.report(), explained.report, "{name}: report");
@@ -150,9 +152,13 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
     let inputs: Vec<&kiln::HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference =
         kiln::ir::eval::evaluate(g, &inputs).unwrap_or_else(|e| panic!("{name}: reference: {e}"));
-    let fused =
-        kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, kiln_exec::cpu::HostRun::Evaluator)
-            .unwrap_or_else(|e| panic!("{name}: fused: {e}"));
+    let fused = kiln_exec::cpu::run_schedule(
+        &plan.schedule,
+        &plan.partition.regions,
+        &inputs,
+        kiln_exec::cpu::HostRun::Evaluator,
+    )
+    .unwrap_or_else(|e| panic!("{name}: fused: {e}"));
     assert_eq!(reference.len(), fused.len());
     for (k, (r, f)) in reference.iter().zip(&fused).enumerate() {
         assert!(
@@ -192,10 +198,14 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
 /// shared memory, barriers, shuffles, atomics, fences, calls, and the local-memory frame.
 /// Without libdevice (which `scripts/setup.sh` fetches) the snapshot is skipped.
 pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region]) {
-        use kiln_compiler::toolchain::ptx::PtxTarget;
+    use kiln_compiler::toolchain::ptx::PtxTarget;
     let mut snap = String::new();
     for (k, r) in regions.iter().enumerate() {
-        let g = match crate::support::gpu_kernel(r, PtxTarget::default(), kiln_compiler::codegen::Tier::Optimized) {
+        let g = match crate::support::gpu_kernel(
+            r,
+            PtxTarget::default(),
+            kiln_compiler::codegen::Tier::Optimized,
+        ) {
             Ok(g) => g,
             Err(kiln_compiler::CompileError::Unsupported { op, reason, .. }) => {
                 snap += &format!("======== region {k}: not compiled ({op}: {reason})\n");
@@ -245,8 +255,11 @@ pub(crate) fn gpu_kernels(name: &str, regions: &[kiln_compiler::fusion::Region])
 pub(crate) fn fast_tier_ptx(
     region: &kiln_compiler::fusion::Region,
 ) -> Result<std::sync::Arc<str>, kiln_compiler::CompileError> {
-        use kiln_compiler::codegen::Tier;
-    let kernel = kiln_compiler::codegen::lower(region, &kiln_compiler::codegen::LowerOptions::gpu_tier(Tier::Fast))?;
+    use kiln_compiler::codegen::Tier;
+    let kernel = kiln_compiler::codegen::lower(
+        region,
+        &kiln_compiler::codegen::LowerOptions::gpu_tier(Tier::Fast),
+    )?;
     Ok(crate::support::gpu_compile(kernel, Default::default(), Tier::Fast)?.ptx)
 }
 
@@ -930,7 +943,7 @@ fn fft_magnitude() {
 /// the partials with volatile loads; the PTX assembles. Small ones are not split.
 #[test]
 fn split_gpu_reductions() {
-        let x = f32s(&[1 << 20], 1);
+    let x = f32s(&[1 << 20], 1);
     let xd = f64s(&[1 << 18], 2);
     let m = f32s(&[4, 1 << 17], 3);
     let small = f32s(&[1000], 4);
@@ -948,7 +961,11 @@ fn split_gpu_reductions() {
         let l = kiln::lower(&[y]);
         let p = kiln_compiler::fusion::partition(&l.graph);
         assert_eq!(p.regions.len(), 1, "{name}");
-        let k = kiln_compiler::codegen::lower(&p.regions[0], &kiln_compiler::codegen::LowerOptions::gpu()).unwrap();
+        let k = kiln_compiler::codegen::lower(
+            &p.regions[0],
+            &kiln_compiler::codegen::LowerOptions::gpu(),
+        )
+        .unwrap();
         assert_eq!(k.gpu_split.is_some(), *split, "{name}: {:?}", k.gpu_split);
         assert_eq!(k.mlir.contains("llvm.atomicrmw add"), *split, "{name}");
         if *split {

@@ -59,7 +59,13 @@ fn run_both(outs: &[&Array]) -> (Vec<HostArray>, Vec<HostArray>, Partition) {
     let sched = schedule(&g, &p.regions);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
-    let compiled = kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap_or_else(|e| {
+    let compiled = kiln_exec::cpu::run_schedule(
+        &sched,
+        &p.regions,
+        &inputs,
+        kiln_exec::cpu::HostRun::Compiled,
+    )
+    .unwrap_or_else(|e| {
         let text = kiln_compiler::fusion::print_regions(&p.regions);
         let mlir: Vec<String> = p
             .regions
@@ -1098,7 +1104,11 @@ fn run_text(graph: &str, inputs: &[HostArray]) -> (Vec<HostArray>, Vec<HostArray
     let sched = schedule(&g, &p.regions);
     let refs: Vec<&HostArray> = inputs.iter().collect();
     let reference = kiln::ir::eval::evaluate(&g, &refs).unwrap();
-    (kiln_exec::cpu::run_schedule(&sched, &p.regions, &refs, kiln_exec::cpu::HostRun::Compiled).unwrap(), reference)
+    (
+        kiln_exec::cpu::run_schedule(&sched, &p.regions, &refs, kiln_exec::cpu::HostRun::Compiled)
+            .unwrap(),
+        reference,
+    )
 }
 
 /// Found by the random-program property test: a view of an empty array (a reshape, expand_dims
@@ -1188,7 +1198,9 @@ fn an_empty_max_is_the_evaluators_error() {
     let p = partition(&g);
     let sched = schedule(&g, &p.regions);
     let a = HostArray::zeros(DType::Float32, &[0, 5]);
-    let err = kiln_exec::cpu::run_schedule(&sched, &p.regions, &[&a], kiln_exec::cpu::HostRun::Compiled).unwrap_err();
+    let err =
+        kiln_exec::cpu::run_schedule(&sched, &p.regions, &[&a], kiln_exec::cpu::HostRun::Compiled)
+            .unwrap_err();
     assert!(err.to_string().contains("zero-size array"), "{err}");
 }
 
@@ -1204,7 +1216,13 @@ fn unsupported_regions_fall_back_to_the_evaluator() {
     assert!(matches!(err, kiln_compiler::CompileError::Unsupported { .. }), "{err}");
     let sched = schedule(&l.graph, &p.regions);
     let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
+    let got = kiln_exec::cpu::run_schedule(
+        &sched,
+        &p.regions,
+        &inputs,
+        kiln_exec::cpu::HostRun::Compiled,
+    )
+    .unwrap();
     assert_eq!(got, kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap());
     // A copy region (concatenate) and the elementwise regions around it.
     let a = uniform_f32(&[3, 4], -1.0, 1.0, 43);
@@ -1214,7 +1232,13 @@ fn unsupported_regions_fall_back_to_the_evaluator() {
     let p = partition(&l.graph);
     let sched = schedule(&l.graph, &p.regions);
     let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
+    let got = kiln_exec::cpu::run_schedule(
+        &sched,
+        &p.regions,
+        &inputs,
+        kiln_exec::cpu::HostRun::Compiled,
+    )
+    .unwrap();
     check(
         "concatenate between kernels",
         &got,
@@ -1329,12 +1353,24 @@ fn probe() {
             codegen::mlir_text(&p.regions[0]).unwrap(),
         )
         .unwrap();
-        kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
+        kiln_exec::cpu::run_schedule(
+            &sched,
+            &p.regions,
+            &inputs,
+            kiln_exec::cpu::HostRun::Compiled,
+        )
+        .unwrap();
         let (mut walls, mut cpus) = (Vec::new(), Vec::new());
         let reps = std::env::var("KILN_PROBE_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
         for _ in 0..reps {
             let (t, c) = (std::time::Instant::now(), cpu_seconds());
-            kiln_exec::cpu::run_schedule(&sched, &p.regions, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
+            kiln_exec::cpu::run_schedule(
+                &sched,
+                &p.regions,
+                &inputs,
+                kiln_exec::cpu::HostRun::Compiled,
+            )
+            .unwrap();
             walls.push(t.elapsed().as_secs_f64() * 1e3);
             cpus.push((cpu_seconds() - c) * 1e3);
         }

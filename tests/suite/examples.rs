@@ -121,18 +121,19 @@ fn dumps_of_every_stage_are_canonical() {
         [
             "0000-0-graph.kir",
             "0000-1-simplified.kir",
-            "0000-2-regions.kir",
-            "0000-3-schedule.kir",
-            "0000-4-mlir.mlir",
-            "0000-5-llvm.ll",
-            "0000-7-asm.s"
+            "0000-2-int-matmul.kir",
+            "0000-3-regions.kir",
+            "0000-4-schedule.kir",
+            "0000-5-mlir.mlir",
+            "0000-6-llvm.ll",
+            "0000-8-asm.s"
         ]
     );
     // The assembly too, on one machine.
     assert_eq!(first, run("b"));
     // The regions stage: mean and std are one reduction region with two outputs.
-    let regions = kiln_compiler::fusion::parse_regions(&first[2].1).unwrap();
-    assert_eq!(regions.len(), 1, "{}", first[2].1);
+    let regions = kiln_compiler::fusion::parse_regions(&first[3].1).unwrap();
+    assert_eq!(regions.len(), 1, "{}", first[3].1);
     assert_eq!(regions[0].outputs.len(), 2);
 }
 
@@ -161,9 +162,9 @@ fn host_code_dumps_are_canonical() {
     };
     let first = run("a", "64", "40");
     let mlir: Vec<&(String, String)> =
-        first.iter().filter(|(n, _)| n.ends_with("-4-mlir.mlir")).collect();
+        first.iter().filter(|(n, _)| n.ends_with("-5-mlir.mlir")).collect();
     let llvm: Vec<&(String, String)> =
-        first.iter().filter(|(n, _)| n.ends_with("-5-llvm.ll")).collect();
+        first.iter().filter(|(n, _)| n.ends_with("-6-llvm.ll")).collect();
     // w and b (reshapes of held arrays), softmax, layer norm: one file of each stage apiece.
     assert_eq!(
         (mlir.len(), llvm.len(), first.len()),
@@ -173,13 +174,15 @@ fn host_code_dumps_are_canonical() {
     );
     for (name, text) in &mlir {
         assert!(
-            text.starts_with("// region 0\nmodule {") && text.contains("func.func @kiln_kernel("),
+            text.starts_with("// region 0: ")
+                && text.contains(" tier\nmodule {")
+                && text.contains("func.func @kiln_kernel("),
             "{name}:\n{text}"
         );
     }
     for (name, text) in &llvm {
         assert!(
-            text.starts_with("; region 0\n") && text.contains("define void @kiln_kernel_host("),
+            text.starts_with("; region 0: ") && text.contains("define void @kiln_kernel_host("),
             "{name}:\n{text}"
         );
         assert!(

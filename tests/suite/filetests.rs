@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 
 use kiln_compiler::codegen::{self, MathLib};
 use kiln_compiler::fusion::Region;
-use kiln_compiler::pipeline::{compile, Compiled, Options, STAGES};
+use kiln_compiler::pipeline::{compile, Compiled, Options, Stage};
 use kiln_compiler::simplify::SimplifyOptions;
 use kiln_compiler::CompileError;
 use kiln_ir::text::{parse, print};
 
-/// The stages of code generation a file may name beside the pipeline's [`STAGES`]: each region's
+/// The stages of code generation a file may name beside the pipeline's ([`pipeline_stages`]): each region's
 /// MLIR for the host, and for the GPU (both made as text, without a GPU).
 const CODE_STAGES: &[&str] = &["host-mlir", "gpu-mlir"];
 
@@ -167,9 +167,14 @@ fn read_file_test(text: &str) -> Result<FileTest, String> {
     Ok(FileTest { head, program, stages, options, sections })
 }
 
+/// The pipeline's stages a compiled program holds (`simplified` to `schedule`).
+fn pipeline_stages() -> Vec<&'static str> {
+    Stage::ALL.iter().filter(|s| **s != Stage::Graph && !s.is_code()).map(|s| s.name()).collect()
+}
+
 /// The text of a pipeline stage: the one place that asks [`Compiled::stage_text`].
 fn pipeline_stage_text(compiled: &Compiled, stage: &str) -> Option<String> {
-    compiled.stage_text(stage)
+    kiln_compiler::pipeline::Stage::from_name(stage).and_then(|s| compiled.stage_text(s))
 }
 
 /// Each region's kernel as `kernel` writes it, under a `// region N` line, regions separated by
@@ -201,12 +206,13 @@ fn stage_output(compiled: &Compiled, stage: &str, opts: &FileOptions) -> Result<
     match stage {
         "host-mlir" => code_text(regions, codegen::mlir_text),
         "gpu-mlir" => {
-            code_text(regions, |r| Ok(codegen::lower(r, &codegen::LowerOptions::gpu().with_math(opts.gpu_math))?.mlir))
+            let options = codegen::LowerOptions::gpu().with_math(opts.gpu_math);
+            code_text(regions, |r| Ok(codegen::lower(r, &options)?.mlir))
         }
         _ => pipeline_stage_text(compiled, stage).ok_or_else(|| {
             format!(
                 "unknown stage `{stage}` (known: {} {})",
-                STAGES.join(" "),
+                pipeline_stages().join(" "),
                 CODE_STAGES.join(" ")
             )
         }),

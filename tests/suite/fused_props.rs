@@ -907,8 +907,13 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
     let runs: [(&str, Result<Vec<HostArray>, String>); 2] = [
         (
             "cpu::run_schedule (evaluator)",
-            kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, kiln_exec::cpu::HostRun::Evaluator)
-                .map_err(|e| e.to_string()),
+            kiln_exec::cpu::run_schedule(
+                &plan.schedule,
+                &plan.partition.regions,
+                &inputs,
+                kiln_exec::cpu::HostRun::Evaluator,
+            )
+            .map_err(|e| e.to_string()),
         ),
         (
             "fusion::run_regions",
@@ -933,7 +938,8 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
     let host = kiln_exec::cpu::run_schedule(
         &plan.schedule,
         &plan.partition.regions,
-        &inputs, kiln_exec::cpu::HostRun::Compiled
+        &inputs,
+        kiln_exec::cpu::HostRun::Compiled,
     )
     .map_err(|e| TestCaseError::fail(ctx(&format!("cpu::run_schedule: {e}"))))?;
     compare_host(g, &inputs, &host)
@@ -1368,9 +1374,12 @@ fn shift_by_a_negated_extreme_matches_the_evaluator_on_every_call() {
             )
             .unwrap();
             let target = kiln_compiler::toolchain::ptx::PtxTarget::default();
-            let k =
-                crate::support::gpu_kernel(&plan.partition.regions[0], target, kiln_compiler::codegen::Tier::Optimized)
-                    .unwrap();
+            let k = crate::support::gpu_kernel(
+                &plan.partition.regions[0],
+                target,
+                kiln_compiler::codegen::Tier::Optimized,
+            )
+            .unwrap();
             let ptx = k.ptx.to_string();
             // The shift by a register count (`shl.b64 %rdA, %rdB, %rC;`, not the index math's
             // shifts by an immediate).

@@ -205,7 +205,7 @@ fn kmeans_update_region_and_host_kernel_snapshots() {
 /// atomic to find the last block, and no local memory.
 #[test]
 fn kmeans_update_gpu_kernel_ptx() {
-        use kiln_compiler::pipeline::{compile, Options};
+    use kiln_compiler::pipeline::{compile, Options};
     use kiln_compiler::toolchain::ptx::PtxTarget;
     let (x, c) = kmeans_data(4096, 64, 10);
     let labels = sq_distances(&x, &c).argmin(1);
@@ -214,7 +214,12 @@ fn kmeans_update_gpu_kernel_ptx() {
     let lowered = kiln::lower(&[&sums, &counts]);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     assert_eq!(plan.partition.regions.len(), 1);
-    let k = crate::support::gpu_kernel(&plan.partition.regions[0], PtxTarget::default(), kiln_compiler::codegen::Tier::Optimized).unwrap();
+    let k = crate::support::gpu_kernel(
+        &plan.partition.regions[0],
+        PtxTarget::default(),
+        kiln_compiler::codegen::Tier::Optimized,
+    )
+    .unwrap();
     let gs = k.kernel.gpu_scatter.expect("a GPU scatter kernel");
     assert_eq!(gs.blocks, 32, "4096 positions in tiles of 128, a block each");
     let ptx = &k.ptx;
@@ -320,7 +325,7 @@ fn scatters_into_many_bins() {
 
 #[test]
 fn many_bins_gpu_kernel_uses_global_atomics() {
-        use kiln_compiler::pipeline::{compile, Options};
+    use kiln_compiler::pipeline::{compile, Options};
     use kiln_compiler::toolchain::ptx::PtxTarget;
     let ia = &Array::from_vec((0..4096i64).collect::<Vec<_>>(), &[4096]) + 0;
     let va = Array::from_vec(vec![1.0f32; 4096], &[4096]);
@@ -333,7 +338,12 @@ fn many_bins_gpu_kernel_uses_global_atomics() {
         .iter()
         .find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter)
         .unwrap();
-    let k = crate::support::gpu_kernel(region, PtxTarget::default(), kiln_compiler::codegen::Tier::Optimized).unwrap();
+    let k = crate::support::gpu_kernel(
+        region,
+        PtxTarget::default(),
+        kiln_compiler::codegen::Tier::Optimized,
+    )
+    .unwrap();
     assert!(k.kernel.gpu_scatter.expect("a GPU scatter").zero_outputs);
     let report = kiln::explain(&[&s]).report.to_string();
     assert!(report.contains("scatter: GPU: global atomics into the output"), "{report}");
@@ -353,7 +363,11 @@ fn many_bins_gpu_kernel_uses_global_atomics() {
         .find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter)
         .unwrap();
     assert!(matches!(
-        crate::support::gpu_kernel(region, PtxTarget::default(), kiln_compiler::codegen::Tier::Optimized),
+        crate::support::gpu_kernel(
+            region,
+            PtxTarget::default(),
+            kiln_compiler::codegen::Tier::Optimized
+        ),
         Err(kiln_compiler::CompileError::Unsupported { .. })
     ));
     let report = kiln::explain(&[&m]).report.to_string();

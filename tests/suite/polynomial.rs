@@ -26,18 +26,13 @@ fn run_polynomial(outs: &[&Array]) -> Result<(Vec<HostArray>, Vec<HostArray>), E
     let sched = schedule(&g, &p.regions);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
-    let got =
-        kiln_exec::cpu::run_steps(&sched, &p.regions, &inputs, |_, region, refs| {
-            let compiled =
-                crate::support::host_compile(
-                    codegen::lower(
-                        region,
-                        &codegen::LowerOptions::host().with_math(MathLib::Polynomial),
-                    )?,
-                    Tier::Optimized,
-                )?;
-            kiln_exec::cpu::run_compiled(&compiled, refs)
-        })?;
+    let got = kiln_exec::cpu::run_steps(&sched, &p.regions, &inputs, |_, region, refs| {
+        let compiled = crate::support::host_compile(
+            codegen::lower(region, &codegen::LowerOptions::host().with_math(MathLib::Polynomial))?,
+            Tier::Optimized,
+        )?;
+        kiln_exec::cpu::run_compiled(&compiled, refs)
+    })?;
     Ok((got, reference))
 }
 

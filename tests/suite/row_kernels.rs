@@ -47,10 +47,16 @@ fn gpu_kernels(outs: &[&Array]) -> Vec<GpuKernel> {
     plan.partition
         .regions
         .iter()
-        .filter_map(|r| match crate::support::gpu_kernel(r, PtxTarget::default(), kiln_compiler::codegen::Tier::Optimized) {
-            Ok(k) => Some(k),
-            Err(kiln_compiler::CompileError::Unsupported { .. }) => None,
-            Err(e) => panic!("PTX: {e}"),
+        .filter_map(|r| {
+            match crate::support::gpu_kernel(
+                r,
+                PtxTarget::default(),
+                kiln_compiler::codegen::Tier::Optimized,
+            ) {
+                Ok(k) => Some(k),
+                Err(kiln_compiler::CompileError::Unsupported { .. }) => None,
+                Err(e) => panic!("PTX: {e}"),
+            }
         })
         .collect()
 }
@@ -490,22 +496,17 @@ fn run_online_on_host(outs: &[&Array], rows: bool) -> (Vec<HostArray>, Vec<HostA
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let want = kiln::ir::eval::evaluate(&g, &inputs).unwrap();
     let options = LowerOptions { online_softmax: true, ..LowerOptions::host() };
-    let got = kiln_exec::cpu::run_steps(
-        &sched,
-        &p.regions,
-        &inputs,
-        |_, region, refs| {
-            let kernel = codegen::lower(region, &options)?;
-            let rescale = kernel.mlir.contains("scf.if");
-            let shift = kernel.mlir.contains("math.absf");
-            assert!(
-                !rows || rescale || shift,
-                "a one-pass fold: softmax's rescale, layer norm's shift\n{}",
-                kernel.mlir
-            );
-            kiln_exec::cpu::run_compiled(&crate::support::host_compile(kernel, Tier::Optimized)?, refs)
-        }
-    )
+    let got = kiln_exec::cpu::run_steps(&sched, &p.regions, &inputs, |_, region, refs| {
+        let kernel = codegen::lower(region, &options)?;
+        let rescale = kernel.mlir.contains("scf.if");
+        let shift = kernel.mlir.contains("math.absf");
+        assert!(
+            !rows || rescale || shift,
+            "a one-pass fold: softmax's rescale, layer norm's shift\n{}",
+            kernel.mlir
+        );
+        kiln_exec::cpu::run_compiled(&crate::support::host_compile(kernel, Tier::Optimized)?, refs)
+    })
     .unwrap();
     (got, want)
 }

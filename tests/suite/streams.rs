@@ -27,13 +27,18 @@ fn plan_text(outs: &[&Array]) -> (kiln::FusionReport, String) {
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
-    let run =
-        kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, kiln_exec::cpu::HostRun::Evaluator)
-            .unwrap();
+    let run = kiln_exec::cpu::run_schedule(
+        &plan.schedule,
+        &plan.partition.regions,
+        &inputs,
+        kiln_exec::cpu::HostRun::Evaluator,
+    )
+    .unwrap();
     assert_eq!(run, reference);
     let report = plan.report();
     assert_eq!(report, kiln::explain(outs).report, "explain's report is the plan's");
-    let text = format!("{report}\n{}", plan.stage_text("schedule").unwrap());
+    let text =
+        format!("{report}\n{}", plan.stage_text(kiln_compiler::pipeline::Stage::Schedule).unwrap());
     (report, text)
 }
 
@@ -56,14 +61,17 @@ fn independent_small_reductions_take_streams_0_and_1_and_their_consumer_waits() 
     3 region(s)
     region 0 reduction reduce shape=[1000] axes=[0] (4004 bytes) stream 0
       ops: sum
+      code: host reduction rows; gpu row groups
       inputs: %1: f32 (1000,)
       outputs: %2: f32 ()
     region 1 reduction reduce shape=[500] axes=[0] (2004 bytes) stream 1
       ops: max
+      code: host reduction rows; gpu row groups
       inputs: %5: f32 (500,)
       outputs: %6: f32 ()
     region 2 reduction reduce shape=[300] axes=[0] (1212 bytes) stream 0
       ops: broadcast_to multiply broadcast_to multiply sum
+      code: host reduction rows; gpu row groups
       inputs: %0: f32 (300,), %2: f32 (), %6: f32 ()
       outputs: %9: f32 ()
     unfused %2 -> %3: reduction_space_mismatch
@@ -94,14 +102,17 @@ fn a_chain_of_small_regions_stays_on_stream_0() {
     3 region(s)
     region 0 reduction reduce shape=[1000] axes=[0] (4004 bytes)
       ops: sum
+      code: host reduction rows; gpu row groups
       inputs: %2: f32 (1000,)
       outputs: %3: f32 ()
     region 1 reduction reduce shape=[500] axes=[0] (2008 bytes)
       ops: broadcast_to multiply max
+      code: host reduction rows; gpu row groups
       inputs: %1: f32 (500,), %3: f32 ()
       outputs: %6: f32 ()
     region 2 reduction reduce shape=[300] axes=[0] (1208 bytes)
       ops: broadcast_to multiply sum
+      code: host reduction rows; gpu row groups
       inputs: %0: f32 (300,), %6: f32 ()
       outputs: %9: f32 ()
     unfused %3 -> %4: reduction_space_mismatch
@@ -128,14 +139,17 @@ fn independent_regions_too_big_for_a_pool_stream_stay_on_stream_0() {
     3 region(s)
     region 0 reduction reduce shape=[270336] axes=[0] (1081348 bytes)
       ops: sum
+      code: host reduction rows; gpu split rows
       inputs: %1: f32 (270336,)
       outputs: %2: f32 ()
     region 1 reduction reduce shape=[270344] axes=[0] (1081380 bytes)
       ops: max
+      code: host reduction rows; gpu split rows
       inputs: %5: f32 (270344,)
       outputs: %6: f32 ()
     region 2 reduction reduce shape=[300] axes=[0] (1212 bytes)
       ops: broadcast_to multiply broadcast_to multiply sum
+      code: host reduction rows; gpu row groups
       inputs: %0: f32 (300,), %2: f32 (), %6: f32 ()
       outputs: %9: f32 ()
     unfused %2 -> %3: reduction_space_mismatch

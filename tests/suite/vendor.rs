@@ -164,8 +164,13 @@ fn library_matches_evaluator(outs: &[&Array]) -> Compiled {
     let lowered = kiln::lower(outs);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_exec::cpu::run_schedule(&plan.schedule, &plan.partition.regions, &inputs, kiln_exec::cpu::HostRun::Libraries)
-        .unwrap();
+    let got = kiln_exec::cpu::run_schedule(
+        &plan.schedule,
+        &plan.partition.regions,
+        &inputs,
+        kiln_exec::cpu::HostRun::Libraries,
+    )
+    .unwrap();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "output {k}");
@@ -370,7 +375,8 @@ fn the_codegen_path_calls_the_libraries_too() {
     let got = kiln_exec::cpu::run_schedule(
         &plan.schedule,
         &plan.partition.regions,
-        &inputs, kiln_exec::cpu::HostRun::Compiled
+        &inputs,
+        kiln_exec::cpu::HostRun::Compiled,
     )
     .unwrap();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
@@ -459,7 +465,7 @@ fn the_absorbed_relu_bias_report_and_regions() {
     let bias = randn(&[6], 65, DType::Float32);
     let y = kiln::nn::relu(&(&a.matmul(&b) + &bias)).unwrap();
     let plan = library_matches_evaluator(&[&y]);
-    insta::assert_snapshot!(format!("{}\n{}", plan.stage_text("regions").unwrap(), plan.report()), @r"
+    insta::assert_snapshot!(format!("{}\n{}", plan.stage_text(kiln_compiler::pipeline::Stage::Regions).unwrap(), plan.report()), @r"
     kiln.regions v1
     region 0 vendor opaque inputs=[%0,%1,%3] outputs=[%8] {
       %0 = input {index=0} : f32[4,5]
@@ -477,6 +483,7 @@ fn the_absorbed_relu_bias_report_and_regions() {
     1 region(s)
     region 0 vendor opaque (320 bytes)
       ops: matmul broadcast_to add const broadcast_to maximum
+      code: host library; gpu library
       inputs: %0: f32 (4, 5), %1: f32 (5, 6), %3: f32 (6,)
       outputs: %8: f32 (4, 6)
     epilogue of %2 (region 0): bias_relu in the GEMM call (cuBLASLt) [broadcast_to add const broadcast_to maximum]
@@ -529,7 +536,8 @@ fn the_host_epilogue_is_the_evaluators_arithmetic() {
             let got = kiln_exec::cpu::run_schedule(
                 &plan.schedule,
                 &plan.partition.regions,
-                &inputs, kiln_exec::cpu::HostRun::Libraries
+                &inputs,
+                kiln_exec::cpu::HostRun::Libraries,
             )
             .unwrap();
             let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();

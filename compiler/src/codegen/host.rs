@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
-
 use kiln_cache::DiskCache;
 
 pub use super::host_cache::disk_stats;
@@ -193,6 +192,16 @@ pub fn compile_region_disk(
 /// fingerprint of kiln's host code generation.
 pub fn disk_cache_key(kernel: &Kernel) -> String {
     host_cache::disk_cache_key(&kernel.mlir)
+}
+
+/// The LLVM IR translated from a kernel's MLIR text, before optimisation (canonical).
+pub fn llvm_ir_of_mlir(mlir: &str) -> Result<String, CompileError> {
+    jit::translate(mlir)
+}
+
+/// This CPU's assembly of a host kernel's MLIR text compiled at `tier` (for reading).
+pub fn asm_of_mlir(mlir: &str, tier: Tier) -> Result<String, CompileError> {
+    jit::assembly(mlir, tier)
 }
 
 /// The canonical MLIR text of a region's kernel (what `KILN_DUMP=mlir` shows).

@@ -128,10 +128,9 @@ mod reduce;
 mod scalar;
 mod types;
 
-
 pub use host::{
-    asm_text, compile_region, compile_region_disk, llvm_ir_text, mlir_text, optimized_llvm_ir_text,
-    CompiledRegion, Origin, Tier,
+    asm_of_mlir, asm_text, compile_region, compile_region_disk, llvm_ir_of_mlir, llvm_ir_text,
+    mlir_text, optimized_llvm_ir_text, CompiledRegion, Origin, Tier,
 };
 pub use lower::scan_gpu::GpuGrid;
 pub use lower::scatter::GpuScatter;
@@ -139,7 +138,22 @@ pub use lower::{
     lower, GpuSplit, Kernel, KernelShape, LowerOptions, GPU_ENTRY, HOST_ENTRY, KERNEL,
 };
 
+use crate::fusion::{Region, RegionKind};
 use crate::CompileError;
+
+/// The kernel shape a region is lowered to on the host and on the GPU, or what runs it instead:
+/// `host reduction rows; gpu gpu row groups + row cache`, `host library; gpu library`. The
+/// fusion report's `code` line.
+pub fn kernel_shapes(region: &Region) -> String {
+    let on = |options: LowerOptions, instead: &str| match region.kind {
+        RegionKind::Vendor => "library".to_string(),
+        _ => lower(region, &options).map_or_else(|_| instead.to_string(), |k| k.shape.to_string()),
+    };
+    let host_instead = if region.kind == RegionKind::Sort { "host sort" } else { "evaluator" };
+    let host = on(LowerOptions::host(), host_instead);
+    let gpu = on(LowerOptions::gpu(), &format!("on the host ({host})"));
+    format!("host {host}; gpu {gpu}")
+}
 
 /// Where [`compile`] puts a kernel's code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -262,4 +276,3 @@ impl Unsupported {
         }
     }
 }
-

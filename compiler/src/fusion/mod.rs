@@ -249,6 +249,9 @@ pub struct RegionSummary {
     /// global atomics into the output when they do not fit, or the host when neither applies),
     /// from code generation's decision for these sizes.
     pub scatter: Option<String>,
+    /// The kernel shape it is lowered to on each target, or what runs it instead
+    /// ([`crate::codegen::kernel_shapes`]).
+    pub code: String,
 }
 
 /// What fusion did with a graph: users read it to tune, tests assert on it. Its text shows each
@@ -296,6 +299,7 @@ impl fmt::Display for FusionReport {
             }
             writeln!(f)?;
             writeln!(f, "  ops: {}", r.ops.join(" "))?;
+            writeln!(f, "  code: {}", r.code)?;
             if let Some(s) = &r.scatter {
                 writeln!(f, "  scatter: {s}")?;
             }
@@ -348,6 +352,7 @@ impl Partition {
                     stream,
                     scatter: (r.kind == RegionKind::Scatter)
                         .then(|| crate::codegen::lower::scatter::gpu_strategy(r)),
+                    code: crate::codegen::kernel_shapes(r),
                 })
                 .collect(),
             unfused: self.unfused.clone(),

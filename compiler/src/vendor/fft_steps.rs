@@ -266,4 +266,3 @@ fn step(kind: StepKind, axis: usize, n: usize, src: &Layout, dst_shape: &[usize]
     let calls = calls.into_iter().map(|(i, o)| (i as usize, o as usize)).collect();
     Some(Step { batched, from: Buffer::Input, to: Buffer::Output, calls })
 }
-

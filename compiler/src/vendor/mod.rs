@@ -152,7 +152,10 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
                 (OpKind::Irfft, Attrs::RealFft { axes, n, norm }) => {
                     (FftKind::C2R { n: *n }, axes, *norm)
                 }
-                _ => return Err(unsupported(name, "an FFT with attributes of another schema")),
+                (OpKind::Fft | OpKind::Rfft | OpKind::Irfft | OpKind::MatMul, _)
+                | (kiln_ir::ops_not_of!(Vendor), _) => {
+                    return Err(unsupported(name, "an FFT with attributes of another schema"))
+                }
             };
             let input = operand(node.inputs[0])?;
             VendorCall::Fft(FftCall {
@@ -165,7 +168,9 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
                 out_shape: node.shape.clone(),
             })
         }
-        _ => return Err(unsupported(name, "a vendor region whose output is not a library op")),
+        (OpKind::MatMul, _) | (kiln_ir::ops_not_of!(Vendor), _) => {
+            return Err(unsupported(name, "a vendor region whose output is not a library op"))
+        }
     };
     Ok(call)
 }

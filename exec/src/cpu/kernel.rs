@@ -2,6 +2,7 @@
 //! huge pages), the work items split into chunks of roughly equal cost run by rayon; scatters
 //! into private copies combined in a fixed order.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use kiln_compiler::codegen::{compile_region, CompiledRegion};
@@ -78,6 +79,14 @@ fn empty_extreme(region: &Region) -> Option<&'static str> {
 /// Errors: inputs of the wrong dtype or shape; [`CompileError::Unsupported`] (region 0) where the
 /// caller should use the evaluator instead; compilation errors.
 pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, ExecError> {
+    Ok(run_region_code(region, inputs)?.0)
+}
+
+/// [`run_region`], and the code that ran.
+pub(crate) fn run_region_code(
+    region: &Region,
+    inputs: &[&HostArray],
+) -> Result<(Vec<HostArray>, Arc<CompiledRegion>), ExecError> {
     if let Some(op) = empty_extreme(region) {
         return Err(CompileError::Unsupported {
             region: 0,
@@ -87,10 +96,12 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
         .into());
     }
     let compiled = compile_region(region)?;
-    if region.kind == RegionKind::Scatter {
-        return run_scatter(&compiled, region, inputs);
-    }
-    run_compiled(&compiled, inputs)
+    let outs = if region.kind == RegionKind::Scatter {
+        run_scatter(&compiled, region, inputs)?
+    } else {
+        run_compiled(&compiled, inputs)?
+    };
+    Ok((outs, compiled))
 }
 
 /// Most private copies of a scatter's outputs (see [`run_scatter`]).
@@ -253,4 +264,3 @@ pub fn run_compiled(
         .map(|((_, shape), data)| HostArray::new(shape, data).map_err(ExecError::from))
         .collect()
 }
-

@@ -18,7 +18,7 @@ use kiln_ir::HostArray;
 pub use kernel::{run_compiled, run_region};
 
 use crate::walk::{walk, Walker};
-use crate::ExecError;
+use crate::{ExecError, RanCode};
 
 /// How [`run_schedule`] runs each region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,29 +44,31 @@ pub fn run_region_or_evaluate(
     region: &Region,
     inputs: &[&HostArray],
 ) -> Result<Vec<HostArray>, ExecError> {
-    run_one(HostRun::Compiled, 0, region, inputs)
+    Ok(run_one(HostRun::Compiled, 0, region, inputs)?.0)
 }
 
-fn run_one(
+/// Runs a region as `how` says; returns its outputs and how it ran.
+pub(crate) fn run_one(
     how: HostRun,
     index: usize,
     region: &Region,
     inputs: &[&HostArray],
-) -> Result<Vec<HostArray>, ExecError> {
-    let evaluate = || Ok(kiln_ir::eval::evaluate(&region.body, inputs)?);
+) -> Result<(Vec<HostArray>, RanCode), ExecError> {
+    let evaluate = || Ok((kiln_ir::eval::evaluate(&region.body, inputs)?, RanCode::Evaluator));
     if how == HostRun::Evaluator {
         return evaluate();
     }
     match region.kind {
-        RegionKind::Vendor => vendor::run_region(region, inputs),
-        RegionKind::Sort => vendor::sort::run_region(region, inputs),
+        RegionKind::Vendor => Ok((vendor::run_region(region, inputs)?, RanCode::Library)),
+        RegionKind::Sort => Ok((vendor::sort::run_region(region, inputs)?, RanCode::HostSort)),
         _ if how == HostRun::Libraries => evaluate(),
-        _ => match run_region(region, inputs) {
+        _ => match kernel::run_region_code(region, inputs) {
+            Ok((outs, code)) => Ok((outs, RanCode::Host(code))),
             Err(ExecError::Compile(CompileError::Unsupported { op, reason, .. })) => {
                 tracing::debug!(region = index, op = %op, reason = %reason, "code generation unsupported; evaluating the region");
                 evaluate()
             }
-            other => other,
+            Err(e) => Err(e),
         },
     }
 }
@@ -82,9 +84,14 @@ pub fn run_schedule(
     inputs: &[&HostArray],
     how: HostRun,
 ) -> Result<Vec<HostArray>, ExecError> {
-    run_steps(sched, regions, inputs, |s, region, refs| {
-        run_one(how, sched.steps[s].region, region, refs)
-    })
+    let mut ran = Vec::with_capacity(sched.steps.len());
+    let outs = run_steps(sched, regions, inputs, |s, region, refs| {
+        let (outs, code) = run_one(how, sched.steps[s].region, region, refs)?;
+        ran.push((sched.steps[s].region, code));
+        Ok(outs)
+    });
+    crate::record_run(ran);
+    outs
 }
 
 /// Runs a schedule's steps in order with `run(step, region, inputs)` computing each region:

@@ -51,7 +51,7 @@ use kiln_runtime::{
 };
 
 use crate::walk::{walk, Walker};
-use crate::{check_inputs, ExecError as Error, Operand};
+use crate::{check_inputs, ExecError as Error, Operand, RanCode};
 
 type Result<T> = std::result::Result<T, Error>;
 
@@ -205,8 +205,8 @@ impl Gpu {
     }
 }
 
-mod vendor;
 pub mod random;
+mod vendor;
 
 /// A region ready to launch: its kernel and the loaded function (`None`: a library call, or
 /// it runs on the host).
@@ -432,10 +432,12 @@ pub fn run_schedule(
         // synchronising the streams.
         lanes: Lanes::new(gpu.device, &sched.streams)?,
         ran: Vec::with_capacity(sched.steps.len()),
+        code: Vec::with_capacity(sched.steps.len()),
         stream_index: 0,
     };
     let outputs = walk(sched, inputs, &mut cuda)?;
     LAST_RUN.with(|r| *r.borrow_mut() = std::mem::take(&mut cuda.ran));
+    crate::record_run(std::mem::take(&mut cuda.code));
     Ok(outputs)
 }
 
@@ -451,6 +453,8 @@ struct Cuda<'a> {
     deferred: Vec<Arc<DeviceArray>>,
     lanes: Lanes,
     ran: Vec<RanOn>,
+    /// How each region ran (see [`crate::last_run_code`]).
+    code: Vec<(usize, RanCode)>,
     /// The schedule stream of the step being run.
     stream_index: u32,
 }
@@ -458,7 +462,12 @@ struct Cuda<'a> {
 impl Walker for Cuda<'_> {
     type Buf = Arc<DeviceArray>;
 
-    fn step(&mut self, si: usize, step: &Step, reads: &[&Arc<DeviceArray>]) -> Result<Vec<Self::Buf>> {
+    fn step(
+        &mut self,
+        si: usize,
+        step: &Step,
+        reads: &[&Arc<DeviceArray>],
+    ) -> Result<Vec<Self::Buf>> {
         let (gpu, plan, sched) = (self.gpu, self.plan, &self.plan.schedule);
         let region = &plan.partition.regions[step.region];
         // An NVTX range per kernel, named after its region (`nsys` shows it on the timeline).
@@ -497,19 +506,24 @@ impl Walker for Cuda<'_> {
         let code = ready.kernel.as_ref().map(|loaded| loaded.for_call(gpu));
         let tier = code.as_ref().map(|c| c.0.tier);
         self.ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id(), tier });
+
         // Outputs are allocated for the step's stream, and it launches (or copies) there.
         let on_stream = stream.use_scoped();
-        let outs = match &code {
-            Some(code) => launch(gpu, &code.0, &code.1, &reads)?,
-            None if let Some(call) = &ready.vendor => vec![vendor::run(call, &reads)?],
+        let (outs, ran) = match &code {
+            Some(code) => (launch(gpu, &code.0, &code.1, &reads)?, RanCode::Gpu(code.clone())),
+            None if let Some(call) = &ready.vendor => {
+                (vec![vendor::run(call, &reads)?], RanCode::Library)
+            }
             None => {
                 let host: Vec<HostArray> =
                     reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
                 let refs: Vec<&HostArray> = host.iter().collect();
-                let outs = crate::cpu::run_region_or_evaluate(region, &refs)?;
-                outs.iter().map(DeviceArray::upload).collect::<Result<_>>()?
+                let (outs, ran) =
+                    crate::cpu::run_one(crate::cpu::HostRun::Compiled, step.region, region, &refs)?;
+                (outs.iter().map(DeviceArray::upload).collect::<Result<_>>()?, ran)
             }
         };
+        self.code.push((step.region, ran));
         drop(on_stream);
         self.lanes.after(&sched.streams, step.region, &stream)?;
         for b in &step.reads {

@@ -10,7 +10,13 @@ use super::{DeviceArray, Result};
 /// A device array of `count` values of `dtype` drawn by `draw` on device `ordinal`, Philox
 /// seeded with `seed`. `dtype` must be the draw's type (uint32 words, float32 or float64
 /// normals).
-pub fn draw(ordinal: usize, draw: Draw, dtype: DType, count: usize, seed: u64) -> Result<DeviceArray> {
+pub fn draw(
+    ordinal: usize,
+    draw: Draw,
+    dtype: DType,
+    count: usize,
+    seed: u64,
+) -> Result<DeviceArray> {
     let expected = match draw {
         Draw::U32 => DType::UInt32,
         Draw::NormalF32 { .. } => DType::Float32,

@@ -81,7 +81,11 @@ impl<'g> Lower<'g> {
 
     /// The group's accumulators combined (see [`Coop`]): every lane gets the total, the same
     /// bits in every lane and on every run (a fixed tree).
-    pub(super) fn group_combine(&mut self, acc: &dyn Combine, vals: &[String]) -> Result<Vec<String>, Stop> {
+    pub(super) fn group_combine(
+        &mut self,
+        acc: &dyn Combine,
+        vals: &[String],
+    ) -> Result<Vec<String>, Stop> {
         let coop = self.coop.expect("a cooperative kernel");
         if coop.columns {
             self.group_combine_smem(acc, vals)

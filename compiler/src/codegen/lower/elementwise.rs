@@ -184,7 +184,11 @@ impl<'g> Lower<'g> {
 
     /// Tiles of TILE x TILE elements over the last two axes (rows being every axis but the
     /// last, flattened). Work ranges hold whole rows: [`Kernel::min_chunk`] is TILE rows.
-    pub(super) fn elementwise_tiles(&mut self, shape: &[usize], outs: &[NodeId]) -> Result<(), Stop> {
+    pub(super) fn elementwise_tiles(
+        &mut self,
+        shape: &[usize],
+        outs: &[NodeId],
+    ) -> Result<(), Stop> {
         self.shape = KernelShape::ElementwiseTiles;
         let r = shape.len();
         self.min_chunk = TILE * shape[r - 1];

@@ -302,7 +302,12 @@ impl<'g> Lower<'g> {
 
     /// Yields `next` from the innermost loop of [`Lower::open_fold_loops`] and closes the loops
     /// inside out, each outer body yielding its inner loop's results.
-    pub(super) fn close_fold_loops(&mut self, next: &[String], results: &[Vec<String>], tys: &[&str]) {
+    pub(super) fn close_fold_loops(
+        &mut self,
+        next: &[String],
+        results: &[Vec<String>],
+        tys: &[&str],
+    ) {
         self.yield_(next, tys);
         for level in (0..results.len()).rev() {
             self.close();
@@ -315,7 +320,12 @@ impl<'g> Lower<'g> {
     /// One element of a softmax's one-pass fold (see [`Online`]) at the input's index `ix`:
     /// the running max raised by `x`, the sum rescaled to it, then `exp(x - max)` added (the
     /// region's own nodes, the max read as the running one).
-    pub(super) fn online_step(&mut self, on: &Online, args: &[String], ix: &Ix) -> Result<Vec<String>, Stop> {
+    pub(super) fn online_step(
+        &mut self,
+        on: &Online,
+        args: &[String],
+        ix: &Ix,
+    ) -> Result<Vec<String>, Stop> {
         let x = self.emit(on.x, ix)?;
         let m = on.raise(&mut self.b, &args[0], &x);
         let s = on.rescale(&mut self.b, &args[1], &args[0], &m)?;
@@ -326,7 +336,12 @@ impl<'g> Lower<'g> {
 
     /// A softmax's terms `exp(x - m)` at `ixs`, the max read as the running one `m` (the
     /// region's own nodes).
-    pub(super) fn online_terms(&mut self, on: &Online, m: &str, ixs: &[Ix]) -> Result<Vec<Val>, Stop> {
+    pub(super) fn online_terms(
+        &mut self,
+        on: &Online,
+        m: &str,
+        ixs: &[Ix],
+    ) -> Result<Vec<Val>, Stop> {
         self.hoisted.insert(on.max, Hoisted::Val(on.running(m)));
         let terms = ixs.iter().map(|ix| self.emit(on.exp, ix)).collect();
         self.hoisted.remove(&on.max);

@@ -57,16 +57,16 @@ use crate::error::CompileError;
 use crate::fusion::{Region, RegionKind, Space};
 
 mod coop;
-mod entry;
 mod elementwise;
 mod emit;
+mod entry;
 mod nested;
 mod reduction;
 mod row_cache;
-mod split;
 pub(crate) mod scan;
 pub(crate) mod scan_gpu;
 pub mod scatter;
+mod split;
 
 use coop::*;
 use elementwise::*;
@@ -137,7 +137,7 @@ pub enum KernelShape {
 }
 
 impl KernelShape {
-    /// The shape's name in dumps and reports (`gpu row groups + row cache`...).
+    /// The shape's name in dumps and reports (`row groups + row cache`...).
     pub fn name(self) -> &'static str {
         match self {
             KernelShape::ElementwiseFlat => "elementwise flat",
@@ -145,16 +145,16 @@ impl KernelShape {
             KernelShape::ElementwiseTiles => "elementwise tiles",
             KernelShape::ReductionRows => "reduction rows",
             KernelShape::ReductionBlocks => "reduction blocks",
-            KernelShape::GpuRowGroups { row_cache: false } => "gpu row groups",
-            KernelShape::GpuRowGroups { row_cache: true } => "gpu row groups + row cache",
-            KernelShape::GpuColumnGroups => "gpu column groups",
-            KernelShape::GpuSplit { columns: false } => "gpu split rows",
-            KernelShape::GpuSplit { columns: true } => "gpu split columns",
+            KernelShape::GpuRowGroups { row_cache: false } => "row groups",
+            KernelShape::GpuRowGroups { row_cache: true } => "row groups + row cache",
+            KernelShape::GpuColumnGroups => "column groups",
+            KernelShape::GpuSplit { columns: false } => "split rows",
+            KernelShape::GpuSplit { columns: true } => "split columns",
             KernelShape::Scatter => "scatter",
-            KernelShape::GpuScatterTiles => "gpu scatter tiles",
+            KernelShape::GpuScatterTiles => "scatter tiles",
             KernelShape::ScanRows => "scan rows",
-            KernelShape::GpuScanTiles => "gpu scan tiles",
-            KernelShape::GpuSortLines => "gpu sort lines",
+            KernelShape::GpuScanTiles => "scan tiles",
+            KernelShape::GpuSortLines => "sort lines",
         }
     }
 }
@@ -495,14 +495,7 @@ struct Lower<'g> {
 /// took 105–108 ms with it against 22–24 ms in three passes (`cargo bench --bench cpu_peers
 /// -- softmax`, the 2-core development machine), whose row is in cache after its first pass.
 pub fn online_softmax(target: Target) -> bool {
-    static SETTING: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let setting =
-        *SETTING.get_or_init(|| match std::env::var("KILN_ONLINE_SOFTMAX").ok().as_deref() {
-            Some("on") => Some(true),
-            Some("off") => Some(false),
-            _ => None,
-        });
-    setting.unwrap_or(target == Target::Gpu)
+    kiln_cache::config().online_softmax.unwrap_or(target == Target::Gpu)
 }
 
 impl<'g> Lower<'g> {
@@ -752,8 +745,15 @@ impl<'g> Lower<'g> {
         (
             text,
             params,
-            Launch { shape, min_chunk, gpu_block, gpu_split: split, gpu_shared, gpu_scatter, gpu_grid },
+            Launch {
+                shape,
+                min_chunk,
+                gpu_block,
+                gpu_split: split,
+                gpu_shared,
+                gpu_scatter,
+                gpu_grid,
+            },
         )
     }
 }
-

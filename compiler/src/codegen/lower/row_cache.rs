@@ -17,14 +17,8 @@ pub(super) const ROW_CACHE_UNROLL: usize = 8;
 /// leaves row kernels multi-pass over global memory; a number sets the fill's loads in flight
 /// per thread (default [`ROW_CACHE_UNROLL`]). Both change the kernel's text, so its cache key.
 pub(super) fn row_cache_setting() -> Option<usize> {
-    static SETTING: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *SETTING.get_or_init(|| match std::env::var("KILN_GPU_ROW_CACHE").ok().as_deref() {
-        Some("off") => None,
-        Some(n) => Some(
-            n.parse().ok().filter(|&u: &usize| (1..=32).contains(&u)).unwrap_or(ROW_CACHE_UNROLL),
-        ),
-        None => Some(ROW_CACHE_UNROLL),
-    })
+    let c = kiln_cache::config();
+    c.gpu_row_cache.then(|| c.gpu_row_cache_unroll.unwrap_or(ROW_CACHE_UNROLL))
 }
 
 /// The row cache of a cooperative row kernel (see [`Lower::row_cache_plan`]): the region

@@ -138,16 +138,7 @@ const SCATTER_TILE: usize = 128;
 /// `THREADS` positions); default [`SCATTER_THREADS`], [`SCATTER_TILE`]. It changes the kernel's
 /// text, so its cache key.
 fn scatter_shape() -> (usize, usize) {
-    static SETTING: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
-    *SETTING.get_or_init(|| {
-        let parsed = std::env::var("KILN_GPU_SCATTER").ok().and_then(|v| {
-            let (t, p) = v.split_once(',')?;
-            let (t, p): (usize, usize) = (t.trim().parse().ok()?, p.trim().parse().ok()?);
-            (t.is_power_of_two() && (64..=1024).contains(&t) && (32..=t).contains(&p))
-                .then_some((t, p))
-        });
-        parsed.unwrap_or((SCATTER_THREADS, SCATTER_TILE))
-    })
+    kiln_cache::config().gpu_scatter.unwrap_or((SCATTER_THREADS, SCATTER_TILE))
 }
 /// Most blocks of a GPU scatter kernel: the last block combines every block's partial result
 /// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread).

@@ -60,14 +60,7 @@ pub(super) const SPLIT_VEC_BYTES: usize = 16;
 /// `KILN_GPU_SPLIT_UNROLL` = 1, 2, 4 or 8 (default [`SPLIT_UNROLL`]). It changes the kernel's
 /// text, so its cache key.
 pub(super) fn split_unroll() -> usize {
-    static SETTING: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *SETTING.get_or_init(|| {
-        std::env::var("KILN_GPU_SPLIT_UNROLL")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|u: &usize| [1, 2, 4, 8].contains(u))
-            .unwrap_or(SPLIT_UNROLL)
-    })
+    kiln_cache::config().gpu_split_unroll.unwrap_or(SPLIT_UNROLL)
 }
 
 impl<'g> Lower<'g> {
@@ -387,7 +380,12 @@ impl<'g> Lower<'g> {
 
     /// Stage two of a split reduction, in the item's last block: the partials of all splits,
     /// folded lane-strided in split order and combined by the block's tree.
-    pub(super) fn split_combine(&mut self, id: NodeId, acc: &Acc, first: usize) -> Result<Val, Stop> {
+    pub(super) fn split_combine(
+        &mut self,
+        id: NodeId,
+        acc: &Acc,
+        first: usize,
+    ) -> Result<Val, Stop> {
         let n = self.split.expect("a split kernel");
         let (_, w) = self.split_at.clone().expect("a split kernel");
         self.b.stmt(DEVICE_FENCE);

@@ -9,9 +9,9 @@ use kiln_ir::host::Data;
 use kiln_ir::HostArray;
 use rayon::prelude::*;
 
-use kiln_compiler::vendor::GemmEpilogue;
-use kiln_compiler::fusion::{Activation, GELU_C1, GELU_C2};
 use crate::ExecError;
+use kiln_compiler::fusion::{Activation, GELU_C1, GELU_C2};
+use kiln_compiler::vendor::GemmEpilogue;
 
 /// Applies `e` to `out`, the C-contiguous product (rows of `n` elements); `bias` is the
 /// epilogue's bias input for the bias forms. Errors: a bias missing, extra, or not `n` elements

@@ -19,8 +19,8 @@ use realfft::RealFftPlanner;
 use rustfft::{FftDirection, FftNum, FftPlanner};
 
 use super::host::in_bounds;
-use kiln_compiler::vendor::{FftCall, FftKind};
 use crate::ExecError;
+use kiln_compiler::vendor::{FftCall, FftKind};
 
 /// About this many elements per parallel task.
 const CHUNK: usize = 1 << 15;

@@ -18,8 +18,8 @@ use kiln_ir::{HostArray, Layout};
 use rayon::prelude::*;
 
 use super::host::in_bounds;
-use kiln_compiler::vendor::MatMulCall;
 use crate::ExecError;
+use kiln_compiler::vendor::MatMulCall;
 
 /// Products of at least this many multiply-adds use the `gemm` crate's own threads.
 const PARALLEL_WORK: usize = 1 << 18;

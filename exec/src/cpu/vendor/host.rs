@@ -4,8 +4,8 @@
 
 use kiln_ir::{HostArray, Layout};
 
-use kiln_compiler::vendor::VendorCall;
 use crate::ExecError;
+use kiln_compiler::vendor::VendorCall;
 
 /// Runs one call on host arrays; `inputs[k]` is region input `k`. Errors: inputs the call's
 /// layouts do not fit, a library failure ([`ExecError::Library`]).

@@ -15,8 +15,8 @@ use kiln_ir::{with_data, Attrs, HostArray, OpKind};
 use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
 
-use kiln_compiler::fusion::Region;
 use crate::ExecError;
+use kiln_compiler::fusion::Region;
 
 /// Elements the host orders: NumPy's order of [`kiln_ir::eval`]. Real elements map to unsigned
 /// keys whose order is theirs (`key`; -0.0 and 0.0 one key, every NaN the largest), so lines
@@ -220,10 +220,7 @@ fn sort_line<T: Sortable>(line: &[T], argsort: bool) -> (Vec<T>, Vec<i64>) {
 ///
 /// Errors: a region that is not one `sort`/`argsort` node, an evaluation error of its
 /// operand's views.
-pub fn run_region(
-    region: &Region,
-    inputs: &[&HostArray],
-) -> Result<Vec<HostArray>, ExecError> {
+pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, ExecError> {
     let body = &region.body;
     let invalid = |why: &str| ExecError::InvalidInput(format!("sort region: {why}"));
     let [out] = body.outputs() else { return Err(invalid("several outputs")) };
