@@ -44,12 +44,7 @@ pub enum Outputs {
 /// evaluation error of a region the evaluator runs.
 pub fn run(plan: &Arc<Compiled>, inputs: Inputs<'_>) -> Result<Outputs, ExecError> {
     match inputs {
-        Inputs::Host(inputs, how) => Ok(Outputs::Host(cpu::run_schedule(
-            &plan.schedule,
-            &plan.partition.regions,
-            inputs,
-            how,
-        )?)),
+        Inputs::Host(inputs, how) => Ok(Outputs::Host(cpu::run_plan(plan, inputs, how)?)),
         Inputs::Cuda(gpu, inputs, cached) => {
             Ok(Outputs::Cuda(cuda::run_schedule(gpu, plan, cached, inputs)?))
         }

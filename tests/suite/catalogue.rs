@@ -152,13 +152,8 @@ fn program(name: &str, outs: &[&Array]) -> kiln::Explain {
     let inputs: Vec<&kiln::HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference =
         kiln::ir::eval::evaluate(g, &inputs).unwrap_or_else(|e| panic!("{name}: reference: {e}"));
-    let fused = kiln_exec::cpu::run_schedule(
-        &plan.schedule,
-        &plan.partition.regions,
-        &inputs,
-        kiln_exec::cpu::HostRun::Evaluator,
-    )
-    .unwrap_or_else(|e| panic!("{name}: fused: {e}"));
+    let fused = kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Evaluator)
+        .unwrap_or_else(|e| panic!("{name}: fused: {e}"));
     assert_eq!(reference.len(), fused.len());
     for (k, (r, f)) in reference.iter().zip(&fused).enumerate() {
         assert!(

@@ -907,13 +907,8 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
     let runs: [(&str, Result<Vec<HostArray>, String>); 2] = [
         (
             "cpu::run_schedule (evaluator)",
-            kiln_exec::cpu::run_schedule(
-                &plan.schedule,
-                &plan.partition.regions,
-                &inputs,
-                kiln_exec::cpu::HostRun::Evaluator,
-            )
-            .map_err(|e| e.to_string()),
+            kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Evaluator)
+                .map_err(|e| e.to_string()),
         ),
         (
             "fusion::run_regions",
@@ -935,13 +930,8 @@ fn check(p: &Program) -> Result<(), TestCaseError> {
 
     // The CPU backend: the plan's schedule as compiled host code, then the public path
     // (materialisation through the plan cache).
-    let host = kiln_exec::cpu::run_schedule(
-        &plan.schedule,
-        &plan.partition.regions,
-        &inputs,
-        kiln_exec::cpu::HostRun::Compiled,
-    )
-    .map_err(|e| TestCaseError::fail(ctx(&format!("cpu::run_schedule: {e}"))))?;
+    let host = kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Compiled)
+        .map_err(|e| TestCaseError::fail(ctx(&format!("cpu::run_schedule: {e}"))))?;
     compare_host(g, &inputs, &host)
         .map_err(|d| TestCaseError::fail(ctx(&format!("cpu::run_schedule: {d}"))))?;
     kiln::try_eval_all(&refs).map_err(|e| TestCaseError::fail(ctx(&format!("eval_all: {e}"))))?;

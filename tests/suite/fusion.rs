@@ -147,13 +147,8 @@ fn plan_cache_reuses_a_plan_across_sizes() {
     };
     let run = |l: &kiln::Lowered, plan: &kiln_compiler::pipeline::Compiled| {
         let inputs: Vec<&kiln::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
-        let got = kiln_exec::cpu::run_schedule(
-            &plan.schedule,
-            &plan.partition.regions,
-            &inputs,
-            kiln_exec::cpu::HostRun::Evaluator,
-        )
-        .unwrap();
+        let got =
+            kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Evaluator).unwrap();
         assert_eq!(got, kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap());
     };
     let a = program(8, 16);

@@ -27,13 +27,7 @@ fn plan_text(outs: &[&Array]) -> (kiln::FusionReport, String) {
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
-    let run = kiln_exec::cpu::run_schedule(
-        &plan.schedule,
-        &plan.partition.regions,
-        &inputs,
-        kiln_exec::cpu::HostRun::Evaluator,
-    )
-    .unwrap();
+    let run = kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Evaluator).unwrap();
     assert_eq!(run, reference);
     let report = plan.report();
     assert_eq!(report, kiln::explain(outs).report, "explain's report is the plan's");

@@ -600,13 +600,8 @@ fn regions(name: &str, outs: &[&Array]) -> kiln::FusionReport {
     );
     let inputs: Vec<&kiln::HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let reference = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
-    let fused = kiln_exec::cpu::run_schedule(
-        &plan.schedule,
-        &plan.partition.regions,
-        &inputs,
-        kiln_exec::cpu::HostRun::Evaluator,
-    )
-    .unwrap();
+    let fused =
+        kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Evaluator).unwrap();
     for (k, (r, f)) in reference.iter().zip(&fused).enumerate() {
         assert!(crate::catalogue::same(r, f), "{name}: output {k}\nreference: {r:?}\nfused: {f:?}");
     }

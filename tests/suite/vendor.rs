@@ -164,13 +164,7 @@ fn library_matches_evaluator(outs: &[&Array]) -> Compiled {
     let lowered = kiln::lower(outs);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_exec::cpu::run_schedule(
-        &plan.schedule,
-        &plan.partition.regions,
-        &inputs,
-        kiln_exec::cpu::HostRun::Libraries,
-    )
-    .unwrap();
+    let got = kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Libraries).unwrap();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "output {k}");
@@ -372,13 +366,7 @@ fn the_codegen_path_calls_the_libraries_too() {
     let lowered = kiln::lower(&[&y, &f]);
     let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let got = kiln_exec::cpu::run_schedule(
-        &plan.schedule,
-        &plan.partition.regions,
-        &inputs,
-        kiln_exec::cpu::HostRun::Compiled,
-    )
-    .unwrap();
+    let got = kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Compiled).unwrap();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     for (g, w) in got.iter().zip(&want) {
         compare(w, g, Tol::Norm(1e-5), true).unwrap();
@@ -533,13 +521,8 @@ fn the_host_epilogue_is_the_evaluators_arithmetic() {
                 plan.report()
             );
             let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-            let got = kiln_exec::cpu::run_schedule(
-                &plan.schedule,
-                &plan.partition.regions,
-                &inputs,
-                kiln_exec::cpu::HostRun::Libraries,
-            )
-            .unwrap();
+            let got = kiln_exec::cpu::run_plan(&plan, &inputs, kiln_exec::cpu::HostRun::Libraries)
+                .unwrap();
             let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
             compare(&want[0], &got[0], Tol::Exact, true).unwrap_or_else(|m| panic!("{dt}: {m}"));
         }

@@ -11,6 +11,7 @@ pub mod vendor;
 use std::borrow::Cow;
 
 use kiln_compiler::fusion::{Region, RegionKind};
+use kiln_compiler::pipeline::Compiled;
 use kiln_compiler::schedule::{Schedule, Step};
 use kiln_compiler::CompileError;
 use kiln_ir::HostArray;
@@ -92,6 +93,15 @@ pub fn run_schedule(
     });
     crate::record_run(ran);
     outs
+}
+
+/// Runs a plan's schedule on the host, each region as `how` says (see [`run_schedule`]).
+pub fn run_plan(
+    plan: &Compiled,
+    inputs: &[&HostArray],
+    how: HostRun,
+) -> Result<Vec<HostArray>, ExecError> {
+    run_schedule(&plan.schedule, &plan.partition.regions, inputs, how)
 }
 
 /// Runs a schedule's steps in order with `run(step, region, inputs)` computing each region:
