@@ -143,6 +143,11 @@ impl Compiled {
         self.partition.report(&self.simplified)
     }
 
+    /// Whether a plan holds `stage`'s text ([`Compiled::stage_text`] gives it).
+    pub fn holds(stage: Stage) -> bool {
+        matches!(stage, Stage::Simplified | Stage::IntMatmul | Stage::Regions | Stage::Schedule)
+    }
+
     /// The canonical text of a stage this plan holds: `simplified` to `schedule`; `None` for
     /// `graph` (the frontend's) and the code stages (made per region when the plan runs).
     pub fn stage_text(&self, stage: Stage) -> Option<String> {

@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use kiln_cache::config::Codegen;
 use kiln_compiler::fusion::FusionReport;
-use kiln_compiler::pipeline::Options;
+use kiln_compiler::pipeline::{Compiled, Options};
 use kiln_compiler::plan_cache::{Lookup, PlanCache};
 use rustc_hash::FxHashMap;
 
@@ -180,7 +180,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     phase(0, &mut t);
     let (plan, lookup) = plans().get_or_compile(&graph, options())?;
     phase(1, &mut t);
-    for &stage in Stage::ALL.iter().filter(|s| plan.stage_text(**s).is_some()) {
+    for &stage in Stage::ALL.iter().filter(|s| Compiled::holds(**s)) {
         dump::write(seq, stage, || plan.stage_text(stage).expect("a stage the plan holds"));
     }
     let outputs = match backend() {
