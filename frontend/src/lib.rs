@@ -55,15 +55,16 @@ pub use nan::{
 };
 pub use reduce::{all_axes, axis, AxisArg};
 pub use search::{
-    digitize, histogram, searchsorted, topk, try_digitize, try_histogram, try_searchsorted,
-    try_topk, Side,
+    digitize, histogram, histogram_with_edges, searchsorted, topk, try_digitize, try_histogram,
+    try_histogram_with_edges, try_searchsorted, try_topk, Side,
 };
+pub use sort::{lexsort, try_lexsort};
 pub use shaping::{
     tri, try_column_stack, try_diag, try_dstack, try_hstack, try_meshgrid, try_vstack, PadMode,
 };
 pub use unique::{
-    try_unique, try_unique_counts, try_unique_inverse, try_unique_values, unique, unique_counts,
-    unique_inverse, unique_values,
+    try_unique, try_unique_all, try_unique_counts, try_unique_inverse, try_unique_values, unique,
+    unique_all, unique_counts, unique_inverse, unique_values,
 };
 pub use views::{concatenate, stack, try_concatenate, try_stack, SliceArg};
 

@@ -161,6 +161,55 @@ pub fn histogram(a: &Array, bins: usize, range: Option<(f64, f64)>) -> (Array, A
     crate::unwrap(try_histogram(a, bins, range))
 }
 
+/// `np.histogram(a, bins=edges)`: counts of the flattened `a` in the bins between
+/// consecutive `edges` (1-D, at least 2, increasing), each `[e_i, e_{i+1})` and the last
+/// closed; values outside and NaN not counted. Returns (counts int64 `(len(edges)-1,)`, the
+/// edges). Each element's bin is found by [`searchsorted`] (a broadcast comparison, fused).
+///
+/// The edges are checked to increase on the host: **one device-to-host synchronisation** when
+/// they live on a GPU. Errors: edges not 1-D, fewer than 2, not increasing (NumPy's
+/// ValueError), NaN, complex `a` or edges.
+pub fn try_histogram_with_edges(a: &Array, edges: &Array) -> Result<(Array, Array)> {
+    let op = "histogram";
+    if edges.ndim() != 1 || edges.size() < 2 {
+        return Err(value_err(
+            op,
+            format!(
+                "`bins` edges must be 1-D with at least 2 edges, got shape {:?}",
+                edges.shape()
+            ),
+        ));
+    }
+    if a.dtype().is_complex() || edges.dtype().is_complex() {
+        return Err(value_err(op, "complex values are not binned"));
+    }
+    let e = edges.cast_to(DType::Float64).try_to_vec::<f64>()?;
+    if e.windows(2).any(|w| !(w[0] <= w[1])) {
+        return Err(value_err(op, "`bins` must increase monotonically, when an array"));
+    }
+    let nbins = e.len() - 1;
+    let x = a.try_reshape(&[a.size() as i64])?;
+    // Each element's bin: the edges at or below it, less one; the last edge closes the last bin.
+    let i = try_searchsorted(edges, &x, Side::Right)?.try_subtract(1i64)?;
+    let last = x.try_equal(edges.try_take(&Array::scalar(nbins as i64), None)?)?;
+    let i = crate::try_where_(&last, nbins as i64 - 1, &i)?;
+    let keep = i.try_greater_equal(0i64)?.try_logical_and(i.try_less(nbins as i64)?)?;
+    let i = crate::try_where_(&keep, &i, nbins as i64)?;
+    let counts = crate::zeros(&[nbins + 1], DType::Int64).try_add_at(&i, 1i64)?;
+    let counts = counts.try_slice(&[crate::SliceArg::Range {
+        start: None,
+        stop: Some(nbins as i64),
+        step: 1,
+    }])?;
+    Ok((counts, edges.clone()))
+}
+
+/// [`try_histogram_with_edges`], panicking on error.
+#[track_caller]
+pub fn histogram_with_edges(a: &Array, edges: &Array) -> (Array, Array) {
+    crate::unwrap(try_histogram_with_edges(a, edges))
+}
+
 /// torch's `topk(a, k, axis, largest)`: the `k` largest (or smallest) elements along `axis`,
 /// largest first (smallest first), and their int64 positions; NaN counts as the largest. Both
 /// of `a`'s shape with the axis `k` long. Among equal elements the order is unspecified (as

@@ -130,3 +130,36 @@ pub fn try_unique_inverse(x: &Array) -> Result<(Array, Array)> {
 pub fn unique_inverse(x: &Array) -> (Array, Array) {
     crate::unwrap(try_unique_inverse(x))
 }
+
+/// NumPy 2's `np.unique_all(x)`: (values, indices, inverse_indices, counts): the distinct
+/// elements (as [`unique_values`]: each NaN its own), the int64 position in the flattened `x`
+/// of each one's first occurrence, for each element of `x` (its shape) the index of its value,
+/// and how many times each occurs. One synchronisation (see the module docs).
+///
+/// Errors: complex `x`.
+pub fn try_unique_all(x: &Array) -> Result<(Array, Array, Array, Array)> {
+    check("unique_all", x)?;
+    if x.size() == 0 {
+        let none = crate::empty(&[0], DType::Int64);
+        return Ok((
+            crate::empty(&[0], x.dtype()),
+            none.clone(),
+            crate::empty(x.shape(), DType::Int64),
+            none,
+        ));
+    }
+    let (sorted, order, run, count, starts) = runs(x, false)?;
+    let shape: Vec<i64> = x.shape().iter().map(|&e| e as i64).collect();
+    let inverse =
+        crate::zeros(&[x.size()], DType::Int64).try_put(&order, &run)?.try_reshape(&shape)?;
+    // The sort is stable: a run's first element is its value's first occurrence.
+    let first = run_values(&order, &run, count, &starts)?;
+    let counts = crate::zeros(&[count], DType::Int64).try_add_at(&run, 1i64)?;
+    Ok((run_values(&sorted, &run, count, &starts)?, first, inverse, counts))
+}
+
+/// [`try_unique_all`], panicking on error.
+#[track_caller]
+pub fn unique_all(x: &Array) -> (Array, Array, Array, Array) {
+    crate::unwrap(try_unique_all(x))
+}

@@ -49,6 +49,53 @@ fixture_cases! { "sort/cases.txt";
     unique_counts_values_i16 => |a| kiln::unique_counts(&a[0]).0;
     unique_counts_counts_i16, unique_counts_counts_f64 => |a| kiln::unique_counts(&a[0]).1;
     unique_inverse_i16, unique_inverse_f64 => |a| kiln::unique_inverse(&a[0]).1;
+
+    partition_kth_f32 => |a| a[0].partition(&[1, 3], Some(-1)).take(&Array::from_vec(vec![1i64, 3], &[2]), Some(-1));
+    partition_kth_axis0 => |a| a[0].partition(&[-1], Some(0)).take(&Array::scalar(-1i64), Some(0));
+    lexsort_two => |a| kiln::lexsort(&[&a[0], &a[1]], -1);
+    lexsort_one => |a| kiln::lexsort(&[&a[0]], -1);
+    lexsort_axis0 => |a| kiln::lexsort(&[&a[0], &a[1]], 0);
+    histogram_with_edges_f32, histogram_with_edges_int => |a| kiln::histogram_with_edges(&a[0], &a[1]).0;
+    unique_all_values_i16 => |a| kiln::unique_all(&a[0]).0;
+    unique_all_indices_i16, unique_all_indices_f64 => |a| kiln::unique_all(&a[0]).1;
+    unique_all_inverse_i16 => |a| kiln::unique_all(&a[0]).2;
+    unique_all_counts_i16, unique_all_counts_f64 => |a| kiln::unique_all(&a[0]).3;
+}
+
+/// `partition`/`argpartition`: the element at each kth is a full sort's, none before it is
+/// greater and none after it smaller; the positions read the values back; bad `kth` is a typed
+/// error naming the op.
+#[test]
+fn partition_puts_kth_in_place() {
+    let v: Vec<f32> = (0..4 * 33).map(|i| ((i * 29) % 31) as f32 - 15.0).collect();
+    let a = Array::from_vec(v.clone(), &[4, 33]);
+    let p = a.partition(&[5, -2], Some(1)).to_vec::<f32>();
+    let ap = a.argpartition(&[5, -2], Some(1)).to_vec::<i64>();
+    for r in 0..4 {
+        let mut line = v[r * 33..(r + 1) * 33].to_vec();
+        line.sort_by(f32::total_cmp);
+        let got = &p[r * 33..(r + 1) * 33];
+        for k in [5usize, 31] {
+            assert_eq!(got[k], line[k]);
+            assert!(got[..k].iter().all(|&x| x <= got[k]) && got[k..].iter().all(|&x| x >= got[k]));
+        }
+        for (j, &i) in ap[r * 33..(r + 1) * 33].iter().enumerate() {
+            assert_eq!(v[r * 33 + i as usize], got[j]);
+        }
+    }
+    let e = a.try_partition(&[33], Some(1)).unwrap_err().to_string();
+    assert!(e.contains("partition") && e.contains("kth(=33)"), "{e}");
+    let e = a.try_argpartition(&[], None).unwrap_err().to_string();
+    assert!(e.contains("argpartition"), "{e}");
+    assert!(a.try_partition(&[0], Some(2)).is_err());
+    let e = kiln::try_lexsort(&[&a, &a.sum(0)], -1).unwrap_err().to_string();
+    assert!(e.contains("lexsort") && e.contains("same shape"), "{e}");
+    assert!(kiln::try_lexsort(&[], 0).is_err());
+    let edges = Array::from_vec(vec![0.0f64, 2.0, 1.0], &[3]);
+    let e = kiln::try_histogram_with_edges(&a, &edges).unwrap_err().to_string();
+    assert!(e.contains("histogram") && e.contains("monotonically"), "{e}");
+    // The arrays are intact after the errors.
+    assert_eq!(a.sort(Some(1)).to_vec::<f32>()[..3], [-15.0, -15.0, -14.0]);
 }
 
 /// `topk`: the largest (smallest) `k` along an axis, largest (smallest) first, NaN the
