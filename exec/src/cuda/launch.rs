@@ -1,0 +1,96 @@
+//! A compiled region launched over fresh output buffers (with the scratch and counters of
+//! split reductions, scatters and grid kernels).
+
+use super::*;
+
+/// Launches a compiled region over fresh output buffers.
+pub(super) fn launch(
+    gpu: &Gpu,
+    k: &GpuKernel,
+    function: &Function,
+    inputs: &[Arc<DeviceArray>],
+) -> Result<Vec<DeviceArray>> {
+    let kernel = &k.kernel;
+    check_inputs(0, &kernel.inputs, inputs)?;
+    let mut outs: Vec<DeviceArray> = kernel
+        .outputs
+        .iter()
+        .map(|(dt, shape)| DeviceArray::empty(*dt, shape))
+        .collect::<Result<_>>()?;
+    if kernel.gpu_scatter.is_some_and(|gs| gs.zero_outputs) {
+        for o in &mut outs {
+            o.buf.memset(0)?;
+        }
+    }
+    // A scatter of no positions still writes its initial array.
+    if kernel.work_items == 0 && kernel.gpu_scatter.is_none()
+        || kernel.gpu_grid.is_some_and(|gs| gs.blocks == 0)
+    {
+        return Ok(outs);
+    }
+    let chunk = kernel.min_chunk.max(1);
+    let chunks = kernel.work_items.div_ceil(chunk);
+    // A split reduction: one block per (group of work items, split), its scratch and zeroed
+    // counters.
+    let mut split_bufs = Vec::new();
+    if let Some(sp) = kernel.gpu_split {
+        split_bufs.push(DeviceBuffer::alloc(sp.scratch_bytes(kernel.work_items))?);
+        let mut counters = DeviceBuffer::alloc(4 * kernel.work_items)?;
+        counters.memset(0)?;
+        split_bufs.push(counters);
+    }
+    // A scatter: its blocks' partials and the counter that finds the last block.
+    if let Some(gs) = kernel.gpu_scatter {
+        split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
+        let mut counter = DeviceBuffer::alloc(4)?;
+        counter.memset(0)?;
+        split_bufs.push(counter);
+    }
+    // A scan by tiles: a scratch it does not use, and the zeroed words the tiles publish.
+    if let Some(gs) = kernel.gpu_grid {
+        split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
+        let mut counter = DeviceBuffer::alloc(4 * gs.counter_words)?;
+        counter.memset(0)?;
+        split_bufs.push(counter);
+    }
+    let config = match (kernel.gpu_split, kernel.gpu_block) {
+        _ if let Some(gs) = kernel.gpu_scatter => {
+            LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
+        }
+        _ if let Some(gs) = kernel.gpu_grid => {
+            LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
+        }
+        (Some(sp), Some((threads, items))) => LaunchConfig::linear(
+            (kernel.work_items.div_ceil(items) * sp.splits) as u32,
+            threads as u32,
+        ),
+        (_, Some((threads, items))) => LaunchConfig::linear(
+            kernel.work_items.div_ceil(items).min(gpu.max_blocks as usize) as u32,
+            threads as u32,
+        ),
+        (_, None) => LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks),
+    }
+    .with_shared_mem(kernel.gpu_shared as u32);
+    // More dynamic shared memory than a launch gets without opting in (a GPU line sort).
+    if kernel.gpu_shared > 48 * 1024 {
+        function.set_max_dynamic_shared_memory(kernel.gpu_shared as u32)?;
+    }
+    let scalars: Vec<i64> =
+        kernel.params.iter().copied().chain([kernel.work_items as i64, chunk as i64]).collect();
+    let mut args: Vec<&dyn KernelArg> =
+        Vec::with_capacity(inputs.len() + outs.len() + scalars.len());
+    args.extend(inputs.iter().map(|a| &a.buf as &dyn KernelArg));
+    args.extend(outs.iter().map(|a| &a.buf as &dyn KernelArg));
+    args.extend(split_bufs.iter().map(|b| b as &dyn KernelArg));
+    args.extend(scalars.iter().map(|s| s as &dyn KernelArg));
+    let stream = Stream::current()?;
+    // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
+    // holding the dtype and shape checked above, outputs freshly allocated at their full size),
+    // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
+    // scatter its scratch and zeroed counter (sized by `GpuScatter`), for a scan by tiles its
+    // unused scratch and zeroed published words (sized by `GpuGrid`), then its i64
+    // parameters, the number of work items and the chunk size, as the lowering
+    // declares them; it touches only elements of those buffers.
+    unsafe { function.launch_on(&stream, config, &args)? };
+    Ok(outs)
+}

@@ -1,0 +1,218 @@
+//! A region made ready to launch: its kernel lowered, its code from the disk kernel cache or
+//! compiled (fast tier first, optimised once hot), linked to a cubin where `ptxas` is found,
+//! and loaded.
+
+use super::*;
+
+/// A region ready to launch: its kernel and the loaded function (`None`: a library call, or
+/// it runs on the host).
+pub(super) struct Ready {
+    pub(super) kernel: Option<Loaded>,
+    /// The library call of a vendor region the GPU executor takes (cuBLAS, cuFFT).
+    pub(super) vendor: Option<kiln_compiler::vendor::VendorCall>,
+}
+
+/// A region's loaded kernel: fast code first where [`gpu_tier`] says so, replaced by
+/// optimised code once the kernel has run [`GPU_HOT_CALLS`] times, in this plan or others
+/// (compiled by the thread that makes that call; others go on with the fast code meanwhile).
+pub(super) struct Loaded {
+    pub(super) current: RwLock<Arc<(GpuKernel, Function)>>,
+    /// The region lowered for optimised code, while the current code is fast and may upgrade.
+    pub(super) upgrade: Mutex<Option<Kernel>>,
+    /// Calls of the fast kernel, counted across plans ([`fast_calls`]).
+    pub(super) calls: Arc<AtomicU64>,
+}
+
+/// Calls of each fast-tier kernel in this process, by its MLIR text: a plan made again (a
+/// resized one: another shape of the same structure) finds its kernel's count, so a kernel
+/// called with ever new shapes is optimised as one called with one shape.
+pub(super) fn fast_calls(mlir: &str) -> Arc<AtomicU64> {
+    static CALLS: OnceLock<Mutex<HashMap<String, Arc<AtomicU64>>>> = OnceLock::new();
+    let mut calls = CALLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    calls.entry(mlir.to_owned()).or_default().clone()
+}
+
+impl Loaded {
+    pub(super) fn new(
+        code: (GpuKernel, Function),
+        upgrade: Option<Kernel>,
+        calls: Arc<AtomicU64>,
+    ) -> Loaded {
+        Loaded { current: RwLock::new(Arc::new(code)), upgrade: Mutex::new(upgrade), calls }
+    }
+
+    /// The code for this call: optimised first if the fast code has become hot.
+    pub(super) fn for_call(&self, gpu: &Gpu) -> Arc<(GpuKernel, Function)> {
+        let code = self.current.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if code.0.tier == Tier::Fast
+            && self.calls.fetch_add(1, Ordering::Relaxed) + 1 >= GPU_HOT_CALLS
+        {
+            let upgrade = self.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(kernel) = upgrade {
+                match load_or_compile(gpu, kernel, Tier::Optimized) {
+                    Ok(optimized) => {
+                        let optimized = Arc::new(optimized);
+                        *self.current.write().unwrap_or_else(|e| e.into_inner()) =
+                            optimized.clone();
+                        return optimized;
+                    }
+                    // The fast code stays; it computes the same values.
+                    Err(e) => tracing::warn!(error = %e, "optimising a GPU kernel failed"),
+                }
+            }
+        }
+        code
+    }
+}
+
+/// Regions ready to launch, by (plan, step): a plan kept in the plan cache is reused as is, so
+/// a repeated materialisation skips lowering, the PTX cache and the module lookup. The entry
+/// holds the plan, so its address is not reused while the entry lives.
+#[allow(clippy::type_complexity)]
+pub(super) fn ready_cache() -> &'static Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>>
+{
+    static CACHE: OnceLock<Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>>> =
+        OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
+    let kernel = match lower(region, &LowerOptions::gpu()) {
+        Ok(k) => k,
+        Err(CompileError::Unsupported { op, reason, .. }) => {
+            tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; a library or the host runs it");
+            return Ok(Ready { kernel: None, vendor: vendor::plan(region) });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (tier, upgrades) = gpu_tier();
+    let (code, upgrade, calls) = match tier {
+        Tier::Optimized => (load_or_compile(gpu, kernel, tier)?, None, Arc::default()),
+        Tier::Fast => {
+            let fast = lower(region, &LowerOptions::gpu_tier(Tier::Fast))?;
+            let calls = fast_calls(&fast.mlir);
+            if upgrades && calls.load(Ordering::Relaxed) + 1 >= GPU_HOT_CALLS {
+                // Hot already (under other plans): optimised at once.
+                (load_or_compile(gpu, kernel, Tier::Optimized)?, None, calls)
+            } else {
+                (load_or_compile(gpu, fast, tier)?, upgrades.then_some(kernel), calls)
+            }
+        }
+    };
+    Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None })
+}
+
+/// A kernel lowered for the GPU compiled to PTX for `gpu` at `tier` (cached in memory by its
+/// MLIR text, math library and tier).
+pub(super) fn compile_ptx(kernel: Kernel, gpu: &Gpu, tier: Tier) -> Result<GpuKernel> {
+    let code = kiln_compiler::codegen::compile(kernel, CodeTarget::Ptx(gpu.target), tier)?;
+    Ok(code.into_ptx().expect("a PTX target gives PTX"))
+}
+
+/// A lowered kernel's code at `tier`, loaded: from the disk cache when it holds it, else
+/// compiled (and stored there, with its cubin where [`cubin_source`] makes one).
+pub(super) fn load_or_compile(
+    gpu: &Gpu,
+    kernel: Kernel,
+    tier: Tier,
+) -> Result<(GpuKernel, Function)> {
+    let source = cubin_source();
+    let Some(disk) = &gpu.disk else {
+        let k = compile_ptx(kernel, gpu, tier)?;
+        let function = load_new(gpu, &k, source)?.0;
+        return Ok((k, function));
+    };
+    let key = disk_cache_key(&kernel, gpu.target, tier, gpu.driver);
+    if let Lookup::Hit(entry) = disk.lookup(&key) {
+        let image = match (source, entry.cubin.is_empty()) {
+            (CubinSource::None, _) | (_, true) => ModuleImage::Ptx(&entry.ptx),
+            (_, false) => ModuleImage::Cubin(&entry.cubin),
+        };
+        match load(gpu, image) {
+            Ok(function) => {
+                let k = GpuKernel {
+                    kernel,
+                    ptx: entry.ptx.into(),
+                    compile_ms: 0.0,
+                    times: Default::default(),
+                    tier,
+                };
+                return Ok((k, function));
+            }
+            Err(e) => {
+                tracing::warn!(target: "kiln::cache", error = %e, "cached kernel does not load; rebuilding it")
+            }
+        }
+    }
+    let k = compile_ptx(kernel, gpu, tier)?;
+    let (function, cubin) = load_new(gpu, &k, source)?;
+    let entry = CachedKernel { ptx: k.ptx.to_string(), cubin };
+    if let Err(e) = disk.store(&key, &entry) {
+        tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
+    }
+    Ok((k, function))
+}
+
+/// Loads newly compiled code: its cubin from `source` (returned, for the disk cache), or its
+/// PTX (an empty cubin returned). A cubin ptxas cannot make is logged and the PTX loaded.
+pub(super) fn load_new(
+    gpu: &Gpu,
+    k: &GpuKernel,
+    source: CubinSource,
+) -> Result<(Function, Vec<u8>)> {
+    let cubin = match source {
+        CubinSource::None => None,
+        CubinSource::Ptxas => match ptxas_cubin("kiln_region", &k.ptx, gpu.target.sm) {
+            Ok(cubin) => Some(cubin),
+            Err(e) => {
+                tracing::warn!(error = %e, "ptxas failed; loading the PTX");
+                None
+            }
+        },
+        CubinSource::CuLink => Some(link_ptx_to_cubin(gpu.device, "kiln_region", &k.ptx)?),
+    };
+    match cubin {
+        Some(cubin) => Ok((load(gpu, ModuleImage::Cubin(&cubin))?, cubin)),
+        None => Ok((load(gpu, ModuleImage::Ptx(&k.ptx))?, Vec::new())),
+    }
+}
+
+/// Where the cubin of a new kernel comes from, for the disk cache to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CubinSource {
+    /// None: the PTX is loaded (`cuModuleLoadDataEx`) and the driver compiles it; the disk
+    /// cache keeps the PTX, and the driver's own cache (`~/.nv/ComputeCache`) its compilation.
+    None,
+    /// The CUDA toolkit's `ptxas` ([`kiln_runtime::ptxas_path`]), as a whole program: the code
+    /// the driver's JIT would make. The default where a toolkit is installed.
+    Ptxas,
+    /// `cuLinkCreate/AddData/Complete`: relocatable code (as `ptxas -c`), slower on an H200
+    /// (its loads were scheduled one after another's use): ew_chain 0.162 ms against 0.152,
+    /// sum_cols 0.107 against 0.085, sum_all 0.122 against 0.081.
+    CuLink,
+}
+
+/// `KILN_GPU_LINK`: `ptx` ([`CubinSource::None`]), `ptxas`, or `cubin` ([`CubinSource::CuLink`]);
+/// unset, `ptxas` where it is found, else `ptx`. Read once per process.
+pub(super) fn cubin_source() -> CubinSource {
+    static SOURCE: OnceLock<CubinSource> = OnceLock::new();
+    *SOURCE.get_or_init(|| {
+        let found = if ptxas_path().is_some() { CubinSource::Ptxas } else { CubinSource::None };
+        match kiln_cache::config().gpu_link {
+            Some(GpuLink::Ptx) => CubinSource::None,
+            Some(GpuLink::Cubin) => CubinSource::CuLink,
+            Some(GpuLink::Ptxas) => {
+                if found == CubinSource::None {
+                    tracing::warn!("KILN_GPU_LINK=ptxas but no ptxas is found; loading PTX");
+                }
+                found
+            }
+            None => found,
+        }
+    })
+}
+
+pub(super) fn load(gpu: &Gpu, image: ModuleImage<'_>) -> Result<Function> {
+    let module = gpu.device.load_module("kiln_region", image)?;
+    Ok(module.function(GPU_ENTRY)?)
+}
