@@ -10,6 +10,8 @@
 //! - `scans`: cumsum, cumprod, cummax, cummin, their NaN forms and diff against NumPy's
 //!   fixtures, their errors, the scan kernel.
 //! - `sorts`: sort and argsort against NumPy's fixtures, their errors, the sort region.
+//! - `printing`: `Display`/`Debug` of arrays against NumPy's `str`/`repr` (fixtures), the print
+//!   options.
 //! - `nan_functions`: nansum, nanmean, nanvar, nanmax..., ptp, nan_to_num, isclose against
 //!   NumPy's fixtures; allclose, array_equal.
 //! - `shaping`: moveaxis, atleast_*d, fliplr/flipud, tril/triu, roll, the stacks and splits
@@ -79,6 +81,8 @@ mod scans;
 mod shaping;
 #[path = "suite/sorts.rs"]
 mod sorts;
+#[path = "suite/printing.rs"]
+mod printing;
 
 #[path = "suite/examples.rs"]
 mod examples;

@@ -1,6 +1,5 @@
 //! The lazy [`Array`]: a node of an expression DAG, computed when a result is asked for.
 
-use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use kiln_ir::infer::infer;
@@ -154,12 +153,17 @@ impl Array {
     }
 }
 
-impl fmt::Debug for Array {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Array({} {}, {}", self.dtype(), ShapeDisplay(self.shape()), self.e.op.name())?;
-        if self.is_materialized() {
-            f.write_str(", materialized")?;
-        }
-        f.write_str(")")
+impl Array {
+    /// The expression, without computing anything: `Array(uint16 (2, 3, 4), input,
+    /// materialized)` (dtype, shape, the op that makes it, and whether its value is held).
+    /// `{:?}` prints the values as NumPy's `repr` does (`crate::print`).
+    pub fn describe(&self) -> String {
+        let held = if self.is_materialized() { ", materialized" } else { "" };
+        format!(
+            "Array({} {}, {}{held})",
+            self.dtype(),
+            ShapeDisplay(self.shape()),
+            self.e.op.name()
+        )
     }
 }

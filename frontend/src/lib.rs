@@ -17,6 +17,7 @@ mod linalg;
 mod materialize;
 mod nan;
 mod operators;
+mod print;
 mod quantile;
 pub mod random;
 mod random_gpu;
@@ -52,6 +53,10 @@ pub use materialize::{
 };
 pub use nan::{
     allclose, array_equal, average, heaviside, isclose, try_average, try_heaviside, try_isclose,
+};
+pub use print::{
+    array_repr, array_str, get_printoptions, set_printoptions, with_printoptions, FloatMode,
+    PrintOptions, Sign,
 };
 pub use reduce::{all_axes, axis, AxisArg};
 pub use search::{

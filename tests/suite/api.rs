@@ -331,7 +331,7 @@ fn array_metadata() {
     assert!(x.is_materialized() && !(&x + 1).is_materialized());
     let y = x.clone();
     assert!(y.same_expr(&x));
-    assert_eq!(format!("{:?}", x), "Array(uint16 (2, 3, 4), input, materialized)");
+    assert_eq!(x.describe(), "Array(uint16 (2, 3, 4), input, materialized)");
 }
 
 /// A snapshot test of a generated kernel, as the README shows it: `kernel_code` gives the
