@@ -14,6 +14,10 @@
 //!   options.
 //! - `nan_functions`: nansum, nanmean, nanvar, nanmax..., ptp, nan_to_num, isclose against
 //!   NumPy's fixtures; allclose, array_equal.
+//! - `ufuncs23`: deg2rad, round, fix, logaddexp2, ldexp, signbit, frexp, nextafter, modf,
+//!   angle, fmod, i0, sinc, divmod, power with a scalar base and the in-place operators against
+//!   NumPy's fixtures; NumPy's can_cast table; the in-place casting errors; the new ops' host
+//!   code against the evaluator (float16 and bfloat16 at every value).
 //! - `shaping`: moveaxis, atleast_*d, fliplr/flipud, tril/triu, roll, the stacks and splits
 //!   against NumPy's fixtures.
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
@@ -81,6 +85,8 @@ mod scans;
 mod shaping;
 #[path = "suite/sorts.rs"]
 mod sorts;
+#[path = "suite/ufuncs23.rs"]
+mod ufuncs23;
 #[path = "suite/printing.rs"]
 mod printing;
 

@@ -60,11 +60,12 @@ pub fn element_weight(op: OpKind) -> f64 {
         Add | Sub | Mul | Maximum | Minimum | Fmax | Fmin | CopySign | Where | Cast => ARITH_WEIGHT,
         Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor => ARITH_WEIGHT,
         BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => ARITH_WEIGHT,
-        Sqrt | Reciprocal | Div | FloorDiv | Remainder | Take => SLOW_WEIGHT,
+        Sqrt | Reciprocal | Div | FloorDiv | Remainder | Fmod | Take => SLOW_WEIGHT,
+        FrexpMantissa | FrexpExponent | Ldexp | NextAfter | MakeComplex => ARITH_WEIGHT,
         Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Erf | Power => {
             TRANSCENDENTAL_WEIGHT
         }
-        Sin | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Hypot | LogAddExp => {
+        Sin | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Hypot | LogAddExp | LogAddExp2 => {
             TRANSCENDENTAL_WEIGHT
         }
         Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh => TRANSCENDENTAL_WEIGHT,

@@ -97,7 +97,7 @@ pub(crate) fn scalar_literal(dtype: DType, s: WeakScalar) -> Literal {
 }
 
 /// The smallest float dtype NumPy's float ufuncs use for an integer or bool input.
-fn float_for(d: DType) -> DType {
+pub(crate) fn float_for(d: DType) -> DType {
     match d.itemsize() {
         1 => DType::Float16,
         2 => DType::Float32,
@@ -406,6 +406,14 @@ binary_methods! {
     logaddexp, try_logaddexp => LogAddExp;
     /// `np.copysign(x, y)`.
     copysign, try_copysign => CopySign;
+    /// `np.fmod(x, y)`: C's fmod, the remainder of truncating division with the sign of `x`
+    /// (`remainder` takes `y`'s), exact; integers too (by 0: 0, as NumPy's result).
+    fmod, try_fmod => Fmod;
+    /// `np.logaddexp2(x, y)`: `log2(2**x + 2**y)` without overflow, NumPy's formula in f64.
+    logaddexp2, try_logaddexp2 => LogAddExp2;
+    /// `np.nextafter(x, y)`: the next value of the dtype after `x` toward `y` (float16 as
+    /// NumPy's `npy_half_nextafter`: `x == y` gives `x`).
+    nextafter, try_nextafter => NextAfter;
     /// `np.equal(x, y)`, `x == y` (bool).
     equal, try_equal => Eq;
     /// `np.not_equal(x, y)`, `x != y` (bool).

@@ -15,6 +15,14 @@ pub enum Error {
     #[error("{op}: {message}")]
     Value { op: String, message: String },
 
+    /// A ufunc's result that its output may not take under NumPy's casting rule: the in-place
+    /// operators (`a += b` is `np.add(a, b, out=a)`, rule `same_kind`): `int8 += float64`,
+    /// integer `/=`, `uint8 += int8` (NumPy's `UFuncTypeError`).
+    #[error(
+        "{op}: cannot cast ufunc '{op}' output from {from} to {to} with casting rule '{casting}'"
+    )]
+    Casting { op: String, from: DType, to: DType, casting: &'static str },
+
     /// Reading the result as the wrong Rust element type.
     #[error("{op}: the array has dtype {dtype}, asked for {wanted}")]
     ElementType { op: String, dtype: DType, wanted: DType },

@@ -11,6 +11,7 @@ mod elementwise;
 mod error;
 pub mod fft;
 mod indexing;
+mod inplace;
 mod io;
 pub mod kernels;
 mod linalg;
@@ -26,6 +27,7 @@ mod scan;
 mod search;
 mod shaping;
 mod sort;
+mod ufuncs;
 mod unique;
 mod views;
 
@@ -67,6 +69,7 @@ pub use sort::{lexsort, try_lexsort};
 pub use shaping::{
     tri, try_column_stack, try_diag, try_dstack, try_hstack, try_meshgrid, try_vstack, PadMode,
 };
+pub use ufuncs::{divmod, power, try_divmod, try_power};
 pub use unique::{
     try_unique, try_unique_all, try_unique_counts, try_unique_inverse, try_unique_values, unique,
     unique_all, unique_counts, unique_inverse, unique_values,

@@ -1,7 +1,11 @@
-//! Rust operators on arrays, by value and by reference, with arrays or scalars on either side.
-//! They panic (with the `try_` form's message, at the caller) on shape or dtype errors.
+//! Rust operators on arrays, by value and by reference, with arrays or scalars on either side,
+//! and the in-place operators (`+=`, ...: NumPy's `out=` semantics, see `inplace.rs`). They
+//! panic (with the `try_` form's message, at the caller) on shape or dtype errors.
 
-use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Shl, Shr, Sub};
+use std::ops::{
+    Add, AddAssign, BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Div, DivAssign,
+    Mul, MulAssign, Neg, Not, Rem, RemAssign, Shl, ShlAssign, Shr, ShrAssign, Sub, SubAssign,
+};
 
 use kiln_ir::OpKind;
 use num_complex::{Complex32, Complex64};
@@ -56,6 +60,32 @@ binop! {
     BitXor, bitxor => BitwiseXor;
     Shl, shl => LeftShift;
     Shr, shr => RightShift;
+}
+
+macro_rules! assign_op {
+    ($($trait:ident, $method:ident => $try_name:ident;)*) => {$(
+        /// `a op= b` rebinds `a` to `a op b` cast back to `a`'s dtype under NumPy's `same_kind`
+        /// rule; panics where the `try_` form (`Array::try_add_assign`, ...) errs.
+        impl<T: Into<Operand>> $trait<T> for Array {
+            #[track_caller]
+            fn $method(&mut self, rhs: T) {
+                crate::unwrap(self.$try_name(rhs))
+            }
+        }
+    )*};
+}
+
+assign_op! {
+    AddAssign, add_assign => try_add_assign;
+    SubAssign, sub_assign => try_sub_assign;
+    MulAssign, mul_assign => try_mul_assign;
+    DivAssign, div_assign => try_div_assign;
+    RemAssign, rem_assign => try_rem_assign;
+    BitAndAssign, bitand_assign => try_bitand_assign;
+    BitOrAssign, bitor_assign => try_bitor_assign;
+    BitXorAssign, bitxor_assign => try_bitxor_assign;
+    ShlAssign, shl_assign => try_shl_assign;
+    ShrAssign, shr_assign => try_shr_assign;
 }
 
 impl Neg for Array {

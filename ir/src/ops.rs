@@ -322,8 +322,10 @@ ops! {
         Floor,           "floor",         Fixed(1), F,        Same,      None,    "largest integer <= x (np.floor)";
         Ceil,            "ceil",          Fixed(1), F,        Same,      None,    "smallest integer >= x (np.ceil)";
         Trunc,           "trunc",         Fixed(1), F,        Same,      None,    "x rounded toward zero (np.trunc)";
-        Rint,            "rint",          Fixed(1), F,        Same,      None,    "x rounded to nearest, ties to even (np.rint)";
+        Rint,            "rint",          Fixed(1), INEXACT,  Same,      None,    "x rounded to nearest, ties to even (np.rint); complex rounds each part";
         Erf,             "erf",           Fixed(1), F,        Same,      None,    "the error function (scipy.special.erf)";
+        FrexpMantissa,   "frexp_mantissa", Fixed(1), F,       Same,      None,    "m of x = m * 2**e with 0.5 <= |m| < 1 (np.frexp's first output); ±0, ±inf and NaN give x";
+        FrexpExponent,   "frexp_exponent", Fixed(1), F,       Same,      None,    "e of x = m * 2**e as a value of x's dtype (np.frexp's second output, an int32 there); ±0, ±inf and NaN give 0";
         IsNan,           "isnan",         Fixed(1), INEXACT,  Bool,      None,    "x is NaN (np.isnan)";
         IsInf,           "isinf",         Fixed(1), INEXACT,  Bool,      None,    "x is ±inf (np.isinf)";
         IsFinite,        "isfinite",      Fixed(1), INEXACT,  Bool,      None,    "x is neither NaN nor ±inf (np.isfinite)";
@@ -348,6 +350,11 @@ ops! {
         Hypot,           "hypot",         Fixed(2), F,        Same,      None,    "sqrt(x*x + y*y) without overflow (np.hypot)";
         LogAddExp,       "logaddexp",     Fixed(2), F,        Same,      None,    "log(exp(x) + exp(y)) without overflow (np.logaddexp)";
         CopySign,        "copysign",      Fixed(2), F,        Same,      None,    "|x| with the sign of y (np.copysign)";
+        Fmod,            "fmod",          Fixed(2), REAL_NUM, Same,      None,    "x - trunc(x / y) * y exactly, the sign of x (np.fmod, C's fmod); integer fmod by 0 gives 0";
+        LogAddExp2,      "logaddexp2",    Fixed(2), F,        Same,      None,    "log2(2**x + 2**y) without overflow (np.logaddexp2)";
+        Ldexp,           "ldexp",         Fixed(2), F,        Same,      None,    "x * 2**n exactly (one rounding where the result is subnormal), n an integer held in x's dtype, truncated (np.ldexp); a NaN n gives NaN";
+        NextAfter,       "nextafter",     Fixed(2), F,        Same,      None,    "the next value of the dtype after x toward y (np.nextafter); x == y gives y (float16: x, as NumPy)";
+        MakeComplex,     "complex",       Fixed(2), F,        Complex,   None,    "x + y·i from its real and imaginary parts, exactly (complex128 for float64, complex64 for narrower floats)";
         Eq,              "equal",         Fixed(2), ANY,      Bool,      None,    "x == y (np.equal)";
         Ne,              "not_equal",     Fixed(2), ANY,      Bool,      None,    "x != y (np.not_equal)";
         Lt,              "less",          Fixed(2), ANY,      Bool,      None,    "x < y (np.less); complex compares lexicographically";

@@ -150,6 +150,43 @@ pub fn result_type_weak(op: &str, array: DType, scalar: WeakScalar) -> Result<DT
     })
 }
 
+/// NumPy's casting rules (`np.can_cast(from, to, casting)`), those kiln checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Casting {
+    /// Every value is kept: `to` is the promotion of `from` and `to`.
+    Safe,
+    /// Safe casts, and casts to the same or a higher kind (bool < uint < int < float <
+    /// complex): `float64` to `float16` and `int64` to `int8` are allowed, `float64` to `int8`
+    /// and `int16` to `uint8` are not. The rule of NumPy's in-place operators (`out=`).
+    SameKind,
+}
+
+impl Casting {
+    /// NumPy's name of the rule (`"same_kind"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Casting::Safe => "safe",
+            Casting::SameKind => "same_kind",
+        }
+    }
+}
+
+/// `np.can_cast(from, to, casting)` for dtypes.
+pub fn can_cast(from: DType, to: DType, casting: Casting) -> bool {
+    let safe = result_type(from, to) == to;
+    let order = |d: DType| match d.kind() {
+        DTypeKind::Bool => 0,
+        DTypeKind::UnsignedInt => 1,
+        DTypeKind::SignedInt => 2,
+        DTypeKind::Float => 3,
+        DTypeKind::Complex => 4,
+    };
+    match casting {
+        Casting::Safe => safe,
+        Casting::SameKind => safe || order(from) <= order(to),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +220,23 @@ mod tests {
             assert_eq!(result_type(a, b), r, "{a} {b}");
             assert_eq!(result_type(b, a), r, "{b} {a}");
         }
+    }
+
+    #[test]
+    fn same_kind_casting() {
+        // np.can_cast(a, b, 'same_kind') from NumPy 2.4 (the whole table is checked against
+        // NumPy's in the suite, `ufuncs23::can_cast_table`).
+        assert!(can_cast(Float64, Float16, Casting::SameKind));
+        assert!(can_cast(Int64, Int8, Casting::SameKind));
+        assert!(can_cast(UInt8, Int8, Casting::SameKind));
+        assert!(can_cast(Int8, Float16, Casting::SameKind));
+        assert!(!can_cast(Float64, Int8, Casting::SameKind));
+        assert!(!can_cast(Int16, UInt8, Casting::SameKind));
+        assert!(!can_cast(Int64, Bool, Casting::SameKind));
+        assert!(!can_cast(Complex64, Float64, Casting::SameKind));
+        assert!(can_cast(Int64, Float64, Casting::Safe));
+        assert!(!can_cast(UInt64, Int64, Casting::Safe));
+        assert_eq!(Casting::SameKind.name(), "same_kind");
     }
 
     #[test]

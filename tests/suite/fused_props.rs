@@ -236,6 +236,8 @@ const UNARY: &[(&str, Unary)] = &[
     ("floor", |a| a.try_floor()),
     ("ceil", |a| a.try_ceil()),
     ("trunc", |a| a.try_trunc()),
+    ("frexp_mantissa", |a| a.try_frexp().map(|(m, _)| m)),
+    ("frexp_exponent", |a| a.try_frexp().map(|(_, e)| e)),
     ("real", |a| Ok(a.real())),
     ("imag", |a| Ok(a.imag())),
     ("conj", |a| Ok(a.conj())),
@@ -271,6 +273,10 @@ const BINARY: &[(&str, Binary)] = &[
     ("bitwise_xor", |a, b| a.try_bitwise_xor(b)),
     ("left_shift", |a, b| a.try_left_shift(b)),
     ("right_shift", |a, b| a.try_right_shift(b)),
+    ("fmod", |a, b| a.try_fmod(b)),
+    ("logaddexp2", |a, b| a.try_logaddexp2(b)),
+    ("ldexp", |a, b| a.try_ldexp(b)),
+    ("nextafter", |a, b| a.try_nextafter(b)),
 ];
 
 /// Scalars that exercise the simplifier's identities (`x*1`, `x+0`, `x+(-0.0)`, `x/1`, `x-0`)
@@ -1070,7 +1076,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             Sum if reads_reduction(g, n.inputs[0]) => Bound::Unbounded,
             // On the GPU, libdevice's log1p and exp: their error is magnified where the sum
             // cancels (see `numpy_fixtures::gpu_tolerance`).
-            LogAddExp if on_gpu() => Bound::Unbounded,
+            LogAddExp | LogAddExp2 if on_gpu() => Bound::Unbounded,
             // On the GPU, complex `abs` and `exp` go through libdevice's hypot, exp, sin and cos,
             // not the host's libm that the evaluator calls; `complex::*` checks their bounds.
             Abs | Exp if on_gpu() && operand.is_complex() => Bound::Unbounded,
@@ -1078,7 +1084,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             CopySign if has_nan(&values[n.inputs[1].index()]) => Bound::Unbounded,
             Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin
             | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Power
-            | Arctan2 | Hypot | LogAddExp => match host_ulps(n.op, operand) {
+            | Arctan2 | Hypot | LogAddExp | LogAddExp2 => match host_ulps(n.op, operand) {
                 0 => exact,
                 k if worst == Bound::Exact => Bound::Ulps(k, operand),
                 _ => Bound::Unbounded,
@@ -1089,6 +1095,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr
             | BitwiseXor | LeftShift | RightShift | Prod | Max | Min | ArgMax | ArgMin | All
             | Any | MatMul | Fft | Rfft | Irfft | CustomKernel => exact,
+            FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex => exact,
             // On the GPU, float sums and products along the last axis by tiles: associated
             // otherwise than the evaluator's running value (`codegen/lower/scan.rs`).
             Cumsum | Cumprod if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,

@@ -11,8 +11,9 @@
 //! - float16 and bfloat16: 1 ulp of the narrow type (the kernel rounds a float32 result that is
 //!   within 4 float32 ulps, the evaluator a float64 one: they can land on either side of a
 //!   rounding boundary);
-//! - `logaddexp`: exact, for every float dtype: the kernel evaluates NumPy's formula in f64 with
-//!   scalar libm calls, as the evaluator does (see `codegen::scalar::logaddexp`);
+//! - `logaddexp` and `logaddexp2`: exact, for every float dtype: the kernel evaluates NumPy's
+//!   formula in f64 with scalar libm calls, as the evaluator does (see
+//!   `codegen::scalar::logaddexp_base`);
 //! - `power` only for floats; complex dtypes are run by the evaluator itself.
 //!
 //! `codegen::ulp_table` measures the largest distance of each function over its domain and
@@ -44,7 +45,9 @@ pub fn host_ulps(op: OpKind, dt: DType) -> u64 {
         Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin
         | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf | Power
         | Arctan2 | Hypot => libm,
-        LogAddExp => 0,
+        // NumPy's formulas in f64 with scalar libm calls (see `codegen::scalar`).
+        LogAddExp | LogAddExp2 => 0,
+        FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex => 0,
         Input | Const | Iota | Neg | Abs | Sign | Sqrt | Square | Reciprocal | Floor | Ceil
         | Trunc | Rint | IsNan | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj
         | Add | Sub | Mul | Div | FloorDiv | Remainder | Maximum | Minimum | Fmax | Fmin
@@ -82,6 +85,10 @@ pub fn polynomial_ulps(op: OpKind, dt: DType) -> u64 {
         | FloorDiv | Remainder | Maximum | Minimum | Fmax | Fmin | CopySign | Eq | Ne | Lt | Le
         | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor
         | LeftShift | RightShift | Where | Cast | Label => host_ulps(op, dt),
+        // No polynomial form (logaddexp2: the evaluator runs it) or exact.
+        FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | MakeComplex => {
+            host_ulps(op, dt)
+        }
         kiln::ir::ops_not_of!(Elementwise) => host_ulps(op, dt),
     }
 }

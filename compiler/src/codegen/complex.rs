@@ -11,6 +11,8 @@
 //! - `isnan`: either part NaN; `isinf`: either part infinite; `isfinite`: both finite;
 //! - `==` compares both parts, `!=` is true when either part differs.
 //!
+//! - `rint` rounds each part; `complex(x, y)` makes x + y·i of two floats.
+//!
 //! Other functions of a complex argument (`log`, `sqrt`, the trigonometric functions, `power`,
 //! orderings) are [`Unsupported`]: their regions run on the reference evaluator.
 //!
@@ -90,6 +92,19 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         Conj => {
             let (re, im) = parts(&args[0]);
             Val::complex(re, b.op(&format!("arith.negf {im} : {t}")), dt)
+        }
+        // Parts of the operands' precision (float32 or narrower for complex64): exact.
+        MakeComplex => {
+            let re = cast(b, &args[0], DType::Float64)?;
+            let im = cast(b, &args[1], DType::Float64)?;
+            finish(b, re.ssa, im.ssa, dt)
+        }
+        // Each part rounded (NumPy's `nc_rint`): complex64 parts stay float32 values.
+        Rint => {
+            let (re, im) = parts(&args[0]);
+            let r = native(b, "roundeven", &[&re], t);
+            let i = native(b, "roundeven", &[&im], t);
+            Val::complex(r, i, dt)
         }
         Real => part(b, args[0].ssa.clone(), dt),
         Imag => part(b, args[0].imag().to_string(), dt),
@@ -175,12 +190,13 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         }
         // Defined for complex numbers, not generated yet.
         Sqrt | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos
-        | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Rint | Sign | Power | Lt
-        | Le | Gt | Ge | Maximum | Minimum | Fmax | Fmin | LogicalNot | LogicalAnd | LogicalOr
+        | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Sign | Power | Lt | Le
+        | Gt | Ge | Maximum | Minimum | Fmax | Fmin | LogicalNot | LogicalAnd | LogicalOr
         | LogicalXor => return Err(unsupported()),
         // Refused for complex operands by the IR's dtype rules.
         Cbrt | Floor | Ceil | Trunc | Erf | Invert | FloorDiv | Remainder | Arctan2 | Hypot
-        | LogAddExp | CopySign | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => {
+        | LogAddExp | CopySign | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift
+        | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter => {
             return Err(unsupported())
         }
         Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any

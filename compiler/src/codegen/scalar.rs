@@ -13,7 +13,7 @@ use kiln_ir::{DType, Node, OpKind};
 
 use super::builder::Builder;
 use super::cast::cast;
-use super::types::{float_const, int_const, int_width, round, Val};
+use super::types::{float_bits, float_const, float_from_bits, int_const, int_width, round, Val};
 use super::{MathLib, Unsupported};
 
 /// The libm symbol of a function for a float type (`sinf` for f32, `sin` for f64).
@@ -242,6 +242,9 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         Trunc => unary_math(b, "trunc")?,
         Rint => unary_math(b, "roundeven")?,
         Erf => unary_math(b, "erf")?,
+        // Exact: the parts of a float16/bfloat16 value (held in f32) are values of its dtype.
+        FrexpMantissa => same(frexp(b, &x, &ty).0),
+        FrexpExponent => same(frexp(b, &x, &ty).1),
         IsNan => boolean(cmp(b, "arith.cmpf", "uno", &x, &x, &ty)),
         IsInf => {
             let a = native(b, "absf", &[&x], &ty);
@@ -366,18 +369,38 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             fin(b, r)
         }
         CopySign => same(native(b, "copysign", &[&x, &y], &ty)),
-        LogAddExp => {
+        Fmod => {
+            if is_float {
+                same(float_fmod(b, &x, &y, &ty))
+            } else {
+                same(int_fmod(b, &x, &y, &ty, signed))
+            }
+        }
+        Ldexp => {
+            let r = ldexp(b, &x, &y, &ty);
+            fin(b, r)
+        }
+        NextAfter => same(nextafter(b, &x, &y, dt)),
+        LogAddExp | LogAddExp2 => {
             // In f64 for every float dtype, rounded once: the f32 formula loses up to 3 ulps.
+            // logaddexp2 is NumPy's base-2 form of the same formula.
+            let base2 = node.op == LogAddExp2;
             if b.math == MathLib::Polynomial {
+                if base2 {
+                    return Err(Unsupported::new(
+                        Some(node.op.name()),
+                        "without libdevice (no polynomial form of logaddexp2)".to_string(),
+                    ));
+                }
                 // f64 arithmetic on the float32 arguments (float64: unsupported).
                 let r = math(b, "logaddexp", &[&x, &y], &ty).map_err(|u| in_op(node, u))?;
                 fin(b, r)
             } else if dt == DType::Float64 {
-                same(logaddexp(b, &x, &y)?)
+                same(logaddexp_base(b, &x, &y, base2)?)
             } else {
                 let xd = b.op(&format!("arith.extf {x} : f32 to f64"));
                 let yd = b.op(&format!("arith.extf {y} : f32 to f64"));
-                let r = logaddexp(b, &xd, &yd)?;
+                let r = logaddexp_base(b, &xd, &yd, base2)?;
                 let r = if dt == DType::Float32 {
                     b.op(&format!("arith.truncf {r} : f64 to f32"))
                 } else {
@@ -401,6 +424,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             Val::new(select(b, c, t, f, args[1].ty()), args[1].dt)
         }
         Label => args[0].clone(),
+        MakeComplex => unreachable!("a complex result is complex::elementwise's"),
         Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any
         | Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate
         | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel | ScatterAdd
@@ -622,23 +646,32 @@ fn shift(b: &mut Builder, left: bool, x: &str, y: &str, dt: DType) -> String {
 /// called with `no_inline`: its `exp` and `log1p` are the scalar libm calls NumPy and the
 /// reference evaluator make, and the result is theirs bit for bit (a vectorised loop calls it
 /// once per lane).
-fn logaddexp(b: &mut Builder, x: &str, y: &str) -> Result<String, Unsupported> {
-    const SYM: &str = "kiln_logaddexp";
+///
+/// `base2`: NumPy's `npy_logaddexp2` the same way (`@kiln_logaddexp2`): x + 1 when x == y, else
+/// max(x, y) + log2(e)·log1p(2^-|x - y|).
+fn logaddexp_base(b: &mut Builder, x: &str, y: &str, base2: bool) -> Result<String, Unsupported> {
+    let sym = if base2 { "kiln_logaddexp2" } else { "kiln_logaddexp" };
     let t = "f64";
     let mut h = Builder::new("%params", b.target);
     h.math = b.math;
     let (hx, hy) = ("%x", "%y");
-    let ln2 = float_const(&mut h, std::f64::consts::LN_2, t);
+    let log_base = float_const(&mut h, if base2 { 1.0 } else { std::f64::consts::LN_2 }, t);
     let zero = float_const(&mut h, 0.0, t);
     let eq = cmp(&mut h, "arith.cmpf", "oeq", hx, hy, t);
-    let same = bin(&mut h, "arith.addf", hx, &ln2, t);
+    let same = bin(&mut h, "arith.addf", hx, &log_base, t);
     let d = bin(&mut h, "arith.subf", hx, hy, t);
     let pos = cmp(&mut h, "arith.cmpf", "ogt", &d, &zero, t);
     let max = select(&mut h, &pos, hx, hy, t);
     let ad = native(&mut h, "absf", &[&d], t);
     let nad = h.op(&format!("arith.negf {ad} : {t}"));
-    let e = math(&mut h, "exp", &[&nad], t)?;
+    let e = math(&mut h, if base2 { "exp2" } else { "exp" }, &[&nad], t)?;
     let l = math(&mut h, "log1p", &[&e], t)?;
+    let l = if base2 {
+        let log2e = float_const(&mut h, std::f64::consts::LOG2_E, t);
+        bin(&mut h, "arith.mulf", &log2e, &l, t)
+    } else {
+        l
+    };
     let r = bin(&mut h, "arith.addf", &max, &l, t);
     let nan = cmp(&mut h, "arith.cmpf", "uno", &d, &d, t);
     let r = select(&mut h, &nan, &d, &r, t);
@@ -655,8 +688,173 @@ fn logaddexp(b: &mut Builder, x: &str, y: &str) -> Result<String, Unsupported> {
         b.declare(sym, d.clone());
     }
     b.declare(
-        SYM,
-        format!("func.func private @{SYM}({hx}: {t}, {hy}: {t}) -> {t} {{\n{entry}{body}  }}"),
+        sym,
+        format!("func.func private @{sym}({hx}: {t}, {hy}: {t}) -> {t} {{\n{entry}{body}  }}"),
     );
-    Ok(b.op(&format!("func.call @{SYM}({x}, {y}) {{no_inline}} : ({t}, {t}) -> {t}")))
+    Ok(b.op(&format!("func.call @{sym}({x}, {y}) {{no_inline}} : ({t}, {t}) -> {t}")))
+}
+
+/// The integer type of a float working type's bits, its significand bits (stored), exponent
+/// mask, and exponent bias.
+fn float_layout(ty: &str) -> (&'static str, i128, i128, i128) {
+    match ty {
+        "f32" => ("i32", 23, 0xff, 127),
+        _ => ("i64", 52, 0x7ff, 1023),
+    }
+}
+
+/// C's `frexp` of `x` (f32 or f64): (m, e) with x = m·2^e, 0.5 <= |m| < 1, e as a float of
+/// `ty`; ±0, ±inf and NaN give (x, 0). On the bits: a subnormal is scaled into the normal range
+/// first; m is x with the exponent field of 0.5.
+fn frexp(b: &mut Builder, x: &str, ty: &str) -> (String, String) {
+    let (ity, mbits, emask, bias) = float_layout(ty);
+    let scale_bits: i128 = if ty == "f32" { 25 } else { 54 };
+    let zero = float_const(b, 0.0, ty);
+    let inf = float_const(b, f64::INFINITY, ty);
+    let tiny =
+        float_const(b, if ty == "f32" { f32::MIN_POSITIVE as f64 } else { f64::MIN_POSITIVE }, ty);
+    let scale = float_const(b, (scale_bits as f64).exp2(), ty);
+    let ax = native(b, "absf", &[x], ty);
+    let finite = cmp(b, "arith.cmpf", "olt", &ax, &inf, ty);
+    let nonzero = cmp(b, "arith.cmpf", "one", &ax, &zero, ty);
+    let regular = bin(b, "arith.andi", &finite, &nonzero, "i1");
+    let sub = cmp(b, "arith.cmpf", "olt", &ax, &tiny, ty);
+    let scaled = bin(b, "arith.mulf", x, &scale, ty);
+    let xs = select(b, &sub, &scaled, x, ty);
+    let bits = b.op(&format!("arith.bitcast {xs} : {ty} to {ity}"));
+    let shift = int_const(b, mbits, ity);
+    let mask = int_const(b, emask, ity);
+    let field = bin(b, "arith.shrui", &bits, &shift, ity);
+    let e = bin(b, "arith.andi", &field, &mask, ity);
+    let clear = int_const(b, !(emask << mbits), ity);
+    let half_exp = int_const(b, (bias - 1) << mbits, ity);
+    let m = bin(b, "arith.andi", &bits, &clear, ity);
+    let m = bin(b, "arith.ori", &m, &half_exp, ity);
+    let m = b.op(&format!("arith.bitcast {m} : {ity} to {ty}"));
+    let off = int_const(b, bias - 1, ity);
+    let off_sub = int_const(b, bias - 1 + scale_bits, ity);
+    let off = select(b, &sub, &off_sub, &off, ity);
+    let e = bin(b, "arith.subi", &e, &off, ity);
+    let e = b.op(&format!("arith.sitofp {e} : {ity} to {ty}"));
+    let m = select(b, &regular, &m, x, ty);
+    let e = select(b, &regular, &e, &zero, ty);
+    (m, e)
+}
+
+/// C's `fmod` of floats (f32 or f64; float16/bfloat16 values in f32, exactly): LLVM's `frem`
+/// (glibc's `fmod` on the host), libdevice's exact `__nv_fmod` on the GPU (NVPTX lowers `frem`
+/// to x - y*trunc(x/y), inexact once |x/y| > 2^24 or 2^53); fmod(±inf, y) is NaN everywhere.
+fn float_fmod(b: &mut Builder, x: &str, y: &str, ty: &str) -> String {
+    let m = if b.math == MathLib::Libdevice {
+        math(b, "fmod", &[x, y], ty).expect("libdevice has fmod")
+    } else {
+        bin(b, "arith.remf", x, y, ty)
+    };
+    let ax = native(b, "absf", &[x], ty);
+    let inf = float_const(b, f64::INFINITY, ty);
+    let x_inf = cmp(b, "arith.cmpf", "oeq", &ax, &inf, ty);
+    let nan = float_const(b, f64::NAN, ty);
+    select(b, &x_inf, &nan, &m, ty)
+}
+
+/// NumPy's integer `fmod`: the remainder of truncating division (the sign of x); 0 for a zero
+/// divisor, and for a divisor of -1 (MIN % -1 is undefined in LLVM).
+fn int_fmod(b: &mut Builder, x: &str, y: &str, ty: &str, signed: bool) -> String {
+    let z = int_const(b, 0, ty);
+    let one = int_const(b, 1, ty);
+    let mut bad = cmp(b, "arith.cmpi", "eq", y, &z, ty);
+    if signed {
+        let m1 = int_const(b, -1, ty);
+        let ym1 = cmp(b, "arith.cmpi", "eq", y, &m1, ty);
+        bad = bin(b, "arith.ori", &bad, &ym1, "i1");
+    }
+    let safe = select(b, &bad, &one, y, ty);
+    let r = bin(b, if signed { "arith.remsi" } else { "arith.remui" }, x, &safe, ty);
+    select(b, &bad, &z, &r, ty)
+}
+
+/// x·2^n (f32 or f64), n a float holding an integer: truncated and clamped to ±100000 (past
+/// every dtype's range), then musl's `scalbn` without branches: at most two exact steps of
+/// 2^±(emax) toward the range, so that the last multiplication by a power of two rounds once
+/// (a subnormal result) or overflows. A NaN n gives NaN (x + n).
+fn ldexp(b: &mut Builder, x: &str, n: &str, ty: &str) -> String {
+    let (ity, mbits, _, bias) = float_layout(ty);
+    let i32t = "i32";
+    let nan_n = cmp(b, "arith.cmpf", "uno", n, n, ty);
+    let zero = float_const(b, 0.0, ty);
+    let nn = select(b, &nan_n, &zero, n, ty);
+    let lo = float_const(b, -100_000.0, ty);
+    let hi = float_const(b, 100_000.0, ty);
+    let below = cmp(b, "arith.cmpf", "olt", &nn, &lo, ty);
+    let nn = select(b, &below, &lo, &nn, ty);
+    let above = cmp(b, "arith.cmpf", "ogt", &nn, &hi, ty);
+    let nn = select(b, &above, &hi, &nn, ty);
+    let mut k = b.op(&format!("arith.fptosi {nn} : {ty} to {i32t}"));
+    // emax = bias, emin = 1 - bias; a step down multiplies by 2^(emin + p - 1) (stays normal).
+    let emax = bias;
+    let emin = 1 - bias;
+    let down = emin + mbits + 1; // -969 for f64, -102 for f32
+    let up_c = float_const(b, (emax as f64).exp2(), ty);
+    let down_c = float_const(b, (down as f64).exp2(), ty);
+    let emax_i = int_const(b, emax, i32t);
+    let emin_i = int_const(b, emin, i32t);
+    let down_i = int_const(b, down, i32t);
+    let mut y = x.to_string();
+    // Up past emax, then down past emin: two steps at most each, then the clamp.
+    for (pred, limit, scale, step, clamp) in [
+        ("sgt", &emax_i, &up_c, &emax_i, "arith.minsi"),
+        ("slt", &emin_i, &down_c, &down_i, "arith.maxsi"),
+    ] {
+        for _ in 0..2 {
+            let c = cmp(b, "arith.cmpi", pred, &k, limit, i32t);
+            let ys = bin(b, "arith.mulf", &y, scale, ty);
+            y = select(b, &c, &ys, &y, ty);
+            let ks = bin(b, "arith.subi", &k, step, i32t);
+            k = select(b, &c, &ks, &k, i32t);
+        }
+        k = bin(b, clamp, &k, limit, i32t);
+    }
+    // 2^k from its bits: (k + bias) << mbits.
+    let kw = if ity == i32t { k } else { b.op(&format!("arith.extsi {k} : {i32t} to {ity}")) };
+    let bias_c = int_const(b, bias, ity);
+    let biased = bin(b, "arith.addi", &kw, &bias_c, ity);
+    let shift = int_const(b, mbits, ity);
+    let bits = bin(b, "arith.shli", &biased, &shift, ity);
+    let p = b.op(&format!("arith.bitcast {bits} : {ity} to {ty}"));
+    let r = bin(b, "arith.mulf", &y, &p, ty);
+    let nan = bin(b, "arith.addf", x, n, ty);
+    select(b, &nan_n, &nan, &r, ty)
+}
+
+/// np.nextafter on the bits of `dt` (see the evaluator's `nextafter`): one step of the bits
+/// toward y (up in magnitude where y is beyond x from zero), the smallest subnormal with y's
+/// sign from ±0; x == y gives y (float16: x); NaN gives x + y (float16: NumPy's quiet NaN).
+fn nextafter(b: &mut Builder, x: &str, y: &str, dt: DType) -> String {
+    let ty = super::types::work_ty(dt).expect("a float dtype");
+    let (xb, ity) = float_bits(b, x, dt);
+    let (yb, _) = float_bits(b, y, dt);
+    let width: i128 = ity[1..].parse().expect("an integer type");
+    let one = int_const(b, 1, ity);
+    let sign = int_const(b, 1 << (width - 1), ity);
+    let zero = float_const(b, 0.0, ty);
+    let lt = cmp(b, "arith.cmpf", "olt", x, y, ty);
+    let pos = cmp(b, "arith.cmpf", "ogt", x, &zero, ty);
+    let up = cmp(b, "arith.cmpi", "eq", &lt, &pos, "i1");
+    let inc = bin(b, "arith.addi", &xb, &one, ity);
+    let dec = bin(b, "arith.subi", &xb, &one, ity);
+    let r = select(b, &up, &inc, &dec, ity);
+    let ysign = bin(b, "arith.andi", &yb, &sign, ity);
+    let tiny = bin(b, "arith.ori", &ysign, &one, ity);
+    let xz = cmp(b, "arith.cmpf", "oeq", x, &zero, ty);
+    let r = select(b, &xz, &tiny, &r, ity);
+    let r = float_from_bits(b, &r, dt);
+    let eq = cmp(b, "arith.cmpf", "oeq", x, y, ty);
+    let r = select(b, &eq, if dt == DType::Float16 { x } else { y }, &r, ty);
+    let nan = if dt == DType::Float16 {
+        float_const(b, f64::NAN, ty)
+    } else {
+        bin(b, "arith.addf", x, y, ty)
+    };
+    let unordered = cmp(b, "arith.cmpf", "uno", x, y, ty);
+    select(b, &unordered, &nan, &r, ty)
 }

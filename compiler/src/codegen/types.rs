@@ -149,19 +149,49 @@ pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
             let z = b.constant("0", "i8");
             b.op(&format!("arith.cmpi ne, {raw}, {z} : i8"))
         }
+        DType::Float16 | DType::BFloat16 => float_from_bits(b, &raw, dt),
+        _ => raw,
+    };
+    Val::new(ssa, dt)
+}
+
+/// The working value of a float dtype's bits (an `i16`, `i32` or `i64`; float16 and bfloat16
+/// values are held in f32).
+pub(crate) fn float_from_bits(b: &mut Builder, bits: &str, dt: DType) -> String {
+    match dt {
         DType::Float16 => {
-            let h = b.op(&format!("arith.bitcast {raw} : i16 to f16"));
+            let h = b.op(&format!("arith.bitcast {bits} : i16 to f16"));
             b.op(&format!("arith.extf {h} : f16 to f32"))
         }
         DType::BFloat16 => {
-            let w = b.op(&format!("arith.extui {raw} : i16 to i32"));
+            let w = b.op(&format!("arith.extui {bits} : i16 to i32"));
             let s = b.constant("16", "i32");
             let sh = b.op(&format!("arith.shli {w}, {s} : i32"));
             b.op(&format!("arith.bitcast {sh} : i32 to f32"))
         }
-        _ => raw,
-    };
-    Val::new(ssa, dt)
+        DType::Float32 => b.op(&format!("arith.bitcast {bits} : i32 to f32")),
+        _ => b.op(&format!("arith.bitcast {bits} : i64 to f64")),
+    }
+}
+
+/// The bits of a float dtype's working value (which holds a value of the dtype, so the
+/// conversion is exact) and their integer type: the inverse of [`float_from_bits`].
+pub(crate) fn float_bits(b: &mut Builder, x: &str, dt: DType) -> (String, &'static str) {
+    match dt {
+        DType::Float16 => {
+            let h = b.op(&format!("arith.truncf {x} : f32 to f16"));
+            (b.op(&format!("arith.bitcast {h} : f16 to i16")), "i16")
+        }
+        DType::BFloat16 => {
+            // A bfloat16 value: its low 16 bits are zero.
+            let w = b.op(&format!("arith.bitcast {x} : f32 to i32"));
+            let s = b.constant("16", "i32");
+            let sh = b.op(&format!("arith.shrui {w}, {s} : i32"));
+            (b.op(&format!("arith.trunci {sh} : i32 to i16")), "i16")
+        }
+        DType::Float32 => (b.op(&format!("arith.bitcast {x} : f32 to i32")), "i32"),
+        _ => (b.op(&format!("arith.bitcast {x} : f64 to i64")), "i64"),
+    }
 }
 
 /// Stores `v` at element `pos` of the buffer `ptr` (of `v`'s dtype).
@@ -190,17 +220,7 @@ pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
     let m = mem_ty(v.dt);
     let raw = match v.dt {
         DType::Bool => b.op(&format!("arith.extui {} : i1 to i8", v.ssa)),
-        DType::Float16 => {
-            let h = b.op(&format!("arith.truncf {} : f32 to f16", v.ssa));
-            b.op(&format!("arith.bitcast {h} : f16 to i16"))
-        }
-        DType::BFloat16 => {
-            // The value is a bfloat16 already: its low 16 bits are zero.
-            let bits = b.op(&format!("arith.bitcast {} : f32 to i32", v.ssa));
-            let s = b.constant("16", "i32");
-            let sh = b.op(&format!("arith.shrui {bits}, {s} : i32"));
-            b.op(&format!("arith.trunci {sh} : i32 to i16"))
-        }
+        DType::Float16 | DType::BFloat16 => float_bits(b, &v.ssa, v.dt).0,
         _ => v.ssa.clone(),
     };
     let addr = b.op(&format!(

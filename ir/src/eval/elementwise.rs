@@ -326,9 +326,39 @@ pub fn ceil(_: DType, v: Value) -> Value {
 pub fn trunc(_: DType, v: Value) -> Value {
     real("trunc", v, f64::trunc)
 }
-/// Round to nearest, ties to even (np.rint: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2).
+/// Round to nearest, ties to even (np.rint: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2); complex: each part
+/// (NumPy's `nc_rint`).
 pub fn rint(_: DType, v: Value) -> Value {
-    real("rint", v, f64::round_ties_even)
+    inexact("rint", v, f64::round_ties_even, |z| {
+        C64::new(z.re.round_ties_even(), z.im.round_ties_even())
+    })
+}
+
+/// C's `frexp` of a float: (m, e) with x = m·2^e and 0.5 <= |m| < 1; ±0, ±inf and NaN give
+/// (x, 0). The values of every float dtype are f64 values with the same decomposition.
+pub fn frexp_parts(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    // A subnormal is scaled into the normal range first (exactly).
+    let (x, scaled) = if x.abs() < f64::MIN_POSITIVE { (x * TWO_54, -54) } else { (x, 0) };
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32;
+    let m = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (m, e - 1022 + scaled)
+}
+
+/// 2^54, exact.
+const TWO_54: f64 = 18014398509481984.0;
+
+/// np.frexp's mantissa.
+pub fn frexp_mantissa(_: DType, v: Value) -> Value {
+    real("frexp_mantissa", v, |x| frexp_parts(x).0)
+}
+
+/// np.frexp's exponent, as a float.
+pub fn frexp_exponent(_: DType, v: Value) -> Value {
+    real("frexp_exponent", v, |x| frexp_parts(x).1 as f64)
 }
 /// The error function (libm's port of fdlibm's s_erf.c, < 1 ulp).
 pub fn erf(_: DType, v: Value) -> Value {
@@ -623,6 +653,129 @@ pub fn copysign(_: DType, a: Value, b: Value) -> Value {
     real2("copysign", a, b, f64::copysign)
 }
 
+/// C's `fmod`: x - trunc(x / y)·y, exact, with the sign of x (NaN for y = 0 or infinite x);
+/// integers: the remainder of truncating division, 0 for y = 0 (NumPy's result, with a warning
+/// there) and for MIN % -1.
+pub fn fmod(_: DType, a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Int(x), Int(y)) => Int(if y == 0 { 0 } else { x.wrapping_rem(y) }),
+        (UInt(x), UInt(y)) => UInt(if y == 0 { 0 } else { x % y }),
+        // Rust's `%` on floats is C's fmod; exact, so the f64 result of narrower floats is
+        // theirs.
+        (Float(x), Float(y)) => Float(x % y),
+        _ => bad("fmod", &[a, b]),
+    }
+}
+
+/// NumPy's `npy_logaddexp2`: equal operands give x + 1 (so ±inf stay); else
+/// max + log2(e)·log1p(2^-|x - y|); NaN propagates.
+pub fn logaddexp2(_: DType, a: Value, b: Value) -> Value {
+    real2("logaddexp2", a, b, |x, y| {
+        if x == y {
+            x + 1.0
+        } else {
+            let d = x - y;
+            if d > 0.0 {
+                x + std::f64::consts::LOG2_E * (-d).exp2().ln_1p()
+            } else if d <= 0.0 {
+                y + std::f64::consts::LOG2_E * d.exp2().ln_1p()
+            } else {
+                d
+            }
+        }
+    })
+}
+
+/// x·2^n for an integer n (musl's `scalbn`): exact where the result is normal, rounded once
+/// where it is subnormal, ±inf past the largest value.
+pub fn scalbn(x: f64, n: i32) -> f64 {
+    let two_1023 = f64::from_bits(0x7fe0_0000_0000_0000);
+    // 2^-1022 · 2^53: a step down that stays normal, so the last step rounds once.
+    let two_m969 = f64::from_bits(((0x3ff - 969) as u64) << 52);
+    let (mut y, mut n) = (x, n);
+    if n > 1023 {
+        y *= two_1023;
+        n -= 1023;
+        if n > 1023 {
+            y *= two_1023;
+            n -= 1023;
+            n = n.min(1023);
+        }
+    } else if n < -1022 {
+        y *= two_m969;
+        n += 969;
+        if n < -1022 {
+            y *= two_m969;
+            n += 969;
+            n = n.max(-1022);
+        }
+    }
+    y * f64::from_bits(((0x3ff + n) as u64) << 52)
+}
+
+/// np.ldexp: x·2^n, n (a float holding an integer) truncated; |n| past every dtype's range
+/// saturates (as NumPy does for exponents outside C's int), a NaN n gives NaN.
+pub fn ldexp(_: DType, a: Value, b: Value) -> Value {
+    real2("ldexp", a, b, |x, n| {
+        if n.is_nan() {
+            x + n
+        } else {
+            scalbn(x, n.trunc().clamp(-100_000.0, 100_000.0) as i32)
+        }
+    })
+}
+
+/// x + y·i from two floats (exact: the result's parts are of the operands' precision or wider).
+pub fn make_complex(_: DType, a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Float(x), Float(y)) => Complex(C64::new(x, y)),
+        _ => bad("complex", &[a, b]),
+    }
+}
+
+/// np.nextafter: the neighbour of x in its dtype toward y, on the bits of the dtype. NaN
+/// operands give NaN (float16: NumPy's `NPY_HALF_NAN`; else C's x + y); x == y gives y (float16:
+/// x, as `npy_half_nextafter`; they differ for ±0); from ±0 the smallest subnormal with y's
+/// sign.
+pub fn nextafter(dt: DType, a: Value, b: Value) -> Value {
+    real2("nextafter", a, b, |x, y| {
+        if x.is_nan() || y.is_nan() {
+            return if dt == DType::Float16 { f64::NAN } else { x + y };
+        }
+        if x == y {
+            return if dt == DType::Float16 { x } else { y };
+        }
+        // The bits of x and y in the dtype's format, its sign bit, and back.
+        let (xb, yb, sign): (u64, u64, u64) = match dt {
+            DType::Float64 => (x.to_bits(), y.to_bits(), 1 << 63),
+            DType::Float32 => ((x as f32).to_bits() as u64, (y as f32).to_bits() as u64, 1 << 31),
+            DType::Float16 => (
+                half::f16::from_f64(x).to_bits() as u64,
+                half::f16::from_f64(y).to_bits() as u64,
+                1 << 15,
+            ),
+            _ => (
+                half::bf16::from_f64(x).to_bits() as u64,
+                half::bf16::from_f64(y).to_bits() as u64,
+                1 << 15,
+            ),
+        };
+        let r = if x == 0.0 {
+            (yb & sign) | 1
+        } else if (x < y) == (x > 0.0) {
+            xb + 1
+        } else {
+            xb - 1
+        };
+        match dt {
+            DType::Float64 => f64::from_bits(r),
+            DType::Float32 => f32::from_bits(r as u32) as f64,
+            DType::Float16 => half::f16::from_bits(r as u16).to_f64(),
+            _ => half::bf16::from_bits(r as u16).to_f64(),
+        }
+    })
+}
+
 /// A comparison: `ord` on bools and integers, IEEE on floats (NaN compares false), `cplx` on
 /// complex.
 fn compare(
@@ -863,6 +1016,91 @@ mod tests {
         let x = b(&[1.0, 1.0, 256.0, 0.1]);
         let y = b(&[3.0 * 2f64.powi(-8), 2f64.powi(-8), 1.0, 0.2]);
         assert_same(&f64s(&apply(Add, &[x, y])), &[1.015625, 1.0, 256.0, 0.30078125]);
+    }
+
+    /// The ufuncs of issue 23 with ops of their own, against NumPy 2.4's values.
+    #[test]
+    fn fmod_ldexp_frexp_nextafter_logaddexp2() {
+        let (inf, nan) = (f64::INFINITY, f64::NAN);
+        // np.fmod([5., -5., 5., -5., inf, 1., -0., 1e300], [3., 3., -3., -3., 2., inf, 1., 3.])
+        //   -> [2, -2, 2, -2, nan, 1, -0, 0]
+        let a = vec1(vec![5.0, -5.0, 5.0, -5.0, inf, 1.0, -0.0, 1e300]);
+        let b = vec1(vec![3.0, 3.0, -3.0, -3.0, 2.0, inf, 1.0, 3.0]);
+        assert_same(&f64s(&apply(Fmod, &[a, b])), &[2.0, -2.0, 2.0, -2.0, nan, 1.0, -0.0, 0.0]);
+        // np.fmod(np.int8([-128, 7, -7, 5]), np.int8([-1, 0, 2, -3])) -> [0, 0, -1, 2]
+        let r = apply(Fmod, &[vec1(vec![-128i8, 7, -7, 5]), vec1(vec![-1i8, 0, 2, -3])]);
+        assert_eq!(r.as_slice::<i8>().unwrap(), &[0, 0, -1, 2]);
+        // np.ldexp([1., 5e-324, 1.7976931348623157e308, 1.5, 3., 1.0000000000000002],
+        //          [-1074, 1074, -2098, -1075, 2**31 - 1, -1074]) -> [5e-324, 1, 5e-324, 5e-324, inf, 5e-324]
+        let x = vec1(vec![1.0, 5e-324, 1.7976931348623157e308, 1.5, 3.0, 1.0000000000000002]);
+        let n = vec1(vec![-1074.0, 1074.0, -2098.0, -1075.0, 2147483647.0, -1074.0]);
+        assert_same(&f64s(&apply(Ldexp, &[x, n])), &[5e-324, 1.0, 5e-324, 5e-324, inf, 5e-324]);
+        // np.ldexp(np.float32([1.5, 3, 1.0000001]), [-150, 200, -149]) -> [1.4e-45, inf, 1.4e-45]
+        let x = vec1(vec![1.5f32, 3.0, 1.0000001]);
+        let n = vec1(vec![-150.0f32, 200.0, -149.0]);
+        let r = apply(Ldexp, &[x, n]);
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[1.4e-45, f32::INFINITY, 1.4e-45]);
+        // np.frexp([0., -0., inf, 5e-324, -3., 0.75, 1e-310])
+        //   -> [0, -0, inf, 0.5, -0.75, 0.75, 0.5752618031559393], [0, 0, 0, -1073, 2, 0, -1029]
+        let x = vec1(vec![0.0, -0.0, inf, 5e-324, -3.0, 0.75, 1e-310]);
+        assert_same(
+            &f64s(&apply(FrexpMantissa, &[x.clone()])),
+            &[0.0, -0.0, inf, 0.5, -0.75, 0.75, 0.5752618031559393],
+        );
+        assert_same(
+            &f64s(&apply(FrexpExponent, &[x])),
+            &[0.0, 0.0, 0.0, -1073.0, 2.0, 0.0, -1029.0],
+        );
+        // np.nextafter([0., -0., 1., 1., -1., inf, 0.], [1., -1., 2., 0., -2., 0., -0.])
+        //   -> [5e-324, -5e-324, 1.0000000000000002, 0.9999999999999999, -1.0000000000000002,
+        //       1.7976931348623157e308, -0.0]
+        let x = vec1(vec![0.0, -0.0, 1.0, 1.0, -1.0, inf, 0.0]);
+        let y = vec1(vec![1.0, -1.0, 2.0, 0.0, -2.0, 0.0, -0.0]);
+        assert_same(
+            &f64s(&apply(NextAfter, &[x, y])),
+            &[
+                5e-324,
+                -5e-324,
+                1.0000000000000002,
+                0.9999999999999999,
+                -1.0000000000000002,
+                1.7976931348623157e308,
+                -0.0,
+            ],
+        );
+        // np.nextafter(np.float32([1, 0, 3.4028235e38]), np.float32([2, -1, inf]))
+        //   -> [1.0000001192092896, -1.401298464324817e-45, inf]
+        let r = apply(
+            NextAfter,
+            &[vec1(vec![1.0f32, 0.0, f32::MAX]), vec1(vec![2.0f32, -1.0, f32::INFINITY])],
+        );
+        assert_same(&f64s(&r), &[1.0000001192092896, -1.401298464324817e-45, inf]);
+        // np.nextafter(np.float16([1, 0, -0., 65504]), np.float16([2, -1, 0, inf]))
+        //   -> [1.0009765625, -5.96e-08, -0.0 (NumPy's half: x == y gives x), inf]
+        let h = |v: &[f64]| vec1(v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>());
+        let r = apply(NextAfter, &[h(&[1.0, 0.0, -0.0, 65504.0]), h(&[2.0, -1.0, 0.0, inf])]);
+        assert_same(&f64s(&r), &[1.0009765625, -5.960464477539063e-8, -0.0, inf]);
+        // np.logaddexp2([inf, -inf, 1, nan, 1000, -1000, -0.5], [inf, -inf, 2, 1, 1000, -999, -1.2])
+        //   -> [inf, -inf, 2.584962500721156, nan, 1001.0, -998.4150374992788, 0.19204523211382707]
+        let r = apply(
+            LogAddExp2,
+            &[
+                vec1(vec![inf, -inf, 1.0, nan, 1000.0, -1000.0, -0.5]),
+                vec1(vec![inf, -inf, 2.0, 1.0, 1000.0, -999.0, -1.2]),
+            ],
+        );
+        assert_same(
+            &f64s(&r),
+            &[inf, -inf, 2.584962500721156, nan, 1001.0, -998.4150374992788, 0.19204523211382707],
+        );
+        // complex(x, y) and rint of complex (each part).
+        let r = apply(MakeComplex, &[vec1(vec![1.5f32, -0.0]), vec1(vec![inf as f32, 2.5])]);
+        assert_eq!(r.dtype(), DType::Complex64);
+        let r = apply(Rint, &[r]);
+        assert_eq!(
+            r.as_slice::<Complex32>().unwrap(),
+            &[Complex32::new(2.0, f32::INFINITY), Complex32::new(-0.0, 2.0)]
+        );
     }
 
     #[test]

@@ -190,7 +190,9 @@ pub(super) fn staged_values(
                 match body.node(m).op {
                     Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin
                     | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf
-                    | Cbrt | Power | Arctan2 | Hypot | LogAddExp => 16,
+                    | Cbrt | Power | Arctan2 | Hypot | LogAddExp | LogAddExp2 => 16,
+                    FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter => 4,
+                    MakeComplex => 1,
                     Neg | Abs | Sign | Sqrt | Square | Reciprocal | Floor | Ceil | Trunc | Rint
                     | IsNan | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj | Add
                     | Sub | Mul | Div | FloorDiv | Remainder | Maximum | Minimum | Fmax | Fmin

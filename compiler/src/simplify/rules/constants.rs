@@ -251,6 +251,9 @@ fn fold_value(
         OpKind::FloorDiv | OpKind::Remainder | OpKind::Power => None,
         OpKind::Maximum | OpKind::Minimum | OpKind::Fmax | OpKind::Fmin => None,
         OpKind::Arctan2 | OpKind::Hypot | OpKind::LogAddExp | OpKind::CopySign => None,
+        OpKind::FrexpMantissa | OpKind::FrexpExponent => None,
+        OpKind::Fmod | OpKind::LogAddExp2 | OpKind::Ldexp | OpKind::NextAfter => None,
+        OpKind::MakeComplex => None,
         OpKind::BitwiseAnd
         | OpKind::BitwiseOr
         | OpKind::BitwiseXor
