@@ -79,6 +79,8 @@ mod fusion;
 mod indexing;
 #[path = "suite/nan_functions.rs"]
 mod nan_functions;
+#[path = "suite/printing.rs"]
+mod printing;
 #[path = "suite/scans.rs"]
 mod scans;
 #[path = "suite/shaping.rs"]
@@ -87,8 +89,6 @@ mod shaping;
 mod sorts;
 #[path = "suite/ufuncs23.rs"]
 mod ufuncs23;
-#[path = "suite/printing.rs"]
-mod printing;
 
 #[path = "suite/examples.rs"]
 mod examples;

@@ -65,10 +65,10 @@ pub use search::{
     digitize, histogram, histogram_with_edges, searchsorted, topk, try_digitize, try_histogram,
     try_histogram_with_edges, try_searchsorted, try_topk, Side,
 };
-pub use sort::{lexsort, try_lexsort};
 pub use shaping::{
     tri, try_column_stack, try_diag, try_dstack, try_hstack, try_meshgrid, try_vstack, PadMode,
 };
+pub use sort::{lexsort, try_lexsort};
 pub use ufuncs::{divmod, power, try_divmod, try_power};
 pub use unique::{
     try_unique, try_unique_all, try_unique_counts, try_unique_inverse, try_unique_values, unique,
