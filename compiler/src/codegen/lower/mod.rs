@@ -337,7 +337,7 @@ fn lower_region(region: &Region, options: &LowerOptions) -> Result<Kernel, Unsup
             let op = region.op_names().first().copied().unwrap_or("?");
             return Err(Unsupported::new(
                 Some(op),
-                format!("a {} region (no code generation for it yet)", region.kind.name()),
+                format!("a {} region", region.kind.name()),
             ));
         }
     };
