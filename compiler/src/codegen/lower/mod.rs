@@ -335,10 +335,7 @@ fn lower_region(region: &Region, options: &LowerOptions) -> Result<Kernel, Unsup
         }
         Space::Opaque => {
             let op = region.op_names().first().copied().unwrap_or("?");
-            return Err(Unsupported::new(
-                Some(op),
-                format!("a {} region", region.kind.name()),
-            ));
+            return Err(Unsupported::new(Some(op), format!("a {} region", region.kind.name())));
         }
     };
     // 32-bit index divisions on the GPU when every index fits (arrays of 2^31 elements or more
