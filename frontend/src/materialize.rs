@@ -125,21 +125,13 @@ fn plans() -> &'static PlanCache {
     PLANS.get_or_init(PlanCache::new)
 }
 
-/// What runs a schedule's regions on the CPU (`KILN_CODEGEN`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum HostBackend {
-    /// Host code compiled through MLIR and LLVM, a region the code generator does not support
-    /// (complex dtypes, copies) run by the reference evaluator: the default, and
-    /// `KILN_CODEGEN=host`.
-    Compiled,
-    /// The reference evaluator for every region: `KILN_CODEGEN=eval`.
-    Evaluator,
-}
-
-fn host_backend() -> HostBackend {
+/// How the CPU runs a schedule's regions (`KILN_CODEGEN`): compiled host code, a region the
+/// code generator does not support run by the reference evaluator (the default, `host`); or
+/// every region but library calls in the evaluator (`eval`).
+fn host_run() -> HostRun {
     match kiln_cache::config().codegen {
-        Codegen::Host => HostBackend::Compiled,
-        Codegen::Eval => HostBackend::Evaluator,
+        Codegen::Host => HostRun::Compiled,
+        Codegen::Eval => HostRun::Libraries,
     }
 }
 
@@ -199,15 +191,11 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
                 .collect::<Result<_>>()?;
             let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
             phase(2, &mut t);
-            let how = match host_backend() {
-                HostBackend::Compiled => HostRun::Compiled,
-                HostBackend::Evaluator => HostRun::Libraries,
-            };
-            kiln_exec::run(&plan, Inputs::Host(&inputs, how))?
+            kiln_exec::run(&plan, Inputs::Host(&inputs, host_run()))?
         }
     };
     phase(3, &mut t);
-    if [Stage::Mlir, Stage::Llvm, Stage::Ptx, Stage::Asm].into_iter().any(dump::enabled) {
+    if Stage::ALL.iter().any(|s| s.is_code() && dump::enabled(*s)) {
         dump::ran_code(seq, &kiln_exec::last_run_code());
     }
     match outputs {
