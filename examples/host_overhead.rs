@@ -1,7 +1,7 @@
 //! kiln's host time per materialisation of a small expression (kiln-bench's tiny_chain_48ops:
-//! 48 scalar ops on 1024 float32), split into the phases `kiln::host_phase_times` counts
-//! (lowering to a graph, the plan cache; on a GPU also inputs and the run):
-//! `KILN_DEVICE=cpu cargo run --release --example host_overhead`.
+//! 48 scalar ops on 1024 float32): building the expression, then the phases
+//! `kiln::host_phase_times` counts (lowering to a graph or the dispatch key, the plan cache; on a
+//! GPU also inputs and the run): `KILN_DEVICE=cpu cargo run --release --example host_overhead`.
 use kiln::Array;
 fn main() {
     let s = Array::from_vec(vec![0.5f32; 1024], &[1024]);
@@ -17,9 +17,14 @@ fn main() {
     for _ in 0..10 {
         tiny(s.clone()).eval();
     }
+    let n = 20000;
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(tiny(s.clone()));
+    }
+    let build = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
     let (b, n0) = kiln::host_phase_times();
     let t0 = std::time::Instant::now();
-    let n = 20000;
     for _ in 0..n {
         tiny(s.clone()).eval();
     }
@@ -30,5 +35,5 @@ fn main() {
         .zip(&a)
         .map(|((k, x), (_, y))| format!("{k} {:.1}", (y - x) / (n1 - n0) as f64))
         .collect();
-    println!("per call {el:.1} µs: {}", per.join(", "));
+    println!("per call {el:.1} µs: build {build:.1}, {}", per.join(", "));
 }

@@ -54,6 +54,9 @@
 //! - `filetests`: the `.kir` files of `tests/filetests/` (as Cranelift's file tests): a program
 //!   in the textual IR and the expected text of the stages its header names; `KILN_BLESS=1`
 //!   rewrites the expectations.
+//! - `dispatch`: the dispatch key (a repeated expression goes straight to its plan): variants
+//!   that differ in one constant's bits, aliasing, a view, a dtype, sizes, held intermediates or
+//!   output order, each against the evaluator; the plan cache's reason for compiling.
 //! - `invariants`: properties of the sources, read as text: no `match` on ops outside `ir/`
 //!   with an arm that catches every other op (`_`, a binding), so a new op is a compile error
 //!   wherever an op picks a behaviour; the scanner's own tests.
@@ -75,6 +78,8 @@ mod properties;
 
 #[path = "suite/fusion.rs"]
 mod fusion;
+#[path = "suite/dispatch.rs"]
+mod dispatch;
 #[path = "suite/indexing.rs"]
 mod indexing;
 #[path = "suite/nan_functions.rs"]

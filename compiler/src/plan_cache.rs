@@ -203,15 +203,20 @@ impl PlanCache {
                 if ok {
                     let resized = Arc::new(resized);
                     let mut plans = self.plans.lock().expect("plan cache lock");
-                    let entries = plans.entry(sig.key).or_default();
+                    let entries = plans.entry(sig.key.clone()).or_default();
                     if entries.len() < SIZES_PER_PLAN
                         && !entries.iter().any(|(s, _)| *s == sig.sizes)
                     {
-                        entries.push((sig.sizes, resized.clone()));
+                        entries.push((sig.sizes.clone(), resized.clone()));
                     }
+                    tracing::debug!(target: "kiln::plan", from = ?old_sizes, to = ?sig.sizes, "a plan reused at new sizes");
                     return Ok((resized, Lookup::HitResized));
                 }
             }
+        }
+        if tracing::enabled!(target: "kiln::plan", tracing::Level::INFO) {
+            let why = self.why_compile(g);
+            tracing::info!(target: "kiln::plan", nodes = g.len(), "compiling a plan: {why}");
         }
         let plan = Arc::new(compile(g, opts)?);
         self.plans
@@ -219,6 +224,37 @@ impl PlanCache {
             .expect("plan cache lock")
             .insert(sig.key, vec![(sig.sizes, plan.clone())]);
         Ok((plan, Lookup::Miss))
+    }
+
+    /// Why `g` has no plan here, in words (what the `kiln::plan` log says before compiling,
+    /// as torch's recompilation log does): no plan yet; a plan of the same structure whose
+    /// sizes could not be mapped; or the cached structure nearest to `g`'s (the longest common
+    /// prefix of their keys) and the first node where they differ, as each key writes it
+    /// (`op:dtype[sizes]attributes[operands]`, sizes as symbols `s0, s1...`).
+    pub fn why_compile(&self, g: &Graph) -> String {
+        let sig = signature(g);
+        let plans = self.plans.lock().expect("plan cache lock");
+        if plans.contains_key(&sig.key) {
+            return "a plan of this structure exists, but its sizes could not be mapped to these \
+                    (it holds a size a rewrite made)"
+                .into();
+        }
+        let common = |k: &str| {
+            let n = k.bytes().zip(sig.key.bytes()).take_while(|(a, b)| a == b).count();
+            (0..=n).rev().find(|&i| sig.key.is_char_boundary(i)).unwrap_or(0)
+        };
+        let Some((near, n)) = plans.keys().map(|k| (k, common(k))).max_by_key(|(_, n)| *n) else {
+            return "no plan has been compiled yet".into();
+        };
+        let node = sig.key[..n].matches(';').count();
+        let part = |k: &str| k.split(';').nth(node).unwrap_or("(the end)").to_string();
+        format!(
+            "no plan of this structure among {}; the nearest differs first at node {node}: `{}` \
+             where it has `{}`",
+            plans.len(),
+            part(&sig.key),
+            part(near)
+        )
     }
 
     /// Number of plans kept.

@@ -25,8 +25,9 @@ pub use walk::{walk, Walker};
 
 /// Where [`run`] runs a plan, and the plan's inputs there (`input {index=k}` is the `k`-th).
 pub enum Inputs<'a> {
-    /// On the host, each region as [`cpu::HostRun`] says.
-    Host(&'a [&'a HostArray], cpu::HostRun),
+    /// On the host, each region as [`cpu::HostRun`] says; `cached`: the plan lives in the plan
+    /// cache (its compiled regions may be kept by its address).
+    Host(&'a [&'a HostArray], cpu::HostRun, bool),
     /// On a CUDA device; `cached`: the plan lives in the plan cache (its prepared kernels may
     /// be kept by its address).
     Cuda(&'a cuda::Gpu, &'a [Arc<cuda::DeviceArray>], bool),
@@ -44,7 +45,14 @@ pub enum Outputs {
 /// evaluation error of a region the evaluator runs.
 pub fn run(plan: &Arc<Compiled>, inputs: Inputs<'_>) -> Result<Outputs, ExecError> {
     match inputs {
-        Inputs::Host(inputs, how) => Ok(Outputs::Host(cpu::run_plan(plan, inputs, how)?)),
+        Inputs::Host(inputs, how, cached) => {
+            let outs = if cached {
+                cpu::run_plan_prepared(plan, inputs, how)?
+            } else {
+                cpu::run_plan(plan, inputs, how)?
+            };
+            Ok(Outputs::Host(outs))
+        }
         Inputs::Cuda(gpu, inputs, cached) => {
             Ok(Outputs::Cuda(cuda::run_schedule(gpu, plan, cached, inputs)?))
         }

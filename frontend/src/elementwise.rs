@@ -161,6 +161,43 @@ impl Array {
     }
 }
 
+/// Entries of the [`splat`] cache (direct-mapped).
+const SPLATS: usize = 64;
+
+type SplatEntry = Option<(DType, Literal, Array)>;
+
+thread_local! {
+    static SPLAT_CACHE: std::cell::RefCell<[SplatEntry; SPLATS]> =
+        const { std::cell::RefCell::new([const { None }; SPLATS]) };
+}
+
+/// The scalar `value` of `dtype` broadcast to `shape` (a `const` and a `broadcast_to` node),
+/// shared by the expressions that use the same scalar at the same shape on this thread: a chain
+/// of scalar ops builds one node per op, not three, and materialisation walks fewer nodes.
+/// Only [`prepare`] hands these out, to ops it builds, so a shared node is never materialised
+/// (one found materialised is replaced all the same).
+fn splat(dtype: DType, value: Literal, shape: &[usize]) -> Array {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    (dtype, value, shape).hash(&mut h);
+    // FxHash's bits are poorly mixed: finish with a multiply (splitmix64's), take the top bits.
+    let x = h.finish();
+    let slot = ((x ^ (x >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9) >> 58) as usize % SPLATS;
+    SPLAT_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((d, v, a)) = &c[slot] {
+            if *d == dtype && *v == value && a.shape() == shape && !a.is_materialized() {
+                return a.clone();
+            }
+        }
+        let a = Array::literal(dtype, value)
+            .broadcast_to_shape(shape)
+            .expect("a scalar broadcasts to any shape");
+        c[slot] = Some((dtype, value, a.clone()));
+        a
+    })
+}
+
 /// Promotes, coerces and broadcasts operands for `op`; returns the arrays to feed the node.
 pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
     let name = op.name();
@@ -223,7 +260,7 @@ pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
         .map(|o| {
             let a = match o {
                 Operand::Array(a) => a.cast_to(dtype),
-                Operand::Scalar(s) => Array::literal(dtype, scalar_literal(dtype, *s)),
+                Operand::Scalar(s) => return Ok(splat(dtype, scalar_literal(dtype, *s), &shape)),
             };
             a.broadcast_to_shape(&shape)
         })

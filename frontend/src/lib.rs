@@ -6,6 +6,7 @@
 
 mod array;
 mod creation;
+mod dispatch;
 pub mod dump;
 mod elementwise;
 mod error;
@@ -37,6 +38,7 @@ pub use creation::{
     linspace_with, logspace, ones, ones_like, try_arange_step, try_full, try_geomspace, zeros,
     zeros_like,
 };
+pub use dispatch::dispatch_stats;
 pub use dump::CodeStage;
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};

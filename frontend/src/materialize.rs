@@ -7,11 +7,11 @@ use kiln_cache::config::Codegen;
 use kiln_compiler::fusion::FusionReport;
 use kiln_compiler::pipeline::{Compiled, Options};
 use kiln_compiler::plan_cache::{Lookup, PlanCache};
-use rustc_hash::FxHashMap;
 
 use kiln_ir::{Graph, HostArray, HostElement, Node, NodeId};
 
-use crate::array::{Array, Expr};
+use crate::array::Array;
+use crate::dispatch::{self, Dispatch, Visit};
 use crate::dump;
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceArray, Gpu};
@@ -44,52 +44,34 @@ pub fn lower(arrays: &[&Array]) -> Lowered {
 /// The graph of `arrays`, and the held arrays its inputs read, by input index. Held arrays are
 /// one input per value (two handles on one value are one input).
 fn lower_held(arrays: &[&Array]) -> (Graph, Vec<Array>) {
-    let mut graph = Graph::new();
-    let mut held: Vec<Array> = Vec::new();
-    let mut memo: FxHashMap<*const Expr, NodeId> = FxHashMap::default();
-    let mut input_index: FxHashMap<*const (), u32> = FxHashMap::default();
-    // Iterative post-order walk: deep expression chains do not overflow the stack.
-    for root in arrays {
-        let mut stack: Vec<(&Array, bool)> = vec![(root, false)];
-        while let Some((a, expanded)) = stack.pop() {
-            let key = Arc::as_ptr(&a.e);
-            if memo.contains_key(&key) {
-                continue;
-            }
-            if a.is_materialized() {
-                let identity: *const () = match a.value() {
-                    Some(v) => Arc::as_ptr(v).cast(),
-                    None => Arc::as_ptr(a.device_value().expect("materialised")).cast(),
-                };
-                let next = held.len() as u32;
-                let index = *input_index.entry(identity).or_insert_with(|| {
-                    held.push(a.clone());
-                    next
-                });
-                memo.insert(key, graph.input(index, a.dtype(), a.shape()));
-                continue;
-            }
-            if !expanded {
-                stack.push((a, true));
-                for i in a.e.inputs.iter().rev() {
-                    if !memo.contains_key(&Arc::as_ptr(&i.e)) {
-                        stack.push((i, false));
-                    }
-                }
-                continue;
-            }
-            let node = Node {
-                op: a.e.op,
-                attrs: a.e.attrs.clone(),
-                inputs: a.e.inputs.iter().map(|i| memo[&Arc::as_ptr(&i.e)]).collect(),
-                dtype: a.e.dtype,
-                shape: a.e.shape.clone(),
-            };
-            memo.insert(key, graph.insert(node));
-        }
-        graph.push_output(memo[&Arc::as_ptr(&root.e)]);
+    let mut g = GraphWalk(Graph::new());
+    let held = dispatch::walk(arrays, &mut g);
+    (g.0, held)
+}
+
+/// The [`Visit`] that builds the IR graph (hash-consed: identical subexpressions are one node).
+struct GraphWalk(Graph);
+
+impl Visit for GraphWalk {
+    type Id = NodeId;
+
+    fn held(&mut self, a: &Array, index: u32) -> NodeId {
+        self.0.input(index, a.dtype(), a.shape())
     }
-    (graph, held)
+
+    fn node(&mut self, a: &Array, inputs: &[NodeId]) -> NodeId {
+        self.0.insert(Node {
+            op: a.e.op,
+            attrs: a.e.attrs.clone(),
+            inputs: inputs.iter().copied().collect(),
+            dtype: a.e.dtype,
+            shape: a.e.shape.clone(),
+        })
+    }
+
+    fn output(&mut self, id: NodeId) {
+        self.0.push_output(id);
+    }
 }
 
 static MATERIALIZATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -166,22 +148,38 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         return Ok(());
     }
     let mut t = std::time::Instant::now();
-    let (graph, held) = lower_held(&pending);
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
-    dump::graph(seq, &graph);
-    phase(0, &mut t);
-    let (plan, lookup) = plans().get_or_compile(&graph, options())?;
+    // Dumps are written from the lowered graph: with KILN_DUMP every call lowers.
+    let dumping = !kiln_cache::config().dump.is_empty();
+    let (key, held) = dispatch::key(&pending, backend());
+    let (plan, cached) = match dispatch::get(&key).filter(|_| !dumping) {
+        Some(Dispatch { plan, cached }) => {
+            dispatch::count(true);
+            phase(0, &mut t);
+            (plan, cached)
+        }
+        None => {
+            dispatch::count(false);
+            let (graph, lowered_held) = lower_held(&pending);
+            debug_assert!(held.iter().zip(&lowered_held).all(|(a, b)| a.same_expr(b)));
+            dump::graph(seq, &graph);
+            phase(0, &mut t);
+            let (plan, lookup) = plans().get_or_compile(&graph, options())?;
+            let cached = !matches!(lookup, Lookup::HitResized);
+            dispatch::insert(key, Dispatch { plan: plan.clone(), cached });
+            for &stage in Stage::ALL.iter().filter(|s| Compiled::holds(**s)) {
+                dump::write(seq, stage, || plan.stage_text(stage).expect("a stage the plan holds"));
+            }
+            (plan, cached)
+        }
+    };
     phase(1, &mut t);
-    for &stage in Stage::ALL.iter().filter(|s| Compiled::holds(**s)) {
-        dump::write(seq, stage, || plan.stage_text(stage).expect("a stage the plan holds"));
-    }
     let outputs = match backend() {
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
             let inputs: Vec<Arc<DeviceArray>> =
                 held.iter().map(on_device).collect::<Result<_>>()?;
             phase(2, &mut t);
-            let cached = !matches!(lookup, Lookup::HitResized);
             kiln_exec::run(&plan, Inputs::Cuda(gpu, &inputs, cached))?
         }
         Backend::Cpu => {
@@ -191,7 +189,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
                 .collect::<Result<_>>()?;
             let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
             phase(2, &mut t);
-            kiln_exec::run(&plan, Inputs::Host(&inputs, host_run()))?
+            kiln_exec::run(&plan, Inputs::Host(&inputs, host_run(), cached))?
         }
     };
     phase(3, &mut t);

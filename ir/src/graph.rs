@@ -276,6 +276,56 @@ pub enum Attrs {
 }
 
 impl Attrs {
+    /// Appends an exact encoding of the attributes to `out`, as 64-bit words: two values
+    /// encode alike exactly when they are equal (literals bit-wise, as they compare), and an
+    /// encoding is never a prefix of another's. For keys compared word by word (the frontend's
+    /// dispatch key).
+    pub fn encode(&self, out: &mut Vec<u64>) {
+        let list = |tag: u64, xs: &[usize], out: &mut Vec<u64>| {
+            out.push(tag | (xs.len() as u64) << 8);
+            out.extend(xs.iter().map(|&x| x as u64));
+        };
+        match self {
+            Attrs::None => out.push(0),
+            Attrs::Input { index } => out.extend([1, u64::from(*index)]),
+            Attrs::Const { value } => match *value {
+                Literal::Bool(b) => out.extend([2, u64::from(b)]),
+                Literal::Int(i) => out.extend([2 | 1 << 8, i as u64]),
+                Literal::UInt(u) => out.extend([2 | 2 << 8, u]),
+                Literal::Float(bits) => out.extend([2 | 3 << 8, bits]),
+                Literal::Complex(re, im) => out.extend([2 | 4 << 8, re, im]),
+            },
+            Attrs::Iota { axis } => out.extend([3, *axis as u64]),
+            Attrs::DType { dtype } => out.extend([4, *dtype as u64]),
+            Attrs::Shape { shape } => list(5, shape, out),
+            Attrs::Perm { perm } => list(6, perm, out),
+            Attrs::Reduce { axes, keepdims } => list(7 | u64::from(*keepdims) << 32, axes, out),
+            Attrs::Axes { axes } => list(8, axes, out),
+            Attrs::Axis { axis } => out.extend([9, *axis as u64]),
+            Attrs::Slice { dims } => {
+                out.push(10 | (dims.len() as u64) << 8);
+                for d in dims {
+                    out.extend([d.start as u64, d.step as u64, d.len as u64]);
+                }
+            }
+            Attrs::Fft { axes, inverse, norm } => {
+                list(11 | u64::from(*inverse) << 32 | (*norm as u64) << 40, axes, out)
+            }
+            Attrs::RealFft { axes, n, norm } => {
+                list(12 | (*norm as u64) << 40, axes, out);
+                out.push(*n as u64);
+            }
+            Attrs::Custom { name } => {
+                out.push(13 | (name.len() as u64) << 8);
+                out.extend(name.as_bytes().chunks(8).map(|c| {
+                    let mut w = [0u8; 8];
+                    w[..c.len()].copy_from_slice(c);
+                    u64::from_le_bytes(w)
+                }));
+            }
+        }
+    }
+
     /// The schema this value belongs to.
     pub fn kind(&self) -> crate::ops::AttrKind {
         use crate::ops::AttrKind as K;

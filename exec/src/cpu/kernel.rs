@@ -2,7 +2,7 @@
 //! huge pages), the work items split into chunks of roughly equal cost run by rayon; scatters
 //! into private copies combined in a fixed order.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use kiln_compiler::codegen::{compile_region, CompiledRegion};
@@ -79,13 +79,15 @@ fn empty_extreme(region: &Region) -> Option<&'static str> {
 /// Errors: inputs of the wrong dtype or shape; [`CompileError::Unsupported`] (region 0) where the
 /// caller should use the evaluator instead; compilation errors.
 pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, ExecError> {
-    Ok(run_region_code(region, inputs)?.0)
+    Ok(run_region_code(region, inputs, None)?.0)
 }
 
-/// [`run_region`], and the code that ran.
+/// [`run_region`], and the code that ran; the code is taken from `slot` when it holds it, and
+/// kept there once compiled.
 pub(crate) fn run_region_code(
     region: &Region,
     inputs: &[&HostArray],
+    slot: Option<&OnceLock<Arc<CompiledRegion>>>,
 ) -> Result<(Vec<HostArray>, Arc<CompiledRegion>), ExecError> {
     if let Some(op) = empty_extreme(region) {
         return Err(CompileError::Unsupported {
@@ -95,7 +97,16 @@ pub(crate) fn run_region_code(
         }
         .into());
     }
-    let compiled = compile_region(region)?;
+    let compiled = match slot.and_then(|s| s.get()) {
+        Some(c) => c.clone(),
+        None => {
+            let c = compile_region(region)?;
+            if let Some(s) = slot {
+                let _ = s.set(c.clone());
+            }
+            c
+        }
+    };
     let outs = if region.kind == RegionKind::Scatter {
         run_scatter(&compiled, region, inputs)?
     } else {

@@ -326,8 +326,13 @@ impl Walker for Cuda<'_> {
                 let host: Vec<HostArray> =
                     reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
                 let refs: Vec<&HostArray> = host.iter().collect();
-                let (outs, ran) =
-                    crate::cpu::run_one(crate::cpu::HostRun::Compiled, step.region, region, &refs)?;
+                let (outs, ran) = crate::cpu::run_one(
+                    crate::cpu::HostRun::Compiled,
+                    step.region,
+                    region,
+                    &refs,
+                    None,
+                )?;
                 (outs.iter().map(DeviceArray::upload).collect::<Result<_>>()?, ran)
             }
         };

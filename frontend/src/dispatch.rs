@@ -1,0 +1,186 @@
+//! Dispatch: a repeated expression goes straight to its prepared plan.
+//!
+//! Materialisation walks the arrays' expression DAG once in a fixed order (the order lowering
+//! numbers nodes and inputs: [`walk`]). The dispatch key is that walk written out exactly, as
+//! 64-bit words: for each node met, its op, dtype, shape, the walk positions of its operands and
+//! its attributes (constants bit-exact, view starts and steps, target shapes: `Attrs::encode`);
+//! for each held array (an input), its dtype, shape and which distinct value it is (two handles
+//! on one value are one input, so aliasing is in the key); then the outputs and the backend (the
+//! compiler's options are fixed for the process). Keys are compared word by word, not by a hash
+//! alone: equal keys are equal walks, which lower to equal graphs, so a key seen before maps to
+//! the plan compiled for it: such a call costs the walk, the lookup and the run. Sizes are
+//! literal in this key; the plan cache behind it (`kiln_compiler::plan_cache`) keys sizes as
+//! symbols, so a structure seen at other sizes is resized there, not compiled again.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use kiln_compiler::pipeline::Compiled;
+use rustc_hash::FxHashMap;
+
+use crate::array::{Array, Expr};
+
+/// What a [`walk`] meets, in the order lowering numbers it.
+pub(crate) trait Visit {
+    /// What a node becomes (a graph node id, a walk position).
+    type Id: Copy;
+    /// A held array, met first: `index` numbers the distinct held values in order first met.
+    fn held(&mut self, a: &Array, index: u32) -> Self::Id;
+    /// An array computed from its operands (`inputs`, in order).
+    fn node(&mut self, a: &Array, inputs: &[Self::Id]) -> Self::Id;
+    /// One of the walked arrays, in order.
+    fn output(&mut self, id: Self::Id);
+}
+
+/// Walks the DAG of `arrays` in post-order (operands first, in order; each expression once;
+/// held arrays are leaves), calling `v`; returns the held arrays by input index (one per
+/// value). Iterative: deep expression chains do not overflow the stack.
+pub(crate) fn walk<V: Visit>(arrays: &[&Array], v: &mut V) -> Vec<Array> {
+    let mut held: Vec<Array> = Vec::new();
+    let mut memo: FxHashMap<*const Expr, V::Id> = FxHashMap::default();
+    let mut input_index: FxHashMap<*const (), u32> = FxHashMap::default();
+    let mut ids: Vec<V::Id> = Vec::new();
+    for root in arrays {
+        let mut stack: Vec<(&Array, bool)> = vec![(root, false)];
+        while let Some((a, expanded)) = stack.pop() {
+            let key = Arc::as_ptr(&a.e);
+            if memo.contains_key(&key) {
+                continue;
+            }
+            if a.is_materialized() {
+                let identity: *const () = match a.value() {
+                    Some(v) => Arc::as_ptr(v).cast(),
+                    None => Arc::as_ptr(a.device_value().expect("materialised")).cast(),
+                };
+                let next = held.len() as u32;
+                let index = *input_index.entry(identity).or_insert_with(|| {
+                    held.push(a.clone());
+                    next
+                });
+                memo.insert(key, v.held(a, index));
+                continue;
+            }
+            if !expanded {
+                stack.push((a, true));
+                for i in a.e.inputs.iter().rev() {
+                    if !memo.contains_key(&Arc::as_ptr(&i.e)) {
+                        stack.push((i, false));
+                    }
+                }
+                continue;
+            }
+            ids.clear();
+            ids.extend(a.e.inputs.iter().map(|i| memo[&Arc::as_ptr(&i.e)]));
+            let id = v.node(a, &ids);
+            memo.insert(key, id);
+        }
+        v.output(memo[&Arc::as_ptr(&root.e)]);
+    }
+    held
+}
+
+/// The [`Visit`] that writes the walk as the dispatch key's words.
+struct KeyWalk {
+    words: Vec<u64>,
+    next: u32,
+}
+
+impl KeyWalk {
+    /// The header words of a node or held array: what it is (`tag`: 0 held, 1 computed, with
+    /// the op), its dtype and rank, `n` (the input index, or the number of operands); then its
+    /// shape.
+    fn head(&mut self, tag: u64, n: u32, a: &Array) -> u32 {
+        let shape = &a.e.shape;
+        self.words.push(tag | (a.e.dtype as u64) << 32 | (shape.len() as u64) << 40);
+        self.words.push(u64::from(n));
+        self.words.extend(shape.iter().map(|&d| d as u64));
+        self.next += 1;
+        self.next - 1
+    }
+}
+
+impl Visit for KeyWalk {
+    type Id = u32;
+
+    fn held(&mut self, a: &Array, index: u32) -> u32 {
+        self.head(0, index, a)
+    }
+
+    fn node(&mut self, a: &Array, inputs: &[u32]) -> u32 {
+        let id = self.head(1 | (a.e.op as u64) << 8, inputs.len() as u32, a);
+        self.words.extend(inputs.iter().map(|&i| u64::from(i)));
+        a.e.attrs.encode(&mut self.words);
+        id
+    }
+
+    fn output(&mut self, id: u32) {
+        self.words.push(2 | u64::from(id) << 8);
+    }
+}
+
+/// The dispatch key of materialising `arrays` on `backend` (see the module docs), and the held
+/// arrays the plan reads, by input index (as lowering numbers them).
+pub(crate) fn key(arrays: &[&Array], backend: kiln_runtime::Backend) -> (Key, Vec<Array>) {
+    let mut k = KeyWalk { words: Vec::with_capacity(256), next: 0 };
+    let held = walk(arrays, &mut k);
+    k.words.push(match backend {
+        kiln_runtime::Backend::Cpu => 3,
+        kiln_runtime::Backend::Cuda(ordinal) => 4 | (ordinal as u64) << 8,
+    });
+    (Key(k.words.into_boxed_slice()), held)
+}
+
+/// A dispatch key: the walk, word by word.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Key(Box<[u64]>);
+
+/// Most keys kept; the cache is emptied when it would grow past this (a program that builds
+/// ever new structures, such as one whose constants change every call, compiles through the
+/// plan cache as before).
+const MAX_KEYS: usize = 4096;
+
+/// A prepared plan: `cached` says whether the plan cache keeps it (so the executors may keep
+/// its prepared kernels by its address).
+#[derive(Clone)]
+pub(crate) struct Dispatch {
+    pub plan: Arc<Compiled>,
+    pub cached: bool,
+}
+
+thread_local! {
+    static STATS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Counts a dispatch on this thread: a hit of a kept key, or a miss.
+pub(crate) fn count(hit: bool) {
+    STATS.with(|s| {
+        let (h, m) = s.get();
+        s.set(if hit { (h + 1, m) } else { (h, m + 1) });
+    });
+}
+
+/// Materialisations on this thread so far that found their plan by dispatch key (hits) and
+/// that lowered their graph and asked the plan cache (misses, compiled or not), for tests and
+/// reports. `KILN_DUMP` makes every call a miss (the dumps are written from the lowered graph).
+pub fn dispatch_stats() -> (usize, usize) {
+    STATS.with(|s| s.get())
+}
+
+/// Plans by dispatch key.
+fn cache() -> &'static Mutex<FxHashMap<Key, Dispatch>> {
+    static CACHE: OnceLock<Mutex<FxHashMap<Key, Dispatch>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// The plan dispatched by `key`, if one was kept.
+pub(crate) fn get(key: &Key) -> Option<Dispatch> {
+    cache().lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+}
+
+/// Keeps `d` as the plan of `key`.
+pub(crate) fn insert(key: Key, d: Dispatch) {
+    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() >= MAX_KEYS {
+        c.clear();
+    }
+    c.insert(key, d);
+}
