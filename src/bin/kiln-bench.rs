@@ -147,12 +147,43 @@ fn first_call_expr(x: &Array) -> Array {
 }
 
 /// Wall time of the first call of [`first_call_expr`], in ms.
+/// Prints where the time went: the plan (e-graph, fusion, schedule), the PTX compile by stage,
+/// and the rest (the driver's JIT or `ptxas`, the module load, the launch).
 fn time_first_call(x: &Array, stream: &Stream) -> f64 {
     stream.synchronize().unwrap();
+    let (before, _) = kiln::host_phase_times();
     let t0 = Instant::now();
     first_call_expr(x).eval();
     stream.synchronize().unwrap();
-    t0.elapsed().as_secs_f64() * 1e3
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    let (after, _) = kiln::host_phase_times();
+    let plan_ms = (after[1].1 - before[1].1) / 1e3;
+    let mut ptx = String::new();
+    let mut compile_ms = 0.0;
+    for (_, code) in kiln_exec::last_run_code() {
+        if let kiln_exec::RanCode::Gpu(g) = code {
+            let t = &g.0.times;
+            compile_ms += g.0.compile_ms;
+            ptx += &format!(
+                "{:.1} ms ({} tier: parse {:.1}, passes {:.1}, translate {:.1}, link {:.1}, \
+                 optimize {:.1}, codegen {:.1})",
+                g.0.compile_ms,
+                g.0.tier.name(),
+                t.parse,
+                t.passes,
+                t.translate,
+                t.link,
+                t.optimize,
+                t.codegen
+            );
+        }
+    }
+    println!(
+        "first call {ms:.1} ms: plan {plan_ms:.1} ms, PTX {ptx}, the rest (JIT or ptxas, load, \
+         launch) {:.1} ms",
+        ms - plan_ms - compile_ms
+    );
+    ms
 }
 
 fn main() {
@@ -593,6 +624,9 @@ fn main() {
                     let text = String::from_utf8_lossy(&out.stdout);
                     let line = text.lines().find(|l| l.starts_with("first_call_ms")).unwrap_or("");
                     println!("{work} (child): {line}");
+                    if let Some(b) = text.lines().find(|l| l.starts_with("first call ")) {
+                        println!("{work} (child): {b}");
+                    }
                     if let Some(ms) =
                         line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok())
                     {

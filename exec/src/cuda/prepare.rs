@@ -110,13 +110,13 @@ pub(super) fn compile_ptx(kernel: Kernel, gpu: &Gpu, tier: Tier) -> Result<GpuKe
 }
 
 /// A lowered kernel's code at `tier`, loaded: from the disk cache when it holds it, else
-/// compiled (and stored there, with its cubin where [`cubin_source`] makes one).
+/// compiled (and stored there, with its cubin where [`cubin_source`] makes one for `tier`).
 pub(super) fn load_or_compile(
     gpu: &Gpu,
     kernel: Kernel,
     tier: Tier,
 ) -> Result<(GpuKernel, Function)> {
-    let source = cubin_source();
+    let source = cubin_source_for(tier);
     let Some(disk) = &gpu.disk else {
         let k = compile_ptx(kernel, gpu, tier)?;
         let function = load_new(gpu, &k, source)?.0;
@@ -190,6 +190,18 @@ pub(super) enum CubinSource {
     /// (its loads were scheduled one after another's use): ew_chain 0.162 ms against 0.152,
     /// sum_cols 0.107 against 0.085, sum_all 0.122 against 0.081.
     CuLink,
+}
+
+/// Where a new kernel's code at `tier` comes from: unless `KILN_GPU_LINK` says otherwise, fast
+/// code is loaded as PTX (the driver compiles it in the process, to the same code `ptxas`
+/// makes: a new process's first call of a new expression took 22 ms so, 40–63 ms through a
+/// `ptxas` process, on an H100), optimised code through [`cubin_source`], so the disk cache
+/// keeps its cubin.
+pub(super) fn cubin_source_for(tier: Tier) -> CubinSource {
+    match (tier, kiln_cache::config().gpu_link) {
+        (Tier::Fast, None) => CubinSource::None,
+        _ => cubin_source(),
+    }
 }
 
 /// `KILN_GPU_LINK`: `ptx` ([`CubinSource::None`]), `ptxas`, or `cubin` ([`CubinSource::CuLink`]);
