@@ -180,6 +180,10 @@ pub struct Config {
     /// `KILN_GPU_SPLIT_UNROLL`: loads in flight per thread of split row reductions' lane loop,
     /// 1, 2, 4 or 8 (tuning; default 4, the lowering's `SPLIT_UNROLL`).
     pub gpu_split_unroll: Option<usize>,
+    /// `KILN_GPU_WRITE_UNROLL`: elements per thread and step of a row kernel's output pass
+    /// (their loads in flight together), 1, 2, 4 or 8 (tuning; default the lowering's
+    /// `WRITE_UNROLL`).
+    pub gpu_write_unroll: Option<usize>,
     /// `KILN_ONLINE_SOFTMAX`: softmaxes and layer norms fold their two reductions in one pass
     /// (a boolean, for both targets); `None`: on the GPU only.
     pub online_softmax: Option<bool>,
@@ -257,6 +261,9 @@ impl Config {
                 &[("ptx", GpuLink::Ptx), ("ptxas", GpuLink::Ptxas), ("cubin", GpuLink::Cubin)],
             ),
             gpu_split_unroll: r.parse("KILN_GPU_SPLIT_UNROLL", "1, 2, 4 or 8", |t| {
+                t.parse().ok().filter(|u| [1, 2, 4, 8].contains(u))
+            }),
+            gpu_write_unroll: r.parse("KILN_GPU_WRITE_UNROLL", "1, 2, 4 or 8", |t| {
                 t.parse().ok().filter(|u| [1, 2, 4, 8].contains(u))
             }),
             online_softmax: r.bool("KILN_ONLINE_SOFTMAX"),

@@ -198,11 +198,16 @@ fn long_rows_are_read_once_and_combined_by_shuffles() {
     }
 
     // Layer norm reads x through the cache (and the row's first element, the shift of its
-    // one-pass sums), its weight and its bias in the output pass; its sum and sum of squares
+    // one-pass sums), its weight and its bias in the output pass (four elements a step, their
+    // eight loads in flight together, then one element at a time); its sum and sum of squares
     // are one pass, one combine of two float64s.
     let l = kernel("layernorm-4096", &[&layer_norm(&x, 4096)]);
     assert_eq!(l.kernel.gpu_shared, 4096 * 4);
-    assert_eq!(global_loads_around_first_shuffle(&l.ptx), (10, 2), "{}", l.ptx);
+    assert_eq!(global_loads_around_first_shuffle(&l.ptx), (10, 2 * 4 + 2), "{}", l.ptx);
+    let out_pass = &l.ptx[l.ptx.rfind("bar.sync").unwrap()..];
+    let (first_load, first_store) =
+        (out_pass.find("ld.global").unwrap(), out_pass.find("st.global").unwrap());
+    assert_eq!(count(&out_pass[first_load..first_store], "ld.global"), 8, "{}", l.ptx);
     assert_eq!(count(&l.ptx, "shfl.sync.bfly"), 20, "{}", l.ptx);
     assert_eq!(count(&l.ptx, "bar.sync"), 2, "{}", l.ptx);
     assert_no_local_memory("layernorm-4096", &l.ptx);
@@ -210,14 +215,14 @@ fn long_rows_are_read_once_and_combined_by_shuffles() {
 
 /// Rows longer than the row cache (20000 float32: 80 KB) take the passes over global memory,
 /// softmax's two (max and sum in one: eight loads of x in flight a step, then one at a time;
-/// then the output pass's load) with the same shuffles; rows of 16 (a warp to a row, eight
+/// then the output pass's loads, four a step, then one at a time) with the same shuffles; rows of 16 (a warp to a row, eight
 /// rows to a block) combine within their warp alone: no barrier at all, and eight rows cached.
 #[test]
 fn rows_beyond_the_cache_and_rows_of_a_warp() {
     let x = f32s(&[3, 20000], -5.0, 5.0, 2);
     let s = kernel("softmax-20000", &[&kiln::nn::softmax(&x, -1).unwrap()]);
     assert_eq!(s.kernel.gpu_shared, 0, "no row cache");
-    assert_eq!(global_loads_around_first_shuffle(&s.ptx), (9, 1), "{}", s.ptx);
+    assert_eq!(global_loads_around_first_shuffle(&s.ptx), (9, 4 + 1), "{}", s.ptx);
     assert!(count(&s.ptx, "shfl.sync.bfly") >= 10, "{}", s.ptx);
     assert_no_local_memory("softmax-20000", &s.ptx);
 

@@ -507,4 +507,86 @@ impl<'g> Lower<'g> {
         self.row_cache_pass(&full, &r)?;
         Ok((r, full, args, results))
     }
+
+    /// The output pass of a cooperative row kernel: the outputs of the full shape (`outs`:
+    /// output index and node) at every element of the work item's row (`kept`), each lane
+    /// taking the elements `lane, lane + lanes, ...`. The lane loop takes [`write_unroll`]
+    /// elements a step, all their values computed (their loads of other operands, a layer
+    /// norm's γ and β, in flight together) before any is stored; then the elements past the
+    /// last whole step one at a time.
+    pub(super) fn coop_output_pass(
+        &mut self,
+        shape: &[usize],
+        axes: &[usize],
+        kept: &[String],
+        outs: &[(usize, NodeId)],
+    ) -> Result<(), Stop> {
+        let coop = self.coop.expect("a cooperative kernel");
+        let reduced: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+        let total = self.b.param(numel(&reduced) as i64);
+        let unroll = write_unroll();
+        let step = self.b.i64((unroll * coop.lanes) as i64);
+        let zero = self.b.i64(0);
+        let steps = self.b.op(&format!("arith.divui {total}, {step} : i64"));
+        let whole = self.b.op(&format!("arith.muli {steps}, {step} : i64"));
+        // Whole steps: every thread's elements in bounds.
+        let (j, _, _) = self.open_for_step(&zero, &whole, Some(&step), &[], &[]);
+        let base = self.b.op(&format!("arith.addi {j}, %lane : i64"));
+        let rs: Vec<String> = (0..unroll)
+            .map(|k| {
+                let off = self.b.i64((k * coop.lanes) as i64);
+                self.b.op(&format!("arith.addi {base}, {off} : i64"))
+            })
+            .collect();
+        self.output_elements(shape, axes, kept, outs, &rs)?;
+        self.close();
+        // The rest, one element at a time.
+        let start = self.b.op(&format!("arith.addi {whole}, %lane : i64"));
+        let lanes = self.b.i64(coop.lanes as i64);
+        let (r, _, _) = self.open_for_step(&start, &total, Some(&lanes), &[], &[]);
+        self.output_elements(shape, axes, kept, outs, &[r])?;
+        self.close();
+        Ok(())
+    }
+
+    /// Elements `rs` of the row's output pass: every value computed, then stored.
+    fn output_elements(
+        &mut self,
+        shape: &[usize],
+        axes: &[usize],
+        kept: &[String],
+        outs: &[(usize, NodeId)],
+        rs: &[String],
+    ) -> Result<(), Stop> {
+        let body = self.body;
+        let mut stores = Vec::with_capacity(rs.len() * outs.len());
+        for r in rs {
+            let full = self.full_index(shape, axes, kept, r);
+            self.row_cache_pass(&full, r)?;
+            let pos = ravel(&mut self.b, &full, shape);
+            let ix = Ix { dims: Some(full), flat: Some(pos.clone()) };
+            // Staged values are read back rather than computed again.
+            for (e, k, _) in self.staged.clone() {
+                let v = load(&mut self.b, &Self::out_ptr(k), &pos, body.node(e).dtype);
+                self.memo.last_mut().expect("a memo scope").insert((e, ix.key()), v);
+            }
+            for &(k, o) in outs {
+                let v = self.emit(o, &ix)?;
+                stores.push((k, pos.clone(), v));
+            }
+        }
+        for (k, pos, v) in stores {
+            store(&mut self.b, &Self::out_ptr(k), &pos, &v);
+        }
+        Ok(())
+    }
+}
+
+/// Elements per thread and step of a cooperative row kernel's output pass.
+pub(super) const WRITE_UNROLL: usize = 4;
+
+/// `KILN_GPU_WRITE_UNROLL` = 1, 2, 4 or 8 (default [`WRITE_UNROLL`]). It changes the kernel's
+/// text, so its cache key.
+pub(super) fn write_unroll() -> usize {
+    kiln_cache::config().gpu_write_unroll.unwrap_or(WRITE_UNROLL)
 }

@@ -225,7 +225,22 @@ impl<'g> Lower<'g> {
             self.close();
         }
         // Outputs of the full shape: one pass over the reduced axes.
-        if kinds.iter().any(|k| matches!(k, Kind::Full)) {
+        if kinds.iter().any(|k| matches!(k, Kind::Full)) && self.coop.is_some() && self.split.is_none()
+        {
+            // The lanes share the pass as they shared the reductions (inactive threads, past
+            // the last work item, skip it: tested once, outside the loop).
+            self.open_if("%active");
+            self.pass = level1.len();
+            let full_outs: Vec<(usize, NodeId)> = outs
+                .iter()
+                .zip(&kinds)
+                .enumerate()
+                .filter(|(_, (_, kind))| matches!(kind, Kind::Full))
+                .map(|(k, (&o, _))| (k, o))
+                .collect();
+            self.coop_output_pass(shape, axes, &work, &full_outs)?;
+            self.close();
+        } else if kinds.iter().any(|k| matches!(k, Kind::Full)) {
             let mut full = Vec::new();
             let mut it = work.iter();
             let mut loops = 0;
