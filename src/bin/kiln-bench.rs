@@ -7,8 +7,9 @@
 //!
 //! Each workload builds its lazy expression afresh and materialises it (`eval`) on inputs
 //! already in device memory: what a user's call costs, kiln's host work included. Timed with
-//! CUDA events on the current stream around the call, median of `--reps` (25) runs after 5
-//! warm-up calls (GPU kernels start at the fast tier and are optimised on their 4th call); the kernel time alone (events around the launches, from the runtime's
+//! CUDA events on the current stream around the call, median of `--reps` (25) runs after the
+//! warm-up calls (GPU kernels start at the fast tier and are optimised once hot: from their 4th
+//! call for large work, their 64th for small; the warm-up takes 65 calls); the kernel time alone (events around the launches, from the runtime's
 //! profile) is reported beside it. Memory-bound work is also given in GB/s of the fewest bytes
 //! it must move, and as a fraction of the device-to-device copy rate measured in the same run.
 //! `tiny_chain_48ops` is wall time from the host call to the result on the device (synchronised);
@@ -97,9 +98,9 @@ struct Row {
 }
 
 /// Event-timed median of `reps` calls of `f` after warm-ups (enough for GPU kernels to reach
-/// their optimised tier: `GPU_HOT_CALLS`), in ms.
+/// their optimised tier, small ones included: `GPU_HOT_CALLS_SMALL`), in ms.
 fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) -> f64 {
-    for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS + 1 {
+    for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS_SMALL + 1 {
         f();
     }
     stream.synchronize().unwrap();
@@ -457,7 +458,7 @@ fn main() {
             }
             t
         };
-        for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS + 1 {
+        for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS_SMALL + 1 {
             tiny(s.clone()).eval();
         }
         stream.synchronize().unwrap();

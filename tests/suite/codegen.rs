@@ -205,12 +205,13 @@ fn the_gpu_fast_tier_has_one_copy_of_the_code_and_no_vector_path() {
     assert_eq!((again.ptx.as_ref(), again.compile_ms), (fast.ptx.as_ref(), 0.0));
 }
 
-/// On a GPU, a new region runs fast-tier code first and optimised code from its
-/// `GPU_HOT_CALLS`-th call on (unless `KILN_GPU_TIER` picks one tier), with the same values
-/// every time, whatever its size.
+/// On a GPU, a new region runs fast-tier code first and optimised code once it is hot (unless
+/// `KILN_GPU_TIER` picks one tier): from its `GPU_HOT_CALLS`-th call when its calls have done
+/// `GPU_HOT_WORK` (a large kernel), else from its `GPU_HOT_CALLS_SMALL`-th; the same values
+/// every time.
 #[test]
 fn gpu_kernels_start_fast_and_are_optimised_once_hot() {
-    use kiln_compiler::codegen::gpu::GPU_HOT_CALLS;
+    use kiln_compiler::codegen::gpu::{GPU_HOT_CALLS, GPU_HOT_CALLS_SMALL};
     use kiln_compiler::codegen::Tier;
     if !crate::vendor_gpu::on_gpu() {
         return;
@@ -219,18 +220,18 @@ fn gpu_kernels_start_fast_and_are_optimised_once_hot() {
         (tier, false) => Some(tier),
         (_, true) => None,
     };
-    let hot = GPU_HOT_CALLS as usize;
-    // Structures no other test builds, so their plans and kernels are new here.
+    // Structures no other test builds, so their plans and kernels are new here. The large one
+    // does at least 2^24 element operations a call: four calls reach GPU_HOT_WORK.
     let small = uniform_f32(&[3000], -3.0, 3.0, 11);
-    let big = uniform_f32(&[1 << 22], -3.0, 3.0, 12);
-    let exprs: [(&Array, fn(&Array) -> Array); 2] = [
-        (&small, |x| (&(&x.cos() * 0.375) - 2.25).tanh() * &x.abs()),
-        (&big, |x| (&(&x.sin() * 0.625) + 0.125).exp()),
+    let big = uniform_f32(&[1 << 24], -3.0, 3.0, 12);
+    let exprs: [(&Array, fn(&Array) -> Array, u64); 2] = [
+        (&small, |x| (&(&x.cos() * 0.375) - 2.25).tanh() * &x.abs(), GPU_HOT_CALLS_SMALL),
+        (&big, |x| (&(&x.sin() * 0.625) + 0.125).exp(), GPU_HOT_CALLS),
     ];
-    for (x, expr) in exprs {
+    for (x, expr, hot) in exprs {
         let want = expr(x).to_vec::<f32>();
         let mut tiers = Vec::new();
-        for call in 0..hot + 2 {
+        for call in 0..hot as usize + 1 {
             let got = expr(x).to_vec::<f32>();
             assert!(got == want, "call {call} on {:?} computed other values", x.shape());
             let ran = kiln::gpu::last_run_streams();
@@ -240,25 +241,25 @@ fn gpu_kernels_start_fast_and_are_optimised_once_hot() {
         let expected: Vec<Tier> = match forced {
             Some(t) => vec![t; tiers.len()],
             // The first materialisation (`want`) was call 1.
-            None => (2..=tiers.len() + 1)
+            None => (2..=tiers.len() as u64 + 1)
                 .map(|c| if c < hot { Tier::Fast } else { Tier::Optimized })
                 .collect(),
         };
         assert_eq!(tiers, expected, "{:?}", x.shape());
     }
     // The count is the kernel's, not the plan's: the same structure over ever new shapes (a
-    // plan resized each time) is optimised from its 4th call too.
+    // plan resized each time) is optimised at the same call.
     let mut tiers = Vec::new();
-    for call in 0..hot + 1 {
+    for call in 0..GPU_HOT_CALLS_SMALL as usize + 1 {
         let x = uniform_f32(&[2000 + 17 * call], -3.0, 3.0, 13 + call as u64);
         let _ = (&x.cos() * &x.sinh()).to_vec::<f32>();
         tiers.push(kiln::gpu::last_run_streams()[0].tier.expect("generated code ran"));
     }
     let expected: Vec<Tier> = match forced {
         Some(t) => vec![t; tiers.len()],
-        None => {
-            (1..=tiers.len()).map(|c| if c < hot { Tier::Fast } else { Tier::Optimized }).collect()
-        }
+        None => (1..=tiers.len() as u64)
+            .map(|c| if c < GPU_HOT_CALLS_SMALL { Tier::Fast } else { Tier::Optimized })
+            .collect(),
     };
     assert_eq!(tiers, expected, "one structure over new shapes");
 }

@@ -45,11 +45,28 @@ pub struct GpuKernel {
     pub tier: Tier,
 }
 
-/// Calls after which a kernel compiled at [`Tier::Fast`] is compiled again, optimised.
+/// Calls after which a kernel compiled at [`Tier::Fast`] is compiled again, optimised, once it
+/// has also done [`GPU_HOT_WORK`] in all.
 pub const GPU_HOT_CALLS: u64 = 4;
 
+/// Work (element operations: work items times their cost, summed over calls) after which a
+/// fast kernel called [`GPU_HOT_CALLS`] times is compiled again, optimised: 2^26, a 2^24-element
+/// float32 kernel's four calls. Smaller work waits for [`GPU_HOT_CALLS_SMALL`] calls: its
+/// optimised compilation (about 50 ms of the host through `ptxas`) would cost more than the
+/// fast code loses (a new process running the k-means example on the digits on an H100 spent
+/// 1.4 s on the GPU, 0.4 s on the CPU, compiling most of it).
+pub const GPU_HOT_WORK: u64 = 1 << 26;
+
+/// Calls after which a fast kernel is optimised whatever its work.
+pub const GPU_HOT_CALLS_SMALL: u64 = 64;
+
+/// Whether a fast kernel called `calls` times, doing `work` in all, is hot.
+pub fn gpu_is_hot(calls: u64, work: u64) -> bool {
+    calls >= GPU_HOT_CALLS && (work >= GPU_HOT_WORK || calls >= GPU_HOT_CALLS_SMALL)
+}
+
 /// The tier a new GPU kernel is compiled at, and whether it is compiled again optimised once
-/// it is hot ([`GPU_HOT_CALLS`] calls): `KILN_GPU_TIER=fast` or `=optimized` for that tier
+/// it is hot ([`gpu_is_hot`]): `KILN_GPU_TIER=fast` or `=optimized` for that tier
 /// only; else fast first, whatever the work. On the GPU the optimised tier's compilation (its
 /// five copies of the region's code through LLVM, then ptxas: the first call of a new
 /// `x * k + cos(x)` over 2^26 elements took 77 ms on an H200's host, 58–64 ms at the fast

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use kiln_cache::config::GpuLink;
-use kiln_compiler::codegen::gpu::{disk_cache_key, gpu_tier, GpuKernel, GPU_HOT_CALLS};
+use kiln_compiler::codegen::gpu::{disk_cache_key, gpu_is_hot, gpu_tier, GpuKernel};
 use kiln_compiler::codegen::{lower, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY};
 use kiln_compiler::fusion::Region;
 use kiln_compiler::pipeline::Compiled;

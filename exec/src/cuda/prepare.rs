@@ -13,30 +13,58 @@ pub(super) struct Ready {
 }
 
 /// A region's loaded kernel: fast code first where [`gpu_tier`] says so, replaced by
-/// optimised code once the kernel has run [`GPU_HOT_CALLS`] times, in this plan or others
-/// (compiled by the thread that makes that call; others go on with the fast code meanwhile).
+/// optimised code once the kernel is hot ([`gpu_is_hot`]: its calls and their work, in this
+/// plan or others; compiled by the thread that makes that call, others go on with the fast
+/// code meanwhile).
 pub(super) struct Loaded {
     pub(super) current: RwLock<Arc<(GpuKernel, Function)>>,
     /// The region lowered for optimised code, while the current code is fast and may upgrade.
     pub(super) upgrade: Mutex<Option<Kernel>>,
-    /// Calls of the fast kernel, counted across plans ([`fast_calls`]).
-    pub(super) calls: Arc<AtomicU64>,
+    /// Calls and work of the fast kernel, counted across plans ([`fast_calls`]).
+    pub(super) calls: Arc<Heat>,
 }
 
 /// Calls of each fast-tier kernel in this process, by its MLIR text: a plan made again (a
 /// resized one: another shape of the same structure) finds its kernel's count, so a kernel
 /// called with ever new shapes is optimised as one called with one shape.
-pub(super) fn fast_calls(mlir: &str) -> Arc<AtomicU64> {
-    static CALLS: OnceLock<Mutex<HashMap<String, Arc<AtomicU64>>>> = OnceLock::new();
+pub(super) fn fast_calls(mlir: &str) -> Arc<Heat> {
+    static CALLS: OnceLock<Mutex<HashMap<String, Arc<Heat>>>> = OnceLock::new();
     let mut calls = CALLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     calls.entry(mlir.to_owned()).or_default().clone()
+}
+
+/// A fast kernel's calls and their work (element operations), summed.
+#[derive(Default)]
+pub(super) struct Heat {
+    calls: AtomicU64,
+    work: AtomicU64,
+}
+
+impl Heat {
+    /// Counts a call of `work` and says whether the kernel is now hot.
+    fn call(&self, work: u64) -> bool {
+        let calls = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let work = self.work.fetch_add(work, Ordering::Relaxed).saturating_add(work);
+        gpu_is_hot(calls, work)
+    }
+
+    /// Whether a call of `work` would make the kernel hot (without counting it).
+    fn hot_with(&self, work: u64) -> bool {
+        let calls = self.calls.load(Ordering::Relaxed) + 1;
+        gpu_is_hot(calls, self.work.load(Ordering::Relaxed).saturating_add(work))
+    }
+}
+
+/// A kernel's work per call: its work items times their cost.
+fn work_of(k: &Kernel) -> u64 {
+    (k.work_items as u64).saturating_mul(k.cost_per_item.max(1) as u64)
 }
 
 impl Loaded {
     pub(super) fn new(
         code: (GpuKernel, Function),
         upgrade: Option<Kernel>,
-        calls: Arc<AtomicU64>,
+        calls: Arc<Heat>,
     ) -> Loaded {
         Loaded { current: RwLock::new(Arc::new(code)), upgrade: Mutex::new(upgrade), calls }
     }
@@ -44,9 +72,7 @@ impl Loaded {
     /// The code for this call: optimised first if the fast code has become hot.
     pub(super) fn for_call(&self, gpu: &Gpu) -> Arc<(GpuKernel, Function)> {
         let code = self.current.read().unwrap_or_else(|e| e.into_inner()).clone();
-        if code.0.tier == Tier::Fast
-            && self.calls.fetch_add(1, Ordering::Relaxed) + 1 >= GPU_HOT_CALLS
-        {
+        if code.0.tier == Tier::Fast && self.calls.call(work_of(&code.0.kernel)) {
             let upgrade = self.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(kernel) = upgrade {
                 match load_or_compile(gpu, kernel, Tier::Optimized) {
@@ -91,7 +117,7 @@ pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         Tier::Fast => {
             let fast = lower(region, &LowerOptions::gpu_tier(Tier::Fast))?;
             let calls = fast_calls(&fast.mlir);
-            if upgrades && calls.load(Ordering::Relaxed) + 1 >= GPU_HOT_CALLS {
+            if upgrades && calls.hot_with(work_of(&fast)) {
                 // Hot already (under other plans): optimised at once.
                 (load_or_compile(gpu, kernel, Tier::Optimized)?, None, calls)
             } else {
