@@ -45,7 +45,7 @@ pub fn rules() -> Vec<Rewrite> {
             broadcast_broadcast,
         ),
         // slice(slice(x, d1), d2) = slice(x, d) with d.start = d1.start + d2.start*d1.step,
-        // d.step = d1.step*d2.step, d.len = d2.len
+        // d.step = d1.step*d2.step (1 where d.len <= 1), d.len = d2.len
         NodeRule::nested("slice-slice", &[OpKind::Slice], |op| op == OpKind::Slice, slice_slice),
         // flip(flip(x, A), B) = flip(x, A △ B)
         NodeRule::nested("flip-flip", &[OpKind::Flip], |op| op == OpKind::Flip, flip_flip),
@@ -129,7 +129,11 @@ fn slice_slice(b: &mut Build, _class: Id, node: &ENode, inner: &ENode) -> Option
         .iter()
         .zip(outer)
         .map(|(d1, d2)| {
-            let step = d1.step * d2.step;
+            // A step matters only between two elements: of at most one, step 1. (A product of
+            // steps grew without bound, overflowing, through the e-graph's cycles of slices of
+            // one element: found by the `programs` fuzz target.) Past one element,
+            // |d.step| * (len - 1) stays below the extent of x.
+            let step = if d2.len <= 1 { 1 } else { d1.step * d2.step };
             if d2.len == 0 {
                 SliceDim { start: 0, step, len: 0 }
             } else {
@@ -333,6 +337,26 @@ return %2
             "
 %0 = input {index=0} : f32[10]
 %1 = slice(%0) {start=[8], step=[-3], len=[3]} : f32[3]
+return %1
+",
+        );
+    }
+
+    #[test]
+    fn slice_slice_of_one_element_has_step_one() {
+        // x[2:9:3][1:2:5] = x[5:6]: one element, so no product of steps (which grew without
+        // bound through cycles of such slices in the e-graph, and overflowed).
+        check(
+            "slice-slice",
+            "
+%0 = input {index=0} : f32[10]
+%1 = slice(%0) {start=[2], step=[3], len=[3]} : f32[3]
+%2 = slice(%1) {start=[1], step=[5], len=[1]} : f32[1]
+return %2
+",
+            "
+%0 = input {index=0} : f32[10]
+%1 = slice(%0) {start=[5], step=[1], len=[1]} : f32[1]
 return %1
 ",
         );
