@@ -21,7 +21,72 @@ fn io_err(op: &str, path: &Path, e: impl std::fmt::Display) -> Error {
 pub fn load_npy(path: impl AsRef<Path>) -> Result<Array> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| io_err("load_npy", path, e))?;
-    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| io_err("load_npy", path, e))?;
+    read_npy(&bytes, path)
+}
+
+/// Deepest nesting of brackets (`(`, `[`, `{`) a `.npy` header may have. NumPy writes 2 (the
+/// dict, the shape tuple) for every dtype kiln reads. npyz reads the header with py_literal, a
+/// PEG parser whose time grows exponentially with the nesting (1 s at 14, 30 s at 19: found by
+/// the `npy` fuzz target), so a deeper header is refused before it is parsed.
+const MAX_HEADER_DEPTH: usize = 6;
+
+/// Where the header text of `.npy` bytes starts and ends (past the end of short bytes), from
+/// the magic string, version and header length; `None` where the bytes do not start so (npyz's
+/// errors say what is wrong then).
+fn header_range(bytes: &[u8]) -> Option<(usize, usize)> {
+    let (start, len) = match bytes {
+        [0x93, b'N', b'U', b'M', b'P', b'Y', 1, _, a, b, ..] => {
+            (10, u16::from_le_bytes([*a, *b]) as usize)
+        }
+        [0x93, b'N', b'U', b'M', b'P', b'Y', _, _, a, b, c, d, ..] => {
+            (12, u32::from_le_bytes([*a, *b, *c, *d]) as usize)
+        }
+        _ => return None,
+    };
+    Some((start, start.saturating_add(len)))
+}
+
+/// The deepest nesting of brackets outside quotes in the header of `.npy` bytes.
+fn header_depth(bytes: &[u8]) -> usize {
+    let Some((start, end)) = header_range(bytes) else { return 0 };
+    let header = &bytes[start.min(bytes.len())..end.min(bytes.len())];
+    let (mut depth, mut deepest, mut quote, mut escaped) = (0usize, 0, None, false);
+    for &c in header {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == b'\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    deepest
+}
+
+/// [`load_npy`] of a file's bytes; `path` names it in errors.
+pub(crate) fn read_npy(bytes: &[u8], path: &Path) -> Result<Array> {
+    let depth = header_depth(bytes);
+    if depth > MAX_HEADER_DEPTH {
+        return Err(io_err(
+            "load_npy",
+            path,
+            format!("malformed header: brackets nested {depth} deep (a .npy header nests at most {MAX_HEADER_DEPTH})"),
+        ));
+    }
+    let npy = npyz::NpyFile::new(bytes).map_err(|e| io_err("load_npy", path, e))?;
     let type_str = match npy.dtype() {
         npyz::DType::Plain(t) => t.to_string(),
         other => {
@@ -37,6 +102,26 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Array> {
     }
     let dtype: DType = type_str.parse().map_err(|e| io_err("load_npy", path, e))?;
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    // The data the header promises must be in the file: npyz multiplies the extents without a
+    // check (wrapping: a shape of 2^64 elements read as none) and reserves room for all of them
+    // before it reads (an allocation past memory). Found by the `npy` fuzz target.
+    let data_len = bytes.len().saturating_sub(header_range(bytes).map_or(0, |r| r.1));
+    let data_bytes = npy
+        .shape()
+        .iter()
+        .try_fold(dtype.itemsize() as u64, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= data_len as u64);
+    if data_bytes.is_none() {
+        return Err(io_err(
+            "load_npy",
+            path,
+            format!(
+                "the shape {:?} of {} needs more data than the file's {data_len} bytes after the header",
+                npy.shape(),
+                dtype.name(),
+            ),
+        ));
+    }
     let fortran = npy.order() == npyz::Order::Fortran;
     macro_rules! read {
         ($t:ty, $var:ident) => {
@@ -110,5 +195,61 @@ impl Array {
             Data::Complex128(v) => write!(v),
             Data::BFloat16(_) => Err(io_err("save_npy", path, "bfloat16 has no .npy type")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version 1.0 `.npy` file of `header` (padded) and `data`.
+    fn npy(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut h = header.to_string();
+        while (10 + h.len() + 1) % 64 != 0 {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend((h.len() as u16).to_le_bytes());
+        out.extend(h.as_bytes());
+        out.extend(data);
+        out
+    }
+
+    #[test]
+    fn a_header_nested_deep_is_refused_at_once() {
+        // Found by the `npy` fuzz target: 19 brackets took npyz's parser 30 s, each one more
+        // doubles it.
+        let deep = format!(
+            "{{'descr': '|i1', 'fortran_order': False, 'shape':{} (2, 3), }}",
+            "[".repeat(40)
+        );
+        let start = std::time::Instant::now();
+        let e = read_npy(&npy(&deep, &[0; 6]), Path::new("deep.npy")).unwrap_err();
+        assert!(e.to_string().contains("nested 42 deep"), "{e}");
+        assert!(start.elapsed().as_secs() < 5);
+        // Brackets inside quotes do not count; a plain header reads.
+        assert_eq!(header_depth(&npy("{'descr': '[[[[[[[[', 'x': \"((((((((\\\"\"}", &[])), 1);
+        let ok =
+            npy("{'descr': '|i1', 'fortran_order': False, 'shape': (2, 3), }", &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(header_depth(&ok), 2);
+        let a = read_npy(&ok, Path::new("ok.npy")).unwrap();
+        assert_eq!(a.shape(), &[2, 3]);
+    }
+
+    #[test]
+    fn a_shape_past_the_data_is_refused() {
+        // Found by the `npy` fuzz target: (16126584147974145819, 3) wrapped in npyz's product;
+        // 2^40 elements made it reserve 8 TB before reading.
+        for shape in
+            ["(16126584147974145819, 3)", "(1099511627776,)", "(4294967296, 4294967296)", "(3, 1)"]
+        {
+            let header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+            let e = read_npy(&npy(&header, &[0; 16]), Path::new("big.npy")).unwrap_err();
+            assert!(e.to_string().contains("needs more data than the file's"), "{shape}: {e}");
+        }
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 1), }";
+        let a = read_npy(&npy(header, &[0; 16]), Path::new("ok.npy")).unwrap();
+        assert_eq!(a.shape(), &[2, 1]);
     }
 }
