@@ -49,6 +49,9 @@ pub fn parse(s: &str) -> Result<Graph> {
     Ok(g)
 }
 
+/// Deepest nesting of attribute values (lists and pairs); the attributes of the op table nest 1.
+const MAX_VALUE_DEPTH: usize = 32;
+
 /// An attribute value before it is read as its attribute's type.
 #[derive(Debug)]
 enum Value {
@@ -250,7 +253,9 @@ impl Cursor {
 
         self.expect_punct(':')?;
         let dtype = self.dtype()?;
+        let shape_column = self.column();
         let shape = self.usize_list("a shape `[d0,d1,...]`")?;
+        self.countable(&shape, shape_column)?;
 
         let attrs = self.attrs(kind, fields, dtype)?;
         let id = g.insert(Node { op, attrs, inputs, dtype, shape: shape.into() });
@@ -304,8 +309,27 @@ impl Cursor {
             .collect()
     }
 
+    /// An error unless the elements of `shape` can be counted (in a `usize`): the verifier and
+    /// every stage count them. (A reshape to more than 2^64 elements overflowed the verifier's
+    /// count: found by the `ir_text` fuzz target.)
+    fn countable(&self, shape: &[usize], column: usize) -> Result<()> {
+        match shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) {
+            Some(_) => Ok(()),
+            None => Err(self.error_at(column, "a shape of more elements than a usize counts")),
+        }
+    }
+
     /// An attribute value and its column.
     fn value(&mut self) -> Result<(Value, usize)> {
+        self.value_nested(0)
+    }
+
+    /// [`Cursor::value`] inside `depth` lists or pairs: an error past [`MAX_VALUE_DEPTH`] (the
+    /// parser recurses once per level).
+    fn value_nested(&mut self, depth: usize) -> Result<(Value, usize)> {
+        if depth > MAX_VALUE_DEPTH {
+            return Err(self.error(format!("values nested more than {MAX_VALUE_DEPTH} deep")));
+        }
         let column = self.column();
         let v = match self.peek() {
             Some(Tok::Name(s) | Tok::Number(s)) => {
@@ -323,7 +347,7 @@ impl Cursor {
                 let mut items = Vec::new();
                 if !self.eat_punct(']') {
                     loop {
-                        items.push(self.value()?);
+                        items.push(self.value_nested(depth + 1)?);
                         if self.eat_punct(']') {
                             break;
                         }
@@ -336,9 +360,9 @@ impl Cursor {
             }
             Some(Tok::Punct('(')) => {
                 self.pos += 1;
-                let re = self.value()?;
+                let re = self.value_nested(depth + 1)?;
                 self.expect_punct(',')?;
-                let im = self.value()?;
+                let im = self.value_nested(depth + 1)?;
                 self.expect_punct(')')?;
                 Value::Pair(Box::new(re), Box::new(im))
             }
@@ -381,7 +405,11 @@ impl Cursor {
                     })?,
                 }
             }
-            AttrKind::Shape => Attrs::Shape { shape: self.list(&f[0], |c, v| c.int(v))?.into() },
+            AttrKind::Shape => {
+                let shape = self.list(&f[0], |c, v| c.int(v))?;
+                self.countable(&shape, f[0].1)?;
+                Attrs::Shape { shape: shape.into() }
+            }
             AttrKind::Perm => Attrs::Perm { perm: self.list(&f[0], |c, v| c.int(v))?.into() },
             AttrKind::Reduce => Attrs::Reduce {
                 axes: self.list(&f[0], |c, v| c.int(v))?.into(),

@@ -862,3 +862,27 @@ mod property {
         }
     }
 }
+
+#[test]
+fn shapes_of_more_elements_than_a_usize_counts_are_parse_errors() {
+    // Found by the `ir_text` fuzz target: the verifier's count of a reshape's elements overflowed.
+    let big = "[4294967296,4294967296,2]";
+    let (l, c, m) = node_err(&format!("%1 = reshape(%0) {{shape={big}}} : f32[2]"));
+    assert_eq!((l, c, m.as_str()), (3, 25, "a shape of more elements than a usize counts"));
+    let (l, c, m) = node_err(&format!("%1 = negative(%0) : f32{big}"));
+    assert_eq!((l, c, m.as_str()), (3, 24, "a shape of more elements than a usize counts"));
+    // Counted exactly: 2^32 * 2^31 fits.
+    let g = parse(&format!(
+        "kiln.graph v1\n%0 = input {{index=0}} : f32[2]\n%1 = reshape(%0) {{shape=[4294967296,2147483648]}} : f32[4294967296,2147483648]\nreturn %1\n"
+    ))
+    .unwrap();
+    assert!(crate::verify::verify(&g).is_err());
+}
+
+#[test]
+fn values_nested_too_deep_are_parse_errors() {
+    let deep =
+        format!("%1 = reshape(%0) {{shape={}2{}}} : f32[2]", "[".repeat(10000), "]".repeat(10000));
+    let (_, _, m) = node_err(&deep);
+    assert_eq!(m, "values nested more than 32 deep");
+}
