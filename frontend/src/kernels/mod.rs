@@ -41,6 +41,8 @@ mod ctypes;
 mod diag;
 mod elementwise;
 mod fuse;
+#[doc(hidden)]
+pub mod fuzzing;
 mod inline;
 mod lexer;
 mod params;

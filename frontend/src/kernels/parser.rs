@@ -53,9 +53,17 @@ fn unsupported_keyword(w: &str) -> Option<&'static str> {
     })
 }
 
+/// Deepest nesting of statements and expressions a kernel's code may have (each operator of a
+/// chain such as `a + b + c`, whose tree leans left, counts as a level). The parser, the tracer
+/// and the tree's drop recurse once per level: a few thousand parentheses overflowed the stack
+/// (found by the `kernel_code` fuzz target); this many fit a thread's default 2 MiB.
+pub(crate) const MAX_NESTING: usize = 256;
+
 pub(crate) struct Parser<'p> {
     toks: Vec<Token>,
     pos: usize,
+    /// The nesting at the cursor (see [`MAX_NESTING`]).
+    depth: usize,
     /// The type placeholders in scope (`T` of the parameter lists, template parameters).
     placeholders: &'p [String],
     /// Template parameters of the function being parsed.
@@ -114,11 +122,24 @@ impl<'p> Parser<'p> {
         let lines: Vec<&str> = src.split('\n').collect();
         let end =
             Span { line: lines.len(), column: lines.last().map_or(0, |l| l.chars().count()) + 1 };
-        Ok(Parser { toks, pos: 0, placeholders, local_types: Vec::new(), end })
+        Ok(Parser { toks, pos: 0, depth: 0, placeholders, local_types: Vec::new(), end })
     }
 
     fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
+    }
+
+    /// One level deeper (a caller restores `depth` when it returns); an error past
+    /// [`MAX_NESTING`].
+    fn deeper(&mut self) -> DResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Diag::unsupported(
+                self.span(),
+                format!("code nested more than {MAX_NESTING} deep (statements, parentheses, operators of one chain)"),
+            ));
+        }
+        Ok(())
     }
 
     fn peek(&self) -> Option<&Tok> {
@@ -227,6 +248,14 @@ impl<'p> Parser<'p> {
 
     /// A type (see the grammar).
     fn type_name(&mut self) -> DResult<TypeName> {
+        let depth = self.depth;
+        let t = self.type_name_inner();
+        self.depth = depth;
+        t
+    }
+
+    fn type_name_inner(&mut self) -> DResult<TypeName> {
+        self.deeper()?;
         self.skip_namespace();
         let span = self.span();
         let first = self.ident_at(0).map(str::to_string);
@@ -278,6 +307,14 @@ impl<'p> Parser<'p> {
     // ---- statements
 
     fn stmt(&mut self) -> DResult<Stmt> {
+        let depth = self.depth;
+        let s = self.stmt_inner();
+        self.depth = depth;
+        s
+    }
+
+    fn stmt_inner(&mut self) -> DResult<Stmt> {
+        self.deeper()?;
         let span = self.span();
         if let Some(w) = self.ident_at(0) {
             if let Some(what) = unsupported_keyword(w) {
@@ -400,8 +437,16 @@ impl<'p> Parser<'p> {
     // ---- expressions
 
     pub(crate) fn expr(&mut self) -> DResult<Expr> {
+        let depth = self.depth;
+        let e = self.expr_inner();
+        self.depth = depth;
+        e
+    }
+
+    fn expr_inner(&mut self) -> DResult<Expr> {
         let mut e = self.assign()?;
         while self.is(",") {
+            self.deeper()?;
             let span = self.span();
             self.pos += 1;
             let r = self.assign()?;
@@ -431,8 +476,11 @@ impl<'p> Parser<'p> {
         };
         let Some(op) = op else { return Ok(lhs) };
         let span = self.span();
+        let depth = self.depth;
+        self.deeper()?;
         self.pos += 1;
         let value = self.assign()?;
+        self.depth = depth;
         Ok(Expr {
             kind: ExprKind::Assign { op, target: Box::new(lhs), value: Box::new(value) },
             span,
@@ -445,10 +493,13 @@ impl<'p> Parser<'p> {
             return Ok(c);
         }
         let span = self.span();
+        let depth = self.depth;
+        self.deeper()?;
         self.pos += 1;
         let t = self.expr()?;
         self.expect(":")?;
         let f = self.ternary()?;
+        self.depth = depth;
         Ok(Expr { kind: ExprKind::Ternary(Box::new(c), Box::new(t), Box::new(f)), span })
     }
 
@@ -481,20 +532,32 @@ impl<'p> Parser<'p> {
 
     /// Operators of precedence above `min`, by precedence climbing.
     fn binary(&mut self, min: u8) -> DResult<Expr> {
+        let depth = self.depth;
         let mut lhs = self.unary()?;
         while let Some((op, prec)) = self.binop() {
             if prec <= min {
                 break;
             }
+            // The tree leans left: one level more per operator.
+            self.deeper()?;
             let span = self.span();
             self.pos += 1;
             let rhs = self.binary(prec)?;
             lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
         }
+        self.depth = depth;
         Ok(lhs)
     }
 
     fn unary(&mut self) -> DResult<Expr> {
+        let depth = self.depth;
+        let e = self.unary_inner();
+        self.depth = depth;
+        e
+    }
+
+    fn unary_inner(&mut self) -> DResult<Expr> {
+        self.deeper()?;
         let span = self.span();
         let op = match self.peek() {
             Some(Tok::Punct("-")) => Some(UnOp::Neg),
@@ -542,6 +605,10 @@ impl<'p> Parser<'p> {
     fn postfix(&mut self) -> DResult<Expr> {
         let mut e = self.primary()?;
         loop {
+            if self.is("[") || self.is(".") || self.is("++") || self.is("--") {
+                // The tree leans left: one level more per postfix operator (`unary` restores).
+                self.deeper()?;
+            }
             // A postfix expression is where its base starts.
             let span = e.span;
             if self.eat("[") {
