@@ -23,6 +23,10 @@
 //!   matching the header's) is a miss with that reason, logged, then rebuilt and rewritten:
 //!   never a crash. An entry whose stored key differs from the one asked for (a hash collision,
 //!   or a hand-edited file) is a miss too.
+//! - The cache is code: directories are made owner-only (`0700`), entries `0600`; a directory or
+//!   entry that another user owns or can write, or a symbolic link in an entry's place, is
+//!   refused (a miss, [`MissReason::Untrusted`], warned once per directory; a store there is an
+//!   error), so a shared or planted cache cannot make kiln run another user's code (`trust.rs`).
 //! - Every lookup is logged through `tracing` (target `kiln::cache`): hits, and misses with
 //!   their reason; each kind's [`Counters`] count them ([`DiskCache::stats`] for GPU kernels).
 //!
@@ -48,6 +52,7 @@ use sha2::{Digest, Sha256};
 
 pub mod config;
 pub mod cuda_toolkit;
+mod trust;
 
 pub use config::{config, Config};
 
@@ -97,6 +102,9 @@ pub enum MissReason {
     Checksum,
     /// The entry was made for another key (a hash collision or an edited file).
     KeyMismatch,
+    /// The directory or the entry is owned or writable by another user, or the entry is a
+    /// symbolic link: refused, as it could be code planted by someone else.
+    Untrusted(String),
 }
 
 impl MissReason {
@@ -117,6 +125,7 @@ impl fmt::Display for MissReason {
             MissReason::BadMagic => f.write_str("not a kiln cache entry (bad magic)"),
             MissReason::Checksum => f.write_str("corrupt: checksum mismatch"),
             MissReason::KeyMismatch => f.write_str("entry made for another key"),
+            MissReason::Untrusted(why) => write!(f, "untrusted: {why}"),
         }
     }
 }
@@ -243,6 +252,9 @@ impl DiskCache {
         path: &Path,
         key: &str,
     ) -> Result<Vec<Vec<u8>>, MissReason> {
+        if let Some(why) = trust::untrusted_entry(&self.dir, path) {
+            return Err(MissReason::Untrusted(why));
+        }
         match fs::read(path) {
             Ok(bytes) => decode(format, key, &bytes),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(MissReason::Absent),
@@ -251,8 +263,9 @@ impl DiskCache {
     }
 
     /// Writes `parts` (as many as `format` says) as the entry of `key` at `path`, atomically
-    /// (temporary file + rename). Not counted: the caller does that. Errors: the directory
-    /// cannot be made or written.
+    /// (temporary file + rename), owner-only. Not counted: the caller does that. Errors: the
+    /// directory cannot be made or written, or may not be trusted (`PermissionDenied`: another
+    /// user owns it or can write it).
     pub fn write(
         &self,
         format: &Format,
@@ -267,7 +280,10 @@ impl DiskCache {
             format.parts
         );
         let dir = path.parent().expect("entries live in a directory");
-        fs::create_dir_all(dir)?;
+        if let Some(why) = trust::untrusted_store(&self.dir, dir) {
+            return Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
+        }
+        trust::create_private_dir(dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         // No fsync: readers need the rename's atomicity, not durability; an entry torn by a
         // crash fails its checksum and is rebuilt.
@@ -508,5 +524,58 @@ mod tests {
             Some(DiskCache::new("/h/.cache/kiln"))
         );
         assert_eq!(DiskCache::from_vars(vars(&[])), None);
+    }
+
+    /// The cache is made owner-only; a directory others can write, an entry others can write,
+    /// a symbolic link in an entry's place and (as root, able to give a file away) an entry
+    /// another user owns are refused, and a refused entry is rebuilt over.
+    #[cfg(unix)]
+    #[test]
+    fn untrusted_directories_and_entries_are_refused() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let mode = |p: &Path| fs::metadata(p).unwrap().mode() & 0o777;
+        let untrusted = |l: Lookup| matches!(l, Lookup::Miss(MissReason::Untrusted(_)));
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("a").join("cache");
+        let cache = DiskCache::new(&root);
+        let path = cache.store("k", &kernel("a")).unwrap();
+        assert_eq!((mode(&root), mode(path.parent().unwrap()), mode(&path)), (0o700, 0o700, 0o600));
+        assert_eq!(mode(&base.path().join("a")), 0o700, "made here: owner-only too");
+        assert_eq!(cache.lookup("k"), Lookup::Hit(kernel("a")));
+
+        // An entry others can write: refused, then rebuilt over (owner-only again).
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(untrusted(cache.lookup("k")));
+        cache.store("k", &kernel("a")).unwrap();
+        assert_eq!((mode(&path), cache.lookup("k")), (0o600, Lookup::Hit(kernel("a"))));
+
+        // A symbolic link in an entry's place, even to a good entry.
+        let other = DiskCache::new(base.path().join("b"));
+        let target = other.store("k", &kernel("a")).unwrap();
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        assert!(untrusted(cache.lookup("k")));
+        fs::remove_file(&path).unwrap();
+
+        // A directory others can write (a shared cache): lookups refused, stores too.
+        cache.store("k", &kernel("a")).unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(untrusted(cache.lookup("k")));
+        let err = cache.store("k", &kernel("a")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(cache.lookup("k"), Lookup::Hit(kernel("a")));
+
+        // An entry another user owns (only root can give a file away).
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: `c` is a NUL-terminated path that lives across the call.
+            assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+            assert_eq!(fs::metadata(&path).unwrap().uid(), 65534);
+            assert!(untrusted(cache.lookup("k")));
+        } else {
+            eprintln!("not root: the other owner's entry is not tried");
+        }
     }
 }
