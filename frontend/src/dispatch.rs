@@ -36,7 +36,9 @@ pub(crate) trait Visit {
 /// value). Iterative: deep expression chains do not overflow the stack.
 pub(crate) fn walk<V: Visit>(arrays: &[&Array], v: &mut V) -> Vec<Array> {
     let mut held: Vec<Array> = Vec::new();
-    let mut memo: FxHashMap<*const Expr, V::Id> = FxHashMap::default();
+    // Sized for a typical small graph: growing the table was a sixth of the walk's time.
+    let mut memo: FxHashMap<*const Expr, V::Id> =
+        FxHashMap::with_capacity_and_hasher(128, Default::default());
     let mut input_index: FxHashMap<*const (), u32> = FxHashMap::default();
     let mut ids: Vec<V::Id> = Vec::new();
     for root in arrays {
