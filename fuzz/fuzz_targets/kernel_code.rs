@@ -1,0 +1,4 @@
+#![no_main]
+
+// The check is kiln_fuzz::checks::kernel_code (fuzz/src/checks.rs), which the test suite's replay shares.
+kiln_fuzz::fuzz_main!(kiln_fuzz::kernel_code);
