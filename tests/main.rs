@@ -28,6 +28,8 @@
 //!   snapshotted (insta, `suite/snapshots/`), some with their expected number of kernels.
 //! - `fused_props`: proptest on random programs: the compiled plan, run region by region in the
 //!   evaluator and as compiled host code, against the reference evaluator on the unfused graph.
+//! - `fuzz_corpora`: the fuzz targets' committed corpora and crash regressions (`fuzz/`),
+//!   replayed through the targets' own checks.
 //! - `codegen`: host code generation against the reference evaluator, and the ULP table.
 //! - `polynomial`: math functions without libdevice (`MathLib::Polynomial`) measured on the
 //!   host: their ULP table, float64 as a typed error, special values.
@@ -109,6 +111,9 @@ mod support;
 
 #[path = "suite/fused_props.rs"]
 mod fused_props;
+
+#[path = "suite/fuzz_corpora.rs"]
+mod fuzz_corpora;
 
 #[path = "suite/codegen.rs"]
 mod codegen;
