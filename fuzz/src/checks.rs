@@ -573,6 +573,7 @@ fn attrs_for(b: &mut Bytes, kind: AttrKind, shape: &[usize], op: OpKind) -> Attr
             let axes = match op {
                 OpKind::ExpandDims => subset(nd + 1),
                 OpKind::Squeeze => (0..nd).filter(|&k| shape[k] == 1 && bit(mask, k)).collect(),
+                // catch-all: any other op of `Axes` attributes takes any subset of its axes.
                 _ => subset(nd),
             };
             Attrs::Axes { axes }
