@@ -78,10 +78,10 @@ mod api;
 #[path = "suite/properties.rs"]
 mod properties;
 
-#[path = "suite/fusion.rs"]
-mod fusion;
 #[path = "suite/dispatch.rs"]
 mod dispatch;
+#[path = "suite/fusion.rs"]
+mod fusion;
 #[path = "suite/indexing.rs"]
 mod indexing;
 #[path = "suite/nan_functions.rs"]

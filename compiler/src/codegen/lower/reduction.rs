@@ -225,7 +225,9 @@ impl<'g> Lower<'g> {
             self.close();
         }
         // Outputs of the full shape: one pass over the reduced axes.
-        if kinds.iter().any(|k| matches!(k, Kind::Full)) && self.coop.is_some() && self.split.is_none()
+        if kinds.iter().any(|k| matches!(k, Kind::Full))
+            && self.coop.is_some()
+            && self.split.is_none()
         {
             // The lanes share the pass as they shared the reductions (inactive threads, past
             // the last work item, skip it: tested once, outside the loop).
