@@ -116,6 +116,23 @@ fn by_mlir() -> &'static Mutex<HashMap<String, Arc<KernelCode>>> {
     CACHE.get_or_init(Default::default)
 }
 
+/// Most host kernels kept in memory ([`compile_region`]'s caches); past it they are all
+/// forgotten at once and compiled again (or read from the disk cache) when next needed.
+pub const KEPT_KERNELS: usize = 4096;
+
+static KEPT_KERNELS_NOW: AtomicU64 = AtomicU64::new(KEPT_KERNELS as u64);
+
+fn kept_kernels() -> usize {
+    KEPT_KERNELS_NOW.load(Ordering::Relaxed) as usize
+}
+
+/// Sets how many host kernels are kept in memory (default [`KEPT_KERNELS`]), for tests of the
+/// eviction. Correct results whatever the number; a small one only costs compilations.
+#[doc(hidden)]
+pub fn set_kept_kernels(n: usize) {
+    KEPT_KERNELS_NOW.store(n.max(1) as u64, Ordering::Relaxed);
+}
+
 /// The canonical text of one region, the cache key.
 pub fn region_key(region: &Region) -> String {
     print_regions(std::slice::from_ref(region))
@@ -157,13 +174,16 @@ pub fn compile_region(region: &Region) -> Result<Arc<CompiledRegion>, CompileErr
             let disk = host_cache::disk();
             let code = load_or_compile(&kernel.mlir, tier, upgrades, disk)?;
             let code = Arc::new(KernelCode::new(kernel.mlir.clone(), code, disk.cloned()));
+            let mut kept = by_mlir().lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() >= kept_kernels() {
+                // Forget every kernel (a running one lives on in its caller's `Arc`; its code is
+                // unlinked when the last one goes): linked code is mapped memory, and a process
+                // that compiled ~32,700 kernels ran out of mappings (found by fuzzing).
+                kept.clear();
+                by_region().lock().unwrap_or_else(|e| e.into_inner()).clear();
+            }
             // Another thread may have compiled it meanwhile: the first one stays.
-            by_mlir()
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .entry(kernel.mlir.clone())
-                .or_insert(code)
-                .clone()
+            kept.entry(kernel.mlir.clone()).or_insert(code).clone()
         }
     };
     let compiled = Arc::new(CompiledRegion { kernel, code });
@@ -232,4 +252,44 @@ pub(crate) fn compile_host(kernel: Kernel, tier: Tier) -> Result<CompiledRegion,
     let code =
         Arc::new(KernelCode::new(kernel.mlir.clone(), jit::compile(&kernel.mlir, tier)?, None));
     Ok(CompiledRegion { kernel, code })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A region computing `x * k` over 16 float32s (`k` makes each kernel new).
+    fn region(k: u32) -> Region {
+        let text = format!(
+            "kiln.graph v1\n%0 = input {{index=0}} : f32[16]\n%1 = const {{value={k}.5}} : f32[]\n\
+             %2 = broadcast_to(%1) {{shape=[16]}} : f32[16]\n%3 = multiply(%0, %2) : f32[16]\nreturn %3\n"
+        );
+        let g = kiln_ir::text::parse(&text).unwrap();
+        crate::fusion::partition(&g).regions.remove(0)
+    }
+
+    /// Past the number of kernels kept, every kernel is forgotten at once and compiled again
+    /// when next asked for; a kernel still held keeps working.
+    #[test]
+    fn kept_kernels_are_bounded() {
+        set_kept_kernels(3);
+        let held = compile_region(&region(1000)).unwrap();
+        for k in 0..7 {
+            compile_region(&region(1001 + k)).unwrap();
+            assert!(compiled_count() <= 3, "{} kernels kept", compiled_count());
+        }
+        let again = compile_region(&region(1000)).unwrap();
+        assert!(!Arc::ptr_eq(&held, &again), "forgotten, compiled again");
+        // The held code is still linked: call it on 16 elements.
+        let x = [2.0f32; 16];
+        let mut y = [0.0f32; 16];
+        let bufs = [x.as_ptr() as *mut u8, y.as_mut_ptr() as *mut u8];
+        let (params, items) = (&held.kernel.params, held.kernel.work_items as i64);
+        let code = held.code.get();
+        // SAFETY: the kernel reads 16 float32s from the first buffer and writes 16 to the
+        // second; both live across the call, and `params` are the kernel's own.
+        unsafe { (code.entry)(bufs.as_ptr(), params.as_ptr(), 0, items) };
+        assert_eq!(y, [2.0 * 1000.5; 16]);
+        set_kept_kernels(KEPT_KERNELS);
+    }
 }
