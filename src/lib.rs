@@ -15,6 +15,15 @@
 pub use kiln_frontend::*;
 pub use kiln_ir as ir;
 
+/// CuPy's low-level `cupy.cuda` API, from this crate alone: devices (`Device`, `with Device(n)`
+/// as `Device::use_scoped`), streams and events, the device and pinned memory pools, modules
+/// and launches, NVRTC, the profiler and NVTX ranges, and the backend selection
+/// (`KILN_DEVICE`). See [`kiln_runtime`]'s table of CuPy names. On a machine without a CUDA
+/// driver nothing here panics: calls return a typed `RuntimeError`.
+pub mod cuda {
+    pub use kiln_runtime::*;
+}
+
 /// Composite operations (softmax, logsumexp, layer norm, l2 norm, relu, gelu).
 pub mod nn {
     pub use kiln_std::*;

@@ -354,3 +354,21 @@ fn snapshot_of_a_generated_kernel() {
     let gpu = kiln::kernel_code(&[&y], kiln::CodeStage::GpuMlir).unwrap();
     assert!(gpu.contains("func.func @kiln_gpu("), "{gpu}");
 }
+
+/// CuPy's `cupy.cuda` API is reachable from the `kiln` crate alone (`kiln::cuda`): devices,
+/// streams, buffers; without a CUDA driver a typed error, not a panic.
+#[test]
+fn the_cuda_api_is_reachable_from_kiln_alone() {
+    use kiln::cuda::{Device, DeviceBuffer, Stream};
+    if !kiln::cuda::cuda_available() {
+        assert!(Device::new(0).is_err());
+        return;
+    }
+    let device = Device::new(0).unwrap();
+    let _device = device.use_scoped().unwrap();
+    let stream = Stream::non_blocking(device).unwrap();
+    let _stream = stream.use_scoped();
+    let b = DeviceBuffer::from_slice(&[1.0f32, 2.0]).unwrap();
+    assert_eq!(b.to_vec::<f32>().unwrap(), [1.0, 2.0]);
+    stream.synchronize().unwrap();
+}
