@@ -96,6 +96,14 @@ impl PartialEq for Stream {
 }
 impl Eq for Stream {}
 
+/// As [`PartialEq`]: the device and the stream's id (so streams key maps and sets, as CuPy's
+/// `Stream` hashes).
+impl std::hash::Hash for Stream {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.inner.device.id, self.inner.id).hash(state);
+    }
+}
+
 /// Identifies a stream in a device's memory pools: a unique id (0 for the null stream; never
 /// reused, unlike handles) and the handle to record events on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -85,6 +85,7 @@ pub fn tests() -> Vec<GpuTest> {
         copies_through_pinned_pool,
         pinned_buffers,
         events,
+        streams_hash,
         vector_add_ptx,
         module_cache_and_errors,
         link_to_cubin,
@@ -628,6 +629,20 @@ fn pinned_buffers() -> TestResult {
     let mut dst = PinnedBuffer::alloc(d, n)?;
     dev.copy_to_pinned(&mut dst, &s)?;
     ensure!(dst.as_slice() == &data[..], "pinned round trip");
+    Ok(())
+}
+
+/// Streams hash as they compare (as CuPy's `Stream`): clones and the current stream are one
+/// key, two streams two, the null stream another.
+fn streams_hash() -> TestResult {
+    use std::collections::HashSet;
+    let d = device()?;
+    let (s1, s2) = (Stream::non_blocking(d)?, Stream::non_blocking(d)?);
+    let _current = s1.use_scoped();
+    let set: HashSet<Stream> =
+        [s1.clone(), s2.clone(), Stream::current()?, s1.clone()].into_iter().collect();
+    ensure!(set.len() == 2, "{} streams in the set", set.len());
+    ensure!(set.contains(&s2) && !set.contains(&Stream::null(d)?), "membership");
     Ok(())
 }
 
