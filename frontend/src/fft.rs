@@ -153,13 +153,14 @@ fn transform(
             _ => DType::Float64,
         },
     };
-    let mut x = a.cast_to(dtype);
     if norm_axes.is_empty() {
+        // NumPy 2: no axes, no transform: the input itself, dtype and all (`fftn(a, axes=()) is a`).
         return match kind {
-            Kind::C2C { .. } => Ok(x),
+            Kind::C2C { .. } => Ok(a.clone()),
             Kind::R2C | Kind::C2R => Err(value_err(op, "a real transform needs at least one axis")),
         };
     }
+    let mut x = a.cast_to(dtype);
     let last = norm_axes.len() - 1;
     for (i, (&ax, &len)) in norm_axes.iter().zip(&lengths).enumerate() {
         let want = if kind == Kind::C2R && i == last { len / 2 + 1 } else { len };

@@ -659,6 +659,22 @@ fn unsupported_dtypes_are_typed_errors() {
     ));
 }
 
+/// NumPy 2: an n-dimensional complex transform over no axes is the input itself, dtype and all
+/// (`np.fft.fftn(a, axes=()) is a`); a real one over no axes is an error.
+#[test]
+fn fftn_over_no_axes_is_the_input() {
+    let x = f32s(&[4, 6]);
+    let i = x.astype(DType::Int64);
+    for a in [&x, &i] {
+        let y = fft::fftn(a, None, Some(&[]), "backward");
+        assert!(y.same_expr(a) && y.dtype() == a.dtype(), "{}", y.describe());
+        let y = fft::ifftn(a, Some(&[]), Some(&[]), "ortho");
+        assert!(y.same_expr(a), "{}", y.describe());
+    }
+    assert!(fft::try_rfftn(&x, None, Some(&[]), "backward").is_err());
+    assert!(fft::try_irfftn(&x, None, Some(&[]), "backward").is_err());
+}
+
 #[test]
 fn an_fft_on_a_bad_axis_or_length_is_a_typed_error() {
     let x = f32s(&[4, 6]);
