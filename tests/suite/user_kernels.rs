@@ -795,3 +795,21 @@ mod c_semantics {
         }
     }
 }
+
+/// CuPy's check of kernel names: a C identifier, else `ValueError('Invalid kernel name')`, for
+/// both kinds of kernel, raised by the constructor.
+#[test]
+fn kernel_names_must_be_c_identifiers() {
+    for bad in ["my kernel", "1st", "", "add-one", "é"] {
+        let e = kiln::ElementwiseKernel::new("T x", "T y", "y = x", bad).err().expect(bad);
+        assert_eq!(e.to_string(), format!("ElementwiseKernel: Invalid kernel name: \"{bad}\""));
+        let e = kiln::ReductionKernel::new("T x", "T y", "x", "a + b", "y = a", "0", bad)
+            .err()
+            .expect(bad);
+        assert!(matches!(e, kiln::Error::Value { .. }), "{e:?}");
+    }
+    for good in ["_k", "k1", "Kernel_2"] {
+        assert!(kiln::ElementwiseKernel::new("T x", "T y", "y = x", good).is_ok(), "{good}");
+        assert!(kiln::ReductionKernel::new("T x", "T y", "x", "a + b", "y = a", "0", good).is_ok());
+    }
+}

@@ -99,6 +99,20 @@ pub(crate) fn parse_outputs(kernel: &str, src: &str, ins: &[Param]) -> Result<Ve
     Ok(outs)
 }
 
+/// CuPy's check of a user kernel's name (`compiler.is_valid_kernel_name`): a C identifier,
+/// `[A-Za-z_][A-Za-z0-9_]*`. Errors: [`Error::Value`] naming the constructor (`kind`), as
+/// CuPy's `ValueError('Invalid kernel name')`.
+pub(crate) fn check_kernel_name(kind: &str, name: &str) -> Result<()> {
+    let mut chars = name.chars();
+    let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::error::value_err(kind, format!("Invalid kernel name: \"{name}\"")))
+    }
+}
+
 /// The end of a text, as a position (past its last character).
 pub(crate) fn end_of(src: &str) -> Span {
     let lines: Vec<&str> = src.split('\n').collect();
@@ -122,13 +136,15 @@ pub(crate) fn flat_index(shape: &[usize]) -> Array {
 
 impl ElementwiseKernel {
     /// `cupy.ElementwiseKernel(in_params, out_params, operation, name)`. Errors as the type's
-    /// docs say (construction).
+    /// docs say (construction); a `name` that is not a C identifier is an [`Error::Value`], as
+    /// CuPy's `ValueError`.
     pub fn new(
         in_params: &str,
         out_params: &str,
         operation: &str,
         name: &str,
     ) -> Result<ElementwiseKernel> {
+        check_kernel_name("ElementwiseKernel", name)?;
         let ins = parse_params(in_params, &[]).map_err(|d| d.into_error(name, "in_params"))?;
         let outs = parse_outputs(name, out_params, &ins)?;
         let placeholders = placeholders(&[&ins, &outs]);

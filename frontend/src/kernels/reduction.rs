@@ -131,7 +131,8 @@ pub struct ReductionKernel {
 
 impl ReductionKernel {
     /// `cupy.ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
-    /// identity, name)`. Errors: code that does not parse, a reduce expression kiln has no
+    /// identity, name)`. Errors: a `name` that is not a C identifier ([`Error::Value`], as
+    /// CuPy's `ValueError`), code that does not parse, a reduce expression kiln has no
     /// reduction for, constructs outside the subset.
     pub fn new(
         in_params: &str,
@@ -142,6 +143,7 @@ impl ReductionKernel {
         identity: &str,
         name: &str,
     ) -> Result<ReductionKernel> {
+        super::elementwise::check_kernel_name("ReductionKernel", name)?;
         let ins = parse_params(in_params, &[]).map_err(|d| d.into_error(name, "in_params"))?;
         let outs = parse_outputs(name, out_params, &ins)?;
         let placeholders = placeholders(&[&ins, &outs]);
