@@ -549,6 +549,16 @@ impl<'g> Lower<'g> {
         Ok(())
     }
 
+    /// At position `pos` (index `ix`) of an output pass: the staged values (outputs a
+    /// reduction pass wrote) read back from their outputs and memoised, rather than computed
+    /// again.
+    pub(super) fn read_back_staged(&mut self, pos: &str, ix: &Ix) {
+        for (e, k, _) in self.staged.clone() {
+            let v = load(&mut self.b, &Self::out_ptr(k), pos, self.body.node(e).dtype);
+            self.memo.last_mut().expect("a memo scope").insert((e, ix.key()), v);
+        }
+    }
+
     /// Elements `rs` of the row's output pass: every value computed, then stored.
     fn output_elements(
         &mut self,
@@ -558,18 +568,13 @@ impl<'g> Lower<'g> {
         outs: &[(usize, NodeId)],
         rs: &[String],
     ) -> Result<(), Stop> {
-        let body = self.body;
         let mut stores = Vec::with_capacity(rs.len() * outs.len());
         for r in rs {
             let full = self.full_index(shape, axes, kept, r);
             self.row_cache_pass(&full, r)?;
             let pos = ravel(&mut self.b, &full, shape);
             let ix = Ix { dims: Some(full), flat: Some(pos.clone()) };
-            // Staged values are read back rather than computed again.
-            for (e, k, _) in self.staged.clone() {
-                let v = load(&mut self.b, &Self::out_ptr(k), &pos, body.node(e).dtype);
-                self.memo.last_mut().expect("a memo scope").insert((e, ix.key()), v);
-            }
+            self.read_back_staged(&pos, &ix);
             for &(k, o) in outs {
                 let v = self.emit(o, &ix)?;
                 stores.push((k, pos.clone(), v));

@@ -270,11 +270,7 @@ impl<'g> Lower<'g> {
             }
             let pos = ravel(&mut self.b, &full, shape);
             let full_ix = Ix { dims: Some(full.clone()), flat: Some(pos.clone()) };
-            // Staged values are read back rather than computed again.
-            for (e, k, _) in self.staged.clone() {
-                let v = load(&mut self.b, &Self::out_ptr(k), &pos, body.node(e).dtype);
-                self.memo.last_mut().expect("a memo scope").insert((e, full_ix.key()), v);
-            }
+            self.read_back_staged(&pos, &full_ix);
             for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
                 if let Kind::Full = kind {
                     let v =
@@ -498,10 +494,7 @@ impl<'g> Lower<'g> {
             let full = merge(&kept, &ivs);
             let pos = ravel(&mut self.b, &full, shape);
             let full_ix = Ix { dims: Some(full.clone()), flat: Some(pos.clone()) };
-            for (e, k, _) in self.staged.clone() {
-                let v = load(&mut self.b, &Self::out_ptr(k), &pos, body.node(e).dtype);
-                self.memo.last_mut().expect("a memo scope").insert((e, full_ix.key()), v);
-            }
+            self.read_back_staged(&pos, &full_ix);
             for (k, (&o, kind)) in outs.iter().zip(&kinds).enumerate() {
                 if kind.is_none() {
                     let v = self.emit(o, &full_ix)?;
