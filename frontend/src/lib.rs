@@ -15,7 +15,7 @@ mod indexing;
 mod inplace;
 mod io;
 pub mod kernels;
-mod linalg;
+pub mod linalg;
 mod materialize;
 mod nan;
 mod operators;

@@ -24,6 +24,7 @@
 //!   uses on Linux; complex `log1p` is accurate near 0 where NumPy's formula is not.
 
 mod cmath;
+mod linalg;
 mod elementwise;
 mod reduce;
 pub mod sort;

@@ -1,0 +1,1 @@
+//! Reference semantics of the linear-algebra ops (in progress).
