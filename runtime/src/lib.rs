@@ -67,6 +67,7 @@ pub mod pool;
 pub mod profile;
 pub mod ptxas;
 pub mod rand;
+pub mod solver;
 pub mod stream;
 
 pub use device::{

@@ -56,6 +56,8 @@ fn skip(why: impl Into<String>) -> TestResult {
     Err(Failure::Skip(why.into()))
 }
 
+mod solver;
+
 /// A GPU test.
 pub struct GpuTest {
     /// Its name.
@@ -95,6 +97,9 @@ pub fn tests() -> Vec<GpuTest> {
         elapsed_time_matches_host,
         profile_and_nvtx,
     ]
+    .into_iter()
+    .chain(solver::tests())
+    .collect()
 }
 
 /// Counts of a run.
