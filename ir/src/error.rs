@@ -69,6 +69,12 @@ pub enum IrError {
     #[error("evaluator: node %{node} ({op}): {message}")]
     Eval { node: usize, op: String, message: String },
 
+    /// A matrix a linear-algebra op cannot take, found when it runs (NumPy's `LinAlgError`):
+    /// "Matrix is not positive definite" (cholesky), "Singular matrix" (solve, inv). `shape`
+    /// is the operand's.
+    #[error("{op}: {message} (operand shape {})", ShapeDisplay(.shape))]
+    LinAlg { op: String, shape: Shape, message: String },
+
     #[error("{op}: a value of dtype {dtype} cannot be read as {wanted}")]
     ElementType { op: String, dtype: DType, wanted: DType },
 }

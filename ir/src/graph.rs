@@ -272,6 +272,7 @@ pub enum Attrs {
     Slice { dims: SmallVec<[SliceDim; 4]> },
     Fft { axes: Axes, inverse: bool, norm: FftNorm },
     RealFft { axes: Axes, n: usize, norm: FftNorm },
+    Linalg { output: u8, full_matrices: bool },
     Custom { name: String },
 }
 
@@ -315,6 +316,9 @@ impl Attrs {
                 list(12 | (*norm as u64) << 40, axes, out);
                 out.push(*n as u64);
             }
+            Attrs::Linalg { output, full_matrices } => {
+                out.extend([14, u64::from(*output) | u64::from(*full_matrices) << 8])
+            }
             Attrs::Custom { name } => {
                 out.push(13 | (name.len() as u64) << 8);
                 out.extend(name.as_bytes().chunks(8).map(|c| {
@@ -343,6 +347,7 @@ impl Attrs {
             Attrs::Slice { .. } => K::Slice,
             Attrs::Fft { .. } => K::Fft,
             Attrs::RealFft { .. } => K::RealFft,
+            Attrs::Linalg { .. } => K::Linalg,
             Attrs::Custom { .. } => K::Custom,
         }
     }

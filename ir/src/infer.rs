@@ -119,6 +119,15 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             }
             inputs[0].0
         }
+        DTypeRule::Decomposed => {
+            let d = same_dtype()?;
+            match (op, attrs) {
+                (OpKind::Slogdet, Attrs::Linalg { output: 1, .. })
+                | (OpKind::Svd, Attrs::Linalg { output: 1, .. })
+                | (OpKind::Eigh, Attrs::Linalg { output: 0, .. }) => d.real_dtype(),
+                _ => d,
+            }
+        }
         DTypeRule::Scattered => {
             if inputs[1].0 != DType::Int64 || inputs[2].0 != inputs[0].0 {
                 return Err(IrError::UnsupportedDType {
@@ -221,6 +230,14 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                 out_shape[last] = out;
                 out_shape
             }
+            OpKind::Cholesky
+            | OpKind::Solve
+            | OpKind::Inv
+            | OpKind::Det
+            | OpKind::Slogdet
+            | OpKind::Qr
+            | OpKind::Svd
+            | OpKind::Eigh => decomposition_shape(op, attrs, inputs)?,
             other => return Err(attrs_err(other, "not a vendor op")),
         },
         OpClass::Gather => {
@@ -523,4 +540,88 @@ mod tests {
         assert_eq!(m.as_slice(), &[5, 4, 2, 7]);
         assert!(matches!(matmul_shape(&[2, 3], &[4, 5]), Err(IrError::MatMulShape { .. })));
     }
+}
+
+/// The result shape of a linear-algebra op (see the op table): operands are stacks of matrices
+/// over their last two axes; `solve`'s right-hand sides share `a`'s batch axes.
+fn decomposition_shape(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<Shape> {
+    let name = op.name();
+    let s0 = inputs[0].1;
+    let bad = |message: String| IrError::InvalidShape { op: name.into(), shape: s0.into(), message };
+    if s0.len() < 2 {
+        return Err(bad(format!(
+            "{}-dimensional array given. Array must be at least two-dimensional",
+            s0.len()
+        )));
+    }
+    let r = s0.len();
+    let (m, n) = (s0[r - 2], s0[r - 1]);
+    let batch = &s0[..r - 2];
+    let with = |tail: &[usize]| -> Shape { batch.iter().chain(tail).copied().collect() };
+    let square = || {
+        if m == n {
+            Ok(())
+        } else {
+            Err(bad("Last 2 dimensions of the array must be square".into()))
+        }
+    };
+    let (output, full) = match attrs {
+        Attrs::Linalg { output, full_matrices } => (*output, *full_matrices),
+        _ => (0, false),
+    };
+    let outputs = match op {
+        OpKind::Slogdet | OpKind::Qr | OpKind::Eigh => 2,
+        OpKind::Svd => 3,
+        _ => 1,
+    };
+    if output >= outputs {
+        return Err(attrs_err(op, format!("output {output} of {outputs}")));
+    }
+    if full && !matches!(op, OpKind::Qr | OpKind::Svd) {
+        return Err(attrs_err(op, "full_matrices is for qr and svd"));
+    }
+    let k = m.min(n);
+    Ok(match op {
+        OpKind::Cholesky | OpKind::Inv => {
+            square()?;
+            s0.into()
+        }
+        OpKind::Det | OpKind::Slogdet => {
+            square()?;
+            batch.into()
+        }
+        OpKind::Eigh => {
+            square()?;
+            if output == 0 {
+                with(&[n])
+            } else {
+                s0.into()
+            }
+        }
+        OpKind::Solve => {
+            square()?;
+            let b = inputs[1].1;
+            if b.len() != r || &b[..r - 2] != batch || b[r - 2] != n {
+                return Err(IrError::ShapeMismatch {
+                    op: name.into(),
+                    shapes: vec![s0.into(), b.into()],
+                });
+            }
+            b.into()
+        }
+        OpKind::Qr => match (output, full) {
+            (0, false) => with(&[m, k]),
+            (0, true) => with(&[m, m]),
+            (_, false) => with(&[k, n]),
+            (_, true) => with(&[m, n]),
+        },
+        OpKind::Svd => match (output, full) {
+            (0, false) => with(&[m, k]),
+            (0, true) => with(&[m, m]),
+            (1, _) => with(&[k]),
+            (_, false) => with(&[k, n]),
+            (_, true) => with(&[n, n]),
+        },
+        other => return Err(attrs_err(other, "not a linear-algebra op")),
+    })
 }

@@ -116,6 +116,10 @@ pub enum DTypeRule {
     Gathered,
     /// `scatter_*(a, idx, values)`: the dtype of `a`, which `values` shares; `idx` is int64.
     Scattered,
+    /// One output of a matrix decomposition (`Attrs::Linalg`'s `output`): the input's dtype for
+    /// the matrices (and slogdet's sign), its real dtype for singular values, eigenvalues and
+    /// log|det|.
+    Decomposed,
 }
 
 /// Which attributes an op carries (the schema; [`crate::graph::Attrs`] holds the values).
@@ -147,6 +151,9 @@ pub enum AttrKind {
     /// `axes` (normalised: the others sorted, then the halved axis last), `n` (the real length
     /// along the last axis), `norm`: a real-to-complex or complex-to-real transform.
     RealFft,
+    /// `output` (which result of a decomposition the node is) and `full_matrices` (svd's
+    /// square U and Vh, qr's complete mode).
+    Linalg,
     /// `name` of a user kernel.
     Custom,
 }
@@ -429,6 +436,14 @@ ops! {
         Fft,             "fft",           Fixed(1), C,        Same,      Fft,     "discrete Fourier transform over `axes`, forward or `inverse` (np.fft.fftn / ifftn)";
         Rfft,            "rfft",          Fixed(1), F,        Complex,   RealFft, "forward transform of real input over `axes`; the last axis (length `n`) keeps n/2+1 terms (np.fft.rfftn)";
         Irfft,           "irfft",         Fixed(1), C,        Real,      RealFft, "inverse of rfft over `axes`: the last axis (n/2+1 terms) gives `n` real values (np.fft.irfftn)";
+        Cholesky,        "cholesky",      Fixed(1), INEXACT,  Same,      None,    "L with a = L·Lᴴ, zeros above the diagonal, per matrix of the last two axes; reads the lower triangle (np.linalg.cholesky); not positive definite is an error";
+        Solve,           "solve",         Fixed(2), INEXACT,  Same,      None,    "x with a·x = b per matrix: a (.., n, n), b (.., n, k) of the same batch shape (np.linalg.solve); a singular a is an error";
+        Inv,             "inv",           Fixed(1), INEXACT,  Same,      None,    "the inverse of each matrix (np.linalg.inv); a singular matrix is an error";
+        Det,             "det",           Fixed(1), INEXACT,  Same,      None,    "the determinant of each matrix, shape (..) (np.linalg.det); 0 for a singular matrix";
+        Slogdet,         "slogdet",       Fixed(1), INEXACT,  Decomposed, Linalg, "output 0: the sign of det (|sign| = 1; 0 when singular), output 1: log|det| (real; -inf when singular), shape (..) (np.linalg.slogdet)";
+        Qr,              "qr",            Fixed(1), INEXACT,  Same,      Linalg,  "output 0: Q, output 1: R of a = Q·R (Householder), reduced: Q (.., m, k), R (.., k, n), k = min(m, n); full_matrices: Q (.., m, m), R (.., m, n) (np.linalg.qr)";
+        Svd,             "svd",           Fixed(1), INEXACT,  Decomposed, Linalg, "output 0: U, 1: s (real, descending), 2: Vh of a = U·diag(s)·Vh; U (.., m, k), Vh (.., k, n), or square with full_matrices (np.linalg.svd)";
+        Eigh,            "eigh",          Fixed(1), INEXACT,  Decomposed, Linalg, "output 0: w (real, ascending), output 1: v (eigenvectors as columns) of Hermitian a, reading its lower triangle (np.linalg.eigh)";
     }
 
     Custom {

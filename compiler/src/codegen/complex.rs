@@ -201,9 +201,10 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         }
         Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any
         | Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate
-        | Stack | Contiguous | MatMul | Fft | Rfft | Irfft | CustomKernel | ScatterAdd
+        | Stack | Contiguous | CustomKernel | ScatterAdd
         | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort
-        | Argsort => {
+        | Argsort
+        | kiln_ir::ops_of!(Vendor) => {
             unreachable!("{} is not elementwise", node.op.name())
         }
     };

@@ -363,6 +363,14 @@ pub fn partition(g: &Graph) -> Partition {
                 break;
             }
         }
+        if *space == Space::Opaque {
+            // Outputs of one decomposition of one operand (svd's U, s and Vh) are one call.
+            if let Some(gi) = groups.iter().position(|m| same_decomposition(g, m[0], r)) {
+                groups[gi].push(r);
+                group_of.insert(r, gi);
+                placed = true;
+            }
+        }
         if !placed {
             group_of.insert(r, groups.len());
             groups.push(vec![r]);
@@ -454,6 +462,19 @@ fn absorb_epilogues(g: &Graph, cx: &Ctx, built: &mut Vec<(Region, BTreeSet<NodeI
         region.space = Space::Opaque;
         built[c] = (region, nodes);
         c += 1;
+    }
+}
+
+/// Whether `a` and `b` are outputs of one decomposition: the same linear-algebra op with the
+/// same options over the same operands (they differ only in `output`).
+fn same_decomposition(g: &Graph, a: NodeId, b: NodeId) -> bool {
+    let (x, y) = (g.node(a), g.node(b));
+    match (&x.attrs, &y.attrs) {
+        (
+            Attrs::Linalg { full_matrices: fx, .. },
+            Attrs::Linalg { full_matrices: fy, .. },
+        ) => x.op == y.op && fx == fy && x.inputs == y.inputs,
+        _ => false,
     }
 }
 

@@ -18,6 +18,20 @@
 //!   strided-batched GEMM, an epilogue one `cublasLtMatmul` with it.
 
 pub mod blas_layout;
+
+/// The linear-algebra ops, as a pattern.
+macro_rules! linalg_ops {
+    () => {
+        OpKind::Cholesky
+            | OpKind::Solve
+            | OpKind::Inv
+            | OpKind::Det
+            | OpKind::Slogdet
+            | OpKind::Qr
+            | OpKind::Svd
+            | OpKind::Eigh
+    };
+}
 pub mod fft_steps;
 
 use kiln_ir::graph::Axes;
@@ -85,11 +99,70 @@ pub struct FftCall {
     pub out_shape: Shape,
 }
 
+/// Which routine a [`LinalgCall`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinalgKind {
+    /// Outputs: 0 L.
+    Cholesky,
+    /// Outputs: 0 x with a·x = b.
+    Solve,
+    /// Outputs: 0 the inverse.
+    Inv,
+    /// Outputs: 0 the determinant.
+    Det,
+    /// Outputs: 0 sign, 1 log|det|.
+    Slogdet,
+    /// Outputs: 0 Q, 1 R; `full`: NumPy's mode "complete".
+    Qr { full: bool },
+    /// Outputs: 0 U, 1 s, 2 Vh; `full`: full_matrices.
+    Svd { full: bool },
+    /// Outputs: 0 w, 1 v.
+    Eigh,
+}
+
+/// A linear-algebra routine over a batch of matrices (the ops `cholesky` ... `eigh` of the op
+/// table): operand `a` of shape `batch + (m, n)` (square where the routine needs it), `solve`'s
+/// right-hand sides `b` of shape `batch + (n, k)`. `outputs[j]` is the routine's output that
+/// the region's output `j` is (several outputs of one decomposition are one call); each output
+/// is C-contiguous, of the node's dtype and shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinalgCall {
+    pub kind: LinalgKind,
+    pub dtype: DType,
+    pub batch: Shape,
+    pub m: usize,
+    pub n: usize,
+    pub a: Strided,
+    /// `solve`'s right-hand sides and their column count `k`.
+    pub b: Option<(Strided, usize)>,
+    pub outputs: Vec<u8>,
+    /// The dtype and shape of each region output.
+    pub out_types: Vec<(DType, Shape)>,
+}
+
 /// One library call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VendorCall {
     MatMul(MatMulCall),
     Fft(FftCall),
+    Linalg(LinalgCall),
+}
+
+/// The routine of a linear-algebra node, `None` for the other ops.
+pub fn linalg_kind(op: OpKind, attrs: &Attrs) -> Option<LinalgKind> {
+    let full = matches!(attrs, Attrs::Linalg { full_matrices: true, .. });
+    Some(match op {
+        OpKind::Cholesky => LinalgKind::Cholesky,
+        OpKind::Solve => LinalgKind::Solve,
+        OpKind::Inv => LinalgKind::Inv,
+        OpKind::Det => LinalgKind::Det,
+        OpKind::Slogdet => LinalgKind::Slogdet,
+        OpKind::Qr => LinalgKind::Qr { full },
+        OpKind::Svd => LinalgKind::Svd { full },
+        OpKind::Eigh => LinalgKind::Eigh,
+        OpKind::MatMul | OpKind::Fft | OpKind::Rfft | OpKind::Irfft => return None,
+        kiln_ir::ops_not_of!(Vendor) => return None,
+    })
 }
 
 /// The library call of a vendor region. Unsupported: a region that is not one vendor op over
@@ -97,6 +170,12 @@ pub enum VendorCall {
 pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
     let body = &region.body;
     let unsupported = |op: Option<&'static str>, why: &str| Unsupported::new(op, why.to_string());
+    if let Some(first) = body.outputs().first() {
+        let node = body.node(*first);
+        if let Some(kind) = linalg_kind(node.op, &node.attrs) {
+            return plan_linalg(region, kind);
+        }
+    }
     let [out] = body.outputs() else {
         return Err(unsupported(None, "a vendor region with several outputs"));
     };
@@ -153,6 +232,7 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
                     (FftKind::C2R { n: *n }, axes, *norm)
                 }
                 (OpKind::Fft | OpKind::Rfft | OpKind::Irfft | OpKind::MatMul, _)
+                | (linalg_ops!(), _)
                 | (kiln_ir::ops_not_of!(Vendor), _) => {
                     return Err(unsupported(name, "an FFT with attributes of another schema"))
                 }
@@ -168,9 +248,72 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
                 out_shape: node.shape.clone(),
             })
         }
-        (OpKind::MatMul, _) | (kiln_ir::ops_not_of!(Vendor), _) => {
+        (OpKind::MatMul, _) | (linalg_ops!(), _) | (kiln_ir::ops_not_of!(Vendor), _) => {
             return Err(unsupported(name, "a vendor region whose output is not a library op"))
         }
     };
     Ok(call)
+}
+
+/// The strided operand `id` of a vendor region's body: a view chain over a region input.
+fn operand_of(body: &kiln_ir::Graph, id: NodeId, name: &'static str) -> Result<Strided, Unsupported> {
+    match layout_over_base(body, id) {
+        Some((base, layout)) => match body.node(base).attrs {
+            Attrs::Input { index } => Ok(Strided { input: index as usize, layout }),
+            _ => Err(Unsupported::new(
+                Some(name),
+                "an operand that is not a view of a region input".to_string(),
+            )),
+        },
+        None => Err(Unsupported::new(
+            Some(name),
+            "an operand reshaped in a way strides cannot express".to_string(),
+        )),
+    }
+}
+
+/// The call of a region whose outputs are outputs of one decomposition of one operand.
+fn plan_linalg(region: &Region, kind: LinalgKind) -> Result<VendorCall, Unsupported> {
+    let body = &region.body;
+    let first = body.node(body.outputs()[0]);
+    let name = first.op.name();
+    let mut outputs = Vec::new();
+    let mut out_types = Vec::new();
+    for &o in body.outputs() {
+        let node = body.node(o);
+        if linalg_kind(node.op, &node.attrs) != Some(kind) || node.inputs != first.inputs {
+            return Err(Unsupported::new(
+                Some(name),
+                "a region whose outputs are not of one decomposition".to_string(),
+            ));
+        }
+        outputs.push(match node.attrs {
+            Attrs::Linalg { output, .. } => output,
+            _ => 0,
+        });
+        out_types.push((node.dtype, node.shape.clone()));
+    }
+    let a_id = first.inputs[0];
+    let a_node = body.node(a_id);
+    let r = a_node.shape.len();
+    let a = operand_of(body, a_id, name)?;
+    let b = match kind {
+        LinalgKind::Solve => {
+            let b_id = first.inputs[1];
+            let k = body.node(b_id).shape[r - 1];
+            Some((operand_of(body, b_id, name)?, k))
+        }
+        _ => None,
+    };
+    Ok(VendorCall::Linalg(LinalgCall {
+        kind,
+        dtype: a_node.dtype,
+        batch: a_node.shape[..r - 2].into(),
+        m: a_node.shape[r - 2],
+        n: a_node.shape[r - 1],
+        a,
+        b,
+        outputs,
+        out_types,
+    }))
 }

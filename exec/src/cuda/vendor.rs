@@ -71,6 +71,8 @@ pub(super) fn plan(region: &Region) -> Option<VendorCall> {
             gemm_type(mm.dtype).is_some() && !(mm.epilogue.is_some() && mm.k == 0)
         }
         VendorCall::Fft(f) => fft_supported(f),
+        // Decompositions run on the host between copies (cuSOLVER: not yet).
+        VendorCall::Linalg(_) => false,
     };
     ok.then_some(call)
 }
@@ -106,6 +108,7 @@ pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Devi
             }
         }
         VendorCall::Fft(f) => fft(f, input(f.input.input)?),
+        VendorCall::Linalg(_) => on_host(call, inputs),
     }
 }
 

@@ -1,8 +1,23 @@
-//! Matrix products: `matmul` (`a @ b`) and `dot`, NumPy's rules for 1-D operands and batches.
+//! `kiln::linalg` (`numpy.linalg`): matrix products (`matmul`, `a @ b`, and `dot`, NumPy's
+//! rules for 1-D operands and batches, here), decompositions and solvers (module
+//! `decompositions`).
 //!
 //! The operands are promoted to one dtype (`np.result_type`) and become one IR `matmul` node,
 //! a vendor op: cuBLAS on the GPU, the `gemm` crate on the host, transposed and other strided
 //! views passed as strides rather than copied (see `kiln_compiler::vendor`).
+
+mod decompositions;
+mod derived;
+
+pub use decompositions::{
+    cholesky, det, eigh, eigvalsh, inv, linalg_dtype, qr, slogdet, solve, svd, svdvals,
+    try_cholesky, try_det, try_eigh, try_eigvalsh, try_inv, try_qr, try_slogdet, try_solve,
+    try_svd, try_svdvals, QrMode,
+};
+pub use derived::{
+    cond, lstsq, matrix_power, matrix_rank, norm, pinv, trace, try_cond, try_lstsq,
+    try_matrix_power, try_matrix_rank, try_norm, try_pinv, try_trace, NormOrd,
+};
 
 use kiln_ir::promote::result_type;
 use kiln_ir::shape::broadcast_shapes;
@@ -11,6 +26,14 @@ use kiln_ir::{Attrs, IrError, OpKind, Shape};
 use crate::array::Array;
 use crate::elementwise::binary;
 use crate::error::Result;
+
+mod einsum;
+pub use einsum::{einsum, try_einsum};
+mod products;
+pub use products::{
+    inner, kron, outer, tensordot, try_inner, try_kron, try_outer, try_tensordot, try_vdot,
+    try_vecdot, vdot, vecdot, TensordotAxes,
+};
 
 /// NumPy's message for a matmul operand of rank 0.
 fn rank0(op: &str, operand: usize, shape: &[usize]) -> IrError {

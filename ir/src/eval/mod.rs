@@ -24,6 +24,7 @@
 //!   uses on Linux; complex `log1p` is accurate near 0 where NumPy's formula is not.
 
 mod cmath;
+mod decompose;
 mod linalg;
 mod elementwise;
 mod reduce;
@@ -393,6 +394,8 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
             }
             _ => unreachable!("checked by infer"),
         },
+
+        Cholesky | Solve | Inv | Det | Slogdet | Qr | Svd | Eigh => decompose::apply(node, args),
 
         // ---- custom
         CustomKernel => {
@@ -901,6 +904,7 @@ mod tests {
                     Attrs::RealFft { axes: smallvec![0, 1], n: 2, norm: crate::FftNorm::Ortho }
                 }
                 crate::ops::AttrKind::Custom => Attrs::Custom { name: "k".into() },
+                crate::ops::AttrKind::Linalg => Attrs::Linalg { output: 0, full_matrices: false },
                 other => unreachable!("{other:?}"),
             };
             let shape: &[usize] = match op {
@@ -931,6 +935,11 @@ mod tests {
                         HostArray::zeros(dt, shape),
                     ],
                 ),
+                // The identity: a matrix these take (positive definite, not singular).
+                (OpKind::Cholesky | OpKind::Solve | OpKind::Inv, crate::ops::Arity::Fixed(n)) => {
+                    let eye = HostArray::from_vec(shape, vec![1.0f64, 0.0, 0.0, 1.0]).unwrap();
+                    (n, vec![eye; n])
+                }
                 (_, crate::ops::Arity::Fixed(n)) => {
                     (n, (0..n).map(|_| HostArray::zeros(dt, shape)).collect())
                 }

@@ -84,6 +84,7 @@ pub fn attr_names(kind: AttrKind) -> &'static [&'static str] {
         AttrKind::Slice => &["start", "step", "len"],
         AttrKind::Fft => &["axes", "inverse", "norm"],
         AttrKind::RealFft => &["axes", "n", "norm"],
+        AttrKind::Linalg => &["output", "full_matrices"],
         AttrKind::Custom => &["name"],
     }
 }

@@ -442,6 +442,9 @@ impl Cursor {
                 n: self.int(&f[1])?,
                 norm: self.norm(&f[2])?,
             },
+            AttrKind::Linalg => {
+                Attrs::Linalg { output: self.int(&f[0])?, full_matrices: self.bool(&f[1])? }
+            }
             AttrKind::Custom => match &f[0] {
                 (Value::Str(s), _) => Attrs::Custom { name: s.clone() },
                 (v, column) => {

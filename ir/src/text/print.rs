@@ -64,6 +64,9 @@ fn attr_values(attrs: &Attrs, dtype: DType) -> Vec<String> {
         Attrs::RealFft { axes, n, norm } => {
             vec![list(axes), n.to_string(), norm.name().to_string()]
         }
+        Attrs::Linalg { output, full_matrices } => {
+            vec![output.to_string(), full_matrices.to_string()]
+        }
         Attrs::Custom { name } => vec![quote(name)],
     }
 }

@@ -131,6 +131,7 @@ fn some_attrs(kind: AttrKind) -> Attrs {
         AttrKind::RealFft => {
             Attrs::RealFft { axes: smallvec![2, 0], n: 7, norm: FftNorm::Backward }
         }
+        AttrKind::Linalg => Attrs::Linalg { output: 1, full_matrices: true },
         AttrKind::Custom => Attrs::Custom { name: String::new() },
     }
 }

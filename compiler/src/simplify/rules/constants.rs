@@ -283,10 +283,8 @@ fn fold_value(
         OpKind::Concatenate
         | OpKind::Stack
         | OpKind::Contiguous
-        | OpKind::MatMul
-        | OpKind::Fft
         | OpKind::CustomKernel => None,
-        OpKind::Rfft | OpKind::Irfft => None,
+        kiln_ir::ops_of!(Vendor) => None,
     }
 }
 

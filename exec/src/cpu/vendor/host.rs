@@ -24,6 +24,33 @@ pub fn run(call: &VendorCall, inputs: &[&HostArray]) -> Result<HostArray, ExecEr
             }
         }
         VendorCall::Fft(f) => super::fft::fft(f, input(f.input.input)?),
+        VendorCall::Linalg(l) => {
+            let mut outs = run_all(call, inputs)?;
+            if outs.len() != 1 {
+                return Err(ExecError::InvalidInput(format!(
+                    "a linear-algebra call with {} outputs run for one ({l:?})",
+                    outs.len()
+                )));
+            }
+            Ok(outs.remove(0))
+        }
+    }
+}
+
+/// Runs one call, every output: the matrix products and FFTs have one, a decomposition one
+/// per output of it the region keeps (svd's U, s and Vh).
+pub fn run_all(call: &VendorCall, inputs: &[&HostArray]) -> Result<Vec<HostArray>, ExecError> {
+    let input = |k: usize| {
+        inputs.get(k).copied().ok_or_else(|| {
+            ExecError::InvalidInput(format!("no input {k} ({} given)", inputs.len()))
+        })
+    };
+    match call {
+        VendorCall::Linalg(l) => {
+            let b = l.b.as_ref().map(|(s, _)| input(s.input)).transpose()?;
+            super::linalg::run(l, input(l.a.input)?, b)
+        }
+        VendorCall::MatMul(_) | VendorCall::Fft(_) => Ok(vec![run(call, inputs)?]),
     }
 }
 

@@ -11,6 +11,7 @@ mod fft;
 mod fft_steps_tests;
 mod gemm;
 pub mod host;
+pub mod linalg;
 pub mod sort;
 
 use kiln_compiler::fusion::Region;
@@ -26,5 +27,5 @@ use crate::{check_inputs, region_inputs, ExecError};
 pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, ExecError> {
     let call: VendorCall = plan(region).map_err(|u| u.into_error(0))?;
     check_inputs(0, &region_inputs(&region.body), inputs)?;
-    Ok(vec![host::run(&call, inputs)?])
+    host::run_all(&call, inputs)
 }
