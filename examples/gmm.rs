@@ -6,13 +6,14 @@
 //! ```sh
 //! cargo run --release --example gmm -- ../shared/data/iris_x.npy ../shared/data/iris_y.npy
 //! ```
-//! The E and M steps are kiln expressions over all points at once; the 4×4 covariances are
-//! inverted on the host (Cholesky), as they are tiny.
+//! The E and M steps are kiln expressions over all points at once; the covariances enter
+//! through their Cholesky factors (`kiln::linalg::cholesky`, then `solve` for the Mahalanobis
+//! distances), computed where the rest runs.
 
 use std::f64::consts::PI;
 use std::time::Instant;
 
-use kiln::{Array, DType};
+use kiln::{linalg, Array, DType};
 
 #[path = "common/metrics.rs"]
 mod metrics;
@@ -23,33 +24,6 @@ const MAX_ITER: usize = 200;
 const TOL: f64 = 1e-6;
 const REG: f64 = 1e-6;
 const SEED: u64 = 0;
-
-/// Cholesky of a symmetric positive definite `d`×`d` matrix: the inverse and log-determinant.
-fn inverse_logdet(a: &[f64], d: usize) -> (Vec<f64>, f64) {
-    let mut l = vec![0.0; d * d];
-    for i in 0..d {
-        for j in 0..=i {
-            let s: f64 = a[i * d + j] - (0..j).map(|k| l[i * d + k] * l[j * d + k]).sum::<f64>();
-            l[i * d + j] = if i == j { s.max(1e-300).sqrt() } else { s / l[j * d + j] };
-        }
-    }
-    let logdet = 2.0 * (0..d).map(|i| l[i * d + i].ln()).sum::<f64>();
-    // Columns of the inverse: solve L y = e_c, then L^T x = y.
-    let mut inv = vec![0.0; d * d];
-    for c in 0..d {
-        let mut y = vec![0.0; d];
-        for i in 0..d {
-            let e = if i == c { 1.0 } else { 0.0 };
-            y[i] = (e - (0..i).map(|k| l[i * d + k] * y[k]).sum::<f64>()) / l[i * d + i];
-        }
-        for i in (0..d).rev() {
-            inv[i * d + c] = (y[i]
-                - (i + 1..d).map(|k| l[k * d + i] * inv[k * d + c]).sum::<f64>())
-                / l[i * d + i];
-        }
-    }
-    (inv, logdet)
-}
 
 /// M step from responsibilities `resp` (n, K): weights, means (K, D), covariances (K, D, D).
 fn m_step(x: &Array, resp: &Array) -> (Array, Array, Array) {
@@ -68,18 +42,13 @@ fn m_step(x: &Array, resp: &Array) -> (Array, Array, Array) {
 /// One E step: per-point log-likelihoods (n,) and responsibilities (n, K).
 fn e_step(x: &Array, weights: &Array, means: &Array, cov: &Array) -> (Array, Array) {
     let d = x.shape()[1];
-    let covs: Vec<f64> = cov.to_vec();
-    let (mut prec, mut logdets) = (Vec::new(), Vec::new());
-    for k in 0..K {
-        let (inv, logdet) = inverse_logdet(&covs[k * d * d..(k + 1) * d * d], d);
-        prec.extend(inv);
-        logdets.push(logdet);
-    }
-    let prec = Array::from_vec(prec, &[K, d, d]);
-    let logdet = Array::from_vec(logdets, &[K]);
+    // cov = L·Lᵀ: log|cov| = 2·Σ log L_ii, and (x-μ)ᵀ cov⁻¹ (x-μ) = |L⁻¹ (x-μ)|².
+    let l = linalg::cholesky(cov); // (K, D, D)
+    let diagonal = kiln::eye(d, None, 0, DType::Bool);
+    let logdet = kiln::where_(&diagonal, &l, 1.0).log().sum([1, 2]) * 2.0; // (K,)
     let diff = x.expand_dims(&[1]) - means.expand_dims(&[0]); // (n, K, D)
-    let maha =
-        (diff.expand_dims(&[3]) * prec.expand_dims(&[0]) * diff.expand_dims(&[2])).sum([2, 3]); // (n, K)
+    let y = linalg::solve(&l, &diff.permute(&[1, 2, 0])); // (K, D, n)
+    let maha = y.square().sum(1).t(); // (n, K)
     let log_prob = (maha + logdet.expand_dims(&[0]) + d as f64 * (2.0 * PI).ln()) * -0.5
         + weights.log().expand_dims(&[0]);
     let lse = kiln::nn::logsumexp(&log_prob, 1).expect("axis 1 of (n, K)");
