@@ -97,6 +97,110 @@ struct Row {
     tflops: Option<f64>,
 }
 
+/// Event-timed median of `reps` calls of `f` after two warm-up calls, in ms: for library calls
+/// of many milliseconds (no kernel tiers to warm).
+fn time_few(stream: &Stream, reps: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..2 {
+        f();
+    }
+    stream.synchronize().unwrap();
+    let mut ts = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Event::new(stream.device()).unwrap();
+        let end = Event::new(stream.device()).unwrap();
+        start.record(stream).unwrap();
+        f();
+        end.record(stream).unwrap();
+        end.synchronize().unwrap();
+        ts.push(end.elapsed_since(&start).unwrap() as f64);
+    }
+    median(ts)
+}
+
+/// `kiln::linalg` on peers_ops.py's workloads (float32; L = 8192, 4096 with --quick; S = 2048):
+/// cholesky and solve of an SPD matrix, svd and eigh of S×S, qr of L×L, inv of 100,000 8×8
+/// matrices, and `einsum("bij,bjk->bik")` of (64, 512, 256)·(64, 256, 512). At most 5 timed
+/// calls each. Only run when named (`--only cholesky` ...): they take seconds.
+fn linalg_workloads(a: &Args, stream: &Stream, rows: &mut Vec<Row>) {
+    use kiln::linalg;
+    let want = |w: &str| a.only.iter().any(|o| w.contains(o.as_str()));
+    let l = if a.quick { 4096usize } else { 8192 };
+    let s = 2048usize;
+    let reps = a.reps.min(5);
+    let mut push = |work: String, ms: f64, flops: Option<f64>| {
+        rows.push(Row {
+            work,
+            ms,
+            kernel_ms: None,
+            gbps: None,
+            kernels: None,
+            tflops: flops.map(|f| f / (ms * 1e-3) / 1e12),
+        })
+    };
+    let (chol, solve, qr) = (format!("cholesky_{l}"), format!("solve_{l}"), format!("qr_{l}"));
+    if want(&chol) || want(&solve) || want(&qr) {
+        let x = device_array(normal(l * l, 21), &[l, l]);
+        let spd = (x.matmul(&x.t()) / l as f64 + kiln::eye(l, None, 0, DType::Float32)).eval().clone();
+        let b = device_array(normal(l, 22), &[l, 1]);
+        let lf = l as f64;
+        if want(&chol) {
+            let ms = time_few(stream, reps, || {
+                linalg::cholesky(&spd).eval();
+            });
+            push(chol, ms, Some(lf.powi(3) / 3.0));
+        }
+        if want(&solve) {
+            let ms = time_few(stream, reps, || {
+                linalg::solve(&spd, &b).eval();
+            });
+            push(solve, ms, Some(2.0 * lf.powi(3) / 3.0));
+        }
+        if want(&qr) {
+            let ms = time_few(stream, reps, || {
+                let (q, r) = linalg::qr(&x, linalg::QrMode::Reduced);
+                kiln::eval_all(&[&q, &r]);
+            });
+            push(qr, ms, None);
+        }
+    }
+    let (svd, eigh) = (format!("svd_{s}"), format!("eigh_{s}"));
+    if want(&svd) || want(&eigh) {
+        let x = device_array(normal(s * s, 23), &[s, s]);
+        let sym = ((&x + &x.t()) / 2.0).eval().clone();
+        if want(&svd) {
+            let ms = time_few(stream, reps, || {
+                let (u, sv, vh) = linalg::svd(&x, true);
+                kiln::eval_all(&[&u, &sv, &vh]);
+            });
+            push(svd, ms, None);
+        }
+        if want(&eigh) {
+            let ms = time_few(stream, reps, || {
+                let (w, v) = linalg::eigh(&sym);
+                kiln::eval_all(&[&w, &v]);
+            });
+            push(eigh, ms, None);
+        }
+    }
+    if want("inv_batched_100000x8x8") {
+        let b = 100_000usize;
+        let x = device_array(normal(b * 64, 24), &[b, 8, 8]);
+        let m = (x + kiln::eye(8, None, 0, DType::Float32) * 4.0).eval().clone();
+        let ms = time_few(stream, reps, || {
+            linalg::inv(&m).eval();
+        });
+        push("inv_batched_100000x8x8".into(), ms, None);
+    }
+    if want("einsum_bij_bjk_bik") {
+        let e1 = device_array(normal(64 * 512 * 256, 25), &[64, 512, 256]);
+        let e2 = device_array(normal(64 * 256 * 512, 26), &[64, 256, 512]);
+        let ms = time_few(stream, reps, || {
+            kiln::einsum("bij,bjk->bik", &[&e1, &e2]).eval();
+        });
+        push("einsum_bij_bjk_bik".into(), ms, Some(2.0 * 64.0 * 512.0 * 256.0 * 512.0));
+    }
+}
+
 /// Event-timed median of `reps` calls of `f` after warm-ups (enough for GPU kernels to reach
 /// their optimised tier, small ones included: `GPU_HOT_CALLS_SMALL`), in ms.
 fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) -> f64 {
@@ -524,6 +628,7 @@ fn main() {
             tflops: Some(tflops),
         });
     }
+    linalg_workloads(&a, &stream, &mut rows);
     if want("fft_c64") || want("fft_window_abs") {
         let f = if a.quick { 1usize << 22 } else { 1 << 24 };
         let re = device_array(normal(f, 10), &[f]);
