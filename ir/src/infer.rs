@@ -547,7 +547,8 @@ mod tests {
 fn decomposition_shape(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<Shape> {
     let name = op.name();
     let s0 = inputs[0].1;
-    let bad = |message: String| IrError::InvalidShape { op: name.into(), shape: s0.into(), message };
+    let bad =
+        |message: String| IrError::InvalidShape { op: name.into(), shape: s0.into(), message };
     if s0.len() < 2 {
         return Err(bad(format!(
             "{}-dimensional array given. Array must be at least two-dimensional",

@@ -140,7 +140,8 @@ fn linalg_workloads(a: &Args, stream: &Stream, rows: &mut Vec<Row>) {
     let (chol, solve, qr) = (format!("cholesky_{l}"), format!("solve_{l}"), format!("qr_{l}"));
     if want(&chol) || want(&solve) || want(&qr) {
         let x = device_array(normal(l * l, 21), &[l, l]);
-        let spd = (x.matmul(&x.t()) / l as f64 + kiln::eye(l, None, 0, DType::Float32)).eval().clone();
+        let spd =
+            (x.matmul(&x.t()) / l as f64 + kiln::eye(l, None, 0, DType::Float32)).eval().clone();
         let b = device_array(normal(l, 22), &[l, 1]);
         let lf = l as f64;
         if want(&chol) {

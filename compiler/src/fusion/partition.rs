@@ -470,10 +470,9 @@ fn absorb_epilogues(g: &Graph, cx: &Ctx, built: &mut Vec<(Region, BTreeSet<NodeI
 fn same_decomposition(g: &Graph, a: NodeId, b: NodeId) -> bool {
     let (x, y) = (g.node(a), g.node(b));
     match (&x.attrs, &y.attrs) {
-        (
-            Attrs::Linalg { full_matrices: fx, .. },
-            Attrs::Linalg { full_matrices: fy, .. },
-        ) => x.op == y.op && fx == fy && x.inputs == y.inputs,
+        (Attrs::Linalg { full_matrices: fx, .. }, Attrs::Linalg { full_matrices: fy, .. }) => {
+            x.op == y.op && fx == fy && x.inputs == y.inputs
+        }
         _ => false,
     }
 }

@@ -256,7 +256,11 @@ pub fn plan(region: &Region) -> Result<VendorCall, Unsupported> {
 }
 
 /// The strided operand `id` of a vendor region's body: a view chain over a region input.
-fn operand_of(body: &kiln_ir::Graph, id: NodeId, name: &'static str) -> Result<Strided, Unsupported> {
+fn operand_of(
+    body: &kiln_ir::Graph,
+    id: NodeId,
+    name: &'static str,
+) -> Result<Strided, Unsupported> {
     match layout_over_base(body, id) {
         Some((base, layout)) => match body.node(base).attrs {
             Attrs::Input { index } => Ok(Strided { input: index as usize, layout }),

@@ -66,7 +66,8 @@ pub fn try_solve(a: &Array, b: &Array) -> Result<Array> {
     let dtype = linalg_dtype(result_type(a.dtype(), b.dtype()));
     let (a, b) = (a.cast_to(dtype), b.cast_to(dtype));
     let (sa, sb) = (a.shape(), b.shape());
-    let mismatch = || IrError::ShapeMismatch { op: "solve".into(), shapes: vec![sa.into(), sb.into()] };
+    let mismatch =
+        || IrError::ShapeMismatch { op: "solve".into(), shapes: vec![sa.into(), sb.into()] };
     if sa.len() < 2 {
         // The op's own check names the rank.
         return Array::apply(OpKind::Solve, Attrs::None, &[&a, &a]);
@@ -80,8 +81,10 @@ pub fn try_solve(a: &Array, b: &Array) -> Result<Array> {
     }
     let batch_a: Shape = sa[..sa.len() - 2].into();
     let batch_b: Shape = sb2[..sb2.len() - 2].into();
-    let batch = broadcast_shapes("solve", &batch_a, &batch_b)
-        .map_err(|_| IrError::Broadcast { op: "solve".into(), shapes: vec![sa.into(), sb.into()] })?;
+    let batch = broadcast_shapes("solve", &batch_a, &batch_b).map_err(|_| IrError::Broadcast {
+        op: "solve".into(),
+        shapes: vec![sa.into(), sb.into()],
+    })?;
     let full = |tail: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(tail).collect() };
     let a2 = a.try_broadcast_to(&full([n, sa[sa.len() - 1]]))?;
     let b2 = b.try_broadcast_to(&full([n, sb2[sb2.len() - 1]]))?;

@@ -57,7 +57,8 @@ fn inverse_above(s: &Array, cutoff: &Array) -> Result<Array> {
 pub fn try_pinv(a: &Array, rcond: Option<f64>) -> Result<Array> {
     need_matrix("pinv", a)?;
     let (u, s, vh) = try_svd(a, false)?;
-    let cutoff = s.try_max(AxisArg::from(-1i64).keepdims())?.try_multiply(rcond.unwrap_or(1e-15))?;
+    let cutoff =
+        s.try_max(AxisArg::from(-1i64).keepdims())?.try_multiply(rcond.unwrap_or(1e-15))?;
     let sinv = inverse_above(&s, &cutoff)?.try_expand_dims(&[-1])?;
     // V · diag(1/s) · Uᴴ
     try_matmul(&adjoint(&vh)?, &sinv.try_multiply(&adjoint(&u)?)?)
@@ -171,8 +172,12 @@ pub fn try_norm(
     };
     for &ax in &axes {
         if ax < -nd || ax >= nd {
-            return Err(IrError::AxisOutOfBounds { op: "norm".into(), axis: ax, rank: nd as usize }
-                .into());
+            return Err(IrError::AxisOutOfBounds {
+                op: "norm".into(),
+                axis: ax,
+                rank: nd as usize,
+            }
+            .into());
         }
     }
     let absx = x.try_abs()?;
@@ -194,9 +199,7 @@ pub fn try_norm(
             }
             Some(NormOrd::P(p)) if p == 1.0 => absx.try_sum(arg(&axes)),
             Some(NormOrd::P(p)) if p == 2.0 => sum_sq_sqrt(&x, &axes, keepdims),
-            Some(NormOrd::P(p)) => {
-                absx.try_power(p)?.try_sum(arg(&axes))?.try_power(1.0 / p)
-            }
+            Some(NormOrd::P(p)) => absx.try_power(p)?.try_sum(arg(&axes))?.try_power(1.0 / p),
             Some(NormOrd::Fro | NormOrd::Nuc) => Err(norm_err("Invalid norm order for vectors.")),
         },
         2 => {
@@ -227,8 +230,13 @@ pub fn try_norm(
                 Some(NormOrd::P(p)) if p == 1.0 || p == -1.0 => {
                     // Column sums (over the row axis), then the max/min over columns.
                     let sums = absx.try_sum(AxisArg::from(r).keepdims())?;
-                    let m = if p > 0.0 { sums.try_max(arg(&[c]))? } else { sums.try_min(arg(&[c]))? };
-                    if keepdims { Ok(m) } else { m.try_squeeze(Some(&[r]))? .pipe_ok() }
+                    let m =
+                        if p > 0.0 { sums.try_max(arg(&[c]))? } else { sums.try_min(arg(&[c]))? };
+                    if keepdims {
+                        Ok(m)
+                    } else {
+                        m.try_squeeze(Some(&[r]))
+                    }
                 }
                 Some(NormOrd::Inf | NormOrd::NegInf) => {
                     let sums = absx.try_sum(AxisArg::from(c).keepdims())?;
@@ -237,7 +245,11 @@ pub fn try_norm(
                     } else {
                         sums.try_min(arg(&[r]))?
                     };
-                    if keepdims { Ok(m) } else { m.try_squeeze(Some(&[c]))?.pipe_ok() }
+                    if keepdims {
+                        Ok(m)
+                    } else {
+                        m.try_squeeze(Some(&[c]))
+                    }
                 }
                 Some(NormOrd::P(_)) => Err(norm_err("Invalid norm order for matrices.")),
             }
@@ -245,13 +257,6 @@ pub fn try_norm(
         _ => Err(norm_err("Improper number of dimensions to norm.")),
     }
 }
-
-trait PipeOk: Sized {
-    fn pipe_ok(self) -> Result<Self> {
-        Ok(self)
-    }
-}
-impl PipeOk for Array {}
 
 /// `sqrt(sum(|x|²))` over `axes`.
 fn sum_sq_sqrt(x: &Array, axes: &[i64], keepdims: bool) -> Result<Array> {
@@ -281,8 +286,12 @@ pub fn try_cond(a: &Array, p: Option<NormOrd>) -> Result<Array> {
         }
         Some(ord) => {
             let axes = [-2i64, -1];
-            try_norm(a, Some(ord), Some(&axes), false)?
-                .try_multiply(&try_norm(&try_inv(a)?, Some(ord), Some(&axes), false)?)
+            try_norm(a, Some(ord), Some(&axes), false)?.try_multiply(&try_norm(
+                &try_inv(a)?,
+                Some(ord),
+                Some(&axes),
+                false,
+            )?)
         }
     }
 }
@@ -343,12 +352,11 @@ pub fn try_lstsq(a: &Array, b: &Array, rcond: Option<f64>) -> Result<(Array, Arr
         let r = keep.try_sum(AxisArg::default())?.try_item::<i64>()? as usize;
         (s.clone(), r)
     };
-    let sinv = if m.min(n) == 0 {
-        s.clone()
-    } else {
-        inverse_above(&s, &cutoff)?
-    };
-    let x = try_matmul(&adjoint(&vh)?, &sinv.try_expand_dims(&[-1])?.try_multiply(&try_matmul(&adjoint(&u)?, &b2)?)?)?;
+    let sinv = if m.min(n) == 0 { s.clone() } else { inverse_above(&s, &cutoff)? };
+    let x = try_matmul(
+        &adjoint(&vh)?,
+        &sinv.try_expand_dims(&[-1])?.try_multiply(&try_matmul(&adjoint(&u)?, &b2)?)?,
+    )?;
     let residuals = if rank == n && m > n {
         let r = b2.try_subtract(&try_matmul(&a, &x)?)?.try_abs()?;
         r.try_multiply(&r)?.try_sum(0i64)?

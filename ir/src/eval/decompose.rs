@@ -79,7 +79,8 @@ fn run<T: Elem>(node: &Node, args: &[&Tensor]) -> Result<Vec<Value>, IrError> {
     let fail = |f: Failure| failure_error(node.op, &a.shape, f);
     let mut out: Vec<Value> = Vec::with_capacity(numel(&node.shape));
     let put = |out: &mut Vec<Value>, xs: Vec<T>| out.extend(xs.into_iter().map(T::put));
-    let put_real = |out: &mut Vec<Value>, xs: Vec<f64>| out.extend(xs.into_iter().map(Value::Float));
+    let put_real =
+        |out: &mut Vec<Value>, xs: Vec<f64>| out.extend(xs.into_iter().map(Value::Float));
     for i in 0..batch {
         let x = matrix(a, i, m * n);
         match node.op {

@@ -348,7 +348,10 @@ fn matrix<T: Field>(
                     x.singular_values().map_err(|_| linalg_error(call, "SVD did not converge"))?
                 };
                 let eye = |r: usize, c: usize| {
-                    rows(Mat::<T>::from_fn(r, c, |i, j| if i == j { T::one_() } else { T::zero_() }).as_ref())
+                    rows(
+                        Mat::<T>::from_fn(r, c, |i, j| if i == j { T::one_() } else { T::zero_() })
+                            .as_ref(),
+                    )
                 };
                 let (ur, vr) = if full { (m, n) } else { (k, k) };
                 vec![
