@@ -80,6 +80,8 @@ mod properties;
 
 #[path = "suite/dispatch.rs"]
 mod dispatch;
+#[path = "suite/einsum.rs"]
+mod einsum;
 #[path = "suite/fusion.rs"]
 mod fusion;
 #[path = "suite/indexing.rs"]

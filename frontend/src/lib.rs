@@ -51,6 +51,10 @@ pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReaso
 /// The CUDA executor (crate `kiln-exec`): device arrays, the device, the streams regions ran on.
 pub use kiln_exec::cuda as gpu;
 pub use linalg::{dot, matmul, try_dot, try_matmul};
+pub use linalg::{
+    einsum, inner, kron, outer, tensordot, try_einsum, try_inner, try_kron, try_outer,
+    try_tensordot, try_vdot, try_vecdot, vdot, vecdot, TensordotAxes,
+};
 pub use materialize::{
     backend, eval_all, explain, host_phase_times, kernel_code, lower, try_eval_all, try_explain,
     Explain, Lowered,
