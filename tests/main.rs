@@ -43,6 +43,8 @@
 //! - `big_arrays`: `gpu_*` tests of arrays of more than 2^31 elements (64-bit index math).
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
+//! - `linalg`: `kiln::linalg`'s decompositions, solvers, lstsq, pinv, norm... against NumPy's
+//!   fixtures (`tests/fixtures/linalg/`), factors by reconstruction, typed errors, one call each.
 //! - `row_kernels`: GPU row reductions with several reductions per row (softmax, layer norm),
 //!   and whole-array sums split across blocks (vector loads in flight): their PTX (shuffles,
 //!   the row read once when cached, no spills), and their results through
@@ -158,6 +160,8 @@ mod complex;
 mod host_cache;
 #[path = "suite/invariants.rs"]
 mod invariants;
+#[path = "suite/linalg.rs"]
+mod linalg;
 #[path = "suite/row_kernels.rs"]
 mod row_kernels;
 #[path = "suite/streams.rs"]
