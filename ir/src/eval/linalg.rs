@@ -22,7 +22,6 @@
 //! NaN inputs never panic nor loop forever (the Jacobi sweeps are capped); results may be NaN.
 
 // Until the evaluator calls these.
-#![allow(dead_code)]
 
 use std::fmt::Debug;
 use std::ops::{Add, Div, Mul, Neg, Sub};
