@@ -597,6 +597,7 @@ fn attrs_for(b: &mut Bytes, kind: AttrKind, shape: &[usize], op: OpKind) -> Attr
                 .collect(),
         },
         AttrKind::Custom => Attrs::Custom { name: "fuzz".into() },
+        AttrKind::Linalg => Attrs::Linalg { output: b.below(3) as u8, full_matrices: bit(mask, 0) },
         AttrKind::Input | AttrKind::Const | AttrKind::Iota | AttrKind::Fft | AttrKind::RealFft => {
             Attrs::None
         }

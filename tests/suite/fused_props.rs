@@ -1095,6 +1095,8 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr
             | BitwiseXor | LeftShift | RightShift | Prod | Max | Min | ArgMax | ArgMin | All
             | Any | MatMul | Fft | Rfft | Irfft | CustomKernel => exact,
+            // faer's factorisations are not the reference's textbook algorithms, bit for bit.
+            Cholesky | Solve | Inv | Det | Slogdet | Qr | Svd | Eigh => Bound::Unbounded,
             FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex => exact,
             // On the GPU, float sums and products along the last axis by tiles: associated
             // otherwise than the evaluator's running value (`codegen/lower/scan.rs`).

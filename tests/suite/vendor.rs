@@ -382,6 +382,7 @@ fn gemm_epilogue(plan: &Compiled) -> Option<GemmEpilogue> {
     match kiln_compiler::vendor::plan(&plan.partition.regions[0]).unwrap() {
         VendorCall::MatMul(mm) => mm.epilogue,
         VendorCall::Fft(f) => panic!("an FFT: {f:?}"),
+        VendorCall::Linalg(l) => panic!("a decomposition: {l:?}"),
     }
 }
 

@@ -73,6 +73,14 @@ pub fn try_solve(a: &Array, b: &Array) -> Result<Array> {
         return Array::apply(OpKind::Solve, Attrs::None, &[&a, &a]);
     }
     let n = sa[sa.len() - 1];
+    if sa[sa.len() - 2] != n {
+        return Err(IrError::InvalidShape {
+            op: "solve".into(),
+            shape: sa.into(),
+            message: "Last 2 dimensions of the array must be square".into(),
+        }
+        .into());
+    }
     let vector = sb.len() == 1;
     let b = if vector { b.try_expand_dims(&[1])? } else { b.clone() };
     let sb2 = b.shape().to_vec();

@@ -56,6 +56,12 @@ fn inverse_above(s: &Array, cutoff: &Array) -> Result<Array> {
 /// Errors: rank below 2 ([`IrError::InvalidShape`]).
 pub fn try_pinv(a: &Array, rcond: Option<f64>) -> Result<Array> {
     need_matrix("pinv", a)?;
+    let r = a.ndim();
+    let (m, n) = (a.shape()[r - 2], a.shape()[r - 1]);
+    if m == 0 || n == 0 {
+        let shape: Vec<usize> = a.shape()[..r - 2].iter().copied().chain([n, m]).collect();
+        return Ok(crate::zeros(&shape, linalg_dtype(a.dtype())));
+    }
     let (u, s, vh) = try_svd(a, false)?;
     let cutoff =
         s.try_max(AxisArg::from(-1i64).keepdims())?.try_multiply(rcond.unwrap_or(1e-15))?;
@@ -73,8 +79,12 @@ pub fn try_matrix_rank(a: &Array, tol: Option<f64>) -> Result<Array> {
     if a.ndim() < 2 {
         return Ok(a.try_not_equal(0)?.try_any(AxisArg::default())?.astype(DType::Int64));
     }
+    let r = a.ndim();
+    let (m, n) = (a.shape()[r - 2], a.shape()[r - 1]);
+    if m == 0 || n == 0 {
+        return Ok(crate::zeros(&a.shape()[..r - 2], DType::Int64));
+    }
     let s = try_svdvals(a)?;
-    let (m, n) = (a.shape()[a.ndim() - 2], a.shape()[a.ndim() - 1]);
     let tol = match tol {
         Some(t) => Array::scalar(t).cast_to(s.dtype()),
         None => s
@@ -228,27 +238,21 @@ pub fn try_norm(
                 Some(NormOrd::P(p)) if p == 2.0 => svd_based(&|s| s.try_max(-1i64)),
                 Some(NormOrd::P(p)) if p == -2.0 => svd_based(&|s| s.try_min(-1i64)),
                 Some(NormOrd::P(p)) if p == 1.0 || p == -1.0 => {
-                    // Column sums (over the row axis), then the max/min over columns.
+                    // Column sums (over the row axis), then the max/min over both axes.
                     let sums = absx.try_sum(AxisArg::from(r).keepdims())?;
-                    let m =
-                        if p > 0.0 { sums.try_max(arg(&[c]))? } else { sums.try_min(arg(&[c]))? };
-                    if keepdims {
-                        Ok(m)
+                    if p > 0.0 {
+                        sums.try_max(arg(&[r, c]))
                     } else {
-                        m.try_squeeze(Some(&[r]))
+                        sums.try_min(arg(&[r, c]))
                     }
                 }
                 Some(NormOrd::Inf | NormOrd::NegInf) => {
+                    // Row sums (over the column axis), then the max/min over both axes.
                     let sums = absx.try_sum(AxisArg::from(c).keepdims())?;
-                    let m = if ord == Some(NormOrd::Inf) {
-                        sums.try_max(arg(&[r]))?
+                    if ord == Some(NormOrd::Inf) {
+                        sums.try_max(arg(&[r, c]))
                     } else {
-                        sums.try_min(arg(&[r]))?
-                    };
-                    if keepdims {
-                        Ok(m)
-                    } else {
-                        m.try_squeeze(Some(&[c]))
+                        sums.try_min(arg(&[r, c]))
                     }
                 }
                 Some(NormOrd::P(_)) => Err(norm_err("Invalid norm order for matrices.")),
