@@ -206,6 +206,7 @@ impl Gpu {
 }
 
 mod launch;
+mod linalg;
 mod prepare;
 pub mod random;
 mod streams;
@@ -320,7 +321,7 @@ impl Walker for Cuda<'_> {
         let (outs, ran) = match &code {
             Some(code) => (launch(gpu, &code.0, &code.1, &reads)?, RanCode::Gpu(code.clone())),
             None if let Some(call) = &ready.vendor => {
-                (vec![vendor::run(call, &reads)?], RanCode::Library)
+                (vendor::run(call, &reads)?, RanCode::Library)
             }
             None => {
                 let host: Vec<HostArray> =

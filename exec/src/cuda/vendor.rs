@@ -41,6 +41,10 @@
 //! `"forward"` inverse transforms have none), is one cuBLAS scale of the output
 //! (`cublas*scal`) after the transform. float16/bfloat16 inputs and operands whose halved axis
 //! is not `n/2+1` (or `n`) long run on the host.
+//!
+//! **Linear algebra** (`kiln_runtime::solver`, cuSOLVER): cholesky, solve, inv, det, slogdet,
+//! qr, svd and eigh of float32/float64/complex64/complex128 operands, see `super::linalg`;
+//! operands with no matrix or a zero dimension run on the host.
 
 use std::sync::Arc;
 
@@ -71,14 +75,15 @@ pub(super) fn plan(region: &Region) -> Option<VendorCall> {
             gemm_type(mm.dtype).is_some() && !(mm.epilogue.is_some() && mm.k == 0)
         }
         VendorCall::Fft(f) => fft_supported(f),
-        // Decompositions run on the host between copies (cuSOLVER: not yet).
-        VendorCall::Linalg(_) => false,
+        // Decompositions through cuSOLVER (`super::linalg`); empty operands on the host.
+        VendorCall::Linalg(l) => super::linalg::supported(l),
     };
     ok.then_some(call)
 }
 
-/// Runs `call` on region inputs `inputs`.
-pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<DeviceArray> {
+/// Runs `call` on region inputs `inputs`: one array per region output (a decomposition's
+/// several outputs are one call).
+pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
     let input = |k: usize| {
         inputs
             .get(k)
@@ -87,7 +92,7 @@ pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Devi
     match call {
         VendorCall::MatMul(mm) => {
             let Some(e) = &mm.epilogue else {
-                return matmul(mm, input(mm.a.input)?, input(mm.b.input)?, None);
+                return Ok(vec![matmul(mm, input(mm.a.input)?, input(mm.b.input)?, None)?]);
             };
             let bias = e.bias.map(input).transpose()?;
             match matmul(
@@ -104,11 +109,11 @@ pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Devi
                     tracing::warn!(call = %l, "no cuBLASLt algorithm for the epilogue; the host runs the product");
                     on_host(call, inputs)
                 }
-                r => r,
+                r => Ok(vec![r?]),
             }
         }
-        VendorCall::Fft(f) => fft(f, input(f.input.input)?),
-        VendorCall::Linalg(_) => on_host(call, inputs),
+        VendorCall::Fft(f) => Ok(vec![fft(f, input(f.input.input)?)?]),
+        VendorCall::Linalg(l) => super::linalg::run(l, inputs),
     }
 }
 
@@ -123,12 +128,12 @@ fn lt_epilogue(form: LtEpilogue) -> Epilogue {
     }
 }
 
-/// `call` run by the host executor on copies of `inputs`.
-fn on_host(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<DeviceArray> {
+/// `call` run by the host executor on copies of `inputs`, its outputs uploaded.
+fn on_host(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
     let host: Vec<kiln_ir::HostArray> =
         inputs.iter().map(|a| a.download()).collect::<Result<_>>()?;
     let refs: Vec<&kiln_ir::HostArray> = host.iter().collect();
-    DeviceArray::upload(&crate::cpu::vendor::host::run(call, &refs)?)
+    crate::cpu::vendor::host::run_all(call, &refs)?.iter().map(DeviceArray::upload).collect()
 }
 
 fn invalid(message: String) -> Error {
