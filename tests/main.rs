@@ -14,6 +14,7 @@
 //!   options.
 //! - `nan_functions`: nansum, nanmean, nanvar, nanmax..., ptp, nan_to_num, isclose against
 //!   NumPy's fixtures; allclose, array_equal.
+//! - `reduce_dtype`: `dtype=` of sum, mean, var, cumsum... (`sum_dtype`) against NumPy 2.4.
 //! - `ufuncs23`: deg2rad, round, fix, logaddexp2, ldexp, signbit, frexp, nextafter, modf,
 //!   angle, fmod, i0, sinc, divmod, power with a scalar base and the in-place operators against
 //!   NumPy's fixtures; NumPy's can_cast table; the in-place casting errors; the new ops' host
@@ -92,6 +93,8 @@ mod indexing;
 mod nan_functions;
 #[path = "suite/printing.rs"]
 mod printing;
+#[path = "suite/reduce_dtype.rs"]
+mod reduce_dtype;
 #[path = "suite/scans.rs"]
 mod scans;
 #[path = "suite/shaping.rs"]

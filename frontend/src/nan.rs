@@ -2,12 +2,14 @@
 //! `nanmin`), `ptp`, `nan_to_num`, and the closeness tests (`isclose`, `allclose`,
 //! `array_equal`). All are compositions of kiln's ops (a NaN replaced by `where`, a count of the
 //! valid elements summed beside): they fuse like any expression, the replacement inside the
-//! reduction's kernel.
+//! reduction's kernel. `nansum`, `nanprod`, `nanmean`, `nanvar` and `nanstd` take NumPy's
+//! `dtype=` as `_dtype` forms (`x.nanmean_dtype(axis, DType::Float64)`; see
+//! [`Array::try_sum_dtype`]).
 
-use kiln_ir::DType;
+use kiln_ir::{DType, IrError, OpKind};
 
 use crate::error::Result;
-use crate::reduce::AxisArg;
+use crate::reduce::{divide_by_count, squared_deviation, std_from_var, AxisArg};
 use crate::Array;
 
 impl Array {
@@ -107,6 +109,195 @@ impl Array {
     #[track_caller]
     pub fn nanstd(&self, arg: impl Into<AxisArg>, ddof: usize) -> Array {
         crate::unwrap(self.try_nanstd(arg, ddof))
+    }
+
+    /// `np.nanmean(self, axis, dtype=dtype)` as NumPy computes it: integers and bools (no NaN)
+    /// are `mean(dtype=dtype)`; otherwise `dtype` must be inexact, and the sum of the non-NaN
+    /// elements in `dtype` is divided by their int64 count.
+    fn nanmean_as(&self, name: &str, arg: AxisArg, dtype: DType) -> Result<Array> {
+        self.resolve_axes(name, &arg)?;
+        if !self.dtype().is_inexact() {
+            return self.mean_as(name, arg, dtype);
+        }
+        self.check_inexact_dtype(name, dtype)?;
+        let count = self.try_isnan()?.try_logical_not()?.try_sum(arg.clone())?;
+        let total = self.nan_filled(0.0)?.reduce_as(name, OpKind::Sum, arg, dtype)?;
+        divide_by_count(&total, &count, dtype)
+    }
+
+    /// NumPy's `TypeError` for a float or complex array with an integer or bool `dtype=` in
+    /// `nanmean`, `nanvar` and `nanstd`.
+    fn check_inexact_dtype(&self, name: &str, dtype: DType) -> Result<()> {
+        if dtype.is_inexact() {
+            return Ok(());
+        }
+        Err(IrError::UnsupportedDType {
+            op: name.into(),
+            dtypes: vec![self.dtype(), dtype],
+            accepted: "a float or complex dtype= for a float or complex array (NumPy: \"If a is \
+                       inexact, then dtype must be inexact\")"
+                .into(),
+        }
+        .into())
+    }
+
+    /// `np.nanvar(self, axis, dtype=dtype, ddof=ddof)` as NumPy's `nanvar` computes it:
+    /// integers and bools are `var(dtype=dtype)`; otherwise the mean of the non-NaN elements in
+    /// `dtype` (keepdims), the deviations stored back in `self`'s dtype (NumPy subtracts into
+    /// its NaN-filled copy) and zero where NaN, squared there (`|d|²` for complex), summed in
+    /// `dtype`, divided by `count - ddof`; NaN where `count - ddof <= 0`.
+    fn nanvar_as(&self, name: &str, arg: AxisArg, ddof: usize, dtype: DType) -> Result<Array> {
+        self.resolve_axes(name, &arg)?;
+        if !self.dtype().is_inexact() {
+            return self.var_as(name, arg, ddof, dtype);
+        }
+        self.check_inexact_dtype(name, dtype)?;
+        let keep = AxisArg { axes: arg.axes.clone(), keepdims: true };
+        let nan = self.try_isnan()?;
+        let valid = nan.try_logical_not()?;
+        let filled = self.nan_filled(0.0)?;
+        let total = filled.reduce_as(name, OpKind::Sum, keep.clone(), dtype)?;
+        let mean = divide_by_count(&total, &valid.try_sum(keep)?, dtype)?;
+        let d = filled.try_subtract(&mean)?.cast_to(self.dtype());
+        let d = crate::try_where_(&nan, crate::full(&[], 0.0, self.dtype()), &d)?;
+        let sq = squared_deviation(self.dtype(), &d)?;
+        let s = sq.reduce_as(name, OpKind::Sum, arg.clone(), dtype)?;
+        let dof = valid.try_sum(arg)?.try_subtract(ddof as i64)?;
+        let v = divide_by_count(&s, &dof, dtype)?;
+        crate::try_where_(dof.try_less_equal(0i64)?, crate::full(&[], f64::NAN, dtype), &v)
+    }
+
+    /// `np.nansum(x, axis, keepdims, dtype=dtype)`: NaNs replaced by zero (in `x`'s dtype,
+    /// before the cast), then [`Array::try_sum_dtype`]: summed in `dtype`, a result of `dtype`
+    /// (`float64` with `dtype=int64` truncates each non-NaN element). `None`:
+    /// [`Array::try_nansum`]. One kernel.
+    ///
+    /// Errors: an axis out of range or repeated (named `nansum`).
+    pub fn try_nansum_dtype(
+        &self,
+        arg: impl Into<AxisArg>,
+        dtype: impl Into<Option<DType>>,
+    ) -> Result<Array> {
+        match dtype.into() {
+            None => self.try_nansum(arg),
+            Some(dt) => self.nan_filled(0.0)?.reduce_as("nansum", OpKind::Sum, arg.into(), dt),
+        }
+    }
+
+    /// `np.nansum(x, axis, dtype=dtype)`. Panics where [`Array::try_nansum_dtype`] errs.
+    #[track_caller]
+    pub fn nansum_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
+        crate::unwrap(self.try_nansum_dtype(arg, dtype))
+    }
+
+    /// `np.nanprod(x, axis, keepdims, dtype=dtype)`: NaNs replaced by one, then
+    /// [`Array::try_prod_dtype`]. `None`: [`Array::try_nanprod`].
+    ///
+    /// Errors: an axis out of range or repeated (named `nanprod`).
+    pub fn try_nanprod_dtype(
+        &self,
+        arg: impl Into<AxisArg>,
+        dtype: impl Into<Option<DType>>,
+    ) -> Result<Array> {
+        match dtype.into() {
+            None => self.try_nanprod(arg),
+            Some(dt) => self.nan_filled(1.0)?.reduce_as("nanprod", OpKind::Prod, arg.into(), dt),
+        }
+    }
+
+    /// `np.nanprod(x, axis, dtype=dtype)`. Panics where [`Array::try_nanprod_dtype`] errs.
+    #[track_caller]
+    pub fn nanprod_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
+        crate::unwrap(self.try_nanprod_dtype(arg, dtype))
+    }
+
+    /// `np.nanmean(x, axis, keepdims, dtype=dtype)`: the sum of the non-NaN elements in `dtype`
+    /// divided by their count (in float64, complex128 for complex64, as NumPy divides by an
+    /// `intp` count), a result of `dtype`; an all-NaN slice gives NaN. An integer or bool `x`
+    /// has no NaN: [`Array::try_mean_dtype`] (any `dtype`). `None`: [`Array::try_nanmean`].
+    ///
+    /// Errors: an axis out of range or repeated; a float or complex `x` with an integer or bool
+    /// `dtype` (NumPy's `TypeError` "If a is inexact, then dtype must be inexact"),
+    /// `IrError::UnsupportedDType` naming `nanmean` and both dtypes.
+    pub fn try_nanmean_dtype(
+        &self,
+        arg: impl Into<AxisArg>,
+        dtype: impl Into<Option<DType>>,
+    ) -> Result<Array> {
+        match dtype.into() {
+            None => self.try_nanmean(arg),
+            Some(dt) => self.nanmean_as("nanmean", arg.into(), dt),
+        }
+    }
+
+    /// `np.nanmean(x, axis, dtype=dtype)`. Panics where [`Array::try_nanmean_dtype`] errs.
+    #[track_caller]
+    pub fn nanmean_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
+        crate::unwrap(self.try_nanmean_dtype(arg, dtype))
+    }
+
+    /// `np.nanvar(x, axis, dtype=dtype, ddof=ddof, keepdims)`, as NumPy's `nanvar`: the mean
+    /// of the non-NaN elements in `dtype`; the deviations rounded to `x`'s dtype (NumPy
+    /// subtracts in place into its copy of `x`) and squared there (`|d|²` for complex `x`);
+    /// their sum in `dtype` divided by `count - ddof`, NaN where that is `<= 0`. Result dtype
+    /// `dtype`. An integer or bool `x`: [`Array::try_var_dtype`]. `None`:
+    /// [`Array::try_nanvar`].
+    ///
+    /// Errors: as [`Array::try_nanmean_dtype`], named `nanvar`; a bool `x` with `dtype=bool`
+    /// as [`Array::try_var_dtype`].
+    pub fn try_nanvar_dtype(
+        &self,
+        arg: impl Into<AxisArg>,
+        ddof: usize,
+        dtype: impl Into<Option<DType>>,
+    ) -> Result<Array> {
+        match dtype.into() {
+            None => self.try_nanvar(arg, ddof),
+            Some(dt) => self.nanvar_as("nanvar", arg.into(), ddof, dt),
+        }
+    }
+
+    /// `np.nanvar(x, axis, dtype=dtype, ddof=ddof)`. Panics where [`Array::try_nanvar_dtype`]
+    /// errs.
+    #[track_caller]
+    pub fn nanvar_dtype(
+        &self,
+        arg: impl Into<AxisArg>,
+        ddof: usize,
+        dtype: impl Into<Option<DType>>,
+    ) -> Array {
+        crate::unwrap(self.try_nanvar_dtype(arg, ddof, dtype))
+    }
+
+    /// `np.nanstd(x, axis, dtype=dtype, ddof=ddof, keepdims)`: the square root of
+    /// [`Array::try_nanvar_dtype`], of dtype `dtype` (an integer `dtype` only for an integer or
+    /// bool `x`, as [`Array::try_std_dtype`]). `None`: [`Array::try_nanstd`].
+    ///
+    /// Errors: as [`Array::try_nanvar_dtype`] and [`Array::try_std_dtype`], named `nanstd`.
+    pub fn try_nanstd_dtype(
+        &self,
+        arg: impl Into<AxisArg>,
+        ddof: usize,
+        dtype: impl Into<Option<DType>>,
+    ) -> Result<Array> {
+        match dtype.into() {
+            None => self.try_nanstd(arg, ddof),
+            Some(dt) => {
+                std_from_var("nanstd", &self.nanvar_as("nanstd", arg.into(), ddof, dt)?, dt)
+            }
+        }
+    }
+
+    /// `np.nanstd(x, axis, dtype=dtype, ddof=ddof)`. Panics where [`Array::try_nanstd_dtype`]
+    /// errs.
+    #[track_caller]
+    pub fn nanstd_dtype(
+        &self,
+        arg: impl Into<AxisArg>,
+        ddof: usize,
+        dtype: impl Into<Option<DType>>,
+    ) -> Array {
+        crate::unwrap(self.try_nanstd_dtype(arg, ddof, dtype))
     }
 
     /// `nanmax` or `nanmin`: NaNs replaced by the identity, an all-NaN slice NaN again.
