@@ -91,7 +91,9 @@ impl Array {
         let s = sq.try_sum(arg.clone())?;
         let n = x.try_isnan()?.try_logical_not()?.try_sum(arg)?.cast_to(work.real_dtype());
         let denom = n.try_subtract(ddof as f64)?.try_maximum(0.0)?;
-        Ok(s.try_divide(&denom)?.cast_to(out.real_dtype()))
+        // NumPy: NaN (not inf) where `count - ddof <= 0`.
+        let var = crate::try_where_(&denom.try_greater(0.0)?, &s.try_divide(&denom)?, f64::NAN)?;
+        Ok(var.cast_to(out.real_dtype()))
     }
 
     /// `np.nanvar`. Panics where [`Array::try_nanvar`] errs.

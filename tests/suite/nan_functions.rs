@@ -89,3 +89,14 @@ fn nansum_is_one_kernel() {
         .collect();
     assert_eq!(s.to_vec::<f32>(), want);
 }
+
+/// `nanvar` where `count - ddof <= 0` is NaN, as NumPy's (not `s / 0 = inf`).
+#[test]
+fn nanvar_without_enough_values_is_nan() {
+    let x = Array::from_vec(vec![1.0f64, f64::NAN, 1.0, 3.0, f64::NAN, f64::NAN], &[3, 2]);
+    // Row 0: one value, ddof 1 -> NaN; row 1: two values, var 2; row 2: none -> NaN.
+    let v: Vec<f64> = x.nanvar(1, 1).to_vec();
+    assert!(v[0].is_nan() && v[2].is_nan(), "{v:?}");
+    assert_eq!(v[1], 2.0);
+    assert!(x.nanstd(1, 1).to_vec::<f64>()[0].is_nan());
+}
