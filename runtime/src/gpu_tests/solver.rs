@@ -23,6 +23,7 @@ pub(super) fn tests() -> Vec<GpuTest> {
         solver_syevj_batched,
         solver_gesvd,
         solver_gesvdj_batched,
+        solver_gesvdj,
         solver_inv_batched,
     ]
 }
@@ -778,6 +779,103 @@ fn solver_gesvdj_batched() -> TestResult {
                 tol(ty) * 10.0,
             )?;
         }
+    }
+    Ok(())
+}
+
+/// gesvdj (one matrix at a time) of batches of 2 of 3 × 2, 2 × 3 and 40 × 40 matrices, every
+/// type, full and economy factors; and a large batch of 1 × 1 matrices (more `info` entries
+/// than [`Info::FLAG_FROM`]: the flag path of [`Info::check`]).
+fn solver_gesvdj() -> TestResult {
+    let batch = 2;
+    for ty in TYPES {
+        for (m, n) in [(3, 2), (2, 3), (40, 40)] {
+            let k = m.min(n);
+            let mut mats: Vec<Vec<C>> = vec![known_svd(m, n)];
+            mats.push(random(ty, m, n, 85 + m as u64));
+            for econ in [false, true] {
+                let (uc, vc) = if econ { (k, k) } else { (m, n) };
+                let a = upload(ty, &mats)?;
+                let s = alloc(ty.real(), k * batch)?;
+                let u = alloc(ty, m * uc * batch)?;
+                let v = alloc(ty, n * vc * batch)?;
+                // SAFETY: the batch, room for its values and factors.
+                let info = call(unsafe {
+                    solver::gesvdj(
+                        ty,
+                        econ,
+                        m,
+                        n,
+                        Strided::new(a.ptr(), m * n),
+                        Strided::new(s.ptr(), k),
+                        Strided::new(u.ptr(), m * uc),
+                        Strided::new(v.ptr(), n * vc),
+                        batch,
+                        0.0,
+                        0,
+                    )
+                })?;
+                all_ok(&info, "gesvdj")?;
+                let ss = download_real(ty, &s, batch)?;
+                close_real(
+                    format!("gesvdj {ty:?} {m}x{n} known"),
+                    &ss[0],
+                    &known_values(k),
+                    tol(ty) * 10.0,
+                )?;
+                let (us, vs) = (download(ty, &u, batch)?, download(ty, &v, batch)?);
+                for i in 0..batch {
+                    let what = format!("gesvdj {ty:?} {m}x{n} econ {econ} [{i}]");
+                    let (ui, vi) = (Some((&us[i][..], uc)), Some((&vs[i][..], vc)));
+                    check_svd(&what, ty, &mats[i], m, n, &ss[i], ui, vi)?;
+                }
+            }
+        }
+    }
+    // Many 1 × 1 matrices: |x| and the flag path of `Info::check`.
+    let (ty, batch) = (SolverType::F64, Info::FLAG_FROM + 7);
+    let mats: Vec<Vec<C>> = (0..batch).map(|i| vec![c(i as f64 - 3.5, 0.0)]).collect();
+    let a = upload(ty, &mats)?;
+    let (s, u, v) = (alloc(ty, batch)?, alloc(ty, batch)?, alloc(ty, batch)?);
+    // SAFETY: `batch` 1 × 1 matrices, values and factors.
+    let info = call(unsafe {
+        solver::gesvdj(
+            ty,
+            true,
+            1,
+            1,
+            Strided::new(a.ptr(), 1),
+            Strided::new(s.ptr(), 1),
+            Strided::new(u.ptr(), 1),
+            Strided::new(v.ptr(), 1),
+            batch,
+            0.0,
+            0,
+        )
+    })?;
+    all_ok(&info, "gesvdj 1 × 1")?;
+    let want: Vec<f64> = (0..batch).map(|i| (i as f64 - 3.5).abs()).collect();
+    close_real("gesvdj 1 × 1 values", &download_real(ty, &s, 1)?[0], &want, 1e-12)?;
+    // The same through inv_batched (pointer arrays written on the device), x = i - 3: matrix 3
+    // alone is singular, found through the flag.
+    let mats: Vec<Vec<C>> = (0..batch).map(|i| vec![c(i as f64 - 3.0, 0.0)]).collect();
+    let a = upload(ty, &mats)?;
+    let inv = alloc(ty, batch)?;
+    // SAFETY: `batch` 1 × 1 matrices and room for their inverses.
+    let info = call(unsafe {
+        solver::inv_batched(ty, 1, Strided::new(a.ptr(), 1), Strided::new(inv.ptr(), 1), batch)
+    })?;
+    match info.check()? {
+        Err(f) => ensure!(
+            f.kind == FailureKind::Singular && f.index == 3 && f.failed == 1,
+            "inv_batched 1 × 1: {f:?}"
+        ),
+        Ok(()) => ensure!(false, "inv_batched 1 × 1: a singular matrix passed"),
+    }
+    let got = download(ty, &inv, 1)?.concat();
+    for (i, x) in got.iter().enumerate().filter(|&(i, _)| i != 3) {
+        let want = 1.0 / (i as f64 - 3.0);
+        ensure!((x.re - want).abs() <= 1e-12, "inv_batched 1 × 1 [{i}]: {x:?}, not {want}");
     }
     Ok(())
 }

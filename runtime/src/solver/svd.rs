@@ -129,7 +129,7 @@ unsafe fn adjoint(
 }
 
 /// `gesvdjInfo_t`, destroyed on drop.
-struct GesvdjParams(cs::gesvdjInfo_t);
+pub(super) struct GesvdjParams(pub(super) cs::gesvdjInfo_t);
 
 impl Drop for GesvdjParams {
     fn drop(&mut self) {

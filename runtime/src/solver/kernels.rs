@@ -1,0 +1,96 @@
+//! Two small device kernels for the solver calls, so that neither a batch's pointer array nor
+//! its `info` array crosses the bus: [`pointer_array`] writes the addresses of a strided batch
+//! on the device (no host array, no pageable upload), and [`any_nonzero`] folds an `info` array
+//! into one flag, so that [`super::Info::check`] reads four bytes back instead of four a matrix.
+//! One CUDA C source, compiled by NVRTC for the device on first use and cached per device.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use super::Strided;
+use crate::device::Device;
+use crate::error::Result;
+use crate::launch::{KernelArg, LaunchConfig};
+use crate::memory::DeviceBuffer;
+use crate::module::Function;
+use crate::stream::Stream;
+
+const SOURCE: &str = r#"
+#define GRID_STRIDE(i, n) \
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
+         i += (long long)gridDim.x * blockDim.x)
+
+// out[i] = base + i * step (bytes): the addresses of a strided batch.
+extern "C" __global__ void kiln_solver_pointers(unsigned long long* out, unsigned long long base,
+                                                unsigned long long step, long long n) {
+    GRID_STRIDE(i, n) { out[i] = base + (unsigned long long)i * step; }
+}
+
+// *flag = 1 when some of the n ints is not 0 (left as it was otherwise).
+extern "C" __global__ void kiln_solver_any_nonzero(const int* info, long long n,
+                                                   unsigned int* flag) {
+    GRID_STRIDE(i, n) {
+        if (info[i] != 0) *flag = 1u;
+    }
+}
+"#;
+
+/// Kernel `name` of [`SOURCE`] on `device`, compiled and loaded on first use.
+fn kernel(device: Device, name: &str) -> Result<Function> {
+    static FUNCTIONS: OnceLock<Mutex<HashMap<(usize, String), Function>>> = OnceLock::new();
+    let map = FUNCTIONS.get_or_init(Default::default);
+    let key = (device.id(), name.to_string());
+    if let Some(f) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return Ok(f.clone());
+    }
+    let (major, minor) = device.compute_capability()?;
+    let program = crate::nvrtc::Program {
+        name: "kiln_solver",
+        source: SOURCE,
+        options: &[],
+        headers: &[],
+        name_expressions: &[],
+    };
+    let compiled = crate::nvrtc::compile(&program, major * 10 + minor)?;
+    let module = device.load_module("kiln_solver", compiled.image()?)?;
+    let f = module.function(name)?;
+    map.lock().unwrap_or_else(|p| p.into_inner()).insert(key, f.clone());
+    Ok(f)
+}
+
+/// The addresses of the batch's `batch` matrices (elements of `elem` bytes), written on the
+/// device on `stream` (for the pointer-array calls); the array is freed in stream order.
+pub(super) fn pointer_array(
+    stream: &Stream,
+    s: Strided,
+    batch: usize,
+    elem: usize,
+) -> Result<DeviceBuffer> {
+    let out = DeviceBuffer::alloc_on(stream, 8 * batch)?;
+    if batch == 0 {
+        return Ok(out);
+    }
+    let f = kernel(stream.device(), "kiln_solver_pointers")?;
+    let (base, step, n) = (s.ptr, (s.stride * elem) as u64, batch as i64);
+    let args: [&dyn KernelArg; 4] = [&out, &base, &step, &n];
+    // SAFETY: kiln_solver_pointers(out, base, step, n) writes the `n` u64 of `out`.
+    unsafe { f.launch_on(stream, LaunchConfig::grid_stride(batch, 256, 4096), &args)? };
+    Ok(out)
+}
+
+/// Whether any of the first `len` `i32` of `info` (on `stream`) is not zero: one kernel and a
+/// four-byte read-back (which waits for the stream).
+pub(super) fn any_nonzero(stream: &Stream, info: &DeviceBuffer, len: usize) -> Result<bool> {
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut flag = DeviceBuffer::alloc_on(stream, 4)?;
+    flag.memset(0)?;
+    let f = kernel(stream.device(), "kiln_solver_any_nonzero")?;
+    let n = len as i64;
+    let args: [&dyn KernelArg; 3] = [info, &n, &flag];
+    // SAFETY: kiln_solver_any_nonzero(info, n, flag) reads the `n` i32 of `info` (its caller's
+    // array holds `len`) and writes the u32 of `flag`.
+    unsafe { f.launch_on(stream, LaunchConfig::grid_stride(len, 256, 1024), &args)? };
+    Ok(flag.to_vec::<u32>()?[0] != 0)
+}
