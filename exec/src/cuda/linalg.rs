@@ -18,12 +18,12 @@
 //!
 //! | kind | on the device |
 //! |---|---|
-//! | cholesky | `potrf(Upper)` on the C-order copy: it reads `Aᵀ`'s upper triangle, i.e. `A`'s lower one, and for Hermitian `A` (`Aᵀ = conj(A) = Uᴴ·U`) leaves `U = Lᵀ` column-major, which is `L` in C order; the strict upper triangle (what the input had there) is zeroed by a small kernel |
+//! | cholesky | `A` gathered column-major, `potrf(Lower)` (cuSOLVER's faster path) reads its lower triangle (the one NumPy reads) and leaves `L` column-major; one tiled kernel transposes it into C order with zeros above the diagonal |
 //! | solve | `A` and `b` gathered column-major, `getrf` + `getrs`, `x` gathered back into C order |
 //! | inv | `A` gathered column-major; `n ≤ 32` and several matrices: `inv_batched` (cuBLAS getrf/getriBatched), `inv(A)` gathered back into C order; otherwise `getrf` + `getrs` with `op = T` against an identity: `inv(Aᵀ) = inv(A)ᵀ` column-major is `inv(A)` in C order, no transpose back |
 //! | det, slogdet | `A` gathered column-major, `getrf`, then one kernel thread per matrix multiplies `U`'s diagonal and the pivots' sign (log|det| summed in double precision); a zero on the diagonal gives 0 and `(0, -inf)`. No read-back: nothing waits |
 //! | qr | `A` gathered column-major, `geqrf` + `form_q` (reduced or complete), `Q` and `R` gathered back into C order (R: the upper triangle of the first `k` or `m` rows, a kernel zeroing below the diagonal) |
-//! | svd | many small matrices (`m, n ≤ 32`): `gesvdj_batched` on `A` column-major, `U`'s first columns and `Vᴴ` (from `V`, conjugated by a kernel for complex types) gathered into C order. Otherwise `gesvd` on `Aᵀ` as it is: `Aᵀ = U'·S·V'ᴴ` gives `A = conj(V')·S·U'ᵀ`, so its `U'` column-major is `Vh` in C order and its `V'ᴴ` column-major is `U` in C order — no transposes. `s` alone: no vectors computed |
+//! | svd | many small matrices (`m, n ≤ 32`): `gesvdj_batched` on `A` column-major, `U`'s first columns and `Vᴴ` (from `V`, conjugated by a kernel for complex types) gathered into C order. Otherwise, with vectors, `gesvdj` (one-sided Jacobi, torch's default driver) on `Aᵀ` as it is: `Aᵀ = U'·S·V'ᴴ` gives `A = conj(V')·S·U'ᵀ`, so its `U'` column-major is `Vh` in C order and `U` is its `V'` gathered into C order (conjugated for complex types); a matrix it does not converge on sends the call to `gesvd` on `Aᵀ`, whose `U'` is again `Vh` and whose `V'ᴴ` column-major is `U` in C order — no transposes. `s` alone: `gesvd`, no vectors computed |
 //! | eigh | `A` gathered column-major, `syevd(Lower)` (or `syevj_batched` for many matrices of `n ≤ 32`) reads its lower triangle; `w` as it comes, the eigenvectors (columns) gathered into C order; `w` alone: no vectors |
 //!
 //! **Errors and waits.** cholesky, solve, inv, eigh and svd read cuSOLVER's `info` back
@@ -188,6 +188,42 @@ extern "C" __global__ void kiln_la_tri_zero_4(unsigned int* a, long long b, long
 extern "C" __global__ void kiln_la_tri_zero_8(unsigned long long* a, long long b, long long r, long long c, int u) { tri_zero(a, b, r, c, u); }
 extern "C" __global__ void kiln_la_tri_zero_16(v16* a, long long b, long long r, long long c, int u) { tri_zero(a, b, r, c, u); }
 
+// From `count` n x n column-major lower factors (potrf(Lower)'s; what lies above the diagonal is
+// ignored): the C-order L with zeros above the diagonal, in one pass. 32 x 32 tiles transposed
+// through shared memory by blocks of 32 x 8 threads; a tile above the diagonal is only zeroed.
+template <typename T>
+__device__ void lower_c(const T* src, T* dst, long long count, long long n) {
+    __shared__ T tile[32][33];
+    long long tiles = (n + 31) / 32;
+    long long total = count * tiles * tiles;
+    for (long long t = blockIdx.x; t < total; t += gridDim.x) {
+        long long b = t / (tiles * tiles), rem = t % (tiles * tiles);
+        long long r0 = (rem / tiles) * 32, c0 = (rem % tiles) * 32;
+        const T* s = src + b * n * n;
+        T* d = dst + b * n * n;
+        if (c0 > r0 + 31) {
+            for (int y = threadIdx.y; y < 32; y += 8) {
+                long long r = r0 + y, c = c0 + threadIdx.x;
+                if (r < n && c < n) d[r * n + c] = T{};
+            }
+            continue;
+        }
+        for (int y = threadIdx.y; y < 32; y += 8) {
+            long long c = c0 + y, r = r0 + threadIdx.x;
+            if (r < n && c < n) tile[y][threadIdx.x] = s[c * n + r];
+        }
+        __syncthreads();
+        for (int y = threadIdx.y; y < 32; y += 8) {
+            long long r = r0 + y, c = c0 + threadIdx.x;
+            if (r < n && c < n) d[r * n + c] = r >= c ? tile[threadIdx.x][y] : T{};
+        }
+        __syncthreads();
+    }
+}
+extern "C" __global__ void kiln_la_lower_c_4(const unsigned int* s, unsigned int* d, long long b, long long n) { lower_c(s, d, b, n); }
+extern "C" __global__ void kiln_la_lower_c_8(const unsigned long long* s, unsigned long long* d, long long b, long long n) { lower_c(s, d, b, n); }
+extern "C" __global__ void kiln_la_lower_c_16(const v16* s, v16* d, long long b, long long n) { lower_c(s, d, b, n); }
+
 template <typename T> struct Num;
 template <> struct Num<float> {
     typedef float R;
@@ -350,6 +386,37 @@ fn zero_triangle(
     launch(buf.device(), &format!("kiln_la_tri_zero_{}", ty.size()), total, &args)
 }
 
+/// The C-order `L` (zeros above the diagonal) of the `count` packed column-major `n × n` lower
+/// Cholesky factors in `src` (its upper triangles ignored), in a new buffer.
+fn lower_c_order(
+    src: &DeviceBuffer,
+    ty: SolverType,
+    count: usize,
+    n: usize,
+) -> Result<DeviceBuffer> {
+    let total = count * n * n;
+    if src.len() < total * ty.size() {
+        return Err(invalid(format!("lower_c_order: {} bytes for {total} elements", src.len())));
+    }
+    let dst = alloc(total * ty.size())?;
+    let tiles = count * n.div_ceil(32) * n.div_ceil(32);
+    if tiles == 0 {
+        return Ok(dst);
+    }
+    let f = kernel(src.device(), &format!("kiln_la_lower_c_{}", ty.size()))?;
+    let (c, k) = (count as i64, n as i64);
+    let args: [&dyn KernelArg; 4] = [src, &dst, &c, &k];
+    let config = LaunchConfig {
+        grid: (tiles.min(65535) as u32, 1, 1),
+        block: (32, 8, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: kiln_la_lower_c_<size>(src, dst, count, n) reads and writes the `count` n × n
+    // matrices of `src` and `dst` (both hold them, checked above), 32 × 8 threads a block.
+    unsafe { f.launch(config, &args)? };
+    Ok(dst)
+}
+
 /// `count` packed `n × n` identities.
 fn identities(ty: SolverType, count: usize, n: usize) -> Result<DeviceBuffer> {
     let buf = alloc(count * n * n * ty.size())?;
@@ -431,13 +498,14 @@ fn outputs(call: &LinalgCall, mut produced: Produced) -> Result<Vec<DeviceArray>
 
 fn cholesky(call: &LinalgCall, ty: SolverType, a: &DeviceArray, count: usize) -> Result<Produced> {
     let n = call.n;
-    let buf = packed(a, &call.a, call.dtype, false)?;
+    // A column-major (its lower triangle is the one NumPy reads): cuSOLVER's Lower path.
+    let buf = packed(a, &call.a, call.dtype, true)?;
     // SAFETY: `buf` holds `count` packed n × n matrices of `ty`, alive past the check below
     // (which waits for the stream).
-    let info = unsafe { solver::potrf(ty, Uplo::Upper, n, mats(&buf, n * n), count)? };
-    zero_triangle(&buf, ty, count, n, n, true)?;
+    let info = unsafe { solver::potrf(ty, Uplo::Lower, n, mats(&buf, n * n), count)? };
+    let out = lower_c_order(&buf, ty, count, n)?;
     checked(call, &info)?;
-    Ok(vec![Some(buf)])
+    Ok(vec![Some(out)])
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -649,6 +717,12 @@ fn svd(
         checked(call, &info)?;
         return Ok(vec![u_out, Some(s), vh_out]);
     }
+    if vectors {
+        if let Some(out) = svd_jacobi(call, ty, a, count, full, wants)? {
+            return Ok(out);
+        }
+        // Jacobi did not converge (within its default tolerance and sweeps): gesvd.
+    }
     // gesvd on Aᵀ as it lies (the C-order copy read column-major): Aᵀ = U'·S·V'ᴴ, so
     // A = conj(V')·S·U'ᵀ: U' (n × ·) column-major is Vh in C order, V'ᴴ (· × m) column-major
     // is U in C order.
@@ -687,6 +761,59 @@ fn svd(
     };
     checked(call, &info)?;
     Ok(vec![u.filter(|_| wants(0)), Some(s), vh.filter(|_| wants(2))])
+}
+
+/// The SVD with vectors by `gesvdj` (one-sided Jacobi, as torch's default CUDA driver), `None`
+/// when some matrix did not converge (the caller falls back to `gesvd`). On `Aᵀ` as it lies
+/// (the C-order copy read column-major, `n × m`): `Aᵀ = U'·S·V'ᴴ` gives `A = conj(V')·S·U'ᵀ`,
+/// so `U'` column-major (`n × n`, or `n × k`) is `Vh` in C order as it comes, and `U` is `V'`
+/// (`m × m`, or `m × k`) column-major gathered into C order and conjugated.
+fn svd_jacobi(
+    call: &LinalgCall,
+    ty: SolverType,
+    a: &DeviceArray,
+    count: usize,
+    full: bool,
+    wants: &dyn Fn(u8) -> bool,
+) -> Result<Option<Produced>> {
+    let (m, n, es) = (call.m, call.n, ty.size());
+    let k = m.min(n);
+    let s = alloc(count * k * ty.real().size())?;
+    let fac = packed(a, &call.a, call.dtype, false)?;
+    // U' (n × uc) and V' (m × vc) of Aᵀ.
+    let (uc, vc) = if full { (n, m) } else { (k, k) };
+    let up = alloc(count * n * uc * es)?;
+    let vp = alloc(count * m * vc * es)?;
+    // SAFETY: `fac` holds `count` packed column-major n × m matrices (Aᵀ), `s` k reals each,
+    // `up` and `vp` packed n × uc and m × vc factors, none overlapping, alive past the check.
+    let info = unsafe {
+        solver::gesvdj(
+            ty,
+            !full,
+            n,
+            m,
+            mats(&fac, m * n),
+            mats(&s, k),
+            mats(&up, n * uc),
+            mats(&vp, m * vc),
+            count,
+            0.0,
+            0,
+        )?
+    };
+    let u = if wants(0) {
+        // U[i][j] = conj(V'(i, j)), V' column-major m × vc.
+        let u = relayout(&vp, es, &[count, m, vc], &[(m * vc) as isize, 1, m as isize])?;
+        conjugate(&u, ty, count * m * vc)?;
+        Some(u)
+    } else {
+        None
+    };
+    match info.check()? {
+        Ok(()) => Ok(Some(vec![u, Some(s), wants(2).then_some(up)])),
+        Err(f) if f.kind == FailureKind::NotConverged => Ok(None),
+        Err(_) => checked(call, &info).map(|()| None),
+    }
 }
 
 fn eigh(
