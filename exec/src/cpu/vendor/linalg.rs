@@ -11,7 +11,7 @@
 
 use faer::linalg::solvers::{DenseSolveCore, Solve};
 use faer::traits::{ComplexField, RealField};
-use faer::{Mat, MatRef, Side};
+use faer::{Mat, MatMut, MatRef, Side};
 use kiln_compiler::vendor::{LinalgCall, LinalgKind};
 use kiln_ir::host::{Data, HostElement};
 use kiln_ir::{DType, HostArray, IrError, Layout};
@@ -194,12 +194,29 @@ fn matrix_offsets(l: &Layout) -> Vec<isize> {
     offs
 }
 
-/// Matrix `off` of the operand (rows, columns strided as `l`'s last two axes).
-fn read<T: Field>(data: &[T], l: &Layout, off: isize) -> Mat<T> {
+/// Matrix `off` of the operand (rows, columns strided as `l`'s last two axes), as a view: no
+/// copy (faer's factorisations take strided views and copy into their own storage).
+fn read<'a, T: Field>(data: &'a [T], l: &Layout, off: isize) -> MatRef<'a, T> {
     let r = l.rank();
     let (m, n) = (l.shape[r - 2], l.shape[r - 1]);
     let (sr, sc) = (l.strides[r - 2], l.strides[r - 1]);
-    Mat::from_fn(m, n, |i, j| data[(off + i as isize * sr + j as isize * sc) as usize])
+    if m == 0 || n == 0 {
+        return MatRef::from_row_major_slice(&data[..0], m, n);
+    }
+    // Every element the view addresses is in `data`: the caller checked the whole layout
+    // (`in_bounds`), which covers each matrix's offset plus its row and column reach.
+    let reach = |len: usize, s: isize| (len as isize - 1) * s;
+    let (lo, hi) = [reach(m, sr), reach(n, sc)].iter().fold((off, off), |(lo, hi), &x| {
+        if x < 0 {
+            (lo + x, hi)
+        } else {
+            (lo, hi + x)
+        }
+    });
+    assert!(lo >= 0 && (hi as usize) < data.len(), "a strided matrix inside its buffer");
+    // SAFETY: `off` and every `off + i·sr + j·sc` (i < m, j < n) lie in `data` (asserted just
+    // above), which outlives the view ('a); the view only reads.
+    unsafe { MatRef::from_raw_parts(data.as_ptr().offset(off), m, n, sr, sc) }
 }
 
 /// One routine's outputs for one matrix, each in C order.
@@ -208,12 +225,12 @@ enum Part<T: Field> {
     Real(Vec<T::R>),
 }
 
+/// The elements of `x` in C order (a blocked transposing copy where `x` is column-major).
 fn rows<T: Field>(x: MatRef<'_, T>) -> Vec<T> {
-    let mut v = Vec::with_capacity(x.nrows() * x.ncols());
-    for i in 0..x.nrows() {
-        for j in 0..x.ncols() {
-            v.push(x[(i, j)]);
-        }
+    let (m, n) = (x.nrows(), x.ncols());
+    let mut v = vec![T::zero_(); m * n];
+    if m * n > 0 {
+        MatMut::from_row_major_slice_mut(&mut v, m, n).copy_from(x);
     }
     v
 }
@@ -243,23 +260,42 @@ fn typed<T: Field>(
     } else {
         (0..count).map(one).collect::<Result<_, _>>()?
     };
-    // Gather each output's pieces in batch order.
+    // Each output's pieces in batch order (one matrix's are moved, not copied).
+    let mut columns: Vec<Vec<Part<T>>> =
+        (0..call.outputs.len()).map(|_| Vec::with_capacity(count)).collect();
+    for p in parts {
+        for (j, part) in p.into_iter().enumerate() {
+            columns[j].push(part);
+        }
+    }
     let mut outs = Vec::with_capacity(call.outputs.len());
-    for (j, (dtype, shape)) in call.out_types.iter().enumerate() {
-        let mut full: Vec<T> = Vec::new();
-        let mut real: Vec<T::R> = Vec::new();
-        let mut is_real = false;
-        for p in &parts {
-            match &p[j] {
-                Part::Full(v) => full.extend_from_slice(v),
-                Part::Real(v) => {
-                    is_real = true;
-                    real.extend_from_slice(v)
+    for ((dtype, shape), pieces) in call.out_types.iter().zip(columns) {
+        let data = if count == 0 {
+            Data::zeros(*dtype, 0)
+        } else {
+            let mut full: Vec<T> = Vec::new();
+            let mut real: Vec<T::R> = Vec::new();
+            let mut is_real = false;
+            for piece in pieces {
+                match piece {
+                    Part::Full(v) if full.is_empty() => full = v,
+                    Part::Full(v) => full.extend_from_slice(&v),
+                    Part::Real(v) => {
+                        is_real = true;
+                        if real.is_empty() {
+                            real = v
+                        } else {
+                            real.extend_from_slice(&v)
+                        }
+                    }
                 }
             }
-        }
-        let data = if is_real { T::wrap_real(real) } else { T::wrap(full) };
-        let data = if count == 0 { kiln_ir::host::Data::zeros(*dtype, 0) } else { data };
+            if is_real {
+                T::wrap_real(real)
+            } else {
+                T::wrap(full)
+            }
+        };
         outs.push(HostArray::new(shape, data)?);
     }
     Ok(outs)
@@ -273,8 +309,8 @@ fn linalg_error(call: &LinalgCall, message: &str) -> IrError {
 /// The call's outputs (in `call.outputs`' order) for one matrix `x`.
 fn matrix<T: Field>(
     call: &LinalgCall,
-    x: Mat<T>,
-    rhs: Option<Mat<T>>,
+    x: MatRef<'_, T>,
+    rhs: Option<MatRef<'_, T>>,
 ) -> Result<Vec<Part<T>>, IrError> {
     let (m, n) = (call.m, call.n);
     let singular = || linalg_error(call, "Singular matrix");
@@ -307,13 +343,13 @@ fn matrix<T: Field>(
             }
         }
         LinalgKind::Det | LinalgKind::Slogdet => {
-            let (sign, logabs) = sign_logdet(x.as_ref());
+            let (sign, logabs) = sign_logdet(x);
             match call.kind {
                 LinalgKind::Det => {
                     let det = if T::real_f64(T::real_from_f64(logabs)) == f64::NEG_INFINITY {
                         T::zero_()
                     } else {
-                        x.as_ref().determinant()
+                        x.determinant()
                     };
                     vec![Some(Part::Full(vec![det]))]
                 }
