@@ -199,10 +199,38 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter => {
             return Err(unsupported())
         }
-        Input | Const | Iota | Take | Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any
-        | Reshape | Permute | BroadcastTo | Slice | ExpandDims | Squeeze | Flip | Concatenate
-        | Stack | Contiguous | CustomKernel | ScatterAdd
-        | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin | Sort
+        Input
+        | Const
+        | Iota
+        | Take
+        | Sum
+        | Prod
+        | Max
+        | Min
+        | ArgMax
+        | ArgMin
+        | All
+        | Any
+        | Reshape
+        | Permute
+        | BroadcastTo
+        | Slice
+        | ExpandDims
+        | Squeeze
+        | Flip
+        | Concatenate
+        | Stack
+        | Contiguous
+        | CustomKernel
+        | ScatterAdd
+        | ScatterMax
+        | ScatterMin
+        | Scatter
+        | Cumsum
+        | Cumprod
+        | Cummax
+        | Cummin
+        | Sort
         | Argsort
         | kiln_ir::ops_of!(Vendor) => {
             unreachable!("{} is not elementwise", node.op.name())

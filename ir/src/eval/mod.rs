@@ -25,8 +25,8 @@
 
 mod cmath;
 mod decompose;
-mod linalg;
 mod elementwise;
+mod linalg;
 mod reduce;
 pub mod sort;
 mod value;

@@ -280,10 +280,7 @@ fn fold_value(
         | OpKind::ExpandDims
         | OpKind::Squeeze
         | OpKind::Flip => None,
-        OpKind::Concatenate
-        | OpKind::Stack
-        | OpKind::Contiguous
-        | OpKind::CustomKernel => None,
+        OpKind::Concatenate | OpKind::Stack | OpKind::Contiguous | OpKind::CustomKernel => None,
         kiln_ir::ops_of!(Vendor) => None,
     }
 }
