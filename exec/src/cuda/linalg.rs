@@ -135,6 +135,14 @@ fn packed(x: &DeviceArray, s: &Strided, dtype: DType, transpose: bool) -> Result
     }
     let l = &s.layout;
     let r = l.rank();
+    let es = dtype.itemsize();
+    let (rows, cols) = (l.shape[r - 2], l.shape[r - 1]);
+    let count: usize = l.shape[..r - 2].iter().product();
+    let end = (l.offset.max(0) as usize + count * rows * cols) * es;
+    if transpose && l.offset >= 0 && end <= x.buf.len() && c_contiguous(&l.shape, &l.strides) {
+        let src = x.buf.ptr() + (l.offset as usize * es) as u64;
+        return transposed(x.buf.device(), src, es, count, cols, rows, false);
+    }
     let (mut shape, mut strides) = (l.shape.to_vec(), l.strides.to_vec());
     if transpose {
         shape.swap(r - 2, r - 1);
@@ -151,7 +159,30 @@ fn relayout(
     shape: &[usize],
     strides: &[isize],
 ) -> Result<DeviceBuffer> {
+    // Every matrix transposed whole (the C-order copy of packed column-major matrices): one
+    // transposing kernel.
+    if let ([count, rows, cols], [bs, 1, cs]) = (shape, strides) {
+        let (count, rows, cols) = (*count, *rows, *cols);
+        if *bs == (rows * cols) as isize
+            && *cs == rows as isize
+            && buf.len() >= count * rows * cols * es
+        {
+            return transposed(buf.device(), buf.ptr(), es, count, rows, cols, false);
+        }
+    }
     Ok(gather::gather(buf, es, 0, shape, strides)?)
+}
+
+/// Whether `strides` are the C-contiguous ones of `shape` (axes of extent 1 aside).
+fn c_contiguous(shape: &[usize], strides: &[isize]) -> bool {
+    let mut want = 1isize;
+    for (&n, &st) in shape.iter().zip(strides).rev() {
+        if n != 1 && st != want {
+            return false;
+        }
+        want *= n as isize;
+    }
+    true
 }
 
 fn alloc(bytes: usize) -> Result<DeviceBuffer> {
@@ -188,41 +219,57 @@ extern "C" __global__ void kiln_la_tri_zero_4(unsigned int* a, long long b, long
 extern "C" __global__ void kiln_la_tri_zero_8(unsigned long long* a, long long b, long long r, long long c, int u) { tri_zero(a, b, r, c, u); }
 extern "C" __global__ void kiln_la_tri_zero_16(v16* a, long long b, long long r, long long c, int u) { tri_zero(a, b, r, c, u); }
 
-// From `count` n x n column-major lower factors (potrf(Lower)'s; what lies above the diagonal is
-// ignored): the C-order L with zeros above the diagonal, in one pass. 32 x 32 tiles transposed
-// through shared memory by blocks of 32 x 8 threads; a tile above the diagonal is only zeroed.
+// Batched transposes: dst (count R x C matrices, C order) [r][c] = src (count C x R, C order)
+// [c][r]. `tiled`: 32 x 32 tiles through shared memory, blocks of 32 x 8 threads; with `lower`,
+// zeros above dst's diagonal (a tile wholly above it is only zeroed): the C-order L of
+// potrf(Lower)'s column-major factor in one pass.
 template <typename T>
-__device__ void lower_c(const T* src, T* dst, long long count, long long n) {
+__device__ void tiled(const T* src, T* dst, long long count, long long R, long long C, int lower) {
     __shared__ T tile[32][33];
-    long long tiles = (n + 31) / 32;
-    long long total = count * tiles * tiles;
+    long long tr = (R + 31) / 32, tc = (C + 31) / 32, per = tr * tc;
+    long long total = count * per;
     for (long long t = blockIdx.x; t < total; t += gridDim.x) {
-        long long b = t / (tiles * tiles), rem = t % (tiles * tiles);
-        long long r0 = (rem / tiles) * 32, c0 = (rem % tiles) * 32;
-        const T* s = src + b * n * n;
-        T* d = dst + b * n * n;
-        if (c0 > r0 + 31) {
+        long long b = t / per, rem = t % per;
+        long long r0 = (rem / tc) * 32, c0 = (rem % tc) * 32;
+        const T* s = src + b * R * C;
+        T* d = dst + b * R * C;
+        if (lower && c0 > r0 + 31) {
             for (int y = threadIdx.y; y < 32; y += 8) {
                 long long r = r0 + y, c = c0 + threadIdx.x;
-                if (r < n && c < n) d[r * n + c] = T{};
+                if (r < R && c < C) d[r * C + c] = T{};
             }
             continue;
         }
         for (int y = threadIdx.y; y < 32; y += 8) {
             long long c = c0 + y, r = r0 + threadIdx.x;
-            if (r < n && c < n) tile[y][threadIdx.x] = s[c * n + r];
+            if (r < R && c < C) tile[y][threadIdx.x] = s[c * R + r];
         }
         __syncthreads();
         for (int y = threadIdx.y; y < 32; y += 8) {
             long long r = r0 + y, c = c0 + threadIdx.x;
-            if (r < n && c < n) d[r * n + c] = r >= c ? tile[threadIdx.x][y] : T{};
+            if (r < R && c < C) d[r * C + c] = (!lower || r >= c) ? tile[threadIdx.x][y] : T{};
         }
         __syncthreads();
     }
 }
-extern "C" __global__ void kiln_la_lower_c_4(const unsigned int* s, unsigned int* d, long long b, long long n) { lower_c(s, d, b, n); }
-extern "C" __global__ void kiln_la_lower_c_8(const unsigned long long* s, unsigned long long* d, long long b, long long n) { lower_c(s, d, b, n); }
-extern "C" __global__ void kiln_la_lower_c_16(const v16* s, v16* d, long long b, long long n) { lower_c(s, d, b, n); }
+extern "C" __global__ void kiln_la_tiled_4(const unsigned int* s, unsigned int* d, long long b, long long r, long long c, int l) { tiled(s, d, b, r, c, l); }
+extern "C" __global__ void kiln_la_tiled_8(const unsigned long long* s, unsigned long long* d, long long b, long long r, long long c, int l) { tiled(s, d, b, r, c, l); }
+extern "C" __global__ void kiln_la_tiled_16(const v16* s, v16* d, long long b, long long r, long long c, int l) { tiled(s, d, b, r, c, l); }
+
+// The same for many small matrices (total < 2^31 elements): one thread an element, 32-bit
+// index arithmetic.
+template <typename T>
+__device__ void small_t(const T* src, T* dst, unsigned int total, unsigned int R, unsigned int C) {
+    unsigned int rc = R * C;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += gridDim.x * blockDim.x) {
+        unsigned int b = i / rc, rem = i - b * rc, r = rem / C, c = rem - r * C;
+        dst[i] = src[b * rc + c * R + r];
+    }
+}
+extern "C" __global__ void kiln_la_small_t_4(const unsigned int* s, unsigned int* d, unsigned int t, unsigned int r, unsigned int c) { small_t(s, d, t, r, c); }
+extern "C" __global__ void kiln_la_small_t_8(const unsigned long long* s, unsigned long long* d, unsigned int t, unsigned int r, unsigned int c) { small_t(s, d, t, r, c); }
+extern "C" __global__ void kiln_la_small_t_16(const v16* s, v16* d, unsigned int t, unsigned int r, unsigned int c) { small_t(s, d, t, r, c); }
 
 template <typename T> struct Num;
 template <> struct Num<float> {
@@ -386,33 +433,45 @@ fn zero_triangle(
     launch(buf.device(), &format!("kiln_la_tri_zero_{}", ty.size()), total, &args)
 }
 
-/// The C-order `L` (zeros above the diagonal) of the `count` packed column-major `n × n` lower
-/// Cholesky factors in `src` (its upper triangles ignored), in a new buffer.
-fn lower_c_order(
-    src: &DeviceBuffer,
-    ty: SolverType,
+/// A new buffer of `count` C-order `rows × cols` matrices, each the transpose of the packed
+/// C-order `cols × rows` matrix at `src` (a device address on `device`, `es`-byte elements):
+/// the C-order copy of column-major matrices, or the column-major copy of C-order ones. With
+/// `lower` (square matrices), zeros above the diagonal. One kernel: a thread an element for
+/// small matrices, 32 × 32 tiles through shared memory otherwise.
+fn transposed(
+    device: Device,
+    src: u64,
+    es: usize,
     count: usize,
-    n: usize,
+    rows: usize,
+    cols: usize,
+    lower: bool,
 ) -> Result<DeviceBuffer> {
-    let total = count * n * n;
-    if src.len() < total * ty.size() {
-        return Err(invalid(format!("lower_c_order: {} bytes for {total} elements", src.len())));
-    }
-    let dst = alloc(total * ty.size())?;
-    let tiles = count * n.div_ceil(32) * n.div_ceil(32);
-    if tiles == 0 {
+    let total = count * rows * cols;
+    let dst = alloc(total * es)?;
+    if total == 0 {
         return Ok(dst);
     }
-    let f = kernel(src.device(), &format!("kiln_la_lower_c_{}", ty.size()))?;
-    let (c, k) = (count as i64, n as i64);
-    let args: [&dyn KernelArg; 4] = [src, &dst, &c, &k];
+    if !lower && rows <= BATCHED_MAX && cols <= BATCHED_MAX && total < 1 << 31 {
+        let f = kernel(device, &format!("kiln_la_small_t_{es}"))?;
+        let (t, r, c) = (total as u32, rows as u32, cols as u32);
+        let args: [&dyn KernelArg; 5] = [&src, &dst, &t, &r, &c];
+        // SAFETY: kiln_la_small_t_<es>(src, dst, total, rows, cols) reads the `total` elements
+        // at `src` (the caller's) and writes those of `dst`.
+        unsafe { f.launch(LaunchConfig::grid_stride(total, 256, 65535), &args)? };
+        return Ok(dst);
+    }
+    let tiles = count * rows.div_ceil(32) * cols.div_ceil(32);
+    let f = kernel(device, &format!("kiln_la_tiled_{es}"))?;
+    let (c, r, k, l) = (count as i64, rows as i64, cols as i64, lower as i32);
+    let args: [&dyn KernelArg; 6] = [&src, &dst, &c, &r, &k, &l];
     let config = LaunchConfig {
         grid: (tiles.min(65535) as u32, 1, 1),
         block: (32, 8, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: kiln_la_lower_c_<size>(src, dst, count, n) reads and writes the `count` n × n
-    // matrices of `src` and `dst` (both hold them, checked above), 32 × 8 threads a block.
+    // SAFETY: kiln_la_tiled_<es>(src, dst, count, rows, cols, lower) reads the `total` elements
+    // at `src` (the caller's) and writes those of `dst`, 32 × 8 threads a block.
     unsafe { f.launch(config, &args)? };
     Ok(dst)
 }
@@ -503,7 +562,7 @@ fn cholesky(call: &LinalgCall, ty: SolverType, a: &DeviceArray, count: usize) ->
     // SAFETY: `buf` holds `count` packed n × n matrices of `ty`, alive past the check below
     // (which waits for the stream).
     let info = unsafe { solver::potrf(ty, Uplo::Lower, n, mats(&buf, n * n), count)? };
-    let out = lower_c_order(&buf, ty, count, n)?;
+    let out = transposed(buf.device(), buf.ptr(), ty.size(), count, n, n, true)?;
     checked(call, &info)?;
     Ok(vec![Some(out)])
 }
