@@ -26,6 +26,17 @@ extern "C" __global__ void kiln_solver_pointers(unsigned long long* out, unsigne
     GRID_STRIDE(i, n) { out[i] = base + (unsigned long long)i * step; }
 }
 
+// out[i] = base0 + i * step0, out[n + i] = base1 + i * step1: two batches' addresses at once.
+extern "C" __global__ void kiln_solver_pointers2(unsigned long long* out, unsigned long long base0,
+                                                 unsigned long long step0,
+                                                 unsigned long long base1,
+                                                 unsigned long long step1, long long n) {
+    GRID_STRIDE(i, n) {
+        out[i] = base0 + (unsigned long long)i * step0;
+        out[n + i] = base1 + (unsigned long long)i * step1;
+    }
+}
+
 // *flag = 1 when some of the n ints is not 0 (left as it was otherwise).
 extern "C" __global__ void kiln_solver_any_nonzero(const int* info, long long n,
                                                    unsigned int* flag) {
@@ -78,19 +89,52 @@ pub(super) fn pointer_array(
     Ok(out)
 }
 
-/// Whether any of the first `len` `i32` of `info` (on `stream`) is not zero: one kernel and a
-/// four-byte read-back (which waits for the stream).
-pub(super) fn any_nonzero(stream: &Stream, info: &DeviceBuffer, len: usize) -> Result<bool> {
+/// The addresses of two batches of `batch` matrices (elements of `elem` bytes) in one array
+/// (`a`'s first, then `b`'s at byte `8 * batch`), written on the device by one kernel on
+/// `stream`; freed in stream order.
+pub(super) fn pointer_arrays(
+    stream: &Stream,
+    a: Strided,
+    b: Strided,
+    batch: usize,
+    elem: usize,
+) -> Result<DeviceBuffer> {
+    let out = DeviceBuffer::alloc_on(stream, 16 * batch)?;
+    if batch == 0 {
+        return Ok(out);
+    }
+    let f = kernel(stream.device(), "kiln_solver_pointers2")?;
+    let (sa, sb) = ((a.stride * elem) as u64, (b.stride * elem) as u64);
+    let n = batch as i64;
+    let args: [&dyn KernelArg; 6] = [&out, &a.ptr, &sa, &b.ptr, &sb, &n];
+    // SAFETY: kiln_solver_pointers2(out, base0, step0, base1, step1, n) writes the `2 n` u64
+    // of `out`.
+    unsafe { f.launch_on(stream, LaunchConfig::grid_stride(batch, 256, 4096), &args)? };
+    Ok(out)
+}
+
+/// Whether any of the first `len` `i32` of `info` is not zero: one kernel sets entry `len` (which
+/// must be there, zeroed) when one is, and four bytes are read back (which waits for the
+/// buffer's stream).
+pub(super) fn any_nonzero(info: &DeviceBuffer, len: usize) -> Result<bool> {
     if len == 0 {
         return Ok(false);
     }
-    let mut flag = DeviceBuffer::alloc_on(stream, 4)?;
-    flag.memset(0)?;
+    if info.len() < 4 * (len + 1) {
+        return Err(crate::error::RuntimeError::InvalidArgument(format!(
+            "any_nonzero: {} bytes for {len} entries and the flag",
+            info.len()
+        )));
+    }
+    let stream = info.stream();
     let f = kernel(stream.device(), "kiln_solver_any_nonzero")?;
-    let n = len as i64;
+    let (n, flag) = (len as i64, info.ptr() + 4 * len as u64);
     let args: [&dyn KernelArg; 3] = [info, &n, &flag];
-    // SAFETY: kiln_solver_any_nonzero(info, n, flag) reads the `n` i32 of `info` (its caller's
-    // array holds `len`) and writes the u32 of `flag`.
+    // SAFETY: kiln_solver_any_nonzero(info, n, flag) reads the `n` i32 of `info` and writes the
+    // u32 after them (checked above).
     unsafe { f.launch_on(stream, LaunchConfig::grid_stride(len, 256, 1024), &args)? };
-    Ok(flag.to_vec::<u32>()?[0] != 0)
+    let mut out = [0u8; 4];
+    // SAFETY: the four bytes at `flag` lie in `info` (checked above), on the stream's device.
+    unsafe { crate::memory::download(stream, &mut out, flag)? };
+    Ok(u32::from_ne_bytes(out) != 0)
 }

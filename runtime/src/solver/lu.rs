@@ -4,7 +4,7 @@ use cudarc::cublas::sys as cb;
 use cudarc::cusolver::sys as cs;
 
 use super::{
-    check_batch, check_blas, check_status, int, p, pointer_array, with_solver, FailureKind, Info,
+    check_batch, check_blas, check_status, int, p, pointer_arrays, with_solver, FailureKind, Info,
     SolverType, Strided, Transpose, Workspace,
 };
 use crate::error::Result;
@@ -167,10 +167,10 @@ pub unsafe fn inv_batched(
             return Ok(info);
         }
         let h = s.blas(stream)?;
-        let ptrs_a = pointer_array(stream, a, batch, ty.size())?;
-        let ptrs_c = pointer_array(stream, c, batch, ty.size())?;
+        let ptrs = pointer_arrays(stream, a, c, batch, ty.size())?;
         let pivots = DeviceBuffer::alloc_on(stream, 4 * n * batch)?;
-        let (pa, pc, piv, inf) = (ptrs_a.ptr(), ptrs_c.ptr(), pivots.ptr(), info.at(0));
+        let (pa, pc) = (ptrs.ptr(), ptrs.ptr() + 8 * batch as u64);
+        let (piv, inf) = (pivots.ptr(), info.at(0));
         // SAFETY: the pointer arrays hold the caller's `batch` matrices (its contract), the
         // pivots `n` ints per matrix and `info` `batch` ints, ours, freed in stream order.
         let status = unsafe {

@@ -50,7 +50,7 @@ mod lu;
 mod svd;
 mod svdj;
 
-use kernels::pointer_array;
+use kernels::{pointer_array, pointer_arrays};
 
 pub use eigen::{syevd, syevj_batched};
 pub use factor::{form_q, geqrf, orgqr, potrf, q_columns};
@@ -322,8 +322,9 @@ impl Info {
     pub const FLAG_FROM: usize = 1024;
 
     /// `len` zeroed entries on `stream`.
+    /// One more entry after them: the flag of [`Info::check`], zeroed with them.
     fn new(stream: &Stream, call: &'static str, kind: FailureKind, len: usize) -> Result<Info> {
-        let mut buffer = DeviceBuffer::alloc_on(stream, 4 * len)?;
+        let mut buffer = DeviceBuffer::alloc_on(stream, 4 * (len + 1))?;
         buffer.memset(0)?;
         Ok(Info { buffer, len, call, kind })
     }
@@ -338,7 +339,8 @@ impl Info {
         self.buffer.ptr()
     }
 
-    /// The device buffer (its stream is the call's).
+    /// The device buffer (its stream is the call's): the [`Info::len`] entries, then one more
+    /// (scratch for [`Info::check`]).
     pub fn buffer(&self) -> &DeviceBuffer {
         &self.buffer
     }
@@ -365,18 +367,19 @@ impl Info {
 
     /// Copies the array to the host: **waits** for the call's stream.
     pub fn read(&self) -> Result<Vec<i32>> {
-        self.buffer.to_vec::<i32>()
+        let mut v = self.buffer.to_vec::<i32>()?;
+        v.truncate(self.len);
+        Ok(v)
     }
 
     /// Reads the array ([`Info::read`], which waits) and sorts it ([`classify_info`]): `Ok(Ok(()))`
     /// when every matrix succeeded, `Ok(Err(failure))` on a numerical failure, `Err` on a runtime
     /// error or an invalid parameter.
     /// A long array (more than [`Info::FLAG_FROM`] entries) is first folded into one flag on the
-    /// device, so that a batch that succeeded reads four bytes back, not four a matrix.
+    /// device (the entry after the array), so that a batch that succeeded reads four bytes back,
+    /// not four a matrix.
     pub fn check(&self) -> Result<std::result::Result<(), SolverFailure>> {
-        if self.len > Info::FLAG_FROM
-            && !kernels::any_nonzero(self.buffer.stream(), &self.buffer, self.len)?
-        {
+        if self.len > Info::FLAG_FROM && !kernels::any_nonzero(&self.buffer, self.len)? {
             return Ok(Ok(()));
         }
         classify_info(self.call, self.kind, &self.read()?)
