@@ -9,8 +9,11 @@
 //! and integers become float64 (NumPy's rule), float16 and bfloat16 float32 (NumPy refuses
 //! them; CuPy computes them in float32).
 //!
-//! Where it runs: faer on the host; on a CUDA device the matrices are copied to the host,
-//! decomposed there and copied back (cuSOLVER is not wired yet).
+//! Where it runs: faer on the host; cuSOLVER on a CUDA device (potrf, getrf/getrs, geqrf +
+//! orgqr, syevd, gesvdj with gesvd as fallback, and the batched Jacobi and cuBLAS batched-LU
+//! forms for many matrices of at most 32×32), on the current stream. Reading cuSOLVER's `info`
+//! back to raise NumPy's errors is one synchronisation per call for `cholesky`, `solve`, `inv`,
+//! `eigh` and `svd`; `det`, `slogdet` and `qr` do not wait.
 //!
 //! Errors: an operand of rank below 2 or a non-square matrix where one is needed
 //! ([`IrError::InvalidShape`], NumPy's messages), mismatched shapes
