@@ -752,3 +752,26 @@ fn derived_functions_check_shapes_and_orders_at_the_call() {
         linalg::lstsq(&load("linalg/in_tall.npy"), &load("linalg/in_b5.npy"), None);
     assert_eq!((rank.dtype(), rank.shape()), (DType::Int64, &[][..]));
 }
+
+/// `np.matmul(x, y, axes=[(0, 2), (0, 2), (2, 0)])` of `arange` inputs, NumPy 2.4's values.
+#[test]
+fn matmul_with_axes_as_numpy() {
+    let x = Array::from_vec((0..24).map(|v| v as f64).collect::<Vec<_>>(), &[3, 2, 4]);
+    let y = Array::from_vec((0..40).map(|v| v as f64).collect::<Vec<_>>(), &[4, 2, 5]);
+    let r = kiln::matmul_axes(&x, &y, [(0, 2), (0, 2), (2, 0)]);
+    assert_eq!(r.shape(), &[5, 2, 3]);
+    let want = [
+        140.0, 620.0, 1100.0, 490.0, 1130.0, 1770.0, 146.0, 658.0, 1170.0, 512.0, 1184.0, 1856.0,
+        152.0, 696.0, 1240.0, 534.0, 1238.0, 1942.0, 158.0, 734.0, 1310.0, 556.0, 1292.0, 2028.0,
+        164.0, 772.0, 1380.0, 578.0, 1346.0, 2114.0,
+    ];
+    assert_eq!(r.to_vec::<f64>(), want);
+    // The default axes are matmul's.
+    let a = Array::from_vec((0..12).map(|v| v as f64).collect::<Vec<_>>(), &[3, 4]);
+    let b = Array::from_vec((0..8).map(|v| v as f64).collect::<Vec<_>>(), &[4, 2]);
+    let d = kiln::matmul_axes(&a, &b, [(-2, -1), (-2, -1), (-2, -1)]);
+    assert_eq!(d.to_vec::<f64>(), a.matmul(&b).to_vec::<f64>());
+    // Errors where the call is written.
+    assert!(kiln::try_matmul_axes(&a, &b, [(0, 0), (0, 1), (0, 1)]).is_err());
+    assert!(kiln::try_matmul_axes(&a, &b, [(0, 2), (0, 1), (0, 1)]).is_err());
+}
