@@ -108,7 +108,7 @@ pub fn work(region: &Region) -> Option<usize> {
             Space::Scatter { items } => Some(numel(items)),
             Space::Opaque => None,
         },
-        RegionKind::Copy | RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => None,
+        RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => None,
     }
 }
 
@@ -240,9 +240,7 @@ mod tests {
             },
             RegionKind::Scatter => Space::Scatter { items: [elements].into_iter().collect() },
             RegionKind::Scan => Space::Scan { shape: [elements].into_iter().collect(), axis: 0 },
-            RegionKind::Copy | RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => {
-                Space::Opaque
-            }
+            RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => Space::Opaque,
         };
         let mut body = Graph::new();
         let x = body.input(0, DType::Float32, &[elements]);
@@ -292,7 +290,7 @@ mod tests {
             region(RegionKind::Reduction, BIG, &[0], 10),
             region(RegionKind::Reduction, BIG, &[1], 11),
             region(RegionKind::Vendor, SMALL, &[2], 12),
-            region(RegionKind::Copy, SMALL, &[3], 13),
+            region(RegionKind::Sort, SMALL, &[3], 13),
             region(RegionKind::Elementwise, 1, &[10, 11, 12, 13], 14),
         ]);
         assert!(p.is_single_stream(), "{p:?}");

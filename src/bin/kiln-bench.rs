@@ -357,6 +357,10 @@ fn main() {
         kiln::ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
             .unwrap();
 
+    // Copies as `peers_ops.py` defines them (issue 20 §1).
+    let parts: Vec<Array> =
+        (0..4).map(|k| device_array(normal(n / 4, 20 + k as u64), &[n / 4])).collect();
+
     type Work<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
     let works: Vec<Work> = vec![
         (
@@ -381,6 +385,17 @@ fn main() {
             }),
             8 * r * c + 8 * c,
         ),
+        (
+            "concatenate_4x2^24",
+            Box::new(|| kiln::concatenate(&parts.iter().collect::<Vec<_>>(), 0)),
+            8 * n,
+        ),
+        (
+            "pad_reflect_8192x8192_by_8",
+            Box::new(|| m.pad(&[(8, 8), (8, 8)], kiln::PadMode::Reflect)),
+            8 * r * c,
+        ),
+        ("roll_8192x8192", Box::new(|| m.roll(3, Some(1))), 8 * r * c),
     ];
     for (work, f, bytes) in &works {
         if !want(work) {

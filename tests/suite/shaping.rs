@@ -109,3 +109,57 @@ fn roll_of_an_expression_is_a_gather_of_it() {
         vec![6.0, 0.0, 2.0, 4.0, 14.0, 8.0, 10.0, 12.0, 22.0, 16.0, 18.0, 20.0]
     );
 }
+
+/// `y` on the active backend in `kernels` kernels, against the evaluator on its own graph: the
+/// same bits (the producers here are exact, so any difference is the join's).
+#[track_caller]
+fn join_case(name: &str, y: &Array, kernels: usize) {
+    let report = kiln::explain(&[y]).report;
+    assert_eq!(report.kernel_count(), kernels, "{name}\n{report}");
+    let l = kiln::lower(&[y]);
+    let inputs: Vec<&kiln::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap().remove(0);
+    let got = y.try_to_host().unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(*got, want, "{name}\n{report}");
+}
+
+/// concatenate, stack and ascontiguousarray compile into the kernel of their producers and
+/// readers on either backend (issue 20 §1): each element loads one operand element.
+#[test]
+fn joins_fuse_with_producers_and_readers() {
+    let ramp = |n: usize, dt: kiln::DType| {
+        Array::from_vec((0..n).map(|i| (i as f64) * 0.5 - 3.0).collect::<Vec<f64>>(), &[n])
+            .astype(dt)
+    };
+    let a = ramp(5, kiln::DType::Float32);
+    let b = ramp(7, kiln::DType::Float32);
+    join_case("1-D, a producer twice", &kiln::concatenate(&[&a, &(&a * 2.0), &(&b + 1.0)], 0), 1);
+    let x = ramp(12, kiln::DType::Float64).reshape(&[4, 3]);
+    let y = ramp(8, kiln::DType::Float64).reshape(&[2, 4]);
+    join_case("axis 1, a transposed operand", &kiln::concatenate(&[&x, &y.t()], 1), 1);
+    join_case("axis -1 of a flipped view", &kiln::concatenate(&[&x.flip(Some(&[0])), &x], -1), 1);
+    let row = ramp(3, kiln::DType::Float64);
+    let bcast = row.broadcast_to(&[2, 3]);
+    join_case("a broadcast operand", &(kiln::concatenate(&[&x, &bcast], 0) - 1.0), 1);
+    let i = ramp(6, kiln::DType::Int32).reshape(&[2, 3]);
+    let st = kiln::stack(&[&i, &(&i * 3), &(-&i)], -1);
+    assert_eq!(st.shape(), &[2, 3, 3]);
+    join_case("stack of int32 on the last axis", &st, 1);
+    join_case("stack on axis 0", &kiln::stack(&[&i, &i.flip(Some(&[1]))], 0), 1);
+    let m = ramp(6, kiln::DType::Float32).greater(0.0f32);
+    join_case("bool", &kiln::concatenate(&[&m, &m.logical_not()], 0), 1);
+    let z = ramp(4, kiln::DType::Complex64);
+    join_case("complex64", &kiln::concatenate(&[&z, &(&z * 2.0)], 0), 1);
+    let h = ramp(4, kiln::DType::Float16);
+    join_case("float16 stack", &kiln::stack(&[&h, &(&h + 1.0)], 1), 1);
+    let empty = kiln::zeros(&[0, 3], kiln::DType::Float64);
+    join_case("an empty operand", &kiln::concatenate(&[&empty, &x, &empty], 0), 1);
+    let many: Vec<Array> = (0..12).map(|k| &a + k as f32).collect();
+    let refs: Vec<&Array> = many.iter().collect();
+    join_case("twelve operands", &kiln::concatenate(&refs, 0), 1);
+    join_case("a row sum of a join", &kiln::concatenate(&[&x, &(&x * 2.0)], 0).sum(1), 1);
+    join_case("a sum of everything", &kiln::concatenate(&[&a, &b], 0).sum(None), 1);
+    let c = (x.t() * 2.0).ascontiguousarray();
+    join_case("ascontiguousarray of a transposed producer", &c, 1);
+    join_case("ascontiguousarray inside an expression", &(&c + 1.0), 1);
+}

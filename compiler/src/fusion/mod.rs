@@ -94,8 +94,6 @@ pub enum RegionKind {
     Scan,
     /// sort, argsort (of their input seen through views).
     Sort,
-    /// concatenate, stack, contiguous.
-    Copy,
     /// matmul (with an absorbed epilogue), fft.
     Vendor,
     /// A user's raw kernel.
@@ -110,7 +108,6 @@ impl RegionKind {
             RegionKind::Scatter => "scatter",
             RegionKind::Scan => "scan",
             RegionKind::Sort => "sort",
-            RegionKind::Copy => "copy",
             RegionKind::Vendor => "vendor",
             RegionKind::Custom => "custom",
         }
@@ -182,8 +179,6 @@ pub enum UnfusedReason {
     GraphOutput,
     /// The producer or consumer is a library call (matmul, fft).
     VendorBoundary,
-    /// The producer or consumer is a copy (concatenate, stack, contiguous).
-    CopyBoundary,
     /// The producer or consumer is a sort, which reads its input from memory.
     SortBoundary,
     /// The producer or consumer is a user's raw kernel.
@@ -209,7 +204,6 @@ impl UnfusedReason {
         match self {
             UnfusedReason::GraphOutput => "graph_output",
             UnfusedReason::VendorBoundary => "vendor_boundary",
-            UnfusedReason::CopyBoundary => "copy_boundary",
             UnfusedReason::SortBoundary => "sort_boundary",
             UnfusedReason::CustomBoundary => "custom_boundary",
             UnfusedReason::ReductionSpaceMismatch => "reduction_space_mismatch",

@@ -1,12 +1,13 @@
 //! The partitioner: which values are materialised, and which kernels compute them.
 //!
-//! 1. **Materialised values** (`M`): the graph's outputs; reductions (at first); copies, vendor
+//! 1. **Materialised values** (`M`): the graph's outputs; reductions (at first); sorts, vendor
 //!    ops and custom kernels, and every value they read, except that a vendor op reads its
 //!    operands through views as strides ([`strided_operand`]): the view chain joins the vendor
 //!    op's region and its base is materialised instead (a transposed operand reaches the GEMM as
-//!    strides, not as a copy). the operand a gather (`take`) reads
-//!    from, which is loaded at computed positions and so must be a buffer, not an index map of
-//!    fused producers (its positions fuse as usual). `input` nodes are buffers already.
+//!    strides, not as a copy); the operand a gather (`take`) reads from, which is loaded at
+//!    computed positions and so must be a buffer, not an index map of fused producers (its
+//!    positions fuse as usual). `input` nodes are buffers already. Copies (concatenate, stack,
+//!    contiguous) are index maps like views: they fuse with their producers and readers.
 //! 2. **Kernels**: each value of `M` is the root of a kernel whose *cone* is every producer
 //!    reachable without crossing `M` (constants and index ramps are recomputed in every cone).
 //!    A value in the cones of several kernels is recomputed by each, unless its cone costs more
@@ -47,7 +48,6 @@ fn is_external(g: &Graph, id: NodeId) -> bool {
 
 fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
     match class {
-        OpClass::Copy => Some(UnfusedReason::CopyBoundary),
         OpClass::Sort => Some(UnfusedReason::SortBoundary),
         OpClass::Vendor => Some(UnfusedReason::VendorBoundary),
         OpClass::Custom => Some(UnfusedReason::CustomBoundary),
@@ -55,6 +55,7 @@ fn boundary_reason(class: OpClass) -> Option<UnfusedReason> {
         | OpClass::Elementwise
         | OpClass::Reduce
         | OpClass::View
+        | OpClass::Copy
         | OpClass::Gather
         | OpClass::Scatter
         | OpClass::Scan => None,
@@ -83,8 +84,8 @@ fn root_space(g: &Graph, node: &Node) -> Space {
             let Attrs::Axis { axis } = &node.attrs else { unreachable!("verified graph") };
             Space::Scan { shape: node.shape.clone(), axis: *axis }
         }
-        OpClass::Copy | OpClass::Sort | OpClass::Vendor | OpClass::Custom => Space::Opaque,
-        OpClass::Leaf | OpClass::Elementwise | OpClass::View | OpClass::Gather => {
+        OpClass::Sort | OpClass::Vendor | OpClass::Custom => Space::Opaque,
+        OpClass::Leaf | OpClass::Elementwise | OpClass::View | OpClass::Copy | OpClass::Gather => {
             Space::Elementwise { shape: node.shape.clone() }
         }
     }
@@ -150,11 +151,10 @@ impl Ctx<'_> {
             }
             let node = self.g.node(n);
             cost += match node.op.class() {
-                OpClass::Elementwise | OpClass::Gather => 1,
+                OpClass::Elementwise | OpClass::Copy | OpClass::Gather => 1,
                 OpClass::Reduce | OpClass::Scatter | OpClass::Scan => RECOMPUTE_LIMIT + 1,
                 OpClass::Leaf
                 | OpClass::View
-                | OpClass::Copy
                 | OpClass::Sort
                 | OpClass::Vendor
                 | OpClass::Custom => 0,
@@ -265,7 +265,6 @@ pub fn partition(g: &Graph) -> Partition {
             m,
             Some(
                 UnfusedReason::GraphOutput
-                    | UnfusedReason::CopyBoundary
                     | UnfusedReason::SortBoundary
                     | UnfusedReason::VendorBoundary
                     | UnfusedReason::CustomBoundary
@@ -554,7 +553,6 @@ fn build_region(g: &Graph, cx: &Ctx, members: &[NodeId], body_nodes: &BTreeSet<N
         (Space::Elementwise { .. }, _) => RegionKind::Elementwise,
         (Space::Scatter { .. }, _) => RegionKind::Scatter,
         (Space::Scan { .. }, _) => RegionKind::Scan,
-        (Space::Opaque, OpClass::Copy) => RegionKind::Copy,
         (Space::Opaque, OpClass::Sort) => RegionKind::Sort,
         (Space::Opaque, OpClass::Vendor) => RegionKind::Vendor,
         (Space::Opaque, _) => RegionKind::Custom,

@@ -103,7 +103,6 @@ pub fn parse_regions(text: &str) -> Result<Vec<Region>, IrError> {
             "scatter" => RegionKind::Scatter,
             "scan" => RegionKind::Scan,
             "sort" => RegionKind::Sort,
-            "copy" => RegionKind::Copy,
             "vendor" => RegionKind::Vendor,
             "custom" => RegionKind::Custom,
             other => return Err(err(ln, format!("unknown region kind {other:?}"))),

@@ -153,10 +153,10 @@ impl<'g> Lower<'g> {
                     node.dtype,
                 )
             }
+            OpClass::Copy => self.emit_copy(id, ix)?,
             OpClass::Scatter
             | OpClass::Scan
             | OpClass::Sort
-            | OpClass::Copy
             | OpClass::Vendor
             | OpClass::Custom => {
                 return Err(

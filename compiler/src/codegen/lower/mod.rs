@@ -33,7 +33,8 @@
 //! One entry, [`lower`] (with [`LowerOptions`]); every kernel names its [`KernelShape`]. The
 //! files, by kernel shape:
 //! - `emit.rs`: nodes at an index, reductions as loop nests, pairs of reductions in one pass;
-//! - `elementwise.rs`: flat loops, row segments, tiles;
+//! - `elementwise.rs`: flat loops, row segments, tiles; `join.rs`: concatenate, stack and
+//!   contiguous inside a region;
 //! - `reduction.rs`: host rows and blocks, and the GPU's row and column groups, with
 //!   `coop.rs` (threads sharing a work item, their combines), `row_cache.rs` (rows staged in
 //!   shared memory) and `split.rs` (reductions split across blocks); `nested.rs`: short inner
@@ -60,6 +61,7 @@ mod coop;
 mod elementwise;
 mod emit;
 mod entry;
+mod join;
 mod nested;
 mod reduction;
 mod row_cache;
