@@ -28,6 +28,7 @@ mod scan;
 mod search;
 mod shaping;
 mod sort;
+mod tiling;
 mod ufuncs;
 mod unique;
 mod views;
@@ -75,6 +76,7 @@ pub use shaping::{
     tri, try_column_stack, try_diag, try_dstack, try_hstack, try_meshgrid, try_vstack, PadMode,
 };
 pub use sort::{lexsort, try_lexsort};
+pub use tiling::{broadcast_arrays, try_broadcast_arrays};
 pub use ufuncs::{divmod, power, try_divmod, try_power};
 pub use unique::{
     try_unique, try_unique_all, try_unique_counts, try_unique_inverse, try_unique_values, unique,

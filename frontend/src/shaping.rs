@@ -1,7 +1,7 @@
 //! NumPy's layout functions built from kiln's views, joins and index math: `moveaxis`,
 //! `atleast_1d/2d/3d`, `fliplr`/`flipud`, `vstack`/`hstack`/`dstack`/`column_stack`,
 //! `split`/`array_split` (views), `tril`/`triu` (a mask of index ramps, fused with the
-//! producer) and `roll` (a gather at shifted positions).
+//! producer) and `roll` (a join of two slices, fused with the producer).
 
 use kiln_ir::shape::normalize_axis;
 use kiln_ir::DType;
@@ -117,15 +117,19 @@ impl Array {
             return flat.try_roll(shift, Some(0))?.try_reshape(&shape);
         };
         let ax = normalize_axis("roll", axis, self.ndim())?;
-        let n = self.shape()[ax];
-        if n == 0 {
+        let n = self.shape()[ax] as i64;
+        let s = if n == 0 { 0 } else { shift.rem_euclid(n) };
+        if s == 0 {
             return Ok(self.clone());
         }
-        // out[i] = a[(i - shift) mod n]
-        let positions = iota(DType::Int64, &[n], 0)
-            .try_subtract(shift.rem_euclid(n as i64))?
-            .try_remainder(n as i64)?;
-        self.try_take(&positions, Some(ax as i64))
+        // out[i] = a[(i - shift) mod n]: the last s elements, then the first n - s (a join of
+        // two slices, an index map that fuses with the producer).
+        let part = |start: i64, stop: i64| {
+            let mut idx = vec![SliceArg::FULL; self.ndim()];
+            idx[ax] = SliceArg::Range { start: Some(start), stop: Some(stop), step: 1 };
+            self.try_slice(&idx)
+        };
+        crate::views::try_concatenate(&[&part(n - s, n)?, &part(0, n - s)?], ax as i64)
     }
 
     /// `np.roll`. Panics where [`Array::try_roll`] errs.

@@ -396,6 +396,15 @@ fn main() {
             8 * r * c,
         ),
         ("roll_8192x8192", Box::new(|| m.roll(3, Some(1))), 8 * r * c),
+        // The same roll as a gather at shifted positions (kiln's roll before it was a join).
+        (
+            "roll_8192x8192_as_gather",
+            Box::new(|| {
+                let pos = (kiln::arange(c as i64) + (c as i64 - 3)) % c as i64;
+                m.take(&pos, Some(1))
+            }),
+            8 * r * c,
+        ),
     ];
     for (work, f, bytes) in &works {
         if !want(work) {

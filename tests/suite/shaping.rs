@@ -47,6 +47,21 @@ fixture_cases! { "shaping/cases.txt";
     diagonal_km2 => |a| a[0].diagonal(-2);
     meshgrid_xy_second => |a| kiln::try_meshgrid(&[&a[0], &a[1]], "xy").unwrap().remove(1);
     meshgrid_ij_first => |a| kiln::try_meshgrid(&[&a[0], &a[1]], "ij").unwrap().remove(0);
+    tile_vec_2x3 => |a| a[0].tile(&[2, 3]);
+    tile_mat_short_reps => |a| a[0].tile(&[2]);
+    tile_x_longer_reps => |a| a[0].tile(&[2, 1, 1, 3]);
+    tile_bool_zero => |a| a[0].tile(&[0, 2]);
+    repeat_flat => |a| a[0].repeat(2, None);
+    repeat_axis1 => |a| a[0].repeat(3, Some(1));
+    repeat_axis_neg => |a| a[0].repeat(2, Some(-1));
+    repeat_each_axis0 => |a| a[0].repeat_each(&[2, 0, 1, 3], Some(0));
+    repeat_each_flat => |a| a[0].repeat_each(&[1, 2, 3, 0], None);
+    rot90_k1 => |a| a[0].rot90(1, (0, 1));
+    rot90_k2 => |a| a[0].rot90(2, (0, 1));
+    rot90_k3_axes12 => |a| a[0].rot90(3, (1, 2));
+    rot90_km1_axes20 => |a| a[0].rot90(-1, (2, 0));
+    broadcast_arrays_second => |a| kiln::broadcast_arrays(&[&a[0].expand_dims(&[1]), &a[1].slice(&kiln::s![0])]).remove(1);
+    broadcast_arrays_first => |a| kiln::broadcast_arrays(&[&a[0].expand_dims(&[1]), &a[1].slice(&kiln::s![0])]).remove(0);
     linspace_no_endpoint => |_| kiln::linspace_with(0.0, 1.0, 5, false, kiln::DType::Float64);
     linspace_int_floors => |_| kiln::linspace_with(-3.0, 4.0, 6, true, kiln::DType::Int32);
     linspace_f32 => |_| kiln::linspace_with(1.0, 2.0, 7, true, kiln::DType::Float32);
@@ -95,15 +110,15 @@ fn shaping_errors_name_the_op() {
     );
 }
 
-/// `roll` of a computed value: the value is materialised, then one gather kernel reads it at
-/// the shifted positions (a gather's source is a buffer).
+/// `roll` of a computed value: one kernel, the value computed at the shifted positions (a join
+/// of two slices of it).
 #[test]
-fn roll_of_an_expression_is_a_gather_of_it() {
+fn roll_of_an_expression_fuses() {
     let x = Array::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), &[3, 4]);
     x.eval();
     let y = (&x * 2.0f32).roll(1, Some(1));
     let kernels = kiln::explain(&[&y]).report.kernel_count();
-    assert_eq!(kernels, 2, "roll of x * 2");
+    assert_eq!(kernels, 1, "roll of x * 2");
     assert_eq!(
         y.to_vec::<f32>(),
         vec![6.0, 0.0, 2.0, 4.0, 14.0, 8.0, 10.0, 12.0, 22.0, 16.0, 18.0, 20.0]
@@ -162,4 +177,27 @@ fn joins_fuse_with_producers_and_readers() {
     let c = (x.t() * 2.0).ascontiguousarray();
     join_case("ascontiguousarray of a transposed producer", &c, 1);
     join_case("ascontiguousarray inside an expression", &(&c + 1.0), 1);
+}
+
+/// tile, repeat and rot90 of a computed value are index maps in its kernel (views), not
+/// copies; repeat with counts per element is a gather; their typed errors name the op.
+#[test]
+fn tile_repeat_rot90_fuse_and_their_errors() {
+    let x = Array::from_vec((0..6).map(|i| i as f32).collect::<Vec<_>>(), &[2, 3]);
+    join_case("tile of a producer", &((&x * 2.0).tile(&[2, 3]) + 1.0), 1);
+    join_case("repeat of a producer", &(&x - 1.0).repeat(2, Some(1)), 1);
+    join_case("rot90 of a producer", &(&x * 3.0).rot90(1, (0, 1)), 1);
+    join_case("a tiled join", &kiln::concatenate(&[&x, &(&x * 2.0)], 1).tile(&[2, 1]), 1);
+    let e = x.try_repeat_each(&[1, 2], Some(1)).unwrap_err().to_string();
+    assert!(e.contains("repeat") && e.contains("(3,) (2,)"), "{e}");
+    let e = x.try_repeat(2, Some(2)).unwrap_err().to_string();
+    assert!(e.contains("repeat"), "{e}");
+    let e = x.try_rot90(1, (1, 1)).unwrap_err().to_string();
+    assert!(e.contains("rot90") && e.contains("different"), "{e}");
+    let v = Array::from_vec(vec![1.0f32, 2.0], &[2]);
+    let e = v.try_rot90(1, (0, 1)).unwrap_err().to_string();
+    assert!(e.contains("rot90") && e.contains("[2]"), "{e}");
+    let e = kiln::try_broadcast_arrays(&[&x, &v]).unwrap_err().to_string();
+    assert!(e.contains("broadcast_arrays"), "{e}");
+    assert_eq!(x.to_vec::<f32>(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "x stays valid");
 }
