@@ -21,6 +21,8 @@
 //!   code against the evaluator (float16 and bfloat16 at every value).
 //! - `shaping`: moveaxis, atleast_*d, fliplr/flipud, tril/triu, roll, the stacks and splits
 //!   against NumPy's fixtures.
+//! - `compaction`: extract, compress, nonzero, flatnonzero, argwhere, where_indices and
+//!   boolean masks against NumPy's fixtures, their errors, the kernels of one call.
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
 //! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
 //! - `properties`: proptest on broadcasting; promotion against NumPy's table.
@@ -81,6 +83,8 @@ mod api;
 #[path = "suite/properties.rs"]
 mod properties;
 
+#[path = "suite/compaction.rs"]
+mod compaction;
 #[path = "suite/dispatch.rs"]
 mod dispatch;
 #[path = "suite/einsum.rs"]

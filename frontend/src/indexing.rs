@@ -580,7 +580,7 @@ pub fn bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Array {
 pub enum Index {
     /// An integer, a slice, a new axis or `...`.
     Basic(crate::views::SliceArg),
-    /// An integer array (any integer dtype).
+    /// An integer array (any integer dtype), or a bool array: a mask (see [`Array::try_index`]).
     Array(Array),
 }
 
@@ -632,14 +632,27 @@ impl Array {
     /// arrays (and, when any array is present, the integers) broadcast together to a shape `B`;
     /// if they index adjacent axes, `B` takes their place in the result, else it comes first
     /// (NumPy's rule), the sliced axes following in order. Without arrays this is
-    /// [`Array::try_slice`]. One gather, its positions fused with the slicing.
+    /// [`Array::try_slice`]. One gather, its positions fused with the slicing. A bool array is
+    /// a mask over the axes it spans (`x[mask, 1:]`): NumPy's rule, its `nonzero()` coordinate
+    /// arrays in its place, found with one synchronisation per mask (the count read back, see
+    /// [`crate::nonzero`]); [`Array::try_mask`] is `x[mask]` alone.
     ///
-    /// Errors: non-integer index arrays; index arrays that do not broadcast; too many indices or
+    /// Errors: non-integer, non-bool index arrays; a mask whose extents differ from the axes it
+    /// indexes, or a 0-d one among other entries; index arrays that do not broadcast; too many indices or
     /// two ellipses; host indices out of range (lazy and device ones wrap, see the
     /// [module docs](self)).
     pub fn try_index(&self, index: &[Index]) -> Result<Array> {
         use crate::views::SliceArg;
         let op = "index";
+        // Boolean arrays are masks: NumPy indexes with their nonzero() coordinates instead.
+        if let [Index::Array(m)] = index {
+            if m.dtype() == DType::Bool {
+                return self.try_mask(m);
+            }
+        }
+        if index.iter().any(|i| matches!(i, Index::Array(a) if a.dtype() == DType::Bool)) {
+            return self.try_index(&crate::compaction::expand_masks(self, index)?);
+        }
         if !index.iter().any(|i| matches!(i, Index::Array(_))) {
             let basic: Vec<SliceArg> = index
                 .iter()

@@ -5,6 +5,7 @@
 //! returning [`Result`], and a panicking form (and operator overloads) with the same message.
 
 mod array;
+mod compaction;
 mod creation;
 mod dispatch;
 pub mod dump;
@@ -34,6 +35,10 @@ mod unique;
 mod views;
 
 pub use array::Array;
+pub use compaction::{
+    argwhere, extract, flatnonzero, nonzero, try_argwhere, try_extract, try_flatnonzero,
+    try_nonzero, try_where_indices, where_indices,
+};
 pub use creation::{
     arange, arange_step, empty, empty_like, eye, full, full_like, geomspace, identity, linspace,
     linspace_with, logspace, ones, ones_like, try_arange_step, try_full, try_geomspace, zeros,

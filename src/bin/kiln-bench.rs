@@ -396,6 +396,10 @@ fn main() {
             8 * r * c,
         ),
         ("roll_8192x8192", Box::new(|| m.roll(3, Some(1))), 8 * r * c),
+        // peers_ops.py's `x[x > 0]`: the count read back (a scan and its last element, two
+        // kernels, one synchronisation) inside the call; the kernels column counts the result's
+        // plan after it (the scatter of the positions, the gather).
+        ("mask_select_2^26", Box::new(|| x.mask(&x.greater(0.0f32))), 8 * n),
         // The same roll as a gather at shifted positions (kiln's roll before it was a join).
         (
             "roll_8192x8192_as_gather",
