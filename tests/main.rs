@@ -67,6 +67,7 @@
 //! - `invariants`: properties of the sources, read as text: no `match` on ops outside `ir/`
 //!   with an arm that catches every other op (`_`, a binding), so a new op is a compile error
 //!   wherever an op picks a behaviour; the scanner's own tests.
+//! - `interop`: `.npz` archives against NumPy's (fixtures, and NumPy reading kiln's).
 
 #[path = "suite/polynomial.rs"]
 mod polynomial;
@@ -134,6 +135,9 @@ mod user_kernels;
 
 #[path = "suite/raw_kernels.rs"]
 mod raw_kernels;
+
+#[path = "suite/interop.rs"]
+mod interop;
 
 /// NVIDIA's `ptxas`, if installed: where the GPU backend finds it
 /// ([`kiln_runtime::ptxas_path`]: `KILN_PTXAS`, the CUDA toolkit, the `PATH`). Tests that

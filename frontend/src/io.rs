@@ -1,6 +1,6 @@
 //! `.npy` files (NumPy's format 1.0/2.0/3.0, little-endian, C or Fortran order), through `npyz`.
 
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use half::f16;
@@ -10,7 +10,7 @@ use num_complex::{Complex32, Complex64};
 use crate::array::Array;
 use crate::error::{Error, Result};
 
-fn io_err(op: &str, path: &Path, e: impl std::fmt::Display) -> Error {
+pub(crate) fn io_err(op: &str, path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io { op: op.into(), path: path.display().to_string(), message: e.to_string() }
 }
 
@@ -163,38 +163,56 @@ impl Array {
     pub fn save_npy(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let h = self.try_to_host()?;
-        let shape: Vec<u64> = h.shape().iter().map(|&d| d as u64).collect();
+        check_npy_dtype(h.dtype(), "save_npy", path, "")?;
         let file = std::fs::File::create(path).map_err(|e| io_err("save_npy", path, e))?;
-        macro_rules! write {
-            ($v:expr) => {{
-                use npyz::WriterBuilder;
-                let mut w = npyz::WriteOptions::new()
-                    .default_dtype()
-                    .shape(&shape)
-                    .writer(BufWriter::new(file))
-                    .begin_nd()
-                    .map_err(|e| io_err("save_npy", path, e))?;
-                w.extend($v.iter().copied()).map_err(|e| io_err("save_npy", path, e))?;
-                w.finish().map_err(|e| io_err("save_npy", path, e))
-            }};
-        }
-        match h.data() {
-            Data::Bool(v) => write!(v),
-            Data::Int8(v) => write!(v),
-            Data::Int16(v) => write!(v),
-            Data::Int32(v) => write!(v),
-            Data::Int64(v) => write!(v),
-            Data::UInt8(v) => write!(v),
-            Data::UInt16(v) => write!(v),
-            Data::UInt32(v) => write!(v),
-            Data::UInt64(v) => write!(v),
-            Data::Float16(v) => write!(v),
-            Data::Float32(v) => write!(v),
-            Data::Float64(v) => write!(v),
-            Data::Complex64(v) => write!(v),
-            Data::Complex128(v) => write!(v),
-            Data::BFloat16(_) => Err(io_err("save_npy", path, "bfloat16 has no .npy type")),
-        }
+        let mut out = BufWriter::new(file);
+        write_npy(&h, &mut out, "save_npy", path)?;
+        out.flush().map_err(|e| io_err("save_npy", path, e))
+    }
+}
+
+/// Error unless `dtype` has a `.npy` type (every kiln dtype but bfloat16); `what` names the
+/// array in the message (empty for none).
+pub(crate) fn check_npy_dtype(dtype: DType, op: &str, path: &Path, what: &str) -> Result<()> {
+    if dtype == DType::BFloat16 {
+        return Err(io_err(op, path, format!("{what}bfloat16 has no .npy type")));
+    }
+    Ok(())
+}
+
+/// Writes `h` as C-order `.npy` bytes to `w` (a file, or a member of an `.npz` archive); `op`
+/// and `path` name the operation in errors.
+pub(crate) fn write_npy(h: &HostArray, w: impl Write, op: &str, path: &Path) -> Result<()> {
+    let shape: Vec<u64> = h.shape().iter().map(|&d| d as u64).collect();
+    macro_rules! write {
+        ($v:expr) => {{
+            use npyz::WriterBuilder;
+            let mut w = npyz::WriteOptions::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(w)
+                .begin_nd()
+                .map_err(|e| io_err(op, path, e))?;
+            w.extend($v.iter().copied()).map_err(|e| io_err(op, path, e))?;
+            w.finish().map_err(|e| io_err(op, path, e))
+        }};
+    }
+    match h.data() {
+        Data::Bool(v) => write!(v),
+        Data::Int8(v) => write!(v),
+        Data::Int16(v) => write!(v),
+        Data::Int32(v) => write!(v),
+        Data::Int64(v) => write!(v),
+        Data::UInt8(v) => write!(v),
+        Data::UInt16(v) => write!(v),
+        Data::UInt32(v) => write!(v),
+        Data::UInt64(v) => write!(v),
+        Data::Float16(v) => write!(v),
+        Data::Float32(v) => write!(v),
+        Data::Float64(v) => write!(v),
+        Data::Complex64(v) => write!(v),
+        Data::Complex128(v) => write!(v),
+        Data::BFloat16(_) => check_npy_dtype(DType::BFloat16, op, path, ""),
     }
 }
 

@@ -19,6 +19,7 @@ pub mod kernels;
 pub mod linalg;
 mod materialize;
 mod nan;
+mod npz;
 mod operators;
 mod print;
 mod quantile;
@@ -50,6 +51,9 @@ pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use indexing::{bincount, try_bincount, Index, TakeMode};
 pub use io::load_npy;
+pub use npz::{
+    load_npz, savez, savez_compressed, savez_compressed_unnamed, savez_unnamed, NpzFile,
+};
 pub use kernels::{
     fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel,
 };
