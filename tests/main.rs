@@ -67,7 +67,8 @@
 //! - `invariants`: properties of the sources, read as text: no `match` on ops outside `ir/`
 //!   with an arm that catches every other op (`_`, a binding), so a new op is a compile error
 //!   wherever an op picks a behaviour; the scanner's own tests.
-//! - `interop`: `.npz` archives against NumPy's (fixtures, and NumPy reading kiln's).
+//! - `interop`: `.npz` archives against NumPy's (fixtures, and NumPy reading kiln's), DLPack
+//!   export and import (zero-copy, the deleter counted, typed errors; `gpu_*` device tensors).
 
 #[path = "suite/polynomial.rs"]
 mod polynomial;

@@ -22,7 +22,16 @@ pub(crate) struct Expr {
     pub(crate) value: OnceLock<Arc<HostArray>>,
     /// The value in device memory, when materialised on (or copied to) a CUDA device.
     pub(crate) device: OnceLock<Arc<DeviceArray>>,
+    /// What else the value needs alive: the DLPack tensor an imported array shares memory
+    /// with (its deleter runs when the last array holding this expression drops).
+    pub(crate) keep: OnceLock<Keep>,
 }
+
+/// What an array's memory needs alive (see [`Expr::keep`]). Only ever dropped, never read, so
+/// unwind-safe whatever it holds (arrays cross `catch_unwind`).
+pub(crate) struct Keep(#[allow(dead_code)] pub(crate) Box<dyn std::any::Any + Send + Sync>);
+impl std::panic::UnwindSafe for Keep {}
+impl std::panic::RefUnwindSafe for Keep {}
 
 /// A lazy n-dimensional array, CuPy's `ndarray` with deferred evaluation.
 ///
@@ -60,12 +69,18 @@ impl Array {
                 shape,
                 value: OnceLock::new(),
                 device: OnceLock::new(),
+                keep: OnceLock::new(),
             }),
         }
     }
 
     /// An array holding materialised host data.
     pub fn from_host(h: HostArray) -> Array {
+        Array::from_host_shared(Arc::new(h))
+    }
+
+    /// An array holding a host value shared with others (a DLPack export of kiln's).
+    pub(crate) fn from_host_shared(h: Arc<HostArray>) -> Array {
         let a = Array::node(
             OpKind::Input,
             Attrs::Input { index: 0 },
@@ -73,8 +88,13 @@ impl Array {
             h.dtype(),
             h.shape().into(),
         );
-        let _ = a.e.value.set(Arc::new(h));
+        let _ = a.e.value.set(h);
         a
+    }
+
+    /// Keeps `keep` alive as long as the array's expression (what its memory needs).
+    pub(crate) fn keep_alive(&self, keep: Box<dyn std::any::Any + Send + Sync>) {
+        let _ = self.e.keep.set(Keep(keep));
     }
 
     /// An array holding a value in device memory (its dtype and shape are the value's).

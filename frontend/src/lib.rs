@@ -8,6 +8,7 @@ mod array;
 mod compaction;
 mod creation;
 mod dispatch;
+pub mod dlpack;
 pub mod dump;
 mod elementwise;
 mod error;
@@ -46,6 +47,7 @@ pub use creation::{
     zeros_like,
 };
 pub use dispatch::dispatch_stats;
+pub use dlpack::{dlpack_stream, from_dlpack, DLPackTensor};
 pub use dump::CodeStage;
 pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};

@@ -247,7 +247,16 @@ pub struct DeviceBuffer {
     block: Option<Block<StreamKey>>,
     pool: Arc<DeviceMemoryPool>,
     stream: Stream,
+    /// For memory another library owns ([`DeviceBuffer::from_foreign`]): what keeps it alive,
+    /// dropped with the buffer once its stream has finished the work queued on it.
+    owner: Option<Owner>,
 }
+
+/// What keeps another library's memory alive. Only ever dropped, never read: a panic cannot
+/// leave it half-updated, so it is unwind-safe whatever it holds.
+struct Owner(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>);
+impl std::panic::UnwindSafe for Owner {}
+impl std::panic::RefUnwindSafe for Owner {}
 
 impl std::fmt::Debug for DeviceBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -292,7 +301,39 @@ impl DeviceBuffer {
             block: Some(block),
             pool: pool.clone(),
             stream: stream.clone(),
+            owner: None,
         })
+    }
+
+    /// `len` bytes at `ptr` on `stream`'s device, memory another library owns (DLPack's
+    /// import, CuPy's `UnownedMemory`): nothing returns to kiln's pool; `owner` (which keeps
+    /// the memory alive, or frees it when dropped) is dropped with the buffer, after `stream`
+    /// (the buffer's stream when it drops, see [`DeviceBuffer::set_stream`]) has finished the
+    /// work queued on it.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` must be device memory of `stream`'s device, readable and writable by
+    /// kernels on it, for as long as `owner` lives; the memory must be ready on `stream`.
+    pub unsafe fn from_foreign(
+        ptr: u64,
+        len: usize,
+        stream: &Stream,
+        owner: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Result<DeviceBuffer> {
+        let pool = DeviceMemories::of(stream.state())?.pool.clone();
+        Ok(DeviceBuffer {
+            ptr,
+            len,
+            block: None,
+            pool,
+            stream: stream.clone(),
+            owner: Some(Owner(owner)),
+        })
+    }
+
+    /// Whether the memory is another library's ([`DeviceBuffer::from_foreign`]).
+    pub fn is_foreign(&self) -> bool {
+        self.owner.is_some()
     }
 
     /// A buffer holding a copy of `data`, on the current device and stream.
@@ -488,6 +529,13 @@ impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         if let Some(block) = self.block.take() {
             self.pool.free(block);
+        }
+        if let Some(owner) = self.owner.take() {
+            // Another library's memory is freed by its owner at once, not ordered on a stream:
+            // the work kiln queued on it finishes first. A failed synchronisation (a kernel
+            // fault already reported elsewhere) still releases the owner: a drop cannot fail.
+            let _ = self.stream.synchronize();
+            drop(owner);
         }
     }
 }

@@ -415,6 +415,24 @@ impl Event {
         check("cuEventRecord", unsafe { result::event::record(self.raw(), stream.raw()) })
     }
 
+    /// Makes later work on `stream`, a raw `CUstream` kiln did not make (another library's
+    /// stream, or the driver's `CU_STREAM_LEGACY` = 1 or `CU_STREAM_PER_THREAD` = 2), wait for
+    /// the event (`cuStreamWaitEvent`): DLPack's stream handshake.
+    ///
+    /// # Safety
+    /// `stream` must be a live stream of the event's device (its primary context), 0, 1 or 2.
+    pub unsafe fn wait_on_raw_stream(&self, stream: usize) -> Result<()> {
+        let _bound = self.device.bind()?;
+        // SAFETY: a live event; the caller vouches for the stream.
+        check("cuStreamWaitEvent", unsafe {
+            result::stream::wait_event(
+                stream as sys::CUstream,
+                self.raw(),
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        })
+    }
+
     /// Records the event on the current stream of its device.
     pub fn record_current(&self) -> Result<()> {
         self.record(&Stream::current_on(self.device())?)

@@ -1,5 +1,7 @@
 //! Interop: `.npz` archives against NumPy-written fixtures (`tests/fixtures/npz/`, written by
-//! `tests/fixtures/make_npz_fixtures.py`) and read back by NumPy.
+//! `tests/fixtures/make_npz_fixtures.py`) and read back by NumPy; DLPack export and import
+//! (zero-copy, the deleter's calls counted, typed errors); `gpu_*` tests of device tensors,
+//! skipped without a GPU.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -250,4 +252,586 @@ fn npz_typed_errors_name_the_op_path_and_member() {
     // A name given twice.
     let e = savez(dir.path().join("twice.npz"), &[("a", &ok), ("a", &ok)]).unwrap_err();
     assert!(matches!(e, Error::Value { .. }) && e.to_string().contains("'a' given twice"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// DLPack
+
+use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use kiln::dlpack::ffi::*;
+use kiln::{backend, from_dlpack, DLPackTensor};
+use kiln_runtime::Backend;
+
+/// Another library's tensor, as a producer written in C lays it out: the managed tensor first,
+/// then what it points into. The deleter counts its calls.
+#[repr(C)]
+struct Foreign {
+    managed: DLManagedTensorVersioned,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+    data: Vec<u8>,
+    deleted: Arc<AtomicUsize>,
+    _keep: Option<Box<dyn Any + Send>>,
+}
+
+unsafe extern "C" fn foreign_deleter(p: *mut DLManagedTensorVersioned) {
+    // SAFETY: `p` is a `Box<Foreign>` made by `foreign`, deleted once.
+    let b = unsafe { Box::from_raw(p.cast::<Foreign>()) };
+    b.deleted.fetch_add(1, Ordering::SeqCst);
+}
+
+/// What a foreign tensor is made of.
+struct Spec {
+    data: Vec<u8>,
+    /// The data's address where not `data`'s (device memory).
+    ptr: Option<u64>,
+    byte_offset: u64,
+    shape: Vec<i64>,
+    strides: Option<Vec<i64>>,
+    dtype: DLDataType,
+    device: DLDevice,
+    version: u32,
+    keep: Option<Box<dyn Any + Send>>,
+}
+
+impl Spec {
+    fn host(data: Vec<u8>, shape: &[i64], code: u8, bits: u8) -> Spec {
+        Spec {
+            data,
+            ptr: None,
+            byte_offset: 0,
+            shape: shape.to_vec(),
+            strides: None,
+            dtype: DLDataType { code, bits, lanes: 1 },
+            device: DLDevice { device_type: K_DL_CPU, device_id: 0 },
+            version: 1,
+            keep: None,
+        }
+    }
+
+    fn strides(mut self, s: &[i64]) -> Spec {
+        self.strides = Some(s.to_vec());
+        self
+    }
+
+    /// The tensor, and its deleter's call count.
+    fn make(self) -> (DLPackTensor, Arc<AtomicUsize>) {
+        let deleted = Arc::new(AtomicUsize::new(0));
+        let ndim = self.shape.len() as i32;
+        let has_strides = self.strides.is_some();
+        let mut b = Box::new(Foreign {
+            managed: DLManagedTensorVersioned {
+                version: DLPackVersion { major: self.version, minor: 0 },
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(foreign_deleter),
+                flags: 0,
+                dl_tensor: DLTensor {
+                    data: std::ptr::null_mut(),
+                    device: self.device,
+                    ndim,
+                    dtype: self.dtype,
+                    shape: std::ptr::null_mut(),
+                    strides: std::ptr::null_mut(),
+                    byte_offset: self.byte_offset,
+                },
+            },
+            shape: self.shape,
+            strides: self.strides.unwrap_or_default(),
+            data: self.data,
+            deleted: deleted.clone(),
+            _keep: self.keep,
+        });
+        let t = &mut b.managed.dl_tensor;
+        t.data = match self.ptr {
+            Some(p) => p as *mut std::ffi::c_void,
+            None => b.data.as_mut_ptr().cast(),
+        };
+        t.shape = b.shape.as_mut_ptr();
+        if has_strides {
+            t.strides = b.strides.as_mut_ptr();
+        }
+        let p = Box::into_raw(b);
+        // SAFETY: a live managed tensor, owned by the handle from here on.
+        let tensor = unsafe { DLPackTensor::from_raw_versioned(p.cast()) }.unwrap();
+        (tensor, deleted)
+    }
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> Vec<u8> {
+    // SAFETY: plain data (numbers) read as bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        .to_vec()
+}
+
+/// The `Value` error's op and message.
+fn value_error(e: Error) -> (String, String) {
+    match e {
+        Error::Value { op, message } => (op, message),
+        other => panic!("expected a Value error, got {other:?}"),
+    }
+}
+
+#[test]
+fn dlpack_export_describes_the_array() {
+    let a = (kiln::arange(6).astype(DType::Float32) * 0.5).reshape(&[2, 3]);
+    let t = a.to_dlpack().unwrap();
+    assert!(a.is_materialized());
+    assert_eq!(t.version(), Some(DLPackVersion { major: 1, minor: 1 }));
+    assert_eq!(t.flags() & DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_READ_ONLY);
+    assert_eq!(t.dtype(), DLDataType { code: K_DL_FLOAT, bits: 32, lanes: 1 });
+    assert_eq!(t.shape(), &[2, 3]);
+    assert_eq!(t.strides(), Some(&[3i64, 1][..]));
+    if matches!(backend(), Backend::Cpu) {
+        assert_eq!(t.device(), DLDevice { device_type: K_DL_CPU, device_id: 0 });
+        let h = a.try_to_host().unwrap();
+        assert_eq!(t.data_ptr(), h.as_slice::<f32>().unwrap().as_ptr() as u64);
+        // SAFETY: a live export of six f32s on the host.
+        let seen = unsafe { std::slice::from_raw_parts(t.data_ptr() as *const f32, 6) };
+        assert_eq!(seen, [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]);
+    }
+    // A host tensor whatever the backend: flagged copied only if it came down from a device.
+    let h = a.to_dlpack_host().unwrap();
+    assert_eq!(h.device().device_type, K_DL_CPU);
+    // 0-d and empty.
+    let s = kiln::full(&[], 7i64, DType::Int64).to_dlpack().unwrap();
+    assert_eq!((s.shape(), s.tensor().ndim), (&[] as &[i64], 0));
+    let e = kiln::zeros(&[0, 4], DType::Complex128).to_dlpack().unwrap();
+    assert_eq!(e.shape(), &[0, 4]);
+    assert_eq!(e.dtype(), DLDataType { code: K_DL_COMPLEX, bits: 128, lanes: 1 });
+    // The legacy struct has no version or flags.
+    let l = a.to_dlpack_legacy(None).unwrap();
+    assert_eq!((l.version(), l.flags()), (None, 0));
+}
+
+#[test]
+fn dlpack_round_trip_shares_memory_on_the_host() {
+    if !matches!(backend(), Backend::Cpu) {
+        println!("skipped: the backend is a GPU (gpu_dlpack_* cover it)");
+        return;
+    }
+    for dtype in DType::ALL {
+        let a = kiln::arange(12).reshape(&[3, 4]).astype(dtype);
+        let h = a.try_to_host().unwrap();
+        let base = Arc::strong_count(&h);
+        let t = a.to_dlpack().unwrap();
+        let ptr = t.data_ptr();
+        // The export holds the value.
+        assert_eq!(Arc::strong_count(&h), base + 1, "{dtype}");
+        let b = from_dlpack(t).unwrap();
+        let hb = b.try_to_host().unwrap();
+        assert!(Arc::ptr_eq(&h, &hb), "{dtype}: not the same memory");
+        assert_eq!(hb.shape(), &[3, 4]);
+        assert_eq!(fingerprint(&b), fingerprint(&a), "{dtype}");
+        drop(hb);
+        // Computing with the import works as with any held array.
+        assert_eq!(fingerprint(&(&b + &b)), fingerprint(&(&a + &a)), "{dtype}");
+        // The deleter ran once the import dropped: only `a` (and `h`) hold the value again.
+        drop(b);
+        assert_eq!(Arc::strong_count(&h), base, "{dtype}");
+        // The export pointed at the value's elements.
+        assert_eq!(ptr, kiln_ir::with_data!(h.data(), v => v.as_ptr() as u64), "{dtype}");
+    }
+    // The legacy struct too; and a tensor handed on as a raw pointer and taken back.
+    let a = kiln::arange(5).astype(DType::Float16);
+    let h = a.try_to_host().unwrap();
+    let b = from_dlpack(a.to_dlpack_legacy(None).unwrap()).unwrap();
+    assert!(Arc::ptr_eq(&h, &b.try_to_host().unwrap()));
+    let raw = a.to_dlpack().unwrap().into_raw_versioned().unwrap();
+    // SAFETY: the pointer just handed on, taken back once.
+    let c = from_dlpack(unsafe { DLPackTensor::from_raw_versioned(raw) }.unwrap()).unwrap();
+    assert!(Arc::ptr_eq(&h, &c.try_to_host().unwrap()));
+}
+
+#[test]
+fn dlpack_kiln_export_deleter_called_by_a_consumer() {
+    let a = kiln::arange(4).astype(DType::Int32);
+    a.try_to_host().unwrap();
+    let h = a.try_to_host().unwrap();
+    let base = Arc::strong_count(&h);
+    let raw = a.to_dlpack().unwrap().into_raw_versioned().unwrap();
+    if matches!(backend(), Backend::Cpu) {
+        assert_eq!(Arc::strong_count(&h), base + 1);
+    }
+    // A consumer in C is done: it calls the deleter, once.
+    // SAFETY: the export's own deleter on its own pointer.
+    unsafe { ((*raw).deleter.unwrap())(raw) };
+    assert_eq!(Arc::strong_count(&h), base);
+    // A handle dropped unused deletes too.
+    drop(a.to_dlpack().unwrap());
+    assert_eq!(Arc::strong_count(&h), base);
+}
+
+#[test]
+fn dlpack_foreign_host_tensors_are_copied_and_released_once() {
+    // float32, C-contiguous.
+    let (t, deleted) =
+        Spec::host(bytes_of(&[1.5f32, -2.0, 3.25, 4.0]), &[2, 2], K_DL_FLOAT, 32).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!(deleted.load(Ordering::SeqCst), 1, "copied, then released at once");
+    assert_eq!((a.dtype(), a.shape()), (DType::Float32, &[2usize, 2][..]));
+    assert_eq!(a.to_vec::<f32>(), [1.5, -2.0, 3.25, 4.0]);
+    drop(a);
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+
+    // Strided: a transposed (column-major) int64 matrix, and a negative stride with a byte
+    // offset (NumPy's x[::-1]).
+    let v: Vec<i64> = (0..6).collect();
+    let (t, deleted) = Spec::host(bytes_of(&v), &[3, 2], K_DL_INT, 64).strides(&[1, 3]).make();
+    assert_eq!(from_dlpack(t).unwrap().to_vec::<i64>(), [0, 3, 1, 4, 2, 5]);
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    let mut spec = Spec::host(bytes_of(&v), &[3], K_DL_INT, 64).strides(&[-2]);
+    spec.byte_offset = 5 * 8;
+    let (t, _) = spec.make();
+    assert_eq!(from_dlpack(t).unwrap().to_vec::<i64>(), [5, 3, 1]);
+    // A broadcast axis (stride 0).
+    let (t, _) = Spec::host(bytes_of(&[7u16, 8]), &[3, 2], K_DL_UINT, 16).strides(&[0, 1]).make();
+    assert_eq!(from_dlpack(t).unwrap().to_vec::<u16>(), [7, 8, 7, 8, 7, 8]);
+
+    // bool (any nonzero byte is true), float16, bfloat16, complex64.
+    let (t, _) = Spec::host(vec![0, 1, 2, 255], &[4], K_DL_BOOL, 8).make();
+    assert_eq!(from_dlpack(t).unwrap().to_vec::<bool>(), [false, true, true, true]);
+    let f16s = [half::f16::from_f32(0.5), half::f16::from_f32(-3.0)];
+    let (t, _) = Spec::host(bytes_of(&f16s), &[2], K_DL_FLOAT, 16).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!((a.dtype(), a.to_vec::<half::f16>()), (DType::Float16, f16s.to_vec()));
+    let bf = [half::bf16::from_f32(1.25)];
+    let (t, _) = Spec::host(bytes_of(&bf), &[1], K_DL_BFLOAT, 16).make();
+    assert_eq!(from_dlpack(t).unwrap().to_vec::<half::bf16>(), bf);
+    let c = [num_complex::Complex32::new(1.0, -2.0), num_complex::Complex32::new(0.5, 4.0)];
+    let (t, _) = Spec::host(bytes_of(&c), &[2, 1], K_DL_COMPLEX, 64).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!((a.dtype(), a.shape()), (DType::Complex64, &[2usize, 1][..]));
+    assert_eq!(a.to_vec::<num_complex::Complex32>(), c);
+
+    // 0-d (no shape entries) and empty (no data).
+    let (t, deleted) = Spec::host(bytes_of(&[42u8]), &[], K_DL_UINT, 8).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!((a.shape(), a.to_vec::<u8>()), (&[] as &[usize], vec![42]));
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    let mut spec = Spec::host(vec![], &[0, 3], K_DL_FLOAT, 64);
+    spec.ptr = Some(0);
+    let (t, deleted) = spec.make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!((a.shape(), a.size()), (&[0usize, 3][..], 0));
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+
+    // A tensor dropped without an import is deleted once.
+    let (t, deleted) = Spec::host(bytes_of(&[1i8]), &[1], K_DL_INT, 8).make();
+    drop(t);
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn dlpack_bad_tensors_are_typed_errors_and_still_released() {
+    let bad: Vec<(Spec, &str)> = vec![
+        (Spec::host(vec![0; 4], &[4], 7, 8), "dtype code 7 (a float8 type) of 8 bits"),
+        (Spec::host(vec![0; 12], &[4], K_DL_INT, 24), "dtype code 0 (kDLInt) of 24 bits"),
+        (Spec::host(vec![0; 8], &[1], K_DL_OPAQUE_HANDLE, 64), "kDLOpaqueHandle"),
+        (Spec::host(vec![0; 4], &[1], K_DL_FLOAT, 16), ""),
+        (
+            Spec {
+                dtype: DLDataType { code: K_DL_FLOAT, bits: 32, lanes: 4 },
+                ..Spec::host(vec![0; 16], &[1], K_DL_FLOAT, 32)
+            },
+            "vector dtypes are not supported (code 2, 32 bits, 4 lanes)",
+        ),
+        (
+            Spec {
+                device: DLDevice { device_type: K_DL_OPENCL, device_id: 0 },
+                ..Spec::host(vec![0; 4], &[1], K_DL_FLOAT, 32)
+            },
+            "a tensor on kDLOpenCL (device 0)",
+        ),
+        (
+            Spec {
+                device: DLDevice { device_type: 99, device_id: 3 },
+                ..Spec::host(vec![0; 4], &[1], K_DL_FLOAT, 32)
+            },
+            "a tensor on device type 99 (device 3)",
+        ),
+        (Spec { version: 2, ..Spec::host(vec![0; 4], &[1], K_DL_FLOAT, 32) }, "DLPack version 2.0"),
+        (Spec::host(vec![0; 4], &[-1], K_DL_FLOAT, 32), "a negative extent -1"),
+        (Spec { ptr: Some(0), ..Spec::host(vec![], &[2], K_DL_FLOAT, 32) }, "null data"),
+    ];
+    for (spec, wanted) in bad {
+        let (t, deleted) = spec.make();
+        let r = from_dlpack(t);
+        if wanted.is_empty() {
+            // float16 of 4 bytes is fine: the control case.
+            assert!(r.is_ok());
+        } else {
+            let (op, message) = value_error(r.unwrap_err());
+            assert_eq!(op, "from_dlpack");
+            assert!(message.contains(wanted), "{message}");
+        }
+        assert_eq!(deleted.load(Ordering::SeqCst), 1, "{wanted}");
+    }
+    // A CUDA tensor with the CPU backend.
+    if matches!(backend(), Backend::Cpu) {
+        let spec = Spec {
+            device: DLDevice { device_type: K_DL_CUDA, device_id: 0 },
+            ..Spec::host(vec![0; 4], &[1], K_DL_FLOAT, 32)
+        };
+        let (t, deleted) = spec.make();
+        let (op, message) = value_error(from_dlpack(t).unwrap_err());
+        assert_eq!(op, "from_dlpack");
+        assert!(message.contains("the backend is the CPU"), "{message}");
+        assert_eq!(deleted.load(Ordering::SeqCst), 1);
+        let e = unsafe {
+            // SAFETY: refused before the pointer is read.
+            Array::from_device_buffer(0x1000, &[4], DType::Float32, None, ())
+        };
+        assert_eq!(value_error(e.unwrap_err()).0, "from_device_buffer");
+    }
+    // Null pointers; export streams that DLPack refuses.
+    // SAFETY: null is refused.
+    assert!(unsafe { DLPackTensor::from_raw_versioned(std::ptr::null_mut()) }.is_err());
+    let a = kiln::arange(3);
+    let (_, m) = value_error(a.to_dlpack_stream(Some(0)).unwrap_err());
+    assert!(m.contains("stream 0 is ambiguous"), "{m}");
+    if matches!(backend(), Backend::Cpu) {
+        let (op, m) = value_error(a.to_dlpack_stream(Some(5)).unwrap_err());
+        assert_eq!(op, "to_dlpack");
+        assert!(m.contains("stream 5 given for a host array"), "{m}");
+        assert!(a.to_dlpack_stream(Some(-1)).is_ok());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// DLPack on the GPU: `gpu_*`, skipped on the CPU backend.
+
+/// kiln's device, made current on this thread; `None` (the skip line printed) on the CPU.
+fn gpu() -> Option<(&'static kiln::gpu::Gpu, kiln_runtime::DeviceGuard)> {
+    match backend() {
+        Backend::Cuda(ordinal) => {
+            let gpu = kiln::gpu::Gpu::get(ordinal).unwrap();
+            let guard = gpu.device().use_scoped().unwrap();
+            Some((gpu, guard))
+        }
+        Backend::Cpu => {
+            println!("skipped: no GPU");
+            None
+        }
+    }
+}
+
+/// Device memory holding `values`, ready (its copy finished), and its address.
+fn device_memory<T: kiln_runtime::memory::DeviceCopy>(
+    values: &[T],
+) -> (kiln_runtime::DeviceBuffer, u64) {
+    let buf = kiln_runtime::DeviceBuffer::from_slice(values).unwrap();
+    buf.stream().synchronize().unwrap();
+    let ptr = buf.ptr();
+    (buf, ptr)
+}
+
+/// A foreign CUDA tensor over `ptr`, keeping `keep` (the memory) until its deleter runs.
+fn cuda_spec(
+    gpu: &kiln::gpu::Gpu,
+    ptr: u64,
+    shape: &[i64],
+    code: u8,
+    bits: u8,
+    keep: Box<dyn Any + Send>,
+) -> Spec {
+    Spec {
+        ptr: Some(ptr),
+        device: DLDevice { device_type: K_DL_CUDA, device_id: gpu.device().id() as i32 },
+        keep: Some(keep),
+        ..Spec::host(vec![], shape, code, bits)
+    }
+}
+
+#[test]
+fn gpu_dlpack_round_trip_shares_device_memory() {
+    let Some((gpu, _current)) = gpu() else { return };
+    let a = kiln::arange(12).astype(DType::Float32) * 2.0f32;
+    a.eval();
+    let d = a.to_device();
+    let t = a.to_dlpack().unwrap();
+    assert_eq!(
+        t.device(),
+        DLDevice { device_type: K_DL_CUDA, device_id: gpu.device().id() as i32 }
+    );
+    assert_eq!(t.data_ptr(), d.buffer().ptr());
+    assert_eq!(t.strides(), Some(&[1i64][..]));
+    let b = from_dlpack(t).unwrap();
+    assert!(Arc::ptr_eq(&b.to_device(), &d), "the import is the same device array");
+    assert_eq!(b.to_vec::<f32>(), a.to_vec::<f32>());
+    assert_eq!(
+        (&b + 1.0f32).to_vec::<f32>(),
+        (0..12).map(|i| i as f32 * 2.0 + 1.0).collect::<Vec<_>>()
+    );
+    // The buffer stays alive while the export does: dropping every array but the tensor.
+    let t = (kiln::arange(6).astype(DType::Int64) * 3i64).to_dlpack().unwrap();
+    let back = from_dlpack(t).unwrap();
+    assert_eq!(back.to_vec::<i64>(), [0, 3, 6, 9, 12, 15]);
+
+    // A host tensor of a value held only on the device: copied down, flagged so.
+    let c = kiln::arange(4).astype(DType::Float64) + 0.5f64;
+    c.eval();
+    let h = c.to_dlpack_host().unwrap();
+    assert_eq!(h.device().device_type, K_DL_CPU);
+    assert_ne!(h.flags() & DLPACK_FLAG_BITMASK_IS_COPIED, 0);
+    assert_eq!(from_dlpack(h).unwrap().to_vec::<f64>(), [0.5, 1.5, 2.5, 3.5]);
+}
+
+#[test]
+fn gpu_dlpack_foreign_device_memory_zero_copy_deleter_at_last_drop() {
+    let Some((gpu, _current)) = gpu() else { return };
+    for (label, dtype, code, bits) in
+        [("f32", DType::Float32, K_DL_FLOAT, 32u8), ("i32", DType::Int32, K_DL_INT, 32)]
+    {
+        let values: Vec<u32> = (0..8)
+            .map(|i| if dtype == DType::Float32 { (i as f32).to_bits() } else { i })
+            .collect();
+        let (buf, ptr) = device_memory(&values);
+        let (t, deleted) = cuda_spec(gpu, ptr, &[2, 4], code, bits, Box::new(buf)).make();
+        let a = from_dlpack(t).unwrap();
+        assert_eq!(a.to_device().buffer().ptr(), ptr, "{label}: zero-copy");
+        assert!(a.to_device().buffer().is_foreign());
+        let b = (&a * 3i32).astype(DType::Float64);
+        b.eval();
+        assert_eq!(
+            b.to_vec::<f64>(),
+            (0..8).map(|i| i as f64 * 3.0).collect::<Vec<_>>(),
+            "{label}"
+        );
+        assert_eq!(deleted.load(Ordering::SeqCst), 0, "{label}: released while in use");
+        drop(a);
+        // `b`'s expression still reads `a`'s value.
+        assert_eq!(deleted.load(Ordering::SeqCst), 0, "{label}");
+        drop(b);
+        assert_eq!(deleted.load(Ordering::SeqCst), 1, "{label}: once, at the last drop");
+    }
+    // bool and float16, 0-d and empty.
+    let (buf, ptr) = device_memory(&[1u8, 0, 1, 1]);
+    let (t, _) = cuda_spec(gpu, ptr, &[4], K_DL_BOOL, 8, Box::new(buf)).make();
+    assert_eq!(from_dlpack(t).unwrap().to_vec::<bool>(), [true, false, true, true]);
+    let f16s = [half::f16::from_f32(1.5), half::f16::from_f32(-2.0)];
+    let (buf, ptr) = device_memory(&f16s.map(|x| x.to_bits()));
+    let (t, _) = cuda_spec(gpu, ptr, &[2], K_DL_FLOAT, 16, Box::new(buf)).make();
+    assert_eq!(from_dlpack(t).unwrap().to_vec::<half::f16>(), f16s);
+    let (buf, ptr) = device_memory(&[2.5f64.to_bits()]);
+    let (t, _) = cuda_spec(gpu, ptr, &[], K_DL_FLOAT, 64, Box::new(buf)).make();
+    let s = from_dlpack(t).unwrap();
+    assert_eq!((s.shape(), s.to_vec::<f64>()), (&[] as &[usize], vec![2.5]));
+    let (t, deleted) = cuda_spec(gpu, 0, &[0, 5], K_DL_FLOAT, 32, Box::new(())).make();
+    assert_eq!(from_dlpack(t).unwrap().shape(), &[0, 5]);
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    // Another device's tensor.
+    let mut spec = cuda_spec(gpu, 0x1000, &[1], K_DL_FLOAT, 32, Box::new(()));
+    spec.device.device_id = 77;
+    let (t, deleted) = spec.make();
+    let (op, m) = value_error(from_dlpack(t).unwrap_err());
+    assert!(op == "from_dlpack" && m.contains("a tensor on cuda:77"), "{m}");
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn gpu_dlpack_strided_and_unaligned_device_tensors_are_gathered() {
+    let Some((gpu, _current)) = gpu() else { return };
+    let values: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    let bits: Vec<u32> = values.iter().map(|x| x.to_bits()).collect();
+    // Transposed: a (4, 3) matrix read as its (3, 4) transpose.
+    let (buf, ptr) = device_memory(&bits);
+    let (t, deleted) =
+        cuda_spec(gpu, ptr, &[3, 4], K_DL_FLOAT, 32, Box::new(buf)).strides(&[1, 3]).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!(deleted.load(Ordering::SeqCst), 1, "copied: released once the gather is done");
+    assert_ne!(a.to_device().buffer().ptr(), ptr);
+    assert_eq!(a.to_vec::<f32>(), [0., 3., 6., 9., 1., 4., 7., 10., 2., 5., 8., 11.]);
+    // Reversed, with a byte offset (x[::-1]).
+    let (buf, ptr) = device_memory(&bits);
+    let mut spec = cuda_spec(gpu, ptr, &[12], K_DL_FLOAT, 32, Box::new(buf)).strides(&[-1]);
+    spec.byte_offset = 11 * 4;
+    let (t, _) = spec.make();
+    assert_eq!(
+        from_dlpack(t).unwrap().to_vec::<f32>(),
+        (0..12).rev().map(|i| i as f32).collect::<Vec<_>>()
+    );
+    // 4 bytes past a 16-byte boundary (x[1:]): contiguous, gathered for alignment.
+    let (buf, ptr) = device_memory(&bits);
+    let (t, deleted) = cuda_spec(gpu, ptr + 4, &[11], K_DL_FLOAT, 32, Box::new(buf)).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    assert_eq!(a.to_vec::<f32>(), values[1..].to_vec());
+    // complex128 at an 8-byte boundary: gathered byte by byte.
+    let f64s: Vec<u64> = (0..9).map(|i| (i as f64).to_bits()).collect();
+    let (buf, ptr) = device_memory(&f64s);
+    let (t, _) = cuda_spec(gpu, ptr + 8, &[4], K_DL_COMPLEX, 128, Box::new(buf)).make();
+    let c = from_dlpack(t).unwrap().to_vec::<num_complex::Complex64>();
+    assert_eq!(
+        c,
+        (0..4)
+            .map(|k| num_complex::Complex64::new(2.0 * k as f64 + 1.0, 2.0 * k as f64 + 2.0))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// An owner that counts its drops.
+struct Owner(Arc<AtomicUsize>);
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn gpu_from_device_buffer_keeps_the_owner_until_the_last_drop() {
+    let Some((_gpu, _current)) = gpu() else { return };
+    let (buf, ptr) = device_memory(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0].map(f64::to_bits));
+    let drops = Arc::new(AtomicUsize::new(0));
+    let owner = (Owner(drops.clone()), buf);
+    // SAFETY: six f64 of device memory, alive while the owner is, ready (synchronised).
+    let a =
+        unsafe { Array::from_device_buffer(ptr, &[2, 3], DType::Float64, None, owner) }.unwrap();
+    assert_eq!(a.to_device().buffer().ptr(), ptr);
+    assert_eq!(a.sum(None).to_vec::<f64>(), [21.0]);
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    drop(a);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // Strides in elements (a column): gathered, the owner released at once.
+    let (buf, ptr) = device_memory(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0].map(f64::to_bits));
+    let drops = Arc::new(AtomicUsize::new(0));
+    let owner = (Owner(drops.clone()), buf);
+    // SAFETY: as above; the strides reach elements 1 and 4.
+    let col =
+        unsafe { Array::from_device_buffer(ptr + 8, &[2], DType::Float64, Some(&[3]), owner) }
+            .unwrap();
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(col.to_vec::<f64>(), [2.0, 5.0]);
+    // Strides that do not match the shape.
+    // SAFETY: refused before the pointer is read.
+    let e = unsafe { Array::from_device_buffer(ptr, &[2], DType::Float64, Some(&[1, 1]), ()) };
+    assert_eq!(value_error(e.unwrap_err()).0, "from_device_buffer");
+}
+
+#[test]
+fn gpu_dlpack_stream_handshake() {
+    let Some((gpu, _current)) = gpu() else { return };
+    assert_eq!(kiln::dlpack_stream().unwrap(), Some(1), "kiln's default stream is the legacy one");
+    // The consumer's own stream waits for kiln's work: a read queued there sees the value.
+    let consumer = kiln_runtime::Stream::non_blocking(gpu.device()).unwrap();
+    let n = 1 << 22;
+    let a = (kiln::arange(n).astype(DType::Float32) * 0.5f32).sin();
+    a.eval();
+    let t = a.to_dlpack_stream(Some(consumer.raw() as i64)).unwrap();
+    let d = a.to_device();
+    let mut seen = vec![0f32; n as usize];
+    d.buffer().copy_to_host_on(&mut seen, &consumer).unwrap();
+    assert_eq!(seen, a.to_vec::<f32>());
+    drop(t);
+    // The per-thread default stream, no synchronisation, and a kiln stream made current.
+    assert!(a.to_dlpack_stream(Some(2)).is_ok());
+    assert!(a.to_dlpack_stream(Some(-1)).is_ok());
+    assert!(a.to_dlpack_legacy(Some(1)).is_ok());
+    let s = kiln_runtime::Stream::non_blocking(gpu.device()).unwrap();
+    let _on = s.use_scoped();
+    assert_eq!(kiln::dlpack_stream().unwrap(), Some(s.raw() as i64));
+    let (_, m) = value_error(a.to_dlpack_stream(Some(0)).unwrap_err());
+    assert!(m.contains("ambiguous"), "{m}");
 }

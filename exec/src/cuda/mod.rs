@@ -94,6 +94,20 @@ impl DeviceArray {
         &self.buf
     }
 
+    /// An array over `buf`: C-contiguous elements of `dtype` (booleans one byte each, 0 or 1)
+    /// in `shape`; `buf` must hold exactly their bytes (memory another library owns comes in
+    /// through [`DeviceBuffer::from_foreign`]). Errors: a length that is not the shape's.
+    pub fn from_buffer(buf: DeviceBuffer, dtype: DType, shape: &[usize]) -> Result<DeviceArray> {
+        let bytes = numel(shape) * dtype.itemsize();
+        if buf.len() != bytes {
+            return Err(Error::InvalidInput(format!(
+                "a device buffer of {} bytes for {dtype} {shape:?} ({bytes} bytes)",
+                buf.len()
+            )));
+        }
+        Ok(DeviceArray { buf, dtype, shape: shape.to_vec() })
+    }
+
     /// Copies a host array to the current device (on the current stream).
     pub fn upload(h: &HostArray) -> Result<DeviceArray> {
         let bytes = host_bytes(h.data());
