@@ -201,6 +201,17 @@ pub fn extract(cond: &Array, a: &Array) -> Array {
 }
 
 impl Array {
+    /// `a.nonzero()`: [`try_nonzero`] of `self` (NumPy's method form).
+    pub fn try_nonzero(&self) -> Result<Vec<Array>> {
+        try_nonzero(self)
+    }
+
+    /// `a.nonzero()`. Panics where [`Array::try_nonzero`] errs.
+    #[track_caller]
+    pub fn nonzero(&self) -> Vec<Array> {
+        nonzero(self)
+    }
+
     /// `np.compress(cond, a, axis)`: the slices of `a` along `axis` where the 1-D `cond` is not
     /// zero (`None`: elements of the flattened `a`). `cond` may be shorter than the axis (the
     /// rest is dropped, as NumPy), or longer when it is zero past the axis. The shape is `a`'s

@@ -69,6 +69,8 @@ fn results_are_lazy_arrays_that_compose() {
     kiln::eval_all(&nz.iter().collect::<Vec<_>>());
     assert_eq!(nz[0].to_vec::<i64>(), vec![0, 0, 1]);
     assert_eq!(nz[1].to_vec::<i64>(), vec![1, 2, 1]);
+    let method = y.greater(0.5f32).nonzero();
+    assert_eq!(method[1].to_vec::<i64>(), vec![1, 2, 1]);
     // Indexing with the coordinates reads the selected elements back.
     let back = x.index(&[(&nz[0]).into(), (&nz[1]).into()]);
     assert_eq!(back.to_vec::<f32>(), vec![2.0, 0.5, 4.0]);
