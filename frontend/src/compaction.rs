@@ -169,8 +169,8 @@ pub fn try_argwhere(a: &Array) -> Result<Array> {
     let extents: Vec<i64> = a.shape().iter().map(|&e| e.max(1) as i64).collect();
     let column = flat.try_reshape(&[n as i64, 1])?;
     column
-        .try_floor_divide(&Array::from_vec(strides, &[1, d]))?
-        .try_remainder(&Array::from_vec(extents, &[1, d]))
+        .try_floor_divide(Array::from_vec(strides, &[1, d]))?
+        .try_remainder(Array::from_vec(extents, &[1, d]))
 }
 
 /// [`try_argwhere`], panicking on error.
