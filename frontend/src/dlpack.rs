@@ -775,6 +775,9 @@ unsafe fn import_device(
 /// dtype kiln lacks (code, bits or lanes), a device type other than those above, a CUDA
 /// tensor on another device or with the CPU backend, negative extents, null data for a
 /// non-empty tensor. The tensor's deleter is called on error too.
+///
+/// Booleans (`kDLBool`, one byte) must be 0 or 1, as NumPy, CuPy and PyTorch store them: host
+/// tensors are read as nonzero-is-true, device tensors are used as they are.
 pub fn from_dlpack(tensor: DLPackTensor) -> Result<Array> {
     if let Some(v) = tensor.version() {
         if v.major != DLPACK_MAJOR_VERSION {
