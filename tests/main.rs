@@ -46,6 +46,8 @@
 //! - `big_arrays`: `gpu_*` tests of arrays of more than 2^31 elements (64-bit index math).
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
+//! - `random`: `kiln::random`'s lazy Philox draws against the evaluator, Kolmogorov-Smirnov
+//!   tests of their distributions, dropout as one kernel, redraws reusing the plan.
 //! - `linalg`: `kiln::linalg`'s decompositions, solvers, lstsq, pinv, norm... against NumPy's
 //!   fixtures (`tests/fixtures/linalg/`), factors by reconstruction, typed errors, one call each.
 //! - `row_kernels`: GPU row reductions with several reductions per row (softmax, layer norm),
@@ -99,6 +101,8 @@ mod indexing;
 mod nan_functions;
 #[path = "suite/printing.rs"]
 mod printing;
+#[path = "suite/random.rs"]
+mod random;
 #[path = "suite/reduce_dtype.rs"]
 mod reduce_dtype;
 #[path = "suite/scans.rs"]

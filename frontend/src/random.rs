@@ -1,16 +1,15 @@
 //! `kiln::random`: random arrays, NumPy's `Generator` API (CuPy's `cupy.random`).
 //!
-//! Random arrays are made at once, as materialised host arrays: drawing numbers is not an op of
-//! the graph (nothing to fuse or simplify, and a lazy draw would change with every evaluation).
-//! The generator is PCG64 (`rand_pcg`), with `rand`/`rand_distr`'s distributions:
-//! - a seed gives the same numbers on every run and machine with the same kiln version;
-//! - the numbers are **not** NumPy's for the same seed (NumPy seeds PCG64 through a
-//!   `SeedSequence` and has its own samplers), and not the GPU's.
+//! `random`, `uniform`, `standard_normal`, `normal` and `integers` are **lazy**: an array whose elements
+//! are computed from their positions by Philox4x32-10 (cuRAND's and torch's generator, the
+//! `philox` op) in the kernel that reads them, so `x * (rng.random(shape, dt) >= p)` is one
+//! kernel (see the `philox` module for how each distribution is made). A seed gives the same
+//! numbers on every run, machine and backend (uniforms bit for bit; normals up to the last
+//! bits of the math library's `log` and `cos`), with the same kiln version; the numbers are
+//! **not** NumPy's for the same seed (NumPy has its own bit generator and samplers).
 //!
-//! On a CUDA backend the numbers are drawn on the device by cuRAND's Philox4x32-10 generator
-//! (seeded, per draw, by the next word of the generator's PCG64 stream) and the arrays stay in
-//! device memory: same distributions, **not bit-identical** to the CPU's draws for the same
-//! seed (see the `random_gpu` module for how each distribution is made).
+//! `integers` is lazy likewise. A generator's Philox key is the first word of PCG64 (`rand_pcg`)
+//! seeded with the seed.
 //!
 //! Module functions draw from one global generator, seeded from the operating system until
 //! [`seed`] is called; a [`Generator`] is an independent stream (`np.random.default_rng(seed)`).
@@ -21,9 +20,8 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use kiln_ir::{DType, HostArray, HostElement, IrError};
-use rand::{Rng, RngExt, SeedableRng};
-use rand_distr::{Distribution, StandardNormal};
+use kiln_ir::{DType, IrError};
+use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
 use crate::array::Array;
@@ -32,7 +30,8 @@ use crate::error::{value_err, Result};
 /// An independent stream of random numbers (`np.random.Generator`).
 #[derive(Clone, Debug)]
 pub struct Generator {
-    rng: Pcg64,
+    /// The draws' Philox key and next counter.
+    stream: crate::philox::Stream,
 }
 
 /// `np.random.default_rng(seed)`: a generator from a seed, or from the operating system's
@@ -40,7 +39,7 @@ pub struct Generator {
 pub fn default_rng(seed: Option<u64>) -> Generator {
     match seed {
         Some(s) => Generator::new(s),
-        None => Generator { rng: Pcg64::from_rng(&mut rand::rng()) },
+        None => Generator::from_pcg(Pcg64::from_rng(&mut rand::rng())),
     }
 }
 
@@ -57,42 +56,22 @@ fn float_dtype(op: &str, dtype: DType) -> Result<()> {
     }
 }
 
-fn array<T: HostElement>(shape: &[usize], v: Vec<T>) -> Array {
-    Array::from_host(HostArray::from_vec(shape, v).expect("one value per element"))
-}
-
 impl Generator {
     /// A generator seeded with `seed`: the same seed gives the same numbers.
     pub fn new(seed: u64) -> Generator {
-        Generator { rng: Pcg64::seed_from_u64(seed) }
+        Generator::from_pcg(Pcg64::seed_from_u64(seed))
     }
 
-    /// Floats of `dtype` drawn by `f64s` (float64) or `f32s` (float32), one per element.
-    fn floats(
-        &mut self,
-        op: &str,
-        shape: &[usize],
-        dtype: DType,
-        f64s: impl Fn(&mut Pcg64) -> f64,
-        f32s: impl Fn(&mut Pcg64) -> f32,
-    ) -> Result<Array> {
-        float_dtype(op, dtype)?;
-        let n: usize = shape.iter().product();
-        let rng = &mut self.rng;
-        Ok(if dtype == DType::Float64 {
-            array(shape, (0..n).map(|_| f64s(rng)).collect::<Vec<f64>>())
-        } else {
-            array(shape, (0..n).map(|_| f32s(rng)).collect::<Vec<f32>>())
-        })
+    /// A generator whose Philox key is the first word of `rng`'s stream.
+    fn from_pcg(mut rng: Pcg64) -> Generator {
+        let key = rng.next_u64();
+        Generator { stream: crate::philox::Stream { key, offset: 0 } }
     }
 
     /// `rng.random(size, dtype)`: uniform floats in [0, 1).
     pub fn try_random(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
-        if let Some(gpu) = crate::random_gpu::device() {
-            float_dtype("random", dtype)?;
-            return crate::random_gpu::random(gpu, shape, dtype, self.rng.next_u64());
-        }
-        self.floats("random", shape, dtype, |r| r.random::<f64>(), |r| r.random::<f32>())
+        float_dtype("random", dtype)?;
+        self.stream.uniform(shape, dtype)
     }
 
     /// `rng.uniform(low, high, size)`: `low + (high - low) * u` for `u` uniform in [0, 1); as in
@@ -111,38 +90,19 @@ impl Generator {
                 format!("low and high must be finite, got {low} and {high}"),
             ));
         }
-        let (l32, w32) = (low as f32, (high - low) as f32);
-        if let Some(gpu) = crate::random_gpu::device() {
-            float_dtype("uniform", dtype)?;
-            let u = crate::random_gpu::random(gpu, shape, dtype, self.rng.next_u64())?;
-            return Ok(if dtype == DType::Float64 {
-                u * (high - low) + low
-            } else {
-                u * w32 + l32
-            });
-        }
-        self.floats(
-            "uniform",
-            shape,
-            dtype,
-            |r| low + (high - low) * r.random::<f64>(),
-            |r| l32 + w32 * r.random::<f32>(),
-        )
+        float_dtype("uniform", dtype)?;
+        let u = self.stream.uniform(shape, dtype)?;
+        Ok(if dtype == DType::Float64 {
+            u * (high - low) + low
+        } else {
+            u * ((high - low) as f32) + low as f32
+        })
     }
 
     /// `rng.standard_normal(size, dtype)`: normal with mean 0 and standard deviation 1.
     pub fn try_standard_normal(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
-        if let Some(gpu) = crate::random_gpu::device() {
-            float_dtype("standard_normal", dtype)?;
-            return crate::random_gpu::normal(gpu, 0.0, 1.0, shape, dtype, self.rng.next_u64());
-        }
-        self.floats(
-            "standard_normal",
-            shape,
-            dtype,
-            |r| StandardNormal.sample(r),
-            |r| StandardNormal.sample(r),
-        )
+        float_dtype("standard_normal", dtype)?;
+        self.stream.standard_normal(shape, dtype)
     }
 
     /// `rng.normal(loc, scale, size)`: `loc + scale * z`, `z` standard normal. Errors: a negative
@@ -157,18 +117,9 @@ impl Generator {
         if scale.is_nan() || scale < 0.0 {
             return Err(value_err("normal", format!("scale < 0 (got {scale})")));
         }
-        let (l32, s32) = (loc as f32, scale as f32);
-        if let Some(gpu) = crate::random_gpu::device() {
-            float_dtype("normal", dtype)?;
-            return crate::random_gpu::normal(gpu, loc, scale, shape, dtype, self.rng.next_u64());
-        }
-        self.floats(
-            "normal",
-            shape,
-            dtype,
-            |r| loc + scale * <StandardNormal as Distribution<f64>>::sample(&StandardNormal, r),
-            |r| l32 + s32 * <StandardNormal as Distribution<f32>>::sample(&StandardNormal, r),
-        )
+        float_dtype("normal", dtype)?;
+        let z = self.stream.standard_normal(shape, dtype)?;
+        Ok(if dtype == DType::Float64 { z * scale + loc } else { z * (scale as f32) + loc as f32 })
     }
 
     /// `rng.integers(low, high, size, dtype)`: integers uniform in [low, high) (`endpoint=False`).
@@ -197,23 +148,7 @@ impl Generator {
         if high <= low {
             return Err(value_err("integers", "low >= high"));
         }
-        if let Some(gpu) = crate::random_gpu::device() {
-            return crate::random_gpu::integers(gpu, low, high, shape, dtype, self.rng.next_u64());
-        }
-        let n: usize = shape.iter().product();
-        let draws: Vec<i64> = (0..n).map(|_| self.rng.random_range(low..high)).collect();
-        // In range for the dtype by the checks above, so the conversions are exact.
-        Ok(match dtype {
-            DType::Int8 => array(shape, draws.iter().map(|&v| v as i8).collect::<Vec<_>>()),
-            DType::Int16 => array(shape, draws.iter().map(|&v| v as i16).collect::<Vec<_>>()),
-            DType::Int32 => array(shape, draws.iter().map(|&v| v as i32).collect::<Vec<_>>()),
-            DType::Int64 => array(shape, draws),
-            DType::UInt8 => array(shape, draws.iter().map(|&v| v as u8).collect::<Vec<_>>()),
-            DType::UInt16 => array(shape, draws.iter().map(|&v| v as u16).collect::<Vec<_>>()),
-            DType::UInt32 => array(shape, draws.iter().map(|&v| v as u32).collect::<Vec<_>>()),
-            DType::UInt64 => array(shape, draws.iter().map(|&v| v as u64).collect::<Vec<_>>()),
-            _ => unreachable!("an integer dtype"),
-        })
+        self.stream.integers(low, high, shape, dtype)
     }
 }
 

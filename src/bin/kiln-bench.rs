@@ -361,6 +361,9 @@ fn main() {
     let parts: Vec<Array> =
         (0..4).map(|k| device_array(normal(n / 4, 20 + k as u64), &[n / 4])).collect();
 
+    // Lazy random draws (Philox in the kernel that reads them), as `peers_ops.py` defines them.
+    let rng = std::cell::RefCell::new(kiln::random::default_rng(Some(1)));
+
     type Work<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
     let works: Vec<Work> = vec![
         (
@@ -400,6 +403,18 @@ fn main() {
         // kernels, one synchronisation) inside the call; the kernels column counts the result's
         // plan after it (the scatter of the positions, the gather).
         ("mask_select_2^26", Box::new(|| x.mask(&x.greater(0.0f32))), 8 * n),
+        (
+            "random_normal_2^26",
+            Box::new(|| rng.borrow_mut().standard_normal(&[n], DType::Float32)),
+            4 * n,
+        ),
+        (
+            "dropout_2^26",
+            Box::new(|| {
+                &x * rng.borrow_mut().random(&[n], DType::Float32).greater_equal(0.1f32) / 0.9f32
+            }),
+            8 * n,
+        ),
         // The same roll as a gather at shifted positions (kiln's roll before it was a join).
         (
             "roll_8192x8192_as_gather",

@@ -1097,7 +1097,9 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             | Any | MatMul | Fft | Rfft | Irfft | CustomKernel => exact,
             // faer's factorisations are not the reference's textbook algorithms, bit for bit.
             Cholesky | Solve | Inv | Det | Slogdet | Qr | Svd | Eigh => Bound::Unbounded,
-            FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex => exact,
+            FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex | Philox => {
+                exact
+            }
             // On the GPU, float sums and products along the last axis by tiles: associated
             // otherwise than the evaluator's running value (`codegen/lower/scan.rs`).
             Cumsum | Cumprod if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,

@@ -47,7 +47,7 @@ pub fn host_ulps(op: OpKind, dt: DType) -> u64 {
         | Arctan2 | Hypot => libm,
         // NumPy's formulas in f64 with scalar libm calls (see `codegen::scalar`).
         LogAddExp | LogAddExp2 => 0,
-        FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex => 0,
+        FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex | Philox => 0,
         Input | Const | Iota | Neg | Abs | Sign | Sqrt | Square | Reciprocal | Floor | Ceil
         | Trunc | Rint | IsNan | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj
         | Add | Sub | Mul | Div | FloorDiv | Remainder | Maximum | Minimum | Fmax | Fmin
@@ -87,9 +87,8 @@ pub fn polynomial_ulps(op: OpKind, dt: DType) -> u64 {
         | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor
         | LeftShift | RightShift | Where | Cast | Label => host_ulps(op, dt),
         // No polynomial form (logaddexp2: the evaluator runs it) or exact.
-        FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | MakeComplex => {
-            host_ulps(op, dt)
-        }
+        FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | MakeComplex
+        | Philox => host_ulps(op, dt),
         kiln::ir::ops_not_of!(Elementwise) => host_ulps(op, dt),
     }
 }

@@ -126,6 +126,7 @@ mod libdevice;
 pub mod lower;
 mod moments;
 mod online;
+mod philox;
 mod polynomial;
 mod reduce;
 mod scalar;

@@ -27,6 +27,7 @@ mod cmath;
 mod decompose;
 mod elementwise;
 mod linalg;
+pub mod random;
 mod reduce;
 pub mod sort;
 mod value;
@@ -320,6 +321,7 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         BitwiseXor => bin(ew::bitwise_xor),
         LeftShift => bin(ew::left_shift),
         RightShift => bin(ew::right_shift),
+        Philox => bin(random::philox),
         Where => {
             let (c, x, y) = (args[0], args[1], args[2]);
             let vals =

@@ -257,8 +257,8 @@ impl Combiner {
             | FloorDiv | Remainder | Power | Fmax | Fmin | Arctan2 | Hypot | LogAddExp
             | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter
             | MakeComplex | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr
-            | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift | Where
-            | Cast | Label => {
+            | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift
+            | Philox | Where | Cast | Label => {
                 unreachable!("scatters and scans combine by add, multiply, maximum or minimum")
             }
             ops_not_of!(Elementwise) => unreachable!("{} is not elementwise", op.name()),

@@ -258,7 +258,8 @@ fn fold_value(
         | OpKind::BitwiseOr
         | OpKind::BitwiseXor
         | OpKind::LeftShift
-        | OpKind::RightShift => None,
+        | OpKind::RightShift
+        | OpKind::Philox => None,
         OpKind::Where => None,
         // A label names a user kernel's result: kept, even on a constant.
         OpKind::Label | OpKind::Take => None,
