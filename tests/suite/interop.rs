@@ -580,10 +580,8 @@ fn dlpack_bad_tensors_are_typed_errors_and_still_released() {
         assert_eq!(op, "from_dlpack");
         assert!(message.contains("the backend is the CPU"), "{message}");
         assert_eq!(deleted.load(Ordering::SeqCst), 1);
-        let e = unsafe {
-            // SAFETY: refused before the pointer is read.
-            Array::from_device_buffer(0x1000, &[4], DType::Float32, None, ())
-        };
+        // SAFETY: refused before the pointer is read.
+        let e = unsafe { Array::from_device_buffer(0x1000, &[4], DType::Float32, None, ()) };
         assert_eq!(value_error(e.unwrap_err()).0, "from_device_buffer");
     }
     // Null pointers; export streams that DLPack refuses.
