@@ -3,7 +3,8 @@
 //! [`Array::to_dlpack`] exports an array as a `DLManagedTensorVersioned` (DLPack 1.x;
 //! [`Array::to_dlpack_legacy`]: the pre-1.0 `DLManagedTensor`) that keeps the array's memory
 //! alive until its deleter runs; [`from_dlpack`] imports one, taking ownership (the deleter runs
-//! when the last kiln array using the memory drops); [`Array::from_device_buffer`] imports
+//! when the last kiln array using the memory drops, or once a copy is made where the memory is
+//! copied: see the table); [`Array::from_device_buffer`] imports
 //! device memory another library owns without a DLPack tensor (CuPy's `UnownedMemory`).
 //! [`DLPackTensor`] is the owned handle of either struct, for C and Python bindings
 //! ([`DLPackTensor::into_raw_versioned`], [`DLPackTensor::from_raw_versioned`]: what a
