@@ -21,6 +21,8 @@
 //!   code against the evaluator (float16 and bfloat16 at every value).
 //! - `shaping`: moveaxis, atleast_*d, fliplr/flipud, tril/triu, roll, the stacks and splits
 //!   against NumPy's fixtures.
+//! - `special`: erfc, erfinv, gammaln, digamma, gcd and lcm against SciPy's and NumPy's
+//!   fixtures, their host code against the evaluator, their typed errors.
 //! - `compaction`: extract, compress, nonzero, flatnonzero, argwhere, where_indices and
 //!   boolean masks against NumPy's fixtures, their errors, the kernels of one call.
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
@@ -111,6 +113,8 @@ mod scans;
 mod shaping;
 #[path = "suite/sorts.rs"]
 mod sorts;
+#[path = "suite/special.rs"]
+mod special;
 #[path = "suite/ufuncs23.rs"]
 mod ufuncs23;
 

@@ -69,6 +69,7 @@ pub fn element_weight(op: OpKind) -> f64 {
             TRANSCENDENTAL_WEIGHT
         }
         Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh => TRANSCENDENTAL_WEIGHT,
+        Erfc | Erfinv | Gammaln | Digamma | Gcd | Lcm => TRANSCENDENTAL_WEIGHT,
         Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any => 0.0,
         ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin
         | Sort | Argsort => 0.0,

@@ -31,6 +31,7 @@ mod scan;
 mod search;
 mod shaping;
 mod sort;
+pub mod special;
 mod tiling;
 mod ufuncs;
 mod unique;
@@ -53,9 +54,6 @@ pub use elementwise::{try_where_, where_, Operand};
 pub use error::{Error, Result};
 pub use indexing::{bincount, try_bincount, Index, TakeMode};
 pub use io::load_npy;
-pub use npz::{
-    load_npz, savez, savez_compressed, savez_compressed_unnamed, savez_unnamed, NpzFile,
-};
 pub use kernels::{
     fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel,
 };
@@ -74,6 +72,9 @@ pub use materialize::{
 pub use nan::{
     allclose, array_equal, average, heaviside, isclose, try_average, try_heaviside, try_isclose,
 };
+pub use npz::{
+    load_npz, savez, savez_compressed, savez_compressed_unnamed, savez_unnamed, NpzFile,
+};
 pub use print::{
     array_repr, array_str, get_printoptions, set_printoptions, with_printoptions, FloatMode,
     PrintOptions, Sign,
@@ -88,7 +89,7 @@ pub use shaping::{
 };
 pub use sort::{lexsort, try_lexsort};
 pub use tiling::{broadcast_arrays, try_broadcast_arrays};
-pub use ufuncs::{divmod, power, try_divmod, try_power};
+pub use ufuncs::{divmod, gcd, lcm, power, try_divmod, try_gcd, try_lcm, try_power};
 pub use unique::{
     try_unique, try_unique_all, try_unique_counts, try_unique_inverse, try_unique_values, unique,
     unique_all, unique_counts, unique_inverse, unique_values,

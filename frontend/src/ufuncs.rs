@@ -1,5 +1,5 @@
 //! NumPy's ufuncs and functions of issue 23: `deg2rad`, `rad2deg`, `round`/`around`, `fix`,
-//! `ldexp`, `signbit`, `frexp`, `modf`, `angle`, `i0`, `sinc`, `divmod` and a scalar base of
+//! `ldexp`, `signbit`, `frexp`, `modf`, `angle`, `i0`, `sinc`, `divmod`, `gcd`, `lcm` and a scalar base of
 //! `power` (the binary ufuncs `fmod`, `logaddexp2` and `nextafter` are with the others in
 //! `elementwise.rs`).
 //!
@@ -17,7 +17,7 @@ use kiln_ir::ops::Domain;
 use kiln_ir::promote::Casting;
 use kiln_ir::{Attrs, DType, IrError, OpKind, WeakScalar};
 
-use crate::elementwise::{binary, float_for, scalar_literal, Operand};
+use crate::elementwise::{binary, float_for, prepare, scalar_literal, Operand};
 use crate::error::Result;
 use crate::inplace::ufunc_into;
 use crate::Array;
@@ -462,4 +462,56 @@ pub fn try_divmod(x: impl Into<Operand>, y: impl Into<Operand>) -> Result<(Array
 #[track_caller]
 pub fn divmod(x: impl Into<Operand>, y: impl Into<Operand>) -> (Array, Array) {
     crate::unwrap(try_divmod(x, y))
+}
+
+/// `np.gcd` and `np.lcm`: NumPy's promotion of the operands (NEP 50 for scalars), then the
+/// integer loop; a bool result dtype (NumPy has no bool loop) or a float one (floats,
+/// `int64` with `uint64`) is NumPy's `TypeError`.
+fn gcd_lcm(op: OpKind, x: Operand, y: Operand) -> Result<Array> {
+    let dtypes: Vec<DType> = [&x, &y]
+        .iter()
+        .map(|o| match o {
+            Operand::Array(a) => a.dtype(),
+            Operand::Scalar(s) => s.default_dtype(),
+        })
+        .collect();
+    let all_bool = dtypes.iter().all(|d| d.is_bool());
+    let args = prepare(op, &[x, y])?;
+    if all_bool || !args[0].dtype().is_integer() {
+        return Err(no_loop(op.name(), dtypes, "integers (int8 .. int64, uint8 .. uint64)"));
+    }
+    Array::apply(op, Attrs::None, &[&args[0], &args[1]])
+}
+
+/// `np.gcd(x, y)`: the greatest common divisor of `|x|` and `|y|`, elementwise (broadcast),
+/// non-negative; `gcd(0, 0) = 0`. Either side an array or a Rust integer (a weak scalar). The
+/// result dtype is NumPy's promotion of the two (`int8` with `uint8`: `int16`). As NumPy, the
+/// absolute value of a signed minimum wraps to itself: `gcd(int8(-128), 0) = -128`.
+///
+/// Errors: a bool result dtype, floats or complex (NumPy's `TypeError`: no loop), `int64` with
+/// `uint64` (they promote to float64), shapes that do not broadcast, an integer scalar out of the
+/// array dtype's range.
+pub fn try_gcd(x: impl Into<Operand>, y: impl Into<Operand>) -> Result<Array> {
+    gcd_lcm(OpKind::Gcd, x.into(), y.into())
+}
+
+/// `np.gcd(x, y)`. Panics where [`try_gcd`] errs.
+#[track_caller]
+pub fn gcd(x: impl Into<Operand>, y: impl Into<Operand>) -> Array {
+    crate::unwrap(try_gcd(x, y))
+}
+
+/// `np.lcm(x, y)`: the least common multiple of `|x|` and `|y|`, elementwise (broadcast),
+/// `|x| / gcd(x, y) * |y|` wrapping to the dtype as NumPy's (`lcm(int8(100), 3) = 44`); 0 where
+/// either is 0. Dtypes as [`gcd`].
+///
+/// Errors: as [`try_gcd`].
+pub fn try_lcm(x: impl Into<Operand>, y: impl Into<Operand>) -> Result<Array> {
+    gcd_lcm(OpKind::Lcm, x.into(), y.into())
+}
+
+/// `np.lcm(x, y)`. Panics where [`try_lcm`] errs.
+#[track_caller]
+pub fn lcm(x: impl Into<Operand>, y: impl Into<Operand>) -> Array {
+    crate::unwrap(try_lcm(x, y))
 }

@@ -634,6 +634,10 @@ fn exact(g: &Graph, n: &Node, inputs_exact: bool) -> bool {
                 | Arccosh
                 | Arctanh
                 | Erf
+                | Erfc
+                | Erfinv
+                | Gammaln
+                | Digamma
                 | Power
                 | Arctan2
                 | Hypot

@@ -331,6 +331,10 @@ ops! {
         Trunc,           "trunc",         Fixed(1), F,        Same,      None,    "x rounded toward zero (np.trunc)";
         Rint,            "rint",          Fixed(1), INEXACT,  Same,      None,    "x rounded to nearest, ties to even (np.rint); complex rounds each part";
         Erf,             "erf",           Fixed(1), F,        Same,      None,    "the error function (scipy.special.erf)";
+        Erfc,            "erfc",          Fixed(1), F,        Same,      None,    "1 - erf(x) without cancellation (scipy.special.erfc): 2 at -inf, 0 at inf";
+        Erfinv,          "erfinv",        Fixed(1), F,        Same,      None,    "the inverse of erf (scipy.special.erfinv): ±inf at ±1, NaN beyond, erfinv(-0) = +0";
+        Gammaln,         "gammaln",       Fixed(1), F,        Same,      None,    "log|Γ(x)| (scipy.special.gammaln, Cephes' lgam): inf at the poles 0, -1, -2, ... and at inf, -inf at -inf";
+        Digamma,         "digamma",       Fixed(1), F,        Same,      None,    "ψ(x) = Γ'(x)/Γ(x) (scipy.special.digamma, psi): -inf at +0, inf at -0, NaN at the negative integers and -inf";
         FrexpMantissa,   "frexp_mantissa", Fixed(1), F,       Same,      None,    "m of x = m * 2**e with 0.5 <= |m| < 1 (np.frexp's first output); ±0, ±inf and NaN give x";
         FrexpExponent,   "frexp_exponent", Fixed(1), F,       Same,      None,    "e of x = m * 2**e as a value of x's dtype (np.frexp's second output, an int32 there); ±0, ±inf and NaN give 0";
         IsNan,           "isnan",         Fixed(1), INEXACT,  Bool,      None,    "x is NaN (np.isnan)";
@@ -361,6 +365,8 @@ ops! {
         LogAddExp2,      "logaddexp2",    Fixed(2), F,        Same,      None,    "log2(2**x + 2**y) without overflow (np.logaddexp2)";
         Ldexp,           "ldexp",         Fixed(2), F,        Same,      None,    "x * 2**n exactly (one rounding where the result is subnormal), n an integer held in x's dtype, truncated (np.ldexp); a NaN n gives NaN";
         NextAfter,       "nextafter",     Fixed(2), F,        Same,      None,    "the next value of the dtype after x toward y (np.nextafter); x == y gives y (float16: x, as NumPy)";
+        Gcd,             "gcd",           Fixed(2), INT,      Same,      None,    "greatest common divisor of |x| and |y| (np.gcd): gcd(0, 0) = 0; |min| wraps to min, as NumPy";
+        Lcm,             "lcm",           Fixed(2), INT,      Same,      None,    "least common multiple of |x| and |y| (np.lcm): |x| / gcd * |y|, wrapping; 0 where either is 0";
         MakeComplex,     "complex",       Fixed(2), F,        Complex,   None,    "x + y·i from its real and imaginary parts, exactly (complex128 for float64, complex64 for narrower floats)";
         Eq,              "equal",         Fixed(2), ANY,      Bool,      None,    "x == y (np.equal)";
         Ne,              "not_equal",     Fixed(2), ANY,      Bool,      None,    "x != y (np.not_equal)";

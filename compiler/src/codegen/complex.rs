@@ -196,9 +196,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         // Refused for complex operands by the IR's dtype rules.
         Cbrt | Floor | Ceil | Trunc | Erf | Invert | FloorDiv | Remainder | Arctan2 | Hypot
         | LogAddExp | CopySign | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift
-        | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | Philox => {
-            return Err(unsupported())
-        }
+        | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | Erfc | Erfinv
+        | Gammaln | Digamma | Gcd | Lcm | Philox => return Err(unsupported()),
         Input
         | Const
         | Iota

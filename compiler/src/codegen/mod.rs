@@ -130,6 +130,7 @@ mod philox;
 mod polynomial;
 mod reduce;
 mod scalar;
+mod special;
 mod types;
 
 pub use host::{

@@ -141,46 +141,46 @@ pub(crate) fn function(
     Ok(b.op(&format!("arith.truncf {r} : f64 to f32")))
 }
 
-fn ext(b: &mut Builder, x: &str) -> String {
+pub(crate) fn ext(b: &mut Builder, x: &str) -> String {
     b.op(&format!("arith.extf {x} : f32 to f64"))
 }
 
-fn k(b: &mut Builder, v: f64) -> String {
+pub(crate) fn k(b: &mut Builder, v: f64) -> String {
     float_const(b, v, D)
 }
 
-fn bin(b: &mut Builder, op: &str, x: &str, y: &str) -> String {
+pub(crate) fn bin(b: &mut Builder, op: &str, x: &str, y: &str) -> String {
     b.op(&format!("arith.{op} {x}, {y} : {D}"))
 }
 
-fn mul_k(b: &mut Builder, x: &str, v: f64) -> String {
+pub(crate) fn mul_k(b: &mut Builder, x: &str, v: f64) -> String {
     let c = k(b, v);
     bin(b, "mulf", x, &c)
 }
 
-fn fma(b: &mut Builder, x: &str, y: &str, z: &str) -> String {
+pub(crate) fn fma(b: &mut Builder, x: &str, y: &str, z: &str) -> String {
     b.op(&format!("math.fma {x}, {y}, {z} : {D}"))
 }
 
-fn cmp(b: &mut Builder, pred: &str, x: &str, y: &str) -> String {
+pub(crate) fn cmp(b: &mut Builder, pred: &str, x: &str, y: &str) -> String {
     b.op(&format!("arith.cmpf {pred}, {x}, {y} : {D}"))
 }
 
-fn cmp_k(b: &mut Builder, pred: &str, x: &str, v: f64) -> String {
+pub(crate) fn cmp_k(b: &mut Builder, pred: &str, x: &str, v: f64) -> String {
     let c = k(b, v);
     cmp(b, pred, x, &c)
 }
 
-fn sel(b: &mut Builder, c: &str, x: &str, y: &str) -> String {
+pub(crate) fn sel(b: &mut Builder, c: &str, x: &str, y: &str) -> String {
     b.op(&format!("arith.select {c}, {x}, {y} : {D}"))
 }
 
-fn unary(b: &mut Builder, op: &str, x: &str) -> String {
+pub(crate) fn unary(b: &mut Builder, op: &str, x: &str) -> String {
     b.op(&format!("{op} {x} : {D}"))
 }
 
 /// `c[0] x^n + c[1] x^(n-1) + ... + c[n]` by Horner's rule.
-fn horner(b: &mut Builder, x: &str, c: &[f64]) -> String {
+pub(crate) fn horner(b: &mut Builder, x: &str, c: &[f64]) -> String {
     let mut acc = k(b, c[0]);
     for &ci in &c[1..] {
         let ci = k(b, ci);
@@ -304,7 +304,7 @@ fn small_odd(b: &mut Builder, a: &str, coeffs: &[f64], other: &str) -> String {
     sel(b, &small, &s, other)
 }
 
-fn copysign(b: &mut Builder, x: &str, sign: &str) -> String {
+pub(crate) fn copysign(b: &mut Builder, x: &str, sign: &str) -> String {
     b.op(&format!("math.copysign {x}, {sign} : {D}"))
 }
 

@@ -13,6 +13,7 @@ use kiln_ir::{DType, Node, OpKind};
 
 use super::builder::Builder;
 use super::cast::cast;
+use super::special;
 use super::types::{float_bits, float_const, float_from_bits, int_const, int_width, round, Val};
 use super::{MathLib, Unsupported};
 
@@ -242,6 +243,10 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         Trunc => unary_math(b, "trunc")?,
         Rint => unary_math(b, "roundeven")?,
         Erf => unary_math(b, "erf")?,
+        Erfc => special::function(b, node.op.name(), special::Function::Erfc, &x, dt)?,
+        Erfinv => special::function(b, node.op.name(), special::Function::Erfinv, &x, dt)?,
+        Gammaln => special::function(b, node.op.name(), special::Function::Gammaln, &x, dt)?,
+        Digamma => special::function(b, node.op.name(), special::Function::Digamma, &x, dt)?,
         // Exact: the parts of a float16/bfloat16 value (held in f32) are values of its dtype.
         FrexpMantissa => same(frexp(b, &x, &ty).0),
         FrexpExponent => same(frexp(b, &x, &ty).1),
@@ -381,6 +386,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             fin(b, r)
         }
         NextAfter => same(nextafter(b, &x, &y, dt)),
+        Gcd | Lcm => same(special::gcd_lcm(b, node.op == Lcm, &x, &y, dt)),
         LogAddExp | LogAddExp2 => {
             // In f64 for every float dtype, rounded once: the f32 formula loses up to 3 ulps.
             // logaddexp2 is NumPy's base-2 form of the same formula.
@@ -681,47 +687,67 @@ fn shift(b: &mut Builder, left: bool, x: &str, y: &str, dt: DType) -> String {
 /// max(x, y) + log2(e)·log1p(2^-|x - y|).
 fn logaddexp_base(b: &mut Builder, x: &str, y: &str, base2: bool) -> Result<String, Unsupported> {
     let sym = if base2 { "kiln_logaddexp2" } else { "kiln_logaddexp" };
-    let t = "f64";
+    module_function(b, sym, &[x, y], "f64", |h, p| {
+        let (hx, hy, t) = (p[0], p[1], "f64");
+        let log_base = float_const(h, if base2 { 1.0 } else { std::f64::consts::LN_2 }, t);
+        let zero = float_const(h, 0.0, t);
+        let eq = cmp(h, "arith.cmpf", "oeq", hx, hy, t);
+        let same = bin(h, "arith.addf", hx, &log_base, t);
+        let d = bin(h, "arith.subf", hx, hy, t);
+        let pos = cmp(h, "arith.cmpf", "ogt", &d, &zero, t);
+        let max = select(h, &pos, hx, hy, t);
+        let ad = native(h, "absf", &[&d], t);
+        let nad = h.op(&format!("arith.negf {ad} : {t}"));
+        let e = math(h, if base2 { "exp2" } else { "exp" }, &[&nad], t)?;
+        let l = math(h, "log1p", &[&e], t)?;
+        let l = if base2 {
+            let log2e = float_const(h, std::f64::consts::LOG2_E, t);
+            bin(h, "arith.mulf", &log2e, &l, t)
+        } else {
+            l
+        };
+        let r = bin(h, "arith.addf", &max, &l, t);
+        let nan = cmp(h, "arith.cmpf", "uno", &d, &d, t);
+        let r = select(h, &nan, &d, &r, t);
+        Ok(select(h, &eq, &same, &r, t))
+    })
+}
+
+/// `body(params)` as a function of the module, `@sym` (the arguments `args` and the result of
+/// type `t`), called with `no_inline`: its math calls are the scalar libm calls the evaluator
+/// makes (a vectorised loop calls the function once per lane, never glibc's vector functions)
+/// and its code is in the module once however often it is used. Its declarations join the
+/// module's.
+pub(crate) fn module_function(
+    b: &mut Builder,
+    sym: &str,
+    args: &[&str],
+    t: &str,
+    body: impl FnOnce(&mut Builder, &[&str]) -> Result<String, Unsupported>,
+) -> Result<String, Unsupported> {
     let mut h = Builder::new("%params", b.target);
     h.math = b.math;
-    let (hx, hy) = ("%x", "%y");
-    let log_base = float_const(&mut h, if base2 { 1.0 } else { std::f64::consts::LN_2 }, t);
-    let zero = float_const(&mut h, 0.0, t);
-    let eq = cmp(&mut h, "arith.cmpf", "oeq", hx, hy, t);
-    let same = bin(&mut h, "arith.addf", hx, &log_base, t);
-    let d = bin(&mut h, "arith.subf", hx, hy, t);
-    let pos = cmp(&mut h, "arith.cmpf", "ogt", &d, &zero, t);
-    let max = select(&mut h, &pos, hx, hy, t);
-    let ad = native(&mut h, "absf", &[&d], t);
-    let nad = h.op(&format!("arith.negf {ad} : {t}"));
-    let e = math(&mut h, if base2 { "exp2" } else { "exp" }, &[&nad], t)?;
-    let l = math(&mut h, "log1p", &[&e], t)?;
-    let l = if base2 {
-        let log2e = float_const(&mut h, std::f64::consts::LOG2_E, t);
-        bin(&mut h, "arith.mulf", &log2e, &l, t)
-    } else {
-        l
-    };
-    let r = bin(&mut h, "arith.addf", &max, &l, t);
-    let nan = cmp(&mut h, "arith.cmpf", "uno", &d, &d, t);
-    let r = select(&mut h, &nan, &d, &r, t);
-    let r = select(&mut h, &eq, &same, &r, t);
+    let names: Vec<String> = (0..args.len()).map(|i| format!("%a{i}")).collect();
+    let params: Vec<&str> = names.iter().map(String::as_str).collect();
+    let r = body(&mut h, &params)?;
     h.stmt(&format!("return {r} : {t}"));
-    let (entry, body, decls) = h.finish();
+    let (entry, text, decls) = h.finish();
     // The helper's own declarations (libm) join the module's, once per symbol.
     for d in decls {
-        let sym = d
+        let name = d
             .split('@')
             .nth(1)
             .and_then(|s| s.split('(').next())
             .expect("a declaration names its symbol");
-        b.declare(sym, d.clone());
+        b.declare(name, d.clone());
     }
+    let sig: Vec<String> = params.iter().map(|p| format!("{p}: {t}")).collect();
     b.declare(
         sym,
-        format!("func.func private @{sym}({hx}: {t}, {hy}: {t}) -> {t} {{\n{entry}{body}  }}"),
+        format!("func.func private @{sym}({}) -> {t} {{\n{entry}{text}  }}", sig.join(", ")),
     );
-    Ok(b.op(&format!("func.call @{sym}({x}, {y}) {{no_inline}} : ({t}, {t}) -> {t}")))
+    let tys = vec![t; args.len()].join(", ");
+    Ok(b.op(&format!("func.call @{sym}({}) {{no_inline}} : ({tys}) -> {t}", args.join(", "))))
 }
 
 /// The integer type of a float working type's bits, its significand bits (stored), exponent

@@ -30,6 +30,7 @@ mod linalg;
 pub mod random;
 mod reduce;
 pub mod sort;
+pub mod special;
 mod value;
 mod vendor;
 mod view;
@@ -274,6 +275,10 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         Trunc => un(ew::trunc),
         Rint => un(ew::rint),
         Erf => un(ew::erf),
+        Erfc => un(special::erfc),
+        Erfinv => un(special::erfinv),
+        Gammaln => un(special::gammaln),
+        Digamma => un(special::digamma),
         FrexpMantissa => un(ew::frexp_mantissa),
         FrexpExponent => un(ew::frexp_exponent),
         IsNan => un(ew::isnan),
@@ -306,6 +311,8 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         LogAddExp2 => bin(ew::logaddexp2),
         Ldexp => bin(ew::ldexp),
         NextAfter => bin(ew::nextafter),
+        Gcd => bin(special::gcd),
+        Lcm => bin(special::lcm),
         MakeComplex => bin(ew::make_complex),
         Eq => bin(ew::equal),
         Ne => bin(ew::not_equal),

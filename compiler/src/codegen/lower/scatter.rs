@@ -255,10 +255,10 @@ impl Combiner {
             | Tanh | Arcsinh | Arccosh | Arctanh | Floor | Ceil | Trunc | Rint | Erf | IsNan
             | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj | Sub | Div
             | FloorDiv | Remainder | Power | Fmax | Fmin | Arctan2 | Hypot | LogAddExp
-            | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter
-            | MakeComplex | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr
-            | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift
-            | Philox | Where | Cast | Label => {
+            | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | Erfc
+            | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | MakeComplex | CopySign | Eq | Ne | Lt
+            | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr
+            | BitwiseXor | LeftShift | RightShift | Where | Cast | Label => {
                 unreachable!("scatters and scans combine by add, multiply, maximum or minimum")
             }
             ops_not_of!(Elementwise) => unreachable!("{} is not elementwise", op.name()),

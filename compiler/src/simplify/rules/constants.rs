@@ -254,6 +254,8 @@ fn fold_value(
         OpKind::FrexpMantissa | OpKind::FrexpExponent => None,
         OpKind::Fmod | OpKind::LogAddExp2 | OpKind::Ldexp | OpKind::NextAfter => None,
         OpKind::MakeComplex => None,
+        OpKind::Erfc | OpKind::Erfinv | OpKind::Gammaln | OpKind::Digamma => None,
+        OpKind::Gcd | OpKind::Lcm => None,
         OpKind::BitwiseAnd
         | OpKind::BitwiseOr
         | OpKind::BitwiseXor
