@@ -1080,10 +1080,8 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             // libdevice's erfc, erfinv and lgamma (5, 5 and unbounded ulps in float64 by CUDA's
             // table) and digamma's tan and log, not the evaluator's calls; `special` checks them.
             Erfc | Erfinv | Gammaln | Digamma if on_gpu() => Bound::Unbounded,
-            // Near their zeros on the negative axis: log|Γ| by reflection and ψ(1 - x) - π/tan(πx)
-            // cancel, so libm's last bits (glibc's lgamma and log against the evaluator's musl
-            // lgamma and Rust's ln) are magnified without bound; `special` samples them away.
-            Gammaln | Digamma => Bound::Unbounded,
+            // On the host the evaluator's formulas with its own libm calls, bit for bit.
+            Gammaln | Digamma => exact,
             // On the GPU, complex `abs` and `exp` go through libdevice's hypot, exp, sin and cos,
             // not the host's libm that the evaluator calls; `complex::*` checks their bounds.
             Abs | Exp if on_gpu() && operand.is_complex() => Bound::Unbounded,
