@@ -286,3 +286,37 @@ fn errors_are_typed_and_leave_arrays_valid() {
     assert_eq!(kiln::gcd(&i, 4).to_vec::<i64>(), vec![4, 2]);
     assert_eq!(f.to_vec::<f64>(), vec![1.5, 2.0]);
 }
+
+/// The GPU's code (libdevice's `__nv_erfcf`/`__nv_erfinvf`/`__nv_erfc`/`__nv_erfinv`, the module
+/// functions `@kiln_gammaln`, `@kiln_digamma` calling `__nv_log`, `__nv_sin`, `__nv_tan`, and
+/// gcd's loop) compiles to PTX at both tiers for every float dtype and an integer one; run
+/// without a GPU (the GPU suite runs the fixtures on the device).
+#[test]
+fn gpu_code_compiles_to_ptx() {
+    use kiln_compiler::codegen::Tier;
+    if kiln_compiler::codegen::gpu::libdevice_path().is_none() {
+        eprintln!("skipped: no libdevice (scripts/setup.sh fetches it)");
+        return;
+    }
+    let mut cases: Vec<(OpKind, DType)> = Vec::new();
+    for dt in [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64] {
+        for (_, op, _) in FUNCTIONS {
+            cases.push((op, dt));
+        }
+    }
+    cases.extend([(OpKind::Gcd, DType::Int64), (OpKind::Lcm, DType::UInt8)]);
+    for (op, dt) in cases {
+        let mut g = Graph::new();
+        let i = g.input(0, dt, &[1000]);
+        let args =
+            if op.info().arity == kiln::ir::ops::Arity::Fixed(2) { vec![i, i] } else { vec![i] };
+        let y = g.add(op, Attrs::None, &args).unwrap();
+        g.push_output(y);
+        let p = partition(&g);
+        for tier in [Tier::Fast, Tier::Optimized] {
+            let k = crate::support::gpu_kernel(&p.regions[0], Default::default(), tier)
+                .unwrap_or_else(|e| panic!("{} {dt} {tier:?}: {e}", op.name()));
+            assert!(k.ptx.contains(".entry"), "{} {dt}", op.name());
+        }
+    }
+}
