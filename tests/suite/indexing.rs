@@ -393,3 +393,80 @@ fn without_register_numbers(line: &str) -> String {
     }
     out
 }
+
+/// Host scatters of many positions into few bins run in private copies (2^19 positions into
+/// 4096 bins: 4 copies, combined in chunk order) and give the reference evaluator's bits for
+/// every dtype class and combine: duplicates, wrapping integers, NaNs for maximum/minimum,
+/// -0.0 values in sums and untouched bins keeping a -0.0 starting value; starting arrays that
+/// are broadcast constants, held inputs (reshaped) and computed ones.
+#[test]
+fn host_scatter_copies_match_the_evaluator_bit_for_bit() {
+    use kiln_compiler::pipeline::{compile, Options};
+    use kiln_exec::cpu::{run_plan, HostRun};
+    let (n, bins) = (1usize << 19, 4096usize);
+    // Positions in the first half of the bins only: the others keep their starting value.
+    let idx: Vec<i64> = (0..n as i64).map(|i| (i * 7919 + i / 5) % (bins as i64 / 2)).collect();
+    let idx = Array::from_vec(idx, &[n]);
+    let k = |i: usize| (i * 31 + i / 7) % 9;
+    // Sums: -0.0, +0.0 and small integers (exact sums in every dtype, whatever the order).
+    let sum_vals: Vec<f64> =
+        (0..n).map(|i| if k(i) == 0 { -0.0 } else { k(i) as f64 - 5.0 }).collect();
+    // Maxima and minima: no zeros (a tie of +0.0 and -0.0 keeps whichever came last), a few
+    // NaNs.
+    let ext_vals: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 5003 == 0 {
+                f64::NAN
+            } else {
+                [-4.0, -3.0, -2.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0][k(i)]
+            }
+        })
+        .collect();
+    let held_start: Vec<f64> = (0..bins).map(|b| (b * 13 % 7) as f64 - 3.0).collect();
+    let held = Array::from_vec(held_start, &[64, 64]);
+    let (sum_vals, ext_vals) = (Array::from_vec(sum_vals, &[n]), Array::from_vec(ext_vals, &[n]));
+    for dt in [
+        DType::Float32,
+        DType::Float64,
+        DType::Float16,
+        DType::BFloat16,
+        DType::Complex64,
+        DType::Int8,
+        DType::UInt16,
+        DType::Int64,
+        DType::UInt64,
+        DType::Bool,
+    ] {
+        let (sv, ev) = if dt.is_inexact() {
+            (sum_vals.astype(dt), ext_vals.astype(dt))
+        } else {
+            // integers: no NaNs, unsigned ones shifted to be non-negative
+            let ev = kiln::where_(&ext_vals.isnan(), 1.0, &ext_vals);
+            let shift = if !dt.is_unsigned_integer() { 0.0 } else { 5.0 };
+            ((&sum_vals + shift).astype(dt), (&ev + shift).astype(dt))
+        };
+        let start = held.reshape(&[bins as i64]);
+        let mut outs = vec![kiln::full(&[bins], -0.0, DType::Float64).astype(dt).add_at(&idx, &sv)];
+        if !dt.is_complex() {
+            outs.push(start.astype(dt).maximum_at(&idx, &ev));
+            outs.push(kiln::full(&[bins], 0.5, dt).minimum_at(&idx, &ev));
+        }
+        if dt == DType::Float64 {
+            outs.push(start.maximum_at(&idx, &ev));
+            outs.push(held.reshape(&[bins as i64]).minimum_at(&idx, &ev));
+            outs.push(start.add_at(&idx, &sv));
+        }
+        let refs: Vec<&Array> = outs.iter().collect();
+        let lowered = kiln::lower(&refs);
+        let inputs: Vec<&kiln::HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+        let reference = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
+        let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
+        let got = run_plan(&plan, &inputs, HostRun::Compiled).unwrap();
+        assert_eq!(got.len(), reference.len());
+        for (o, (g, r)) in got.iter().zip(&reference).enumerate() {
+            assert_eq!(g.dtype(), r.dtype(), "{dt} output {o}");
+            // Debug prints -0.0 and NaN, and each float exactly (shortest round trip).
+            assert_eq!(format!("{:?}", g.data()), format!("{:?}", r.data()), "{dt} output {o}");
+        }
+    }
+}

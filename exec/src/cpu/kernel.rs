@@ -120,10 +120,12 @@ const SCATTER_COPIES: usize = 16;
 
 /// Runs a compiled scatter region (module `lower::scatter`): its positions split into a number
 /// of chunks fixed by the sizes alone (not by the threads), each accumulating into a private
-/// copy of the outputs (the first starts from each scatter's initial array, the others from 0
-/// for sums, from the initial array for maxima and minima, which are idempotent), run in
-/// parallel; then the copies combined in chunk order by the evaluator's `add`/`maximum`/
-/// `minimum`, so a result is the same bits on every run and thread count.
+/// copy of the outputs (the first starts from each scatter's initial array, the others from
+/// the combine's identity for sums (-0.0 for floats, so an untouched element keeps its sign),
+/// from the initial array for maxima and minima, which are idempotent), run in parallel; then
+/// each element of the copies combined in chunk order by the evaluator's `add`/`maximum`/
+/// `minimum` written as typed loops ([`combine_into`]), so a result is the same bits on every
+/// run and thread count.
 fn run_scatter(
     compiled: &CompiledRegion,
     region: &Region,
@@ -131,12 +133,7 @@ fn run_scatter(
 ) -> Result<Vec<HostArray>, ExecError> {
     let k = &compiled.kernel;
     check_inputs(0, &k.inputs, inputs)?;
-    let body = &region.body;
-    // Each output's initial array: its scatter's first operand, computed by the evaluator
-    // (a constant such as `zeros`, or an input).
-    let mut init_graph = body.clone();
-    init_graph.set_outputs(body.outputs().iter().map(|&o| body.node(o).inputs[0]).collect());
-    let init = kiln_ir::eval::evaluate(&init_graph, inputs)?;
+    let init = starting_arrays(&region.body, &k.outputs, inputs)?;
     let work = k.work_items;
     let cost = k.cost_per_item.max(1);
     let out_elems: usize = k.outputs.iter().map(|(_, s)| numel(s)).sum::<usize>().max(1);
@@ -147,21 +144,26 @@ fn run_scatter(
             .clamp(1, SCATTER_COPIES)
             .min((work / out_elems).max(1))
     };
-    let zeros_for = |c: usize, o: usize| c > 0 && k.scatter[o] == kiln_ir::OpKind::Add;
-    let mut outs: Vec<Vec<Data>> = (0..copies)
-        .map(|c| {
+    let mut outs: Vec<Vec<Data>> = Vec::with_capacity(copies);
+    for _ in 1..copies {
+        outs.push(
             init.iter()
                 .enumerate()
                 .map(|(o, a)| {
-                    if zeros_for(c, o) {
-                        Data::zeros(a.dtype(), a.len())
+                    if k.scatter[o] == kiln_ir::OpKind::Add {
+                        additive_identity(a.dtype(), a.len())
                     } else {
-                        a.data().clone()
+                        copied(a)
                     }
                 })
-                .collect()
-        })
-        .collect();
+                .collect(),
+        );
+    }
+    outs.insert(0, init);
+    for d in outs.iter_mut().flatten() {
+        let bytes = d.len() * d.dtype().itemsize();
+        huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
+    }
     let in_ptrs: Vec<*mut u8> = inputs
         .iter()
         .map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut()))
@@ -200,25 +202,278 @@ fn run_scatter(
     }
     compiled.code.ran(t.elapsed());
     let mut copies = outs.into_iter();
-    let first = copies.next().expect("at least one copy");
-    let mut result: Vec<HostArray> = k
-        .outputs
-        .iter()
-        .zip(first)
-        .map(|((_, shape), d)| HostArray::new(shape, d))
-        .collect::<Result<_, _>>()?;
-    for copy in copies {
-        for (o, d) in copy.into_iter().enumerate() {
-            let (dt, shape) = &k.outputs[o];
-            let part = HostArray::new(shape, d)?;
-            let mut g = kiln_ir::Graph::new();
-            let (a, b) = (g.input(0, *dt, shape), g.input(1, *dt, shape));
-            let c = g.add(k.scatter[o], Attrs::None, &[a, b])?;
-            g.set_outputs(vec![c]);
-            result[o] = kiln_ir::eval::evaluate(&g, &[&result[o], &part])?.remove(0);
+    let mut first = copies.next().expect("at least one copy");
+    let rest: Vec<Vec<Data>> = copies.collect();
+    for (o, acc) in first.iter_mut().enumerate() {
+        let parts: Vec<&Data> = rest.iter().map(|copy| &copy[o]).collect();
+        if !parts.is_empty() {
+            combine_into(k.scatter[o], acc, &parts)?;
         }
     }
-    Ok(result)
+    k.outputs
+        .iter()
+        .zip(first)
+        .map(|((_, shape), d)| HostArray::new(shape, d).map_err(ExecError::from))
+        .collect()
+}
+
+/// Each scatter output's starting array (its scatter's first operand, the array the scatter
+/// updates), as `outputs` (the kernel's outputs' dtypes and shapes) says: a copy of a region
+/// input, or one element (a constant such as `zeros`, broadcast) evaluated once and filled;
+/// anything else by the reference evaluator.
+fn starting_arrays(
+    body: &kiln_ir::Graph,
+    outputs: &[(kiln_ir::DType, Vec<usize>)],
+    inputs: &[&HostArray],
+) -> Result<Vec<Data>, ExecError> {
+    let mut init: Vec<Option<Data>> = Vec::with_capacity(outputs.len());
+    for (&o, (dt, shape)) in body.outputs().iter().zip(outputs) {
+        init.push(typed_start(body, body.node(o).inputs[0], *dt, shape, inputs)?);
+    }
+    let rest: Vec<usize> = (0..init.len()).filter(|&o| init[o].is_none()).collect();
+    if !rest.is_empty() {
+        let mut g = body.clone();
+        g.set_outputs(rest.iter().map(|&o| body.node(body.outputs()[o]).inputs[0]).collect());
+        for (&o, a) in rest.iter().zip(kiln_ir::eval::evaluate(&g, inputs)?) {
+            init[o] = Some(a.into_data());
+        }
+    }
+    Ok(init.into_iter().map(|d| d.expect("every starting array made")).collect())
+}
+
+/// The starting array `id` of `body` as typed data of `dtype` and `shape`, when it is a region
+/// input (through reshapes: the same elements in C order), copied, or a single element
+/// broadcast (through `broadcast_to` and reshapes), that element evaluated and filled; `None`
+/// for anything else.
+fn typed_start(
+    body: &kiln_ir::Graph,
+    id: kiln_ir::NodeId,
+    dtype: kiln_ir::DType,
+    shape: &[usize],
+    inputs: &[&HostArray],
+) -> Result<Option<Data>, ExecError> {
+    use kiln_ir::OpKind;
+    let node = body.node(id);
+    let n = numel(shape);
+    if node.dtype != dtype || node.shape.as_slice() != shape {
+        return Ok(None);
+    }
+    if n == 0 {
+        return Ok(Some(Data::zeros(dtype, 0)));
+    }
+    let mut at = body.node(id);
+    while at.op == OpKind::Reshape {
+        at = body.node(at.inputs[0]);
+    }
+    if let (OpKind::Input, Attrs::Input { index }) = (at.op, &at.attrs) {
+        if let Some(a) = inputs.get(*index as usize) {
+            if a.dtype() == dtype && a.len() == n {
+                return Ok(Some(copied(a.data())));
+            }
+        }
+        return Ok(None);
+    }
+    let mut src = id;
+    while numel(&body.node(src).shape) != 1 {
+        let s = body.node(src);
+        if s.op != OpKind::BroadcastTo && s.op != OpKind::Reshape {
+            return Ok(None);
+        }
+        src = s.inputs[0];
+    }
+    let mut g = body.clone();
+    g.set_outputs(vec![src]);
+    let one = kiln_ir::eval::evaluate(&g, inputs)?.remove(0);
+    Ok(Some(filled(one.data(), n)))
+}
+
+/// A copy of `d` in a fresh buffer, a large one on transparent huge pages (as outputs are: its
+/// first writes fault 2 MiB at a time).
+fn copied(d: &Data) -> Data {
+    fn fresh<T: Copy>(v: &[T]) -> Vec<T> {
+        let mut out: Vec<T> = Vec::with_capacity(v.len());
+        huge_pages(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v));
+        out.extend_from_slice(v);
+        out
+    }
+    macro_rules! copy {
+        ($($var:ident),*) => {
+            match d {
+                $(Data::$var(v) => Data::$var(fresh(v)),)*
+            }
+        };
+    }
+    copy!(
+        Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, BFloat16, Float32,
+        Float64, Complex64, Complex128
+    )
+}
+
+/// `n` copies of `one`'s single element.
+fn filled(one: &Data, n: usize) -> Data {
+    macro_rules! fill {
+        ($($var:ident),*) => {
+            match one {
+                $(Data::$var(v) => Data::$var(vec![v[0]; n]),)*
+            }
+        };
+    }
+    fill!(
+        Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, BFloat16, Float32,
+        Float64, Complex64, Complex128
+    )
+}
+
+/// `n` elements of `add`'s identity in `dtype`: -0.0 for floats (-0.0 + x is x for every x,
+/// +0.0 and -0.0 included), complex (-0.0, -0.0), false, 0.
+fn additive_identity(dtype: kiln_ir::DType, n: usize) -> Data {
+    use half::{bf16, f16};
+    use num_complex::{Complex32, Complex64};
+    match dtype {
+        kiln_ir::DType::Float16 => Data::Float16(vec![f16::NEG_ZERO; n]),
+        kiln_ir::DType::BFloat16 => Data::BFloat16(vec![bf16::NEG_ZERO; n]),
+        kiln_ir::DType::Float32 => Data::Float32(vec![-0.0; n]),
+        kiln_ir::DType::Float64 => Data::Float64(vec![-0.0; n]),
+        kiln_ir::DType::Complex64 => Data::Complex64(vec![Complex32::new(-0.0, -0.0); n]),
+        kiln_ir::DType::Complex128 => Data::Complex128(vec![Complex64::new(-0.0, -0.0); n]),
+        _ => Data::zeros(dtype, n),
+    }
+}
+
+/// Elements of a combine of private copies a thread takes at a time.
+const COMBINE_BLOCK: usize = 1 << 14;
+
+/// `acc = op(acc, part)` for each of `parts` in order, element by element: the scatter's
+/// combine (`add`, `maximum` or `minimum`) as the evaluator computes it (`ir::eval`'s
+/// elementwise functions: bools or/or/and, integers wrapping, floats NaN-propagating with the
+/// first operand kept on ties, float16/bfloat16 through f64 rounded once), in typed loops over
+/// blocks of elements run in parallel; each element sees the parts in the same order, so the
+/// result is the same bits on every thread count. A combine with no typed loop here (a complex
+/// maximum or minimum, which code generation does not make) runs in the evaluator.
+fn combine_into(op: kiln_ir::OpKind, acc: &mut Data, parts: &[&Data]) -> Result<(), ExecError> {
+    use kiln_ir::graph::round_to;
+    use kiln_ir::DType;
+    use kiln_ir::OpKind::{Add, Maximum, Minimum};
+    /// `parts` as slices of the variant `$var`; `None` if one is another dtype.
+    macro_rules! slices {
+        ($var:ident) => {
+            parts
+                .iter()
+                .map(|p| match p {
+                    Data::$var(v) => Some(v.as_slice()),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+        };
+    }
+    /// Folds the parts into `$a` (of variant `$var`) with `$f`, or breaks to the evaluator.
+    macro_rules! fold_with {
+        ($a:expr, $var:ident, $f:expr) => {
+            match slices!($var) {
+                Some(ps) => {
+                    fold($a.as_mut_slice(), &ps, $f);
+                    return Ok(());
+                }
+                None => {}
+            }
+        };
+    }
+    macro_rules! ints {
+        ($($var:ident),*) => {
+            match (op, &mut *acc) {
+                $(
+                    (Add, Data::$var(a)) => fold_with!(a, $var, |x, y| x.wrapping_add(y)),
+                    (Maximum, Data::$var(a)) => fold_with!(a, $var, |x, y| x.max(y)),
+                    (Minimum, Data::$var(a)) => fold_with!(a, $var, |x, y| x.min(y)),
+                )*
+                // catch-all: other dtypes and combines go on (to the evaluator at worst)
+                _ => {}
+            }
+        };
+    }
+    ints!(Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64);
+    macro_rules! floats {
+        ($($var:ident),*) => {
+            match (op, &mut *acc) {
+                $(
+                    (Add, Data::$var(a)) => fold_with!(a, $var, |x, y| x + y),
+                    (Maximum, Data::$var(a)) => {
+                        fold_with!(a, $var, |x, y| if x.is_nan() || x > y { x } else { y })
+                    }
+                    (Minimum, Data::$var(a)) => {
+                        fold_with!(a, $var, |x, y| if x.is_nan() || x < y { x } else { y })
+                    }
+                )*
+                // catch-all: other dtypes and combines go on (to the evaluator at worst)
+                _ => {}
+            }
+        };
+    }
+    floats!(Float32, Float64);
+    /// float16 and bfloat16: the evaluator's f64 arithmetic, rounded once to the dtype.
+    macro_rules! halves {
+        ($($var:ident: $t:ty),*) => {
+            match (op, &mut *acc) {
+                $(
+                    (Add, Data::$var(a)) => fold_with!(a, $var, |x: $t, y: $t| {
+                        <$t>::from_f64(round_to(DType::$var, x.to_f64() + y.to_f64()))
+                    }),
+                    (Maximum, Data::$var(a)) => fold_with!(a, $var, |x: $t, y: $t| {
+                        let (x, y) = (x.to_f64(), y.to_f64());
+                        let pick = if x.is_nan() || x > y { x } else { y };
+                        <$t>::from_f64(round_to(DType::$var, pick))
+                    }),
+                    (Minimum, Data::$var(a)) => fold_with!(a, $var, |x: $t, y: $t| {
+                        let (x, y) = (x.to_f64(), y.to_f64());
+                        let pick = if x.is_nan() || x < y { x } else { y };
+                        <$t>::from_f64(round_to(DType::$var, pick))
+                    }),
+                )*
+                // catch-all: other dtypes and combines go on (to the evaluator at worst)
+                _ => {}
+            }
+        };
+    }
+    halves!(Float16: half::f16, BFloat16: half::bf16);
+    match (op, &mut *acc) {
+        (Add, Data::Bool(a)) | (Maximum, Data::Bool(a)) => fold_with!(a, Bool, |x, y| x | y),
+        (Minimum, Data::Bool(a)) => fold_with!(a, Bool, |x, y| x & y),
+        (Add, Data::Complex64(a)) => fold_with!(a, Complex64, |x, y| x + y),
+        (Add, Data::Complex128(a)) => fold_with!(a, Complex128, |x, y| x + y),
+        // catch-all: other dtypes and combines go on (to the evaluator at worst)
+        _ => {}
+    }
+    // No typed loop: the evaluator's elementwise op, part by part.
+    let (dt, n) = (acc.dtype(), acc.len());
+    let mut g = kiln_ir::Graph::new();
+    let (a, b) = (g.input(0, dt, &[n]), g.input(1, dt, &[n]));
+    let c = g.add(op, Attrs::None, &[a, b])?;
+    g.set_outputs(vec![c]);
+    let mut result = HostArray::new(&[n], std::mem::replace(acc, Data::zeros(dt, 0)))?;
+    for &part in parts {
+        let part = HostArray::new(&[n], part.clone())?;
+        result = kiln_ir::eval::evaluate(&g, &[&result, &part])?.remove(0);
+    }
+    *acc = result.into_data();
+    Ok(())
+}
+
+/// `acc[i] = f(acc[i], part[i])` for each of `parts` in order, in blocks of elements run in
+/// parallel when there is enough work.
+fn fold<T: Copy + Send + Sync>(acc: &mut [T], parts: &[&[T]], f: impl Fn(T, T) -> T + Sync) {
+    let run = |(b, block): (usize, &mut [T])| {
+        let range = b * COMBINE_BLOCK..b * COMBINE_BLOCK + block.len();
+        for part in parts {
+            for (x, &y) in block.iter_mut().zip(&part[range.clone()]) {
+                *x = f(*x, y);
+            }
+        }
+    };
+    if acc.len().saturating_mul(parts.len()) < PARALLEL_COST {
+        acc.chunks_mut(COMBINE_BLOCK).enumerate().for_each(run);
+    } else {
+        acc.par_chunks_mut(COMBINE_BLOCK).enumerate().for_each(run);
+    }
 }
 
 /// Runs a compiled region (see [`run_region`]).
