@@ -10,14 +10,17 @@
 //! two-element uint64 input (not as constants), so a new draw of the same shape reuses the
 //! compiled plan.
 //!
-//! Element `i` (C order) of a draw:
-//! - float32 uniform: the top 24 bits of word `i mod 2` of Philox(`offset + i / 2`), `k · 2⁻²⁴`;
-//! - float64 uniform: the top 53 bits of the two words of Philox(`offset + i`), `k · 2⁻⁵³`
-//!   (both exactly in [0, 1), as NumPy's);
-//! - integers in [low, high): `low + (w mod (high - low))`, `w` the 64 bits of
-//!   Philox(`offset + i`);
-//! - normal (Box-Muller, the cosine branch): `sqrt(-2 ln(1 - u₁)) · cos(2π u₂)`, in float32 from
-//!   the two words of Philox(`offset + i`), in float64 from two calls (`offset + 2i`, `+ 1`).
+//! A Philox call gives four 32-bit words; element `i` (C order) of a draw takes:
+//! - float32 uniform: the top 24 bits of word `i mod 4` of call `offset + i / 4`, `k · 2⁻²⁴`;
+//! - float64 uniform: the top 53 bits of word pair `i mod 2` (words 0-1 or 2-3) of call
+//!   `offset + i / 2`, `k · 2⁻⁵³` (both exactly in [0, 1), as NumPy's);
+//! - integers in [low, high): `low + (w mod (high - low))`, `w` the 64 bits of float64's pair;
+//! - normal (Box-Muller): from two uniforms `u₁, u₂` (words 0-1 or 2-3), `r = sqrt(-2 ln(1 - u₁))`
+//!   and `θ = 2π u₂` give `r cos θ` and `r sin θ`: float32 takes four normals of a call (element
+//!   `i mod 4`), float64 two (its uniforms from the two word pairs, element `i mod 2`).
+//!
+//! The elements that share a call compute it once in a kernel (LLVM merges the identical rounds
+//! of the elements a GPU thread or a host vector handles together).
 
 use kiln_ir::DType;
 
@@ -43,21 +46,20 @@ impl Stream {
     /// Uniform floats in [0, 1) of `shape` (float32 or float64).
     pub fn uniform(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
         let n: usize = shape.iter().product();
+        let i = positions(shape)?;
         if dtype == DType::Float64 {
-            let state = self.take(n);
-            let bits = philox(&state, &positions(shape)?)?;
-            unit(&bits, 11, DType::Float64)
-        } else {
             let state = self.take(n.div_ceil(2));
-            let i = positions(shape)?;
-            let bits = philox(&state, &i.try_right_shift(&u64s(1))?)?;
-            unit(&half(&bits, &i)?, 8, DType::Float32)
+            unit(&pair_of(&state, &i)?, 11, DType::Float64)
+        } else {
+            let state = self.take(n.div_ceil(4));
+            let [w0, w1, w2, w3] = words(&state, &i.try_right_shift(&u64s(2))?)?;
+            unit(&by_lane(&i, [&w0, &w1, &w2, &w3])?, 8, DType::Float32)
         }
     }
 
     /// Integers of `dtype` uniform in [low, high) (bounds checked by the caller):
-    /// `low + (w mod (high - low))` with `w` the 64 bits of Philox(`offset + i`); the modulo
-    /// bias is below `(high - low) / 2⁶⁴`.
+    /// `low + (w mod (high - low))` with `w` 64 random bits; the modulo bias is below
+    /// `(high - low) / 2⁶⁴`.
     pub fn integers(
         &mut self,
         low: i64,
@@ -66,8 +68,8 @@ impl Stream {
         dtype: DType,
     ) -> Result<Array> {
         let n: usize = shape.iter().product();
-        let state = self.take(n);
-        let w = philox(&state, &positions(shape)?)?;
+        let state = self.take(n.div_ceil(2));
+        let w = pair_of(&state, &positions(shape)?)?;
         let range = high.wrapping_sub(low) as u64;
         // In range for the dtype, so the wrapping uint64 sum cast to it is the signed value.
         Ok(w.try_remainder(&u64s(range))?.try_add(&u64s(low as u64))?.astype(dtype))
@@ -77,25 +79,34 @@ impl Stream {
     pub fn standard_normal(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
         let n: usize = shape.iter().product();
         let i = positions(shape)?;
-        let (u1, u2) = if dtype == DType::Float64 {
-            let state = self.take(2 * n);
-            let first = i.try_left_shift(&u64s(1))?;
-            let a = philox(&state, &first)?;
-            let b = philox(&state, &first.try_bitwise_or(&u64s(1))?)?;
-            (unit(&a, 11, dtype)?, unit(&b, 11, dtype)?)
+        if dtype == DType::Float64 {
+            let state = self.take(n.div_ceil(2));
+            let ctr = i.try_right_shift(&u64s(1))?;
+            let (lo, hi) = (philox(&state, &ctr, false)?, philox(&state, &ctr, true)?);
+            let [c, s] = box_muller(&unit(&lo, 11, dtype)?, &unit(&hi, 11, dtype)?)?;
+            let odd = i.try_bitwise_and(&u64s(1))?.try_equal(&u64s(1))?;
+            crate::elementwise::try_where_(&odd, &s, &c)
         } else {
-            let state = self.take(n);
-            let bits = philox(&state, &i)?;
-            let lo = bits.try_bitwise_and(&u64s(0xffff_ffff))?;
-            (unit(&lo, 8, dtype)?, unit(&bits.try_right_shift(&u64s(32))?, 8, dtype)?)
-        };
-        let one = Array::scalar(1.0).astype(dtype);
-        let two_pi = Array::scalar(std::f64::consts::TAU).astype(dtype);
-        let minus_two = Array::scalar(-2.0).astype(dtype);
-        // 1 - u1 is in (0, 1]: its log is finite.
-        let r = one.try_subtract(&u1)?.try_log()?.try_multiply(&minus_two)?.try_sqrt()?;
-        r.try_multiply(&u2.try_multiply(&two_pi)?.try_cos()?)
+            let state = self.take(n.div_ceil(4));
+            let w = words(&state, &i.try_right_shift(&u64s(2))?)?;
+            let u = w.iter().map(|w| unit(w, 8, dtype)).collect::<Result<Vec<_>>>()?;
+            let [c1, s1] = box_muller(&u[0], &u[1])?;
+            let [c2, s2] = box_muller(&u[2], &u[3])?;
+            by_lane(&i, [&c1, &s1, &c2, &s2])
+        }
     }
+}
+
+/// The two normals `r cos θ`, `r sin θ` of Box-Muller from uniforms `u1`, `u2` in [0, 1).
+fn box_muller(u1: &Array, u2: &Array) -> Result<[Array; 2]> {
+    let dtype = u1.dtype();
+    let one = Array::scalar(1.0).astype(dtype);
+    let two_pi = Array::scalar(std::f64::consts::TAU).astype(dtype);
+    let minus_two = Array::scalar(-2.0).astype(dtype);
+    // 1 - u1 is in (0, 1]: its log is finite.
+    let r = one.try_subtract(u1)?.try_log()?.try_multiply(&minus_two)?.try_sqrt()?;
+    let theta = u2.try_multiply(&two_pi)?;
+    Ok([r.try_multiply(&theta.try_cos()?)?, r.try_multiply(&theta.try_sin()?)?])
 }
 
 fn u64s(v: u64) -> Array {
@@ -109,8 +120,9 @@ fn positions(shape: &[usize]) -> Result<Array> {
     crate::creation::arange(n as i64).astype(DType::UInt64).try_reshape(&dims)
 }
 
-/// `philox(offset + counter, key)` with the key and offset read from `state`.
-fn philox(state: &Array, counter: &Array) -> Result<Array> {
+/// `philox(offset + counter, key)` (words 0-1) or `philox_high` (words 2-3), with the key and
+/// offset read from `state`.
+fn philox(state: &Array, counter: &Array, high: bool) -> Result<Array> {
     let at = |k: i64| -> Result<Array> {
         state.try_slice(&[crate::views::SliceArg::Range {
             start: Some(k),
@@ -121,15 +133,38 @@ fn philox(state: &Array, counter: &Array) -> Result<Array> {
     let key = at(0)?.try_reshape(&[])?;
     let offset = at(1)?.try_reshape(&[])?;
     let ctr = counter.try_add(&offset)?;
-    crate::elementwise::binary(kiln_ir::OpKind::Philox, (&ctr).into(), (&key).into())
+    let op = if high { kiln_ir::OpKind::PhiloxHigh } else { kiln_ir::OpKind::Philox };
+    crate::elementwise::binary(op, (&ctr).into(), (&key).into())
 }
 
-/// Word `i mod 2` of each element's 64 random bits (the low word for even `i`).
-fn half(bits: &Array, i: &Array) -> Result<Array> {
+/// The four 32-bit words of call `offset + counter`, each in a uint64.
+fn words(state: &Array, counter: &Array) -> Result<[Array; 4]> {
+    let lo = philox(state, counter, false)?;
+    let hi = philox(state, counter, true)?;
+    let mask = u64s(0xffff_ffff);
+    Ok([
+        lo.try_bitwise_and(&mask)?,
+        lo.try_right_shift(&u64s(32))?,
+        hi.try_bitwise_and(&mask)?,
+        hi.try_right_shift(&u64s(32))?,
+    ])
+}
+
+/// Word pair `i mod 2` of call `offset + i / 2`: 64 random bits per element.
+fn pair_of(state: &Array, i: &Array) -> Result<Array> {
+    let ctr = i.try_right_shift(&u64s(1))?;
     let odd = i.try_bitwise_and(&u64s(1))?.try_equal(&u64s(1))?;
-    let hi = bits.try_right_shift(&u64s(32))?;
-    let lo = bits.try_bitwise_and(&u64s(0xffff_ffff))?;
-    crate::elementwise::try_where_(&odd, &hi, &lo)
+    crate::elementwise::try_where_(&odd, &philox(state, &ctr, true)?, &philox(state, &ctr, false)?)
+}
+
+/// `lanes[i mod 4]` at each element.
+fn by_lane(i: &Array, lanes: [&Array; 4]) -> Result<Array> {
+    let j = i.try_bitwise_and(&u64s(3))?;
+    let odd = j.try_bitwise_and(&u64s(1))?.try_equal(&u64s(1))?;
+    let upper = j.try_greater_equal(&u64s(2))?;
+    let low = crate::elementwise::try_where_(&odd, lanes[1], lanes[0])?;
+    let high = crate::elementwise::try_where_(&odd, lanes[3], lanes[2])?;
+    crate::elementwise::try_where_(&upper, &high, &low)
 }
 
 /// `(bits >> shift) · 2^-(64 - shift)`: the top bits of a word as a float in [0, 1), exact.

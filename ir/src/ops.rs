@@ -383,6 +383,7 @@ ops! {
         LeftShift,       "left_shift",    Fixed(2), INT,      Same,      None,    "x << y (np.left_shift); shifts of the bit width or more give 0";
         RightShift,      "right_shift",   Fixed(2), INT,      Same,      None,    "x >> y, arithmetic for signed (np.right_shift)";
         Philox,          "philox",        Fixed(2), U,        Same,      None,    "random bits: the first two words (w1·2^32 + w0) of Philox4x32-10 of counter (lo x, hi x, 0, 0) under key (lo y, hi y), wrapped to the dtype (cuRAND's and torch's generator; kiln::random's lazy draws)";
+        PhiloxHigh,      "philox_high",   Fixed(2), U,        Same,      None,    "random bits: the last two words (w3·2^32 + w2) of the same Philox4x32-10 call as philox(x, y), wrapped to the dtype";
         Where,           "where",         Fixed(3), ANY,      Select,    None,    "x where cond else y (np.where(cond, x, y))";
         Cast,            "cast",          Fixed(1), ANY,      Attribute, DType,   "x converted to `dtype` (ndarray.astype, unsafe casting)";
         Label,           "label",         Fixed(1), ANY,      Same,      Custom,  "x unchanged, marked as a result of the user kernel `name` (ElementwiseKernel, ReductionKernel, fuse)";

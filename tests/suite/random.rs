@@ -47,14 +47,15 @@ fn streams_are_reproducible_and_advance() {
     assert_ne!(next, a);
     let m = kiln::random::default_rng(Some(11)).random(&[8, 8], DType::Float32);
     assert_eq!(m.to_vec::<f32>(), a);
-    // An odd float32 count uses half a counter: the next draw starts on a fresh one.
+    // A float32 draw takes four words of a call: 5 elements use two calls, and the next draw
+    // starts on a fresh one.
     let mut h = kiln::random::default_rng(Some(3));
-    let odd = h.random(&[5], DType::Float32).to_vec::<f32>();
+    let five = h.random(&[5], DType::Float32).to_vec::<f32>();
     let after = h.random(&[4], DType::Float32).to_vec::<f32>();
     let mut j = kiln::random::default_rng(Some(3));
-    let both = j.random(&[10], DType::Float32).to_vec::<f32>();
-    assert_eq!(odd[..], both[..5]);
-    assert_eq!(after[..], both[6..]);
+    let both = j.random(&[12], DType::Float32).to_vec::<f32>();
+    assert_eq!(five[..], both[..5]);
+    assert_eq!(after[..], both[8..]);
 }
 
 /// Kolmogorov-Smirnov statistic of `xs` against the distribution function `cdf` (of `xs`
@@ -117,4 +118,33 @@ fn dropout_is_one_kernel_and_redraws_reuse_the_plan() {
     let (hits2, _) = kiln::dispatch_stats();
     assert!(hits2 > hits, "a redraw of the same shape compiled again");
     assert_ne!(y.to_vec::<f32>(), y2.to_vec::<f32>());
+}
+
+/// The dropout kernel's PTX: Philox's 32×32→64 products, 2 a round, 19 or 20 a call (the first
+/// round's product of a zero word folds), by the multipliers 0xD2511F53 and 0xCD9E8D57 (as
+/// unsigned or signed immediates, whichever instruction NVPTX picks). The four elements a
+/// thread takes share one call (the chunk's start has its low bits cleared, so LLVM sees
+/// equal counters and merges the rounds); the loop for the rest of a range has one more: at
+/// most two calls' products in the kernel, where four elements computing their own would be
+/// five.
+#[test]
+fn dropout_gpu_kernel_ptx_shares_a_call_between_four_elements() {
+    use kiln_compiler::pipeline::{compile, Options};
+    use kiln_compiler::toolchain::ptx::PtxTarget;
+    let x = Array::from_vec((0..4096).map(|i| i as f32).collect::<Vec<_>>(), &[4096]);
+    x.eval();
+    let mut g = kiln::random::default_rng(Some(5));
+    let y = &x * g.random(&[4096], DType::Float32).greater_equal(0.5f32);
+    let lowered = kiln::lower(&[&y]);
+    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
+    assert_eq!(plan.partition.regions.len(), 1);
+    let k = crate::support::gpu_kernel(
+        &plan.partition.regions[0],
+        PtxTarget::default(),
+        kiln_compiler::codegen::Tier::Optimized,
+    )
+    .unwrap();
+    let multipliers = ["3528531795", "-766435501", "3449720151", "-845247145"];
+    let products = k.ptx.lines().filter(|l| multipliers.iter().any(|m| l.contains(m))).count();
+    assert!((19..=2 * 20).contains(&products), "{products} Philox products:\n{}", k.ptx);
 }

@@ -10,9 +10,11 @@ use super::builder::Builder;
 use super::scalar::bin;
 use super::types::{int_const, work_ty};
 
-/// The first two words of Philox4x32-10 of counter `(lo x, hi x, 0, 0)` under key
-/// `(lo y, hi y)`, as `w1 · 2^32 + w0` in `dt`'s width (`x`, `y` of unsigned dtype `dt`).
-pub(crate) fn philox(b: &mut Builder, x: &str, y: &str, dt: DType) -> String {
+/// Words `first` and `first + 1` of Philox4x32-10 of counter `(lo x, hi x, 0, 0)` under key
+/// `(lo y, hi y)`, as `w[first + 1] · 2^32 + w[first]` in `dt`'s width (`x`, `y` of unsigned
+/// dtype `dt`). `philox` and `philox_high` of one counter emit the same rounds, which LLVM
+/// computes once.
+pub(crate) fn philox(b: &mut Builder, x: &str, y: &str, dt: DType, first: usize) -> String {
     let ty = work_ty(dt).expect("an unsigned integer dtype");
     let wide = |b: &mut Builder, v: &str| -> String {
         if ty == "i64" {
@@ -57,8 +59,8 @@ pub(crate) fn philox(b: &mut Builder, x: &str, y: &str, dt: DType) -> String {
             lo0,
         ];
     }
-    let w0 = b.op(&format!("arith.extui {} : i32 to i64", c[0]));
-    let w1 = b.op(&format!("arith.extui {} : i32 to i64", c[1]));
+    let w0 = b.op(&format!("arith.extui {} : i32 to i64", c[first]));
+    let w1 = b.op(&format!("arith.extui {} : i32 to i64", c[first + 1]));
     let w1 = bin(b, "arith.shli", &w1, &c32, "i64");
     let bits = bin(b, "arith.ori", &w1, &w0, "i64");
     if ty == "i64" {

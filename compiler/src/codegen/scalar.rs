@@ -425,7 +425,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         LogicalOr | BitwiseOr => same(bin(b, "arith.ori", &x, &y, &ty)),
         LogicalXor | BitwiseXor => same(bin(b, "arith.xori", &x, &y, &ty)),
         LeftShift | RightShift => same(shift(b, node.op == LeftShift, &x, &y, dt)),
-        Philox => same(super::philox::philox(b, &x, &y, dt)),
+        Philox => same(super::philox::philox(b, &x, &y, dt, 0)),
+        PhiloxHigh => same(super::philox::philox(b, &x, &y, dt, 2)),
         Where => {
             let (c, t, f) = (&args[0].ssa, &args[1].ssa, &args[2].ssa);
             Val::new(select(b, c, t, f, args[1].ty()), args[1].dt)

@@ -329,6 +329,7 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         LeftShift => bin(ew::left_shift),
         RightShift => bin(ew::right_shift),
         Philox => bin(random::philox),
+        PhiloxHigh => bin(random::philox_high),
         Where => {
             let (c, x, y) = (args[0], args[1], args[2]);
             let vals =
@@ -883,7 +884,7 @@ mod tests {
             if op.is_leaf() || op == OpKind::CustomKernel {
                 continue;
             }
-            let dt = [DType::Float64, DType::Complex128, DType::Int32, DType::Bool]
+            let dt = [DType::Float64, DType::Complex128, DType::Int32, DType::Bool, DType::UInt64]
                 .into_iter()
                 .find(|&d| info.domain.contains(d))
                 .unwrap();

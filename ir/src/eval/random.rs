@@ -33,11 +33,21 @@ pub fn philox4x32_10(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
 /// The `philox` op: the first two words of Philox4x32-10 of counter `(lo(x), hi(x), 0, 0)`
 /// under key `(lo(y), hi(y))`, as `w1 · 2^32 + w0`, wrapped to `dt`.
 pub fn philox(dt: DType, x: Value, y: Value) -> Value {
+    pair(dt, x, y, 0)
+}
+
+/// The `philox_high` op: the last two words of the same call, `w3 · 2^32 + w2`.
+pub fn philox_high(dt: DType, x: Value, y: Value) -> Value {
+    pair(dt, x, y, 2)
+}
+
+/// Words `first` and `first + 1` of Philox4x32-10 of `x` under `y`, as one value of `dt`.
+fn pair(dt: DType, x: Value, y: Value, first: usize) -> Value {
     let (Value::UInt(x), Value::UInt(y)) = (x, y) else {
         unreachable!("philox of {x:?} and {y:?}: the dtype rules admit unsigned integers only")
     };
     let w = philox4x32_10([x as u32, (x >> 32) as u32, 0, 0], [y as u32, (y >> 32) as u32]);
-    let bits = u64::from(w[1]) << 32 | u64::from(w[0]);
+    let bits = u64::from(w[first + 1]) << 32 | u64::from(w[first]);
     let width = dt.itemsize() * 8;
     Value::UInt(if width >= 64 { bits } else { bits & ((1u64 << width) - 1) })
 }
@@ -77,5 +87,9 @@ mod tests {
             unreachable!()
         };
         assert_eq!(c, 0x6627_e8d5);
+        let Value::UInt(h) = philox_high(DType::UInt64, Value::UInt(0), Value::UInt(0)) else {
+            unreachable!()
+        };
+        assert_eq!(h, 0x9b00_dbd8_bc57_ac4c);
     }
 }

@@ -44,12 +44,17 @@ impl<'g> Lower<'g> {
                 let vec = self.b.i64(GPU_VEC as i64);
                 let full = self.b.op(&format!("arith.cmpi eq, {len}, {vec} : i64"));
                 self.open(0, &format!("scf.if {full}"));
+                // The start with its low bits cleared (it is a multiple of GPU_VEC): LLVM then
+                // knows that `pos / GPU_VEC` is the same for the chunk's elements, and merges
+                // what they compute from it (the Philox call four random draws share).
+                let mask = self.b.i64(-(GPU_VEC as i64));
+                let start = self.b.op(&format!("arith.andi %start, {mask} : i64"));
                 let ixs: Vec<Ix> = (0..GPU_VEC)
                     .map(|k| {
                         let off = self.b.i64(k as i64);
                         let pos = self
                             .b
-                            .op(&format!("arith.addi %start, {off} overflow<nsw, nuw> : i64"));
+                            .op(&format!("arith.addi {start}, {off} overflow<nsw, nuw> : i64"));
                         Ix { dims: None, flat: Some(pos) }
                     })
                     .collect();

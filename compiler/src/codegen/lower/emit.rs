@@ -107,7 +107,11 @@ impl<'g> Lower<'g> {
                     literal(&mut self.b, *value, node.dtype)?
                 }
                 (OpKind::Iota, Attrs::Iota { axis }) => {
-                    let i = Val::new(ix.dims()?[*axis].clone(), DType::Int64);
+                    // A 1-D ramp is its flat position: no multi-index needed (a flat kernel).
+                    let i = match (&ix.flat, node.shape.len()) {
+                        (Some(f), 1) => Val::new(f.clone(), DType::Int64),
+                        _ => Val::new(ix.dims()?[*axis].clone(), DType::Int64),
+                    };
                     crate::codegen::cast::cast(&mut self.b, &i, node.dtype)?
                 }
                 (OpKind::Input | OpKind::Const | OpKind::Iota, _) => {

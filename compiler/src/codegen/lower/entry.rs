@@ -191,7 +191,7 @@ pub(super) fn staged_values(
                     Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin
                     | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf
                     | Cbrt | Power | Arctan2 | Hypot | LogAddExp | LogAddExp2 => 16,
-                    Erfc | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox => 16,
+                    Erfc | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh => 16,
                     FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter => 4,
                     MakeComplex => 1,
                     Neg | Abs | Sign | Sqrt | Square | Reciprocal | Floor | Ceil | Trunc | Rint

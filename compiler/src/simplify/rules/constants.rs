@@ -261,7 +261,8 @@ fn fold_value(
         | OpKind::BitwiseXor
         | OpKind::LeftShift
         | OpKind::RightShift
-        | OpKind::Philox => None,
+        | OpKind::Philox
+        | OpKind::PhiloxHigh => None,
         OpKind::Where => None,
         // A label names a user kernel's result: kept, even on a constant.
         OpKind::Label | OpKind::Take => None,
