@@ -52,7 +52,10 @@ pub(crate) fn function(
     if b.math == MathLib::Libdevice && ty == "f32" && matches!(f, Function::Erfc | Function::Erfinv)
     {
         let name = if f == Function::Erfc { "erfc" } else { "erfinv" };
-        let r = math(b, name, &[x], ty).map_err(un)?;
+        let mut r = math(b, name, &[x], ty).map_err(un)?;
+        if f == Function::Erfinv {
+            r = plus_zero_at_zero(b, x, &r, ty);
+        }
         return Ok(Val::new(super::types::round(b, &r, dt), dt));
     }
     if b.math == MathLib::Polynomial {
@@ -65,7 +68,8 @@ pub(crate) fn function(
         if ty == "f64" { x.to_string() } else { b.op(&format!("arith.extf {x} : f32 to f64")) };
     let r = match f {
         Function::Erfinv if b.math == MathLib::Libdevice => {
-            math(b, "erfinv", &[&xd], "f64").map_err(un)?
+            let r = math(b, "erfinv", &[&xd], "f64").map_err(un)?;
+            plus_zero_at_zero(b, &xd, &r, "f64")
         }
         Function::Erfc => module_function(b, "kiln_erfc", &xd, erfc).map_err(un)?,
         Function::Erfinv => module_function(b, "kiln_erfinv", &xd, erfinv).map_err(un)?,
@@ -78,6 +82,14 @@ pub(crate) fn function(
         _ => round_f64_to_narrow(b, &r, dt),
     };
     Ok(Val::new(r, dt))
+}
+
+/// `r`, but +0 where `x` is a zero of either sign: scipy's `erfinv(-0.0)` is +0.0, libdevice's
+/// -0.0 (measured on an H200).
+fn plus_zero_at_zero(b: &mut Builder, x: &str, r: &str, ty: &str) -> String {
+    let zero = b.constant("0.0", ty);
+    let is_zero = b.op(&format!("arith.cmpf oeq, {x}, {zero} : {ty}"));
+    b.op(&format!("arith.select {is_zero}, {zero}, {r} : {ty}"))
 }
 
 /// `body(x)` as the module's function `@sym` (f64 to f64), called with `no_inline`
