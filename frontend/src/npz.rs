@@ -21,12 +21,12 @@ use crate::io::{check_npy_dtype, io_err, read_npy, write_npy};
 /// NumPy user (`NpzFile`), read at once rather than member by member.
 ///
 /// ```no_run
-/// let npz = kiln::load_npz("weights.npz")?;
+/// let npz = kiln_frontend::load_npz("weights.npz")?;
 /// for name in npz.names() {
 ///     println!("{name}: {:?}", npz[name].shape());
 /// }
 /// let w = npz.try_get("w")?; // np.load(...)["w"]
-/// # Ok::<(), kiln::Error>(())
+/// # Ok::<(), kiln_frontend::Error>(())
 /// ```
 pub struct NpzFile {
     path: PathBuf,
