@@ -121,12 +121,12 @@ fn dropout_is_one_kernel_and_redraws_reuse_the_plan() {
 }
 
 /// The dropout kernel's PTX: Philox's 32×32→64 products, 2 a round, 19 or 20 a call (the first
-/// round's product of a zero word folds), by the multipliers 0xD2511F53 and 0xCD9E8D57 (as
-/// unsigned or signed immediates, whichever instruction NVPTX picks). The four elements a
-/// thread takes share one call (the chunk's start has its low bits cleared, so LLVM sees
-/// equal counters and merges the rounds); the loop for the rest of a range has one more: at
-/// most two calls' products in the kernel, where four elements computing their own would be
-/// five.
+/// round's product of a zero word folds), each a `mul.hi.u32` for its high word and a
+/// 32-bit `mul.lo` for its low word: no 64-bit multiply (an `i64` product made LLVM widen the
+/// rounds to 64 bits). The four elements a thread takes share one call (the chunk's start has
+/// its low bits cleared, so LLVM sees equal counters and merges the rounds); the loop for the
+/// rest of a range has one more: at most two calls' products in the kernel, where four
+/// elements computing their own would be five.
 #[test]
 fn dropout_gpu_kernel_ptx_shares_a_call_between_four_elements() {
     use kiln_compiler::pipeline::{compile, Options};
@@ -144,7 +144,7 @@ fn dropout_gpu_kernel_ptx_shares_a_call_between_four_elements() {
         kiln_compiler::codegen::Tier::Optimized,
     )
     .unwrap();
-    let multipliers = ["3528531795", "-766435501", "3449720151", "-845247145"];
-    let products = k.ptx.lines().filter(|l| multipliers.iter().any(|m| l.contains(m))).count();
+    let products = k.ptx.lines().filter(|l| l.contains("mul.hi.u32")).count();
     assert!((19..=2 * 20).contains(&products), "{products} Philox products:\n{}", k.ptx);
+    assert!(!k.ptx.contains("mul.lo.s64") && !k.ptx.contains("mul.lo.u64"), "{}", k.ptx);
 }

@@ -1,7 +1,10 @@
-//! The `philox` op in the arith dialect: ten rounds of Philox4x32 on 32-bit words, each
-//! 32×32→64 product an `i64` multiply of zero-extended words (NVPTX selects `mul.wide.u32`,
-//! x86 a 64-bit `imul`). The reference is `kiln_ir::eval::random`; the bits are the same on
-//! every target.
+//! The `philox` op in the arith dialect: ten rounds of Philox4x32 on 32-bit words. Each
+//! 32×32→64 product is, on the host, an `i64` multiply of zero-extended words (x86's 64-bit
+//! `imul`, `pmuludq` when vectorised); on the GPU an `i32` multiply for the low word and
+//! `llvm.nvvm.mulhi.ui` for the high word (`mul.lo.u32`, `mul.hi.u32`), so that every word
+//! of the round stays a 32-bit register: through the truncations of an `i64` product LLVM
+//! widened the rounds' xors to 64 bits and NVPTX emitted `mul.lo.s64` (several instructions
+//! each). The reference is `kiln_ir::eval::random`; the bits are the same on every target.
 
 use kiln_ir::eval::random::{PHILOX_M, PHILOX_W};
 use kiln_ir::DType;
@@ -34,6 +37,7 @@ pub(crate) fn philox(b: &mut Builder, x: &str, y: &str, dt: DType, first: usize)
     let mut c = [lo(b, &x), hi(b, &x), zero.clone(), zero];
     let mut k = [lo(b, &y), hi(b, &y)];
     let m = PHILOX_M.map(|v| int_const(b, i128::from(v), "i64"));
+    let m32 = PHILOX_M.map(|v| int_const(b, i128::from(v), "i32"));
     let w = PHILOX_W.map(|v| int_const(b, i128::from(v), "i32"));
     for round in 0..10 {
         if round > 0 {
@@ -42,14 +46,8 @@ pub(crate) fn philox(b: &mut Builder, x: &str, y: &str, dt: DType, first: usize)
                 bin(b, "arith.addi", &k[1], &w[1], "i32"),
             ];
         }
-        // (hi, lo) of m · c as one 64-bit product of the zero-extended words.
-        let product = |b: &mut Builder, m: &str, c: &str| {
-            let c = b.op(&format!("arith.extui {c} : i32 to i64"));
-            let p = bin(b, "arith.muli", m, &c, "i64");
-            (hi(b, &p), lo(b, &p))
-        };
-        let (hi0, lo0) = product(b, &m[0], &c[0]);
-        let (hi1, lo1) = product(b, &m[1], &c[2]);
+        let (hi0, lo0) = product(b, &m[0], &m32[0], &c[0]);
+        let (hi1, lo1) = product(b, &m[1], &m32[1], &c[2]);
         let t1 = bin(b, "arith.xori", &hi1, &c[1], "i32");
         let t3 = bin(b, "arith.xori", &hi0, &c[3], "i32");
         c = [
@@ -68,4 +66,23 @@ pub(crate) fn philox(b: &mut Builder, x: &str, y: &str, dt: DType, first: usize)
     } else {
         b.op(&format!("arith.trunci {bits} : i64 to {ty}"))
     }
+}
+
+/// `(hi, lo)` words of the 32×32→64 product `m · c` (`m` the multiplier as `i64` and as
+/// `i32`, `c` an `i32` word).
+fn product(b: &mut Builder, m64: &str, m32: &str, c: &str) -> (String, String) {
+    if b.target == super::Target::Gpu {
+        let lo = bin(b, "arith.muli", m32, c, "i32");
+        let hi = b.op(&format!(
+            "llvm.call_intrinsic \"llvm.nvvm.mulhi.ui\"({m32}, {c}) : (i32, i32) -> i32"
+        ));
+        return (hi, lo);
+    }
+    let c = b.op(&format!("arith.extui {c} : i32 to i64"));
+    let p = bin(b, "arith.muli", m64, &c, "i64");
+    let c32 = int_const(b, 32, "i64");
+    let s = bin(b, "arith.shrui", &p, &c32, "i64");
+    let hi = b.op(&format!("arith.trunci {s} : i64 to i32"));
+    let lo = b.op(&format!("arith.trunci {p} : i64 to i32"));
+    (hi, lo)
 }
