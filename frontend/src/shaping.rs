@@ -254,10 +254,83 @@ fn pad_map(n: usize, before: usize, after: usize, mode: PadMode) -> Vec<Option<i
         .collect()
 }
 
+/// The most pieces a padded axis is joined from; beyond it `pad` gathers.
+pub const PAD_JOIN_RUNS: usize = 16;
+
+/// A piece of a padded axis: the constant, or source positions `start, start + step, ...`
+/// (`step` 1, -1, or 0 for an edge element repeated).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PadRun {
+    Constant { len: usize },
+    Source { start: i64, step: i64, len: usize },
+}
+
+/// `map` (from [`pad_map`]) as maximal runs of the constant or of positions with one step.
+fn pad_runs(map: &[Option<i64>]) -> Vec<PadRun> {
+    let mut runs: Vec<PadRun> = Vec::new();
+    for &m in map {
+        match (runs.last_mut(), m) {
+            (Some(PadRun::Constant { len }), None) => *len += 1,
+            (Some(PadRun::Source { start, step, len }), Some(t)) => {
+                let next = t - (*start + *step * (*len as i64 - 1));
+                if *len == 1 && (-1..=1).contains(&next) {
+                    *step = next;
+                    *len = 2;
+                } else if *len > 1 && next == *step {
+                    *len += 1;
+                } else {
+                    runs.push(PadRun::Source { start: t, step: 1, len: 1 });
+                }
+            }
+            (_, None) => runs.push(PadRun::Constant { len: 1 }),
+            (_, Some(t)) => runs.push(PadRun::Source { start: t, step: 1, len: 1 }),
+        }
+    }
+    runs
+}
+
+/// `a` padded along axis `k` as the join of `runs`' pieces (views of `a` and the constant).
+fn pad_axis_join(a: &Array, k: usize, runs: &[PadRun], mode: PadMode) -> Result<Array> {
+    if let [PadRun::Source { start: 0, step: 1, len }] = runs {
+        if *len == a.shape()[k] {
+            return Ok(a.clone());
+        }
+    }
+    let piece = |run: &PadRun| -> Result<Array> {
+        let mut shape = a.shape().to_vec();
+        let mut idx = vec![SliceArg::FULL; a.ndim()];
+        match *run {
+            PadRun::Constant { len } => {
+                shape[k] = len;
+                let c = if let PadMode::Constant(c) = mode { c } else { 0.0 };
+                crate::try_full(&shape, c, DType::Float64).map(|f| f.astype(a.dtype()))
+            }
+            PadRun::Source { start, step: 0, len } => {
+                shape[k] = len;
+                idx[k] = SliceArg::Range { start: Some(start), stop: Some(start + 1), step: 1 };
+                a.try_slice(&idx)?.try_broadcast_to(&shape)
+            }
+            PadRun::Source { start, step, len } => {
+                let stop = start + step * len as i64;
+                // A reversed run down to position 0 has no stop position (-1 counts from the end).
+                let stop = (stop >= 0).then_some(stop);
+                idx[k] = SliceArg::Range { start: Some(start), stop, step };
+                a.try_slice(&idx)
+            }
+        }
+    };
+    let pieces = runs.iter().map(piece).collect::<Result<Vec<_>>>()?;
+    crate::views::try_concatenate(&pieces.iter().collect::<Vec<_>>(), k as i64)
+}
+
 impl Array {
     /// `np.pad(a, pad_width, mode)`: `pad_width[k] = (before, after)` elements added along axis
-    /// `k` (one pair for every axis). One gather of `a` at positions computed from per-axis maps
-    /// (index math, no copy of the padding): a computed `a` is materialised first.
+    /// `k` (one pair for every axis). Each padded axis is a join of views of `a` (slices, reversed
+    /// for `Reflect` and `Symmetric`, one element broadcast for `Edge`) and of the constant, so the
+    /// padding is index math that fuses with `a`'s producer and reader (one kernel). Where an
+    /// axis's padding would take more than [`PAD_JOIN_RUNS`] pieces (widths far beyond the axis's
+    /// length), it is one gather of `a` at positions computed from per-axis maps instead (a
+    /// computed `a` is materialised first).
     ///
     /// Errors: a `pad_width` of another length than `a`'s rank; `Edge`, `Reflect`, `Symmetric`
     /// or `Wrap` padding of an empty axis (NumPy: "can't extend empty axis").
@@ -283,14 +356,30 @@ impl Array {
             let fill = if let PadMode::Constant(c) = mode { c } else { 0.0 };
             return Ok(crate::full(&out, fill, DType::Float64).astype(self.dtype()));
         }
-        // flat = Σ_k map_k[o_k] · stride_k, each map broadcast along its axis; a constant's
-        // padding reads element 0 and is replaced afterwards.
+        let maps: Vec<Vec<Option<i64>>> = (0..shape.len())
+            .map(|k| pad_map(shape[k], pad_width[k].0, pad_width[k].1, mode))
+            .collect();
+        let runs: Vec<Vec<PadRun>> = maps.iter().map(|m| pad_runs(m)).collect();
+        if runs.iter().all(|r| r.len() <= PAD_JOIN_RUNS) {
+            let mut out = self.clone();
+            for (k, runs) in runs.iter().enumerate() {
+                out = pad_axis_join(&out, k, runs, mode)?;
+            }
+            return Ok(out);
+        }
+        self.pad_gather(&out, &maps, mode)
+    }
+
+    /// The gather form of [`Array::try_pad`]: `flat = Σ_k map_k[o_k] · stride_k`, each map
+    /// broadcast along its axis; a constant's padding reads element 0 and is replaced afterwards.
+    fn pad_gather(&self, out: &[usize], maps: &[Vec<Option<i64>>], mode: PadMode) -> Result<Array> {
+        let shape = self.shape().to_vec();
         let rank = shape.len();
         let mut flat: Option<Array> = None;
         let mut inside: Option<Array> = None;
         let mut stride = 1i64;
         for k in (0..rank).rev() {
-            let map = pad_map(shape[k], pad_width[k].0, pad_width[k].1, mode);
+            let map = &maps[k];
             let mut along = vec![1usize; rank];
             along[k] = out[k];
             let pos = Array::from_vec(
@@ -311,7 +400,7 @@ impl Array {
             }
             stride *= shape[k] as i64;
         }
-        let flat = flat.expect("rank ≥ 1").try_broadcast_to(&out)?;
+        let flat = flat.expect("rank ≥ 1").try_broadcast_to(out)?;
         let taken = self.try_take(&flat, None)?;
         match (mode, inside) {
             (PadMode::Constant(c), Some(ok)) => crate::try_where_(

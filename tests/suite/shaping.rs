@@ -35,6 +35,9 @@ fixture_cases! { "shaping/cases.txt";
     pad_symmetric => |a| a[0].pad(&[(3, 1), (4, 2)], kiln::PadMode::Symmetric);
     pad_wrap => |a| a[0].pad(&[(7, 3)], kiln::PadMode::Wrap);
     pad_reflect_long => |a| a[0].pad(&[(9, 11)], kiln::PadMode::Reflect);
+    pad_wrap_gather => |a| a[0].pad(&[(40, 37)], kiln::PadMode::Wrap);
+    pad_symmetric_gather => |a| a[0].pad(&[(50, 1), (2, 3)], kiln::PadMode::Symmetric);
+    pad_edge_wide => |a| a[0].pad(&[(30, 29)], kiln::PadMode::Edge);
     fftshift_all => |a| kiln::fft::fftshift(&a[0], None).unwrap();
     ifftshift_axis1 => |a| kiln::fft::ifftshift(&a[0], Some(&[1])).unwrap();
     fftfreq_odd => |_| kiln::fft::fftfreq(7, 0.5);
@@ -177,6 +180,29 @@ fn joins_fuse_with_producers_and_readers() {
     let c = (x.t() * 2.0).ascontiguousarray();
     join_case("ascontiguousarray of a transposed producer", &c, 1);
     join_case("ascontiguousarray inside an expression", &(&c + 1.0), 1);
+}
+
+/// `pad` of a computed value in every mode is a join of views in its producer's kernel: one
+/// kernel, bit-equal to the evaluator, under a reader too.
+#[test]
+fn pad_joins_its_producer() {
+    let x = Array::from_vec((0..20).map(|i| i as f32 * 0.5 - 4.0).collect::<Vec<_>>(), &[4, 5]);
+    let y = &x * 2.0 + 1.0;
+    for mode in [
+        kiln::PadMode::Constant(-1.5),
+        kiln::PadMode::Edge,
+        kiln::PadMode::Reflect,
+        kiln::PadMode::Symmetric,
+        kiln::PadMode::Wrap,
+    ] {
+        join_case(&format!("{mode:?}"), &y.pad(&[(3, 2), (1, 6)], mode), 1);
+        join_case(&format!("{mode:?} under a sum"), &y.pad(&[(0, 2), (4, 0)], mode).sum(1), 1);
+    }
+    join_case(
+        "reflect past the axis's length",
+        &y.pad(&[(9, 7), (0, 0)], kiln::PadMode::Reflect),
+        1,
+    );
 }
 
 /// tile, repeat and rot90 of a computed value are index maps in its kernel (views), not
