@@ -57,7 +57,9 @@ pub fn element_weight(op: OpKind) -> f64 {
         | Imag => VIEW_WEIGHT,
         Neg | Abs | Sign | Square | Floor | Ceil | Trunc | Rint | IsNan | IsInf | IsFinite
         | LogicalNot | Invert | Conj => ARITH_WEIGHT,
-        Add | Sub | Mul | Maximum | Minimum | Fmax | Fmin | CopySign | Where | Cast => ARITH_WEIGHT,
+        Add | Sub | Mul | Maximum | Minimum | Fmax | Fmin | CopySign | Where | Cast | Bitcast => {
+            ARITH_WEIGHT
+        }
         Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor => ARITH_WEIGHT,
         BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => ARITH_WEIGHT,
         Sqrt | Reciprocal | Div | FloorDiv | Remainder | Fmod | Take => SLOW_WEIGHT,

@@ -101,6 +101,20 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             Attrs::DType { dtype } => *dtype,
             _ => unreachable!("checked against the schema above"),
         },
+        DTypeRule::Reinterpret => match attrs {
+            Attrs::DType { dtype } => {
+                let d = same_dtype()?;
+                if !info.domain.contains(*dtype) || dtype.itemsize() != d.itemsize() {
+                    return Err(IrError::UnsupportedDType {
+                        op: name.into(),
+                        dtypes: vec![d, *dtype],
+                        accepted: format!("{} of the input's item size", info.domain.describe()),
+                    });
+                }
+                *dtype
+            }
+            _ => unreachable!("checked against the schema above"),
+        },
         DTypeRule::Complex => {
             let d = same_dtype()?;
             d.complex_dtype().ok_or_else(|| IrError::UnsupportedDType {

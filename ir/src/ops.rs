@@ -109,6 +109,9 @@ pub enum DTypeRule {
     Select,
     /// The `dtype` attribute (`cast`).
     Attribute,
+    /// The `dtype` attribute, which must be in the op's domain and of the input's item size
+    /// (`bitcast`).
+    Reinterpret,
     /// The complex dtype of the input's precision (`rfft`): complex input keeps its dtype,
     /// float64 gives complex128, the narrower floats complex64.
     Complex,
@@ -386,6 +389,7 @@ ops! {
         PhiloxHigh,      "philox_high",   Fixed(2), U,        Same,      None,    "random bits: the last two words (w3·2^32 + w2) of the same Philox4x32-10 call as philox(x, y), wrapped to the dtype";
         Where,           "where",         Fixed(3), ANY,      Select,    None,    "x where cond else y (np.where(cond, x, y))";
         Cast,            "cast",          Fixed(1), ANY,      Attribute, DType,   "x converted to `dtype` (ndarray.astype, unsafe casting)";
+        Bitcast,         "bitcast",       Fixed(1), REAL_NUM, Reinterpret, DType, "x's bits read as `dtype`, an int, uint or float of x's item size (ndarray.view(dtype))";
         Label,           "label",         Fixed(1), ANY,      Same,      Custom,  "x unchanged, marked as a result of the user kernel `name` (ElementwiseKernel, ReductionKernel, fuse)";
     }
 

@@ -1105,7 +1105,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             // faer's factorisations are not the reference's textbook algorithms, bit for bit.
             Cholesky | Solve | Inv | Det | Slogdet | Qr | Svd | Eigh => Bound::Unbounded,
             FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex => exact,
-            Gcd | Lcm | Philox | PhiloxHigh => exact,
+            Gcd | Lcm | Philox | PhiloxHigh | Bitcast => exact,
             // On the GPU, float sums and products along the last axis by tiles: associated
             // otherwise than the evaluator's running value (`codegen/lower/scan.rs`).
             Cumsum | Cumprod if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,

@@ -266,6 +266,13 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             same(bin(b, "arith.xori", &x, &ones, &ty))
         }
         Cast => return cast(b, &args[0], out),
+        // The bits of the operand (a float's working value holds a value of its dtype, so they
+        // are exact), read as the result's dtype of the same width.
+        Bitcast => {
+            let bits = if is_float { float_bits(b, &x, dt).0 } else { x };
+            let r = if out.is_float() { float_from_bits(b, &bits, out) } else { bits };
+            return Ok(Val::new(r, out));
+        }
         // Of a real value: itself, 0, itself (NumPy).
         Real | Conj => same(x),
         Imag => {

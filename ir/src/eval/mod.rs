@@ -290,6 +290,7 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         Imag => un(ew::imag_part),
         Conj => un(ew::conjugate),
         Cast | Label => un(ew::identity),
+        Bitcast => Ok(value::bitcast_tensor(args[0], node)),
 
         // ---- elementwise, two operands
         Add => bin(ew::add),
@@ -891,6 +892,9 @@ mod tests {
             let mut g = Graph::new();
             let attrs = match info.attrs {
                 crate::ops::AttrKind::None => Attrs::None,
+                crate::ops::AttrKind::DType if op == OpKind::Bitcast => {
+                    Attrs::DType { dtype: DType::Int64 }
+                }
                 crate::ops::AttrKind::DType => Attrs::DType { dtype: DType::Float32 },
                 crate::ops::AttrKind::Shape => Attrs::Shape { shape: smallvec![2, 2] },
                 crate::ops::AttrKind::Perm => Attrs::Perm { perm: smallvec![1, 0] },

@@ -145,6 +145,39 @@ pub fn cast(v: Value, to: DType) -> Value {
     }
 }
 
+/// The value of `dtype` (an int, uint or float) whose bits are `v`'s as a value of `from`, of
+/// the same item size (`bitcast`, NumPy's `ndarray.view(dtype)`); little-endian as the host.
+pub fn bitcast(v: Value, from: DType, to: DType) -> Value {
+    let width = 8 * from.itemsize() as u32;
+    let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+    let bits = match (v, from) {
+        (Value::Int(i), _) => i as u64 & mask,
+        (Value::UInt(u), _) => u & mask,
+        (Value::Float(x), DType::Float16) => f16::from_f64(x).to_bits() as u64,
+        (Value::Float(x), DType::BFloat16) => bf16::from_f64(x).to_bits() as u64,
+        (Value::Float(x), DType::Float32) => (x as f32).to_bits() as u64,
+        (Value::Float(x), _) => x.to_bits(),
+        (other, _) => panic!("bitcast of {other:?} from {from}"),
+    };
+    match to {
+        DType::Float16 => Value::Float(f16::from_bits(bits as u16).to_f64()),
+        DType::BFloat16 => Value::Float(bf16::from_bits(bits as u16).to_f64()),
+        DType::Float32 => Value::Float(f32::from_bits(bits as u32) as f64),
+        DType::Float64 => Value::Float(f64::from_bits(bits)),
+        d if d.kind() == DTypeKind::SignedInt => {
+            let shift = 64 - width;
+            Value::Int(((bits << shift) as i64) >> shift)
+        }
+        _ => Value::UInt(bits),
+    }
+}
+
+/// `bitcast` of each element of `x` to `node`'s dtype.
+pub(super) fn bitcast_tensor(x: &super::Tensor, node: &crate::graph::Node) -> super::Tensor {
+    let vals = x.vals.iter().map(|&v| bitcast(v, x.dtype, node.dtype)).collect();
+    super::Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
+}
+
 /// The integer a value converts to before wrapping to the integer dtype `to`.
 fn int_of(v: Value, to: DType) -> i128 {
     match v {

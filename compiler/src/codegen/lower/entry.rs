@@ -199,7 +199,7 @@ pub(super) fn staged_values(
                     | Sub | Mul | Div | FloorDiv | Remainder | Maximum | Minimum | Fmax | Fmin
                     | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr
                     | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift
-                    | Where | Cast | Label => 1,
+                    | Where | Cast | Bitcast | Label => 1,
                     kiln_ir::ops_not_of!(Elementwise) => 0,
                 }
             })

@@ -259,7 +259,7 @@ impl Combiner {
             | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh | MakeComplex
             | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor
             | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift | Where | Cast
-            | Label => {
+            | Bitcast | Label => {
                 unreachable!("scatters and scans combine by add, multiply, maximum or minimum")
             }
             ops_not_of!(Elementwise) => unreachable!("{} is not elementwise", op.name()),

@@ -255,7 +255,7 @@ fn fold_value(
         OpKind::Fmod | OpKind::LogAddExp2 | OpKind::Ldexp | OpKind::NextAfter => None,
         OpKind::MakeComplex => None,
         OpKind::Erfc | OpKind::Erfinv | OpKind::Gammaln | OpKind::Digamma => None,
-        OpKind::Gcd | OpKind::Lcm => None,
+        OpKind::Gcd | OpKind::Lcm | OpKind::Bitcast => None,
         OpKind::BitwiseAnd
         | OpKind::BitwiseOr
         | OpKind::BitwiseXor
