@@ -15,6 +15,8 @@
 //! - `nan_functions`: nansum, nanmean, nanvar, nanmax..., ptp, nan_to_num, isclose against
 //!   NumPy's fixtures; allclose, array_equal.
 //! - `reduce_dtype`: `dtype=` of sum, mean, var, cumsum... (`sum_dtype`) against NumPy 2.4.
+//! - `layout_dtypes`: memory order (`copy` in C/F/A/K, `asfortranarray`, `strides`, `flags`),
+//!   `view(dtype)`, `dtype=` and `matmul_axes` against NumPy 2.4; their typed errors.
 //! - `ufuncs23`: deg2rad, round, fix, logaddexp2, ldexp, signbit, frexp, nextafter, modf,
 //!   angle, fmod, i0, sinc, divmod, power with a scalar base and the in-place operators against
 //!   NumPy's fixtures; NumPy's can_cast table; the in-place casting errors; the new ops' host
@@ -99,6 +101,8 @@ mod einsum;
 mod fusion;
 #[path = "suite/indexing.rs"]
 mod indexing;
+#[path = "suite/layout_dtypes.rs"]
+mod layout_dtypes;
 #[path = "suite/nan_functions.rs"]
 mod nan_functions;
 #[path = "suite/printing.rs"]

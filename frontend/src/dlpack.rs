@@ -547,8 +547,10 @@ impl Array {
     /// `x.__dlpack__()`: the array as a DLPack 1.x tensor sharing its memory (computing it
     /// first): device memory when the value is held there, else host memory. For device
     /// memory the consumer's stream is the legacy default stream (see
-    /// [`Array::to_dlpack_stream`]). The tensor is C-contiguous (strides given), flagged
-    /// read-only, and keeps the memory alive until its deleter runs.
+    /// [`Array::to_dlpack_stream`]). The tensor is C-contiguous (strides given) but for a view
+    /// of a copy's buffer (an F-ordered copy, [`Array::copy`]), which shares that buffer with
+    /// its strides ([`Array::strides`], in elements); it is flagged read-only, and keeps the
+    /// memory alive until its deleter runs.
     ///
     /// Errors: a failed evaluation; the device's errors of the stream handshake.
     pub fn to_dlpack(&self) -> Result<DLPackTensor> {
@@ -581,8 +583,10 @@ impl Array {
     fn export(&self, stream: Option<i64>, abi: Abi, host: bool) -> Result<DLPackTensor> {
         let consumer = consumer_stream(stream)?;
         self.try_eval()?;
+        // A view of a copy's buffer (an F-ordered copy: `layout.rs`) shares that buffer.
+        let src = crate::layout::over(self).map_or_else(|| self.clone(), |o| o.base);
         let mut flags = DLPACK_FLAG_BITMASK_READ_ONLY;
-        let (held, data, device) = match self.device_value() {
+        let (held, data, device) = match src.device_value() {
             Some(d) if !host => {
                 // The consumer's stream waits for the work that wrote the value.
                 if let Some(consumer) = consumer {
@@ -612,16 +616,20 @@ impl Array {
                         ),
                     ));
                 }
-                if self.value().is_none() {
+                if src.value().is_none() {
                     flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
                 }
-                let h = self.host_value()?.expect("evaluated");
+                let h = src.host_value()?.expect("evaluated");
                 let data = with_data!(h.data(), v => v.as_ptr() as *mut c_void);
                 (Held::Host(h), data, DLDevice { device_type: K_DL_CPU, device_id: 0 })
             }
         };
         let shape: Vec<i64> = self.shape().iter().map(|&n| n as i64).collect();
-        let strides = c_strides(self.shape());
+        let strides: Vec<i64> = if src.same_expr(self) {
+            c_strides(self.shape())
+        } else {
+            self.memory_layout().strides.iter().map(|&s| s as i64).collect()
+        };
         let tensor = DLTensor {
             data,
             device,

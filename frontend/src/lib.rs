@@ -17,6 +17,7 @@ mod indexing;
 mod inplace;
 mod io;
 pub mod kernels;
+mod layout;
 pub mod linalg;
 mod materialize;
 mod nan;
@@ -27,6 +28,7 @@ mod print;
 mod quantile;
 pub mod random;
 mod reduce;
+mod reinterpret;
 mod scan;
 mod search;
 mod shaping;
@@ -60,6 +62,7 @@ pub use kernels::{
 pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
 /// The CUDA executor (crate `kiln-exec`): device arrays, the device, the streams regions ran on.
 pub use kiln_exec::cuda as gpu;
+pub use layout::{Flags, IntoOrder, Order};
 pub use linalg::{dot, matmul, matmul_axes, try_dot, try_matmul, try_matmul_axes};
 pub use linalg::{
     einsum, inner, kron, outer, tensordot, try_einsum, try_inner, try_kron, try_outer,

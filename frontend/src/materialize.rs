@@ -143,6 +143,10 @@ pub fn backend() -> Backend {
 /// Errors: a compilation, evaluation or device failure (the arrays are left unmaterialised and
 /// still valid).
 pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
+    // A view of a copy's buffer (an F-ordered copy) materialises that buffer (`layout.rs`).
+    if let Some(buffers) = crate::layout::buffers(arrays) {
+        return try_eval_all(&buffers.iter().collect::<Vec<_>>());
+    }
     let pending: Vec<&Array> = arrays.iter().copied().filter(|a| !a.is_materialized()).collect();
     if pending.is_empty() {
         return Ok(());
@@ -305,6 +309,9 @@ impl Array {
     /// The computed value in host memory.
     pub fn try_to_host(&self) -> Result<Arc<HostArray>> {
         self.try_eval()?;
+        if let Some(c) = crate::layout::c_order_reader(self) {
+            return c.try_to_host();
+        }
         Ok(self.host_value()?.expect("evaluated"))
     }
 
@@ -319,6 +326,9 @@ impl Array {
             ));
         }
         self.try_eval()?;
+        if let Some(c) = crate::layout::c_order_reader(self) {
+            return c.try_to_device();
+        }
         on_device(self)
     }
 

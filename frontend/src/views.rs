@@ -307,9 +307,12 @@ impl Array {
         crate::unwrap(self.try_flip(axes))
     }
 
-    /// `np.ascontiguousarray(x)`: a C-contiguous copy (a no-op for arrays already held).
+    /// `np.ascontiguousarray(x)`: a C-contiguous copy (a no-op for arrays already held, and for
+    /// a view of a copy's buffer that is C-contiguous: [`Array::flags`]).
     pub fn ascontiguousarray(&self) -> Array {
-        if self.is_materialized() {
+        if self.is_materialized()
+            || (crate::layout::over(self).is_some() && self.flags().c_contiguous)
+        {
             return self.clone();
         }
         crate::unwrap(Array::apply(OpKind::Contiguous, Attrs::None, &[self]))
