@@ -168,140 +168,6 @@ impl Array {
         let v = divide_by_count(&s, &dof, dtype)?;
         crate::try_where_(dof.try_less_equal(0i64)?, crate::full(&[], f64::NAN, dtype), &v)
     }
-
-    /// `np.nansum(x, axis, keepdims, dtype=dtype)`: NaNs replaced by zero (in `x`'s dtype,
-    /// before the cast), then [`Array::try_sum_dtype`]: summed in `dtype`, a result of `dtype`
-    /// (`float64` with `dtype=int64` truncates each non-NaN element). `None`:
-    /// [`Array::try_nansum`]. One kernel.
-    ///
-    /// Errors: an axis out of range or repeated (named `nansum`).
-    pub fn try_nansum_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_nansum(arg),
-            Some(dt) => self.nan_filled(0.0)?.reduce_as("nansum", OpKind::Sum, arg.into(), dt),
-        }
-    }
-
-    /// `np.nansum(x, axis, dtype=dtype)`. Panics where [`Array::try_nansum_dtype`] errs.
-    #[track_caller]
-    pub fn nansum_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_nansum_dtype(arg, dtype))
-    }
-
-    /// `np.nanprod(x, axis, keepdims, dtype=dtype)`: NaNs replaced by one, then
-    /// [`Array::try_prod_dtype`]. `None`: [`Array::try_nanprod`].
-    ///
-    /// Errors: an axis out of range or repeated (named `nanprod`).
-    pub fn try_nanprod_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_nanprod(arg),
-            Some(dt) => self.nan_filled(1.0)?.reduce_as("nanprod", OpKind::Prod, arg.into(), dt),
-        }
-    }
-
-    /// `np.nanprod(x, axis, dtype=dtype)`. Panics where [`Array::try_nanprod_dtype`] errs.
-    #[track_caller]
-    pub fn nanprod_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_nanprod_dtype(arg, dtype))
-    }
-
-    /// `np.nanmean(x, axis, keepdims, dtype=dtype)`: the sum of the non-NaN elements in `dtype`
-    /// divided by their count (in float64, complex128 for complex64, as NumPy divides by an
-    /// `intp` count), a result of `dtype`; an all-NaN slice gives NaN. An integer or bool `x`
-    /// has no NaN: [`Array::try_mean_dtype`] (any `dtype`). `None`: [`Array::try_nanmean`].
-    ///
-    /// Errors: an axis out of range or repeated; a float or complex `x` with an integer or bool
-    /// `dtype` (NumPy's `TypeError` "If a is inexact, then dtype must be inexact"),
-    /// `IrError::UnsupportedDType` naming `nanmean` and both dtypes.
-    pub fn try_nanmean_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_nanmean(arg),
-            Some(dt) => self.nanmean_as("nanmean", arg.into(), dt),
-        }
-    }
-
-    /// `np.nanmean(x, axis, dtype=dtype)`. Panics where [`Array::try_nanmean_dtype`] errs.
-    #[track_caller]
-    pub fn nanmean_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_nanmean_dtype(arg, dtype))
-    }
-
-    /// `np.nanvar(x, axis, dtype=dtype, ddof=ddof, keepdims)`, as NumPy's `nanvar`: the mean
-    /// of the non-NaN elements in `dtype`; the deviations rounded to `x`'s dtype (NumPy
-    /// subtracts in place into its copy of `x`) and squared there (`|d|²` for complex `x`);
-    /// their sum in `dtype` divided by `count - ddof`, NaN where that is `<= 0`. Result dtype
-    /// `dtype`. An integer or bool `x`: [`Array::try_var_dtype`]. `None`:
-    /// [`Array::try_nanvar`].
-    ///
-    /// Errors: as [`Array::try_nanmean_dtype`], named `nanvar`; a bool `x` with `dtype=bool`
-    /// as [`Array::try_var_dtype`].
-    pub fn try_nanvar_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        ddof: usize,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_nanvar(arg, ddof),
-            Some(dt) => self.nanvar_as("nanvar", arg.into(), ddof, dt),
-        }
-    }
-
-    /// `np.nanvar(x, axis, dtype=dtype, ddof=ddof)`. Panics where [`Array::try_nanvar_dtype`]
-    /// errs.
-    #[track_caller]
-    pub fn nanvar_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        ddof: usize,
-        dtype: impl Into<Option<DType>>,
-    ) -> Array {
-        crate::unwrap(self.try_nanvar_dtype(arg, ddof, dtype))
-    }
-
-    /// `np.nanstd(x, axis, dtype=dtype, ddof=ddof, keepdims)`: the square root of
-    /// [`Array::try_nanvar_dtype`], of dtype `dtype` (an integer `dtype` only for an integer or
-    /// bool `x`, as [`Array::try_std_dtype`]). `None`: [`Array::try_nanstd`].
-    ///
-    /// Errors: as [`Array::try_nanvar_dtype`] and [`Array::try_std_dtype`], named `nanstd`.
-    pub fn try_nanstd_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        ddof: usize,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_nanstd(arg, ddof),
-            Some(dt) => {
-                std_from_var("nanstd", &self.nanvar_as("nanstd", arg.into(), ddof, dt)?, dt)
-            }
-        }
-    }
-
-    /// `np.nanstd(x, axis, dtype=dtype, ddof=ddof)`. Panics where [`Array::try_nanstd_dtype`]
-    /// errs.
-    #[track_caller]
-    pub fn nanstd_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        ddof: usize,
-        dtype: impl Into<Option<DType>>,
-    ) -> Array {
-        crate::unwrap(self.try_nanstd_dtype(arg, ddof, dtype))
-    }
-
     /// `nanmax` or `nanmin`: NaNs replaced by the identity, an all-NaN slice NaN again.
     fn nan_extreme(&self, arg: AxisArg, max: bool) -> Result<Array> {
         if !self.dtype().is_inexact() {
@@ -393,6 +259,55 @@ impl Array {
     pub fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Array {
         crate::unwrap(self.try_nan_to_num(nan, posinf, neginf))
     }
+}
+
+crate::reduce::dtype_forms! {
+    /// `np.nansum(x, axis, keepdims, dtype=dtype)`: NaNs replaced by zero (in `x`'s dtype,
+    /// before the cast), then [`Array::try_sum_dtype`]: summed in `dtype`, a result of `dtype`
+    /// (`float64` with `dtype=int64` truncates each non-NaN element). `None`:
+    /// [`Array::try_nansum`]. One kernel.
+    ///
+    /// Errors: an axis out of range or repeated (named `nansum`).
+    nansum_dtype, try_nansum_dtype(arg: impl Into<AxisArg>) => try_nansum,
+        |x, dt| x.nan_filled(0.0)?.reduce_as("nansum", OpKind::Sum, arg.into(), dt);
+
+    /// `np.nanprod(x, axis, keepdims, dtype=dtype)`: NaNs replaced by one, then
+    /// [`Array::try_prod_dtype`]. `None`: [`Array::try_nanprod`].
+    ///
+    /// Errors: an axis out of range or repeated (named `nanprod`).
+    nanprod_dtype, try_nanprod_dtype(arg: impl Into<AxisArg>) => try_nanprod,
+        |x, dt| x.nan_filled(1.0)?.reduce_as("nanprod", OpKind::Prod, arg.into(), dt);
+
+    /// `np.nanmean(x, axis, keepdims, dtype=dtype)`: the sum of the non-NaN elements in `dtype`
+    /// divided by their count (in float64, complex128 for complex64, as NumPy divides by an
+    /// `intp` count), a result of `dtype`; an all-NaN slice gives NaN. An integer or bool `x`
+    /// has no NaN: [`Array::try_mean_dtype`] (any `dtype`). `None`: [`Array::try_nanmean`].
+    ///
+    /// Errors: an axis out of range or repeated; a float or complex `x` with an integer or bool
+    /// `dtype` (NumPy's `TypeError` "If a is inexact, then dtype must be inexact"),
+    /// `IrError::UnsupportedDType` naming `nanmean` and both dtypes.
+    nanmean_dtype, try_nanmean_dtype(arg: impl Into<AxisArg>) => try_nanmean,
+        |x, dt| x.nanmean_as("nanmean", arg.into(), dt);
+
+    /// `np.nanvar(x, axis, dtype=dtype, ddof=ddof, keepdims)`, as NumPy's `nanvar`: the mean
+    /// of the non-NaN elements in `dtype`; the deviations rounded to `x`'s dtype (NumPy
+    /// subtracts in place into its copy of `x`) and squared there (`|d|²` for complex `x`);
+    /// their sum in `dtype` divided by `count - ddof`, NaN where that is `<= 0`. Result dtype
+    /// `dtype`. An integer or bool `x`: [`Array::try_var_dtype`]. `None`:
+    /// [`Array::try_nanvar`].
+    ///
+    /// Errors: as [`Array::try_nanmean_dtype`], named `nanvar`; a bool `x` with `dtype=bool`
+    /// as [`Array::try_var_dtype`].
+    nanvar_dtype, try_nanvar_dtype(arg: impl Into<AxisArg>, ddof: usize) => try_nanvar,
+        |x, dt| x.nanvar_as("nanvar", arg.into(), ddof, dt);
+
+    /// `np.nanstd(x, axis, dtype=dtype, ddof=ddof, keepdims)`: the square root of
+    /// [`Array::try_nanvar_dtype`], of dtype `dtype` (an integer `dtype` only for an integer or
+    /// bool `x`, as [`Array::try_std_dtype`]). `None`: [`Array::try_nanstd`].
+    ///
+    /// Errors: as [`Array::try_nanvar_dtype`] and [`Array::try_std_dtype`], named `nanstd`.
+    nanstd_dtype, try_nanstd_dtype(arg: impl Into<AxisArg>, ddof: usize) => try_nanstd,
+        |x, dt| std_from_var("nanstd", &x.nanvar_as("nanstd", arg.into(), ddof, dt)?, dt);
 }
 
 /// `np.isclose(a, b, rtol, atol, equal_nan)` (bool, the broadcast shape): NumPy 2's

@@ -310,7 +310,45 @@ impl Array {
         let s = sq.reduce_as(name, OpKind::Sum, arg, dtype)?;
         divide_by_count(&s, n.saturating_sub(ddof) as f64, dtype)
     }
+}
 
+/// The `dtype=` forms of a reduction or scan, NumPy's `dtype=` argument as a trailing
+/// `dtype: impl Into<Option<DType>>`: `try_<name>(.., dtype)` is the plain form `$plain(..)` for
+/// `None`, and `|x, dt| ..` (`x` the array, `dt` the dtype) for `Some(dt)`; `<name>` panics
+/// where it errs. One definition for every `_dtype` form (`reduce.rs`, `nan.rs`, `scan.rs`).
+macro_rules! dtype_forms {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident, $try_name:ident($($arg:ident: $ty:ty),*) => $plain:ident,
+            |$x:ident, $dt:ident| $typed:expr;
+    )*) => {
+        impl Array {$(
+            $(#[$doc])*
+            pub fn $try_name(
+                &self,
+                $($arg: $ty,)*
+                dtype: impl Into<Option<DType>>,
+            ) -> Result<Array> {
+                match dtype.into() {
+                    None => self.$plain($($arg),*),
+                    Some($dt) => {
+                        let $x = self;
+                        $typed
+                    }
+                }
+            }
+
+            #[doc = concat!("[`Array::", stringify!($try_name), "`], panicking where it errs.")]
+            #[track_caller]
+            pub fn $name(&self, $($arg: $ty,)* dtype: impl Into<Option<DType>>) -> Array {
+                crate::unwrap(self.$try_name($($arg,)* dtype))
+            }
+        )*}
+    };
+}
+pub(crate) use dtype_forms;
+
+dtype_forms! {
     /// `np.sum(x, axis, keepdims, dtype=dtype)`: `x` cast to `dtype` (unsafe casting: floats
     /// truncate toward zero, complex drops its imaginary part), summed in `dtype`, a result of
     /// `dtype` (integers wrap: `int8` summed as `int8` wraps at 127; `bool` is `any`;
@@ -329,41 +367,13 @@ impl Array {
     /// the reduction's.
     ///
     /// Errors: an axis out of range or repeated (named `sum`).
-    pub fn try_sum_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_sum(arg),
-            Some(dt) => self.reduce_as("sum", OpKind::Sum, arg.into(), dt),
-        }
-    }
-
-    /// `np.sum(x, axis, dtype=dtype)`. Panics where [`Array::try_sum_dtype`] errs.
-    #[track_caller]
-    pub fn sum_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_sum_dtype(arg, dtype))
-    }
+    sum_dtype, try_sum_dtype(arg: impl Into<AxisArg>) => try_sum,
+        |x, dt| x.reduce_as("sum", OpKind::Sum, arg.into(), dt);
 
     /// `np.prod(x, axis, keepdims, dtype=dtype)`: as [`Array::try_sum_dtype`], a product
     /// (`bool`: `all`). Errors: an axis out of range or repeated (named `prod`).
-    pub fn try_prod_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_prod(arg),
-            Some(dt) => self.reduce_as("prod", OpKind::Prod, arg.into(), dt),
-        }
-    }
-
-    /// `np.prod(x, axis, dtype=dtype)`. Panics where [`Array::try_prod_dtype`] errs.
-    #[track_caller]
-    pub fn prod_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_prod_dtype(arg, dtype))
-    }
+    prod_dtype, try_prod_dtype(arg: impl Into<AxisArg>) => try_prod,
+        |x, dt| x.reduce_as("prod", OpKind::Prod, arg.into(), dt);
 
     /// `np.mean(x, axis, keepdims, dtype=dtype)`: the sum in `dtype` (as
     /// [`Array::try_sum_dtype`]) divided by the count, a result of `dtype`: `int32` with
@@ -374,22 +384,8 @@ impl Array {
     /// `None`: [`Array::try_mean`].
     ///
     /// Errors: an axis out of range or repeated (named `mean`).
-    pub fn try_mean_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_mean(arg),
-            Some(dt) => self.mean_as("mean", arg.into(), dt),
-        }
-    }
-
-    /// `np.mean(x, axis, dtype=dtype)`. Panics where [`Array::try_mean_dtype`] errs.
-    #[track_caller]
-    pub fn mean_dtype(&self, arg: impl Into<AxisArg>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_mean_dtype(arg, dtype))
-    }
+    mean_dtype, try_mean_dtype(arg: impl Into<AxisArg>) => try_mean,
+        |x, dt| x.mean_as("mean", arg.into(), dt);
 
     /// `np.var(x, axis, dtype=dtype, ddof=ddof, keepdims)`, as NumPy's `_var`: the mean in
     /// `dtype` ([`Array::try_mean_dtype`]); the deviations `x - mean` in `result_type(x.dtype,
@@ -400,28 +396,8 @@ impl Array {
     ///
     /// Errors: an axis out of range or repeated; a bool `x` with `dtype=bool` (NumPy: "numpy
     /// boolean subtract ... is not supported"), `IrError::UnsupportedDType` naming `var`.
-    pub fn try_var_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        ddof: usize,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_var(arg, ddof),
-            Some(dt) => self.var_as("var", arg.into(), ddof, dt),
-        }
-    }
-
-    /// `np.var(x, axis, dtype=dtype, ddof=ddof)`. Panics where [`Array::try_var_dtype`] errs.
-    #[track_caller]
-    pub fn var_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        ddof: usize,
-        dtype: impl Into<Option<DType>>,
-    ) -> Array {
-        crate::unwrap(self.try_var_dtype(arg, ddof, dtype))
-    }
+    var_dtype, try_var_dtype(arg: impl Into<AxisArg>, ddof: usize) => try_var,
+        |x, dt| x.var_as("var", arg.into(), ddof, dt);
 
     /// `np.std(x, axis, dtype=dtype, ddof=ddof, keepdims)`: the square root of
     /// [`Array::try_var_dtype`], of dtype `dtype`. An integer or bool `dtype` truncates the
@@ -431,28 +407,8 @@ impl Array {
     /// Errors: as `var_dtype`, named `std`; an integer or bool `dtype` with a result of one
     /// axis or more (NumPy: "Cannot cast ufunc 'sqrt' output from float64 to int32 with
     /// casting rule 'same_kind'", its `sqrt(var, out=var)`), `IrError::UnsupportedDType`.
-    pub fn try_std_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        ddof: usize,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_std(arg, ddof),
-            Some(dt) => std_from_var("std", &self.var_as("std", arg.into(), ddof, dt)?, dt),
-        }
-    }
-
-    /// `np.std(x, axis, dtype=dtype, ddof=ddof)`. Panics where [`Array::try_std_dtype`] errs.
-    #[track_caller]
-    pub fn std_dtype(
-        &self,
-        arg: impl Into<AxisArg>,
-        ddof: usize,
-        dtype: impl Into<Option<DType>>,
-    ) -> Array {
-        crate::unwrap(self.try_std_dtype(arg, ddof, dtype))
-    }
+    std_dtype, try_std_dtype(arg: impl Into<AxisArg>, ddof: usize) => try_std,
+        |x, dt| std_from_var("std", &x.var_as("std", arg.into(), ddof, dt)?, dt);
 }
 
 macro_rules! reductions {

@@ -75,98 +75,6 @@ impl Array {
         }
         Ok(self.cast_to(dtype).along_axis(op, axis)?.cast_to(dtype))
     }
-
-    /// `np.cumsum(a, axis, dtype=dtype)`: `a` cast to `dtype` (unsafe casting: floats truncate
-    /// toward zero, complex drops its imaginary part), summed in order in `dtype`, each step
-    /// rounded (or wrapped) to `dtype`: `int8` with `dtype=int8` wraps, `float16` with
-    /// `dtype=float32` runs in float32, `bool` with `dtype=bool` is a running `or`. Shape as
-    /// [`Array::try_cumsum`]'s (flattened for `None`), dtype `dtype`; `dtype = None` is
-    /// [`Array::try_cumsum`]. The form is that of every `dtype=` ([`Array::try_sum_dtype`]).
-    /// One kernel for a float, complex, int64 or uint64 `dtype`; a narrower integer or bool
-    /// `dtype` adds the narrowing cast's kernel after the scan's.
-    ///
-    /// Errors: `axis` out of range (named `cumsum`).
-    pub fn try_cumsum_dtype(
-        &self,
-        axis: Option<i64>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_cumsum(axis),
-            Some(dt) => self.scan_as("cumsum", OpKind::Cumsum, axis, dt),
-        }
-    }
-
-    /// `np.cumsum(a, axis, dtype=dtype)`. Panics where [`Array::try_cumsum_dtype`] errs.
-    #[track_caller]
-    pub fn cumsum_dtype(&self, axis: Option<i64>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_cumsum_dtype(axis, dtype))
-    }
-
-    /// `np.cumprod(a, axis, dtype=dtype)`: running products in `dtype`, as
-    /// [`Array::try_cumsum_dtype`] (`bool`: a running `and`). Errors: `axis` out of range
-    /// (named `cumprod`).
-    pub fn try_cumprod_dtype(
-        &self,
-        axis: Option<i64>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_cumprod(axis),
-            Some(dt) => self.scan_as("cumprod", OpKind::Cumprod, axis, dt),
-        }
-    }
-
-    /// `np.cumprod(a, axis, dtype=dtype)`. Panics where [`Array::try_cumprod_dtype`] errs.
-    #[track_caller]
-    pub fn cumprod_dtype(&self, axis: Option<i64>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_cumprod_dtype(axis, dtype))
-    }
-
-    /// `np.nancumsum(a, axis, dtype=dtype)`: NaNs replaced by zero (in `a`'s dtype, before the
-    /// cast), then [`Array::try_cumsum_dtype`]; `float64` with `dtype=int64` is NaN-safe. Fused:
-    /// one kernel. `None`: [`Array::try_nancumsum`].
-    ///
-    /// Errors: `axis` out of range (named `nancumsum`).
-    pub fn try_nancumsum_dtype(
-        &self,
-        axis: Option<i64>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_nancumsum(axis),
-            Some(dt) => self.nan_filled(0.0)?.scan_as("nancumsum", OpKind::Cumsum, axis, dt),
-        }
-    }
-
-    /// `np.nancumsum(a, axis, dtype=dtype)`. Panics where [`Array::try_nancumsum_dtype`] errs.
-    #[track_caller]
-    pub fn nancumsum_dtype(&self, axis: Option<i64>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_nancumsum_dtype(axis, dtype))
-    }
-
-    /// `np.nancumprod(a, axis, dtype=dtype)`: NaNs replaced by one, then
-    /// [`Array::try_cumprod_dtype`]. `None`: [`Array::try_nancumprod`].
-    ///
-    /// Errors: `axis` out of range (named `nancumprod`).
-    pub fn try_nancumprod_dtype(
-        &self,
-        axis: Option<i64>,
-        dtype: impl Into<Option<DType>>,
-    ) -> Result<Array> {
-        match dtype.into() {
-            None => self.try_nancumprod(axis),
-            Some(dt) => self.nan_filled(1.0)?.scan_as("nancumprod", OpKind::Cumprod, axis, dt),
-        }
-    }
-
-    /// `np.nancumprod(a, axis, dtype=dtype)`. Panics where [`Array::try_nancumprod_dtype`]
-    /// errs.
-    #[track_caller]
-    pub fn nancumprod_dtype(&self, axis: Option<i64>, dtype: impl Into<Option<DType>>) -> Array {
-        crate::unwrap(self.try_nancumprod_dtype(axis, dtype))
-    }
-
     /// `np.nancumsum(a, axis)`: [`Array::try_cumsum`] with NaNs counted as zero (a NaN of a
     /// complex value: either part NaN). Fused: one kernel.
     pub fn try_nancumsum(&self, axis: Option<i64>) -> Result<Array> {
@@ -222,4 +130,40 @@ impl Array {
     pub fn diff(&self, n: usize, axis: i64) -> Array {
         crate::unwrap(self.try_diff(n, axis))
     }
+}
+
+crate::reduce::dtype_forms! {
+    /// `np.cumsum(a, axis, dtype=dtype)`: `a` cast to `dtype` (unsafe casting: floats truncate
+    /// toward zero, complex drops its imaginary part), summed in order in `dtype`, each step
+    /// rounded (or wrapped) to `dtype`: `int8` with `dtype=int8` wraps, `float16` with
+    /// `dtype=float32` runs in float32, `bool` with `dtype=bool` is a running `or`. Shape as
+    /// [`Array::try_cumsum`]'s (flattened for `None`), dtype `dtype`; `dtype = None` is
+    /// [`Array::try_cumsum`]. The form is that of every `dtype=` ([`Array::try_sum_dtype`]).
+    /// One kernel for a float, complex, int64 or uint64 `dtype`; a narrower integer or bool
+    /// `dtype` adds the narrowing cast's kernel after the scan's.
+    ///
+    /// Errors: `axis` out of range (named `cumsum`).
+    cumsum_dtype, try_cumsum_dtype(axis: Option<i64>) => try_cumsum,
+        |x, dt| x.scan_as("cumsum", OpKind::Cumsum, axis, dt);
+
+    /// `np.cumprod(a, axis, dtype=dtype)`: running products in `dtype`, as
+    /// [`Array::try_cumsum_dtype`] (`bool`: a running `and`). Errors: `axis` out of range
+    /// (named `cumprod`).
+    cumprod_dtype, try_cumprod_dtype(axis: Option<i64>) => try_cumprod,
+        |x, dt| x.scan_as("cumprod", OpKind::Cumprod, axis, dt);
+
+    /// `np.nancumsum(a, axis, dtype=dtype)`: NaNs replaced by zero (in `a`'s dtype, before the
+    /// cast), then [`Array::try_cumsum_dtype`]; `float64` with `dtype=int64` is NaN-safe. Fused:
+    /// one kernel. `None`: [`Array::try_nancumsum`].
+    ///
+    /// Errors: `axis` out of range (named `nancumsum`).
+    nancumsum_dtype, try_nancumsum_dtype(axis: Option<i64>) => try_nancumsum,
+        |x, dt| x.nan_filled(0.0)?.scan_as("nancumsum", OpKind::Cumsum, axis, dt);
+
+    /// `np.nancumprod(a, axis, dtype=dtype)`: NaNs replaced by one, then
+    /// [`Array::try_cumprod_dtype`]. `None`: [`Array::try_nancumprod`].
+    ///
+    /// Errors: `axis` out of range (named `nancumprod`).
+    nancumprod_dtype, try_nancumprod_dtype(axis: Option<i64>) => try_nancumprod,
+        |x, dt| x.nan_filled(1.0)?.scan_as("nancumprod", OpKind::Cumprod, axis, dt);
 }
