@@ -189,6 +189,39 @@ fn views_fuse_into_one_kernel() {
     }
 }
 
+/// The views' kernels on both backends: the host's result is the reference evaluator's bit for
+/// bit (bfloat16 too, which NumPy has not), and the GPU kernel compiles to PTX (made on the
+/// host, so checked without a GPU).
+#[test]
+fn views_match_the_evaluator_and_compile_for_the_gpu() {
+    let x = input("f32_special");
+    let cases = [
+        ("float32 as uint8", x.view(DType::UInt8)),
+        ("float32 as int32", x.view(DType::Int32)),
+        ("float32 as float64", x.view(DType::Float64)),
+        ("bfloat16 as int16", x.astype(DType::BFloat16).view(DType::Int16)),
+        ("bfloat16 as uint8", x.astype(DType::BFloat16).view(DType::UInt8)),
+        ("int16 as bfloat16", input("i16").view(DType::BFloat16)),
+        ("float16 as bfloat16", input("f16").view(DType::BFloat16)),
+        ("uint8 as float16", input("u8").view(DType::Float16)),
+        ("complex64 as int64", input("c64").view(DType::Int64)),
+        ("float32 as complex64", input("f32_pairs").view(DType::Complex64)),
+        ("bool as int16", input("bool").view(DType::Int16)),
+    ];
+    let ptx = kiln::CodeStage::Ptx(kiln_compiler::toolchain::ptx::PtxTarget::default());
+    for (what, y) in &cases {
+        let lowered = kiln::lower(&[y]);
+        let inputs: Vec<&kiln::HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+        let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
+        // Before the value is held (then there is no kernel to compile).
+        let code = kiln::kernel_code(&[y], ptx).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(code.contains(".entry") && !code.contains("runs on the host"), "{what}: {code}");
+        let got = y.try_to_host().unwrap();
+        let bits = |h: &kiln::HostArray| format!("{:?}", h.data());
+        assert_eq!(bits(&got), bits(&want[0]), "{what}");
+    }
+}
+
 fn value_message(r: kiln::Result<Array>, op: &str, text: &str) {
     match r {
         Err(Error::Value { op: o, message }) => {
