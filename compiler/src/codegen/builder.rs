@@ -29,6 +29,8 @@ pub(crate) struct Builder {
     params_arg: String,
     /// External function declarations (libm), by symbol.
     decls: BTreeMap<String, String>,
+    /// Bytes from its start that each input read by [`Builder::entry_load`] holds.
+    deref: BTreeMap<String, u64>,
     /// What the code is for: decides how math functions are called.
     pub target: Target,
     /// How math functions are computed (the target's library unless set).
@@ -55,6 +57,7 @@ impl Builder {
             param_names: HashMap::new(),
             params_arg: params_arg.to_string(),
             decls: BTreeMap::new(),
+            deref: BTreeMap::new(),
             target,
             math: match target {
                 Target::Host => MathLib::Libm,
@@ -175,6 +178,46 @@ impl Builder {
             format!("arith.constant {key}")
         };
         let _ = writeln!(self.entry, "    {name} = {text}");
+        self.consts.insert(key, name.clone());
+        name
+    }
+
+    /// The value of `name` when it is an i64 [`Builder::constant`].
+    pub fn i64_value(&self, name: &str) -> Option<i64> {
+        self.consts
+            .iter()
+            .find(|(_, n)| n.as_str() == name)
+            .and_then(|(k, _)| k.strip_suffix(" : i64")?.parse().ok())
+    }
+
+    /// The bytes of input `ptr` that [`Builder::entry_load`] reads, from its start: the
+    /// pointer's `llvm.dereferenceable` (what lets LLVM hoist the load out of the loop of
+    /// the GPU entry, where a kernel's call sits in a branch).
+    pub fn dereferenceable(&self, ptr: &str) -> Option<u64> {
+        self.deref.get(ptr).copied()
+    }
+
+    /// Element `pos` (an i64 [`Builder::constant`]) of the kernel input `ptr`, `bytes` wide (of
+    /// memory type `m`),
+    /// loaded once at the function entry and marked invariant: a kernel never writes its
+    /// inputs, so a loop need not load it again each iteration (LLVM cannot hoist a load out
+    /// of a branch of the loop by itself: it does not know the buffer is dereferenceable).
+    /// A broadcast scalar input, such as a random draw's key and counter offset, costs one
+    /// load a thread.
+    pub fn entry_load(&mut self, ptr: &str, pos: &str, m: &str, bytes: u64) -> String {
+        let key = format!("load {ptr}[{pos}] : {m}");
+        if let Some(n) = self.consts.get(&key) {
+            return n.clone();
+        }
+        let end = self.i64_value(pos).expect("a constant position") as u64 * bytes + bytes;
+        let d = self.deref.entry(ptr.to_string()).or_insert(0);
+        *d = (*d).max(end);
+        let (addr, name) = (self.fresh(), self.fresh());
+        let _ = writeln!(
+            self.entry,
+            "    {addr} = llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"
+        );
+        let _ = writeln!(self.entry, "    {name} = llvm.load {addr} invariant : !llvm.ptr -> {m}");
         self.consts.insert(key, name.clone());
         name
     }

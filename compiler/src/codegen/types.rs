@@ -119,6 +119,18 @@ pub(crate) fn int_width(dt: DType) -> u32 {
 
 /// Loads element `pos` (an i64 SSA value) of the buffer `ptr` holding `dt` elements.
 pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
+    load_with(b, ptr, pos, dt, false)
+}
+
+/// [`load`] of an element of a kernel input (a buffer the kernel does not write, of at least
+/// one element): at a constant position, one invariant load at the function entry
+/// ([`Builder::entry_load`]).
+pub(crate) fn load_input(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
+    let at_entry = b.i64_value(pos).is_some_and(|p| p >= 0);
+    load_with(b, ptr, pos, dt, at_entry)
+}
+
+fn load_with(b: &mut Builder, ptr: &str, pos: &str, dt: DType, at_entry: bool) -> Val {
     if dt.is_complex() {
         // One (re, im) vector load (see `complex_vec`): on the GPU, LLVM merges neighbours
         // into 16-byte loads.
@@ -140,10 +152,14 @@ pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
         return Val::complex(re, im, dt);
     }
     let m = mem_ty(dt);
-    let addr = b.op(&format!(
-        "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"
-    ));
-    let raw = b.op(&format!("llvm.load {addr} : !llvm.ptr -> {m}"));
+    let raw = if at_entry {
+        b.entry_load(ptr, pos, m, dt.itemsize() as u64)
+    } else {
+        let addr = b.op(&format!(
+            "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"
+        ));
+        b.op(&format!("llvm.load {addr} : !llvm.ptr -> {m}"))
+    };
     let ssa = match dt {
         DType::Bool => {
             let z = b.constant("0", "i8");

@@ -100,6 +100,14 @@ impl<'g> Lower<'g> {
                             let dims = dims.clone();
                             self.staged_load(&st, &dims, &pos).expect("inside a tile")
                         }
+                        // An input of no elements is never read: its load stays in the
+                        // loop, which does not run.
+                        _ if kiln_ir::shape::numel(&node.shape) > 0 => load_input(
+                            &mut self.b,
+                            &Self::in_ptr(*index as usize),
+                            &pos,
+                            node.dtype,
+                        ),
                         _ => load(&mut self.b, &Self::in_ptr(*index as usize), &pos, node.dtype),
                     }
                 }

@@ -18,12 +18,17 @@ pub(super) fn gpu_entry(
     coop: Option<Coop>,
     vec: bool,
     split: Option<usize>,
+    deref: &[u64],
 ) -> String {
     // Buffers are whole allocations of the memory pool: 512-byte aligned. A split kernel's
-    // scratch and counters follow the region's buffers.
+    // scratch and counters follow the region's buffers. `deref[k]`: bytes known readable of
+    // input `k` (see `Builder::entry_load`).
     let all = if split.is_some() { nbuf + 2 } else { nbuf };
     let mut args: Vec<String> = (0..all)
-        .map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}"))
+        .map(|k| {
+            let d = deref_attr(deref.get(k).copied().unwrap_or(0));
+            format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64{d}}}")
+        })
         .collect();
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
     args.push("%n: i64".into());

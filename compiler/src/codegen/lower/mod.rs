@@ -52,7 +52,7 @@ use super::index::{extent, ravel, through_view, unravel, Ix, NeedsDims};
 use super::moments::Moments;
 use super::online::Online;
 use super::reduce::{Acc, Combine};
-use super::types::{check_dtype, literal, load, store, work_ty, Val};
+use super::types::{check_dtype, literal, load, load_input, store, work_ty, Val};
 use super::{scalar, MathLib, Target, Tier, Unsupported};
 use crate::error::CompileError;
 use crate::fusion::{Region, RegionKind, Space};
@@ -645,9 +645,13 @@ impl<'g> Lower<'g> {
         let min_chunk = if gpu_vec { GPU_VEC } else { self.min_chunk };
         let target = self.b.target;
         let math = self.b.math;
+        let deref: Vec<u64> =
+            (0..self.n_in).map(|k| self.b.dereferenceable(&Self::in_ptr(k)).unwrap_or(0)).collect();
         let (entry, body, decls) = self.b.finish();
         let mut args: Vec<String> = (0..self.n_in)
-            .map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::in_ptr(k)))
+            .map(|k| {
+                format!("{}: !llvm.ptr {{llvm.noalias{}}}", Self::in_ptr(k), deref_attr(deref[k]))
+            })
             .collect();
         args.extend(
             (0..self.n_out).map(|k| format!("{}: !llvm.ptr {{llvm.noalias}}", Self::out_ptr(k))),
@@ -736,7 +740,14 @@ impl<'g> Lower<'g> {
             // The entry divides the block index by the split count: the parameter holding it.
             let split_param = split
                 .map(|sp| params.iter().position(|&v| v == sp.splits as i64).expect("a parameter"));
-            text += &gpu_entry(self.n_in + self.n_out, params.len(), coop, gpu_vec, split_param);
+            text += &gpu_entry(
+                self.n_in + self.n_out,
+                params.len(),
+                coop,
+                gpu_vec,
+                split_param,
+                &deref,
+            );
         }
         text += "}\n";
         let gpu_block = coop.map(|c| (COOP_BLOCK, c.items));
@@ -754,5 +765,15 @@ impl<'g> Lower<'g> {
                 gpu_grid,
             },
         )
+    }
+}
+
+/// `, llvm.dereferenceable = N` for a pointer argument of which `bytes` (if not 0) are known
+/// readable.
+fn deref_attr(bytes: u64) -> String {
+    if bytes == 0 {
+        String::new()
+    } else {
+        format!(", llvm.dereferenceable = {bytes} : i64")
     }
 }
