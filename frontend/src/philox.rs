@@ -6,9 +6,10 @@
 //! whose last bits may differ between the host's and the GPU's math libraries.
 //!
 //! A generator's stream is a key and a counter offset; a draw of `n` elements uses counters
-//! `offset ..` and advances the offset past them. The key and the offset reach the kernel as a
-//! two-element uint64 input (not as constants), so a new draw of the same shape reuses the
-//! compiled plan.
+//! `offset ..` and advances the offset past them. The key and the offset reach the kernel as
+//! two 0-d uint64 inputs (not as constants), so a new draw of the same shape reuses the
+//! compiled plan, and a GPU thread loads each once (an input read at a constant position is
+//! loaded at the kernel's entry).
 //!
 //! A Philox call gives four 32-bit words; element `i` (C order) of a draw takes:
 //! - float32 uniform: the top 24 bits of word `i mod 4` of call `offset + i / 4`, `k · 2⁻²⁴`;
@@ -35,10 +36,12 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    /// The key and this draw's first counter as an input (uint64 `[2]`), and the counters
-    /// `calls` uses from it on.
-    fn take(&mut self, calls: usize) -> Array {
-        let state = Array::from_vec(vec![self.key, self.offset], &[2]);
+    /// The key and this draw's first counter as inputs (0-d uint64), and the counters `calls`
+    /// uses from it on.
+    fn take(&mut self, calls: usize) -> State {
+        // Host arrays, not scalars: inputs of the kernel, not constants folded into it.
+        let input = |v: u64| Array::from_vec(vec![v], &[]);
+        let state = State { key: input(self.key), offset: input(self.offset) };
         self.offset = self.offset.wrapping_add(calls as u64);
         state
     }
@@ -97,6 +100,12 @@ impl Stream {
     }
 }
 
+/// A draw's Philox key and first counter, as 0-d uint64 inputs.
+struct State {
+    key: Array,
+    offset: Array,
+}
+
 /// The two normals `r cos θ`, `r sin θ` of Box-Muller from uniforms `u1`, `u2` in [0, 1).
 fn box_muller(u1: &Array, u2: &Array) -> Result<[Array; 2]> {
     let dtype = u1.dtype();
@@ -120,25 +129,15 @@ fn positions(shape: &[usize]) -> Result<Array> {
     crate::creation::arange(n as i64).astype(DType::UInt64).try_reshape(&dims)
 }
 
-/// `philox(offset + counter, key)` (words 0-1) or `philox_high` (words 2-3), with the key and
-/// offset read from `state`.
-fn philox(state: &Array, counter: &Array, high: bool) -> Result<Array> {
-    let at = |k: i64| -> Result<Array> {
-        state.try_slice(&[crate::views::SliceArg::Range {
-            start: Some(k),
-            stop: Some(k + 1),
-            step: 1,
-        }])
-    };
-    let key = at(0)?.try_reshape(&[])?;
-    let offset = at(1)?.try_reshape(&[])?;
-    let ctr = counter.try_add(&offset)?;
+/// `philox(offset + counter, key)` (words 0-1) or `philox_high` (words 2-3).
+fn philox(state: &State, counter: &Array, high: bool) -> Result<Array> {
+    let ctr = counter.try_add(&state.offset)?;
     let op = if high { kiln_ir::OpKind::PhiloxHigh } else { kiln_ir::OpKind::Philox };
-    crate::elementwise::binary(op, (&ctr).into(), (&key).into())
+    crate::elementwise::binary(op, (&ctr).into(), (&state.key).into())
 }
 
 /// The four 32-bit words of call `offset + counter`, each in a uint64.
-fn words(state: &Array, counter: &Array) -> Result<[Array; 4]> {
+fn words(state: &State, counter: &Array) -> Result<[Array; 4]> {
     let lo = philox(state, counter, false)?;
     let hi = philox(state, counter, true)?;
     let mask = u64s(0xffff_ffff);
@@ -151,7 +150,7 @@ fn words(state: &Array, counter: &Array) -> Result<[Array; 4]> {
 }
 
 /// Word pair `i mod 2` of call `offset + i / 2`: 64 random bits per element.
-fn pair_of(state: &Array, i: &Array) -> Result<Array> {
+fn pair_of(state: &State, i: &Array) -> Result<Array> {
     let ctr = i.try_right_shift(&u64s(1))?;
     let odd = i.try_bitwise_and(&u64s(1))?.try_equal(&u64s(1))?;
     crate::elementwise::try_where_(&odd, &philox(state, &ctr, true)?, &philox(state, &ctr, false)?)

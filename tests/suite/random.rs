@@ -126,7 +126,8 @@ fn dropout_is_one_kernel_and_redraws_reuse_the_plan() {
 /// rounds to 64 bits). The four elements a thread takes share one call (the chunk's start has
 /// its low bits cleared, so LLVM sees equal counters and merges the rounds); the loop for the
 /// rest of a range has one more: at most two calls' products in the kernel, where four
-/// elements computing their own would be five.
+/// elements computing their own would be five. The key and the counter offset (0-d inputs) are
+/// loaded once, at the kernel's entry, not in the loop and again in its remainder.
 #[test]
 fn dropout_gpu_kernel_ptx_shares_a_call_between_four_elements() {
     use kiln_compiler::pipeline::{compile, Options};
@@ -147,4 +148,5 @@ fn dropout_gpu_kernel_ptx_shares_a_call_between_four_elements() {
     let products = k.ptx.lines().filter(|l| l.contains("mul.hi.u32")).count();
     assert!((19..=2 * 20).contains(&products), "{products} Philox products:\n{}", k.ptx);
     assert!(!k.ptx.contains("mul.lo.s64") && !k.ptx.contains("mul.lo.u64"), "{}", k.ptx);
+    assert_eq!(k.ptx.matches("ld.global.nc.b64").count(), 2, "{}", k.ptx);
 }
