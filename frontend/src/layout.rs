@@ -124,6 +124,28 @@ pub(crate) struct Over {
     owns: bool,
 }
 
+impl Over {
+    /// The view's axes from slowest to fastest in the buffer: the base's axis `j` is the view's
+    /// axis `k` with `perm[k] = j`.
+    fn memory_order(&self) -> SmallVec<[usize; 4]> {
+        let mut m: SmallVec<[usize; 4]> = SmallVec::from_elem(0, self.perm.len());
+        for (k, &j) in self.perm.iter().enumerate() {
+            m[j] = k;
+        }
+        m
+    }
+}
+
+/// `a` laid out in memory as `like` (of the same shape) is: `a` itself when `like` is
+/// C-contiguous in a buffer of its own, else a copy of `a` in `like`'s order of axes (one kernel
+/// with what computes `a`).
+pub(crate) fn laid_out_as(a: &Array, like: &Array) -> Result<Array> {
+    match over(like) {
+        Some(o) => a.copy_in(&o.memory_order()),
+        None => Ok(a.clone()),
+    }
+}
+
 /// `a` as a view of a `contiguous` copy's buffer (see the module docs), `None` for an array
 /// laid out C-contiguously in a buffer of its own.
 pub(crate) fn over(a: &Array) -> Option<Over> {
@@ -242,17 +264,7 @@ impl Array {
                     identity()
                 }
             }
-            Order::K => match over(self) {
-                // The base's axis j is the view's axis k with perm[k] = j.
-                Some(o) => {
-                    let mut m: SmallVec<[usize; 4]> = SmallVec::from_elem(0, self.ndim());
-                    for (k, &j) in o.perm.iter().enumerate() {
-                        m[j] = k;
-                    }
-                    m
-                }
-                None => identity(),
-            },
+            Order::K => over(self).map_or_else(identity, |o| o.memory_order()),
         };
         self.copy_in(&memory)
     }

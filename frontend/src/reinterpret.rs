@@ -85,7 +85,8 @@ impl Array {
     /// false: NumPy would keep a byte 2); complex values are their real and imaginary floats.
     /// Signalling NaNs of float16/bfloat16 may read back quiet (their working value is a
     /// float32). The result is a lazy array of its own (computed where it is read, fused),
-    /// not memory shared with `x`.
+    /// not memory shared with `x`; for the same item size it has `x`'s layout (an F-ordered
+    /// `x` gives an F-ordered result: [`Array::strides`]).
     ///
     /// Errors ([`crate::Error::Value`] naming `view`, NumPy's messages): another item size for
     /// a 0-d array; another item size where `x`'s last axis is not contiguous in its buffer
@@ -125,6 +126,12 @@ impl Array {
             // The same item size: as a 1-element row.
             return self.try_reshape(&[1])?.try_view(dtype)?.try_reshape(&[]);
         }
+        // The same item size keeps the layout (an F-ordered buffer read as `dtype`).
+        crate::layout::laid_out_as(&self.reinterpret(dtype)?, self)
+    }
+
+    /// [`Array::try_view`] once its checks passed, laid out C-contiguously.
+    fn reinterpret(&self, dtype: DType) -> Result<Array> {
         // The source as real words: bools as bytes, complex as float pairs.
         let x = match self.dtype() {
             DType::Bool => self.cast_to(DType::UInt8),

@@ -149,6 +149,13 @@ fn an_f_copy_is_f_ordered_in_memory() {
     assert!(!x.is_materialized(), "a view of its buffer: the buffer is what is held");
     assert_eq!(x.strides(), vec![8, 16, 48], "eval keeps the layout");
     assert!(x.flags().f_contiguous && !x.flags().c_contiguous);
+    // Its bits as int64: the same layout (NumPy's view keeps the strides).
+    let bits = x.view(DType::Int64);
+    assert_eq!(bits.strides(), vec![8, 16, 48]);
+    assert_eq!(
+        bits.to_vec::<i64>(),
+        a.to_vec::<f64>().iter().map(|v| v.to_bits() as i64).collect::<Vec<_>>()
+    );
     // The C-ordered copy's buffer is C-ordered.
     let c = a.copy(Order::C);
     let tc = c.to_dlpack_host().unwrap();
