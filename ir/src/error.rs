@@ -77,6 +77,16 @@ pub enum IrError {
 
     #[error("{op}: a value of dtype {dtype} cannot be read as {wanted}")]
     ElementType { op: String, dtype: DType, wanted: DType },
+
+    /// An array whose byte count overflows or passes `isize::MAX` (NumPy's `ValueError`), raised
+    /// where the op that would make it is written.
+    #[error("{op}: array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size (shape {})", ShapeDisplay(.shape))]
+    TooBig { op: String, shape: Shape },
+
+    /// Host memory for an array that the allocator refuses (an array far beyond memory): an
+    /// error where the host executor allocates a region's output, not an abort there.
+    #[error("{op}: out of host memory: cannot allocate {bytes} bytes for a {dtype} array of shape {}", ShapeDisplay(.shape))]
+    OutOfHostMemory { op: String, dtype: DType, shape: Shape, bytes: usize },
 }
 
 pub type Result<T, E = IrError> = std::result::Result<T, E>;

@@ -99,6 +99,32 @@ impl Data {
         with_data!(self, v => v.len())
     }
 
+    /// [`Data::zeros`], or `None` where the allocator refuses the memory (an array far
+    /// beyond memory), which [`Data::zeros`] would abort the process on.
+    pub fn try_zeros(dtype: DType, n: usize) -> Option<Data> {
+        // SAFETY: the all-zero bits of every dtype's element are its zero (false, 0, +0.0,
+        // a complex zero).
+        unsafe {
+            Some(match dtype {
+                DType::Bool => Data::Bool(try_zeroed_vec(n)?),
+                DType::Int8 => Data::Int8(try_zeroed_vec(n)?),
+                DType::Int16 => Data::Int16(try_zeroed_vec(n)?),
+                DType::Int32 => Data::Int32(try_zeroed_vec(n)?),
+                DType::Int64 => Data::Int64(try_zeroed_vec(n)?),
+                DType::UInt8 => Data::UInt8(try_zeroed_vec(n)?),
+                DType::UInt16 => Data::UInt16(try_zeroed_vec(n)?),
+                DType::UInt32 => Data::UInt32(try_zeroed_vec(n)?),
+                DType::UInt64 => Data::UInt64(try_zeroed_vec(n)?),
+                DType::Float16 => Data::Float16(try_zeroed_vec(n)?),
+                DType::BFloat16 => Data::BFloat16(try_zeroed_vec(n)?),
+                DType::Float32 => Data::Float32(try_zeroed_vec(n)?),
+                DType::Float64 => Data::Float64(try_zeroed_vec(n)?),
+                DType::Complex64 => Data::Complex64(try_zeroed_vec(n)?),
+                DType::Complex128 => Data::Complex128(try_zeroed_vec(n)?),
+            })
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -125,6 +151,41 @@ impl Data {
     }
 }
 
+/// Whether the allocator gives `bytes` of host memory now: tried and freed at once (a large
+/// allocation is an address-space reservation, no page is touched). A buffer far beyond
+/// memory is refused here as `false`, where allocating it in place would abort the process.
+pub fn can_allocate(bytes: usize) -> bool {
+    let Ok(layout) = std::alloc::Layout::from_size_align(bytes.max(1), 64) else { return false };
+    // SAFETY: the layout's size is non-zero; the block is freed with the layout it was
+    // allocated with, and never read or written.
+    unsafe {
+        let p = std::alloc::alloc(layout);
+        if p.is_null() {
+            return false;
+        }
+        std::alloc::dealloc(p, layout);
+    }
+    true
+}
+
+/// `n` zero elements of `T` from the allocator (`calloc`: pages zeroed lazily, as `vec![0; n]`),
+/// `None` where it refuses (an array far beyond memory) or the size overflows.
+///
+/// # Safety
+/// The all-zero bit pattern must be a valid `T` (false, 0, +0.0, complex zero).
+unsafe fn try_zeroed_vec<T>(n: usize) -> Option<Vec<T>> {
+    let layout = std::alloc::Layout::array::<T>(n).ok()?;
+    if layout.size() == 0 {
+        return Some(Vec::new());
+    }
+    // SAFETY: the layout's size is non-zero; the block holds `n` zeroed `T`s (valid by the
+    // caller's promise) and was allocated by the global allocator with `Vec<T>`'s layout.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout).cast::<T>();
+        (!p.is_null()).then(|| Vec::from_raw_parts(p, n, n))
+    }
+}
+
 /// A C-contiguous array in host memory.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostArray {
@@ -135,7 +196,9 @@ pub struct HostArray {
 impl HostArray {
     /// Error if `data.len()` is not the product of `shape`.
     pub fn new(shape: &[usize], data: Data) -> Result<HostArray> {
-        if numel(shape) != data.len() {
+        // An element count that overflows is never the data's (it would wrap to any length).
+        let counts = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        if counts != Some(data.len()) {
             return Err(IrError::InvalidShape {
                 op: "array".into(),
                 shape: shape.into(),

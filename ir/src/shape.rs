@@ -14,6 +14,25 @@ pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
+/// The bytes of an array of `shape` with elements of `itemsize` bytes, `None` where the count
+/// overflows or passes `isize::MAX` (no allocation can hold it: NumPy's "array is too big").
+pub fn checked_nbytes(shape: &[usize], itemsize: usize) -> Option<usize> {
+    shape
+        .iter()
+        .try_fold(itemsize, |acc, &d| acc.checked_mul(d))
+        .filter(|&b| b <= isize::MAX as usize)
+}
+
+/// Errs ([`IrError::TooBig`], naming `op`) where an array of `shape` and elements of
+/// `itemsize` bytes cannot exist: its byte count overflows or passes `isize::MAX`. An empty
+/// array is never too big: NumPy allows `(2**62, 2**62, 0)`.
+pub fn check_size(op: &str, shape: &[usize], itemsize: usize) -> Result<(), IrError> {
+    if shape.contains(&0) || checked_nbytes(shape, itemsize).is_some() {
+        return Ok(());
+    }
+    Err(IrError::TooBig { op: op.to_string(), shape: shape.into() })
+}
+
 /// Formats a shape as NumPy does: `(2, 3)`, `(5,)`, `()`.
 pub struct ShapeDisplay<'a>(pub &'a [usize]);
 

@@ -476,6 +476,20 @@ fn fold<T: Copy + Send + Sync>(acc: &mut [T], parts: &[&[T]], f: impl Fn(T, T) -
     }
 }
 
+/// A zeroed host output of `dtype` and `shape`, or [`kiln_ir::IrError::OutOfHostMemory`] where
+/// the allocator refuses it (an array far beyond memory): an error, not an abort.
+pub(crate) fn host_zeros(dtype: kiln_ir::DType, shape: &[usize]) -> Result<Data, ExecError> {
+    let n = numel(shape);
+    Data::try_zeros(dtype, n).ok_or_else(|| {
+        ExecError::Ir(kiln_ir::IrError::OutOfHostMemory {
+            op: "evaluate".into(),
+            dtype,
+            shape: shape.into(),
+            bytes: n.saturating_mul(dtype.itemsize()),
+        })
+    })
+}
+
 /// Runs a compiled region (see [`run_region`]).
 pub fn run_compiled(
     compiled: &CompiledRegion,
@@ -484,7 +498,7 @@ pub fn run_compiled(
     let k = &compiled.kernel;
     check_inputs(0, &k.inputs, inputs)?;
     let mut outs: Vec<Data> =
-        k.outputs.iter().map(|(dt, shape)| Data::zeros(*dt, numel(shape))).collect();
+        k.outputs.iter().map(|(dt, shape)| host_zeros(*dt, shape)).collect::<Result<_, _>>()?;
     for d in outs.iter_mut() {
         let bytes = d.len() * d.dtype().itemsize();
         huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
