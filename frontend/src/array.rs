@@ -50,6 +50,7 @@ impl Array {
         let types: SmallVec<[(DType, &[usize]); 3]> =
             inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
         let (dtype, shape) = infer(op, &attrs, &types)?;
+        kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
         Ok(Array::node(op, attrs, inputs.iter().map(|&a| a.clone()).collect(), dtype, shape))
     }
 

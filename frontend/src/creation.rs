@@ -61,6 +61,7 @@ impl Array {
 ///
 /// Errors: an integer `value` out of the range of an integer `dtype` (NumPy's OverflowError).
 pub fn try_full(shape: &[usize], value: impl Into<Operand>, dtype: DType) -> Result<Array> {
+    kiln_ir::shape::check_size("full", shape, dtype.itemsize())?;
     let lit = match value.into() {
         Operand::Scalar(s) => {
             if let (WeakScalar::Int(_), true) = (s, dtype.is_integer()) {
@@ -139,7 +140,16 @@ pub fn try_arange_step(
     if fs == 0.0 {
         return Err(value_err("arange", "Maximum allowed size exceeded (step is zero)"));
     }
-    let n = ((fb - fa) / fs).ceil().max(0.0) as usize;
+    let len = ((fb - fa) / fs).ceil();
+    if len.is_nan() {
+        return Err(value_err("arange", "cannot compute length (a NaN start, stop or step)"));
+    }
+    if len.is_infinite() && len > 0.0 {
+        return Err(value_err("arange", "Maximum allowed size exceeded (an infinite length)"));
+    }
+    // Saturating: a length past usize is usize::MAX, refused as too big.
+    let n = len.max(0.0) as usize;
+    kiln_ir::shape::check_size("arange", &[n], dtype.itemsize())?;
     let i = iota(dtype, &[n], 0);
     // NumPy fills start + i*delta with delta = (start + step) - start.
     let start_lit = scalar_literal(dtype, a);
@@ -150,7 +160,7 @@ pub fn try_arange_step(
     };
     let d = Array::literal(dtype, delta);
     let st = Array::literal(dtype, start_lit);
-    Ok(&(&i * &d) + &st)
+    i.try_multiply(&d)?.try_add(&st)
 }
 
 /// `np.arange(start, stop, step)`. Panics where [`try_arange_step`] errs.

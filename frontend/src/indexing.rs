@@ -558,6 +558,8 @@ pub fn try_bincount(x: &Array, weights: Option<&Array>, minlength: usize) -> Res
             (hi as usize + 1).max(minlength)
         }
     };
+    // The counts are `len` int64 or float64: a length no memory can hold is an error here.
+    kiln_ir::shape::check_size(op, &[len], 8)?;
     let (base, values) = match weights {
         Some(w) => (zeros(&[len], DType::Float64), w.cast_to(DType::Float64)),
         None => (zeros(&[len], DType::Int64), full(&[x.size()], 1i64, DType::Int64)),

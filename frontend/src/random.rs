@@ -71,6 +71,7 @@ impl Generator {
     /// `rng.random(size, dtype)`: uniform floats in [0, 1).
     pub fn try_random(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
         float_dtype("random", dtype)?;
+        check_draws("random", shape)?;
         self.stream.uniform(shape, dtype)
     }
 
@@ -91,6 +92,7 @@ impl Generator {
             ));
         }
         float_dtype("uniform", dtype)?;
+        check_draws("uniform", shape)?;
         let u = self.stream.uniform(shape, dtype)?;
         Ok(if dtype == DType::Float64 {
             u * (high - low) + low
@@ -102,6 +104,7 @@ impl Generator {
     /// `rng.standard_normal(size, dtype)`: normal with mean 0 and standard deviation 1.
     pub fn try_standard_normal(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
         float_dtype("standard_normal", dtype)?;
+        check_draws("standard_normal", shape)?;
         self.stream.standard_normal(shape, dtype)
     }
 
@@ -118,6 +121,7 @@ impl Generator {
             return Err(value_err("normal", format!("scale < 0 (got {scale})")));
         }
         float_dtype("normal", dtype)?;
+        check_draws("normal", shape)?;
         let z = self.stream.standard_normal(shape, dtype)?;
         Ok(if dtype == DType::Float64 { z * scale + loc } else { z * (scale as f32) + loc as f32 })
     }
@@ -148,8 +152,16 @@ impl Generator {
         if high <= low {
             return Err(value_err("integers", "low >= high"));
         }
+        check_draws("integers", shape)?;
         self.stream.integers(low, high, shape, dtype)
     }
+}
+
+/// Errs where `op`'s draws of `shape` cannot exist: a draw computes in 64-bit words, so a
+/// shape whose count of them overflows (NumPy's "array is too big") is refused here, before
+/// any node is made.
+fn check_draws(op: &str, shape: &[usize]) -> Result<()> {
+    Ok(kiln_ir::shape::check_size(op, shape, 8)?)
 }
 
 /// The panicking forms of the generator's methods.

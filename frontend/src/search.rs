@@ -129,6 +129,14 @@ pub fn try_histogram(a: &Array, bins: usize, range: Option<(f64, f64)>) -> Resul
     let dt = xf.dtype();
     let in_dt = range.is_none() && dt != DType::Float64;
     let r = |v: f64| if in_dt { kiln_ir::Literal::from_f64(dt, v).to_f64() } else { v };
+    // The edges are a host vector of `bins + 1` float64: refused, not allocated, where no
+    // memory can hold them.
+    let too_big = || kiln_ir::IrError::TooBig { op: op.into(), shape: [bins].as_slice().into() };
+    let n_edges = bins.checked_add(1).ok_or_else(too_big)?;
+    kiln_ir::shape::check_size(op, &[n_edges], 8)?;
+    if !kiln_ir::host::can_allocate(n_edges * 8) {
+        return Err(too_big().into());
+    }
     let step = r(r(hi - lo) / bins as f64);
     let mut e: Vec<f64> = (0..=bins).map(|i| r(r(i as f64 * step) + lo)).collect();
     e[bins] = hi;

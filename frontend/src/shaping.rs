@@ -147,20 +147,25 @@ impl Array {
         let ax = normalize_axis("array_split", axis, self.ndim())?;
         let n = self.shape()[ax];
         let (each, extra) = (n / sections, n % sections);
+        // NumPy makes `sections` arrays, empty past the axis' extent; a count no memory can
+        // hold is an error here, not an allocation that aborts (or a loop that never ends).
+        let mut parts = Vec::new();
+        parts.try_reserve_exact(sections).map_err(|_| {
+            value_err("array_split", format!("cannot allocate {sections} sub-arrays"))
+        })?;
         let mut start = 0;
-        (0..sections)
-            .map(|s| {
-                let len = each + usize::from(s < extra);
-                let mut idx = vec![SliceArg::FULL; self.ndim()];
-                idx[ax] = SliceArg::Range {
-                    start: Some(start as i64),
-                    stop: Some((start + len) as i64),
-                    step: 1,
-                };
-                start += len;
-                self.try_slice(&idx)
-            })
-            .collect()
+        for s in 0..sections {
+            let len = each + usize::from(s < extra);
+            let mut idx = vec![SliceArg::FULL; self.ndim()];
+            idx[ax] = SliceArg::Range {
+                start: Some(start as i64),
+                stop: Some((start + len) as i64),
+                step: 1,
+            };
+            start += len;
+            parts.push(self.try_slice(&idx)?);
+        }
+        Ok(parts)
     }
 
     /// `np.split(a, sections, axis)`: as [`Array::try_array_split`], but the axis must divide
@@ -346,7 +351,19 @@ impl Array {
             ));
         }
         let shape = self.shape().to_vec();
-        let out: Vec<usize> = shape.iter().zip(pad_width).map(|(&n, &(b, a))| b + n + a).collect();
+        let too_big =
+            || kiln_ir::IrError::TooBig { op: "pad".into(), shape: shape.as_slice().into() };
+        let out: Vec<usize> = shape
+            .iter()
+            .zip(pad_width)
+            .map(|(&n, &(b, a))| b.checked_add(n).and_then(|m| m.checked_add(a)))
+            .collect::<Option<_>>()
+            .ok_or_else(too_big)?;
+        kiln_ir::shape::check_size("pad", &out, self.dtype().itemsize())?;
+        // The per-axis maps below are host vectors of the padded extents.
+        if out.iter().any(|&o| !kiln_ir::host::can_allocate(o.saturating_mul(16))) {
+            return Err(too_big().into());
+        }
         if !matches!(mode, PadMode::Constant(_)) {
             if let Some(k) = (0..shape.len()).find(|&k| shape[k] == 0 && out[k] > 0) {
                 return Err(value_err("pad", format!("can't extend empty axis {k} using modes other than 'constant' (shape {shape:?})")));

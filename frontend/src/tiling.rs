@@ -23,6 +23,7 @@ impl Array {
         // (r0, n0, r1, n1, ...): a new axis of length r before each axis, then merged.
         let inserted: Vec<i64> = (0..d).map(|k| 2 * k as i64).collect();
         let wide: Vec<usize> = reps.iter().zip(&shape).flat_map(|(&r, &n)| [r, n]).collect();
+        kiln_ir::shape::check_size("tile", &wide, self.dtype().itemsize())?;
         let out: Vec<i64> = reps.iter().zip(&shape).map(|(&r, &n)| (r * n) as i64).collect();
         a.try_expand_dims(&inserted)?.try_broadcast_to(&wide)?.try_reshape(&out)
     }
@@ -40,6 +41,7 @@ impl Array {
         let (a, ax) = self.repeat_axis(axis)?;
         let mut shape = a.shape().to_vec();
         shape.insert(ax + 1, repeats);
+        kiln_ir::shape::check_size("repeat", &shape, a.dtype().itemsize())?;
         let mut out: Vec<i64> = a.shape().iter().map(|&n| n as i64).collect();
         out[ax] *= repeats as i64;
         a.try_expand_dims(&[ax as i64 + 1])?.try_broadcast_to(&shape)?.try_reshape(&out)
@@ -70,6 +72,17 @@ impl Array {
                     repeats.len()
                 ),
             ));
+        }
+        // The positions are a host vector of the result's extent: refused, not allocated, where
+        // no memory can hold them (their count overflowing, or far beyond memory).
+        let too_big = || kiln_ir::IrError::TooBig { op: "repeat".into(), shape: a.shape().into() };
+        let total =
+            repeats.iter().try_fold(0usize, |s, &r| s.checked_add(r)).ok_or_else(too_big)?;
+        let mut out = a.shape().to_vec();
+        out[ax] = total;
+        kiln_ir::shape::check_size("repeat", &out, a.dtype().itemsize())?;
+        if !kiln_ir::host::can_allocate(total.saturating_mul(8)) {
+            return Err(too_big().into());
         }
         let positions: Vec<i64> = repeats
             .iter()

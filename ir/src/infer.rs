@@ -214,7 +214,11 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                 if stack {
                     out.insert(axis, inputs.len());
                 } else {
-                    out[axis] = inputs.iter().map(|i| i.1[axis]).sum();
+                    // A sum past usize would wrap to a small extent: too big, not wrapped.
+                    out[axis] = inputs
+                        .iter()
+                        .try_fold(0usize, |acc, i| acc.checked_add(i.1[axis]))
+                        .ok_or_else(|| IrError::TooBig { op: name.into(), shape: s0.into() })?;
                 }
                 out
             }
