@@ -28,6 +28,9 @@
 //! - `compaction`: extract, compress, nonzero, flatnonzero, argwhere, where_indices and
 //!   boolean masks against NumPy's fixtures, their errors, the kernels of one call.
 //! - `errors`: typed errors with messages naming op, shapes and dtypes, raised by the op call.
+//! - `bad_input`: a walk of the public fallible API with bad input (shapes, dtypes, axes, sizes
+//!   beyond memory, kernel sources, file bytes...): every call an error naming its op, never a
+//!   panic or abort, and every live array intact after.
 //! - `api`: lowering and hash-consing, `eval`, `explain`/parse, `.npy` files, `ndarray`.
 //! - `properties`: proptest on broadcasting; promotion against NumPy's table.
 //! - `examples`: the examples run as a user runs them, against NumPy.
@@ -84,6 +87,9 @@ mod numpy_fixtures;
 
 #[path = "suite/errors.rs"]
 mod errors;
+
+#[path = "suite/bad_input.rs"]
+mod bad_input;
 
 #[path = "suite/api.rs"]
 mod api;
