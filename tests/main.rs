@@ -115,6 +115,8 @@ mod nan_functions;
 mod printing;
 #[path = "suite/random.rs"]
 mod random;
+#[path = "suite/random_distributions.rs"]
+mod random_distributions;
 #[path = "suite/reduce_dtype.rs"]
 mod reduce_dtype;
 #[path = "suite/scans.rs"]

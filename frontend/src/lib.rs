@@ -8,6 +8,7 @@ mod array;
 mod compaction;
 mod creation;
 mod dispatch;
+mod distributions;
 pub mod dlpack;
 pub mod dump;
 mod elementwise;

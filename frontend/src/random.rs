@@ -11,6 +11,13 @@
 //! `integers` is lazy likewise. A generator's Philox key is the first word of PCG64 (`rand_pcg`)
 //! seeded with the seed.
 //!
+//! `exponential`, `gamma`, `beta`, `poisson` and `binomial` are lazy too: the rejection
+//! samplers (Marsaglia–Tsang, Hörmann's PTRS and BTRS) run a fixed number of rounds from fresh
+//! draws, chosen so that no round accepting has probability below 10⁻¹⁵ (see
+//! [`Generator::try_gamma`]'s, [`Generator::try_poisson`]'s and [`Generator::try_binomial`]'s
+//! docs); gamma and beta compute in float64 whatever the dtype. `permutation`, `shuffle` and
+//! `choice` without replacement sort random keys (`argsort`).
+//!
 //! Module functions draw from one global generator, seeded from the operating system until
 //! [`seed`] is called; a [`Generator`] is an independent stream (`np.random.default_rng(seed)`).
 //!
@@ -27,11 +34,13 @@ use rand_pcg::Pcg64;
 use crate::array::Array;
 use crate::error::{value_err, Result};
 
+pub use crate::distributions::{choice, permutation, try_choice, try_permutation, Population};
+
 /// An independent stream of random numbers (`np.random.Generator`).
 #[derive(Clone, Debug)]
 pub struct Generator {
     /// The draws' Philox key and next counter.
-    stream: crate::philox::Stream,
+    pub(crate) stream: crate::philox::Stream,
 }
 
 /// `np.random.default_rng(seed)`: a generator from a seed, or from the operating system's
@@ -198,7 +207,7 @@ fn global() -> &'static Mutex<Generator> {
     GLOBAL.get_or_init(|| Mutex::new(default_rng(None)))
 }
 
-fn with_global<T>(f: impl FnOnce(&mut Generator) -> T) -> T {
+pub(crate) fn with_global<T>(f: impl FnOnce(&mut Generator) -> T) -> T {
     // A panic while drawing cannot leave the generator half-updated in a harmful way: keep going.
     let mut g = global().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     f(&mut g)
@@ -235,4 +244,16 @@ global_fns! {
     normal, try_normal(loc: f64, scale: f64, shape: &[usize], dtype: DType);
     /// Integers in [low, high) from the global generator ([`Generator::try_integers`]).
     integers, try_integers(low: i64, high: i64, shape: &[usize], dtype: DType);
+    /// Exponential floats of mean `scale` ([`Generator::try_exponential`]).
+    exponential, try_exponential(scale: f64, size: &[usize], dtype: DType);
+    /// Gamma floats ([`Generator::try_gamma`]).
+    gamma, try_gamma(shape_k: f64, scale: f64, size: &[usize], dtype: DType);
+    /// Beta floats ([`Generator::try_beta`]).
+    beta, try_beta(a: f64, b: f64, size: &[usize], dtype: DType);
+    /// Poisson counts ([`Generator::try_poisson`]).
+    poisson, try_poisson(lam: f64, size: &[usize]);
+    /// Binomial counts ([`Generator::try_binomial`]).
+    binomial, try_binomial(n: i64, p: f64, size: &[usize]);
+    /// A shuffled copy of an array along axis 0 ([`Generator::try_shuffle`]).
+    shuffle, try_shuffle(x: &Array);
 }
