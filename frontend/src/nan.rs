@@ -192,6 +192,46 @@ impl Array {
         crate::unwrap(self.try_nanmax(arg))
     }
 
+    /// `np.nanargmax(x, axis, keepdims)`: the int64 index of the first maximum with NaNs read
+    /// as -inf (NumPy's definition: in `[NaN, -inf]` that is 0, the NaN's position);
+    /// `axis=None` indexes the flattened array. An all-NaN slice gives -1, as CuPy's
+    /// `cupy.nanargmax` (NumPy raises ValueError "All-NaN slice encountered": a lazy array
+    /// cannot raise on its values without reading them back). Integer and bool arrays have
+    /// no NaN: their `argmax`. The NaN fill and the all-NaN test fuse into the reduction's
+    /// kernel. Errors: as `argmax` (an empty axis, several axes).
+    pub fn try_nanargmax(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        self.nan_arg_extreme(arg.into(), true)
+    }
+
+    /// `np.nanargmax`. Panics where [`Array::try_nanargmax`] errs.
+    #[track_caller]
+    pub fn nanargmax(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_nanargmax(arg))
+    }
+
+    /// `np.nanargmin(x, axis, keepdims)`: as [`Array::try_nanargmax`], NaNs read as +inf.
+    pub fn try_nanargmin(&self, arg: impl Into<AxisArg>) -> Result<Array> {
+        self.nan_arg_extreme(arg.into(), false)
+    }
+
+    /// `np.nanargmin`. Panics where [`Array::try_nanargmin`] errs.
+    #[track_caller]
+    pub fn nanargmin(&self, arg: impl Into<AxisArg>) -> Array {
+        crate::unwrap(self.try_nanargmin(arg))
+    }
+
+    /// `nanargmax` or `nanargmin`: the arg-extreme of the NaN-filled array, -1 where all NaN.
+    fn nan_arg_extreme(&self, arg: AxisArg, max: bool) -> Result<Array> {
+        if !self.dtype().is_inexact() {
+            return if max { self.try_argmax(arg) } else { self.try_argmin(arg) };
+        }
+        let filled = self.nan_filled(if max { f64::NEG_INFINITY } else { f64::INFINITY })?;
+        let i =
+            if max { filled.try_argmax(arg.clone())? } else { filled.try_argmin(arg.clone())? };
+        let all_nan = self.try_isnan()?.try_all(arg)?;
+        crate::try_where_(all_nan, -1i64, &i)
+    }
+
     /// `np.nanmin(x, axis, keepdims)`, as [`Array::try_nanmax`].
     pub fn try_nanmin(&self, arg: impl Into<AxisArg>) -> Result<Array> {
         self.nan_extreme(arg.into(), false)

@@ -19,6 +19,10 @@ fixture_cases! { "nan/cases.txt";
     nanmax_axis1, nanmax_inf => |a| a[0].nanmax(1);
     nanmin_axis0 => |a| a[0].nanmin(0);
     nanmin_int => |a| a[0].nanmin(None::<i64>);
+    nanargmax_axis1, nanargmax_neg_inf => |a| a[0].nanargmax(1);
+    nanargmin_axis0 => |a| a[0].nanargmin(0);
+    nanargmax_none => |a| a[0].nanargmax(None::<i64>);
+    nanargmin_inf, nanargmin_int => |a| a[0].nanargmin(1);
     ptp_axis1 => |a| a[0].ptp(1);
     ptp_int => |a| a[0].ptp(0);
     nan_to_num_f64, nan_to_num_c64 => |a| a[0].nan_to_num(0.0, None, None);
@@ -88,6 +92,20 @@ fn nansum_is_one_kernel() {
         .map(|r| (0..8).map(|c| r * 8 + c).filter(|i| i % 7 != 0).map(|i| i as f32).sum())
         .collect();
     assert_eq!(s.to_vec::<f32>(), want);
+}
+
+/// `nanargmax` of a row-wise reduction fuses the NaN fill and the all-NaN test with the
+/// argmax: one kernel; an all-NaN row is -1.
+#[test]
+fn nanargmax_is_one_kernel() {
+    let x = Array::from_vec(
+        (0..64).map(|i| if i % 7 == 0 || i >= 56 { f32::NAN } else { (i % 5) as f32 }).collect(),
+        &[8, 8],
+    );
+    x.eval();
+    let i = x.nanargmax(1);
+    assert_eq!(kiln::explain(&[&i]).report.kernel_count(), 1);
+    assert_eq!(i.to_vec::<i64>(), vec![4, 1, 3, 0, 2, 4, 6, -1]); // NumPy's, the last row -1
 }
 
 /// `nanvar` where `count - ddof <= 0` is NaN, as NumPy's (not `s / 0 = inf`).
