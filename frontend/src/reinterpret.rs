@@ -111,7 +111,7 @@ impl Array {
                     "To change to a dtype of a different size, the last axis must be contiguous",
                 ));
             }
-            if (self.shape()[last] * s) % t != 0 {
+            if !(self.shape()[last] * s).is_multiple_of(t) {
                 return Err(value_err(
                     "view",
                     "When changing to a larger dtype, its size must be a divisor of the total \
