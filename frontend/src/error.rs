@@ -128,6 +128,22 @@ fn bound(expected: DType, placeholder: &Option<String>) -> String {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// The error of an inner op of the composite `outer` (nanmax's max, std's var), named as
+    /// `outer (inner)`: the message names the op the user wrote, and what it was built from.
+    pub(crate) fn within(mut self, outer: &str) -> Error {
+        let op = match &mut self {
+            Error::Ir(e) => e.op_mut(),
+            Error::Value { op, .. } | Error::Casting { op, .. } => Some(op),
+            _ => None,
+        };
+        if let Some(op) = op.filter(|op| !op.starts_with(outer)) {
+            *op = format!("{outer} ({op})");
+        }
+        self
+    }
+}
+
 pub(crate) fn value_err(op: &str, message: impl Into<String>) -> Error {
     Error::Value { op: op.to_string(), message: message.into() }
 }

@@ -25,7 +25,7 @@ impl Array {
     /// `np.nansum(x, axis, keepdims)`: [`Array::try_sum`] with NaNs counted as zero (an all-NaN
     /// slice sums to 0). Errors: as `sum`.
     pub fn try_nansum(&self, arg: impl Into<AxisArg>) -> Result<Array> {
-        self.nan_filled(0.0)?.try_sum(arg)
+        self.nan_filled(0.0)?.try_sum(arg).map_err(|e| e.within("nansum"))
     }
 
     /// `np.nansum`. Panics where [`Array::try_nansum`] errs.
@@ -36,7 +36,7 @@ impl Array {
 
     /// `np.nanprod(x, axis, keepdims)`: [`Array::try_prod`] with NaNs counted as one.
     pub fn try_nanprod(&self, arg: impl Into<AxisArg>) -> Result<Array> {
-        self.nan_filled(1.0)?.try_prod(arg)
+        self.nan_filled(1.0)?.try_prod(arg).map_err(|e| e.within("nanprod"))
     }
 
     /// `np.nanprod`. Panics where [`Array::try_nanprod`] errs.
@@ -104,7 +104,7 @@ impl Array {
 
     /// `np.nanstd(x, axis, ddof, keepdims)` = `sqrt(nanvar)`.
     pub fn try_nanstd(&self, arg: impl Into<AxisArg>, ddof: usize) -> Result<Array> {
-        self.try_nanvar(arg, ddof)?.try_sqrt()
+        self.try_nanvar(arg, ddof).and_then(|v| v.try_sqrt()).map_err(|e| e.within("nanstd"))
     }
 
     /// `np.nanstd`. Panics where [`Array::try_nanstd`] errs.
@@ -183,7 +183,7 @@ impl Array {
     /// `np.nanmax(x, axis, keepdims)`: the largest non-NaN element; an all-NaN slice gives NaN
     /// (NumPy also warns). Errors: as `max` (an empty axis).
     pub fn try_nanmax(&self, arg: impl Into<AxisArg>) -> Result<Array> {
-        self.nan_extreme(arg.into(), true)
+        self.nan_extreme(arg.into(), true).map_err(|e| e.within("nanmax"))
     }
 
     /// `np.nanmax`. Panics where [`Array::try_nanmax`] errs.
@@ -234,7 +234,7 @@ impl Array {
 
     /// `np.nanmin(x, axis, keepdims)`, as [`Array::try_nanmax`].
     pub fn try_nanmin(&self, arg: impl Into<AxisArg>) -> Result<Array> {
-        self.nan_extreme(arg.into(), false)
+        self.nan_extreme(arg.into(), false).map_err(|e| e.within("nanmin"))
     }
 
     /// `np.nanmin`. Panics where [`Array::try_nanmin`] errs.
@@ -246,7 +246,7 @@ impl Array {
     /// `np.count_nonzero(x, axis, keepdims)`: int64 count of the elements that are not zero
     /// (NaN counts; a complex value with either part non-zero counts).
     pub fn try_count_nonzero(&self, arg: impl Into<AxisArg>) -> Result<Array> {
-        self.cast_to(DType::Bool).try_sum(arg)
+        self.cast_to(DType::Bool).try_sum(arg).map_err(|e| e.within("count_nonzero"))
     }
 
     /// `np.count_nonzero`. Panics where [`Array::try_count_nonzero`] errs.
@@ -258,7 +258,8 @@ impl Array {
     /// `np.ptp(x, axis, keepdims)`: `max - min` (NaN propagates; integers wrap as NumPy's).
     pub fn try_ptp(&self, arg: impl Into<AxisArg>) -> Result<Array> {
         let arg = arg.into();
-        self.try_max(arg.clone())?.try_subtract(&self.try_min(arg)?)
+        let ptp = || self.try_max(arg.clone())?.try_subtract(&self.try_min(arg.clone())?);
+        ptp().map_err(|e| e.within("ptp"))
     }
 
     /// `np.ptp`. Panics where [`Array::try_ptp`] errs.

@@ -203,7 +203,7 @@ impl Array {
 
     /// `np.std(x, axis, ddof, keepdims)` = `sqrt(var)`.
     pub fn try_std(&self, arg: impl Into<AxisArg>, ddof: usize) -> Result<Array> {
-        self.try_var(arg, ddof)?.try_sqrt()
+        self.try_var(arg, ddof).and_then(|v| v.try_sqrt()).map_err(|e| e.within("std"))
     }
 
     /// `np.mean`. Panics where [`Array::try_mean`] errs.

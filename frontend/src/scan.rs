@@ -78,7 +78,7 @@ impl Array {
     /// `np.nancumsum(a, axis)`: [`Array::try_cumsum`] with NaNs counted as zero (a NaN of a
     /// complex value: either part NaN). Fused: one kernel.
     pub fn try_nancumsum(&self, axis: Option<i64>) -> Result<Array> {
-        self.nan_filled(0.0)?.along_axis(OpKind::Cumsum, axis)
+        self.nan_filled(0.0)?.along_axis(OpKind::Cumsum, axis).map_err(|e| e.within("nancumsum"))
     }
 
     /// `np.nancumsum`. Panics where [`Array::try_nancumsum`] errs.
@@ -89,7 +89,7 @@ impl Array {
 
     /// `np.nancumprod(a, axis)`: [`Array::try_cumprod`] with NaNs counted as one.
     pub fn try_nancumprod(&self, axis: Option<i64>) -> Result<Array> {
-        self.nan_filled(1.0)?.along_axis(OpKind::Cumprod, axis)
+        self.nan_filled(1.0)?.along_axis(OpKind::Cumprod, axis).map_err(|e| e.within("nancumprod"))
     }
 
     /// `np.nancumprod`. Panics where [`Array::try_nancumprod`] errs.

@@ -89,4 +89,33 @@ pub enum IrError {
     OutOfHostMemory { op: String, dtype: DType, shape: Shape, bytes: usize },
 }
 
+impl IrError {
+    /// The op the error names, where it names one (a composite renames it to its own).
+    pub fn op_mut(&mut self) -> Option<&mut String> {
+        match self {
+            IrError::ScalarOutOfBounds { op, .. }
+            | IrError::Broadcast { op, .. }
+            | IrError::AxisOutOfBounds { op, .. }
+            | IrError::RepeatedAxis { op, .. }
+            | IrError::Arity { op, .. }
+            | IrError::UnsupportedDType { op, .. }
+            | IrError::DTypeMismatch { op, .. }
+            | IrError::ShapeMismatch { op, .. }
+            | IrError::InvalidShape { op, .. }
+            | IrError::InvalidAttrs { op, .. }
+            | IrError::EmptyReduction { op, .. }
+            | IrError::Reshape { op, .. }
+            | IrError::MatMulShape { op, .. }
+            | IrError::LinAlg { op, .. }
+            | IrError::ElementType { op, .. }
+            | IrError::TooBig { op, .. }
+            | IrError::OutOfHostMemory { op, .. } => Some(op),
+            IrError::UnknownDType { .. }
+            | IrError::Parse { .. }
+            | IrError::Verify { .. }
+            | IrError::Eval { .. } => None,
+        }
+    }
+}
+
 pub type Result<T, E = IrError> = std::result::Result<T, E>;
