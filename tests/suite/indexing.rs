@@ -205,21 +205,11 @@ fn kmeans_update_region_and_host_kernel_snapshots() {
 /// atomic to find the last block, and no local memory.
 #[test]
 fn kmeans_update_gpu_kernel_ptx() {
-    use kiln_compiler::pipeline::{compile, Options};
-    use kiln_compiler::toolchain::ptx::PtxTarget;
     let (x, c) = kmeans_data(4096, 64, 10);
     let labels = sq_distances(&x, &c).argmin(1);
     let sums = kiln::zeros(&[10, 64], DType::Float32).add_at(&labels, &x);
     let counts = kiln::bincount(&labels, None, 10);
-    let lowered = kiln::lower(&[&sums, &counts]);
-    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
-    assert_eq!(plan.partition.regions.len(), 1);
-    let k = crate::support::gpu_kernel(
-        &plan.partition.regions[0],
-        PtxTarget::default(),
-        kiln_compiler::codegen::Tier::Optimized,
-    )
-    .unwrap();
+    let k = crate::support::only_gpu_kernel(&[&sums, &counts]);
     let gs = k.kernel.gpu_scatter.expect("a GPU scatter kernel");
     assert_eq!(gs.blocks, 32, "4096 positions in tiles of 128, a block each");
     let ptx = &k.ptx;

@@ -130,21 +130,11 @@ fn dropout_is_one_kernel_and_redraws_reuse_the_plan() {
 /// loaded once, at the kernel's entry, not in the loop and again in its remainder.
 #[test]
 fn dropout_gpu_kernel_ptx_shares_a_call_between_four_elements() {
-    use kiln_compiler::pipeline::{compile, Options};
-    use kiln_compiler::toolchain::ptx::PtxTarget;
     let x = Array::from_vec((0..4096).map(|i| i as f32).collect::<Vec<_>>(), &[4096]);
     x.eval();
     let mut g = kiln::random::default_rng(Some(5));
     let y = &x * g.random(&[4096], DType::Float32).greater_equal(0.5f32);
-    let lowered = kiln::lower(&[&y]);
-    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
-    assert_eq!(plan.partition.regions.len(), 1);
-    let k = crate::support::gpu_kernel(
-        &plan.partition.regions[0],
-        PtxTarget::default(),
-        kiln_compiler::codegen::Tier::Optimized,
-    )
-    .unwrap();
+    let k = crate::support::only_gpu_kernel(&[&y]);
     let products = k.ptx.lines().filter(|l| l.contains("mul.hi.u32")).count();
     assert!((19..=2 * 20).contains(&products), "{products} Philox products:\n{}", k.ptx);
     assert!(!k.ptx.contains("mul.lo.s64") && !k.ptx.contains("mul.lo.u64"), "{}", k.ptx);

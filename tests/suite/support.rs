@@ -16,6 +16,19 @@ pub fn gpu_kernel(
     gpu_compile(codegen::lower(region, &LowerOptions::gpu_tier(tier))?, target, tier)
 }
 
+/// The optimised GPU kernel (PTX for the default target) of the one region the plan of `outs`
+/// has; panics if the plan has several.
+pub fn only_gpu_kernel(outs: &[&kiln::Array]) -> GpuKernel {
+    let lowered = kiln::lower(outs);
+    let plan = kiln_compiler::pipeline::compile(
+        &lowered.graph,
+        &kiln_compiler::pipeline::Options::from_env(),
+    )
+    .unwrap();
+    assert_eq!(plan.partition.regions.len(), 1, "one region");
+    gpu_kernel(&plan.partition.regions[0], PtxTarget::default(), Tier::Optimized).unwrap()
+}
+
 /// A kernel lowered for the GPU, compiled to PTX for `target` at `tier`.
 pub fn gpu_compile(
     kernel: codegen::Kernel,
