@@ -58,6 +58,7 @@ pub mod error;
 pub mod fft;
 pub mod gather;
 pub mod gpu_tests;
+mod image_check;
 pub mod launch;
 mod libs;
 pub mod memory;

@@ -160,6 +160,16 @@ fn load(state: &'static DeviceState, name: &str, image: ModuleImage<'_>) -> Resu
             ptx.as_ptr().cast()
         }
         ModuleImage::Cubin(bytes) => {
+            // The driver reads at the offsets the image gives, past its end if they lie.
+            crate::image_check::check(bytes).map_err(|why| {
+                RuntimeError::Kernel(Box::new(KernelError {
+                    kernel: name.to_owned(),
+                    stage: KernelStage::Load,
+                    cuda: None,
+                    log: format!("not a loadable cubin or fatbin: {why}"),
+                    dump_path: None,
+                }))
+            })?;
             let mut words = vec![0u64; bytes.len().div_ceil(8)];
             // SAFETY: `words` holds at least `bytes.len()` bytes.
             unsafe {

@@ -90,6 +90,7 @@ pub fn tests() -> Vec<GpuTest> {
         streams_hash,
         vector_add_ptx,
         module_cache_and_errors,
+        malformed_cubins_are_errors,
         link_to_cubin,
         disk_cache_cubin,
         grid_stride_fill,
@@ -754,6 +755,27 @@ fn module_cache_and_errors() -> TestResult {
     // An empty grid launches nothing.
     // SAFETY: nothing runs.
     unsafe { f.launch(LaunchConfig::for_elements(0, 256)?, &[&x, &y, &z, &n])? };
+    Ok(())
+}
+
+/// Images the driver would read past the end of (it takes no length) are refused before it
+/// sees them: an empty one (a dangling pointer), a truncated ELF, bytes without a magic number
+/// (read as PTX up to a NUL that is not there). The bad-input walk's `from_cubin` cases
+/// segfaulted the process on an H200 before this check.
+fn malformed_cubins_are_errors() -> TestResult {
+    let d = device()?;
+    for (case, bytes) in [
+        ("empty", &b""[..]),
+        ("truncated ELF", &b"\x7fELFgarbage"[..]),
+        ("no magic", &b"garbage!"[..]),
+    ] {
+        match d.load_module_uncached(case, ModuleImage::Cubin(bytes)) {
+            Err(RuntimeError::Kernel(e)) => {
+                ensure!(e.stage == KernelStage::Load && e.kernel == case, "{case}: {e}")
+            }
+            other => return Err(Failure::Fail(format!("{case}: {other:?}"))),
+        }
+    }
     Ok(())
 }
 
