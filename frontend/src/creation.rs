@@ -69,7 +69,9 @@ pub fn try_full(shape: &[usize], value: impl Into<Operand>, dtype: DType) -> Res
             }
             scalar_literal(dtype, s)
         }
-        Operand::Array(a) => return a.astype(dtype).try_broadcast_to(shape),
+        Operand::Array(a) => {
+            return a.astype(dtype).try_broadcast_to(shape).map_err(|e| e.within("full"))
+        }
     };
     Array::literal(dtype, lit).broadcast_to_shape(shape)
 }

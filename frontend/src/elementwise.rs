@@ -255,6 +255,9 @@ pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
             })?;
         }
     }
+    // The operands broadcast (and cast) to the result's shape: refused here, naming the op,
+    // where no array of that shape can exist.
+    kiln_ir::shape::check_size(name, &shape, dtype.itemsize())?;
     operands
         .iter()
         .map(|o| {
@@ -540,6 +543,7 @@ pub fn try_where_(
     };
     let xy = prepare(OpKind::Where, &[x.into(), y.into()])?;
     let shape = broadcast_shapes("where", c.shape(), xy[0].shape())?;
+    kiln_ir::shape::check_size("where", &shape, xy[0].dtype().itemsize())?;
     let c = c.broadcast_to_shape(&shape)?;
     let x = xy[0].broadcast_to_shape(&shape)?;
     let y = xy[1].broadcast_to_shape(&shape)?;

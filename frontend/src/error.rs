@@ -17,11 +17,12 @@ pub enum Error {
 
     /// A ufunc's result that its output may not take under NumPy's casting rule: the in-place
     /// operators (`a += b` is `np.add(a, b, out=a)`, rule `same_kind`): `int8 += float64`,
-    /// integer `/=`, `uint8 += int8` (NumPy's `UFuncTypeError`).
+    /// integer `/=`, `uint8 += int8` (NumPy's `UFuncTypeError`). `op` is the function called
+    /// (`round (multiply)` for a composite's step), `ufunc` the ufunc whose output it is.
     #[error(
-        "{op}: cannot cast ufunc '{op}' output from {from} to {to} with casting rule '{casting}'"
+        "{op}: cannot cast ufunc '{ufunc}' output from {from} to {to} with casting rule '{casting}'"
     )]
-    Casting { op: String, from: DType, to: DType, casting: &'static str },
+    Casting { op: String, ufunc: String, from: DType, to: DType, casting: &'static str },
 
     /// Reading the result as the wrong Rust element type.
     #[error("{op}: the array has dtype {dtype}, asked for {wanted}")]
@@ -35,6 +36,16 @@ pub enum Error {
     /// error, a kernel that did not load or launch (named in the message).
     #[error(transparent)]
     Runtime(#[from] kiln_runtime::RuntimeError),
+
+    /// The device failed ([`Error::Runtime`]'s errors) inside an operation that names itself:
+    /// `savez` of an array the device has no memory for reads `savez: out of memory allocating
+    /// ...`. [`Error::runtime`] gives the device's error of either variant.
+    #[error("{op}: {source}")]
+    RuntimeIn {
+        op: String,
+        #[source]
+        source: kiln_runtime::RuntimeError,
+    },
 
     /// A file could not be read or written.
     #[error("{op}: {path}: {message}")]
@@ -131,16 +142,31 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// The error of an inner op of the composite `outer` (nanmax's max, std's var), named as
     /// `outer (inner)`: the message names the op the user wrote, and what it was built from.
+    /// A device error (which names no op) becomes [`Error::RuntimeIn`] naming `outer`.
     pub(crate) fn within(mut self, outer: &str) -> Error {
+        if let Error::Runtime(source) = self {
+            return Error::RuntimeIn { op: outer.to_string(), source };
+        }
         let op = match &mut self {
             Error::Ir(e) => e.op_mut(),
-            Error::Value { op, .. } | Error::Casting { op, .. } => Some(op),
+            Error::Value { op, .. }
+            | Error::Casting { op, .. }
+            | Error::ElementType { op, .. }
+            | Error::RuntimeIn { op, .. } => Some(op),
             _ => None,
         };
         if let Some(op) = op.filter(|op| !op.starts_with(outer)) {
             *op = format!("{outer} ({op})");
         }
         self
+    }
+
+    /// The device's error, where the device failed ([`Error::Runtime`], [`Error::RuntimeIn`]).
+    pub fn runtime(&self) -> Option<&kiln_runtime::RuntimeError> {
+        match self {
+            Error::Runtime(e) | Error::RuntimeIn { source: e, .. } => Some(e),
+            _ => None,
+        }
     }
 }
 

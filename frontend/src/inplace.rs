@@ -38,6 +38,7 @@ pub(crate) fn ufunc_into(
     if !can_cast(r.dtype(), out, casting) {
         return Err(Error::Casting {
             op: op.name().to_string(),
+            ufunc: op.name().to_string(),
             from: r.dtype(),
             to: out,
             casting: casting.name(),

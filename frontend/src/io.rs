@@ -21,7 +21,7 @@ pub(crate) fn io_err(op: &str, path: &Path, e: impl std::fmt::Display) -> Error 
 pub fn load_npy(path: impl AsRef<Path>) -> Result<Array> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| io_err("load_npy", path, e))?;
-    read_npy(&bytes, path)
+    read_npy(&bytes, path).map_err(|e| e.within("load_npy"))
 }
 
 /// Deepest nesting of brackets (`(`, `[`, `{`) a `.npy` header may have. NumPy writes 2 (the
@@ -159,10 +159,11 @@ pub(crate) fn read_npy(bytes: &[u8], path: &Path) -> Result<Array> {
 impl Array {
     /// `np.save(path, x)`: writes the value as a C-order `.npy` file (computing it first).
     ///
-    /// Errors: an unwritable path, bfloat16 (no `.npy` type).
+    /// Errors: an unwritable path, bfloat16 (no `.npy` type), a value that cannot be computed
+    /// (no memory for it), each naming `save_npy`.
     pub fn save_npy(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        let h = self.try_to_host()?;
+        let h = self.try_to_host().map_err(|e| e.within("save_npy"))?;
         check_npy_dtype(h.dtype(), "save_npy", path, "")?;
         let file = std::fs::File::create(path).map_err(|e| io_err("save_npy", path, e))?;
         let mut out = BufWriter::new(file);

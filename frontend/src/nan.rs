@@ -357,6 +357,11 @@ crate::reduce::dtype_forms! {
 ///
 /// Errors: shapes that do not broadcast.
 pub fn try_isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<Array> {
+    isclose_of(a, b, rtol, atol, equal_nan).map_err(|e| e.within("isclose"))
+}
+
+/// [`try_isclose`]'s steps (their errors name the ops they are made of).
+fn isclose_of(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<Array> {
     let dt = inexact_type(a, b);
     let (x, y) = (a.cast_to(dt), b.cast_to(dt));
     let tol = y.try_abs()?.try_multiply(rtol)?.try_add(atol)?;
@@ -413,6 +418,11 @@ fn float_max(dt: DType) -> f64 {
 /// Errors: weights of another shape (naming both), a 1-D weights without an axis, an axis out
 /// of range. A zero sum of weights gives inf or NaN (NumPy raises `ZeroDivisionError`).
 pub fn try_average(a: &Array, axis: Option<i64>, weights: Option<&Array>) -> Result<Array> {
+    average_of(a, axis, weights).map_err(|e| e.within("average"))
+}
+
+/// [`try_average`]'s steps (their errors name the ops they are made of).
+fn average_of(a: &Array, axis: Option<i64>, weights: Option<&Array>) -> Result<Array> {
     let Some(w) = weights else { return a.try_mean(axis) };
     let w = if w.shape() == a.shape() {
         w.clone()
@@ -449,6 +459,11 @@ pub fn average(a: &Array, axis: Option<i64>, weights: Option<&Array>) -> Array {
 ///
 /// Errors: shapes that do not broadcast.
 pub fn try_heaviside(x1: &Array, x2: &Array) -> Result<Array> {
+    heaviside_of(x1, x2).map_err(|e| e.within("heaviside"))
+}
+
+/// [`try_heaviside`]'s steps (their errors name the ops they are made of).
+fn heaviside_of(x1: &Array, x2: &Array) -> Result<Array> {
     let dt = kiln_ir::promote::result_type(x1.dtype(), x2.dtype());
     let dt = if dt.is_float() { dt } else { DType::Float64 };
     let (x, h) = (x1.cast_to(dt), x2.cast_to(dt));

@@ -141,7 +141,7 @@ pub fn load_npz(path: impl AsRef<Path>) -> Result<NpzFile> {
             .map_err(|e| err(&format_args!("member '{member_name}': {e}")))?;
         let array = read_npy(&bytes, Path::new(&member_name)).map_err(|e| match e {
             Error::Io { message, .. } => err(&format_args!("member '{member_name}': {message}")),
-            other => other,
+            other => other.within("load_npz"),
         })?;
         arrays.push((name.to_string(), array));
     }
@@ -152,7 +152,9 @@ pub fn load_npz(path: impl AsRef<Path>) -> Result<NpzFile> {
 /// archive, in the order given (computing them first). NumPy reads it with `np.load(path)`.
 ///
 /// Errors: a name given twice ([`Error::Value`]); a bfloat16 array (no `.npy` type), an
-/// unwritable path ([`Error::Io`] naming `savez`, the path and the array). The file is written
+/// unwritable path ([`Error::Io`] naming `savez`, the path and the array); an array that
+/// cannot be computed (no memory for it: the error names `savez`, a device's is
+/// [`Error::RuntimeIn`]). The file is written
 /// only once every array is computed and its dtype checked; a failed write removes it.
 pub fn savez(path: impl AsRef<Path>, arrays: &[(&str, &Array)]) -> Result<()> {
     write_npz("savez", path.as_ref(), arrays, CompressionMethod::Stored)
@@ -206,11 +208,11 @@ fn write_npz(
     // Compute every array (one graph, shared work once), then check the dtypes, before the
     // file is touched.
     let all: Vec<&Array> = arrays.iter().map(|(_, a)| *a).collect();
-    crate::try_eval_all(&all)?;
+    crate::try_eval_all(&all).map_err(|e| e.within(op))?;
     let mut hosts = Vec::with_capacity(arrays.len());
     for (name, a) in arrays {
         check_npy_dtype(a.dtype(), op, path, &format!("array '{name}': "))?;
-        hosts.push(a.try_to_host()?);
+        hosts.push(a.try_to_host().map_err(|e| e.within(op))?);
     }
     let file = File::create(path).map_err(|e| io_err(op, path, e))?;
     let written = (|| {

@@ -74,6 +74,7 @@ pub fn searchsorted(sorted: &Array, v: &Array, side: Side) -> Array {
 /// Errors: as [`try_searchsorted`].
 pub fn try_digitize(x: &Array, bins: &Array, right: bool) -> Result<Array> {
     try_searchsorted(bins, x, if right { Side::Left } else { Side::Right })
+        .map_err(|e| e.within("digitize"))
 }
 
 /// [`try_digitize`], panicking on error.

@@ -188,20 +188,20 @@ impl Array {
 /// `np.vstack(arrays)`: [`Array::atleast_2d`] of each, joined along axis 0.
 pub fn try_vstack(arrays: &[&Array]) -> Result<Array> {
     let two: Vec<Array> = arrays.iter().map(|a| a.atleast_2d()).collect();
-    crate::try_concatenate(&two.iter().collect::<Vec<_>>(), 0)
+    crate::try_concatenate(&two.iter().collect::<Vec<_>>(), 0).map_err(|e| e.within("vstack"))
 }
 
 /// `np.hstack(arrays)`: joined along axis 1, or along axis 0 for 1-D arrays.
 pub fn try_hstack(arrays: &[&Array]) -> Result<Array> {
     let one: Vec<Array> = arrays.iter().map(|a| a.atleast_1d()).collect();
     let axis = if one.first().is_some_and(|a| a.ndim() == 1) { 0 } else { 1 };
-    crate::try_concatenate(&one.iter().collect::<Vec<_>>(), axis)
+    crate::try_concatenate(&one.iter().collect::<Vec<_>>(), axis).map_err(|e| e.within("hstack"))
 }
 
 /// `np.dstack(arrays)`: [`Array::atleast_3d`] of each, joined along axis 2.
 pub fn try_dstack(arrays: &[&Array]) -> Result<Array> {
     let three: Vec<Array> = arrays.iter().map(|a| a.atleast_3d()).collect();
-    crate::try_concatenate(&three.iter().collect::<Vec<_>>(), 2)
+    crate::try_concatenate(&three.iter().collect::<Vec<_>>(), 2).map_err(|e| e.within("dstack"))
 }
 
 /// `np.column_stack(arrays)`: 1-D arrays as columns (`[n]` → `[n, 1]`), joined along axis 1.
@@ -217,6 +217,7 @@ pub fn try_column_stack(arrays: &[&Array]) -> Result<Array> {
         })
         .collect();
     crate::try_concatenate(&cols.iter().collect::<Vec<_>>(), 1)
+        .map_err(|e| e.within("column_stack"))
 }
 
 /// `np.pad`'s modes.
@@ -526,5 +527,6 @@ pub fn try_meshgrid(xs: &[&Array], indexing: &str) -> Result<Vec<Array>> {
             along[axis] = x.shape()[0] as i64;
             x.try_reshape(&along)?.try_broadcast_to(&shape)
         })
-        .collect()
+        .collect::<Result<_>>()
+        .map_err(|e| e.within("meshgrid"))
 }

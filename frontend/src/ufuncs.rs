@@ -186,6 +186,11 @@ impl Array {
     /// Errors: bool with `decimals != 0` (NumPy's: the float64 product does not cast back to
     /// bool under `same_kind`).
     pub fn try_round(&self, decimals: i32) -> Result<Array> {
+        self.rounded(decimals).map_err(|e| e.within("round"))
+    }
+
+    /// [`Array::try_round`]'s steps (their errors name the ops they are made of).
+    fn rounded(&self, decimals: i32) -> Result<Array> {
         let d = self.dtype();
         if d.is_complex() {
             // NumPy rounds the parts as float arrays (no complex multiply: inf parts stay).
@@ -232,7 +237,7 @@ impl Array {
     ///
     /// Errors: complex.
     pub fn try_fix(&self) -> Result<Array> {
-        self.try_trunc()
+        self.try_trunc().map_err(|e| e.within("fix"))
     }
 
     /// `np.fix(x)`. Panics where [`Array::try_fix`] errs.
@@ -455,7 +460,10 @@ pub fn power(x: impl Into<Operand>, y: impl Into<Operand>) -> Array {
 /// Errors: as [`Array::try_floor_divide`].
 pub fn try_divmod(x: impl Into<Operand>, y: impl Into<Operand>) -> Result<(Array, Array)> {
     let (x, y) = (x.into(), y.into());
-    Ok((binary(OpKind::FloorDiv, x.clone(), y.clone())?, binary(OpKind::Remainder, x, y)?))
+    let pair = || -> Result<(Array, Array)> {
+        Ok((binary(OpKind::FloorDiv, x.clone(), y.clone())?, binary(OpKind::Remainder, x, y)?))
+    };
+    pair().map_err(|e| e.within("divmod"))
 }
 
 /// `np.divmod(x, y)`. Panics where [`try_divmod`] errs.

@@ -123,6 +123,11 @@ impl Array {
     /// `np.transpose(x, axes)`: result axis `k` is input axis `axes[k]` (negative allowed).
     /// Errors: `axes` not a permutation of the array's axes.
     pub fn try_permute(&self, axes: &[i64]) -> Result<Array> {
+        self.permuted(axes).map_err(|e| e.within("permute"))
+    }
+
+    /// [`Array::try_permute`]'s steps (errors named `transpose`, NumPy's function).
+    fn permuted(&self, axes: &[i64]) -> Result<Array> {
         if axes.len() != self.ndim() {
             return Err(IrError::InvalidAttrs {
                 op: "transpose".into(),

@@ -11,9 +11,9 @@
 //! read back their exact values after it. The walk runs on the active backend (the GPU where
 //! there is one). Cases the walk knows still fail are listed in [`KNOWN_GAPS`]: they run, a
 //! failure of theirs is reported as a known gap, and a known gap that passes is a failure (so
-//! the list only shrinks); composites whose errors name the op they are built from (`std`'s
-//! bad axis reads `var: ...`) are listed in [`INNER_OP_NAMES`] and reported likewise. The
-//! walk prints its count of cases, of public functions covered and of known gaps hit.
+//! the list only shrinks). A composite's error names the composite (`std`'s bad axis reads
+//! `std (var): ...`), else the case fails. The walk prints its count of cases, of public
+//! functions covered and of known gaps hit.
 
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -86,43 +86,6 @@ pub const KNOWN_GAPS: &[(&str, &str)] = &[
     // NumPy checks the bins are monotonic; kiln's bins may be lazy (a read-back to check).
     ("kiln::try_digitize", "bins not monotonic"),
 ];
-
-/// Composite functions whose errors name the op they are written with, not their own
-/// (`std`'s bad axis reads "var: axis 2 is out of bounds"): a typed error, raised where the op
-/// is written, but the message names the inner op. Each (function, inner op) here is a known
-/// gap: an error naming the inner op is reported as one, not as a failure; an error naming
-/// neither is a failure. Fixing them is giving each composite its own op name in its errors.
-pub const INNER_OP_NAMES: &[(&str, &str)] = &[
-    ("Array::try_divmod", "floor_divide"),
-    ("kiln::try_divmod", "floor_divide"),
-    ("Array::try_fix", "trunc"),
-    ("Array::try_around", "divide"),
-    ("kiln::try_heaviside", "where"),
-    ("kiln::try_isclose", "subtract"),
-    ("kiln::try_digitize", "searchsorted"),
-    ("kiln::try_average", "mean"),
-    ("Array::try_permute", "transpose"),
-    ("kiln::try_vstack", "concatenate"),
-    ("kiln::try_hstack", "concatenate"),
-    ("kiln::try_dstack", "concatenate"),
-    ("kiln::try_column_stack", "concatenate"),
-    ("kiln::try_full", "broadcast_to"),
-    ("linalg::try_eigvalsh", "eigh"),
-    ("linalg::try_pinv", "svd"),
-    ("linalg::try_matrix_rank", "svd"),
-    ("kiln::try_outer", "broadcast_to"),
-    ("kiln::try_kron", "broadcast_to"),
-    ("kiln::try_einsum", "broadcast_to"),
-    ("kiln::try_meshgrid", "broadcast_to"),
-    ("kiln::try_where_", "broadcast_to"),
-    ("Array::try_add", "broadcast_to"),
-    ("kiln::savez", "evaluate"),
-];
-
-/// Whether `func`'s error `e` names, instead of `op`, the inner op [`INNER_OP_NAMES`] lists.
-fn names_inner_op(func: &str, e: &str) -> Option<&'static str> {
-    INNER_OP_NAMES.iter().find(|(f, inner)| *f == func && e.contains(inner)).map(|(_, i)| *i)
-}
 
 /// A value a case returns, materialised by [`Walk::survives`].
 pub trait Touch {
@@ -228,17 +191,10 @@ impl Walk {
         self.record(func, case, outcome);
     }
 
-    /// An error that does not name `op`: a known gap where it names `func`'s inner op
-    /// ([`INNER_OP_NAMES`]), else a failure.
+    /// An error that does not name `op`: a failure (a composite names itself, `std`'s bad axis
+    /// reads `std (var): ...`, not the op it is built from).
     fn misnamed(&mut self, func: &'static str, op: &str, case: &str, e: &str) {
-        match names_inner_op(func, e) {
-            Some(inner) => {
-                self.functions.insert(func);
-                self.cases += 1;
-                self.gaps_seen.push(format!("{func} [{case}]: names `{inner}`, not `{op}`: {e}"));
-            }
-            None => self.record(func, case, Some(format!("error does not name `{op}`: {e}"))),
-        }
+        self.record(func, case, Some(format!("error does not name `{op}`: {e}")))
     }
 
     /// A failure found outside a call's result (a file left behind).

@@ -307,7 +307,7 @@ fn ufunc_errors_name_the_function() {
         ("fmod", err(c.try_fmod(&c))),
         ("nextafter", err(c.try_nextafter(&c))),
         ("logaddexp2", err(c.try_logaddexp2(1.0))),
-        ("trunc", err(c.try_fix())),
+        ("fix (trunc)", err(c.try_fix())),
     ] {
         assert!(e.starts_with(&format!("{name}: no loop for dtype(s) complex64")), "{e}");
     }
@@ -326,13 +326,14 @@ fn ufunc_errors_name_the_function() {
     );
     let e = err(f.try_ldexp(kiln::ones(&[2], DType::Int32)));
     assert!(e.contains("could not be broadcast"), "{e}");
-    // round: a bool with decimals is NumPy's casting error of its multiply (divide).
+    // round: a bool with decimals is NumPy's casting error of its multiply (divide), named
+    // as a step of round.
     let b = kiln::ones(&[2], DType::Bool);
     assert_eq!(
         err(b.try_round(1)),
-        "multiply: cannot cast ufunc 'multiply' output from float64 to bool with casting rule 'same_kind'"
+        "round (multiply): cannot cast ufunc 'multiply' output from float64 to bool with casting rule 'same_kind'"
     );
-    assert!(err(b.try_round(-1)).starts_with("divide: cannot cast ufunc 'divide'"));
+    assert!(err(b.try_round(-1)).starts_with("round (divide): cannot cast ufunc 'divide'"));
     assert_eq!(b.round(0).dtype(), DType::Float16);
 }
 

@@ -195,7 +195,7 @@ pub fn try_eigh(a: &Array) -> Result<(Array, Array)> {
 ///
 /// Errors: rank below 2 or non-square ([`IrError::InvalidShape`]).
 pub fn try_eigvalsh(a: &Array) -> Result<Array> {
-    output(OpKind::Eigh, &prepared(a), 0, false)
+    output(OpKind::Eigh, &prepared(a), 0, false).map_err(|e| e.within("eigvalsh"))
 }
 
 /// Whether `dtype` is complex.

@@ -55,6 +55,11 @@ fn inverse_above(s: &Array, cutoff: &Array) -> Result<Array> {
 ///
 /// Errors: rank below 2 ([`IrError::InvalidShape`]).
 pub fn try_pinv(a: &Array, rcond: Option<f64>) -> Result<Array> {
+    pinv_of(a, rcond).map_err(|e| e.within("pinv"))
+}
+
+/// [`try_pinv`]'s steps (errors of the ops it is made of name them).
+fn pinv_of(a: &Array, rcond: Option<f64>) -> Result<Array> {
     need_matrix("pinv", a)?;
     let r = a.ndim();
     let (m, n) = (a.shape()[r - 2], a.shape()[r - 1]);
@@ -76,6 +81,11 @@ pub fn try_pinv(a: &Array, rcond: Option<f64>) -> Result<Array> {
 ///
 /// Errors: none at the call for arrays of rank 2 or more.
 pub fn try_matrix_rank(a: &Array, tol: Option<f64>) -> Result<Array> {
+    matrix_rank_of(a, tol).map_err(|e| e.within("matrix_rank"))
+}
+
+/// [`try_matrix_rank`]'s steps (errors of the ops it is made of name them).
+fn matrix_rank_of(a: &Array, tol: Option<f64>) -> Result<Array> {
     if a.ndim() < 2 {
         return Ok(a.try_not_equal(0)?.try_any(AxisArg::default())?.astype(DType::Int64));
     }

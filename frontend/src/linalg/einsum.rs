@@ -516,6 +516,7 @@ pub fn try_einsum(subscripts: &str, operands: &[&Array]) -> Result<Array> {
     let ops: Vec<(&Array, &[Label])> =
         operands.iter().zip(&parsed.inputs).map(|(a, l)| (*a, l.as_slice())).collect();
     contract("einsum", Some(subscripts), &ops, &parsed.output, dtype)
+        .map_err(|e| e.within("einsum"))
 }
 
 /// [`try_einsum`], panicking on error.

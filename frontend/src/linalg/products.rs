@@ -22,7 +22,7 @@ use crate::error::Result;
 pub fn try_outer(a: &Array, b: &Array) -> Result<Array> {
     let col = a.try_reshape(&[a.size() as i64, 1])?;
     let row = b.try_reshape(&[1, b.size() as i64])?;
-    col.try_multiply(&row)
+    col.try_multiply(&row).map_err(|e| e.within("outer"))
 }
 
 /// [`try_outer`], panicking on error.
@@ -119,9 +119,12 @@ pub fn try_kron(a: &Array, b: &Array) -> Result<Array> {
     let (sa, sb) = (padded(a), padded(b));
     let ea: Vec<i64> = sa.iter().flat_map(|&d| [d, 1]).collect();
     let eb: Vec<i64> = sb.iter().flat_map(|&d| [1, d]).collect();
-    let prod = a.try_reshape(&ea)?.try_multiply(&b.try_reshape(&eb)?)?;
-    let out: Vec<i64> = sa.iter().zip(&sb).map(|(&m, &n)| m * n).collect();
-    prod.try_reshape(&out)
+    let kron = || {
+        let prod = a.try_reshape(&ea)?.try_multiply(&b.try_reshape(&eb)?)?;
+        let out: Vec<i64> = sa.iter().zip(&sb).map(|(&m, &n)| m * n).collect();
+        prod.try_reshape(&out)
+    };
+    kron().map_err(|e| e.within("kron"))
 }
 
 /// [`try_kron`], panicking on error.

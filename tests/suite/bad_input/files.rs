@@ -154,4 +154,10 @@ pub fn walk(w: &mut Walk) {
     if d.join("h.npz").exists() {
         w.fail("kiln::savez [a failing array]: left its file");
     }
+    w.err("Array::save_npy", "save_npy", "an array too big for memory", || {
+        kiln::zeros(&[1 << 60], DType::Float32).save_npy(d.join("h.npy"))
+    });
+    if d.join("h.npy").exists() {
+        w.fail("Array::save_npy [an array too big for memory]: left a file");
+    }
 }
