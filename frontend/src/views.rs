@@ -80,29 +80,35 @@ macro_rules! s {
 }
 
 impl Array {
-    /// `np.reshape(x, shape)`; one extent may be `-1` (inferred). Errors: sizes that differ, more
-    /// than one `-1`.
+    /// `np.reshape(x, shape)`; one extent may be `-1` (inferred from the others). Errors: sizes
+    /// that differ ([`IrError::Reshape`]), more than one `-1`, a `-1` beside a zero extent
+    /// (NumPy's "cannot reshape array of size 0 into shape (-1, 0)": any extent would fit), known
+    /// extents whose product overflows.
     pub fn try_reshape(&self, shape: &[i64]) -> Result<Array> {
-        let known: i64 = shape.iter().filter(|&&d| d != -1).product();
         let unknown = shape.iter().filter(|&&d| d == -1).count();
         if unknown > 1 || shape.iter().any(|&d| d < -1) {
             return Err(value_err("reshape", format!("invalid shape {shape:?}")));
         }
-        let size = self.size() as i64;
-        let new: Shape = shape
+        let size = self.size();
+        let known = shape
             .iter()
-            .map(|&d| {
-                if d == -1 {
-                    if known == 0 {
-                        0
-                    } else {
-                        (size / known) as usize
-                    }
-                } else {
-                    d as usize
-                }
-            })
-            .collect();
+            .filter(|&&d| d != -1)
+            .try_fold(1usize, |p, &d| p.checked_mul(d as usize))
+            .filter(|&k| unknown == 0 || k != 0);
+        let Some(known) = known else {
+            let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
+            let to = match dims.as_slice() {
+                [d] => format!("({d},)"),
+                _ => format!("({})", dims.join(", ")),
+            };
+            return Err(value_err(
+                "reshape",
+                format!("cannot reshape array of size {size} into shape {to}"),
+            ));
+        };
+        // An inferred extent that does not divide is refused by the node's rule (its size).
+        let new: Shape =
+            shape.iter().map(|&d| if d == -1 { size / known } else { d as usize }).collect();
         if new.as_slice() == self.shape() {
             return Ok(self.clone());
         }

@@ -81,8 +81,6 @@ pub fn nans(shape: &[usize]) -> Array {
 /// Cases (function, case) that still fail: a fix would be a larger redesign. They run; their
 /// failure is reported, not counted; one that passes fails the walk until it is removed here.
 pub const KNOWN_GAPS: &[(&str, &str)] = &[
-    // NumPy: "cannot reshape array of size 0 into shape (-1, 0)"; kiln infers -1 as 0.
-    ("Array::try_reshape", "an empty array into (-1, 0)"),
     // NumPy checks the bins are monotonic; kiln's bins may be lazy (a read-back to check).
     ("kiln::try_digitize", "bins not monotonic"),
 ];

@@ -23,6 +23,13 @@ fn views(w: &mut Walk) {
     w.err(f, "reshape", "-1 not dividing", || a().try_reshape(&[4, -1]));
     w.err(f, "reshape", "i64::MIN", || a().try_reshape(&[i64::MIN]));
     w.err(f, "reshape", "an empty array into (-1, 0)", || f32s(&[0, 3]).try_reshape(&[-1, 0]));
+    w.err(f, "reshape", "6 elements into (-1, 0)", || a().try_reshape(&[-1, 0]));
+    w.err(f, "reshape", "(2^40, 2^40, -1): the known extents overflow", || {
+        a().try_reshape(&[1 << 40, 1 << 40, -1])
+    });
+    w.err(f, "reshape", "an empty array into (2^40, 2^40, 0)", || {
+        f32s(&[0, 3]).try_reshape(&[1 << 40, 1 << 40, 0])
+    });
     let f = "Array::try_permute";
     w.err(f, "permute", "too few axes", || a().try_permute(&[0]));
     w.err(f, "permute", "repeated axes", || a().try_permute(&[1, 1]));
