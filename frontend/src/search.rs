@@ -5,10 +5,11 @@
 //! search kernel yet); a histogram computes each element's bin as NumPy does and adds ones into
 //! the bins (a scatter); `topk` gathers the ends of an `argsort`.
 
-use kiln_ir::DType;
+use kiln_ir::host::Data;
+use kiln_ir::{DType, OpKind};
 
 use crate::error::{value_err, Result};
-use crate::Array;
+use crate::{Array, SliceArg};
 
 /// Which end of a run of equal elements [`try_searchsorted`] returns (NumPy's `side`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,14 +68,103 @@ pub fn searchsorted(sorted: &Array, v: &Array, side: Side) -> Array {
     crate::unwrap(try_searchsorted(sorted, v, side))
 }
 
-/// `np.digitize(x, bins, right)` for increasing `bins`: the index of the bin of each element
-/// (`bins[i-1] <= x < bins[i]`, or `bins[i-1] < x <= bins[i]` with `right`); 0 below the
-/// first edge, `len(bins)` above the last. int64 of `x`'s shape.
+/// `np.digitize(x, bins, right)`: the index of the bin of each element for increasing `bins`
+/// (`bins[i-1] <= x < bins[i]`, or `bins[i-1] < x <= bins[i]` with `right`; 0 below the first
+/// edge, `len(bins)` above the last), and for decreasing `bins` NumPy's mirror of it
+/// (`len(bins) - searchsorted(bins[::-1], x)`). int64 of `x`'s shape.
 ///
-/// Errors: as [`try_searchsorted`].
+/// Bins held in host memory are checked as NumPy checks them (their values as float64): bins
+/// neither increasing nor decreasing are an error, and the direction is NumPy's. Bins that are
+/// lazy or held only on the device are not read back (no synchronisation): as CuPy's
+/// `digitize`, their order is not checked and their direction is read from their ends
+/// (increasing where `bins[0] <= bins[-1]`, or the last is NaN and the first is not), inside
+/// the kernel; bins that are not monotonic give CuPy's (meaningless) counts, not an error.
+///
+/// Errors: `bins` not 1-D, complex `x` or `bins`, host bins not monotonic (NumPy's
+/// "bins must be monotonically increasing or decreasing"), dtypes without a common comparison.
 pub fn try_digitize(x: &Array, bins: &Array, right: bool) -> Result<Array> {
-    try_searchsorted(bins, x, if right { Side::Left } else { Side::Right })
-        .map_err(|e| e.within("digitize"))
+    digitize_of(x, bins, right).map_err(|e| e.within("digitize"))
+}
+
+/// [`try_digitize`]'s steps (errors of the ops it is made of name them).
+fn digitize_of(x: &Array, bins: &Array, right: bool) -> Result<Array> {
+    let op = "digitize";
+    if bins.ndim() != 1 {
+        return Err(value_err(op, format!("bins must be 1-D, got shape {:?}", bins.shape())));
+    }
+    if x.dtype().is_complex() || bins.dtype().is_complex() {
+        return Err(value_err(op, "complex arrays are not binned (NumPy: x may not be complex)"));
+    }
+    // The arguments are swapped, so the side is too.
+    let side = if right { Side::Left } else { Side::Right };
+    let n = bins.size() as i64;
+    let increasing = || try_searchsorted(bins, x, side);
+    let decreasing = || {
+        let below = try_searchsorted(&bins.try_flip(None)?, x, side)?;
+        crate::elementwise::binary(OpKind::Sub, n.into(), below.into())
+    };
+    match bins.value().map(|h| monotonicity(h.data())) {
+        Some(Monotonic::Increasing) => increasing(),
+        Some(Monotonic::Decreasing) => decreasing(),
+        Some(Monotonic::Neither) => {
+            Err(value_err(op, "bins must be monotonically increasing or decreasing"))
+        }
+        None if n < 2 => increasing(),
+        None => {
+            // CuPy's test of the direction, on the ends of the bins.
+            let end = |i| bins.try_slice(&[SliceArg::Index(i)]);
+            let (first, last) = (end(0)?, end(-1)?);
+            let inc = first.try_less_equal(&last)?.try_logical_or(
+                &first.try_isnan()?.try_logical_not()?.try_logical_and(&last.try_isnan()?)?,
+            )?;
+            crate::try_where_(&inc, &increasing()?, &decreasing()?)
+        }
+    }
+}
+
+/// The order of a bins vector, as NumPy's `_monotonicity` finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Monotonic {
+    Increasing,
+    Decreasing,
+    Neither,
+}
+
+/// NumPy's `check_array_monotonic` on the values as float64: leading repeats skipped (all
+/// equal, or none, is increasing); then the first differing pair picks the direction (a pair
+/// with NaN, whose `<` is false, picks decreasing) and no later pair may go the other way.
+fn monotonicity(bins: &Data) -> Monotonic {
+    let v: Vec<f64> = match bins {
+        Data::Bool(v) => v.iter().map(|&x| x as u8 as f64).collect(),
+        Data::Int8(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::Int16(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::Int32(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::Int64(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::UInt8(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::UInt16(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::UInt32(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::UInt64(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::Float16(v) => v.iter().map(|x| x.to_f64()).collect(),
+        Data::BFloat16(v) => v.iter().map(|x| x.to_f64()).collect(),
+        Data::Float32(v) => v.iter().map(|&x| x as f64).collect(),
+        Data::Float64(v) => v.clone(),
+        // Refused before (complex bins are not binned); NumPy drops the imaginary part.
+        Data::Complex64(v) => v.iter().map(|x| x.re as f64).collect(),
+        Data::Complex128(v) => v.iter().map(|x| x.re).collect(),
+    };
+    let Some(&first) = v.first() else { return Monotonic::Increasing };
+    let Some(i) = v.iter().position(|&x| x != first) else { return Monotonic::Increasing };
+    let pairs = || v[i..].windows(2);
+    if first < v[i] {
+        if pairs().any(|w| w[0] > w[1]) {
+            return Monotonic::Neither;
+        }
+        Monotonic::Increasing
+    } else if pairs().any(|w| w[0] < w[1]) {
+        Monotonic::Neither
+    } else {
+        Monotonic::Decreasing
+    }
 }
 
 /// [`try_digitize`], panicking on error.

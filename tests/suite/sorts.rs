@@ -224,3 +224,49 @@ fn lines_with_ties_nan_and_signed_zeros_sort_stably() {
     want.chunks_mut(2000).for_each(|c| c.sort_by(|a, b| a.partial_cmp(b).unwrap()));
     assert_eq!(Array::from_vec(d, &[2, 2000]).sort(Some(-1)).to_vec::<f64>(), want);
 }
+
+/// `digitize` of decreasing, increasing, constant and empty bins, held (checked as NumPy) and
+/// lazy (CuPy's direction from the ends), against NumPy 2.4's values (`np.digitize(x, b)` and
+/// `right=True`, printed by NumPy); bins held on the host that are not monotonic are NumPy's
+/// ValueError, lazy ones are not read back (CuPy does not check).
+#[test]
+fn digitize_takes_either_direction_and_checks_held_bins() {
+    let x = Array::from_vec(vec![-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, f64::NAN], &[10]);
+    let cases: [(&[f64], [i64; 10], [i64; 10]); 4] = [
+        (
+            &[3.0, 2.0, 2.0, 1.0, 0.0],
+            [5, 4, 4, 3, 3, 1, 1, 0, 0, 0],
+            [5, 5, 4, 4, 3, 3, 1, 1, 0, 0],
+        ),
+        (
+            &[0.0, 1.0, 2.0, 2.0, 3.0],
+            [0, 1, 1, 2, 2, 4, 4, 5, 5, 5],
+            [0, 0, 1, 1, 2, 2, 4, 4, 5, 5],
+        ),
+        (&[2.0, 2.0, 2.0], [0, 0, 0, 0, 0, 3, 3, 3, 3, 3], [0, 0, 0, 0, 0, 0, 3, 3, 3, 3]),
+        (&[], [0; 10], [0; 10]),
+    ];
+    for (bins, left, right) in cases {
+        let held = Array::from_vec(bins.to_vec(), &[bins.len()]);
+        let lazy = &held + 0.0;
+        assert!(!lazy.is_materialized());
+        for (b, how) in [(&held, "held"), (&lazy, "lazy")] {
+            let got = kiln::digitize(&x, b, false).to_vec::<i64>();
+            assert_eq!(got, left, "bins {bins:?} ({how})");
+            let got = kiln::digitize(&x, b, true).to_vec::<i64>();
+            assert_eq!(got, right, "bins {bins:?} ({how}), right");
+        }
+    }
+    // Integer bins and values: np.digitize([0, 5, 10, 15], int32 [12, 8, 4]) is [3, 2, 1, 0].
+    let ints = Array::from_vec(vec![0i64, 5, 10, 15], &[4]);
+    let bins = Array::from_vec(vec![12i32, 8, 4], &[3]);
+    assert_eq!(kiln::digitize(&ints, &bins, false).to_vec::<i64>(), [3, 2, 1, 0]);
+    // Not monotonic: NumPy's error for held bins; lazy bins are CuPy's (not checked).
+    let bad = Array::from_vec(vec![1.0, 3.0, 2.0], &[3]);
+    let e = kiln::try_digitize(&x, &bad, false).unwrap_err().to_string();
+    assert_eq!(e, "digitize: bins must be monotonically increasing or decreasing");
+    assert!(kiln::try_digitize(&x, &(&bad + 0.0), false).is_ok());
+    // Its shape and dtype checks name it.
+    let e = kiln::try_digitize(&x, &bad.reshape(&[3, 1]), false).unwrap_err().to_string();
+    assert!(e.starts_with("digitize: bins must be 1-D"), "{e}");
+}
