@@ -98,7 +98,7 @@ impl DeviceArray {
     /// in `shape`; `buf` must hold exactly their bytes (memory another library owns comes in
     /// through [`DeviceBuffer::from_foreign`]). Errors: a length that is not the shape's.
     pub fn from_buffer(buf: DeviceBuffer, dtype: DType, shape: &[usize]) -> Result<DeviceArray> {
-        let bytes = numel(shape) * dtype.itemsize();
+        let bytes = device_bytes(dtype, shape);
         if buf.len() != bytes {
             return Err(Error::InvalidInput(format!(
                 "a device buffer of {} bytes for {dtype} {shape:?} ({bytes} bytes)",
@@ -118,9 +118,10 @@ impl DeviceArray {
         Ok(DeviceArray { buf, dtype: h.dtype(), shape: h.shape().to_vec() })
     }
 
-    /// Uninitialised device memory for `shape` elements of `dtype`.
+    /// Uninitialised device memory for `shape` elements of `dtype`. Errors: out of memory,
+    /// also where the shape's bytes overflow ([`device_bytes`]), before anything runs.
     pub fn empty(dtype: DType, shape: &[usize]) -> Result<DeviceArray> {
-        let buf = DeviceBuffer::alloc(numel(shape) * dtype.itemsize())?;
+        let buf = DeviceBuffer::alloc(device_bytes(dtype, shape))?;
         Ok(DeviceArray { buf, dtype, shape: shape.to_vec() })
     }
 
@@ -135,15 +136,37 @@ impl DeviceArray {
         Ok(DeviceArray { buf, dtype: self.dtype, shape: self.shape.clone() })
     }
 
-    /// Copies the array to the host (synchronising with its stream).
+    /// Copies the array to the host (synchronising with its stream). Errors: a host allocation
+    /// the allocator refuses ([`kiln_ir::IrError::OutOfHostMemory`]), a failed copy.
     pub fn download(&self) -> Result<HostArray> {
-        let mut data = Data::zeros(self.dtype, numel(&self.shape));
+        let n = numel(&self.shape);
+        let mut data = Data::try_zeros(self.dtype, n).ok_or_else(|| {
+            Error::Ir(kiln_ir::IrError::OutOfHostMemory {
+                op: "download".into(),
+                dtype: self.dtype,
+                shape: self.shape.as_slice().into(),
+                bytes: self.buf.len(),
+            })
+        })?;
         let bytes = host_bytes_mut(&mut data);
         if !bytes.is_empty() {
             self.buf.copy_to_host(bytes)?;
         }
         Ok(HostArray::new(&self.shape, data)?)
     }
+}
+
+/// The bytes of `shape` elements of `dtype` in device memory, `usize::MAX` where the count
+/// overflows or passes `isize::MAX`: the pool refuses that with its out-of-memory error
+/// ([`RuntimeError::OutOfMemory`]) before any kernel is launched. An array that cannot exist
+/// (`arange(2**62)`: 2^65 bytes of int64) wrapped here to 0 bytes, got the pool's empty block
+/// (a null pointer) and its kernel wrote through it: CUDA_ERROR_ILLEGAL_ADDRESS, a sticky error
+/// that lost every array on the device.
+pub(crate) fn device_bytes(dtype: DType, shape: &[usize]) -> usize {
+    if shape.contains(&0) {
+        return 0;
+    }
+    kiln_ir::shape::checked_nbytes(shape, dtype.itemsize()).unwrap_or(usize::MAX)
 }
 
 /// The elements' bytes.
@@ -224,6 +247,8 @@ mod linalg;
 mod prepare;
 pub mod random;
 mod streams;
+#[cfg(test)]
+mod tests;
 mod vendor;
 
 use launch::launch;
