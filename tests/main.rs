@@ -154,6 +154,9 @@ mod codegen;
 #[path = "suite/user_kernels.rs"]
 mod user_kernels;
 
+#[path = "suite/user_kernels_cupy.rs"]
+mod user_kernels_cupy;
+
 #[path = "suite/raw_kernels.rs"]
 mod raw_kernels;
 

@@ -108,6 +108,11 @@ pub enum Error {
         param_bytes: usize,
     },
 
+    /// A closure given to `fuse` read the value of a traced argument (`item`, `to_vec`,
+    /// `eval` of an array computed from one): branching on a traced value, CuPy's `TypeError`.
+    #[error("fuse {kernel}: {message}")]
+    FuseTraced { kernel: String, message: String },
+
     /// A construct of C/CUDA outside the subset kiln traces into its graph (see
     /// `ElementwiseKernel`'s docs), named.
     #[error("{kernel}: {part} {line}:{column}: not supported: {construct}")]

@@ -58,7 +58,8 @@ pub use error::{Error, Result};
 pub use indexing::{bincount, try_bincount, Index, TakeMode};
 pub use io::load_npy;
 pub use kernels::{
-    fuse, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule, ReductionKernel,
+    fuse, CallOptions, Dim3, ElementwiseKernel, FuseOutput, Fused, RawArg, RawKernel, RawModule,
+    ReductionKernel,
 };
 pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReason};
 /// The CUDA executor (crate `kiln-exec`): device arrays, the device, the streams regions ran on.

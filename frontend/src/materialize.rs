@@ -151,6 +151,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     if pending.is_empty() {
         return Ok(());
     }
+    crate::kernels::check_not_traced(&pending)?;
     let mut t = std::time::Instant::now();
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
     // Dumps are written from the lowered graph: with KILN_DUMP every call lowers.

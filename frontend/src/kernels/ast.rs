@@ -155,6 +155,10 @@ pub(crate) struct Declarator {
     pub name: String,
     pub span: Span,
     pub init: Option<Expr>,
+    /// A local array: `name[len]` (`Some(None)` for `name[]`, its length from the list).
+    pub array: Option<Option<Expr>>,
+    /// A brace-enclosed initialiser list: `= {a, b, c}`.
+    pub list: Option<Vec<Expr>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

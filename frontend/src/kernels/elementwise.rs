@@ -1,6 +1,9 @@
 //! `ElementwiseKernel`: CuPy's user-defined elementwise kernels, traced into the graph.
 
-use kiln_ir::{Attrs, DType, OpKind, Shape};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use kiln_ir::{Attrs, DType, Literal, OpKind, Shape};
 
 use super::ast::{Function, Span, Stmt};
 use super::bind::{arg_dtype, decide_types, loop_shape, scalar};
@@ -33,14 +36,20 @@ use crate::error::{Error, Result};
 ///
 /// # Parameters
 /// CuPy's lists (see [`crate::kernels`]): `'float32 x, float32 y'`, `'T x, T y'` (one-letter
-/// placeholders), `'raw T y'` (the whole array, indexed by the code; not broadcast). Placeholders
+/// placeholders), `'raw T y'` (the whole array, indexed by the code; not broadcast; a raw
+/// output is written by position, `y[k] = v`, a scatter: see [`crate::kernels`]). Placeholders
 /// are bound by the output arguments first, then by the array inputs; a fixed type must match its
 /// array argument's dtype exactly; scalars take their parameter's type (NumPy's conversion).
 ///
 /// # Calls
 /// Non-raw array arguments (inputs and outputs) broadcast to the loop's shape; `i` is an element's
 /// C-order position in it and `_ind.size()` its size. `size=` ([`ElementwiseKernel::try_call_sized`])
-/// gives the loop a shape `(size,)` when every array argument is raw. Output arguments
+/// gives the loop a shape `(size,)` when every array argument is raw;
+/// [`ElementwiseKernel::try_call_with`] takes output arguments, `size=` and `block_size=`
+/// together ([`CallOptions`]). [`ElementwiseKernel::variants`] counts the signatures called
+/// (CuPy's per-signature kernel cache). An empty operation is a no-op: given outputs keep their
+/// values (without them its outputs are unassigned, an error where CuPy returns uninitialised
+/// memory). Output arguments
 /// ([`ElementwiseKernel::try_call_out`]): kiln's arrays are values, so "writing into `z`" replaces
 /// `z` by a new array holding the result (clones of the old `z` keep the old value); the code
 /// reads `z`'s old elements where it reads `z` before assigning it. Without output arguments a
@@ -63,6 +72,76 @@ pub struct ElementwiseKernel {
     /// Where the operation ends (errors about outputs left unassigned point there).
     end: Span,
     placeholders: Vec<String>,
+    /// The signatures it was called with (CuPy's per-signature kernel cache).
+    variants: Variants,
+}
+
+/// The distinct signatures a kernel was called with: CuPy compiles (and caches) one kernel per
+/// signature (its `_cached_codes`), kiln traces one graph per signature, whose code the plan
+/// cache keeps. Shared by clones, as CuPy's cache is the kernel object's.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Variants(Arc<Mutex<HashSet<String>>>);
+
+impl Variants {
+    /// Notes a call's signature.
+    pub(crate) fn note(&self, signature: String) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(signature);
+    }
+
+    /// How many distinct signatures were noted.
+    pub(crate) fn count(&self) -> usize {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// A call's signature: each argument's dtype (a scalar's after conversion, marked) and the
+/// loop's rank, as CuPy's kernel cache keys its kernels.
+pub(crate) fn signature(args: &[Operand], outs: &[DType], ins: &[DType], ndim: usize) -> String {
+    let mut s = String::new();
+    for (a, d) in args.iter().zip(ins) {
+        let scalar = if matches!(a, Operand::Scalar(_)) { " scalar" } else { "" };
+        s.push_str(&format!("{d}{scalar},"));
+    }
+    for d in outs {
+        s.push_str(&format!("->{d},"));
+    }
+    s.push_str(&format!(" ndim {ndim}"));
+    s
+}
+
+/// Options of a call, CuPy's keyword arguments: `size=` (a loop of that many elements, when
+/// every array argument is raw) and `block_size=` (CuPy's threads per block; kiln fuses the
+/// kernel into its own launches, so it is checked and has no other effect).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallOptions {
+    /// `size=`.
+    pub size: Option<usize>,
+    /// `block_size=`: 1 to 1024 when given.
+    pub block_size: Option<u32>,
+}
+
+impl CallOptions {
+    /// `size=n`.
+    pub fn size(self, n: usize) -> CallOptions {
+        CallOptions { size: Some(n), ..self }
+    }
+
+    /// `block_size=n`.
+    pub fn block_size(self, n: u32) -> CallOptions {
+        CallOptions { block_size: Some(n), ..self }
+    }
+
+    /// CuPy's check of `block_size` (`ValueError` when not positive; CUDA's limit of 1024
+    /// threads a block): an [`Error::Value`] naming the kernel.
+    pub(crate) fn check(&self, kernel: &str) -> Result<()> {
+        match self.block_size {
+            Some(b) if b == 0 || b > 1024 => Err(Error::Value {
+                op: kernel.to_string(),
+                message: format!("block_size must be 1 to 1024 threads, got {b}"),
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The placeholders of parameter lists, in order of first use.
@@ -78,14 +157,22 @@ pub(crate) fn placeholders(lists: &[&[Param]]) -> Vec<String> {
     out
 }
 
-/// Parses an output parameter list: like the inputs', but raw outputs are refused (their
-/// elements would be written by position: a scatter).
-pub(crate) fn parse_outputs(kernel: &str, src: &str, ins: &[Param]) -> Result<Vec<Param>> {
+/// Parses an output parameter list: like the inputs'. Raw outputs (written by position, a
+/// scatter) are refused unless `allow_raw` (a reduction's outputs are its results).
+pub(crate) fn parse_outputs(
+    kernel: &str,
+    src: &str,
+    ins: &[Param],
+    allow_raw: bool,
+) -> Result<Vec<Param>> {
     let outs = parse_params(src, ins).map_err(|d| d.into_error(kernel, "out_params"))?;
-    if let Some(p) = outs.iter().find(|p| p.raw) {
+    if let Some(p) = outs.iter().find(|p| p.raw && !allow_raw) {
         let d = Diag::unsupported(
             p.span,
-            format!("the raw output parameter `{}` (kiln's kernels compute each element of their outputs; writes by position are a scatter)", p.name),
+            format!(
+                "the raw output parameter `{}` of a reduction (its outputs are the reduced values)",
+                p.name
+            ),
         );
         return Err(d.into_error(kernel, "out_params"));
     }
@@ -146,7 +233,7 @@ impl ElementwiseKernel {
     ) -> Result<ElementwiseKernel> {
         check_kernel_name("ElementwiseKernel", name)?;
         let ins = parse_params(in_params, &[]).map_err(|d| d.into_error(name, "in_params"))?;
-        let outs = parse_outputs(name, out_params, &ins)?;
+        let outs = parse_outputs(name, out_params, &ins, true)?;
         let placeholders = placeholders(&[&ins, &outs]);
         let body =
             parse_body(operation, &placeholders).map_err(|d| d.into_error(name, "operation"))?;
@@ -158,6 +245,7 @@ impl ElementwiseKernel {
             functions: Vec::new(),
             end: end_of(operation),
             placeholders,
+            variants: Variants::default(),
         })
     }
 
@@ -185,6 +273,13 @@ impl ElementwiseKernel {
         self.outs.len()
     }
 
+    /// How many variants of the kernel its calls have made: one per signature (the arguments'
+    /// dtypes, which are scalars, and the loop's rank), as CuPy compiles and caches one kernel
+    /// per signature (`len(kernel._cached_codes)`). Shared by clones.
+    pub fn variants(&self) -> usize {
+        self.variants.count()
+    }
+
     /// `kernel(*args)` for a kernel of one output: the result array. Errors as the type's docs
     /// say; a kernel of several outputs is an [`Error::Value`] (use
     /// [`ElementwiseKernel::try_call_all`]).
@@ -198,7 +293,7 @@ impl ElementwiseKernel {
                 ),
             });
         }
-        Ok(self.run(args, &[], None)?.remove(0))
+        Ok(self.run(args, &[], CallOptions::default())?.remove(0))
     }
 
     /// [`ElementwiseKernel::try_call`], panicking on error.
@@ -209,7 +304,7 @@ impl ElementwiseKernel {
 
     /// `kernel(*args)`: one array per output parameter.
     pub fn try_call_all(&self, args: &[Operand]) -> Result<Vec<Array>> {
-        self.run(args, &[], None)
+        self.run(args, &[], CallOptions::default())
     }
 
     /// [`ElementwiseKernel::try_call_all`], panicking on error.
@@ -218,9 +313,11 @@ impl ElementwiseKernel {
         crate::unwrap(self.try_call_all(args))
     }
 
-    /// `kernel(*args, size=size)`: a loop of `size` elements; every array argument must be raw.
+    /// `kernel(*args, size=size)`: a loop of `size` elements; every array argument must be raw
+    /// (else an [`Error::KernelRaw`], CuPy's `ValueError`). Raw outputs are made of `size`
+    /// elements, zeros.
     pub fn try_call_sized(&self, args: &[Operand], size: usize) -> Result<Vec<Array>> {
-        self.run(args, &[], Some(size))
+        self.run(args, &[], CallOptions::default().size(size))
     }
 
     /// [`ElementwiseKernel::try_call_sized`], panicking on error.
@@ -232,12 +329,26 @@ impl ElementwiseKernel {
     /// `kernel(*args, *outs)`: each `outs[k]` is replaced by the result for output parameter `k`
     /// (see the type's docs). On error every array is left as it was.
     pub fn try_call_out(&self, args: &[Operand], outs: &mut [&mut Array]) -> Result<()> {
+        self.try_call_with(args, outs, CallOptions::default()).map(drop)
+    }
+
+    /// `kernel(*args, *outs, size=.., block_size=..)`, every form in one: `outs` empty or one
+    /// array per output parameter (each replaced by its result, as
+    /// [`ElementwiseKernel::try_call_out`]); returns the results. With `size`, every array
+    /// argument, outputs included, must be raw (CuPy's rule and error). On error every array
+    /// is left as it was.
+    pub fn try_call_with(
+        &self,
+        args: &[Operand],
+        outs: &mut [&mut Array],
+        options: CallOptions,
+    ) -> Result<Vec<Array>> {
         let given: Vec<Array> = outs.iter().map(|o| (**o).clone()).collect();
-        let results = self.run(args, &given, None)?;
-        for (o, r) in outs.iter_mut().zip(results) {
-            **o = r;
+        let results = self.run(args, &given, options)?;
+        for (o, r) in outs.iter_mut().zip(&results) {
+            **o = r.clone();
         }
-        Ok(())
+        Ok(results)
     }
 
     /// [`ElementwiseKernel::try_call_out`], panicking on error.
@@ -246,8 +357,15 @@ impl ElementwiseKernel {
         crate::unwrap(self.try_call_out(args, outs))
     }
 
-    fn run(&self, args: &[Operand], out_args: &[Array], size: Option<usize>) -> Result<Vec<Array>> {
+    fn run(
+        &self,
+        args: &[Operand],
+        out_args: &[Array],
+        options: CallOptions,
+    ) -> Result<Vec<Array>> {
         let name = &self.name;
+        options.check(name)?;
+        let size = options.size;
         if args.len() != self.ins.len()
             || !(out_args.is_empty() || out_args.len() == self.outs.len())
         {
@@ -275,7 +393,7 @@ impl ElementwiseKernel {
         let all: Vec<&Operand> = args.iter().chain(&out_ops).collect();
         let shape = loop_shape(name, &params, &all, size)?;
         for (p, o) in self.outs.iter().zip(out_args) {
-            if o.shape() != shape.as_slice() {
+            if !p.raw && o.shape() != shape.as_slice() {
                 return Err(Error::Value {
                     op: name.clone(),
                     message: format!(
@@ -287,9 +405,15 @@ impl ElementwiseKernel {
                 });
             }
         }
+        self.variants.note(signature(args, &types.outs, &types.ins, shape.len()));
         let mut tr = Tracer::new(types.bound.clone(), &self.functions);
+        tr.loop_shape = Some(shape.clone());
         bind_inputs(&mut tr, name, &self.ins, &types.ins, args, &shape)?;
         for ((p, &d), k) in self.outs.iter().zip(&types.outs).zip(0..) {
+            if p.raw {
+                tr.raw_outs.insert(p.name.clone(), raw_output(name, p, d, out_args.get(k), size)?);
+                continue;
+            }
             let value = out_args.get(k).map(|a| Val::Array(a.clone()));
             tr.define(&p.name, Var { ty: d, value, kind: VarKind::Output });
         }
@@ -305,6 +429,31 @@ impl ElementwiseKernel {
         tr.run(&self.body).map_err(|d| d.into_error(name, "operation"))?;
         collect_outputs(&tr, name, "operation", &self.outs, &shape, self.end)
     }
+}
+
+/// The starting value of the raw output `p` (of dtype `d`): its output argument, or without
+/// one `size` zeros (CuPy allocates them uninitialised); without either, CuPy's error.
+fn raw_output(
+    kernel: &str,
+    p: &Param,
+    d: DType,
+    given: Option<&Array>,
+    size: Option<usize>,
+) -> Result<Array> {
+    if let Some(a) = given {
+        return Ok(a.clone());
+    }
+    let Some(n) = size else {
+        return Err(Error::KernelRaw {
+            kernel: kernel.to_string(),
+            param: Some(p.name.clone()),
+            message: format!(
+                "output array size is undecided: the raw output `{}` needs an output argument or size=",
+                p.name
+            ),
+        });
+    };
+    Array::literal(d, Literal::from_i128(d, 0)).broadcast_to_shape(&[n])
 }
 
 /// Defines the input parameters: raw ones as whole arrays, arrays broadcast to `shape`, scalars
@@ -351,6 +500,9 @@ pub(crate) fn collect_outputs(
 ) -> Result<Vec<Array>> {
     outs.iter()
         .map(|p| {
+            if let Some(z) = tr.raw_outs.get(&p.name) {
+                return Ok(label(z, kernel));
+            }
             let var = tr.var(&p.name).expect("outputs are defined");
             let v = var.value.as_ref().ok_or_else(|| {
                 Diag::code(end, format!("output `{}` is not assigned on every path (give an output argument to keep its old value)", p.name))

@@ -11,7 +11,50 @@ use super::elementwise::label;
 use super::template::{Substitution, Template};
 use crate::array::Array;
 use crate::elementwise::Operand;
-use crate::error::Result;
+use crate::error::{Error, Result};
+
+thread_local! {
+    /// The names of the fused closures being traced on stand-ins on this thread (innermost
+    /// last).
+    static TRACING: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Errs if `arrays` need the value of a stand-in of a fused closure being traced: the closure
+/// branches on (or otherwise reads) a traced value. Free when nothing is being traced.
+pub(crate) fn check_not_traced(arrays: &[&Array]) -> Result<()> {
+    let Some(kernel) = TRACING.with(|t| t.borrow().last().cloned()) else { return Ok(()) };
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<Array> = arrays.iter().map(|&a| a.clone()).collect();
+    while let Some(a) = stack.pop() {
+        if a.is_materialized() || !seen.insert(Arc::as_ptr(&a.e)) {
+            continue;
+        }
+        if a.e.op == OpKind::Input {
+            return Err(Error::FuseTraced {
+                kernel,
+                message: "the closure reads the value of a traced argument (`item`, `to_vec`, `eval`...): branching on a traced value is not supported (write the branch with `where_`)".into(),
+            });
+        }
+        stack.extend(a.e.inputs.iter().cloned());
+    }
+    Ok(())
+}
+
+/// Marks a trace on stand-ins while alive.
+struct Tracing;
+
+impl Tracing {
+    fn start(name: &str) -> Tracing {
+        TRACING.with(|t| t.borrow_mut().push(name.to_string()));
+        Tracing
+    }
+}
+
+impl Drop for Tracing {
+    fn drop(&mut self) {
+        TRACING.with(|t| t.borrow_mut().pop());
+    }
+}
 
 /// Sentinel extents of the first and second traces: primes above every small size a closure
 /// writes, distinct between the two sets.
@@ -219,9 +262,14 @@ pub struct Fused<F> {
 /// sentinel scalars; a second trace with other sentinels checks that the template is
 /// shape-generic. A closure whose graph depends on sizes in other ways (slicing `n - 1`
 /// elements, Rust code looking at a scalar's value) is traced again at every call instead.
-/// Control flow in Rust on shapes is frozen at the trace, as in CuPy.
+/// Control flow in Rust on shapes is frozen at the trace, as in CuPy; control flow on values
+/// is an error: a closure that reads a traced argument's value (`item`, `to_vec`, `eval` of
+/// an array computed from one, as an `if` on an array needs) fails with
+/// [`Error::FuseTraced`], as CuPy raises `TypeError` (write the branch with
+/// [`crate::where_`]). (A signature with more distinct extents or scalars than the sentinels
+/// cover skips the stand-ins and runs the closure on the real arguments at every call.)
 ///
-/// Errors: those of the closure, raised on the real arguments.
+/// Errors: those of the closure, raised on the real arguments; [`Error::FuseTraced`].
 pub fn fuse<F, R>(kernel_name: &str, f: F) -> Fused<F>
 where
     F: Fn(&[Operand]) -> R,
@@ -256,7 +304,8 @@ where
     }
 
     /// The template of a signature, traced twice and checked; `PerCall` if it is not generic.
-    fn entry(&self, key: &[ArgKey], args: &[Operand], classes: usize) -> Entry {
+    /// Errors: the closure reads a traced value ([`Error::FuseTraced`]).
+    fn entry(&self, key: &[ArgKey], args: &[Operand], classes: usize) -> Result<Entry> {
         let n_int = key.iter().filter(|k| matches!(k, ArgKey::Int)).count();
         let n_float = key.iter().filter(|k| matches!(k, ArgKey::Float)).count();
         let product: Option<usize> =
@@ -266,25 +315,30 @@ where
             || n_float > FLOATS_A.len()
             || product.is_none_or(|p| p > 1 << 40)
         {
-            return Entry::PerCall;
+            return Ok(Entry::PerCall);
         }
         let (sa, sb) = (sentinels(key, &INTS_A, &FLOATS_A), sentinels(key, &INTS_B, &FLOATS_B));
-        let run = |primes: &[usize], scalars: &[WeakScalar]| -> Option<Template> {
+        let run = |primes: &[usize], scalars: &[WeakScalar]| -> Result<Option<Template>> {
             let (ops, arrays) = stand_ins(key, args, primes, scalars);
-            let outs = self.trace(&ops).ok()?;
-            Some(Template::extract(&arrays, &outs))
+            let _tracing = Tracing::start(&self.name);
+            match self.trace(&ops) {
+                Ok(outs) => Ok(Some(Template::extract(&arrays, &outs))),
+                Err(e @ Error::FuseTraced { .. }) => Err(e),
+                // Another error (a sentinel the closure cannot take): traced at every call.
+                Err(_) => Ok(None),
+            }
         };
-        let (Some(a), Some(b)) = (run(&PRIMES_A, &sa), run(&PRIMES_B, &sb)) else {
-            return Entry::PerCall;
+        let (Some(a), Some(b)) = (run(&PRIMES_A, &sa)?, run(&PRIMES_B, &sb)?) else {
+            return Ok(Entry::PerCall);
         };
         let sub = Substitution {
             sizes: PRIMES_A.iter().copied().zip(PRIMES_B.iter().copied()).take(classes).collect(),
             scalars: sa.into_iter().zip(sb).collect(),
         };
-        match a.substitute(&sub) {
+        Ok(match a.substitute(&sub) {
             Some(t) if t.same(&b) => Entry::Generic(Arc::new(a)),
             _ => Entry::PerCall,
-        }
+        })
     }
 
     /// Calls the fused closure: its results, labelled with the kernel's name.
@@ -294,7 +348,7 @@ where
         let entry = match cached {
             Some(e) => e,
             None => {
-                let e = self.entry(&key, args, classes.len());
+                let e = self.entry(&key, args, classes.len())?;
                 self.cache.lock().expect("the fuse cache lock").insert(key.clone(), e.clone());
                 e
             }

@@ -25,14 +25,24 @@
 //!   of floats skip a NaN as `fminf`/`fmaxf` do.
 //! - `i` (the element's C-order position in the loop) and `_ind.size()`; raw arguments indexed
 //!   by a flat position in C order (`y[_ind.size() - i - 1]`, a `take` node; out-of-range
-//!   positions wrap, as `cupy.take` does, where CUDA would read out of bounds) and their
-//!   `y.size()`.
+//!   positions wrap, as `cupy.take` does, where CUDA would read out of bounds) or by a local
+//!   array of one index per dimension (`ptrdiff_t at[] = {r, c}; y[at]`), their `y.size()`,
+//!   `y.shape()[k]` and `y.strides()[k]` (bytes, C order: kiln hands raw arguments over
+//!   contiguous).
+//! - Raw output parameters (`'raw T z'`) written by position, `z[k] = v` (`+=`, `++` ...): one
+//!   IR `scatter` for the whole loop; positions wrap; where two elements write one position the
+//!   later in the loop's C order wins (CUDA's threads race); under an `if` on arrays a write
+//!   applies where its conditions hold. A raw output starts as its output argument, or with
+//!   `size=` as `size` zeros (CuPy's are uninitialised); without either it is CuPy's "output
+//!   array size is undecided" error. (A `ReductionKernel`'s outputs cannot be raw.)
+//! - Local arrays of a known length, `int w[4] = {1, 2};` (zeros after the list, as C++), read
+//!   and written at known positions or at positions that are arrays (a select per element).
 //! - A preamble of `__device__` functions (templates too), inlined where called.
 //!
 //! Outside it, with an error naming the construct: `while`/`do` loops, `break`, `continue`,
-//! `switch`, pointers and references, local arrays, writes to raw arguments (a scatter),
-//! `return` in a kernel body, `sizeof`, preprocessor directives, strings, and functions not in
-//! the list above.
+//! `switch`, pointers and references, arrays of arrays, writes to raw inputs, `return` in a
+//! kernel body, `sizeof`, preprocessor directives, strings, and functions not in the list
+//! above.
 
 mod ast;
 mod bind;
@@ -47,13 +57,15 @@ mod inline;
 mod lexer;
 mod params;
 mod parser;
+mod positions;
 pub mod raw;
 mod reduction;
 mod template;
 mod trace;
 mod values;
 
-pub use elementwise::ElementwiseKernel;
+pub use elementwise::{CallOptions, ElementwiseKernel};
+pub(crate) use fuse::check_not_traced;
 pub use fuse::{fuse, FuseOutput, Fused};
 pub use raw::{Dim3, RawArg, RawKernel, RawModule};
 pub use reduction::ReductionKernel;

@@ -416,17 +416,57 @@ impl<'p> Parser<'p> {
                 return Err(Diag::unsupported(self.span(), "pointers and references"));
             }
             let (name, nspan) = self.name()?;
-            if self.is("[") {
-                return Err(Diag::unsupported(self.span(), "local arrays"));
-            }
+            let array = if self.eat("[") {
+                let len = if self.is("]") { None } else { Some(self.expr()?) };
+                self.expect("]")?;
+                if self.is("[") {
+                    return Err(Diag::unsupported(self.span(), "local arrays of arrays"));
+                }
+                Some(len)
+            } else {
+                None
+            };
             if self.is("(") {
                 return Err(Diag::unsupported(
                     self.span(),
                     "a function declaration or constructor call syntax",
                 ));
             }
-            let init = if self.eat("=") { Some(self.assign()?) } else { None };
-            vars.push(Declarator { name, span: nspan, init });
+            let (mut init, mut list) = (None, None);
+            if self.eat("=") {
+                if self.eat("{") {
+                    let mut items = Vec::new();
+                    while !self.eat("}") {
+                        items.push(self.assign()?);
+                        if !self.eat(",") {
+                            self.expect("}")?;
+                            break;
+                        }
+                    }
+                    list = Some(items);
+                } else {
+                    init = Some(self.assign()?);
+                }
+            }
+            if array.is_some() && init.is_some() {
+                return Err(Diag::code(
+                    nspan,
+                    format!("the array `{name}` is initialised by a list (`= {{..}}`)"),
+                ));
+            }
+            if array.is_none() && list.is_some() {
+                return Err(Diag::unsupported(
+                    nspan,
+                    "a brace initialiser of a variable that is not an array",
+                ));
+            }
+            if array == Some(None) && list.is_none() {
+                return Err(Diag::code(
+                    nspan,
+                    format!("the array `{name}[]` needs a list to give its length"),
+                ));
+            }
+            vars.push(Declarator { name, span: nspan, init, array, list });
             if !self.eat(",") {
                 break;
             }

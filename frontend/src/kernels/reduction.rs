@@ -127,9 +127,17 @@ pub struct ReductionKernel {
     reduce_type: TypeName,
     functions: Vec<Function>,
     placeholders: Vec<String>,
+    variants: super::elementwise::Variants,
 }
 
 impl ReductionKernel {
+    /// How many variants of the kernel its calls have made: one per signature (the
+    /// arguments' dtypes, which are scalars, and the input's rank), as CuPy compiles and caches
+    /// one kernel per signature. Shared by clones.
+    pub fn variants(&self) -> usize {
+        self.variants.count()
+    }
+
     /// `cupy.ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
     /// identity, name)`. Errors: a `name` that is not a C identifier ([`Error::Value`], as
     /// CuPy's `ValueError`), code that does not parse, a reduce expression kiln has no
@@ -145,7 +153,7 @@ impl ReductionKernel {
     ) -> Result<ReductionKernel> {
         super::elementwise::check_kernel_name("ReductionKernel", name)?;
         let ins = parse_params(in_params, &[]).map_err(|d| d.into_error(name, "in_params"))?;
-        let outs = parse_outputs(name, out_params, &ins)?;
+        let outs = parse_outputs(name, out_params, &ins, false)?;
         let placeholders = placeholders(&[&ins, &outs]);
         let map =
             parse_expr(map_expr, &placeholders).map_err(|d| d.into_error(name, "map_expr"))?;
@@ -181,6 +189,7 @@ impl ReductionKernel {
             reduce_type,
             functions: Vec::new(),
             placeholders,
+            variants: Default::default(),
         })
     }
 
@@ -269,6 +278,7 @@ impl ReductionKernel {
         let all: Vec<&Operand> = args.iter().collect();
         let shape = loop_shape(name, &params, &all, None)?;
         let rank = shape.len();
+        self.variants.note(super::elementwise::signature(args, &types.outs, &types.ins, rank));
         let axes: SmallVec<[usize; 4]> = match &axis.axes {
             None => (0..rank).collect(),
             Some(a) => normalize_axes(name, a, rank)?,

@@ -13,7 +13,6 @@ use kiln_ir::{DType, Literal};
 
 use super::ast::*;
 use super::builtins;
-use super::ctypes::c_name;
 use super::diag::{DResult, Diag};
 use super::values::{binary, cast, ir_err, select, truth, unary, Val};
 use crate::array::Array;
@@ -33,6 +32,8 @@ pub(crate) enum VarKind {
     Local { is_const: bool },
     /// `i`, `_j` ...: read-only.
     Special,
+    /// A local array (`ptrdiff_t idx[] = {..}`) of `len` elements, each the variable `name[k]`.
+    LocalArray { len: usize, is_const: bool },
 }
 
 /// A variable: its C type and current value (`None` before it is assigned, or after an `if`
@@ -52,9 +53,16 @@ pub(crate) struct Tracer<'f> {
     pub(super) functions: &'f [Function],
     pub(super) scopes: Vec<Scope>,
     /// Raw arguments: whole arrays, read by indexing.
-    raws: HashMap<String, Array>,
+    pub(super) raws: HashMap<String, Array>,
+    /// Raw output parameters: their current value, written by position (`z[k] = v`, a scatter).
+    pub(super) raw_outs: HashMap<String, Array>,
+    /// The loop's shape, where the code may write raw outputs.
+    pub(super) loop_shape: Option<kiln_ir::Shape>,
+    /// The conditions of the `if`s on arrays being traced (the else side's negated): a write to
+    /// a raw output applies only where all hold.
+    pub(super) conds: Vec<Val>,
     /// `name.size()`: `_ind` and friends.
-    sizes: HashMap<String, i64>,
+    pub(super) sizes: HashMap<String, i64>,
     pub(super) unrolled: usize,
     pub(super) depth: usize,
 }
@@ -66,6 +74,9 @@ impl<'f> Tracer<'f> {
             functions,
             scopes: vec![Scope::new()],
             raws: HashMap::new(),
+            raw_outs: HashMap::new(),
+            loop_shape: None,
+            conds: Vec::new(),
             sizes: HashMap::new(),
             unrolled: 0,
             depth: 0,
@@ -92,7 +103,7 @@ impl<'f> Tracer<'f> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
 
-    fn var_mut(&mut self, name: &str) -> Option<&mut Var> {
+    pub(super) fn var_mut(&mut self, name: &str) -> Option<&mut Var> {
         self.scopes.iter_mut().rev().find_map(|s| s.get_mut(name))
     }
 
@@ -124,6 +135,10 @@ impl<'f> Tracer<'f> {
             StmtKind::Expr(e) => self.eval(e).map(drop),
             StmtKind::Decl { ty, is_const, vars } => {
                 for d in vars {
+                    if d.array.is_some() {
+                        self.declare_array(ty, *is_const, d, s.span)?;
+                        continue;
+                    }
                     let declared = self.resolve(ty, s.span)?;
                     let value = match &d.init {
                         Some(e) => Some(self.eval(e)?),
@@ -170,10 +185,16 @@ impl<'f> Tracer<'f> {
                     };
                 }
                 let before = self.scopes.clone();
-                self.exec_scoped(then)?;
+                self.conds.push(c.clone());
+                let r = self.exec_scoped(then);
+                self.conds.pop();
+                r?;
                 let after_then = std::mem::replace(&mut self.scopes, before);
                 if let Some(e) = els {
-                    self.exec_scoped(e)?;
+                    self.conds.push(unary(UnOp::Not, &c, cond.span)?);
+                    let r = self.exec_scoped(e);
+                    self.conds.pop();
+                    r?;
                 }
                 self.merge(&c, after_then, s.span)
             }
@@ -274,6 +295,10 @@ impl<'f> Tracer<'f> {
                 binary(*op, &x, &y, span)
             }
             ExprKind::Assign { op, target, value } => {
+                if let ExprKind::Index(base, idx) = &target.kind {
+                    let v = self.eval(value)?;
+                    return self.write_element(base, idx, *op, v, span);
+                }
                 let name = self.target(target)?;
                 let mut v = self.eval(value)?;
                 if let Some(op) = op {
@@ -283,10 +308,16 @@ impl<'f> Tracer<'f> {
                 self.write(&name, v, target.span)
             }
             ExprKind::Step { target, inc, prefix } => {
+                let one = Val::Const(Literal::Int(1), DType::Int32);
+                let op = if *inc { BinOp::Add } else { BinOp::Sub };
+                if let ExprKind::Index(base, idx) = &target.kind {
+                    let old = self.index(base, idx, target.span)?;
+                    let new = self.write_element(base, idx, Some(op), one, span)?;
+                    return Ok(if *prefix { new } else { old });
+                }
                 let name = self.target(target)?;
                 let old = self.read(&name, target.span)?;
-                let one = Val::Const(Literal::Int(1), DType::Int32);
-                let new = binary(if *inc { BinOp::Add } else { BinOp::Sub }, &old, &one, span)?;
+                let new = binary(op, &old, &one, span)?;
                 let new = self.write(&name, new, target.span)?;
                 Ok(if *prefix { new } else { old })
             }
@@ -319,23 +350,7 @@ impl<'f> Tracer<'f> {
                         format!("the method `{name}` of an expression"),
                     ));
                 };
-                if name != "size" || !args.is_empty() {
-                    return Err(Diag::unsupported(
-                        span,
-                        format!("`{b}.{name}(..)` (only `.size()`)"),
-                    ));
-                }
-                let n = match (self.sizes.get(b), self.raws.get(b)) {
-                    (Some(&n), _) => n,
-                    (None, Some(a)) => a.size() as i64,
-                    (None, None) => {
-                        return Err(Diag::code(
-                            span,
-                            format!("`{b}` has no `size()`: it is not a raw argument"),
-                        ))
-                    }
-                };
-                Ok(Val::Const(Literal::Int(n), DType::Int64))
+                self.method(b, name, args, span)
             }
             ExprKind::Comma(a, b) => {
                 self.eval(a)?;
@@ -348,10 +363,6 @@ impl<'f> Tracer<'f> {
     fn target(&self, t: &Expr) -> DResult<String> {
         match &t.kind {
             ExprKind::Name(n) => Ok(n.clone()),
-            ExprKind::Index(..) => Err(Diag::unsupported(
-                t.span,
-                "assigning to an element of a raw argument (a scatter: kiln's kernels compute each element of their outputs)",
-            )),
             _ => Err(Diag::code(t.span, "the left side of an assignment must be a variable")),
         }
     }
@@ -361,6 +372,12 @@ impl<'f> Tracer<'f> {
             return v.value.clone().ok_or_else(|| {
                 let hint = match v.kind {
                     VarKind::Output => " (give an output argument to read its old value)",
+                    VarKind::LocalArray { .. } => {
+                        return Diag::code(
+                            span,
+                            format!("`{name}` is a local array: read its elements (`{name}[k]`)"),
+                        )
+                    }
                     _ => "",
                 };
                 Diag::code(
@@ -369,7 +386,7 @@ impl<'f> Tracer<'f> {
                 )
             });
         }
-        if self.raws.contains_key(name) {
+        if self.raws.contains_key(name) || self.raw_outs.contains_key(name) {
             return Err(Diag::code(
                 span,
                 format!("`{name}` is a raw argument: read its elements (`{name}[k]`)"),
@@ -387,8 +404,11 @@ impl<'f> Tracer<'f> {
     /// Assigns `v` (converted to the variable's type) to `name`; returns the stored value.
     fn write(&mut self, name: &str, v: Val, span: Span) -> DResult<Val> {
         let Some(var) = self.var_mut(name) else {
-            return Err(match self.raws.contains_key(name) {
-                true => Diag::unsupported(span, "assigning to a raw argument"),
+            return Err(match self.raws.contains_key(name) || self.raw_outs.contains_key(name) {
+                true => Diag::code(
+                    span,
+                    format!("`{name}` is a raw argument: assign its elements (`{name}[k] = ..`)"),
+                ),
                 false => Diag::code(span, format!("unknown name `{name}`")),
             });
         };
@@ -403,6 +423,12 @@ impl<'f> Tracer<'f> {
             VarKind::Local { is_const: true } => {
                 return Err(Diag::code(span, format!("`{name}` is const")))
             }
+            VarKind::LocalArray { .. } => {
+                return Err(Diag::code(
+                    span,
+                    format!("`{name}` is a local array: assign its elements (`{name}[k] = ..`)"),
+                ))
+            }
             VarKind::Output | VarKind::Local { is_const: false } => {}
         }
         let v = cast(&v, var.ty);
@@ -412,14 +438,20 @@ impl<'f> Tracer<'f> {
 
     /// `base[idx]`: an element of a raw argument, in C order over its flattened elements
     /// (`take`, positions wrapped into range).
-    fn index(&mut self, base: &Expr, idx: &Expr, span: Span) -> DResult<Val> {
+    pub(super) fn index(&mut self, base: &Expr, idx: &Expr, span: Span) -> DResult<Val> {
+        if let Some(v) = self.dims_element(base, idx)? {
+            return Ok(v);
+        }
         let ExprKind::Name(name) = &base.kind else {
             return Err(Diag::unsupported(
                 span,
                 "indexing an expression (only raw arguments are indexed)",
             ));
         };
-        let Some(a) = self.raws.get(name).cloned() else {
+        if let Some(v) = self.local_element(name, idx, span)? {
+            return Ok(v);
+        }
+        let Some(a) = self.raws.get(name).or_else(|| self.raw_outs.get(name)).cloned() else {
             let what = if self.var(name).is_some() {
                 "it is not a raw argument (declare it `raw`)"
             } else {
@@ -427,13 +459,7 @@ impl<'f> Tracer<'f> {
             };
             return Err(Diag::code(span, format!("`{name}` cannot be indexed: {what}")));
         };
-        let k = self.eval(idx)?;
-        if !(k.dtype().is_integer() || k.dtype().is_bool()) {
-            return Err(Diag::code(
-                idx.span,
-                format!("an index of type {} (it must be an integer)", c_name(k.dtype())),
-            ));
-        }
+        let k = self.position(&a, idx)?;
         // The raw array is read whole: no broadcasting between it and the positions.
         let k = cast(&k, DType::Int64).to_array();
         let t = Array::apply(kiln_ir::OpKind::Take, kiln_ir::Attrs::None, &[&a, &k])
