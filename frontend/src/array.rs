@@ -137,9 +137,10 @@ impl Array {
         self.e.shape.iter().product()
     }
 
-    /// Bytes of the elements (`ndarray.nbytes`).
+    /// Bytes of the elements (`ndarray.nbytes`); `usize::MAX` for a lazy array no memory can
+    /// hold (`arange(2**62)`, 2^65 bytes of int64: reading it is an out-of-memory error).
     pub fn nbytes(&self) -> usize {
-        self.size() * self.dtype().itemsize()
+        self.size().saturating_mul(self.dtype().itemsize())
     }
 
     /// Whether the value has been computed and is held (after `eval`, or for data arrays).

@@ -137,13 +137,20 @@ fn is_comparison(op: OpKind) -> bool {
 }
 
 impl Array {
-    /// `self` as `dtype`, adding a cast only when the dtype differs.
+    /// `self` as `dtype`, adding a cast only when the dtype differs. A cast accepts every dtype;
+    /// one to a wider dtype whose bytes no array can hold (an int8 array of 2^62 elements as
+    /// float64: 2^65 bytes) is still made, unchecked: inside a composite it is a loop dtype
+    /// fused into its reader (`mean`'s float64 sum of int8, as NumPy's accumulator), and read
+    /// on its own it is materialisation's out-of-memory error, not a panic here.
     pub(crate) fn cast_to(&self, dtype: DType) -> Array {
         if self.dtype() == dtype {
             return self.clone();
         }
-        Array::apply(OpKind::Cast, Attrs::DType { dtype }, &[self])
-            .expect("cast accepts every dtype")
+        let attrs = Attrs::DType { dtype };
+        Array::apply(OpKind::Cast, attrs.clone(), &[self]).unwrap_or_else(|_| {
+            let input = std::iter::once(self.clone()).collect();
+            Array::node(OpKind::Cast, attrs, input, dtype, self.shape().into())
+        })
     }
 
     /// `self` broadcast to `shape`, adding a node only when the shape differs.

@@ -33,6 +33,14 @@ fn beyond_memory(w: &mut Walk) {
     w.err("Array::try_to_vec", "memory", "arange(2^62)", || {
         kiln::arange(1 << 62).try_to_vec::<i64>()
     });
+    // A cast whose bytes overflow (2^65) is made (a loop dtype fused into its reader, as mean's
+    // float64 sum of int8), not a panic where it is written; read alone, out of memory.
+    w.err("Array::try_to_vec", "memory", "(2^62,) int8 as float64, read", || {
+        kiln::zeros(&[1 << 62], DType::Int8).astype(DType::Float64).try_to_vec::<f64>()
+    });
+    w.survives("Array::try_mean", "mean", "(2^62,) int8 (a float64 sum), written", || {
+        kiln::zeros(&[1 << 62], DType::Int8).try_mean(None).map(|_| ())
+    });
     w.err("Array::try_to_vec", "memory", "linspace of 2^59", || {
         kiln::linspace(0.0, 1.0, 1 << 59).try_to_vec::<f64>()
     });
