@@ -16,6 +16,9 @@
 //! | `cupy.cuda.alloc(n)` / `MemoryPointer` | [`DeviceBuffer::alloc`] |
 //! | `Stream()`, `Stream(non_blocking=True)`, `Stream.null` | [`Stream::new`], [`Stream::non_blocking`], [`Stream::null`] |
 //! | `with stream:`, `get_current_stream()` | [`Stream::use_scoped`], [`Stream::current`] |
+//! | `Stream(priority=p)`, `.priority`, `ExternalStream(ptr)` | [`Stream::with_priority`], [`Stream::priority`], `unsafe` [`Stream::from_external`] |
+//! | `stream.launch_host_func(f, arg)` | [`Stream::launch_host_func`] |
+//! | `stream.begin_capture()`, `end_capture()`, `Graph.launch()` | [`Stream::begin_capture`], [`Stream::end_capture`], [`Graph::launch`] ([`graph`]) |
 //! | `Event()`, `get_elapsed_time(a, b)` | [`Event::new`], [`elapsed_time`] |
 //! | `RawModule(code=...)`, `get_function` | [`nvrtc::compile`], [`Device::load_module`], [`Module::function`] |
 //! | `RawKernel.attributes`, `.max_dynamic_shared_size_bytes = n` | [`Function::attributes`], [`Function::set_max_dynamic_shared_memory`] |
@@ -58,6 +61,7 @@ pub mod error;
 pub mod fft;
 pub mod gather;
 pub mod gpu_tests;
+pub mod graph;
 mod image_check;
 pub mod launch;
 mod libs;
@@ -78,6 +82,7 @@ pub use disk_cache::{CacheStats, CachedKernel, DiskCache, Lookup, MissReason};
 pub use error::{
     CudaError, KernelError, KernelStage, LibraryError, OutOfMemory, Result, RuntimeError,
 };
+pub use graph::{CaptureMode, Graph};
 pub use launch::{KernelArg, LaunchConfig};
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool,

@@ -57,11 +57,13 @@ struct StreamInner {
     /// The last kernel launched on the stream, to name it when a later synchronisation reports
     /// that a kernel failed.
     last_kernel: Mutex<Option<Arc<str>>>,
+    /// Whether kiln made the stream (and destroys it); false for [`Stream::from_external`].
+    owned: bool,
 }
 
 impl Drop for StreamInner {
     fn drop(&mut self) {
-        if self.kind == StreamKind::Null {
+        if self.kind == StreamKind::Null || !self.owned {
             return;
         }
         // Pending work completes; the driver releases the stream afterwards.
@@ -134,8 +136,101 @@ impl Stream {
                 id: NEXT_STREAM_ID.fetch_add(1, Ordering::Relaxed),
                 kind,
                 last_kernel: Mutex::new(None),
+                owned: true,
             }),
         })
+    }
+
+    /// A stream another library made (CuPy's `ExternalStream`): `raw` is its `CUstream` /
+    /// `cudaStream_t`. kiln uses it as any stream (launches, copies, events, `use_scoped`) and
+    /// never destroys it; its kind is the stream's flags (`cuStreamGetFlags`). A null `raw` is
+    /// the device's null stream.
+    ///
+    /// # Safety
+    /// `raw` must be a stream of `device`'s primary context (the one the CUDA runtime and kiln
+    /// use) that stays alive as long as the returned `Stream`, its clones and the work and
+    /// buffers kiln queues on it.
+    pub unsafe fn from_external(device: Device, raw: usize) -> Result<Stream> {
+        if raw == 0 {
+            return Stream::null(device);
+        }
+        let state = device.state()?;
+        let _bound = state.bind()?;
+        let mut flags = 0u32;
+        // SAFETY: the caller vouches for the stream; an out-pointer to a local.
+        check_raw("cuStreamGetFlags", unsafe {
+            sys::cuStreamGetFlags(raw as sys::CUstream, &mut flags)
+        })?;
+        let kind = if flags & sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32 != 0 {
+            StreamKind::NonBlocking
+        } else {
+            StreamKind::Blocking
+        };
+        Ok(Stream {
+            inner: Arc::new(StreamInner {
+                raw: RawStream(raw as sys::CUstream),
+                device: state,
+                id: NEXT_STREAM_ID.fetch_add(1, Ordering::Relaxed),
+                kind,
+                last_kernel: Mutex::new(None),
+                owned: false,
+            }),
+        })
+    }
+
+    /// Whether kiln made this stream (and destroys it with its last clone); false for a
+    /// stream of [`Stream::from_external`] and the null stream.
+    pub fn is_owned(&self) -> bool {
+        self.inner.owned && self.inner.kind != StreamKind::Null
+    }
+
+    /// The stream's priority (`cuStreamGetPriority`; CuPy's `Stream.priority`): lower numbers
+    /// are higher priority, within [`Stream::priority_range`].
+    pub fn priority(&self) -> Result<i32> {
+        let _bound = self.inner.device.bind()?;
+        let mut priority = 0;
+        // SAFETY: a live stream; an out-pointer to a local.
+        check_raw("cuStreamGetPriority", unsafe {
+            sys::cuStreamGetPriority(self.raw(), &mut priority)
+        })?;
+        Ok(priority)
+    }
+
+    /// `(least, greatest)` priorities of `device`'s streams (`cuCtxGetStreamPriorityRange`,
+    /// CuPy's `runtime.deviceGetStreamPriorityRange`): `least` is the default (0), `greatest`
+    /// the most urgent (a negative number).
+    pub fn priority_range(device: Device) -> Result<(i32, i32)> {
+        let _bound = device.state()?.bind()?;
+        let (mut least, mut greatest) = (0, 0);
+        // SAFETY: out-pointers to locals, the device's context current.
+        check_raw("cuCtxGetStreamPriorityRange", unsafe {
+            sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest)
+        })?;
+        Ok((least, greatest))
+    }
+
+    /// Queues `f` on the stream (`cuLaunchHostFunc`; CuPy's `Stream.launch_host_func`): it runs
+    /// on a driver thread once the work queued before it is done, and later work waits for it
+    /// to return. `f` must not call CUDA (the driver forbids it there); a panic in `f` is caught
+    /// and dropped (it cannot unwind into the driver). Errors: the driver refusing the call
+    /// (`f` is then dropped without running).
+    pub fn launch_host_func<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<()> {
+        type Callback = Box<dyn FnOnce() + Send>;
+        unsafe extern "C" fn trampoline(data: *mut std::ffi::c_void) {
+            // SAFETY: `data` is the `Box<Callback>` leaked below; the driver calls this once.
+            let f = unsafe { Box::from_raw(data.cast::<Callback>()) };
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        }
+        let data = Box::into_raw(Box::new(Box::new(f) as Callback)).cast::<std::ffi::c_void>();
+        let _bound = self.inner.device.bind()?;
+        // SAFETY: a live stream; `trampoline` takes back the box it is given exactly once.
+        let status = unsafe { sys::cuLaunchHostFunc(self.raw(), Some(trampoline), data) };
+        if let Err(e) = check_raw("cuLaunchHostFunc", status) {
+            // SAFETY: the driver did not take the callback: the box is still ours, freed once.
+            drop(unsafe { Box::from_raw(data.cast::<Callback>()) });
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// A new blocking stream on `device` (synchronises with the null stream, like
@@ -174,11 +269,16 @@ impl Stream {
         Stream::null(device)
     }
 
-    /// Makes this the current stream of its device on this thread until the guard is dropped.
+    /// Makes this the current stream of its device on this thread until the guard is dropped
+    /// (`with stream:`). Scopes nest: when a guard drops, the stream that was current when its
+    /// scope began is current again, unless a scope begun after it on the device is still
+    /// alive (guards dropped out of order), which then restores it when it ends.
     pub fn use_scoped(&self) -> StreamGuard {
         let device = self.inner.device.id;
         let previous = set_current_stream(device, Some(self.clone()));
-        StreamGuard { device, previous, _not_send: PhantomData }
+        let token = NEXT_SCOPE.fetch_add(1, Ordering::Relaxed);
+        SCOPES.with(|s| s.borrow_mut().push(Scope { token, device, previous }));
+        StreamGuard { token, _not_send: PhantomData }
     }
 
     /// Makes this the current stream of its device on this thread, with no scope
@@ -318,6 +418,32 @@ fn is_execution_error(error: &CudaError) -> bool {
 
 thread_local! {
     static CURRENT_STREAMS: RefCell<HashMap<usize, Stream>> = RefCell::new(HashMap::new());
+    /// The live stream scopes of this thread, in the order they began.
+    static SCOPES: RefCell<Vec<Scope<Stream>>> = const { RefCell::new(Vec::new()) };
+}
+
+static NEXT_SCOPE: AtomicU64 = AtomicU64::new(1);
+
+/// A live [`Stream::use_scoped`] scope: the device's stream current before it began.
+struct Scope<T> {
+    token: u64,
+    device: usize,
+    previous: Option<T>,
+}
+
+/// Ends the scope `token`: returns the device and the stream to make current, or `None` when a
+/// scope begun later on the same device is still alive; that one inherits what this one would
+/// have restored.
+fn end_scope<T>(scopes: &mut Vec<Scope<T>>, token: u64) -> Option<(usize, Option<T>)> {
+    let at = scopes.iter().position(|s| s.token == token)?;
+    let ended = scopes.remove(at);
+    match scopes[at..].iter_mut().find(|s| s.device == ended.device) {
+        Some(later) => {
+            later.previous = ended.previous;
+            None
+        }
+        None => Some((ended.device, ended.previous)),
+    }
 }
 
 fn set_current_stream(device: usize, stream: Option<Stream>) -> Option<Stream> {
@@ -330,17 +456,20 @@ fn set_current_stream(device: usize, stream: Option<Stream>) -> Option<Stream> {
     })
 }
 
-/// Restores the previous current stream of the device when dropped.
+/// Restores the previous current stream of the device when dropped (see
+/// [`Stream::use_scoped`]).
 #[must_use = "the stream is current only while the guard lives"]
 pub struct StreamGuard {
-    device: usize,
-    previous: Option<Stream>,
+    token: u64,
     _not_send: PhantomData<*const ()>,
 }
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
-        set_current_stream(self.device, self.previous.take());
+        let restore = SCOPES.with(|s| end_scope(&mut s.borrow_mut(), self.token));
+        if let Some((device, previous)) = restore {
+            set_current_stream(device, previous);
+        }
     }
 }
 
@@ -510,6 +639,7 @@ impl DeviceStreams {
                     id: 0,
                     kind: StreamKind::Null,
                     last_kernel: Mutex::new(None),
+                    owned: false,
                 }),
             },
             pool: Mutex::new(Vec::new()),
@@ -689,6 +819,29 @@ mod tests {
         ] {
             assert!(!query_says_done(r), "{r:?}");
         }
+    }
+
+    /// Scopes ended in order restore what each began with; one ended before a later scope of
+    /// its device hands that one what it would have restored; other devices are independent.
+    #[test]
+    fn nested_scopes_restore_what_was_current() {
+        let scope =
+            |token, device, previous: Option<&'static str>| Scope { token, device, previous };
+        // null -> s1 -> s2, ended in order: s1 current again, then null.
+        let mut v = vec![scope(1, 0, None), scope(2, 0, Some("s1"))];
+        assert_eq!(end_scope(&mut v, 2), Some((0, Some("s1"))));
+        assert_eq!(end_scope(&mut v, 1), Some((0, None)));
+        assert!(v.is_empty());
+        // Out of order: s1's guard first leaves s2 current; s2's then restores null.
+        let mut v = vec![scope(1, 0, None), scope(2, 0, Some("s1"))];
+        assert_eq!(end_scope(&mut v, 1), None);
+        assert_eq!(end_scope(&mut v, 2), Some((0, None)));
+        // A scope of another device in between is not affected.
+        let mut v = vec![scope(1, 0, None), scope(2, 1, None), scope(3, 0, Some("a"))];
+        assert_eq!(end_scope(&mut v, 1), None);
+        assert_eq!(end_scope(&mut v, 2), Some((1, None)));
+        assert_eq!(end_scope(&mut v, 3), Some((0, None)));
+        assert_eq!(end_scope(&mut v, 9), None, "an unknown scope");
     }
 
     #[test]

@@ -57,6 +57,7 @@ fn skip(why: impl Into<String>) -> TestResult {
 }
 
 mod solver;
+mod streams;
 
 /// A GPU test.
 pub struct GpuTest {
@@ -100,6 +101,7 @@ pub fn tests() -> Vec<GpuTest> {
     ]
     .into_iter()
     .chain(solver::tests())
+    .chain(streams::tests())
     .collect()
 }
 
