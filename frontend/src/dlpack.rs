@@ -910,7 +910,7 @@ unsafe fn copy_host(ptr: u64, shape: &[usize], strides: &[i64], dtype: DType) ->
 }
 
 /// Typed elements from little-endian bytes (booleans: any nonzero byte is true).
-fn data_from_bytes(dtype: DType, bytes: &[u8]) -> Data {
+pub(crate) fn data_from_bytes(dtype: DType, bytes: &[u8]) -> Data {
     if dtype == DType::Bool {
         return Data::Bool(bytes.iter().map(|&b| b != 0).collect());
     }

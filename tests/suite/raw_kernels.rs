@@ -439,7 +439,8 @@ fn gpu_unknown_kernel_name() {
 }
 
 /// Arguments checked against the kernel's parameters before anything runs: their number
-/// (`KernelArgCount`) and sizes (`KernelArgSize`); the arrays stay as they were.
+/// (`KernelArgCount`), sizes (`KernelArgSize`) and integers' ranges; the arrays stay as they
+/// were. An integer that fits its parameter is converted.
 #[test]
 fn gpu_wrong_arguments() {
     if !on_gpu() {
@@ -452,23 +453,33 @@ fn gpu_wrong_arguments() {
         .unwrap_err();
     assert_eq!(e, Error::KernelArgCount { kernel: "my_add".into(), expected: "3".into(), got: 2 });
     let ker_sum = RawModule::new(LOADED_FROM_SOURCE, &[], &[]).get_function("test_sum").unwrap();
-    // CuPy's `N**2`, a Python int, is a long long: 8 bytes for `unsigned int N`.
-    // SAFETY: refused before the launch.
-    let e = unsafe {
-        ker_sum.try_launch(
-            5,
-            5,
-            &mut [(&x1).into(), (&x1).into(), (&mut y).into(), 25i64.into()],
-            0,
-            None,
-        )
+    // A value that does not fit `unsigned int N`, and a double for it, are refused.
+    for (n, what) in [(RawArg::from(1i64 << 40), "does not fit"), (25.0f64.into(), "8 bytes")] {
+        // SAFETY: refused before the launch.
+        let e = unsafe {
+            ker_sum.try_launch(5, 5, &mut [(&x1).into(), (&x1).into(), (&mut y).into(), n], 0, None)
+        }
+        .unwrap_err();
+        assert!(e.to_string().contains(what), "{e}");
     }
-    .unwrap_err();
-    assert!(
-        matches!(e, Error::KernelArgSize { index: 3, given_bytes: 8, param_bytes: 4, .. }),
-        "{e}"
-    );
     assert_eq!(y.to_vec::<f32>(), vec![0.0; 25]);
+    // CuPy's `N**2`, a Python int (8 bytes), for `unsigned int N`: converted, as it fits.
+    {
+        let mut y = zeros(&[5, 5], DType::Float32);
+        // SAFETY: test_sum reads and writes 25 floats, the arrays' sizes.
+        let r = unsafe {
+            ker_sum.try_launch(
+                5,
+                5,
+                &mut [(&x1).into(), (&x1).into(), (&mut y).into(), 25i64.into()],
+                0,
+                None,
+            )
+        };
+        r.unwrap();
+        let want: Vec<f32> = (0..25).map(|v| 2.0 * v as f32).collect();
+        assert_eq!(y.to_vec::<f32>(), want);
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -591,4 +602,65 @@ fn gpu_compiled_binary_from_the_disk_cache() {
     // SAFETY: fx3<float>(float*, int) writes 10 elements of a, its size.
     unsafe { ker.launch(1, 10, &mut [(&mut a).into(), 10i32.into()], 0, None) };
     assert_eq!(a.to_vec::<f32>()[9], 27.0);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The compile log and module globals (issue 23 §4), on a GPU
+// ------------------------------------------------------------------------------------------------
+
+const WITH_GLOBALS: &str = r#"
+extern "C" {
+__device__ float table[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+__constant__ int scale = 7;
+
+__global__ void bump(float by) {
+    int unused_variable;
+    if (threadIdx.x < 4) { table[threadIdx.x] += by * scale; }
+}
+}
+"#;
+
+/// NVRTC's warnings come back from `compile_log` (also for a module compiled again from the disk
+/// cache); `get_global` reads a `__device__` and a `__constant__` variable as arrays, after a
+/// kernel wrote one; a missing symbol and a wrong size are typed errors.
+#[test]
+fn gpu_compile_log_and_globals() {
+    if !on_gpu() {
+        return;
+    }
+    let module = RawModule::new(WITH_GLOBALS, &[], &[]);
+    let log = module.compile_log().unwrap();
+    assert!(log.contains("unused_variable"), "NVRTC's warning is missing: {log:?}");
+    let again = RawModule::new(WITH_GLOBALS, &[], &[]);
+    assert_eq!(again.compile_log().unwrap(), log, "the log of a cached compilation");
+    let table = module.get_global("table", &[4], DType::Float32).unwrap();
+    assert_eq!(table.to_vec::<f32>(), vec![1., 2., 3., 4.]);
+    let scale = module.get_global("scale", &[], DType::Int32).unwrap();
+    assert_eq!(scale.item::<i32>(), 7);
+    let bump = module.get_function("bump").unwrap();
+    // SAFETY: bump(float) updates the module's own 4-element table.
+    unsafe { bump.try_launch(1, 32, &mut [0.5f32.into()], 0, None) }.unwrap();
+    let table = module.get_global("table", &[2, 2], DType::Float32).unwrap();
+    assert_eq!(table.to_vec::<f32>(), vec![4.5, 5.5, 6.5, 7.5]);
+    let e = module.get_global("no_such_symbol", &[1], DType::Float32).unwrap_err();
+    assert!(matches!(e, Error::UnknownKernel { ref name, .. } if name == "no_such_symbol"), "{e}");
+    let e = module.get_global("table", &[3], DType::Float32).unwrap_err();
+    assert!(e.to_string().contains("16 bytes"), "{e}");
+    let cubin = RawModule::from_cubin(b"\x7fELFgarbage");
+    let e = cubin.try_compile().unwrap_err();
+    assert!(e.to_string().contains("shorter than its 64-byte header"), "{e}");
+}
+
+/// Without a GPU, the log and globals are `GpuRequired`, as every raw-kernel use.
+#[test]
+fn compile_log_and_globals_need_a_gpu() {
+    if on_gpu() {
+        return;
+    }
+    let module = RawModule::new(WITH_GLOBALS, &[], &[]);
+    assert!(matches!(module.compile_log(), Err(Error::GpuRequired { .. })));
+    assert!(matches!(
+        module.get_global("table", &[4], DType::Float32),
+        Err(Error::GpuRequired { .. })
+    ));
 }

@@ -67,6 +67,8 @@ pub struct ScalarArg {
     size: usize,
     rust_type: &'static str,
     c_type: &'static str,
+    /// The value of an integer (not a bool).
+    int: Option<i128>,
 }
 
 /// Storage for a scalar's bytes, aligned for any of them (complex<double> is 16-byte aligned).
@@ -88,7 +90,43 @@ impl ScalarArg {
                 size,
             )
         };
-        ScalarArg { bytes, size, rust_type, c_type }
+        ScalarArg { bytes, size, rust_type, c_type, int: None }
+    }
+
+    fn of_int<T: Copy + Into<i128>>(
+        value: T,
+        rust_type: &'static str,
+        c_type: &'static str,
+    ) -> ScalarArg {
+        ScalarArg { int: Some(value.into()), ..ScalarArg::of(value, rust_type, c_type) }
+    }
+
+    /// The integer re-encoded in `bytes` bytes (1, 2, 4 or 8), for an integer parameter of that
+    /// size: `None` unless it is an integer whose value fits as a signed or an unsigned integer
+    /// of that size (C's conversion at a call, which leaves it unchanged for the parameter's
+    /// type when it is in that type's range).
+    fn fitted(&self, bytes: usize) -> Option<ScalarArg> {
+        let v = self.int?;
+        let bits = 8 * bytes as u32;
+        if !matches!(bytes, 1 | 2 | 4 | 8) || v < -(1i128 << (bits - 1)) || v >= 1i128 << bits {
+            return None;
+        }
+        let le = (v as u128).to_le_bytes();
+        let mut out = Aligned([0; 16]);
+        out.0[..bytes].copy_from_slice(&le[..bytes]);
+        let c_type = match bytes {
+            1 => "char",
+            2 => "short",
+            4 => "int",
+            _ => "long long",
+        };
+        Some(ScalarArg {
+            bytes: out,
+            size: bytes,
+            rust_type: self.rust_type,
+            c_type,
+            int: self.int,
+        })
     }
 
     /// The C type the kernel's parameter should have (CuPy's table: `long long` for `i64`).
@@ -122,9 +160,19 @@ macro_rules! scalar_args {
     )*};
 }
 
-// CuPy's "Kernel arguments" table (Python's int, float and bool are i64, f64 and bool).
-scalar_args! {
-    bool => "bool", "bool";
+macro_rules! int_args {
+    ($($t:ty => $rust:literal, $c:literal;)*) => {$(
+        impl From<$t> for RawArg<'_> {
+            fn from(v: $t) -> Self {
+                RawArg::Scalar(ScalarArg::of_int(v, $rust, $c))
+            }
+        }
+    )*};
+}
+
+// Integers (Python's int is an i64, 8 bytes); one given for an integer parameter of another
+// size is converted when its value fits (see `check_params`).
+int_args! {
     i8 => "int8", "signed char";
     i16 => "int16", "short";
     i32 => "int32", "int";
@@ -133,6 +181,23 @@ scalar_args! {
     u16 => "uint16", "unsigned short";
     u32 => "uint32", "unsigned int";
     u64 => "uint64", "unsigned long long";
+}
+
+impl From<usize> for RawArg<'_> {
+    fn from(v: usize) -> Self {
+        RawArg::Scalar(ScalarArg::of_int(v as u64, "usize", "unsigned long long"))
+    }
+}
+
+impl From<isize> for RawArg<'_> {
+    fn from(v: isize) -> Self {
+        RawArg::Scalar(ScalarArg::of_int(v as i64, "isize", "long long"))
+    }
+}
+
+// CuPy's "Kernel arguments" table (Python's int, float and bool are i64, f64 and bool).
+scalar_args! {
+    bool => "bool", "bool";
     f16 => "float16", "half";
     bf16 => "bfloat16", "__nv_bfloat16";
     f32 => "float32", "float";
@@ -170,14 +235,21 @@ impl From<(u32, u32, u32)> for Dim3 {
 }
 
 /// Checks the arguments against the kernel's parameter sizes, when the driver reports them
-/// (`cuFuncGetParamInfo`, CUDA 12.4+): their number, then each size. Nothing is checked
-/// without them, as in CuPy.
+/// (`cuFuncGetParamInfo`, CUDA 12.4+): their number, then each size. An integer scalar given
+/// for a parameter of another size of 1, 2, 4 or 8 bytes is taken as the parameter's integer
+/// type (`25i64` for `unsigned int N`, CuPy's guide's `N**2`) when its value fits one of that
+/// size, signed or unsigned (a 4-byte parameter taking an integer is an `int` or `unsigned
+/// int`: a `float` parameter needs an `f32`); the converted scalars are returned by position.
+/// Nothing is checked or converted without the parameters' sizes, as in CuPy.
+///
+/// Errors: [`Error::KernelArgCount`], [`Error::KernelArgSize`], an integer out of the
+/// parameter's range ([`Error::Value`] naming the kernel and the argument).
 pub(crate) fn check_params(
     kernel: &str,
     params: Option<&[usize]>,
     args: &[RawArg<'_>],
-) -> Result<()> {
-    let Some(params) = params else { return Ok(()) };
+) -> Result<Vec<Option<ScalarArg>>> {
+    let Some(params) = params else { return Ok(vec![None; args.len()]) };
     if params.len() != args.len() {
         return Err(Error::KernelArgCount {
             kernel: kernel.to_string(),
@@ -185,7 +257,20 @@ pub(crate) fn check_params(
             got: args.len(),
         });
     }
+    let mut fitted = vec![None; args.len()];
     for (index, (arg, &param_bytes)) in args.iter().zip(params).enumerate() {
+        if let RawArg::Scalar(s @ ScalarArg { int: Some(v), .. }) = arg {
+            if s.size != param_bytes && matches!(param_bytes, 1 | 2 | 4 | 8) {
+                let Some(f) = s.fitted(param_bytes) else {
+                    return Err(crate::error::value_err(
+                        kernel,
+                        format!("argument {index} ({}): {v} does not fit the kernel's {param_bytes}-byte integer parameter {index}", arg.describe()),
+                    ));
+                };
+                fitted[index] = Some(f);
+                continue;
+            }
+        }
         if arg.size() != param_bytes {
             return Err(Error::KernelArgSize {
                 kernel: kernel.to_string(),
@@ -196,7 +281,7 @@ pub(crate) fn check_params(
             });
         }
     }
-    Ok(())
+    Ok(fitted)
 }
 
 /// The buffer a kernel may write for `a` (materialised): its own when nothing else can read it
@@ -228,7 +313,7 @@ pub(crate) unsafe fn launch(
     args: &mut [RawArg<'_>],
     stream: Option<&Stream>,
 ) -> Result<()> {
-    check_params(kernel, function.param_sizes(), args)?;
+    let fitted = check_params(kernel, function.param_sizes(), args)?;
     let device = gpu.device();
     let _current_device = device.use_scoped()?;
     {
@@ -263,8 +348,9 @@ pub(crate) unsafe fn launch(
         let params: Vec<&dyn KernelArg> = args
             .iter()
             .zip(&buffers)
-            .map(|(arg, buffer)| match (arg, buffer) {
-                (RawArg::Scalar(s), _) => s as &dyn KernelArg,
+            .zip(&fitted)
+            .map(|((arg, buffer), fitted)| match (arg, buffer) {
+                (RawArg::Scalar(s), _) => fitted.as_ref().unwrap_or(s) as &dyn KernelArg,
                 (_, Some(d)) => d.buffer() as &dyn KernelArg,
                 (_, None) => unreachable!("every array argument has a buffer"),
             })
@@ -329,11 +415,47 @@ mod tests {
             e,
             Error::KernelArgCount { kernel: "test_sum".into(), expected: "4".into(), got: 3 }
         );
-        let e = check_params("test_sum", Some(&[8, 8, 4]), &args).unwrap_err();
+        let doubles = [RawArg::from(&x), RawArg::from(&mut y), RawArg::from(4.0f64)];
+        let e = check_params("test_sum", Some(&[8, 8, 4]), &doubles).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "test_sum: argument 2 (int64 scalar, long long) has 8 bytes, but the kernel's parameter 2 takes 4 bytes"
+            "test_sum: argument 2 (float64 scalar, double) has 8 bytes, but the kernel's parameter 2 takes 4 bytes"
         );
+    }
+
+    /// The bytes a scalar is passed as.
+    fn bytes(s: &ScalarArg) -> Vec<u8> {
+        s.bytes.0[..s.size].to_vec()
+    }
+
+    /// An integer for an integer parameter of another size is converted when it fits (CuPy's
+    /// guide passes a Python int, 8 bytes, for `unsigned int N`), else a typed error.
+    #[test]
+    fn integers_fit_their_parameter() {
+        let fit = |arg: RawArg<'_>, size: usize| {
+            check_params("k", Some(&[size]), &[arg]).map(|mut f| f.remove(0))
+        };
+        let four = fit(25i64.into(), 4).unwrap().expect("converted");
+        assert_eq!((bytes(&four), four.c_type()), (25i32.to_le_bytes().to_vec(), "int"));
+        let neg = fit((-3i64).into(), 4).unwrap().unwrap();
+        assert_eq!(bytes(&neg), (-3i32).to_le_bytes());
+        let big = fit(u32::MAX.into(), 8).unwrap().unwrap();
+        assert_eq!(bytes(&big), (u32::MAX as u64).to_le_bytes());
+        let unsigned = fit(4_000_000_000usize.into(), 4).unwrap().unwrap();
+        assert_eq!(bytes(&unsigned), 4_000_000_000u32.to_le_bytes());
+        assert_eq!(bytes(&fit((-1i32).into(), 2).unwrap().unwrap()), (-1i16).to_le_bytes());
+        assert!(fit(7i32.into(), 4).unwrap().is_none(), "the same size: passed as it is");
+        for (arg, size) in [(RawArg::from(1i64 << 32), 4), (RawArg::from(-129i32), 1)] {
+            let e = fit(arg, size).unwrap_err();
+            assert!(
+                matches!(&e, Error::Value { op, message } if op == "k" && message.contains("does not fit")),
+                "{e}"
+            );
+        }
+        // Not integers: sizes must match.
+        assert!(matches!(fit(true.into(), 4), Err(Error::KernelArgSize { .. })));
+        assert!(matches!(fit(1.0f32.into(), 8), Err(Error::KernelArgSize { .. })));
+        assert!(matches!(fit(3i64.into(), 16), Err(Error::KernelArgSize { .. })));
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! options NVRTC gets, the name expressions and the source. It holds the cubin (or the PTX, when
 //! NVRTC compiled for a virtual architecture). The lowered names of the name expressions are
 //! kept in a second entry (key + `lowered names`), its text field holding one
-//! `expression<TAB>lowered name` line each: a hit needs both entries.
+//! `expression<TAB>lowered name` line each: a hit needs both entries. NVRTC's log of the
+//! compilation (its warnings), when not empty, is a third entry (key + `log`), so a hit
+//! returns it too.
 
 use kiln_runtime::nvrtc::{self, CodeKind, Compiled, Program};
 use kiln_runtime::{CachedKernel, DiskCache, Lookup};
@@ -111,6 +113,7 @@ pub(crate) fn compile_cached(
     let options = nvrtc_options(&source.options);
     let key = cache_key(source, &options, sm, nvrtc::version()?, driver);
     let names_key = format!("{key}\nlowered names");
+    let log_key = format!("{key}\nlog");
     if let Lookup::Hit(entry) = disk.lookup(&key) {
         let lowered = if source.name_expressions.is_empty() {
             Some(Vec::new())
@@ -126,11 +129,21 @@ pub(crate) fn compile_cached(
             } else {
                 (CodeKind::Cubin, entry.cubin)
             };
-            return Ok((Compiled { kind, code, lowered_names, log: String::new(), options }, true));
+            let log = match disk.lookup(&log_key) {
+                Lookup::Hit(log) => log.ptx,
+                Lookup::Miss(_) => String::new(),
+            };
+            return Ok((Compiled { kind, code, lowered_names, log, options }, true));
         }
     }
     let compiled = compile_source(source, sm)?;
     store(disk, &key, &names_key, &compiled);
+    if !compiled.log.trim().is_empty() {
+        let log = CachedKernel { ptx: compiled.log.clone(), cubin: Vec::new() };
+        if let Err(e) = disk.store(&log_key, &log) {
+            tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
+        }
+    }
     Ok((compiled, false))
 }
 

@@ -29,10 +29,18 @@
 //! Arrays are device pointers; scalars are passed by value as CuPy's table maps them: `bool` →
 //! `bool`, `i8`/`i16`/`i32`/`i64` → `signed char`/`short`/`int`/`long long`, the unsigned ones
 //! likewise, `f16` → `half`, `f32` → `float`, `f64` → `double`, `Complex<f32>`/`Complex<f64>` →
-//! `complex<float>`/`complex<double>`. Where the driver reports the kernel's parameters
-//! (`cuFuncGetParamInfo`, CUDA 12.4+), their number and sizes are checked before anything is
-//! evaluated ([`Error::KernelArgCount`], [`Error::KernelArgSize`]): CuPy checks nothing, and its
-//! guide passes a Python `int` (8 bytes) to an `unsigned int` parameter, which kiln refuses.
+//! `complex<float>`/`complex<double>`, `usize`/`isize` → `unsigned long long`/`long long`.
+//! Where the driver reports the kernel's parameters (`cuFuncGetParamInfo`, CUDA 12.4+), their
+//! number and sizes are checked before anything is evaluated ([`Error::KernelArgCount`],
+//! [`Error::KernelArgSize`]; CuPy checks nothing), and an integer given for an integer parameter
+//! of another size is converted when its value fits (CuPy's guide passes a Python `int`, 8
+//! bytes, to an `unsigned int N`; a value out of the parameter's range is an [`Error::Value`]).
+//! A 4-byte parameter given an integer is taken for an `int`: a `float` one needs an `f32`.
+//!
+//! # Compile log, globals
+//! [`RawModule::compile_log`] returns NVRTC's warnings (kept in the disk cache with the binary);
+//! [`RawModule::get_global`] reads a `__device__`/`__constant__` variable as an array (a copy:
+//! CuPy gives a pointer to it).
 //!
 //! # Streams
 //! A launch on another stream than the current one waits for the work kiln queued on the
@@ -86,6 +94,8 @@ enum Code {
 struct Loaded {
     module: Arc<Module>,
     lowered_names: Vec<(String, String)>,
+    /// NVRTC's log of the compilation (warnings), for a module made from source.
+    log: String,
 }
 
 struct ModuleInner {
@@ -252,23 +262,79 @@ impl RawModule {
                         let module = device.load_module(label, fresh.image()?)?;
                         return Ok(self.keep(
                             &mut slot,
-                            Loaded { module, lowered_names: fresh.lowered_names },
+                            Loaded { module, lowered_names: fresh.lowered_names, log: fresh.log },
                         ));
                     }
                     Err(e) => return Err(e.into()),
                 };
-                Loaded { module, lowered_names: compiled.lowered_names }
+                Loaded { module, lowered_names: compiled.lowered_names, log: compiled.log }
             }
             Code::Ptx(ptx) => Loaded {
                 module: device.load_module(label, ModuleImage::Ptx(ptx))?,
                 lowered_names: Vec::new(),
+                log: String::new(),
             },
             Code::Cubin(image) => Loaded {
                 module: device.load_module(label, ModuleImage::Cubin(image))?,
                 lowered_names: Vec::new(),
+                log: String::new(),
             },
         };
         Ok(self.keep(&mut slot, loaded))
+    }
+
+    /// The compiler's messages for a module that compiled: NVRTC's log (its warnings; kept in
+    /// the disk cache with the binary, so a cached module has it too) for source, the driver
+    /// JIT's information log for PTX; empty when there is nothing to say, and for a cubin.
+    /// Compiles and loads the module the first time. Errors: as
+    /// [`RawModule::try_compile`] (a compilation error carries NVRTC's log itself).
+    pub fn compile_log(&self) -> Result<String> {
+        let loaded = self.loaded()?;
+        let jit = loaded.module.info_log();
+        Ok(match (loaded.log.trim().is_empty(), jit.trim().is_empty()) {
+            (false, false) => format!("{}\n{jit}", loaded.log.trim_end()),
+            (false, true) => loaded.log.clone(),
+            _ => jit.to_string(),
+        })
+    }
+
+    /// A `__device__` or `__constant__` variable of the module, read as an array of `shape`
+    /// and `dtype` (CuPy's `RawModule.get_global(name)` gives a `MemoryPointer` to it; kiln's
+    /// arrays are values, so this is a copy of its bytes now, taken on the current stream after
+    /// the work queued there). `name` is the variable's symbol: an `extern "C"` name, or a name
+    /// expression given to [`RawModule::new`] (`&x<float>`), whose lowered name is used.
+    /// Errors: the CPU backend, compilation, no such symbol ([`Error::UnknownKernel`]), a
+    /// shape and dtype of another size than the variable's ([`Error::Value`]).
+    pub fn get_global(
+        &self,
+        name: &str,
+        shape: &[usize],
+        dtype: kiln_ir::DType,
+    ) -> Result<crate::Array> {
+        let loaded = self.loaded()?;
+        let symbol =
+            loaded.lowered_names.iter().find(|(e, _)| e == name).map_or(name, |(_, l)| l.as_str());
+        let (ptr, bytes) = loaded.module.global(symbol).map_err(|_| Error::UnknownKernel {
+            module: self.inner.label.clone(),
+            name: name.to_string(),
+            name_expressions: self.name_expressions().to_vec(),
+        })?;
+        let want = shape.iter().product::<usize>() * dtype.itemsize();
+        if want != bytes {
+            return Err(crate::error::value_err(
+                "get_global",
+                format!("`{name}` has {bytes} bytes; shape {shape:?} of {dtype} needs {want}"),
+            ));
+        }
+        let device = gpu_for(&self.inner.label)?.device();
+        let _current = device.use_scoped()?;
+        let stream = Stream::current_on(device)?;
+        let mut host = vec![0u8; bytes];
+        // SAFETY: `ptr..ptr + bytes` is the module's variable on this device, alive while
+        // `loaded` holds the module; `host` has `bytes` bytes.
+        unsafe { kiln_runtime::memory::download(&stream, &mut host, ptr.0)? };
+        let data = crate::dlpack::data_from_bytes(dtype, &host);
+        Ok(crate::Array::from_host(kiln_ir::HostArray::new(shape, data)?))
     }
 
     /// Keeps the loaded module in the slot and returns it.
