@@ -28,7 +28,12 @@
 //! on the freeing stream ([`StreamOrder::record`]): the block is reusable at once on that stream
 //! (work queued later on a stream runs after work queued before), and on another stream as soon
 //! as the event shows the freeing stream has passed the free. Allocation looks in the stream's own
-//! arena first (CuPy), then for a completed block of any other stream.
+//! arena first (CuPy), then for a completed block of any other stream. This is safe because a
+//! block is freed on a stream ordered after every use of it (kiln's executor frees a buffer used
+//! on several streams after their join; a buffer's owner moves it to its last stream), so once
+//! the event completes no queued work can still touch the block, and the new owner's work is
+//! queued after that. The figures (`free_bytes`, `total_bytes`...) are the pool's, over all
+//! streams, as CuPy's.
 //!
 //! Pinned host memory is written by the CPU, which is not ordered by any stream: such a pool uses
 //! [`ReusePolicy::AfterCompletion`], where a block is reused only once its event has completed,
