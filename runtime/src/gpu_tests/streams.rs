@@ -73,7 +73,11 @@ fn host_functions_run_in_stream_order() -> TestResult {
     s.launch_host_func(move || l.lock().expect("the log").push(2))?;
     s.synchronize()?;
     ensure!(*log.lock().expect("the log") == [1, 2], "ran {:?}", log.lock().expect("the log"));
-    ensure!(buf.to_vec::<u32>()?.iter().all(|&v| v == 7), "the fill before them");
+    let filled = buf.to_vec::<u32>()?;
+    ensure!(
+        (0..n).all(|i| filled[i] == 7 + i as u32),
+        "the fill before them (fill_u32 writes value + i)"
+    );
     Ok(())
 }
 
