@@ -191,6 +191,8 @@ pub fn shared_data() -> std::path::PathBuf {
 mod big_arrays;
 #[path = "suite/complex.rs"]
 mod complex;
+#[path = "suite/fft_callbacks.rs"]
+mod fft_callbacks;
 #[path = "suite/host_cache.rs"]
 mod host_cache;
 #[path = "suite/invariants.rs"]

@@ -180,6 +180,11 @@ fn transform(
             Array::apply(op, Attrs::RealFft { axes: canon, n: lengths[last], norm }, &[&x])?
         }
     };
+    // Inside a `set_cufft_callbacks` scope the transform runs now, with the callbacks.
+    let out = match crate::fft_callbacks::current() {
+        Some(callbacks) => crate::fft_callbacks::compute_with(op, &x, out, callbacks)?,
+        None => out,
+    };
     // irfft of float16/bfloat16 gives that dtype back, as NumPy.
     Ok(match (kind, a.dtype()) {
         (Kind::C2R, d @ (DType::Float16 | DType::BFloat16)) => out.cast_to(d),
@@ -292,6 +297,7 @@ n_dim! {
 /// Errors: the backend is the CPU ([`crate::backend`]; the host FFTs keep no such cache), a
 /// driver or cuFFT failure.
 pub mod config {
+    pub use crate::fft_callbacks::{set_cufft_callbacks, CufftCallbacks, CufftCallbacksScope};
     pub use kiln_runtime::fft::PlanCacheInfo;
     use kiln_runtime::{Backend, Device};
 

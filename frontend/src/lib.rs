@@ -14,6 +14,7 @@ pub mod dump;
 mod elementwise;
 mod error;
 pub mod fft;
+mod fft_callbacks;
 mod indexing;
 mod inplace;
 mod io;

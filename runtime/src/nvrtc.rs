@@ -272,6 +272,36 @@ impl Drop for Handle {
 /// knows for the device, a compilation error (with the log), a name expression NVRTC cannot
 /// lower.
 pub fn compile(program: &Program<'_>, cc: u32) -> Result<Compiled> {
+    compile_as(program, cc, false)
+}
+
+/// Link-time-optimisable device code (NVVM IR in a fatbin: "LTO-IR") of a program compiled with
+/// `-dlto`, for cuFFT's JIT callbacks (`cufftXtSetJITCallback`) or nvJitLink.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LtoIr {
+    /// The LTO-IR.
+    pub code: Vec<u8>,
+    /// NVRTC's log of the compilation (warnings; often empty).
+    pub log: String,
+    /// The options passed to NVRTC, `-dlto` and the architecture included.
+    pub options: Vec<String>,
+}
+
+/// Compiles `program` to LTO-IR (`-dlto`, NVRTC's `nvrtcGetLTOIR`) for a device of compute
+/// capability `cc`: the architecture as [`compile`] picks it (`sm_XX`, or `compute_YY` below an
+/// unknown device). Name expressions are lowered but not returned. Errors as [`compile`].
+pub fn compile_lto(program: &Program<'_>, cc: u32) -> Result<LtoIr> {
+    let mut options = program.options.to_vec();
+    if !options.iter().any(|o| o == "-dlto" || o == "--dlink-time-opt") {
+        options.push("-dlto".into());
+    }
+    let c = compile_as(&Program { options: &options, ..*program }, cc, true)?;
+    Ok(LtoIr { code: c.code, log: c.log, options: c.options })
+}
+
+/// [`compile`]; `lto`: return the LTO-IR (the program was given `-dlto`) instead of the cubin
+/// or PTX (`kind` then tells only the architecture's kind).
+fn compile_as(program: &Program<'_>, cc: u32, lto: bool) -> Result<Compiled> {
     let mut options: Vec<String> = program.options.to_vec();
     let fail = |call, status: String, log: String, options: &[String]| {
         nvrtc_error(program.name, call, status, log, options.to_vec())
@@ -382,6 +412,11 @@ pub fn compile(program: &Program<'_>, cc: u32) -> Result<Compiled> {
         lowered_names.push((text.clone(), lowered));
     }
     let code = match kind {
+        _ if lto => code_of(
+            &handle,
+            ("nvrtcGetLTOIRSize", sys::nvrtcGetLTOIRSize),
+            ("nvrtcGetLTOIR", sys::nvrtcGetLTOIR),
+        ),
         CodeKind::Cubin => code_of(
             &handle,
             ("nvrtcGetCUBINSize", sys::nvrtcGetCUBINSize),

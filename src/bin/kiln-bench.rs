@@ -673,7 +673,7 @@ fn main() {
         });
     }
     linalg_workloads(&a, &stream, &mut rows);
-    if want("fft_c64") || want("fft_window_abs") {
+    if want("fft_c64") || want("fft_window_abs") || want("fft_window_abs_cb_load") {
         let f = if a.quick { 1usize << 22 } else { 1 << 24 };
         let re = device_array(normal(f, 10), &[f]);
         let im = device_array(normal(f, 11), &[f]);
@@ -709,6 +709,32 @@ fn main() {
                 kernel_ms: None,
                 gbps: Some(gbps),
                 kernels: Some(kernels),
+                tflops: None,
+            });
+        }
+        if want("fft_window_abs_cb_load") {
+            // The window as a hand-written cuFFT load callback (CuPy's `cb_ver="jit"` form),
+            // then abs as a kernel: what a CuPy user writes to fuse `z * w` into the FFT.
+            let src = "__device__ float2 window(void *d, unsigned long long o, void *w, void *s) \
+                       { float2 x = ((float2*)d)[o]; float k = ((const float*)w)[o]; \
+                       x.x *= k; x.y *= k; return x; }";
+            let _scope =
+                kiln::fft::config::set_cufft_callbacks(kiln::fft::config::CufftCallbacks {
+                    cb_load: Some(src),
+                    cb_load_name: Some("window"),
+                    cb_load_aux_arr: Some(&w),
+                    ..Default::default()
+                })
+                .unwrap();
+            let ms = time_events("fft_window_abs_cb_load", &stream, a.reps, || {
+                kiln::fft::fft(&z, None, -1, "backward").abs().eval();
+            });
+            rows.push(Row {
+                work: "fft_window_abs_cb_load".into(),
+                ms,
+                kernel_ms: None,
+                gbps: Some((24 * f) as f64 / (ms * 1e-3) / 1e9),
+                kernels: Some(2),
                 tflops: None,
             });
         }

@@ -357,7 +357,13 @@ fn fft(f: &FftCall, x: &DeviceArray) -> Result<DeviceArray> {
         Buffer::Scratch => scratch.as_ref().expect("the plan has a scratch buffer").ptr(),
         Buffer::Output => out.buf.ptr(),
     };
-    for step in &plan.steps {
+    // The callbacks of a `set_cufft_callbacks` scope: the load callback on the step that reads
+    // the operand, the store callback on the step that writes the output.
+    let callbacks = cufft::callbacks::active();
+    let last = plan.steps.len().saturating_sub(1);
+    for (s, step) in plan.steps.iter().enumerate() {
+        let load = callbacks.as_ref().and_then(|c| c.load.as_ref()).filter(|_| s == 0);
+        let store = callbacks.as_ref().and_then(|c| c.store.as_ref()).filter(|_| s == last);
         let b = step.batched;
         let layout = FftLayout {
             ty: step_type(b.kind, double),
@@ -378,7 +384,9 @@ fn fft(f: &FftCall, x: &DeviceArray) -> Result<DeviceArray> {
             // C-contiguous scratch of the operand's shape and dtype, the fresh output of
             // `out_shape`; in-place steps (C2C only) have identical input and output layouts.
             // Every buffer lives until the end of this function and is freed in stream order.
-            unsafe { cufft::exec(&layout, inverse, i, o)? };
+            // The callbacks are the user's code, run on the addresses cuFFT gives them
+            // (`set_cufft_callbacks` documents that contract).
+            unsafe { cufft::exec_with(&layout, inverse, i, o, load, store)? };
         }
     }
     if plan.scale != 1.0 {

@@ -11,6 +11,9 @@
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 
+pub mod callbacks;
+pub use callbacks::{CallbackKind, Callbacks, JitCallback};
+
 use cudarc::cufft::sys as ff;
 
 use crate::error::{Result, RuntimeError};
@@ -107,9 +110,18 @@ impl Drop for Plan {
     }
 }
 
+/// What a plan is cached under: its layout and the JIT callbacks linked into it (none for a
+/// plain plan).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct PlanKey {
+    layout: FftLayout,
+    load: Option<JitCallback>,
+    store: Option<JitCallback>,
+}
+
 /// Most recently used at the back.
 struct PlanCache {
-    plans: VecDeque<(FftLayout, Plan)>,
+    plans: VecDeque<(PlanKey, Plan)>,
     info: PlanCacheInfo,
 }
 
@@ -156,11 +168,19 @@ fn check(call: &'static str, r: ff::cufftResult) -> Result<()> {
     }
 }
 
-fn make_plan(l: &FftLayout) -> Result<Plan> {
+fn make_plan(key: &PlanKey) -> Result<Plan> {
+    let l = &key.layout;
     let mut handle: ff::cufftHandle = 0;
     // SAFETY: writes a new plan handle.
     check("cufftCreate", unsafe { ff::cufftCreate(&mut handle) })?;
     let plan = Plan(handle);
+    for (kind, cb) in [(CallbackKind::Load, &key.load), (CallbackKind::Store, &key.store)] {
+        if let Some(cb) = cb {
+            // SAFETY: a created plan, not made yet.
+            unsafe { callbacks::attach(plan.0, kind, l.ty, cb)? };
+        }
+    }
+    let with_callbacks = key.load.is_some() || key.store.is_some();
     let (ni, no) = l.ty.extents(l.n);
     let mut n = [l.n as i64];
     // Non-null embeds turn on the advanced layout (strides and distances); for rank 1 cuFFT
@@ -176,7 +196,7 @@ fn make_plan(l: &FftLayout) -> Result<Plan> {
     let mut work = 0usize;
     // SAFETY: a fresh plan; the arrays hold `rank` = 1 element each and live across the call
     // (or are null: the basic layout).
-    check("cufftMakePlanMany64", unsafe {
+    let made = unsafe {
         ff::cufftMakePlanMany64(
             plan.0,
             1,
@@ -191,7 +211,23 @@ fn make_plan(l: &FftLayout) -> Result<Plan> {
             l.batch as i64,
             &mut work,
         )
-    })?;
+    };
+    if with_callbacks && made != ff::cufftResult::CUFFT_SUCCESS {
+        // cuFFT links the callbacks into its kernels here: a failure is theirs (a name or
+        // prototype cuFFT cannot find, or code nvJitLink cannot link).
+        return Err(RuntimeError::library(
+            "cufftMakePlanMany64 with JIT callbacks",
+            format!(
+                "{made:?} (cuFFT could not link the callbacks: check their names and prototypes: {})",
+                [(CallbackKind::Load, &key.load), (CallbackKind::Store, &key.store)]
+                    .iter()
+                    .filter_map(|(k, cb)| cb.as_ref().map(|cb| callbacks::prototype(*k, l.ty, &cb.name)))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        ));
+    }
+    check("cufftMakePlanMany64", made)?;
     Ok(plan)
 }
 
@@ -205,12 +241,32 @@ fn make_plan(l: &FftLayout) -> Result<Plan> {
 /// the stream has run the transform. In place (`input == output`) only with identical input
 /// and output layouts.
 pub unsafe fn exec(l: &FftLayout, inverse: bool, input: u64, output: u64) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { exec_with(l, inverse, input, output, None, None) }
+}
+
+/// [`exec`] with JIT callbacks linked into the transform: `load` for its input elements,
+/// `store` for its output elements (see [`callbacks`]). The plan is cached under the layout and
+/// the callbacks. Errors: cuFFT cannot link a callback (its name or prototype), and [`exec`]'s.
+///
+/// # Safety
+/// As [`exec`]; and each callback's code reads and writes only memory that is valid for the
+/// transform (its `dataIn`/`dataOut` at the offsets cuFFT gives, its caller info array).
+pub unsafe fn exec_with(
+    l: &FftLayout,
+    inverse: bool,
+    input: u64,
+    output: u64,
+    load: Option<&JitCallback>,
+    store: Option<&JitCallback>,
+) -> Result<()> {
     if l.n == 0 || l.batch == 0 {
         return Ok(());
     }
     let stream = Stream::current()?;
+    let key = PlanKey { layout: *l, load: load.cloned(), store: store.cloned() };
     with_cache(Some(&stream), |cache| {
-        let hit = cache.plans.iter().position(|(k, _)| k == l);
+        let hit = cache.plans.iter().position(|(k, _)| *k == key);
         let entry = match hit {
             Some(i) => {
                 cache.info.hits += 1;
@@ -218,7 +274,8 @@ pub unsafe fn exec(l: &FftLayout, inverse: bool, input: u64, output: u64) -> Res
             }
             None => {
                 cache.info.misses += 1;
-                (*l, make_plan(l)?)
+                let plan = make_plan(&key)?;
+                (key, plan)
             }
         };
         let plan = entry.1 .0;
