@@ -66,4 +66,11 @@ try:
     print(f"fft_window_abs_cb_load_store cupy.jit {ms:.3f} ms (rel err {err:.1e})")
 except Exception as e:  # noqa: BLE001
     print("cupy jit load+store callbacks failed:", type(e).__name__, str(e)[:300])
+try:
+    import torch
+    zt = torch.as_tensor(z, device="cuda")
+    wt = torch.as_tensor(w, device="cuda")
+    print(f"fft_window_abs torch {timeit(lambda: torch.abs(torch.fft.fft(zt * wt))):.3f} ms")
+except Exception as e:  # noqa: BLE001
+    print("torch failed:", type(e).__name__, str(e)[:200])
 sys.stdout.flush()

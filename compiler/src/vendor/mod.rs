@@ -32,6 +32,7 @@ macro_rules! linalg_ops {
             | OpKind::Eigh
     };
 }
+pub mod fft_callback;
 pub mod fft_steps;
 
 use kiln_ir::graph::Axes;

@@ -242,6 +242,7 @@ impl Gpu {
     }
 }
 
+mod fft_fusion;
 mod launch;
 mod linalg;
 mod prepare;
@@ -251,6 +252,10 @@ mod streams;
 mod tests;
 mod vendor;
 
+pub use fft_fusion::{
+    decisions as fft_callback_decisions, set_mode as set_fft_callback_mode,
+    Decision as FftCallbackDecision, Mode as FftCallbackMode,
+};
 use launch::launch;
 use prepare::{prepare, ready_cache};
 pub use streams::{last_run_streams, ForeignInputs, RanOn};
@@ -282,6 +287,7 @@ pub fn run_schedule(
         ran: Vec::with_capacity(sched.steps.len()),
         code: Vec::with_capacity(sched.steps.len()),
         stream_index: 0,
+        pending: None,
     };
     let outputs = walk(sched, inputs, &mut cuda)?;
     LAST_RUN.with(|r| *r.borrow_mut() = std::mem::take(&mut cuda.ran));
@@ -305,6 +311,20 @@ struct Cuda<'a> {
     code: Vec<(usize, RanCode)>,
     /// The schedule stream of the step being run.
     stream_index: u32,
+    /// A producer step whose FFT (the next step) runs fused or is to be measured.
+    pending: Option<Pending>,
+}
+
+/// What a producer step left for its FFT ([`fft_fusion`]).
+struct Pending {
+    /// The producer's step.
+    step: usize,
+    entry: Arc<std::sync::Mutex<fft_fusion::Entry>>,
+    /// The producer's inputs.
+    inputs: Vec<Arc<DeviceArray>>,
+    /// `Some`: the kernel ran, measure both ways (the candidate and the kernel's code);
+    /// `None`: the kernel was skipped, run the FFT with the callback.
+    measure: Option<(Arc<fft_fusion::Candidate>, Arc<(GpuKernel, Function)>)>,
 }
 
 impl Walker for Cuda<'_> {
@@ -357,12 +377,43 @@ impl Walker for Cuda<'_> {
 
         // Outputs are allocated for the step's stream, and it launches (or copies) there.
         let on_stream = stream.use_scoped();
-        let (outs, ran) = match &code {
-            Some(code) => (launch(gpu, &code.0, &code.1, &reads)?, RanCode::Gpu(code.clone())),
-            None if let Some(call) = &ready.vendor => {
-                (vendor::run(call, &reads)?, RanCode::Library)
+        let fusion = match &code {
+            Some(_) => fft_fusion::candidate_step(plan, si, self.cached)
+                .map(|c| Ok::<_, crate::ExecError>((fft_fusion::choose(gpu, &c)?, c)))
+                .transpose()?,
+            None => None,
+        };
+        let pending = self.pending.take().filter(|p| p.step + 1 == si);
+        let (outs, ran) = match (&code, fusion) {
+            (Some(_), Some((fft_fusion::Plan::Fuse(entry), _))) => {
+                // The FFT of the next step computes this region in its load callback.
+                let k = &region.body.node(region.body.outputs()[0]);
+                let out = DeviceArray::empty(k.dtype, &k.shape)?;
+                self.pending =
+                    Some(Pending { step: si, entry, inputs: reads.clone(), measure: None });
+                (vec![out], RanCode::Library)
             }
-            None => {
+            (Some(code), fusion) => {
+                if let Some((fft_fusion::Plan::Kernel { measure: Some(entry) }, c)) = fusion {
+                    let measure = Some((c, code.clone()));
+                    self.pending =
+                        Some(Pending { step: si, entry, inputs: reads.clone(), measure });
+                }
+                (launch(gpu, &code.0, &code.1, &reads)?, RanCode::Gpu(code.clone()))
+            }
+            (None, _) if let Some(call) = &ready.vendor => match pending {
+                Some(Pending { entry, inputs, measure: None, .. }) => {
+                    (fft_fusion::run_fused(&entry, call, &reads[0], &inputs)?, RanCode::Library)
+                }
+                Some(Pending { entry, inputs, measure: Some((c, k)), .. }) => {
+                    let outs = vendor::run(call, &reads)?;
+                    let kernel = || launch(gpu, &k.0, &k.1, &inputs);
+                    fft_fusion::measure(&entry, &c, call, &inputs, &kernel)?;
+                    (outs, RanCode::Library)
+                }
+                None => (vendor::run(call, &reads)?, RanCode::Library),
+            },
+            (None, _) => {
                 let host: Vec<HostArray> =
                     reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
                 let refs: Vec<&HostArray> = host.iter().collect();

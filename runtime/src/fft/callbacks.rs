@@ -136,13 +136,17 @@ fn set_jit_callback_fn() -> Result<SetJitCallback> {
 
 /// Associates `cb` with a created, not yet made, plan.
 ///
+/// `info` is the caller-info array (one device address: one GPU), `[cb.caller_info]`.
+///
 /// # Safety
-/// `plan` is a live handle of `cufftCreate` on which no `cufftMakePlan*` has run yet.
+/// `plan` is a live handle of `cufftCreate` on which no `cufftMakePlan*` has run yet; `info`
+/// stays at its address as long as the plan lives (cuFFT keeps the array's address).
 pub(super) unsafe fn attach(
     plan: ff::cufftHandle,
     kind: CallbackKind,
     ty: FftType,
     cb: &JitCallback,
+    info: &mut [u64; 1],
 ) -> Result<()> {
     let set = set_jit_callback_fn()?;
     let name = CString::new(cb.name.as_str()).map_err(|_| {
@@ -152,10 +156,8 @@ pub(super) unsafe fn attach(
             cb.name
         ))
     })?;
-    // cuFFT reads one caller-info pointer per GPU of the plan (one here) during the call.
-    let mut info = [cb.caller_info as *mut c_void];
-    // SAFETY: the caller's contract; the name, the code and the info array outlive the call
-    // (cuFFT copies the code and keeps the info pointer's value).
+    // SAFETY: the caller's contract; the name and the code outlive the call (cuFFT copies
+    // them), the info array lives with the plan.
     let r = unsafe {
         set(
             plan,
@@ -163,7 +165,7 @@ pub(super) unsafe fn attach(
             cb.lto_ir.as_ptr().cast(),
             cb.lto_ir.len(),
             callback_type(kind, ty),
-            info.as_mut_ptr(),
+            info.as_mut_ptr().cast::<*mut c_void>(),
         )
     };
     if r == ff::cufftResult::CUFFT_SUCCESS {

@@ -100,7 +100,9 @@ pub struct PlanCacheInfo {
 /// CuPy's default: 16 plans per device.
 pub const DEFAULT_PLAN_CACHE_SIZE: usize = 16;
 
-struct Plan(ff::cufftHandle);
+/// A plan handle, and the caller-info arrays of its JIT callbacks: cuFFT keeps the array's
+/// address (`void **caller_info`), so each lives, boxed, as long as the plan.
+struct Plan(ff::cufftHandle, Vec<Box<[u64; 1]>>);
 
 impl Drop for Plan {
     fn drop(&mut self) {
@@ -173,11 +175,13 @@ fn make_plan(key: &PlanKey) -> Result<Plan> {
     let mut handle: ff::cufftHandle = 0;
     // SAFETY: writes a new plan handle.
     check("cufftCreate", unsafe { ff::cufftCreate(&mut handle) })?;
-    let plan = Plan(handle);
+    let mut plan = Plan(handle, Vec::new());
     for (kind, cb) in [(CallbackKind::Load, &key.load), (CallbackKind::Store, &key.store)] {
         if let Some(cb) = cb {
-            // SAFETY: a created plan, not made yet.
-            unsafe { callbacks::attach(plan.0, kind, l.ty, cb)? };
+            let mut info = Box::new([cb.caller_info]);
+            // SAFETY: a created plan, not made yet; the info array lives as long as the plan.
+            unsafe { callbacks::attach(plan.0, kind, l.ty, cb, &mut info)? };
+            plan.1.push(info);
         }
     }
     let with_callbacks = key.load.is_some() || key.store.is_some();
