@@ -134,30 +134,35 @@ fn set_jit_callback_fn() -> Result<SetJitCallback> {
     }
 }
 
-/// Associates `cb` with a created, not yet made, plan.
-///
-/// `info` is the caller-info array (one device address: one GPU), `[cb.caller_info]`.
-///
-/// # Safety
-/// `plan` is a live handle of `cufftCreate` on which no `cufftMakePlan*` has run yet; `info`
-/// stays at its address as long as the plan lives (cuFFT keeps the array's address).
-pub(super) unsafe fn attach(
-    plan: ff::cufftHandle,
-    kind: CallbackKind,
-    ty: FftType,
-    cb: &JitCallback,
-    info: &mut [u64; 1],
-) -> Result<()> {
-    let set = set_jit_callback_fn()?;
-    let name = CString::new(cb.name.as_str()).map_err(|_| {
+/// The callback's name as cuFFT takes it. Errors: a NUL byte in it.
+pub(super) fn c_name(kind: CallbackKind, cb: &JitCallback) -> Result<CString> {
+    CString::new(cb.name.as_str()).map_err(|_| {
         RuntimeError::InvalidArgument(format!(
             "the {} callback's name {:?} contains a NUL byte",
             kind.name(),
             cb.name
         ))
-    })?;
-    // SAFETY: the caller's contract; the name and the code outlive the call (cuFFT copies
-    // them), the info array lives with the plan.
+    })
+}
+
+/// Associates `cb` (named `name`, [`c_name`]) with a created, not yet made, plan. `info` is the
+/// caller-info array (one device address: one GPU), `[cb.caller_info]`.
+///
+/// # Safety
+/// `plan` is a live handle of `cufftCreate` on which no `cufftMakePlan*` has run yet; `name`'s
+/// bytes and `info` stay where they are as long as the plan lives (cuFFT keeps both addresses
+/// and reads the name when the plan is made).
+pub(super) unsafe fn attach(
+    plan: ff::cufftHandle,
+    kind: CallbackKind,
+    ty: FftType,
+    cb: &JitCallback,
+    name: &CString,
+    info: &mut [u64; 1],
+) -> Result<()> {
+    let set = set_jit_callback_fn()?;
+    // SAFETY: the caller's contract; the code outlives the call (cuFFT copies it), the name and
+    // the info array live with the plan.
     let r = unsafe {
         set(
             plan,

@@ -100,9 +100,11 @@ pub struct PlanCacheInfo {
 /// CuPy's default: 16 plans per device.
 pub const DEFAULT_PLAN_CACHE_SIZE: usize = 16;
 
-/// A plan handle, and the caller-info arrays of its JIT callbacks: cuFFT keeps the array's
-/// address (`void **caller_info`), so each lives, boxed, as long as the plan.
-struct Plan(ff::cufftHandle, Vec<Box<[u64; 1]>>);
+/// A plan handle, and what its JIT callbacks were given by address: cuFFT keeps the addresses of
+/// the caller-info array (`void **caller_info`) and of the callback's name (read when the plan
+/// is made: a name freed before then fails the plan with `CUFFT_INVALID_SIZE`), so both live,
+/// boxed, as long as the plan.
+struct Plan(ff::cufftHandle, Vec<(Box<[u64; 1]>, std::ffi::CString)>);
 
 impl Drop for Plan {
     fn drop(&mut self) {
@@ -179,9 +181,11 @@ fn make_plan(key: &PlanKey) -> Result<Plan> {
     for (kind, cb) in [(CallbackKind::Load, &key.load), (CallbackKind::Store, &key.store)] {
         if let Some(cb) = cb {
             let mut info = Box::new([cb.caller_info]);
-            // SAFETY: a created plan, not made yet; the info array lives as long as the plan.
-            unsafe { callbacks::attach(plan.0, kind, l.ty, cb, &mut info)? };
-            plan.1.push(info);
+            let name = callbacks::c_name(kind, cb)?;
+            // SAFETY: a created plan, not made yet; the info array and the name live as long
+            // as the plan (a CString's bytes stay where they are when it moves).
+            unsafe { callbacks::attach(plan.0, kind, l.ty, cb, &name, &mut info)? };
+            plan.1.push((info, name));
         }
     }
     let with_callbacks = key.load.is_some() || key.store.is_some();
