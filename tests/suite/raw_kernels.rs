@@ -394,7 +394,7 @@ fn gpu_nvrtc_error_carries_the_log() {
     // SAFETY: the kernel does not compile; nothing runs.
     let e = unsafe { k.try_launch(1, 1, &mut [(&mut y).into()], 0, None) }.unwrap_err();
     match &e {
-        Error::Runtime(RuntimeError::Nvrtc(n)) => {
+        Error::RuntimeIn { op, source: RuntimeError::Nvrtc(n) } if op == "RawKernel broken" => {
             assert_eq!((n.program.as_str(), n.call), ("broken.cu", "nvrtcCompileProgram"));
             assert!(
                 n.log.contains("undefined_thing") && n.log.contains("broken.cu(2)"),
@@ -451,7 +451,10 @@ fn gpu_wrong_arguments() {
     // SAFETY: refused before the launch.
     let e = unsafe { my_add().try_launch(5, 5, &mut [(&x1).into(), (&mut y).into()], 0, None) }
         .unwrap_err();
-    assert_eq!(e, Error::KernelArgCount { kernel: "my_add".into(), expected: "3".into(), got: 2 });
+    assert_eq!(
+        e,
+        Error::KernelArgCount { kernel: "RawKernel my_add".into(), expected: "3".into(), got: 2 }
+    );
     let ker_sum = RawModule::new(LOADED_FROM_SOURCE, &[], &[]).get_function("test_sum").unwrap();
     // A value that does not fit `unsigned int N`, and a double for it, are refused.
     for (n, what) in [(RawArg::from(1i64 << 40), "does not fit"), (25.0f64.into(), "8 bytes")] {

@@ -60,9 +60,11 @@
 //! per device by its code.
 //!
 //! # Errors
-//! Every use on the CPU backend is [`Error::GpuRequired`]; a compilation error is
-//! `Error::Runtime(RuntimeError::Nvrtc(..))` with NVRTC's log; a name the module does not have
-//! is [`Error::UnknownKernel`]; an unreadable module file is [`Error::Io`].
+//! Every use on the CPU backend is [`Error::GpuRequired`]; a compilation, loading or launch
+//! error is an [`Error::RuntimeIn`] naming the module or kernel (`RawKernel my_add`) around the
+//! runtime's error (`RuntimeError::Nvrtc(..)` with NVRTC's log; [`Error::runtime`] gives it);
+//! a name the module does not have is [`Error::UnknownKernel`]; an unreadable module file is
+//! [`Error::Io`]; wrong arguments name the kernel (`RawKernel my_add`).
 
 mod args;
 pub(crate) mod build;
@@ -134,6 +136,15 @@ pub struct RawModule {
 impl std::fmt::Debug for RawModule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RawModule").field("label", &self.inner.label).finish()
+    }
+}
+
+/// `e` naming the raw module or kernel `label` where it names nothing: a device or NVRTC error
+/// becomes [`Error::RuntimeIn`] (`RawKernel k: compiling `k.cu` with NVRTC failed ...`).
+fn named(e: Error, label: &str) -> Error {
+    match e {
+        Error::Runtime(source) => Error::RuntimeIn { op: label.to_string(), source },
+        other => other,
     }
 }
 
@@ -240,8 +251,13 @@ impl RawModule {
         self.loaded().map(|_| ())
     }
 
-    /// The module loaded on the device, compiling it the first time.
+    /// The module loaded on the device, compiling it the first time. A device or NVRTC error
+    /// names the module ([`Error::RuntimeIn`]).
     fn loaded(&self) -> Result<Arc<Loaded>> {
+        self.load().map_err(|e| named(e, &self.inner.label))
+    }
+
+    fn load(&self) -> Result<Arc<Loaded>> {
         let gpu = gpu_for(&self.inner.label)?;
         let mut slot = self.inner.loaded.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(loaded) = &*slot {
@@ -500,8 +516,10 @@ impl RawKernel {
             block: (b.0, b.1, b.2),
             shared_mem_bytes: shared_mem,
         };
+        let label = format!("RawKernel {}", self.name);
         // SAFETY: forwarded to the caller.
-        unsafe { args::launch(gpu, &self.name, &function, config, args, stream) }
+        unsafe { args::launch(gpu, &label, &function, config, args, stream) }
+            .map_err(|e| named(e, &label))
     }
 
     /// [`RawKernel::try_launch`], panicking on error.
@@ -532,7 +550,8 @@ impl RawKernel {
     /// `cache_mode_ca`, `max_dynamic_shared_size_bytes`, `preferred_shared_memory_carveout`.
     /// Compiles the first time.
     pub fn attributes(&self) -> Result<FunctionAttributes> {
-        Ok(self.function()?.attributes()?)
+        let label = format!("RawKernel {}", self.name);
+        self.function()?.attributes().map_err(|e| named(Error::Runtime(e), &label))
     }
 
     /// The most dynamic shared memory a launch may ask for, in bytes.
