@@ -13,6 +13,7 @@
 //! | `Device.compute_capability`, `.mem_info`, `.synchronize()` | [`Device::compute_capability`], [`Device::mem_info`], [`Device::synchronize`] |
 //! | `cupy.get_default_memory_pool()` | [`Device::memory_pool`] ([`pool`] has the semantics) |
 //! | `cupy.get_default_pinned_memory_pool()` | [`Device::pinned_memory_pool`] |
+//! | `cupy.cuda.set_allocator(f)`, `get_allocator()` | [`set_allocator`], [`get_allocator`] (the pools' raw allocator, see [`allocator`]) |
 //! | `cupy.cuda.alloc(n)` / `MemoryPointer` | [`DeviceBuffer::alloc`] |
 //! | `Stream()`, `Stream(non_blocking=True)`, `Stream.null` | [`Stream::new`], [`Stream::non_blocking`], [`Stream::null`] |
 //! | `with stream:`, `get_current_stream()` | [`Stream::use_scoped`], [`Stream::current`] |
@@ -53,6 +54,7 @@
 //! # }
 //! ```
 
+pub mod allocator;
 pub mod blas;
 pub mod device;
 /// The kernel cache on disk (crate `kiln-cache`, shared with the host compiler).
@@ -75,6 +77,7 @@ pub mod rand;
 pub mod solver;
 pub mod stream;
 
+pub use allocator::{get_allocator, set_allocator};
 pub use device::{
     cuda_available, device_count, driver_version, select_backend, Backend, Device, DeviceGuard,
 };

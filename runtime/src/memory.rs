@@ -66,6 +66,11 @@ pub struct CudaAllocator {
 impl RawAllocator for CudaAllocator {
     fn alloc(&self, bytes: usize) -> std::result::Result<u64, AllocError> {
         let _bound = self.device.bind().map_err(AllocError::Failed)?;
+        if let Some(user) = crate::allocator::current(self.device.id) {
+            let ptr = user.alloc(bytes)?;
+            crate::allocator::track(self.device.id, ptr, user);
+            return Ok(ptr);
+        }
         // SAFETY: plain allocation.
         match unsafe { result::malloc_sync(bytes) } {
             Ok(ptr) => Ok(ptr),
@@ -78,7 +83,13 @@ impl RawAllocator for CudaAllocator {
         }
     }
 
-    fn free(&self, ptr: u64, _bytes: usize) {
+    fn free(&self, ptr: u64, bytes: usize) {
+        if let Some(user) = crate::allocator::take(self.device.id, ptr) {
+            if let Ok(_bound) = self.device.bind() {
+                user.free(ptr, bytes);
+            }
+            return;
+        }
         if let Ok(_bound) = self.device.bind() {
             // SAFETY: allocated by `alloc`, freed once; the pool waited for its last use
             // (and cuMemFree synchronises anyway).

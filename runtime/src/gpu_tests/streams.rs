@@ -1,5 +1,6 @@
 //! GPU tests of CuPy's stream API beyond the basics (issue 23 §4): nested scopes, priorities,
-//! host functions, streams made by another library, CUDA Graph capture.
+//! host functions, streams made by another library, CUDA Graph capture; and a user allocator
+//! under the memory pool (`set_allocator`).
 
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +20,7 @@ pub fn tests() -> Vec<GpuTest> {
         host_functions_run_in_stream_order,
         external_streams_are_not_destroyed,
         graph_capture_and_replay,
+        user_allocator_under_the_pool,
     ]
 }
 
@@ -164,4 +166,63 @@ fn graph_capture_and_replay() -> TestResult {
     ensure!((0..n).all(|i| c[i] == a2[i] + 2.0 * b[i]), "second replay: c[1] = {}", c[1]);
     ensure!(s.end_capture().is_err(), "end_capture without a capture");
     Ok(())
+}
+
+/// `cuMemAlloc` with counts.
+#[derive(Default)]
+struct Counting {
+    allocs: std::sync::atomic::AtomicUsize,
+    frees: std::sync::atomic::AtomicUsize,
+}
+
+impl crate::pool::RawAllocator for Counting {
+    fn alloc(&self, bytes: usize) -> Result<u64, crate::pool::AllocError> {
+        self.allocs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: a plain allocation; the device's context is current (set_allocator's rule).
+        unsafe { cudarc::driver::result::malloc_sync(bytes) }
+            .map_err(|e| crate::pool::AllocError::Failed(RuntimeError::Driver(format!("{e:?}"))))
+    }
+    fn free(&self, ptr: u64, _bytes: usize) {
+        self.frees.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: allocated above, freed once, after its last use.
+        let _ = unsafe { cudarc::driver::result::free_sync(ptr) };
+    }
+    fn mem_info(&self) -> (usize, usize) {
+        (0, 0)
+    }
+}
+
+/// A pool's new blocks come from the allocator `set_allocator` gave, and go back to it, also
+/// after the device's allocator was reset.
+fn user_allocator_under_the_pool() -> TestResult {
+    use std::sync::atomic::Ordering::SeqCst;
+    let d = device()?;
+    let counting = Arc::new(Counting::default());
+    crate::set_allocator(d, Some(counting.clone()))?;
+    ensure!(crate::get_allocator(d).is_some(), "get_allocator after set_allocator");
+    let pool = d.new_memory_pool()?;
+    let s = Stream::non_blocking(d)?;
+    let result = (|| -> TestResult {
+        let mut b = DeviceBuffer::alloc_in(&pool, &s, 1 << 20)?;
+        ensure!(counting.allocs.load(SeqCst) == 1, "{} allocations", counting.allocs.load(SeqCst));
+        b.copy_from_host_on(&[3u32; 4], &s)?;
+        ensure!(b.to_vec::<u32>()?[..4] == [3; 4], "the memory works");
+        crate::set_allocator(d, None)?;
+        drop(b);
+        s.synchronize()?;
+        pool.free_all_blocks(None);
+        ensure!(
+            counting.frees.load(SeqCst) == 1,
+            "{} frees by the allocator that made it",
+            counting.frees.load(SeqCst)
+        );
+        let _c = DeviceBuffer::alloc_in(&pool, &s, 1 << 20)?;
+        ensure!(
+            counting.allocs.load(SeqCst) == 1,
+            "an allocation after the reset went to the user allocator"
+        );
+        Ok(())
+    })();
+    crate::set_allocator(d, None)?;
+    result
 }
