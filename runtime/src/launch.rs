@@ -196,6 +196,40 @@ impl Function {
         config: LaunchConfig,
         args: &[&dyn KernelArg],
     ) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.launch_kind(stream, config, args, false) }
+    }
+
+    /// A cooperative launch on `stream` (`cuLaunchCooperativeKernel`; CuPy's
+    /// `enable_cooperative_groups=True`): every block of the grid is resident at once, so the
+    /// kernel may synchronise the whole grid (`cooperative_groups::this_grid().sync()`).
+    /// Errors: a grid larger than the device can hold at once
+    /// (`CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`), a device without cooperative launches, and
+    /// [`Function::launch_on`]'s.
+    ///
+    /// # Safety
+    /// As [`Function::launch`].
+    pub unsafe fn launch_cooperative_on(
+        &self,
+        stream: &Stream,
+        config: LaunchConfig,
+        args: &[&dyn KernelArg],
+    ) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.launch_kind(stream, config, args, true) }
+    }
+
+    /// A plain or cooperative launch.
+    ///
+    /// # Safety
+    /// As [`Function::launch`].
+    unsafe fn launch_kind(
+        &self,
+        stream: &Stream,
+        config: LaunchConfig,
+        args: &[&dyn KernelArg],
+        cooperative: bool,
+    ) -> Result<()> {
         let device = self.module.device.id;
         if stream.state().id != device {
             return Err(self.error(
@@ -233,29 +267,24 @@ impl Function {
         let _bound = self.module.device.bind()?;
         stream.set_last_kernel(&self.name);
         let (g, b) = (config.grid, config.block);
-        // SAFETY: a live function and stream; `params` points at argument values that outlive
-        // the call (the driver copies them); the caller vouches for their meaning.
-        unsafe {
-            cudarc::driver::sys::cuLaunchKernel(
-                self.raw.0,
-                g.0,
-                g.1,
-                g.2,
-                b.0,
-                b.1,
-                b.2,
-                config.shared_mem_bytes,
-                stream.raw(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()
-        .map_err(|e| {
-            self.error(
-                Some(CudaError::from_driver("cuLaunchKernel", e)),
-                format!("configuration {config:?}"),
-            )
+        let (f, sh, st, p) =
+            (self.raw.0, config.shared_mem_bytes, stream.raw(), params.as_mut_ptr());
+        use cudarc::driver::sys::{cuLaunchCooperativeKernel, cuLaunchKernel};
+        // SAFETY (both calls): a live function and stream; `params` points at argument values
+        // that outlive the call (the driver copies them); the caller vouches for their meaning.
+        let (call, status) = if cooperative {
+            // SAFETY: as above.
+            let r =
+                unsafe { cuLaunchCooperativeKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, sh, st, p) };
+            ("cuLaunchCooperativeKernel", r)
+        } else {
+            let null = std::ptr::null_mut();
+            // SAFETY: as above.
+            let r = unsafe { cuLaunchKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, sh, st, p, null) };
+            ("cuLaunchKernel", r)
+        };
+        status.result().map_err(|e| {
+            self.error(Some(CudaError::from_driver(call, e)), format!("configuration {config:?}"))
         })
     }
 }

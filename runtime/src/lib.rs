@@ -24,6 +24,7 @@
 //! | `RawModule(code=...)`, `get_function` | [`nvrtc::compile`], [`Device::load_module`], [`Module::function`] |
 //! | `RawKernel.attributes`, `.max_dynamic_shared_size_bytes = n` | [`Function::attributes`], [`Function::set_max_dynamic_shared_memory`] |
 //! | `kernel((grid,), (block,), args, shared_mem=)` | `unsafe` [`Function::launch`] with a [`LaunchConfig`] |
+//! | `kernel(..., enable_cooperative_groups=True)` | `unsafe` [`Function::launch_cooperative_on`] |
 //! | `cupy.cuda.profile()`, `cupyx.profiler.time_range` | [`profile()`], [`range`] |
 //!
 //! Modules: [`device`] (devices, backend selection), [`pool`] (the caching allocator, generic

@@ -667,3 +667,43 @@ fn compile_log_and_globals_need_a_gpu() {
         Err(Error::GpuRequired { .. })
     ));
 }
+
+const GRID_SYNC: &str = r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void reverse_after_sync(float* x, float* out, int n) {
+    cg::grid_group g = cg::this_grid();
+    int i = (int)g.thread_rank();
+    if (i < n) { x[i] = (float)i; }
+    g.sync();
+    if (i < n) { out[i] = x[n - 1 - i]; }
+}
+"#;
+
+/// A cooperative launch (CuPy's `enable_cooperative_groups=True`): the grid synchronises
+/// between writing `x` and reading other blocks' elements of it; a grid larger than the device
+/// holds at once is an error naming the kernel.
+#[test]
+fn gpu_cooperative_launch_syncs_the_grid() {
+    if !on_gpu() {
+        return;
+    }
+    let k = RawKernel::new(GRID_SYNC, "reverse_after_sync", &[]).with_cooperative_groups(true);
+    let n = 512usize;
+    let mut x = zeros(&[n], DType::Float32);
+    let mut out = zeros(&[n], DType::Float32);
+    // SAFETY: reverse_after_sync(float*, float*, int) touches n elements of x and out.
+    unsafe {
+        k.try_launch(8, 64, &mut [(&mut x).into(), (&mut out).into(), (n as i32).into()], 0, None)
+    }
+    .unwrap();
+    let want: Vec<f32> = (0..n).rev().map(|v| v as f32).collect();
+    assert_eq!(out.to_vec::<f32>(), want);
+    let mut big = zeros(&[n], DType::Float32);
+    // SAFETY: refused by the driver (too many blocks to be resident at once); nothing runs.
+    let e = unsafe {
+        k.try_launch(1 << 20, 1024, &mut [(&mut x).into(), (&mut big).into(), 0i32.into()], 0, None)
+    }
+    .unwrap_err();
+    assert!(e.to_string().contains("RawKernel reverse_after_sync"), "{e}");
+}

@@ -305,6 +305,7 @@ fn writable(a: &mut Array) -> Result<Arc<DeviceArray>> {
 ///
 /// # Safety
 /// As [`super::RawKernel::try_launch`].
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn launch(
     gpu: &Gpu,
     kernel: &str,
@@ -312,6 +313,7 @@ pub(crate) unsafe fn launch(
     config: LaunchConfig,
     args: &mut [RawArg<'_>],
     stream: Option<&Stream>,
+    cooperative: bool,
 ) -> Result<()> {
     let fitted = check_params(kernel, function.param_sizes(), args)?;
     let device = gpu.device();
@@ -359,7 +361,13 @@ pub(crate) unsafe fn launch(
         // number and sizes were checked when the driver reports them; every pointer is to a
         // live buffer held in `buffers` until the launch is queued, and freed (if at all) on
         // the current stream, which waits for the launch below.
-        unsafe { function.launch_on(&stream, config, &params)? };
+        unsafe {
+            if cooperative {
+                function.launch_cooperative_on(&stream, config, &params)?
+            } else {
+                function.launch_on(&stream, config, &params)?
+            }
+        };
     }
     drop(foreign);
     for (arg, buffer) in args.iter_mut().zip(buffers) {

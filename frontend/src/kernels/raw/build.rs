@@ -36,14 +36,20 @@ pub(crate) struct Source {
 }
 
 /// The options NVRTC gets: the user's, and the CUDA toolkit's `include` directory (for
-/// `<cuda_fp16.h>` and the like) when one is installed and the user gave no `-I` of it.
+/// `<cuda_fp16.h>` and the like) when one is installed and the user gave no `-I` of it, with
+/// its `include/cccl` beside it when there is one (CUDA 13 keeps libcu++'s `<cuda/std/...>`
+/// there, which `<cooperative_groups.h>` and `<cuda/std/complex>` include).
 pub(crate) fn nvrtc_options(user: &[String]) -> Vec<String> {
     let mut options = user.to_vec();
     if let Some(include) = kiln_cache::cuda_toolkit::include_dir() {
-        let flag = format!("--include-path={}", include.display());
-        let short = format!("-I{}", include.display());
-        if !options.iter().any(|o| *o == flag || *o == short) {
-            options.push(flag);
+        let cccl = include.join("cccl");
+        let dirs = std::iter::once(include).chain(cccl.is_dir().then_some(cccl));
+        for dir in dirs {
+            let flag = format!("--include-path={}", dir.display());
+            let short = format!("-I{}", dir.display());
+            if !options.iter().any(|o| *o == flag || *o == short) {
+                options.push(flag);
+            }
         }
     }
     options
@@ -175,8 +181,8 @@ mod tests {
         let user = vec!["-std=c++17".to_string(), "--use_fast_math".to_string()];
         let options = nvrtc_options(&user);
         assert_eq!(options[..2], user[..]);
-        // At most the toolkit's include directory is added, once.
-        assert!(options.len() <= 3, "{options:?}");
+        // At most the toolkit's include directory and its cccl are added, once.
+        assert!(options.len() <= 4, "{options:?}");
         assert_eq!(nvrtc_options(&options), options);
     }
 

@@ -388,6 +388,7 @@ impl RawModule {
         Ok(RawKernel {
             module: self.clone(),
             name: name.to_string(),
+            cooperative: false,
             resolved: Arc::new(Mutex::new(Some((function, entry)))),
         })
     }
@@ -419,6 +420,8 @@ impl RawModule {
 pub struct RawKernel {
     module: RawModule,
     name: String,
+    /// Launched with `cuLaunchCooperativeKernel`.
+    cooperative: bool,
     /// The loaded function and its entry name, once resolved.
     resolved: Arc<Mutex<Option<(Function, String)>>>,
 }
@@ -443,7 +446,12 @@ impl RawKernel {
             name_expressions: if plain { Vec::new() } else { vec![name.to_string()] },
         };
         let module = RawModule::with(format!("RawKernel {name}"), Code::Source(source));
-        RawKernel { module, name: name.to_string(), resolved: Arc::new(Mutex::new(None)) }
+        RawKernel {
+            module,
+            name: name.to_string(),
+            cooperative: false,
+            resolved: Arc::new(Mutex::new(None)),
+        }
     }
 
     /// The kernel's name as given.
@@ -518,8 +526,17 @@ impl RawKernel {
         };
         let label = format!("RawKernel {}", self.name);
         // SAFETY: forwarded to the caller.
-        unsafe { args::launch(gpu, &label, &function, config, args, stream) }
+        unsafe { args::launch(gpu, &label, &function, config, args, stream, self.cooperative) }
             .map_err(|e| named(e, &label))
+    }
+
+    /// The kernel launched cooperatively (CuPy's `enable_cooperative_groups=True`): every
+    /// block of the grid resident at once (`cuLaunchCooperativeKernel`), so it may call
+    /// `cooperative_groups::this_grid().sync()`; a grid larger than the device holds at once is
+    /// an error at the launch. `false` gives the plain launch back.
+    pub fn with_cooperative_groups(mut self, enable: bool) -> RawKernel {
+        self.cooperative = enable;
+        self
     }
 
     /// [`RawKernel::try_launch`], panicking on error.
