@@ -122,8 +122,26 @@ fn decompositions(w: &mut Walk) {
     one_matrix! { w;
         try_cholesky, "cholesky", true; try_inv, "inv", true; try_det, "det", true;
         try_slogdet, "slogdet", true; try_svdvals, "svd", false; try_eigh, "eigh", true;
-        try_eigvalsh, "eigvalsh", true;
     }
+    // eigvalsh is eigh without vectors: its shape errors name it where it is written; NaN or
+    // inf data is found when cuSOLVER computes it, and the error is NumPy's LinAlgError text
+    // ("Eigenvalues did not converge", which names no function in NumPy either).
+    let f = "linalg::try_eigvalsh";
+    w.err(f, "eigvalsh", "1-D", || linalg::try_eigvalsh(&f64s(&[3])));
+    w.err(f, "eigvalsh", "0-d", || linalg::try_eigvalsh(&f64s(&[])));
+    w.err(f, "eigvalsh", "(2, 3)", || linalg::try_eigvalsh(&f64s(&[2, 3])));
+    w.survives(f, "eigvalsh", "float16", || {
+        linalg::try_eigvalsh(&f32s(&[2, 2]).astype(DType::Float16))
+    });
+    let not_converged = "Eigenvalues did not converge";
+    w.survives(f, not_converged, "NaN", || linalg::try_eigvalsh(&nans(&[3, 3])));
+    w.survives(f, "eigvalsh", "zeros", || {
+        linalg::try_eigvalsh(&kiln::zeros(&[3, 3], DType::Float64))
+    });
+    w.survives(f, "eigvalsh", "empty", || linalg::try_eigvalsh(&f64s(&[0, 0])));
+    w.survives(f, not_converged, "inf", || {
+        linalg::try_eigvalsh(&kiln::full(&[2, 2], f64::INFINITY, DType::Float64))
+    });
     let f = "linalg::try_qr";
     w.err(f, "qr", "1-D", || linalg::try_qr(&f64s(&[3]), QrMode::Reduced));
     w.survives(f, "qr", "NaN", || linalg::try_qr(&nans(&[3, 2]), QrMode::Complete));
