@@ -86,8 +86,8 @@ impl Drop for CufftCallbacksScope {
 ///   `dataOut` at the offsets cuFFT gives, its aux array).
 /// - A plan with callbacks is cached under its layout and callbacks (`get_plan_cache`);
 ///   making one links the callbacks into cuFFT's kernels (hundreds of milliseconds).
-/// - Measured with cuFFT 12.0 (CUDA 13.0) on an H200: a plan with both a load and a store
-///   callback fails to link (`CUFFT_INTERNAL_ERROR`); one callback of either kind works.
+/// - A load and a store callback may be given together (one plan links both; with cuFFT 12.0
+///   of CUDA 13.0 CuPy 13's JIT form fails such a plan, kiln's does not).
 ///
 /// Errors ([`crate::Error::Value`] naming `set_cufft_callbacks` unless said): the backend is the
 /// CPU (callbacks need cuFFT); neither callback given; an aux array without its callback; a

@@ -89,9 +89,15 @@ pub fn decisions() -> Vec<Decision> {
         .collect()
 }
 
+/// In [`Mode::Measure`], FFT operands smaller than this are not measured (the kernel stays):
+/// making a plan with a callback takes 0.1 to 1 s, which only large, repeated transforms repay.
+pub const MEASURE_MIN_BYTES: usize = 4 << 20;
+
 /// A step that may run as a callback: the producer region and the FFT reading it.
 pub(super) struct Candidate {
     callback: LoadCallback,
+    /// The FFT operand's bytes.
+    bytes: usize,
     key: String,
     ops: Vec<&'static str>,
     fft: String,
@@ -113,7 +119,8 @@ pub(super) fn candidate(producer: &Region, call: &VendorCall) -> Option<Candidat
     }
     let key = format!("{:?}\n{:?}\n{}", f.kind, f.input.layout, callback.source);
     let fft = format!("{:?} of {} {:?}", f.kind, f.in_dtype, f.input.layout.shape);
-    Some(Candidate { callback, key, ops: producer.op_names(), fft })
+    let bytes = f.input.layout.numel() * f.in_dtype.itemsize();
+    Some(Candidate { callback, bytes, key, ops: producer.op_names(), fft })
 }
 
 /// The candidate of step `si` of `plan`: its region is the elementwise producer whose one
@@ -216,9 +223,13 @@ pub(super) enum Plan {
 
 /// Chooses for a candidate: fused when the decision (or the mode) says so.
 pub(super) fn choose(gpu: &Gpu, c: &Candidate) -> Result<Plan> {
+    let mode = MODE.with(Cell::get);
+    if mode == Mode::Measure && c.bytes < MEASURE_MIN_BYTES {
+        return Ok(Plan::Kernel { measure: None });
+    }
     let e = entry(gpu, c)?;
     let decided = e.lock().unwrap_or_else(|p| p.into_inner()).decision.as_ref().map(|d| d.fused);
-    Ok(match (MODE.with(Cell::get), decided) {
+    Ok(match (mode, decided) {
         (Mode::Always, _) | (_, Some(true)) => Plan::Fuse(e),
         (_, Some(false)) | (Mode::Never, None) => Plan::Kernel { measure: None },
         (Mode::Measure, None) => Plan::Kernel { measure: Some(e) },

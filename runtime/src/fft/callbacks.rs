@@ -5,9 +5,8 @@
 //!
 //! A callback is LTO-IR (NVRTC with `-dlto`, [`crate::nvrtc::compile_lto`]) defining a
 //! `__device__` function of cuFFT's documented prototype (`cufftXt.h`'s `cufftJITCallbackLoadC`
-//! ...; the offset is an `unsigned long long`), named by its name as written in the source: not
-//! the C++-mangled name, and not an `extern "C"` one (cuFFT fails such a plan with
-//! `CUFFT_INTERNAL_ERROR`, measured with cuFFT 12.0 of CUDA 13.0).
+//! ...; the offset is an `unsigned long long`), named by its name as written in the source.
+//! cuFFT keeps the name's address and reads it when the plan is made, so the plan owns it.
 //!
 //! cuFFT has no C API to unset a JIT callback, so a plan with callbacks is a plan of its own:
 //! [`super::exec_with`] caches it under its layout *and* its callbacks (names, code, caller
@@ -52,7 +51,7 @@ pub struct JitCallback {
     /// Its LTO-IR.
     pub lto_ir: Arc<[u8]>,
     /// The device address cuFFT passes as the callback's `callerInfo` (an auxiliary array; 0:
-    /// none, still passed, as cuFFT 12.0 fails a store callback's plan without caller info).
+    /// none).
     pub caller_info: u64,
 }
 
