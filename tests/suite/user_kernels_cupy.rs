@@ -172,6 +172,12 @@ fn local_arrays() {
         scratch.call(&[(&x).into()]).to_vec::<f32>(),
         vec![100., 101., 102., 103., 104., 105.]
     );
+    // Complex elements, zero after the list.
+    let c = Array::from_vec(vec![num_complex::Complex::new(1.0f32, 2.0); 2], &[2]);
+    let cl =
+        ek("T x", "T y", "complex<float> w[2] = {x}; y = w[0] + w[1] + w[i];", "complex_local");
+    let want = vec![num_complex::Complex::new(2.0f32, 4.0), num_complex::Complex::new(1.0, 2.0)];
+    assert_eq!(cl.call(&[(&c).into()]).to_vec::<num_complex::Complex<f32>>(), want);
     let err = |body: &str| {
         ElementwiseKernel::new("T x", "T y", body, "bad_local")
             .and_then(|k| k.try_call(&[(&x).into()]))

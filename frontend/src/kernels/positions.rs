@@ -186,7 +186,11 @@ impl Tracer<'_> {
         if is_const && list.is_none() {
             return Err(Diag::code(d.span, format!("const `{}` needs an initialiser", d.name)));
         }
-        let zero = Val::Const(Literal::from_i128(elem, 0), elem);
+        // Known values are never complex (complex values are arrays, see `values`).
+        let zero = match elem.is_complex() {
+            true => Val::Array(Array::literal(elem, Literal::from_i128(elem, 0))),
+            false => Val::Const(Literal::from_i128(elem, 0), elem),
+        };
         let scope = self.scopes.last_mut().expect("a scope");
         if scope.contains_key(&d.name) {
             return Err(Diag::code(d.span, format!("redeclaration of `{}`", d.name)));
