@@ -2,9 +2,10 @@
 //! `cupy.cuda.graph.Graph`: the work queued on a stream between the two is recorded, not run,
 //! and [`Graph::launch`] replays it (one launch for the whole sequence).
 //!
-//! What may be captured is CUDA's rule: kernel launches ([`crate::Function::launch_on`], raw
-//! kernels given the capturing stream), copies and memsets between buffers allocated before the
-//! capture, events, host functions. Synchronising, querying or allocating with `cuMemAlloc`
+//! What may be captured is CUDA's rule: kernel launches ([`crate::Function::launch_on`]),
+//! copies and memsets between buffers allocated before the capture, events, host functions.
+//! (A frontend `RawKernel` launch also orders itself after the current stream with an event,
+//! which CUDA may refuse on a capturing stream: capture `Function` launches.) Synchronising, querying or allocating with `cuMemAlloc`
 //! during a capture is refused by the driver (in the `Global` and `ThreadLocal` modes it also
 //! invalidates the capture), so kiln's lazy arrays must be evaluated before it begins: their
 //! pool allocates with `cuMemAlloc` and checks its events. A graph replays the same pointers and
