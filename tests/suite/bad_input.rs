@@ -282,13 +282,13 @@ const PARTS: [(&str, fn(&mut Walk)); 7] = [
     ("sizes", sizes::walk),
 ];
 
-/// The parts that take the GPU backend down (H200, session 15; issue 26 §3's known gaps there):
-/// `kernels` (a malformed raw kernel segfaults the process). Fixed since, by reading the code
-/// (not yet run on a GPU): `sizes` (`arange(2^62)`'s 2^65 bytes wrapped to 0 in the CUDA
-/// executor, whose kernel then wrote through the pool's null block: CUDA_ERROR_ILLEGAL_ADDRESS;
-/// now the pool's out-of-memory error before any launch) and `files` (`savez`'s device
-/// out-of-memory error now names `savez`).
-const GPU_GAPS: [&str; 1] = ["kernels"];
+/// The parts that took the GPU backend down (H200, session 15): `kernels` (a malformed cubin
+/// made the driver read past its buffer: a segfault; now checked first, `image_check.rs`),
+/// `sizes` (`arange(2^62)`'s 2^65 bytes wrapped to 0, and its kernel wrote through a null block:
+/// now out of memory before any launch) and `files` (`savez`'s error now names it). All three
+/// ran on an H200 in session 16 (`kernels` with `KILN_BAD_INPUT_GPU=kernels`), so none is
+/// skipped now; a part named here would be skipped on the GPU unless `KILN_BAD_INPUT_GPU` names it.
+const GPU_GAPS: [&str; 0] = [];
 
 /// The parts to walk: all on the host; on the GPU those not in [`GPU_GAPS`], or those
 /// `KILN_BAD_INPUT_GPU` names (comma-separated, or `all`).
