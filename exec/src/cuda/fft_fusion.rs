@@ -131,7 +131,10 @@ pub(super) fn candidate_step(
     si: usize,
     cached: bool,
 ) -> Option<Arc<Candidate>> {
-    type Cache = Mutex<HashMap<(usize, usize), Option<Arc<Candidate>>>>;
+    // Keyed by the plan's address, with a weak handle on it: while the entry lives, the plan's
+    // allocation does, so no other plan can take its address.
+    type Entry = (std::sync::Weak<Compiled>, Option<Arc<Candidate>>);
+    type Cache = Mutex<HashMap<(usize, usize), Entry>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     if MODE.with(Cell::get) == Mode::Never || callbacks::active().is_some() {
         return None;
@@ -139,7 +142,7 @@ pub(super) fn candidate_step(
     let key = (Arc::as_ptr(plan) as usize, si);
     if cached {
         let cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = cache.get(&key) {
+        if let Some((_, c)) = cache.get(&key) {
             return c.clone();
         }
     }
@@ -147,7 +150,8 @@ pub(super) fn candidate_step(
     if cached {
         let mut cache =
             CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-        cache.insert(key, found.clone());
+        cache.retain(|_, (plan, _)| plan.strong_count() > 0);
+        cache.insert(key, (Arc::downgrade(plan), found.clone()));
     }
     found
 }
