@@ -672,6 +672,10 @@ fn fftn_over_no_axes_is_the_input() {
         let y = fft::ifftn(a, Some(&[]), Some(&[]), "ortho");
         assert!(y.same_expr(a), "{}", y.describe());
     }
+    // NumPy 2 never reads `norm` over no axes: `np.fft.fftn(a, axes=(), norm="bogus") is a`.
+    let y = fft::try_fftn(&x, None, Some(&[]), "bogus").unwrap();
+    assert!(y.same_expr(&x));
+    assert!(fft::try_fftn(&x, None, Some(&[0]), "bogus").is_err());
     assert!(fft::try_rfftn(&x, None, Some(&[]), "backward").is_err());
     assert!(fft::try_irfftn(&x, None, Some(&[]), "backward").is_err());
 }
