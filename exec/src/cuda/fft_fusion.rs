@@ -106,9 +106,6 @@ pub(super) struct Candidate {
 /// Whether `producer` (a kernel region) can be the load callback of `call`, the next step's FFT
 /// whose only input is the producer's only output, read from its start in one cuFFT call.
 pub(super) fn candidate(producer: &Region, call: &VendorCall) -> Option<Candidate> {
-    if MODE.with(Cell::get) == Mode::Never || callbacks::active().is_some() {
-        return None;
-    }
     let VendorCall::Fft(f) = call else { return None };
     if !reads_from_start(f) {
         return None;
@@ -123,40 +120,16 @@ pub(super) fn candidate(producer: &Region, call: &VendorCall) -> Option<Candidat
     Some(Candidate { callback, bytes, key, ops: producer.op_names(), fft })
 }
 
-/// The candidate of step `si` of `plan`: its region is the elementwise producer whose one
-/// output only the next step reads, an FFT on the GPU on the same stream (cached per plan
-/// and step when the plan is).
-pub(super) fn candidate_step(
-    plan: &Arc<Compiled>,
-    si: usize,
-    cached: bool,
-) -> Option<Arc<Candidate>> {
-    // Keyed by the plan's address, with a weak handle on it: while the entry lives, the plan's
-    // allocation does, so no other plan can take its address.
-    type Entry = (std::sync::Weak<Compiled>, Option<Arc<Candidate>>);
-    type Cache = Mutex<HashMap<(usize, usize), Entry>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    if MODE.with(Cell::get) == Mode::Never || callbacks::active().is_some() {
-        return None;
-    }
-    let key = (Arc::as_ptr(plan) as usize, si);
-    if cached {
-        let cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, c)) = cache.get(&key) {
-            return c.clone();
-        }
-    }
-    let found = find(plan, si).map(Arc::new);
-    if cached {
-        let mut cache =
-            CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-        cache.retain(|_, (plan, _)| plan.strong_count() > 0);
-        cache.insert(key, (Arc::downgrade(plan), found.clone()));
-    }
-    found
+/// Whether fusion may run on this thread now: not in [`Mode::Never`], nor inside a user's
+/// callback scope.
+pub(super) fn enabled() -> bool {
+    MODE.with(Cell::get) != Mode::Never && callbacks::active().is_none()
 }
 
-fn find(plan: &Compiled, si: usize) -> Option<Candidate> {
+/// The candidate of step `si` of `plan`: its region is the elementwise producer whose one
+/// output only the next step reads, an FFT on the GPU on the same stream (kept with the step's
+/// prepared code, per plan and step).
+pub(super) fn find(plan: &Compiled, si: usize) -> Option<Candidate> {
     let sched = &plan.schedule;
     let (step, next) = (sched.steps.get(si)?, sched.steps.get(si + 1)?);
     let [b] = step.writes[..] else { return None };

@@ -358,7 +358,11 @@ impl Walker for Cuda<'_> {
         let ready = match hit {
             Some(r) => r,
             None => {
-                let r = Arc::new(prepare(gpu, region)?);
+                let mut r = prepare(gpu, region)?;
+                if r.kernel.is_some() {
+                    r.fft_load = fft_fusion::find(plan, si).map(Arc::new);
+                }
+                let r = Arc::new(r);
                 if self.cached {
                     ready_cache()
                         .lock()
@@ -377,11 +381,11 @@ impl Walker for Cuda<'_> {
 
         // Outputs are allocated for the step's stream, and it launches (or copies) there.
         let on_stream = stream.use_scoped();
-        let fusion = match &code {
-            Some(_) => fft_fusion::candidate_step(plan, si, self.cached)
-                .map(|c| Ok::<_, crate::ExecError>((fft_fusion::choose(gpu, &c)?, c)))
-                .transpose()?,
-            None => None,
+        let fusion = match (&code, &ready.fft_load) {
+            (Some(_), Some(c)) if fft_fusion::enabled() => {
+                Some((fft_fusion::choose(gpu, c)?, c.clone()))
+            }
+            _ => None,
         };
         let pending = self.pending.take().filter(|p| p.step + 1 == si);
         let (outs, ran) = match (&code, fusion) {

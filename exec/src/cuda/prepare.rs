@@ -10,6 +10,9 @@ pub(super) struct Ready {
     pub(super) kernel: Option<Loaded>,
     /// The library call of a vendor region the GPU executor takes (cuBLAS, cuFFT).
     pub(super) vendor: Option<kiln_compiler::vendor::VendorCall>,
+    /// This step as the load callback of the next step's FFT, where it qualifies
+    /// ([`super::fft_fusion::find`]; set by the executor, which sees the schedule).
+    pub(super) fft_load: Option<Arc<super::fft_fusion::Candidate>>,
 }
 
 /// A region's loaded kernel: fast code first where [`gpu_tier`] says so, replaced by
@@ -107,7 +110,7 @@ pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         Ok(k) => k,
         Err(CompileError::Unsupported { op, reason, .. }) => {
             tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; a library or the host runs it");
-            return Ok(Ready { kernel: None, vendor: vendor::plan(region) });
+            return Ok(Ready { kernel: None, vendor: vendor::plan(region), fft_load: None });
         }
         Err(e) => return Err(e.into()),
     };
@@ -125,7 +128,7 @@ pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
             }
         }
     };
-    Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None })
+    Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None, fft_load: None })
 }
 
 /// A kernel lowered for the GPU compiled to PTX for `gpu` at `tier` (cached in memory by its
