@@ -48,6 +48,8 @@
 //!   subset, typed errors, fusion snapshots and host code of user kernels.
 //! - `raw_kernels`: RawKernel and RawModule: CuPy's guide on a GPU (`gpu_*`, skipped on the
 //!   CPU backend), NVRTC's errors, written arrays against lazy ones; the errors without a GPU.
+//! - `multi_gpu`: arrays on several devices and `kiln::distributed`'s NCCL collectives
+//!   (`gpu_*` on one GPU, `gpu2_*` on two; skipped without).
 //! - `complex`: complex64/complex128 elementwise kernels against the evaluator (bit for bit
 //!   for arithmetic), on whichever backend runs the suite.
 //! - `big_arrays`: `gpu_*` tests of arrays of more than 2^31 elements (64-bit index math).
@@ -199,6 +201,8 @@ mod host_cache;
 mod invariants;
 #[path = "suite/linalg.rs"]
 mod linalg;
+#[path = "suite/multi_gpu.rs"]
+mod multi_gpu;
 #[path = "suite/row_kernels.rs"]
 mod row_kernels;
 #[path = "suite/streams.rs"]

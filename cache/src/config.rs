@@ -205,7 +205,8 @@ pub struct Config {
     /// runtime's `DEFAULT_STREAM_POOL_SIZE`).
     pub stream_pool: Option<usize>,
     /// The CUDA toolkit's search variables (`KILN_CUDA_PATH`, `KILN_PTXAS`, `KILN_LIBDEVICE`,
-    /// and `CUDA_PATH`, `CUDA_HOME`, `PATH`, `HOME`): see [`crate::cuda_toolkit`].
+    /// `KILN_NCCL`, and `CUDA_PATH`, `CUDA_HOME`, `PATH`, `HOME`, `VIRTUAL_ENV`): see
+    /// [`crate::cuda_toolkit`].
     pub toolkit: ToolkitEnv,
     /// One line per invalid value, each ignored (the module docs).
     pub warnings: Vec<String>,
@@ -236,6 +237,8 @@ impl Config {
             libdevice: r.path("KILN_LIBDEVICE"),
             path: r.raw("PATH"),
             home: r.path("HOME"),
+            nccl: r.path("KILN_NCCL"),
+            virtual_env: r.path("VIRTUAL_ENV"),
         };
         Config {
             device: r.text("KILN_DEVICE"),

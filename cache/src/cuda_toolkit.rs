@@ -13,6 +13,11 @@
 //! - `libnvrtc`: `lib64`, then `lib`, under each root ([`nvrtc_dirs`]; the runtime tries the
 //!   loader's own path first).
 //! - headers: the first root's `include` that is a directory ([`include_dir`]).
+//! - NCCL (`libnccl.so.2`, not part of the toolkit): `KILN_NCCL` (the library itself), then
+//!   the `nvidia-nccl-cu13`/`-cu12` wheels (`nvidia/nccl/lib/libnccl.so.2`) of the Python of
+//!   `VIRTUAL_ENV`, of each `PATH` directory's Python (`bin/..`: a virtual environment on the
+//!   `PATH`), then of [`ToolkitEnv::python_libs`] ([`ToolkitEnv::nccl_candidates`]; the runtime
+//!   tries the loader's own search for `libnccl.so.2` and `libnccl.so` after `KILN_NCCL`).
 //!
 //! The first candidate that exists is taken; [`ptxas`] and [`libdevice`] look once per process.
 //! The variables come from [`crate::config`] (read once); [`ToolkitEnv`]'s methods give the
@@ -53,6 +58,10 @@ pub struct ToolkitEnv {
     pub path: Option<OsString>,
     /// `HOME`: for the pip wheels of `~/.local` and pyenv.
     pub home: Option<PathBuf>,
+    /// `KILN_NCCL`: the NCCL library (`libnccl.so.2`), before any other place.
+    pub nccl: Option<PathBuf>,
+    /// `VIRTUAL_ENV`: an active Python virtual environment, whose wheels may hold NCCL.
+    pub virtual_env: Option<PathBuf>,
 }
 
 impl ToolkitEnv {
@@ -118,6 +127,38 @@ impl ToolkitEnv {
         libs
     }
 
+    /// Where NCCL may be, in order: `KILN_NCCL`, then `nvidia/nccl/lib/libnccl.so.2` in the
+    /// `site-packages` (then `dist-packages`) of each Python under `VIRTUAL_ENV`'s `lib`, the
+    /// `lib` beside each `PATH` directory named `bin`, and each of `python_libs`. (The
+    /// `nvidia-nccl-cu13` wheel, which torch installs, names the library only `libnccl.so.2`.)
+    pub fn nccl_candidates(&self, python_libs: &[PathBuf]) -> Vec<PathBuf> {
+        let mut candidates: Vec<PathBuf> = self.nccl.iter().cloned().collect();
+        let mut libs: Vec<PathBuf> = self.virtual_env.iter().map(|v| v.join("lib")).collect();
+        if let Some(path) = &self.path {
+            for dir in std::env::split_paths(path) {
+                if dir.file_name().is_some_and(|n| n == "bin") {
+                    if let Some(prefix) = dir.parent() {
+                        libs.push(prefix.join("lib"));
+                    }
+                }
+            }
+        }
+        libs.extend(python_libs.iter().cloned());
+        let mut seen = Vec::new();
+        for lib in libs {
+            if seen.contains(&lib) {
+                continue;
+            }
+            seen.push(lib.clone());
+            for py in pythons(&lib) {
+                for site in ["site-packages", "dist-packages"] {
+                    candidates.push(py.join(site).join("nvidia/nccl/lib/libnccl.so.2"));
+                }
+            }
+        }
+        candidates
+    }
+
     /// The directories that may hold `libnvrtc`, in order: `lib64`, then `lib`, of each root.
     pub fn nvrtc_dirs(&self) -> Vec<PathBuf> {
         self.roots().into_iter().flat_map(|r| [r.join("lib64"), r.join("lib")]).collect()
@@ -127,6 +168,18 @@ impl ToolkitEnv {
     pub fn include_dir(&self) -> Option<PathBuf> {
         self.roots().into_iter().map(|r| r.join("include")).find(|d| d.is_dir())
     }
+}
+
+/// The `python*` directories under `lib` (a prefix's `lib`), sorted.
+fn pythons(lib: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(lib) else { return Vec::new() };
+    let mut pythons: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("python")))
+        .collect();
+    pythons.sort();
+    pythons
 }
 
 /// The first of `candidates` that is a file.
@@ -152,6 +205,17 @@ pub fn libdevice() -> Option<&'static Path> {
     PATH.get_or_init(|| {
         let env = env();
         first_file(env.libdevice_candidates(&env.python_libs()))
+    })
+    .as_deref()
+}
+
+/// NCCL's library in a place [`ToolkitEnv::nccl_candidates`] names, if one is a file; looked
+/// up once per process.
+pub fn nccl() -> Option<&'static Path> {
+    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let env = env();
+        first_file(env.nccl_candidates(&env.python_libs()))
     })
     .as_deref()
 }
@@ -188,7 +252,36 @@ mod tests {
             libdevice: Some(p("/my/libdevice.bc")),
             path: Some(OsString::from("/a:/b")),
             home: None,
+            nccl: None,
+            virtual_env: None,
         }
+    }
+
+    #[test]
+    fn nccl_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for prefix in ["venv", "opt/torch/.venv", "usr"] {
+            std::fs::create_dir_all(d.join(prefix).join("lib/python3.12")).unwrap();
+        }
+        let path = std::env::join_paths([d.join("opt/torch/.venv/bin"), d.join("sbin")]).unwrap();
+        let env = ToolkitEnv {
+            nccl: Some(p("/my/libnccl.so.2")),
+            virtual_env: Some(d.join("venv")),
+            path: Some(path),
+            ..ToolkitEnv::default()
+        };
+        let wheel = |prefix: &str, site: &str| {
+            d.join(prefix).join("lib/python3.12").join(site).join("nvidia/nccl/lib/libnccl.so.2")
+        };
+        let mut want = vec![p("/my/libnccl.so.2")];
+        for prefix in ["venv", "opt/torch/.venv", "usr"] {
+            want.push(wheel(prefix, "site-packages"));
+            want.push(wheel(prefix, "dist-packages"));
+        }
+        // The venv's lib named twice (VIRTUAL_ENV and python_libs) is searched once.
+        assert_eq!(env.nccl_candidates(&[d.join("usr/lib"), d.join("venv/lib")]), want);
+        assert!(ToolkitEnv::default().nccl_candidates(&[]).is_empty());
     }
 
     #[test]

@@ -51,6 +51,7 @@ impl Array {
             inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
         let (dtype, shape) = infer(op, &attrs, &types)?;
         kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
+        crate::devices::check_same_device(op.name(), inputs)?;
         Ok(Array::node(op, attrs, inputs.iter().map(|&a| a.clone()).collect(), dtype, shape))
     }
 

@@ -59,9 +59,8 @@ use kiln_ir::{with_data, DType, HostArray};
 use kiln_runtime::{Backend, DeviceBuffer, Stream, StreamKind};
 
 use crate::array::Array;
-use crate::error::{value_err, Result};
+use crate::error::{value_err, Error, Result};
 use crate::gpu::DeviceArray;
-use crate::materialize::backend;
 
 /// The C structs of `dlpack.h` (DLPack 1.1), field for field.
 pub mod ffi {
@@ -700,14 +699,16 @@ impl Array {
             Some(s) => s.iter().map(|&x| x as i64).collect(),
             None => c_strides(shape),
         };
+        let ordinal = cuda_ordinal("from_device_buffer")?;
+        let owner = Box::new(owner);
         // SAFETY: the caller's contract.
-        unsafe { import_device("from_device_buffer", ptr, shape, &strides, dtype, Box::new(owner)) }
+        unsafe { import_device("from_device_buffer", ordinal, ptr, shape, &strides, dtype, owner) }
     }
 }
 
 /// The kiln device's ordinal, or an error naming `op` when the backend is the CPU.
 fn cuda_ordinal(op: &str) -> Result<usize> {
-    match backend() {
+    match crate::current_backend() {
         Backend::Cuda(ordinal) => Ok(ordinal),
         Backend::Cpu => Err(value_err(
             op,
@@ -720,16 +721,17 @@ fn cuda_ordinal(op: &str) -> Result<usize> {
 ///
 /// # Safety
 /// As [`Array::from_device_buffer`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn import_device(
     op: &str,
+    ordinal: usize,
     ptr: u64,
     shape: &[usize],
     strides: &[i64],
     dtype: DType,
     owner: Box<dyn std::any::Any + Send + Sync>,
 ) -> Result<Array> {
-    let ordinal = cuda_ordinal(op)?;
-    let gpu = crate::gpu::Gpu::get(ordinal)?;
+    let gpu = crate::gpu::Gpu::get(ordinal).map_err(|e| Error::from(e).within(op))?;
     let _current = gpu.device().use_scoped()?;
     let stream = Stream::current_on(gpu.device())?;
     let size = dtype.itemsize();
@@ -846,20 +848,16 @@ pub fn from_dlpack(tensor: DLPackTensor) -> Result<Array> {
             Ok(Array::from_host(h))
         }
         K_DL_CUDA | K_DL_CUDA_MANAGED => {
-            let ordinal = cuda_ordinal("from_dlpack")?;
-            if device.device_id as i64 != ordinal as i64 {
-                return Err(value_err(
-                    "from_dlpack",
-                    format!(
-                        "a tensor on cuda:{}, but kiln's device is cuda:{ordinal}",
-                        device.device_id
-                    ),
-                ));
-            }
+            // The array lives on the tensor's device (whichever is current).
+            cuda_ordinal("from_dlpack")?;
+            let ordinal = usize::try_from(device.device_id).map_err(|_| {
+                value_err("from_dlpack", format!("a tensor on cuda:{}", device.device_id))
+            })?;
             let ptr = tensor.data_ptr();
-            // SAFETY: DLPack's contract: the tensor's memory on this device, alive until its
-            // deleter, which the buffer's owner (the tensor) calls.
-            unsafe { import_device("from_dlpack", ptr, &shape, &strides, dtype, Box::new(tensor)) }
+            let owner = Box::new(tensor);
+            // SAFETY: DLPack's contract: the tensor's memory on device `ordinal`, alive until
+            // its deleter, which the buffer's owner (the tensor) calls.
+            unsafe { import_device("from_dlpack", ordinal, ptr, &shape, &strides, dtype, owner) }
         }
         other => Err(value_err(
             "from_dlpack",
@@ -931,7 +929,7 @@ pub(crate) fn data_from_bytes(dtype: DType, bytes: &[u8]) -> Data {
 /// stream on its device as DLPack numbers it (1 for the legacy default stream, else the
 /// `CUstream` handle); `None` on the CPU backend.
 pub fn dlpack_stream() -> Result<Option<i64>> {
-    let Backend::Cuda(ordinal) = backend() else { return Ok(None) };
+    let Backend::Cuda(ordinal) = crate::current_backend() else { return Ok(None) };
     let gpu = crate::gpu::Gpu::get(ordinal)?;
     let stream = Stream::current_on(gpu.device())?;
     Ok(Some(match stream.kind() {

@@ -113,6 +113,20 @@ pub enum Error {
     #[error("fuse {kernel}: {message}")]
     FuseTraced { kernel: String, message: String },
 
+    /// An operand held on another CUDA device than the operation's: two operands of one
+    /// operation on different devices (where the operation is written), or an array held on a
+    /// device other than the current one where it is computed (CuPy's `ValueError: Array device
+    /// must be same as the current device`). `Array::to_device` copies an array across.
+    #[error("{op}: operand {operand} is on {on}, but {expected}")]
+    DeviceMismatch { op: String, operand: String, on: String, expected: String },
+
+    /// A collective operation (`kiln::distributed`) that cannot run as asked: a rank, root or
+    /// peer out of range, arrays that differ between ranks where they must agree, a dtype NCCL
+    /// cannot reduce, a rendezvous that failed or timed out, an environment without the
+    /// variables of a launcher.
+    #[error("{op}: {message}")]
+    Distributed { op: String, message: String },
+
     /// A construct of C/CUDA outside the subset kiln traces into its graph (see
     /// `ElementwiseKernel`'s docs), named.
     #[error("{kernel}: {part} {line}:{column}: not supported: {construct}")]
@@ -157,7 +171,9 @@ impl Error {
             Error::Value { op, .. }
             | Error::Casting { op, .. }
             | Error::ElementType { op, .. }
-            | Error::RuntimeIn { op, .. } => Some(op),
+            | Error::RuntimeIn { op, .. }
+            | Error::DeviceMismatch { op, .. }
+            | Error::Distributed { op, .. } => Some(op),
             _ => None,
         };
         if let Some(op) = op.filter(|op| !op.starts_with(outer)) {

@@ -311,7 +311,7 @@ pub mod config {
     use crate::error::{value_err, Result};
 
     fn on_device<T>(op: &str, f: impl FnOnce() -> kiln_runtime::Result<T>) -> Result<T> {
-        let Backend::Cuda(ordinal) = crate::backend() else {
+        let Backend::Cuda(ordinal) = crate::current_backend() else {
             return Err(value_err(
                 op,
                 "the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)",

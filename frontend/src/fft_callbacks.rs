@@ -96,7 +96,7 @@ impl Drop for CufftCallbacksScope {
 /// fails with [`crate::Error::Runtime`] where cuFFT cannot link a callback (a wrong name or
 /// prototype: the message gives the prototype cuFFT expects).
 pub fn set_cufft_callbacks(cb: CufftCallbacks<'_>) -> Result<CufftCallbacksScope> {
-    let Backend::Cuda(ordinal) = crate::backend() else {
+    let Backend::Cuda(ordinal) = crate::current_backend() else {
         return Err(value_err(
             OP,
             "cuFFT callbacks need cuFFT, but the backend is the CPU (no CUDA device, or \
@@ -139,7 +139,7 @@ pub fn set_cufft_callbacks(cb: CufftCallbacks<'_>) -> Result<CufftCallbacksScope
         let lto_ir = compile_cached(gpu, kind, source, cb.nvrtc_options)?;
         let caller_info = match arr {
             Some(a) => {
-                let d = a.try_to_device()?;
+                let d = a.try_to_device_array()?;
                 aux.push(a.clone());
                 d.buffer().ptr()
             }

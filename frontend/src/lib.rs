@@ -7,7 +7,9 @@
 mod array;
 mod compaction;
 mod creation;
+mod devices;
 mod dispatch;
+pub mod distributed;
 mod distributions;
 pub mod dlpack;
 pub mod dump;
@@ -72,8 +74,8 @@ pub use linalg::{
     try_tensordot, try_vdot, try_vecdot, vdot, vecdot, TensordotAxes,
 };
 pub use materialize::{
-    backend, eval_all, explain, host_phase_times, kernel_code, lower, try_eval_all, try_explain,
-    Explain, Lowered,
+    backend, current_backend, eval_all, explain, host_phase_times, kernel_code, lower,
+    try_eval_all, try_explain, Explain, Lowered,
 };
 pub use nan::{
     allclose, array_equal, average, heaviside, isclose, try_average, try_heaviside, try_isclose,

@@ -18,7 +18,7 @@ use crate::gpu::{DeviceArray, Gpu};
 use kiln_compiler::pipeline::Stage;
 use kiln_exec::cpu::HostRun;
 use kiln_exec::{Inputs, Outputs};
-use kiln_runtime::Backend;
+use kiln_runtime::{Backend, Device};
 
 /// The IR graph of some arrays: arrays already held become `input` nodes (numbered in the order
 /// first met), the rest their ops. Identical subexpressions become one node (hash-consing).
@@ -123,10 +123,21 @@ fn options() -> &'static Options {
 }
 
 /// Where materialisation runs: `KILN_DEVICE`, or a CUDA device when there is one, else the
-/// CPU (see [`kiln_runtime::select_backend`]). Chosen once per process.
+/// CPU (see [`kiln_runtime::select_backend`]). Chosen once per process; on CUDA, which device
+/// runs a materialisation is the thread's current one ([`current_backend`]).
 pub fn backend() -> Backend {
     static BACKEND: OnceLock<Backend> = OnceLock::new();
     *BACKEND.get_or_init(kiln_runtime::select_backend)
+}
+
+/// Where a materialisation started now runs: the CPU, or on the CUDA backend the calling
+/// thread's current device (`kiln::cuda::Device::use_scoped`, CuPy's `with Device(n):`; by
+/// default `KILN_DEVICE`'s `cuda:N`, else device 0).
+pub fn current_backend() -> Backend {
+    match backend() {
+        Backend::Cpu => Backend::Cpu,
+        Backend::Cuda(ordinal) => Backend::Cuda(Device::current().map_or(ordinal, |d| d.id())),
+    }
 }
 
 /// Computes every array of `arrays` not yet held, in one graph (shared work is done once), and
@@ -156,7 +167,8 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
     // Dumps are written from the lowered graph: with KILN_DUMP every call lowers.
     let dumping = !kiln_cache::config().dump.is_empty();
-    let (key, held) = dispatch::key(&pending, backend());
+    let target = current_backend();
+    let (key, held) = dispatch::key(&pending, target);
     let (plan, cached) = match dispatch::get(&key).filter(|_| !dumping) {
         Some(Dispatch { plan, cached }) => {
             dispatch::count(true);
@@ -179,11 +191,13 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         }
     };
     phase(1, &mut t);
-    let outputs = match backend() {
+    let outputs = match target {
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
-            let inputs: Vec<Arc<DeviceArray>> =
-                held.iter().map(on_device).collect::<Result<_>>()?;
+            let inputs: Vec<Arc<DeviceArray>> = held
+                .iter()
+                .map(|a| on_device_at(a, gpu.device(), pending[0].e.op.name()))
+                .collect::<Result<_>>()?;
             phase(2, &mut t);
             kiln_exec::run(&plan, Inputs::Cuda(gpu, &inputs, cached))?
         }
@@ -216,14 +230,34 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     Ok(())
 }
 
-/// The array's value in device memory: held there, or copied up (and kept, so later graphs
-/// reading it copy nothing).
+/// The array's value in the current device's memory ([`on_device_at`]).
 pub(crate) fn on_device(a: &Array) -> Result<Arc<DeviceArray>> {
-    if let Some(d) = a.device_value() {
+    on_device_at(a, Device::current()?, "materialize")
+}
+
+/// The array's value in `device`'s memory: held there, or copied up from the host (and kept,
+/// so later graphs reading it copy nothing; a host value kept on another device is uploaded
+/// again, not kept: host data belongs to no device). Errors: a value held only on another
+/// device ([`Error::DeviceMismatch`], for `op`), a failed copy.
+pub(crate) fn on_device_at(a: &Array, device: Device, op: &str) -> Result<Arc<DeviceArray>> {
+    let held = a.device_value();
+    if let Some(d) = held.filter(|d| d.buffer().device() == device) {
         return Ok(d.clone());
     }
-    let h = a.value().expect("a held array has a value");
+    let Some(h) = a.value() else {
+        let on = held.expect("a held array has a value").buffer().device();
+        return Err(Error::DeviceMismatch {
+            op: op.to_string(),
+            operand: a.describe(),
+            on: on.to_string(),
+            expected: format!("the current device is {device}"),
+        });
+    };
+    let _current = device.use_scoped()?;
     let d = Arc::new(DeviceArray::upload(h)?);
+    if held.is_some() {
+        return Ok(d);
+    }
     Ok(a.e.device.get_or_init(|| d).clone())
 }
 
@@ -316,27 +350,28 @@ impl Array {
         Ok(self.host_value()?.expect("evaluated"))
     }
 
-    /// Materialises the array and returns its value in device memory, copying it to the device
-    /// if it is held on the host (`cupy.asarray`). Errors: no CUDA backend ([`backend`] is the
-    /// CPU), an evaluation or copy failure.
-    pub fn try_to_device(&self) -> Result<Arc<DeviceArray>> {
+    /// Materialises the array and returns its value in device memory, copying it to the
+    /// current device if it is held on the host (`cupy.asarray`). Errors: no CUDA backend
+    /// ([`backend`] is the CPU), a value held on another device ([`Error::DeviceMismatch`]), an
+    /// evaluation or copy failure.
+    pub fn try_to_device_array(&self) -> Result<Arc<DeviceArray>> {
         if !matches!(backend(), Backend::Cuda(_)) {
             return Err(crate::error::value_err(
-                "to_device",
+                "to_device_array",
                 "the backend is the CPU (no CUDA device, or KILN_DEVICE=cpu)",
             ));
         }
         self.try_eval()?;
         if let Some(c) = crate::layout::c_order_reader(self) {
-            return c.try_to_device();
+            return c.try_to_device_array();
         }
         on_device(self)
     }
 
-    /// [`Array::try_to_device`], panicking on error.
+    /// [`Array::try_to_device_array`], panicking on error.
     #[track_caller]
-    pub fn to_device(&self) -> Arc<DeviceArray> {
-        crate::unwrap(self.try_to_device())
+    pub fn to_device_array(&self) -> Arc<DeviceArray> {
+        crate::unwrap(self.try_to_device_array())
     }
 
     /// The elements in C order as a `Vec<T>`; `T` must be the array's element type

@@ -306,6 +306,51 @@ impl Device {
         Ok(())
     }
 
+    /// Whether this device can read and write `peer`'s memory directly
+    /// (`cuDeviceCanAccessPeer`; CuPy's `runtime.deviceCanAccessPeer`). A device and itself:
+    /// true.
+    pub fn can_access_peer(&self, peer: Device) -> Result<bool> {
+        if peer == *self {
+            return Ok(true);
+        }
+        let (this, other) = (self.state()?, peer.state()?);
+        let mut can: std::ffi::c_int = 0;
+        // SAFETY: an out-pointer to a local; both handles valid.
+        check_raw("cuDeviceCanAccessPeer", unsafe {
+            sys::cuDeviceCanAccessPeer(&mut can, this.cu_device, other.cu_device)
+        })?;
+        Ok(can != 0)
+    }
+
+    /// Lets this device's kernels and copies reach `peer`'s memory directly
+    /// (`cuCtxEnablePeerAccess`; CuPy enables it for every pair that can). Once per pair in the
+    /// process; enabling it again is not an error. Errors: the devices cannot reach each other
+    /// ([`Device::can_access_peer`]), a driver failure.
+    pub fn enable_peer_access(&self, peer: Device) -> Result<()> {
+        static ENABLED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+        if peer == *self {
+            return Ok(());
+        }
+        let mut enabled = ENABLED.lock().unwrap_or_else(|p| p.into_inner());
+        if enabled.contains(&(self.id, peer.id)) {
+            return Ok(());
+        }
+        if !self.can_access_peer(peer)? {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "{self} cannot access the memory of {peer} directly (cuDeviceCanAccessPeer)"
+            )));
+        }
+        let (this, other) = (self.state()?, peer.state()?);
+        let _bound = this.bind()?;
+        // SAFETY: the peer's primary context is retained for the life of the process.
+        let code = unsafe { sys::cuCtxEnablePeerAccess(other.ctx.cu_ctx(), 0) };
+        if code != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+            check_raw("cuCtxEnablePeerAccess", code)?;
+        }
+        enabled.push((self.id, peer.id));
+        Ok(())
+    }
+
     /// cudarc's context of this device (its primary context), for libraries used through
     /// cudarc (cuBLAS...). Streams can be passed to them with [`crate::Stream::as_cudarc`].
     pub fn cudarc_context(&self) -> Result<Arc<CudaContext>> {

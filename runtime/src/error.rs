@@ -38,6 +38,13 @@ pub enum RuntimeError {
     #[error("{0}")]
     Nvrtc(Box<crate::nvrtc::NvrtcError>),
 
+    /// NCCL (collectives between GPUs) could not be loaded: where it was looked for.
+    #[error("{searched}")]
+    NcclUnavailable {
+        /// The places tried and why each failed.
+        searched: String,
+    },
+
     /// A CUDA library call (cuBLAS, cuBLASLt, cuFFT, cuRAND, NVRTC) failed, or its library
     /// could not be loaded.
     #[error("{0}")]

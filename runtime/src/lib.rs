@@ -70,6 +70,7 @@ pub mod launch;
 mod libs;
 pub mod memory;
 pub mod module;
+pub mod nccl;
 pub mod nvrtc;
 pub mod pool;
 pub mod profile;

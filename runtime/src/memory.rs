@@ -22,7 +22,7 @@ use cudarc::driver::{result, sys};
 
 use crate::{
     device::{Device, DeviceState},
-    error::{check, Result},
+    error::{check, check_raw, Result},
     pool::{
         AllocError, Block, LimitSpec, MemoryPool, PoolMode, RawAllocator, ReusePolicy, StreamOrder,
     },
@@ -492,6 +492,40 @@ impl DeviceBuffer {
         // SAFETY: both ranges lie in live buffers of the stream's device.
         check("cuMemcpyDtoDAsync", unsafe {
             result::memcpy_dtod_async(self.ptr, src.ptr, src.len, stream.raw())
+        })
+    }
+
+    /// Copies `src` (whole), a buffer of another device, to the start of this buffer on
+    /// `stream` (of this buffer's device): `cuMemcpyPeerAsync`, direct over NVLink or PCIe
+    /// where the devices can reach each other ([`Device::enable_peer_access`] is asked for
+    /// first), else staged through the host by the driver. The caller orders `src`'s writer
+    /// before `stream` (an event), as for any buffer of another stream.
+    pub fn copy_from_peer(&mut self, src: &DeviceBuffer, stream: &Stream) -> Result<()> {
+        self.check_stream(stream)?;
+        self.check_len(src.len, "a copy")?;
+        if src.len == 0 {
+            return Ok(());
+        }
+        let (dst_state, src_state) = (stream.state(), src.stream.state());
+        if dst_state.id != src_state.id {
+            // Direct access where possible; the copy works either way.
+            let (dst, peer) = (Device::new(dst_state.id)?, Device::new(src_state.id)?);
+            if let Err(e) = dst.enable_peer_access(peer) {
+                tracing::debug!(error = %e, "no peer access; the driver stages the copy");
+            }
+        }
+        let _bound = dst_state.bind()?;
+        // SAFETY: both ranges lie in live buffers of the two contexts, which are retained for
+        // the process; the stream is of the destination's context.
+        check_raw("cuMemcpyPeerAsync", unsafe {
+            sys::cuMemcpyPeerAsync(
+                self.ptr,
+                dst_state.ctx.cu_ctx(),
+                src.ptr,
+                src_state.ctx.cu_ctx(),
+                src.len,
+                stream.raw(),
+            )
         })
     }
 

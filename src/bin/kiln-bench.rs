@@ -74,7 +74,7 @@ fn normal(n: usize, seed: u64) -> Vec<f32> {
 
 fn device_array(v: Vec<f32>, shape: &[usize]) -> Array {
     let a = Array::from_vec(v, shape);
-    a.to_device();
+    a.to_device_array();
     a
 }
 

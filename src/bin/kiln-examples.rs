@@ -5,7 +5,7 @@
 //! ```sh
 //! (exec -a kmeans kiln-examples ../shared/data/digits_x.npy ../shared/data/digits_y.npy)
 //! ```
-//! Names: color_quantization, digits_stats, kmeans, gmm, image_pipeline, softmax_layernorm.
+//! Names: color_quantization, digits_stats, kmeans, kmeans_multi_gpu, gmm, image_pipeline, softmax_layernorm.
 
 #![allow(dead_code)]
 
@@ -19,6 +19,8 @@ mod gmm;
 mod image_pipeline;
 #[path = "../../examples/kmeans.rs"]
 mod kmeans;
+#[path = "../../examples/kmeans_multi_gpu.rs"]
+mod kmeans_multi_gpu;
 #[path = "../../examples/softmax_layernorm.rs"]
 mod softmax_layernorm;
 
@@ -35,10 +37,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "gmm" => gmm::main(),
         "image_pipeline" => image_pipeline::main(),
         "kmeans" => kmeans::main(),
+        "kmeans_multi_gpu" => kmeans_multi_gpu::main(),
         "softmax_layernorm" => softmax_layernorm::main(),
         other => {
             eprintln!(
-                "kiln-examples: invoked as {other:?}; invoke it as one of color_quantization, digits_stats, gmm, image_pipeline, kmeans, \
+                "kiln-examples: invoked as {other:?}; invoke it as one of color_quantization, digits_stats, gmm, image_pipeline, kmeans, kmeans_multi_gpu, \
                  softmax_layernorm (exec -a NAME kiln-examples ARGS...)"
             );
             std::process::exit(2)

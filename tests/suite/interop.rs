@@ -648,7 +648,7 @@ fn gpu_dlpack_round_trip_shares_device_memory() {
     let Some((gpu, _current)) = gpu() else { return };
     let a = kiln::arange(12).astype(DType::Float32) * 2.0f32;
     a.eval();
-    let d = a.to_device();
+    let d = a.to_device_array();
     let t = a.to_dlpack().unwrap();
     assert_eq!(
         t.device(),
@@ -657,7 +657,7 @@ fn gpu_dlpack_round_trip_shares_device_memory() {
     assert_eq!(t.data_ptr(), d.buffer().ptr());
     assert_eq!(t.strides(), Some(&[1i64][..]));
     let b = from_dlpack(t).unwrap();
-    assert!(Arc::ptr_eq(&b.to_device(), &d), "the import is the same device array");
+    assert!(Arc::ptr_eq(&b.to_device_array(), &d), "the import is the same device array");
     assert_eq!(b.to_vec::<f32>(), a.to_vec::<f32>());
     assert_eq!(
         (&b + 1.0f32).to_vec::<f32>(),
@@ -689,8 +689,8 @@ fn gpu_dlpack_foreign_device_memory_zero_copy_deleter_at_last_drop() {
         let (buf, ptr) = device_memory(&values);
         let (t, deleted) = cuda_spec(gpu, ptr, &[2, 4], code, bits, Box::new(buf)).make();
         let a = from_dlpack(t).unwrap();
-        assert_eq!(a.to_device().buffer().ptr(), ptr, "{label}: zero-copy");
-        assert!(a.to_device().buffer().is_foreign());
+        assert_eq!(a.to_device_array().buffer().ptr(), ptr, "{label}: zero-copy");
+        assert!(a.to_device_array().buffer().is_foreign());
         let b = (&a * 3i32).astype(DType::Float64);
         b.eval();
         assert_eq!(
@@ -740,7 +740,7 @@ fn gpu_dlpack_strided_and_unaligned_device_tensors_are_gathered() {
         cuda_spec(gpu, ptr, &[3, 4], K_DL_FLOAT, 32, Box::new(buf)).strides(&[1, 3]).make();
     let a = from_dlpack(t).unwrap();
     assert_eq!(deleted.load(Ordering::SeqCst), 1, "copied: released once the gather is done");
-    assert_ne!(a.to_device().buffer().ptr(), ptr);
+    assert_ne!(a.to_device_array().buffer().ptr(), ptr);
     assert_eq!(a.to_vec::<f32>(), [0., 3., 6., 9., 1., 4., 7., 10., 2., 5., 8., 11.]);
     // Reversed, with a byte offset (x[::-1]).
     let (buf, ptr) = device_memory(&bits);
@@ -787,7 +787,7 @@ fn gpu_from_device_buffer_keeps_the_owner_until_the_last_drop() {
     // SAFETY: six f64 of device memory, alive while the owner is, ready (synchronised).
     let a =
         unsafe { Array::from_device_buffer(ptr, &[2, 3], DType::Float64, None, owner) }.unwrap();
-    assert_eq!(a.to_device().buffer().ptr(), ptr);
+    assert_eq!(a.to_device_array().buffer().ptr(), ptr);
     assert_eq!(a.sum(None).to_vec::<f64>(), [21.0]);
     assert_eq!(drops.load(Ordering::SeqCst), 0);
     drop(a);
@@ -818,7 +818,7 @@ fn gpu_dlpack_stream_handshake() {
     let a = (kiln::arange(n).astype(DType::Float32) * 0.5f32).sin();
     a.eval();
     let t = a.to_dlpack_stream(Some(consumer.raw() as i64)).unwrap();
-    let d = a.to_device();
+    let d = a.to_device_array();
     let mut seen = vec![0f32; n as usize];
     d.buffer().copy_to_host_on(&mut seen, &consumer).unwrap();
     assert_eq!(seen, a.to_vec::<f32>());

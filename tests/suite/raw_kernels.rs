@@ -503,10 +503,10 @@ fn gpu_written_arrays_keep_lazy_values_coherent() {
 
     // Alone: the kernel writes y's own buffer.
     let mut y = zeros(&[5, 5], DType::Float32);
-    let before = y.to_device().buffer().ptr();
+    let before = y.to_device_array().buffer().ptr();
     // SAFETY: my_add reads and writes 25 floats, the arrays' sizes.
     unsafe { k.launch(5, 5, &mut [(&x1).into(), (&x2).into(), (&mut y).into()], 0, None) };
-    assert_eq!(y.to_device().buffer().ptr(), before, "written in place");
+    assert_eq!(y.to_device_array().buffer().ptr(), before, "written in place");
     assert_eq!(y.to_vec::<f32>(), sum);
 
     // Seen by others: a clone, a lazy expression over it and its host copy keep the old value.
@@ -514,10 +514,10 @@ fn gpu_written_arrays_keep_lazy_values_coherent() {
     assert_eq!(y.to_vec::<f32>(), vec![0.0; 25]); // a host copy is now held
     let old = y.clone();
     let doubled = &y * 2.0;
-    let before = y.to_device().buffer().ptr();
+    let before = y.to_device_array().buffer().ptr();
     // SAFETY: as above.
     unsafe { k.launch(5, 5, &mut [(&x1).into(), (&x2).into(), (&mut y).into()], 0, None) };
-    assert_ne!(y.to_device().buffer().ptr(), before, "a copy was written");
+    assert_ne!(y.to_device_array().buffer().ptr(), before, "a copy was written");
     assert_eq!(y.to_vec::<f32>(), sum, "not the stale host copy");
     assert_eq!(old.to_vec::<f32>(), vec![0.0; 25]);
     assert_eq!(doubled.to_vec::<f32>(), vec![0.0; 25]);

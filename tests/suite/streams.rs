@@ -257,7 +257,7 @@ extern "C" __global__ void late_fill(double* y, long long n, long long spin) {
         y
     };
     assert_eq!(
-        y.to_device().buffer().stream().id(),
+        y.to_device_array().buffer().stream().id(),
         stream.id(),
         "y's buffer is ordered on the other stream"
     );

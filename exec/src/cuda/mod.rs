@@ -136,6 +136,22 @@ impl DeviceArray {
         Ok(DeviceArray { buf, dtype: self.dtype, shape: self.shape.clone() })
     }
 
+    /// A copy on `device`, from another device peer to peer
+    /// ([`DeviceBuffer::copy_from_peer`]) or, on the same device, a device-to-device copy;
+    /// queued on `device`'s current stream after this array's writer (its later frees there
+    /// come after the copy).
+    pub fn copy_to(&self, device: Device) -> Result<DeviceArray> {
+        let stream = Stream::current_on(device)?;
+        let mut buf = DeviceBuffer::alloc_on(&stream, self.buf.len())?;
+        let _foreign = ForeignInputs::order_streams(stream.clone(), [self.buf.stream()])?;
+        if device == self.buf.device() {
+            buf.copy_from_device(&self.buf, &stream)?;
+        } else {
+            buf.copy_from_peer(&self.buf, &stream)?;
+        }
+        Ok(DeviceArray { buf, dtype: self.dtype, shape: self.shape.clone() })
+    }
+
     /// Copies the array to the host (synchronising with its stream). Errors: a host allocation
     /// the allocator refuses ([`kiln_ir::IrError::OutOfHostMemory`]), a failed copy.
     pub fn download(&self) -> Result<HostArray> {
@@ -198,12 +214,27 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// The device of ordinal `ordinal`, set up once per process.
+    /// The device of ordinal `ordinal`, set up once per process (each device its own: its
+    /// PTX target, kernels and modules are kept per device).
     pub fn get(ordinal: usize) -> Result<&'static Gpu> {
-        static GPU: OnceLock<std::result::Result<Gpu, RuntimeError>> = OnceLock::new();
-        GPU.get_or_init(|| {
+        type Slot = OnceLock<std::result::Result<Gpu, RuntimeError>>;
+        static GPUS: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
+        let slot: &'static Slot = {
+            let mut gpus = GPUS.lock().unwrap_or_else(|e| e.into_inner());
+            if ordinal >= gpus.len() {
+                // Checked before growing the table: an ordinal past the devices is an error.
+                Device::new(ordinal)?;
+                gpus.resize_with(ordinal + 1, || Box::leak(Box::default()));
+            }
+            gpus[ordinal]
+        };
+        slot.get_or_init(|| {
             let device = Device::new(ordinal)?;
-            device.make_current()?;
+            if Device::current()? == device {
+                // The current device's context is left current on the thread (cudarc's
+                // libraries find it there); runs on other devices make theirs current per call.
+                device.make_current()?;
+            }
             let (major, minor) = device.compute_capability()?;
             let sms = device.multiprocessor_count()?;
             let target = PtxTarget { sm: major * 10 + minor, ..PtxTarget::default() };
@@ -349,7 +380,7 @@ impl Walker for Cuda<'_> {
             ))
         });
         let reads: Vec<Arc<DeviceArray>> = reads.iter().map(|a| (*a).clone()).collect();
-        let key = (Arc::as_ptr(plan) as usize, si);
+        let key = (Arc::as_ptr(plan) as usize, si, gpu.device.id());
         let hit = if self.cached {
             ready_cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.1.clone())
         } else {

@@ -94,13 +94,14 @@ impl Loaded {
     }
 }
 
-/// Regions ready to launch, by (plan, step): a plan kept in the plan cache is reused as is, so
-/// a repeated materialisation skips lowering, the PTX cache and the module lookup. The entry
-/// holds the plan, so its address is not reused while the entry lives.
+/// Regions ready to launch, by (plan, step, device ordinal): a plan kept in the plan cache is
+/// reused as is, so a repeated materialisation skips lowering, the PTX cache and the module
+/// lookup (a loaded function belongs to one device). The entry holds the plan, so its address
+/// is not reused while the entry lives.
 #[allow(clippy::type_complexity)]
-pub(super) fn ready_cache() -> &'static Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>>
-{
-    static CACHE: OnceLock<Mutex<HashMap<(usize, usize), (Arc<Compiled>, Arc<Ready>)>>> =
+pub(super) fn ready_cache(
+) -> &'static Mutex<HashMap<(usize, usize, usize), (Arc<Compiled>, Arc<Ready>)>> {
+    static CACHE: OnceLock<Mutex<HashMap<(usize, usize, usize), (Arc<Compiled>, Arc<Ready>)>>> =
         OnceLock::new();
     CACHE.get_or_init(Default::default)
 }

@@ -177,7 +177,7 @@ fn readers(w: &mut Walk) {
         Array::from_vec(vec![true], &[1]).try_item::<u8>()
     });
     w.err("Array::try_to_device", "", "the CPU backend, or a huge array", || {
-        kiln::zeros(&[HUGE], DType::Float32).try_to_device().map(|_| ())
+        kiln::zeros(&[HUGE], DType::Float32).try_to_device_array().map(|_| ())
     });
     w.err("Array::to_dlpack", "", "a huge array", || {
         kiln::zeros(&[HUGE], DType::Float32).to_dlpack().map(|_| ())

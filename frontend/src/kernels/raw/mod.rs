@@ -79,7 +79,6 @@ use kiln_runtime::{
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::materialize::backend;
 use build::{compile_cached, compile_source, Source};
 
 pub use args::{Dim3, RawArg, ScalarArg};
@@ -150,7 +149,7 @@ fn named(e: Error, label: &str) -> Error {
 
 /// The device raw kernels run on; `what` names the user of it in the CPU backend's error.
 fn gpu_for(what: &str) -> Result<&'static Gpu> {
-    match backend() {
+    match crate::current_backend() {
         kiln_runtime::Backend::Cuda(ordinal) => Ok(Gpu::get(ordinal)?),
         kiln_runtime::Backend::Cpu => Err(Error::GpuRequired { what: what.to_string() }),
     }
