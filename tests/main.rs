@@ -195,6 +195,8 @@ mod big_arrays;
 mod complex;
 #[path = "suite/fft_callbacks.rs"]
 mod fft_callbacks;
+#[path = "suite/fft_callbacks_generated.rs"]
+mod fft_callbacks_generated;
 #[path = "suite/host_cache.rs"]
 mod host_cache;
 #[path = "suite/invariants.rs"]

@@ -138,9 +138,12 @@ pub fn compile(g: &Graph, opts: &Options) -> Result<Compiled, CompileError> {
 }
 
 impl Compiled {
-    /// The fusion report: regions with their ops, inputs, outputs and bytes, and the unfused edges.
+    /// The fusion report: regions with their ops, inputs, outputs and bytes, the unfused edges,
+    /// and the FFTs' callback sites.
     pub fn report(&self) -> FusionReport {
-        self.partition.report(&self.simplified)
+        let mut report = self.partition.report(&self.simplified);
+        report.fft_callbacks = crate::vendor::fft_callback_sites::report(self);
+        report
     }
 
     /// Whether a plan holds `stage`'s text ([`Compiled::stage_text`] gives it).

@@ -299,11 +299,14 @@ n_dim! {
 /// driver or cuFFT failure.
 pub mod config {
     pub use crate::fft_callbacks::{set_cufft_callbacks, CufftCallbacks, CufftCallbacksScope};
-    /// kiln's own load callbacks: an elementwise producer read only by an FFT runs inside cuFFT
-    /// where measured faster (`fft_callback_decisions` lists what was measured and kept;
-    /// `set_fft_callback_mode` forces either way on this thread).
+    /// kiln's own callbacks: an elementwise producer read only by an FFT (load), or an
+    /// elementwise consumer that is the only reader of its output (store), runs inside cuFFT
+    /// where measured faster (`fft_callback_decisions` lists what was measured and kept, and
+    /// `kiln::explain`'s report shows each site with its decision; `set_fft_callback_mode`
+    /// forces either way on this thread).
     pub use kiln_exec::cuda::{
         fft_callback_decisions, set_fft_callback_mode, FftCallbackDecision, FftCallbackMode,
+        FftCallbackSide,
     };
     pub use kiln_runtime::fft::PlanCacheInfo;
     use kiln_runtime::{Backend, Device};

@@ -6,8 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use kiln_runtime::fft::{CallbackKind, Callbacks, JitCallback};
-use kiln_runtime::nvrtc::{self, Program};
-use kiln_runtime::{Backend, CachedKernel, DiskCache, Lookup};
+use kiln_runtime::Backend;
 
 use crate::error::{value_err, Result};
 use crate::gpu::Gpu;
@@ -217,7 +216,8 @@ pub(crate) fn options(user: &[&str]) -> Vec<String> {
     options
 }
 
-/// The callback's LTO-IR, from the disk kernel cache or compiled (and stored).
+/// The callback's LTO-IR, from the disk kernel cache or compiled (and stored), as kiln's
+/// generated callbacks ([`kiln_exec::cuda::compile_lto_cached`]).
 fn compile_cached(
     gpu: &Gpu,
     kind: CallbackKind,
@@ -226,43 +226,7 @@ fn compile_cached(
 ) -> Result<Arc<[u8]>> {
     let options = options(user_options);
     let name = format!("cufft_{}_callback.cu", kind.name());
-    let program =
-        Program { name: &name, source, options: &options, headers: &[], name_expressions: &[] };
-    let disk = gpu.disk();
-    let key = |nvrtc: (i32, i32)| {
-        format!(
-            "kiln cufft callback {}\nnvrtc {}.{}\ncuda driver {}\nsm_{}\noptions {}\n-- source\n{source}",
-            env!("CARGO_PKG_VERSION"),
-            nvrtc.0,
-            nvrtc.1,
-            gpu.driver(),
-            gpu.sm(),
-            options.join(" ")
-        )
-    };
-    let key = match &disk {
-        Some(_) => Some(key(nvrtc::version()?)),
-        None => None,
-    };
-    if let (Some(disk), Some(key)) = (disk, &key) {
-        if let Lookup::Hit(entry) = disk.lookup(key) {
-            if !entry.cubin.is_empty() {
-                return Ok(Arc::from(entry.cubin));
-            }
-        }
-    }
-    let lto = nvrtc::compile_lto(&program, gpu.sm())?;
-    if let (Some(disk), Some(key)) = (disk, &key) {
-        store(disk, key, &lto.code);
-    }
-    Ok(Arc::from(lto.code))
-}
-
-fn store(disk: &DiskCache, key: &str, code: &[u8]) {
-    let entry = CachedKernel { ptx: String::new(), cubin: code.to_vec() };
-    if let Err(e) = disk.store(key, &entry) {
-        tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
-    }
+    Ok(kiln_exec::cuda::compile_lto_cached(gpu, &name, source, &options)?)
 }
 
 #[cfg(test)]

@@ -304,8 +304,23 @@ pub fn try_explain(arrays: &[&Array]) -> Result<Explain> {
         simplified: stage(Stage::IntMatmul),
         regions: stage(Stage::Regions),
         schedule: stage(Stage::Schedule),
-        report: plan.report(),
+        report: with_fft_callback_decisions(plan.report()),
     })
+}
+
+/// `report` with the executor's measured choice for each FFT callback site it has measured
+/// in this process (the compiler finds the sites; only the executor has run them).
+fn with_fft_callback_decisions(mut report: FusionReport) -> FusionReport {
+    for site in &mut report.fft_callbacks {
+        site.decision = kiln_exec::cuda::fft_callback_decision(&site.key).map(|d| {
+            kiln_compiler::fusion::FftCallbackChoice {
+                kernel_then_fft_ms: d.kernel_then_fft_ms,
+                callback_ms: d.callback_ms,
+                fused: d.fused,
+            }
+        });
+    }
+    report
 }
 
 /// The generated code of the kernels that materialising `arrays` would run, one text for all

@@ -2,6 +2,7 @@
 //! transform kind (C2C, R2C, C2R in float32 and float64) with a load or a store callback,
 //! against the same work written as kiln expressions without callbacks; the scope's rules; the
 //! errors. The `gpu_*` tests skip without a CUDA backend; `callbacks_need_cufft` runs on the CPU.
+//! kiln's own generated callbacks are tested in `fft_callbacks_generated`.
 
 use kiln::fft::config::CufftCallbacks;
 use kiln::fft::{self, config};
@@ -10,7 +11,7 @@ use kiln::{Array, DType};
 use crate::numpy_fixtures::{compare, Tol};
 use crate::vendor_gpu::on_gpu;
 
-fn randn(shape: &[usize], seed: u64, dtype: DType) -> Array {
+pub(crate) fn randn(shape: &[usize], seed: u64, dtype: DType) -> Array {
     let rng = |s| kiln::random::default_rng(Some(s));
     let x = rng(seed).standard_normal(shape, DType::Float64);
     if dtype.is_complex() {
@@ -23,7 +24,7 @@ fn randn(shape: &[usize], seed: u64, dtype: DType) -> Array {
     .clone()
 }
 
-fn close(got: &Array, want: &Array, what: &str) {
+pub(crate) fn close(got: &Array, want: &Array, what: &str) {
     assert_eq!((got.dtype(), got.shape()), (want.dtype(), want.shape()), "{what}");
     let tol = match got.dtype() {
         DType::Float32 | DType::Complex64 => Tol::Norm(2e-5),
@@ -305,80 +306,4 @@ fn gpu_fft_callback_errors() {
         fft::fft(&a, None, -1, "backward")
     };
     close(&good, &want, "a good callback after a failed plan");
-}
-
-/// The regions of the plan of `outs`.
-fn regions_of(outs: &[&Array]) -> Vec<kiln_compiler::fusion::Region> {
-    let lowered = kiln::lower(outs);
-    let options = kiln_compiler::pipeline::Options::from_env();
-    kiln_compiler::pipeline::compile(&lowered.graph, &options).unwrap().partition.regions.clone()
-}
-
-#[test]
-fn an_fft_producer_is_written_as_a_load_callback() {
-    use kiln_compiler::fusion::RegionKind;
-    use kiln_compiler::vendor::fft_callback::load_callback;
-    let z = randn(&[8, 64], 1, DType::Complex64);
-    let w = randn(&[8, 64], 2, DType::Float32);
-    let y = fft::fft(&(&z * &w), None, -1, "backward").abs();
-    let regions = regions_of(&[&y]);
-    let kinds: Vec<RegionKind> = regions.iter().map(|r| r.kind).collect();
-    assert_eq!(kinds, [RegionKind::Elementwise, RegionKind::Vendor, RegionKind::Elementwise]);
-    let cb = load_callback(&regions[0]).unwrap();
-    assert_eq!((cb.inputs, cb.dtype), (2, DType::Complex64));
-    insta::assert_snapshot!("fft_window_load_callback", cb.source);
-    // The consumer (abs: complex to real) and the FFT itself are not load callbacks.
-    assert!(load_callback(&regions[1]).unwrap_err().contains("vendor"));
-    assert!(load_callback(&regions[2]).is_ok_and(|c| c.dtype == DType::Float32));
-    // A constant, a cast and a real function, in float64.
-    let x = randn(&[4, 32], 3, DType::Float64);
-    let y = fft::rfft(&((&x * 0.5).exp() - 1.0), None, -1, "backward");
-    let regions = regions_of(&[&y]);
-    let cb = load_callback(&regions[0]).unwrap();
-    assert!(
-        cb.source.contains("exp(") && cb.source.contains("__longlong_as_double"),
-        "{}",
-        cb.source
-    );
-    // What the emitter refuses, with the reason: an op it has no form for.
-    let y = fft::fft(&(x.tanh().astype(DType::Complex128)), None, -1, "backward");
-    let regions = regions_of(&[&y]);
-    let why = load_callback(&regions[0]).unwrap_err();
-    assert!(why.contains("tanh"), "{why}");
-}
-
-#[test]
-fn gpu_fft_producers_fused_as_load_callbacks() {
-    use config::{set_fft_callback_mode, FftCallbackMode};
-    if !on_gpu() {
-        return;
-    }
-    // Operands of 8 MiB: measured by default (at least MEASURE_MIN_BYTES).
-    let z = randn(&[256, 4096], 31, DType::Complex64);
-    let w = randn(&[256, 4096], 32, DType::Float32);
-    let x = randn(&[512, 2048], 33, DType::Float64);
-    type Work<'a> = Box<dyn Fn() -> Array + 'a>;
-    let works: [(&str, Work); 3] = [
-        ("window", Box::new(|| fft::fft(&(&z * &w), None, -1, "backward").abs())),
-        ("rfft of exp", Box::new(|| fft::rfft(&((&x * 0.5).exp() - 1.0), None, -1, "ortho"))),
-        ("fft2 of a sum", Box::new(|| fft::fft2(&(&z + &z * 2.0), None, &[-2, -1], "backward"))),
-    ];
-    for (what, work) in &works {
-        let previous = set_fft_callback_mode(FftCallbackMode::Never);
-        let plain = work().eval().clone();
-        set_fft_callback_mode(FftCallbackMode::Always);
-        let fused = work();
-        let fused = fused.try_eval().map(|a| a.clone());
-        set_fft_callback_mode(FftCallbackMode::Measure);
-        let measured = work().eval().clone();
-        let again = work().eval().clone();
-        set_fft_callback_mode(previous);
-        close(&fused.unwrap_or_else(|e| panic!("{what}: {e}")), &plain, what);
-        close(&measured, &plain, what);
-        close(&again, &plain, what);
-    }
-    let decisions = config::fft_callback_decisions();
-    println!("{decisions:#?}");
-    assert!(decisions.iter().any(|d| d.ops.contains(&"multiply")), "{decisions:?}");
-    assert!(decisions.iter().any(|d| d.ops.contains(&"exp")), "{decisions:?}");
 }

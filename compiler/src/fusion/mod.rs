@@ -31,6 +31,7 @@
 //! edge left unfused, why ([`UnfusedReason`]).
 
 mod epilogue;
+mod fft_callbacks;
 mod partition;
 mod run;
 mod text;
@@ -38,6 +39,7 @@ mod text;
 pub use epilogue::{
     absorbed_form, epilogue_dtype, epilogues, Activation, Epilogue, LtEpilogue, GELU_C1, GELU_C2,
 };
+pub use fft_callbacks::{FftCallbackChoice, FftCallbackSite};
 pub use partition::partition;
 pub use run::run_regions;
 pub use text::{parse_regions, print_regions};
@@ -261,6 +263,9 @@ pub struct FusionReport {
     /// The events ordering regions on different streams: each consumer's stream waits for an
     /// event recorded after its producer.
     pub events: Vec<StreamEvent>,
+    /// For each FFT, the elementwise neighbour that may run inside it as a cuFFT callback, with
+    /// the executor's choice once measured (filled by the plan, [`crate::pipeline::Compiled::report`]).
+    pub fft_callbacks: Vec<FftCallbackSite>,
 }
 
 impl FusionReport {
@@ -309,6 +314,9 @@ impl fmt::Display for FusionReport {
         for e in &self.epilogues {
             writeln!(f, "{e}")?;
         }
+        for c in &self.fft_callbacks {
+            writeln!(f, "{c}")?;
+        }
         let stream = |i: usize| self.regions.get(i).map_or(0, |r| r.stream);
         for e in &self.events {
             writeln!(f, "{e}: stream {} -> stream {}", stream(e.producer), stream(e.consumer))?;
@@ -352,6 +360,7 @@ impl Partition {
             unfused: self.unfused.clone(),
             epilogues: epilogues(g, &self.regions),
             events: streams.events,
+            fft_callbacks: Vec::new(),
         }
     }
 }

@@ -33,6 +33,7 @@ macro_rules! linalg_ops {
     };
 }
 pub mod fft_callback;
+pub mod fft_callback_sites;
 pub mod fft_steps;
 
 use kiln_ir::graph::Axes;

@@ -1,35 +1,43 @@
-//! An elementwise kernel whose only reader is the next step's FFT, run instead as a cuFFT JIT
-//! load callback of that FFT, where a measurement says it is faster (issue 24 §2).
+//! Elementwise kernels next to an FFT run inside it as cuFFT JIT callbacks, where a measurement
+//! says it is faster (issue 24 §2): a kernel whose only reader is the next step's FFT as its
+//! *load* callback, a kernel that is the only reader of the previous step's FFT as its *store*
+//! callback (the sites: `kiln_compiler::vendor::fft_callback_sites`; the code:
+//! `kiln_compiler::vendor::fft_callback`). One FFT may have both.
 //!
-//! The first time a plan's step qualifies ([`candidate`]), it runs as usual (kernel, then FFT),
-//! and then both ways are timed on the same operands: the kernel and the FFT again, and the FFT
-//! with the callback generated from the kernel's region
-//! (`kiln_compiler::vendor::fft_callback`). The faster is kept for that callback source and FFT
-//! layout, in this process ([`decisions`] lists them; `tracing` target `kiln::fft` logs each).
-//! Later calls of a fused step skip the kernel: its output buffer is allocated but not written,
-//! and the FFT reads the kernel's inputs through the callback.
+//! The first time a site runs with an operand (load) or output (store) of at least
+//! [`MEASURE_MIN_BYTES`], it runs as usual (kernel and FFT), and then both ways are timed on the
+//! same operands: the kernel and the FFT again, and the FFT with the callback. The faster is
+//! kept for that side, callback source and FFT layout, in this process ([`decisions`] lists
+//! them; `tracing` target `kiln::fft` logs each). Later calls of a fused site skip the kernel
+//! (load: its output buffer is allocated but not written, and the FFT reads the kernel's inputs
+//! through the callback) or run the FFT in the consumer's step (store: the FFT's output buffer
+//! is allocated but not written, and the callback writes the consumer's output).
 //!
-//! The callback's caller info is a table of the inputs' device addresses. cuFFT bakes the
-//! caller-info pointer into the plan, so each callback keeps one table for good, rewritten on
-//! the stream before each FFT; the next rewrite waits for the previous FFT (an event).
+//! The callback's caller info is a table of device addresses (the kernel's inputs; a store
+//! callback's output after them). cuFFT bakes the caller-info pointer into the plan, so each
+//! callback keeps one table for good, rewritten on the stream before each FFT; the next rewrite
+//! waits for the previous FFT (an event). The LTO-IR is kept in the disk kernel cache
+//! ([`super::compile_lto_cached`]), so a new process compiles no known callback.
 //!
 //! [`set_mode`] forces either way on a thread (tests); a user's `set_cufft_callbacks` scope
 //! turns the fusion off for its FFTs.
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use kiln_compiler::fusion::Region;
 use kiln_compiler::pipeline::Compiled;
-use kiln_compiler::vendor::fft_callback::{self, LoadCallback};
-use kiln_compiler::vendor::fft_steps::{self, Buffer};
-use kiln_compiler::vendor::{FftCall, FftKind, VendorCall};
+use kiln_compiler::vendor::fft_callback::{self, Callback};
+use kiln_compiler::vendor::fft_callback_sites::{self, Site};
+use kiln_compiler::vendor::VendorCall;
 use kiln_runtime::fft::{callbacks, Callbacks, JitCallback};
-use kiln_runtime::nvrtc::{self, Program};
 use kiln_runtime::{DeviceBuffer, Event, Stream};
 
-use super::{DeviceArray, Gpu, Result};
+pub use kiln_compiler::vendor::fft_callback::Side;
+
+use super::{launch, DeviceArray, Function, Gpu, GpuKernel, Result};
+use crate::RanCode;
 
 /// How the executor chooses (per thread).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,70 +62,84 @@ pub fn set_mode(mode: Mode) -> Mode {
 /// A measured choice.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
-    /// The producer's ops, in body order.
+    /// The callback's side of the FFT.
+    pub side: Side,
+    /// The kernel's ops, in body order.
     pub ops: Vec<&'static str>,
     /// The FFT's input shape and kind.
     pub fft: String,
     /// Milliseconds of the kernel and the FFT.
     pub kernel_then_fft_ms: f32,
-    /// Milliseconds of the FFT with the load callback (`None`: cuFFT could not make the plan).
+    /// Milliseconds of the FFT with the callback (`None`: cuFFT could not make the plan).
     pub callback_ms: Option<f32>,
     /// Whether the callback was kept.
     pub fused: bool,
+    /// What it is kept under (`kiln_compiler::vendor::fft_callback_sites::Site::key`; the
+    /// fusion report's sites carry the same key).
+    pub key: String,
 }
 
 /// One callback and FFT layout: the compiled callback with its table, and the choice.
 pub(super) struct Entry {
-    callbacks: Arc<Callbacks>,
+    callback: JitCallback,
     table: DeviceBuffer,
     /// The last FFT that read the table.
-    last_use: Option<Event>,
+    last_use: Option<Arc<Event>>,
     decision: Option<Decision>,
 }
 
-fn entries() -> &'static Mutex<HashMap<String, Arc<Mutex<Entry>>>> {
-    static E: OnceLock<Mutex<HashMap<String, Arc<Mutex<Entry>>>>> = OnceLock::new();
+/// The entries by device (its table lives there, and cuFFT's plans are per device) and key.
+type Entries = HashMap<(usize, String), Arc<Mutex<Entry>>>;
+
+fn entries() -> &'static Mutex<Entries> {
+    static E: OnceLock<Mutex<Entries>> = OnceLock::new();
     E.get_or_init(Default::default)
 }
 
-/// Every decision made in this process, in order.
-pub fn decisions() -> Vec<Decision> {
-    let entries = entries().lock().unwrap_or_else(|e| e.into_inner());
-    entries
-        .values()
-        .filter_map(|e| e.lock().unwrap_or_else(|p| p.into_inner()).decision.clone())
-        .collect()
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// In [`Mode::Measure`], FFT operands smaller than this are not measured (the kernel stays):
-/// making a plan with a callback takes 0.1 to 1 s, which only large, repeated transforms repay.
+/// Every decision made in this process.
+pub fn decisions() -> Vec<Decision> {
+    lock(entries()).values().filter_map(|e| lock(e).decision.clone()).collect()
+}
+
+/// The decision kept under `key` (a fusion report site's), if one was made (on any device).
+pub fn decision(key: &str) -> Option<Decision> {
+    let found: Vec<Arc<Mutex<Entry>>> =
+        lock(entries()).iter().filter(|((_, k), _)| k == key).map(|(_, e)| e.clone()).collect();
+    found.iter().find_map(|e| lock(e).decision.clone())
+}
+
+/// In [`Mode::Measure`], FFT operands (load) or outputs (store) smaller than this are not
+/// measured (the kernel stays): making a plan with a callback takes 0.1 to 1 s, which only
+/// large, repeated transforms repay.
 pub const MEASURE_MIN_BYTES: usize = 4 << 20;
 
-/// A step that may run as a callback: the producer region and the FFT reading it.
+/// A site whose callback was generated, and whose FFT the GPU runs.
 pub(super) struct Candidate {
-    callback: LoadCallback,
-    /// The FFT operand's bytes.
-    bytes: usize,
-    key: String,
+    site: Site,
+    callback: Callback,
+    /// The kernel's ops.
     ops: Vec<&'static str>,
-    fft: String,
 }
 
-/// Whether `producer` (a kernel region) can be the load callback of `call`, the next step's FFT
-/// whose only input is the producer's only output, read from its start in one cuFFT call.
-pub(super) fn candidate(producer: &Region, call: &VendorCall) -> Option<Candidate> {
-    let VendorCall::Fft(f) = call else { return None };
-    if !reads_from_start(f) {
-        return None;
+impl Candidate {
+    /// The store site's kernel input that is the FFT's output.
+    fn fft_output(&self) -> usize {
+        self.site.fft_output.unwrap_or(0)
     }
-    let callback = fft_callback::load_callback(producer).ok()?;
-    if callback.dtype != f.in_dtype {
-        return None;
-    }
-    let key = format!("{:?}\n{:?}\n{}", f.kind, f.input.layout, callback.source);
-    let fft = format!("{:?} of {} {:?}", f.kind, f.in_dtype, f.input.layout.shape);
-    let bytes = f.input.layout.numel() * f.in_dtype.itemsize();
-    Some(Candidate { callback, bytes, key, ops: producer.op_names(), fft })
+}
+
+/// The candidate of `side` whose FFT is step `fft_step` of `plan` (kept with the step's
+/// prepared code, per plan and step: the kernel's step for a load, the FFT's for a store).
+pub(super) fn find(plan: &Compiled, fft_step: usize, side: Side) -> Option<Candidate> {
+    let site = fft_callback_sites::site(plan, fft_step, side)?;
+    super::vendor::plan(&plan.partition.regions[fft_step])?;
+    let callback = site.callback.clone().ok()?;
+    let ops = plan.partition.regions[site.kernel].op_names();
+    Some(Candidate { site, callback, ops })
 }
 
 /// Whether fusion may run on this thread now: not in [`Mode::Never`], nor inside a user's
@@ -126,86 +148,38 @@ pub(super) fn enabled() -> bool {
     MODE.with(Cell::get) != Mode::Never && callbacks::active().is_none()
 }
 
-/// The candidate of step `si` of `plan`: its region is the elementwise producer whose one
-/// output only the next step reads, an FFT on the GPU on the same stream (kept with the step's
-/// prepared code, per plan and step).
-pub(super) fn find(plan: &Compiled, si: usize) -> Option<Candidate> {
-    let sched = &plan.schedule;
-    let (step, next) = (sched.steps.get(si)?, sched.steps.get(si + 1)?);
-    let [b] = step.writes[..] else { return None };
-    let streams = &sched.streams.streams;
-    let same_stream = streams.get(step.region) == streams.get(next.region);
-    if step.reads.contains(&b)
-        || sched.outputs.contains(&b)
-        || next.reads != [b]
-        || !next.frees.contains(&b)
-        || !same_stream
-    {
-        return None;
-    }
-    let regions = &plan.partition.regions;
-    let call = super::vendor::plan(&regions[next.region])?;
-    candidate(&regions[step.region], &call)
-}
-
-/// The FFT reads its operand, C-contiguous from offset 0, in its first step's one call, with no
-/// gathered copy before: so cuFFT's load offsets are the operand's flat indices.
-fn reads_from_start(f: &FftCall) -> bool {
-    let l = &f.input.layout;
-    let steps = fft_steps::plan(f);
-    matches!(f.kind, FftKind::C2C { .. } | FftKind::R2C { .. })
-        && l.offset == 0
-        && l.is_c_contiguous()
-        && steps.scratch.is_none()
-        && steps.steps.first().is_some_and(|s| s.from == Buffer::Input && s.calls == [(0, 0)])
-}
-
-/// The entry of `c`, compiling its callback the first time.
+/// The entry of `c`, compiling its callback (or reading it from the disk cache) the first time.
 fn entry(gpu: &Gpu, c: &Candidate) -> Result<Arc<Mutex<Entry>>> {
-    if let Some(e) = entries().lock().unwrap_or_else(|e| e.into_inner()).get(&c.key) {
+    let key = (gpu.device().id(), c.site.key.clone());
+    if let Some(e) = lock(entries()).get(&key) {
         return Ok(e.clone());
     }
     let options: Vec<String> = fft_callback::NVRTC_OPTIONS.iter().map(|s| s.to_string()).collect();
-    let program = Program {
-        name: "kiln_fft_load.cu",
-        source: &c.callback.source,
-        options: &options,
-        headers: &[],
-        name_expressions: &[],
-    };
-    let lto = nvrtc::compile_lto(&program, gpu.sm())?;
-    let table = DeviceBuffer::alloc(8 * c.callback.inputs.max(1))?;
-    let load = JitCallback {
-        name: c.callback.name.to_string(),
-        lto_ir: Arc::from(lto.code),
-        caller_info: table.ptr(),
-    };
-    let e = Arc::new(Mutex::new(Entry {
-        callbacks: Arc::new(Callbacks { load: Some(load), store: None }),
-        table,
-        last_use: None,
-        decision: None,
-    }));
-    let mut all = entries().lock().unwrap_or_else(|e| e.into_inner());
-    Ok(all.entry(c.key.clone()).or_insert(e).clone())
+    let name = format!("{}.cu", c.callback.name);
+    let lto_ir = super::compile_lto_cached(gpu, &name, &c.callback.source, &options)?;
+    let table = DeviceBuffer::alloc(8 * c.callback.table_len().max(1))?;
+    let callback =
+        JitCallback { name: c.callback.name.to_string(), lto_ir, caller_info: table.ptr() };
+    let e = Arc::new(Mutex::new(Entry { callback, table, last_use: None, decision: None }));
+    Ok(lock(entries()).entry(key).or_insert(e).clone())
 }
 
-/// What the executor does with a candidate step now.
+/// What the executor does with a candidate now.
 pub(super) enum Plan {
-    /// Launch the kernel as usual (and measure after the FFT when `measure`).
+    /// Run the kernel as usual (and measure after when `measure`).
     Kernel { measure: Option<Arc<Mutex<Entry>>> },
-    /// Skip the kernel; the FFT runs with the callback of this entry.
+    /// Run the kernel inside the FFT, as the callback of this entry.
     Fuse(Arc<Mutex<Entry>>),
 }
 
 /// Chooses for a candidate: fused when the decision (or the mode) says so.
 pub(super) fn choose(gpu: &Gpu, c: &Candidate) -> Result<Plan> {
     let mode = MODE.with(Cell::get);
-    if mode == Mode::Measure && c.bytes < MEASURE_MIN_BYTES {
+    if mode == Mode::Measure && c.site.bytes < MEASURE_MIN_BYTES {
         return Ok(Plan::Kernel { measure: None });
     }
     let e = entry(gpu, c)?;
-    let decided = e.lock().unwrap_or_else(|p| p.into_inner()).decision.as_ref().map(|d| d.fused);
+    let decided = lock(&e).decision.as_ref().map(|d| d.fused);
     Ok(match (mode, decided) {
         (Mode::Always, _) | (_, Some(true)) => Plan::Fuse(e),
         (_, Some(false)) | (Mode::Never, None) => Plan::Kernel { measure: None },
@@ -213,72 +187,261 @@ pub(super) fn choose(gpu: &Gpu, c: &Candidate) -> Result<Plan> {
     })
 }
 
-/// Runs the FFT `call` reading `inputs` (the producer's) through the entry's callback; `operand`
-/// is the producer's unwritten output (cuFFT's `dataIn`, which the callback does not read).
-pub(super) fn run_fused(
-    e: &Mutex<Entry>,
+/// A callback of one FFT call: its entry, and the addresses its table is given.
+#[derive(Clone)]
+pub(super) struct Bound {
+    pub(super) entry: Arc<Mutex<Entry>>,
+    /// The kernel's inputs, then (store) its output.
+    pub(super) table: Vec<u64>,
+}
+
+impl Bound {
+    /// A load callback reading `inputs`.
+    pub(super) fn load(entry: Arc<Mutex<Entry>>, inputs: &[Arc<DeviceArray>]) -> Bound {
+        Bound { entry, table: inputs.iter().map(|a| a.buf.ptr()).collect() }
+    }
+
+    /// A store callback reading `inputs` and writing `out`.
+    pub(super) fn store(
+        entry: Arc<Mutex<Entry>>,
+        inputs: &[Arc<DeviceArray>],
+        out: &DeviceArray,
+    ) -> Bound {
+        let table = inputs.iter().map(|a| a.buf.ptr()).chain([out.buf.ptr()]).collect();
+        Bound { entry, table }
+    }
+}
+
+/// Runs the FFT `call` on `operand` with the callbacks given (none: the plain FFT). With a
+/// store callback the FFT's own output is not written (nor scaled: the callback applies the
+/// norm's factor). The tables are rewritten on the stream after the previous FFT that read them.
+pub(super) fn run_fft(
     call: &VendorCall,
     operand: &Arc<DeviceArray>,
-    inputs: &[Arc<DeviceArray>],
-) -> Result<Vec<DeviceArray>> {
-    let mut e = e.lock().unwrap_or_else(|p| p.into_inner());
+    load: Option<&Bound>,
+    store: Option<&Bound>,
+) -> Result<DeviceArray> {
+    let VendorCall::Fft(f) = call else {
+        return Err(super::Error::InvalidInput("an FFT callback on a call that is no FFT".into()));
+    };
+    if load.is_none() && store.is_none() {
+        return super::vendor::run_fft(f, operand, true);
+    }
     let stream = Stream::current()?;
-    if let Some(last) = &e.last_use {
-        stream.wait_event(last)?;
+    // Load before store: one lock order for every thread.
+    let mut guards: Vec<(MutexGuard<'_, Entry>, &[u64])> =
+        [load, store].into_iter().flatten().map(|b| (lock(&b.entry), b.table.as_slice())).collect();
+    for (e, table) in &mut guards {
+        if let Some(last) = &e.last_use {
+            stream.wait_event(last)?;
+        }
+        if !table.is_empty() {
+            e.table.copy_from_host_on(table, &stream)?;
+        }
     }
-    let table: Vec<u64> = inputs.iter().map(|a| a.buf.ptr()).collect();
-    if !table.is_empty() {
-        e.table.copy_from_host_on(&table, &stream)?;
+    let mut g = guards.iter().map(|(e, _)| e.callback.clone());
+    let callbacks = Arc::new(Callbacks {
+        load: load.and_then(|_| g.next()),
+        store: store.and_then(|_| g.next()),
+    });
+    let out = callbacks::with_callbacks(callbacks, || {
+        super::vendor::run_fft(f, operand, store.is_none())
+    })?;
+    let done = Arc::new(stream.record()?);
+    for (e, _) in &mut guards {
+        e.last_use = Some(done.clone());
     }
-    let callbacks = e.callbacks.clone();
-    let out =
-        callbacks::with_callbacks(callbacks, || super::vendor::run(call, &[operand.clone()]))?;
-    e.last_use = Some(stream.record()?);
     Ok(out)
 }
 
-/// Times both ways on the operands of a step that just ran as kernel then FFT, and keeps the
-/// faster in the entry. `kernel` launches the producer again.
+/// Times `plain` (the kernel and the FFT) and `fused` (the FFT with the callback) on the
+/// current stream, and keeps the faster in `e`.
 pub(super) fn measure(
     e: &Mutex<Entry>,
     c: &Candidate,
-    call: &VendorCall,
-    inputs: &[Arc<DeviceArray>],
-    kernel: &dyn Fn() -> Result<Vec<DeviceArray>>,
+    plain: &dyn Fn() -> Result<()>,
+    fused: &dyn Fn() -> Result<()>,
 ) -> Result<()> {
     let stream = Stream::current()?;
+    // The fastest of three timed runs after a warm one (a plan made, a tier chosen): a run
+    // slowed by the host (another thread's plan or compile, an evicted plan made again)
+    // does not decide.
     let time = |f: &dyn Fn() -> Result<()>| -> Result<f32> {
-        f()?; // warm (a plan made, a tier chosen)
-        let start = stream.record()?;
+        f()?;
+        let mut best = f32::INFINITY;
         for _ in 0..3 {
+            let start = stream.record()?;
             f()?;
+            let end = stream.record()?;
+            end.synchronize()?;
+            best = best.min(end.elapsed_since(&start)?);
         }
-        let end = stream.record()?;
-        end.synchronize()?;
-        Ok(end.elapsed_since(&start)? / 3.0)
+        Ok(best)
     };
-    let plain = time(&|| {
-        let out = kernel()?;
-        let operand = Arc::new(out.into_iter().next().expect("the producer's output"));
-        super::vendor::run(call, &[operand]).map(|_| ())
-    })?;
-    let operand = Arc::new(kernel()?.into_iter().next().expect("the producer's output"));
-    let fused = time(&|| run_fused(e, call, &operand, inputs).map(|_| ()));
-    let callback_ms = match fused {
+    let plain = time(plain)?;
+    let callback_ms = match time(fused) {
         Ok(ms) => Some(ms),
         Err(err) => {
-            tracing::info!(target: "kiln::fft", error = %err, "an FFT load callback did not run; the kernel stays");
+            tracing::info!(target: "kiln::fft", side = c.site.side.name(), error = %err, "an FFT callback did not run; the kernel stays");
             None
         }
     };
     let d = Decision {
+        side: c.site.side,
         ops: c.ops.clone(),
-        fft: c.fft.clone(),
+        fft: c.site.description.clone(),
         kernel_then_fft_ms: plain,
         callback_ms,
         fused: callback_ms.is_some_and(|ms| ms < plain),
+        key: c.site.key.clone(),
     };
-    tracing::info!(target: "kiln::fft", decision = ?d, "FFT load callback measured");
-    e.lock().unwrap_or_else(|p| p.into_inner()).decision = Some(d);
+    tracing::info!(target: "kiln::fft", decision = ?d, "FFT callback measured");
+    lock(e).decision = Some(d);
     Ok(())
+}
+
+/// The code of a kernel step.
+pub(super) type Code = Arc<(GpuKernel, Function)>;
+
+/// What a step left for the next one.
+pub(super) enum Pending {
+    /// A producer step, for the FFT of the next step: skipped (`measure: None`; the FFT runs
+    /// it as its load callback), or run, to be measured after the FFT (its candidate and code).
+    Load {
+        step: usize,
+        entry: Arc<Mutex<Entry>>,
+        /// The producer's inputs.
+        inputs: Vec<Arc<DeviceArray>>,
+        measure: Option<(Arc<Candidate>, Code)>,
+    },
+    /// An FFT step, for its consumer (the next step): skipped (`measure: None`; the consumer's
+    /// step runs the FFT with its store callback), or run, to be measured after the consumer.
+    Store {
+        step: usize,
+        entry: Arc<Mutex<Entry>>,
+        call: VendorCall,
+        operand: Arc<DeviceArray>,
+        /// The FFT's load callback, where its producer was fused.
+        load: Option<Bound>,
+        measure: Option<Arc<Candidate>>,
+    },
+}
+
+impl Pending {
+    /// The step that left it.
+    pub(super) fn step(&self) -> usize {
+        match self {
+            Pending::Load { step, .. } | Pending::Store { step, .. } => *step,
+        }
+    }
+}
+
+/// The decision for a candidate of this step, where fusion is on.
+pub(super) fn plan_for(
+    gpu: &Gpu,
+    c: Option<&Arc<Candidate>>,
+) -> Result<Option<(Plan, Arc<Candidate>)>> {
+    match c {
+        Some(c) if enabled() => Ok(Some((choose(gpu, c)?, c.clone()))),
+        _ => Ok(None),
+    }
+}
+
+/// The step of an FFT `call` on its operand among `reads`: with the load callback of a fused producer; a
+/// producer run to be measured is measured after it; with a store candidate, the FFT is left
+/// to its consumer (fused) or run and its consumer measured after. Returns the step's output
+/// and what it leaves for the next step.
+pub(super) fn fft_step(
+    gpu: &Gpu,
+    si: usize,
+    call: &VendorCall,
+    reads: &[Arc<DeviceArray>],
+    pending: Option<Pending>,
+    store: Option<&Arc<Candidate>>,
+) -> Result<(Vec<DeviceArray>, Option<Pending>)> {
+    let VendorCall::Fft(f) = call else {
+        return Err(super::Error::InvalidInput("an FFT step of a call that is no FFT".into()));
+    };
+    let operand = reads.get(f.input.input).ok_or_else(|| {
+        super::Error::InvalidInput(format!("an FFT step without its operand {}", f.input.input))
+    })?;
+    let load = match pending {
+        Some(Pending::Load { entry, inputs, measure: None, .. }) => {
+            Some(Bound::load(entry, &inputs))
+        }
+        Some(Pending::Load { entry, inputs, measure: Some((c, k)), .. }) => {
+            // The producer ran: measure its load callback; no store callback this time.
+            let out = run_fft(call, operand, None, None)?;
+            let kernel = || -> Result<Arc<DeviceArray>> {
+                let out = launch(gpu, &k.0, &k.1, &inputs)?;
+                Ok(Arc::new(out.into_iter().next().expect("the producer's output")))
+            };
+            let plain = || run_fft(call, &kernel()?, None, None).map(drop);
+            let unwritten = kernel()?;
+            let bound = Bound::load(entry.clone(), &inputs);
+            let fused = || run_fft(call, &unwritten, Some(&bound), None).map(drop);
+            measure(&entry, &c, &plain, &fused)?;
+            return Ok((vec![out], None));
+        }
+        _ => None,
+    };
+    Ok(match plan_for(gpu, store)? {
+        Some((Plan::Fuse(entry), _)) => {
+            let out = DeviceArray::empty(f.out_dtype, &f.out_shape)?;
+            let operand = operand.clone();
+            let call = call.clone();
+            (
+                vec![out],
+                Some(Pending::Store { step: si, entry, call, operand, load, measure: None }),
+            )
+        }
+        Some((Plan::Kernel { measure: Some(entry) }, c)) => {
+            let out = run_fft(call, operand, load.as_ref(), None)?;
+            let (operand, call) = (operand.clone(), call.clone());
+            let pending = Pending::Store { step: si, entry, call, operand, load, measure: Some(c) };
+            (vec![out], Some(pending))
+        }
+        _ => (vec![run_fft(call, operand, load.as_ref(), None)?], None),
+    })
+}
+
+/// The consumer step of an FFT left by [`fft_step`] (`pending` is its `Store`): the FFT with
+/// the store callback writes the consumer's output; or the consumer's kernel (`code`) runs and
+/// both ways are measured. `None`: nothing to measure without a kernel (the consumer runs as
+/// usual; its FFT ran).
+pub(super) fn store_step(
+    gpu: &Gpu,
+    region: &Region,
+    code: Option<&Code>,
+    reads: &[Arc<DeviceArray>],
+    pending: Pending,
+) -> Result<Option<(Vec<DeviceArray>, RanCode)>> {
+    let Pending::Store { entry, call, operand, load, measure: m, .. } = pending else {
+        return Err(super::Error::InvalidInput("a store step without its FFT".into()));
+    };
+    let out = || -> Result<DeviceArray> {
+        let node = region.body.node(region.body.outputs()[0]);
+        DeviceArray::empty(node.dtype, &node.shape)
+    };
+    let (c, code) = match (m, code) {
+        (None, _) => {
+            let out = out()?;
+            run_fft(&call, &operand, load.as_ref(), Some(&Bound::store(entry, reads, &out)))?;
+            return Ok(Some((vec![out], RanCode::Library)));
+        }
+        (Some(c), Some(code)) => (c, code),
+        (Some(_), None) => return Ok(None),
+    };
+    let outs = launch(gpu, &code.0, &code.1, reads)?;
+    let k = c.fft_output();
+    let plain = || {
+        let mut r = reads.to_vec();
+        r[k] = Arc::new(run_fft(&call, &operand, load.as_ref(), None)?);
+        launch(gpu, &code.0, &code.1, &r).map(drop)
+    };
+    let scratch = out()?;
+    let bound = Bound::store(entry.clone(), reads, &scratch);
+    let fused = || run_fft(&call, &operand, load.as_ref(), Some(&bound)).map(drop);
+    measure(&entry, &c, &plain, &fused)?;
+    Ok(Some((outs, RanCode::Gpu(code.clone()))))
 }

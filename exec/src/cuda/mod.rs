@@ -41,6 +41,7 @@ use kiln_compiler::pipeline::Compiled;
 use kiln_compiler::schedule::{BufferId, Schedule, Step};
 use kiln_compiler::streams::{StreamPlan, POOL_STREAMS};
 use kiln_compiler::toolchain::ptx::PtxTarget;
+use kiln_compiler::vendor::VendorCall;
 use kiln_compiler::CompileError;
 use kiln_ir::host::Data;
 use kiln_ir::shape::numel;
@@ -276,6 +277,7 @@ impl Gpu {
 mod fft_fusion;
 mod launch;
 mod linalg;
+mod lto;
 mod prepare;
 pub mod random;
 mod streams;
@@ -284,10 +286,12 @@ mod tests;
 mod vendor;
 
 pub use fft_fusion::{
-    decisions as fft_callback_decisions, set_mode as set_fft_callback_mode,
-    Decision as FftCallbackDecision, Mode as FftCallbackMode,
+    decision as fft_callback_decision, decisions as fft_callback_decisions,
+    set_mode as set_fft_callback_mode, Decision as FftCallbackDecision, Mode as FftCallbackMode,
+    Side as FftCallbackSide,
 };
 use launch::launch;
+pub use lto::compile_lto_cached;
 use prepare::{prepare, ready_cache};
 pub use streams::{last_run_streams, ForeignInputs, RanOn};
 use streams::{order_on, Lanes, LAST_RUN};
@@ -342,20 +346,9 @@ struct Cuda<'a> {
     code: Vec<(usize, RanCode)>,
     /// The schedule stream of the step being run.
     stream_index: u32,
-    /// A producer step whose FFT (the next step) runs fused or is to be measured.
-    pending: Option<Pending>,
-}
-
-/// What a producer step left for its FFT ([`fft_fusion`]).
-struct Pending {
-    /// The producer's step.
-    step: usize,
-    entry: Arc<std::sync::Mutex<fft_fusion::Entry>>,
-    /// The producer's inputs.
-    inputs: Vec<Arc<DeviceArray>>,
-    /// `Some`: the kernel ran, measure both ways (the candidate and the kernel's code);
-    /// `None`: the kernel was skipped, run the FFT with the callback.
-    measure: Option<(Arc<fft_fusion::Candidate>, Arc<(GpuKernel, Function)>)>,
+    /// What a step left for the next: an FFT's producer or consumer fused into it as a cuFFT
+    /// callback, or to be measured ([`fft_fusion`]).
+    pending: Option<fft_fusion::Pending>,
 }
 
 impl Walker for Cuda<'_> {
@@ -390,9 +383,13 @@ impl Walker for Cuda<'_> {
             Some(r) => r,
             None => {
                 let mut r = prepare(gpu, region)?;
-                if r.kernel.is_some() {
-                    r.fft_load = fft_fusion::find(plan, si).map(Arc::new);
-                }
+                let side = if r.kernel.is_some() {
+                    Some((si + 1, fft_fusion::Side::Load))
+                } else {
+                    r.vendor.is_some().then_some((si, fft_fusion::Side::Store))
+                };
+                r.fft_site =
+                    side.and_then(|(f, side)| fft_fusion::find(plan, f, side)).map(Arc::new);
                 let r = Arc::new(r);
                 if self.cached {
                     ready_cache()
@@ -412,43 +409,50 @@ impl Walker for Cuda<'_> {
 
         // Outputs are allocated for the step's stream, and it launches (or copies) there.
         let on_stream = stream.use_scoped();
-        let fusion = match (&code, &ready.fft_load) {
-            (Some(_), Some(c)) if fft_fusion::enabled() => {
-                Some((fft_fusion::choose(gpu, c)?, c.clone()))
+        let mut pending = self.pending.take().filter(|p| p.step() + 1 == si);
+        // The consumer of an FFT left by the previous step, which runs it with its store
+        // callback (or measures it).
+        let stored = match pending.take() {
+            Some(p @ fft_fusion::Pending::Store { .. }) => {
+                fft_fusion::store_step(gpu, region, code.as_ref(), &reads, p)?
             }
+            p => {
+                pending = p;
+                None
+            }
+        };
+        let fusion = match (&code, &pending, &stored) {
+            (Some(_), None, None) => fft_fusion::plan_for(gpu, ready.fft_site.as_ref())?,
             _ => None,
         };
-        let pending = self.pending.take().filter(|p| p.step + 1 == si);
-        let (outs, ran) = match (&code, fusion) {
-            (Some(_), Some((fft_fusion::Plan::Fuse(entry), _))) => {
+        let (outs, ran) = match (&code, fusion, stored) {
+            (_, _, Some(done)) => done,
+            (Some(_), Some((fft_fusion::Plan::Fuse(entry), _)), None) => {
                 // The FFT of the next step computes this region in its load callback.
                 let k = &region.body.node(region.body.outputs()[0]);
                 let out = DeviceArray::empty(k.dtype, &k.shape)?;
+                let (step, inputs) = (si, reads.clone());
                 self.pending =
-                    Some(Pending { step: si, entry, inputs: reads.clone(), measure: None });
+                    Some(fft_fusion::Pending::Load { step, entry, inputs, measure: None });
                 (vec![out], RanCode::Library)
             }
-            (Some(code), fusion) => {
+            (Some(code), fusion, None) => {
                 if let Some((fft_fusion::Plan::Kernel { measure: Some(entry) }, c)) = fusion {
-                    let measure = Some((c, code.clone()));
-                    self.pending =
-                        Some(Pending { step: si, entry, inputs: reads.clone(), measure });
+                    let (step, inputs, measure) = (si, reads.clone(), Some((c, code.clone())));
+                    self.pending = Some(fft_fusion::Pending::Load { step, entry, inputs, measure });
                 }
                 (launch(gpu, &code.0, &code.1, &reads)?, RanCode::Gpu(code.clone()))
             }
-            (None, _) if let Some(call) = &ready.vendor => match pending {
-                Some(Pending { entry, inputs, measure: None, .. }) => {
-                    (fft_fusion::run_fused(&entry, call, &reads[0], &inputs)?, RanCode::Library)
-                }
-                Some(Pending { entry, inputs, measure: Some((c, k)), .. }) => {
-                    let outs = vendor::run(call, &reads)?;
-                    let kernel = || launch(gpu, &k.0, &k.1, &inputs);
-                    fft_fusion::measure(&entry, &c, call, &inputs, &kernel)?;
-                    (outs, RanCode::Library)
-                }
-                None => (vendor::run(call, &reads)?, RanCode::Library),
-            },
-            (None, _) => {
+            (None, _, None) if let Some(call @ VendorCall::Fft(_)) = &ready.vendor => {
+                let store = ready.fft_site.as_ref();
+                let (outs, next) = fft_fusion::fft_step(gpu, si, call, &reads, pending, store)?;
+                self.pending = next;
+                (outs, RanCode::Library)
+            }
+            (None, _, None) if let Some(call) = &ready.vendor => {
+                (vendor::run(call, &reads)?, RanCode::Library)
+            }
+            (None, _, None) => {
                 let host: Vec<HostArray> =
                     reads.iter().map(|a| a.download()).collect::<Result<_>>()?;
                 let refs: Vec<&HostArray> = host.iter().collect();

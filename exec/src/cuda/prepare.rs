@@ -10,9 +10,10 @@ pub(super) struct Ready {
     pub(super) kernel: Option<Loaded>,
     /// The library call of a vendor region the GPU executor takes (cuBLAS, cuFFT).
     pub(super) vendor: Option<kiln_compiler::vendor::VendorCall>,
-    /// This step as the load callback of the next step's FFT, where it qualifies
-    /// ([`super::fft_fusion::find`]; set by the executor, which sees the schedule).
-    pub(super) fft_load: Option<Arc<super::fft_fusion::Candidate>>,
+    /// A kernel step as the load callback of the next step's FFT, or an FFT step's consumer
+    /// (the next step) as its store callback, where it qualifies ([`super::fft_fusion::find`];
+    /// set by the executor, which sees the schedule).
+    pub(super) fft_site: Option<Arc<super::fft_fusion::Candidate>>,
 }
 
 /// A region's loaded kernel: fast code first where [`gpu_tier`] says so, replaced by
@@ -111,7 +112,7 @@ pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         Ok(k) => k,
         Err(CompileError::Unsupported { op, reason, .. }) => {
             tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; a library or the host runs it");
-            return Ok(Ready { kernel: None, vendor: vendor::plan(region), fft_load: None });
+            return Ok(Ready { kernel: None, vendor: vendor::plan(region), fft_site: None });
         }
         Err(e) => return Err(e.into()),
     };
@@ -129,7 +130,7 @@ pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
             }
         }
     };
-    Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None, fft_load: None })
+    Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None, fft_site: None })
 }
 
 /// A kernel lowered for the GPU compiled to PTX for `gpu` at `tier` (cached in memory by its

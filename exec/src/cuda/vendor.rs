@@ -112,7 +112,7 @@ pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Vec<
                 r => Ok(vec![r?]),
             }
         }
-        VendorCall::Fft(f) => Ok(vec![fft(f, input(f.input.input)?)?]),
+        VendorCall::Fft(f) => Ok(vec![run_fft(f, input(f.input.input)?, true)?]),
         VendorCall::Linalg(l) => super::linalg::run(l, inputs),
     }
 }
@@ -330,8 +330,9 @@ fn step_type(kind: StepKind, double: bool) -> FftType {
 }
 
 /// `f` on a device operand: the steps of [`fft_steps::plan`] queued on the current stream,
-/// then the norm's scale where it is not 1.
-fn fft(f: &FftCall, x: &DeviceArray) -> Result<DeviceArray> {
+/// then, with `scale`, the norm's scale where it is not 1 (a generated store callback applies
+/// it itself and writes elsewhere: the output is then left unscaled).
+pub(super) fn run_fft(f: &FftCall, x: &DeviceArray, scale: bool) -> Result<DeviceArray> {
     if !fft_supported(f) {
         return Err(invalid(format!("{:?} of {} on the GPU", f.kind, f.in_dtype)));
     }
@@ -389,7 +390,7 @@ fn fft(f: &FftCall, x: &DeviceArray) -> Result<DeviceArray> {
             unsafe { cufft::exec_with(&layout, inverse, i, o, load, store)? };
         }
     }
-    if plan.scale != 1.0 {
+    if scale && plan.scale != 1.0 {
         let st = match f.out_dtype {
             DType::Float32 => ScaleType::F32,
             DType::Float64 => ScaleType::F64,
