@@ -68,7 +68,9 @@ pub use kiln_compiler::fusion::{Epilogue, FusionReport, LtEpilogue, UnfusedReaso
 /// The CUDA executor (crate `kiln-exec`): device arrays, the device, the streams regions ran on.
 pub use kiln_exec::cuda as gpu;
 pub use layout::{Flags, IntoOrder, Order};
-pub use linalg::{dot, matmul, matmul_axes, try_dot, try_matmul, try_matmul_axes};
+pub use linalg::{
+    dot, matmul, matmul_axes, try_dot, try_matmul, try_matmul_axes, CoreAxes, MatmulAxes,
+};
 pub use linalg::{
     einsum, inner, kron, outer, tensordot, try_einsum, try_inner, try_kron, try_outer,
     try_tensordot, try_vdot, try_vecdot, vdot, vecdot, TensordotAxes,

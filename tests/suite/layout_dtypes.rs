@@ -104,6 +104,17 @@ fixture_cases! { "layout_dtypes/cases.txt";
     matmul_axes_neg => |a| kiln::matmul_axes(&a[0], &a[1], [(-3, -1), (-3, -1), (-2, -1)]);
     matmul_axes_bcast => |a| kiln::matmul_axes(&a[0], &a[1], [(2, 1), (1, 0), (0, 1)]);
     matmul_axes_f_order => |a| kiln::matmul_axes(&f(&a[0]), &f(&a[1]), [(0, 2), (0, 2), (1, 2)]);
+    matmul_axes_1d_1d => |a| kiln::matmul_axes(&a[0], &a[1], ((0,), (0,), ()));
+    matmul_axes_1d_1d_neg => |a| kiln::matmul_axes(&a[0], &a[1], ((-1,), -1, ()));
+    matmul_axes_1d_1d_i32 => |a| kiln::matmul_axes(&a[0], &a[1], (0, 0, ()));
+    matmul_axes_2d_1d => |a| kiln::matmul_axes(&a[0], &a[1], ((0, 2), (0,), (0,)));
+    matmul_axes_2d_1d_last => |a| kiln::matmul_axes(&a[0], &a[1], ((0, 2), (0,), (-1,)));
+    matmul_axes_1d_2d => |a| kiln::matmul_axes(&a[0], &a[1], ((0,), (0, 2), (1,)));
+    matmul_axes_1d_2d_first => |a| kiln::matmul_axes(&a[0], &a[1], (0, (0, 2), 0));
+    matmul_axes_1d_2d_f32, matmul_axes_1d_2d_promote => |a| {
+        kiln::matmul_axes(&a[0], &a[1], ((0,), (0, a[1].ndim() as i64 - 1), (0,)))
+    };
+    matmul_axes_2d_1d_f_order => |a| kiln::matmul_axes(&f(&a[0]), &a[1], ((0, 2), (-1,), (1,)));
 }
 
 fn input(name: &str) -> Array {
@@ -314,6 +325,7 @@ fn bad_axes_and_dtypes_are_typed_errors() {
     assert!(matches!(e, Error::Ir(_)), "{e:?}");
     let v = input("i32_1d");
     assert!(kiln::try_matmul_axes(&v, &b, [(0, 1), (0, 2), (0, 1)]).is_err());
+    matmul_axes_1d_errors();
     // dtype=: an axis out of range names the reduction; bool's var with dtype=bool is refused.
     let x = input("i8");
     let e = x.try_sum_dtype(2, DType::Int64).unwrap_err();
@@ -328,4 +340,50 @@ fn bad_axes_and_dtypes_are_typed_errors() {
     );
     // `None` is the plain form.
     assert_eq!(x.sum_dtype(1, None).dtype(), x.sum(1).dtype());
+}
+
+/// `matmul_axes` with 1-D operands: NumPy 2.4.6's errors, checked there (`np.matmul(v, w,
+/// axes=[(0, 1), (0,), ()])` ... ).
+fn matmul_axes_1d_errors() {
+    use kiln::CoreAxes;
+    let v = input("mm_v4");
+    let a = input("mm_a");
+    let core = |e: Error, text: &str| {
+        assert!(
+            matches!(e, Error::Ir(IrError::InvalidAttrs { ref op, ref message })
+                if op == "matmul" && message == text),
+            "{e:?}"
+        );
+    };
+    // operand 0 has 1 core dimensions, but 2 dimensions are specified by axes tuple
+    let e = kiln::try_matmul_axes(&v, &v, ((0, 1), 0, ())).unwrap_err();
+    core(e, "operand 0 has 1 core dimensions, but 2 dimensions are specified by axes tuple");
+    // a 2-D operand given one axis
+    let e = kiln::try_matmul_axes(&a, &v, (0, 0, 0)).unwrap_err();
+    core(e, "operand 0 has 2 core dimensions, but 1 dimensions are specified by axes tuple");
+    // the result of two 1-D operands has no core axis; of a 2-D and a 1-D, one
+    let e = kiln::try_matmul_axes(&v, &v, (0, 0, 0)).unwrap_err();
+    core(e, "operand 2 has 0 core dimensions, but 1 dimensions are specified by axes tuple");
+    let e = kiln::try_matmul_axes(&a, &v, ((0, 2), 0, ())).unwrap_err();
+    core(e, "operand 2 has 1 core dimensions, but 0 dimensions are specified by axes tuple");
+    let e = kiln::try_matmul_axes(&a, &v, ((0, 2), 0, (0, 1))).unwrap_err();
+    core(e, "operand 2 has 1 core dimensions, but 2 dimensions are specified by axes tuple");
+    // axis 1 is out of bounds for array of dimension 1
+    let e = kiln::try_matmul_axes(&v, &v, [CoreAxes::One(1), CoreAxes::One(0), CoreAxes::None])
+        .unwrap_err();
+    assert!(matches!(e, Error::Ir(IrError::AxisOutOfBounds { axis: 1, rank: 1, .. })), "{e:?}");
+    // the output's one axis out of range: a (3, 2, 4) @ (4,) has rank 2
+    let e = kiln::try_matmul_axes(&a, &v, ((0, 2), 0, 2)).unwrap_err();
+    assert!(matches!(e, Error::Ir(IrError::AxisOutOfBounds { axis: 2, rank: 2, .. })), "{e:?}");
+    // inner extents that differ (k = 4 against 5), and a rank-0 operand
+    let e = kiln::try_matmul_axes(&v, &input("mm_v5_i32"), (0, 0, ())).unwrap_err();
+    assert!(matches!(e, Error::Ir(IrError::MatMulShape { k1: 4, k2: 5, .. })), "{e:?}");
+    let s = Array::from_vec1(vec![2.0f64]).reshape(&[]);
+    let e = kiln::try_matmul_axes(&s, &v, ((), 0, ())).unwrap_err();
+    assert!(matches!(e, Error::Ir(IrError::InvalidShape { .. })), "{e:?}");
+    // shapes and dtypes: (3, 2, 4) @ (4,) over (0, 2) is (3, 2) at axis 0, or (2, 3) at axis 1
+    assert_eq!(kiln::matmul_axes(&a, &v, ((0, 2), 0, 0)).shape(), &[3, 2]);
+    assert_eq!(kiln::matmul_axes(&a, &v, ((0, 2), 0, 1)).shape(), &[2, 3]);
+    let i = kiln::matmul_axes(&input("mm_v5_i32"), &input("i32_1d"), (0, 0, ()));
+    assert_eq!((i.shape(), i.dtype()), (&[][..], DType::Int32));
 }

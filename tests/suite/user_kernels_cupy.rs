@@ -256,6 +256,40 @@ fn block_size_is_checked() {
     }
 }
 
+/// A ReductionKernel's `block_size=`: a power of two from 1 to 1024, checked, with no other effect
+/// (the same results and the same plan: kiln's reductions pick their own launches); `size=` is
+/// refused, as CuPy's "Wrong arguments".
+#[test]
+fn reduction_block_size_is_checked() {
+    let k = ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = a", "0", "sumsq").unwrap();
+    let x = f32s(&ramp(12), &[3, 4]);
+    let plain = k.call(&[(&x).into()], 1);
+    for b in [1, 32, 256, 512, 1024] {
+        let opts = CallOptions::default().block_size(b);
+        let y = k.try_call_with(&[(&x).into()], 1, &mut [], opts).unwrap();
+        assert_eq!(y[0].to_vec::<f32>(), plain.to_vec::<f32>(), "block_size {b}");
+    }
+    assert_eq!(plain.to_vec::<f32>(), vec![14., 126., 366.]);
+    // With an output argument: it is replaced by the result.
+    let mut out = f32s(&[0.; 3], &[3]);
+    let opts = CallOptions::default().block_size(128);
+    k.try_call_with(&[(&x).into()], 1, &mut [&mut out], opts).unwrap();
+    assert_eq!(out.to_vec::<f32>(), vec![14., 126., 366.]);
+    for bad in [0, 3, 100, 2048] {
+        let mut out = f32s(&[7.; 3], &[3]);
+        let opts = CallOptions::default().block_size(bad);
+        let e = k.try_call_with(&[(&x).into()], 1, &mut [&mut out], opts).unwrap_err();
+        assert!(
+            matches!(&e, Error::Value { op, message } if op == "sumsq" && message.contains("power of two")),
+            "{e:?}"
+        );
+        assert_eq!(out.to_vec::<f32>(), vec![7.; 3], "an error leaves the output as it was");
+    }
+    let e =
+        k.try_call_with(&[(&x).into()], 1, &mut [], CallOptions::default().size(4)).unwrap_err();
+    assert!(matches!(&e, Error::Value { op, .. } if op == "sumsq"), "{e:?}");
+}
+
 /// CuPy's per-signature cache (`len(kernel._cached_codes)`): one variant per dtypes and rank,
 /// shared by clones; the same for a ReductionKernel.
 #[test]

@@ -111,7 +111,9 @@ pub(crate) fn signature(args: &[Operand], outs: &[DType], ins: &[DType], ndim: u
 
 /// Options of a call, CuPy's keyword arguments: `size=` (a loop of that many elements, when
 /// every array argument is raw) and `block_size=` (CuPy's threads per block; kiln fuses the
-/// kernel into its own launches, so it is checked and has no other effect).
+/// kernel into its own launches, so it is checked and has no other effect). A
+/// [`crate::ReductionKernel`] takes them too ([`crate::ReductionKernel::try_call_with`]): no
+/// `size`, and a `block_size` that is a power of two.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CallOptions {
     /// `size=`.

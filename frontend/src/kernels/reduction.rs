@@ -8,7 +8,7 @@ use super::ast::{Expr, ExprKind, Function, Span, Stmt, TypeName};
 use super::bind::{arg_dtype, decide_types, loop_shape};
 use super::diag::Diag;
 use super::elementwise::{
-    bind_inputs, collect_outputs, end_of, flat_index, parse_outputs, placeholders,
+    bind_inputs, collect_outputs, end_of, flat_index, parse_outputs, placeholders, CallOptions,
 };
 use super::params::{parse_params, Param, ParamType};
 use super::parser::{parse_body, parse_expr, parse_preamble, parse_type};
@@ -112,6 +112,11 @@ fn reducer(e: &Expr) -> Option<Reducer> {
 /// - `axis` ([`AxisArg`]: an int, a tuple, `None` for all) and `keepdims` as NumPy's. Raw inputs
 ///   follow CuPy's rule: the reduced axes must come first (CuPy transposes the inputs to put them
 ///   there, which it cannot do to raw arrays), else an [`Error::KernelRaw`].
+///
+/// - `block_size` ([`ReductionKernel::try_call_with`]'s [`CallOptions`]): checked (a power of
+///   two, 1 to 1024) and without other effect: the reduction runs as kiln's own reduction
+///   kernels, whose launches kiln picks per fused region (CuPy's call takes no `block_size`; its
+///   reductions use 512 threads a block).
 ///
 /// Errors: as [`crate::ElementwiseKernel`]'s, and those above.
 #[derive(Clone, Debug)]
@@ -253,6 +258,34 @@ impl ReductionKernel {
             **o = r;
         }
         Ok(())
+    }
+
+    /// `kernel(*args, *outs, axis=.., keepdims=..)` with call options, every form in one: `outs`
+    /// empty or one array per output parameter (each replaced by its result, as
+    /// [`ReductionKernel::try_call_out`]); returns the results.
+    ///
+    /// `options.block_size` is the reduction's threads per block: checked by
+    /// [`check_reduction_options`] (a power of two, 1 to 1024) and otherwise without effect,
+    /// since the kernel is traced into kiln's graph and its reduction runs as kiln's own reduction
+    /// kernels (their launches picked per fused region). CuPy's `ReductionKernel.__call__` takes
+    /// no `block_size` (a `TypeError`, "Wrong arguments"): its reductions run 512 threads a block,
+    /// tuned only by `cupyx.optimizing.optimize` (powers of two, 32 to 512); kiln accepts it so
+    /// a call written for either kind of user kernel carries over. `options.size` is refused
+    /// (CuPy's "Wrong arguments"). On error every array is left as it was.
+    pub fn try_call_with(
+        &self,
+        args: &[Operand],
+        axis: impl Into<AxisArg>,
+        outs: &mut [&mut Array],
+        options: CallOptions,
+    ) -> Result<Vec<Array>> {
+        check_reduction_options(&self.name, &options)?;
+        let given: Vec<Array> = outs.iter().map(|o| (**o).clone()).collect();
+        let results = self.run(args, axis.into(), &given)?;
+        for (o, r) in outs.iter_mut().zip(&results) {
+            **o = r.clone();
+        }
+        Ok(results)
     }
 
     fn run(&self, args: &[Operand], axis: AxisArg, out_args: &[Array]) -> Result<Vec<Array>> {
@@ -439,6 +472,25 @@ impl ReductionKernel {
 }
 
 /// Whether `v` is the neutral element of a maximum (the lowest value) or minimum (the highest).
+/// The call options a reduction accepts ([`ReductionKernel::try_call_with`]): no `size=`, and a
+/// `block_size=` that is a power of two from 1 to 1024 (CUDA's threads a block; a tree reduction
+/// in shared memory, CuPy's reduction kernel, halves the block each step, so it needs a power of
+/// two). Either is an [`Error::Value`] naming the kernel.
+pub(crate) fn check_reduction_options(kernel: &str, options: &CallOptions) -> Result<()> {
+    let value = |message: String| Err(Error::Value { op: kernel.to_string(), message });
+    if let Some(n) = options.size {
+        return value(format!(
+            "Wrong arguments: a ReductionKernel takes no size= (got size={n}); its loop is its inputs' broadcast shape"
+        ));
+    }
+    match options.block_size {
+        Some(b) if !b.is_power_of_two() || b > 1024 => value(format!(
+            "block_size of a reduction must be a power of two from 1 to 1024 threads, got {b}"
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn neutral(v: &Val, r: Reducer) -> bool {
     let Val::Const(l, d) = v else { return false };
     let max = r == Reducer::Max;

@@ -27,6 +27,8 @@ use crate::array::Array;
 use crate::elementwise::binary;
 use crate::error::Result;
 
+mod axes;
+pub use axes::{matmul_axes, try_matmul_axes, CoreAxes, MatmulAxes};
 mod einsum;
 pub use einsum::{einsum, try_einsum};
 mod products;
@@ -66,55 +68,6 @@ pub fn try_matmul(a: &Array, b: &Array) -> Result<Array> {
 #[track_caller]
 pub fn matmul(a: &Array, b: &Array) -> Array {
     crate::unwrap(try_matmul(a, b))
-}
-
-/// `np.matmul(a, b, axes=[(ar, ac), (br, bc), (or, oc)])`: [`try_matmul`] with the matrix axes
-/// of `a`, of `b` and of the result named (negative axes count from the end); the other axes are
-/// batch axes, broadcast as `matmul`'s, in their order. Shapes: `a`'s axes `ar`, `ac` are
-/// `(m, k)`, `b`'s `br`, `bc` are `(k, n)`; the result has `(m, n)` at `or`, `oc` and the batch
-/// axes elsewhere. Views around one `matmul` node (strides, no copies). Only 2-D matrix axes:
-/// NumPy's one-axis tuples for 1-D operands are not offered.
-///
-/// Errors: an axis out of range ([`IrError::AxisOutOfBounds`]) or named twice for one operand
-/// ([`IrError::RepeatedAxis`]), an operand of rank below 2 ([`IrError::InvalidShape`]); then
-/// `matmul`'s.
-pub fn try_matmul_axes(a: &Array, b: &Array, axes: [(i64, i64); 3]) -> Result<Array> {
-    use kiln_ir::shape::normalize_axis;
-    let pair = |(r, c): (i64, i64), rank: usize| -> Result<(usize, usize)> {
-        let (r2, c2) = (normalize_axis("matmul", r, rank)?, normalize_axis("matmul", c, rank)?);
-        if r2 == c2 {
-            return Err(IrError::RepeatedAxis { op: "matmul".into(), axis: c }.into());
-        }
-        Ok((r2, c2))
-    };
-    let core_last = |x: &Array, axes: (i64, i64), operand: usize| -> Result<Array> {
-        if x.ndim() < 2 {
-            return Err(rank0("matmul", operand, x.shape()).into());
-        }
-        let (r, c) = pair(axes, x.ndim())?;
-        let mut perm: Vec<i64> =
-            (0..x.ndim()).filter(|&k| k != r && k != c).map(|k| k as i64).collect();
-        perm.extend([r as i64, c as i64]);
-        x.try_permute(&perm)
-    };
-    let product = try_matmul(&core_last(a, axes[0], 0)?, &core_last(b, axes[1], 1)?)?;
-    let nd = product.ndim();
-    let (r, c) = pair(axes[2], nd)?;
-    let mut batch = 0i64..;
-    let perm: Vec<i64> = (0..nd)
-        .map(|k| match k {
-            _ if k == r => nd as i64 - 2,
-            _ if k == c => nd as i64 - 1,
-            _ => batch.next().expect("an endless range"),
-        })
-        .collect();
-    product.try_permute(&perm)
-}
-
-/// [`try_matmul_axes`], panicking on error.
-#[track_caller]
-pub fn matmul_axes(a: &Array, b: &Array, axes: [(i64, i64); 3]) -> Array {
-    crate::unwrap(try_matmul_axes(a, b, axes))
 }
 
 /// `np.dot(a, b)`: for operands of rank 0 `a * b`; for ranks up to 2 and for 1-D `b` as
