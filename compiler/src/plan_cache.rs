@@ -158,8 +158,10 @@ pub struct PlanCache {
 pub enum Lookup {
     /// Same structure and sizes: the plan as it was.
     Hit,
-    /// Same structure, other sizes: the plan with its sizes mapped.
-    HitResized,
+    /// Same structure, other sizes: the plan with its sizes mapped; `kept`: stored in the
+    /// cache for these sizes (up to [`SIZES_PER_PLAN`] a structure), so it lives there as a
+    /// [`Lookup::Hit`] plan does (the executor may keep work prepared for it).
+    HitResized { kept: bool },
     /// Compiled now.
     Miss,
 }
@@ -204,13 +206,13 @@ impl PlanCache {
                     let resized = Arc::new(resized);
                     let mut plans = self.plans.lock().expect("plan cache lock");
                     let entries = plans.entry(sig.key.clone()).or_default();
-                    if entries.len() < SIZES_PER_PLAN
-                        && !entries.iter().any(|(s, _)| *s == sig.sizes)
-                    {
+                    let kept = entries.len() < SIZES_PER_PLAN
+                        && !entries.iter().any(|(s, _)| *s == sig.sizes);
+                    if kept {
                         entries.push((sig.sizes.clone(), resized.clone()));
                     }
                     tracing::debug!(target: "kiln::plan", from = ?old_sizes, to = ?sig.sizes, "a plan reused at new sizes");
-                    return Ok((resized, Lookup::HitResized));
+                    return Ok((resized, Lookup::HitResized { kept }));
                 }
             }
         }

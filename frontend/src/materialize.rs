@@ -182,7 +182,9 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
             dump::graph(seq, &graph);
             phase(0, &mut t);
             let (plan, lookup) = plans().get_or_compile(&graph, options())?;
-            let cached = !matches!(lookup, Lookup::HitResized);
+            // A plan the cache keeps (a resized one too, once stored for its sizes) may keep
+            // its prepared kernels: without that, every call at a second size re-prepared them.
+            let cached = !matches!(lookup, Lookup::HitResized { kept: false });
             dispatch::insert(key, Dispatch { plan: plan.clone(), cached });
             for &stage in Stage::ALL.iter().filter(|s| Compiled::holds(**s)) {
                 dump::write(seq, stage, || plan.stage_text(stage).expect("a stage the plan holds"));

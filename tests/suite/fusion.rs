@@ -160,7 +160,7 @@ fn plan_cache_reuses_a_plan_across_sizes() {
     // Other sizes, same structure: the plan is reused with its sizes mapped, and still right.
     let b = program(5, 40);
     let (p, how) = cache.get_or_compile(&b.graph, &opts).unwrap();
-    assert_eq!(how, Lookup::HitResized);
+    assert_eq!(how, Lookup::HitResized { kept: true });
     assert_eq!(p.partition.regions.len(), 1);
     run(&b, &p);
     // The resized plan is kept: the same sizes again are an exact hit (the GPU's prepared
@@ -177,6 +177,15 @@ fn plan_cache_reuses_a_plan_across_sizes() {
     let (_, how) = cache.get_or_compile(&program(1, 16).graph, &opts).unwrap();
     assert_eq!(how, Lookup::Miss);
     assert_eq!(cache.len(), 3);
+    // Eight sizes a structure are kept (two so far); past them a resized plan is made for the
+    // call and not kept (the executor must not keep work prepared for it by its address).
+    let kept: Vec<bool> = (0..8)
+        .map(|i| match cache.get_or_compile(&program(20 + i, 60 + i).graph, &opts).unwrap().1 {
+            Lookup::HitResized { kept } => kept,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(kept, [true, true, true, true, true, true, false, false]);
 }
 
 #[test]

@@ -264,3 +264,35 @@ fn gpu2_one_process_per_gpu_through_the_rendezvous() {
     let want: Vec<f32> = (0..64).map(|i| i as f32 * 3.0).collect();
     assert_eq!(sums, vec![want.clone(), want]);
 }
+
+/// The data-parallel k-means step's two graphs (before the all-reduce: labels, sums and counts
+/// of a shard; after it: the new centers and their shift) have GPU code for every region but
+/// library calls: nothing runs on the host between copies.
+#[test]
+fn the_data_parallel_step_runs_every_region_on_the_gpu() {
+    use kiln_compiler::codegen::{lower, LowerOptions};
+    let (n, k, d) = (4096usize, 10usize, 64usize);
+    let x = crate::fusion::randn(&[n, d], 3);
+    let centers = crate::fusion::randn(&[k, d], 4);
+    let dist = (x.expand_dims(&[1]) - centers.expand_dims(&[0])).square().sum(2);
+    let labels = dist.argmin(1);
+    let sums = kiln::zeros(&[k, d], DType::Float32).add_at(&labels, &x);
+    let counts = kiln::bincount(&labels, None, k).astype(DType::Float32);
+    let partial = kiln::concatenate(&[&sums, &counts.expand_dims(&[1])], 1);
+    let total = partial.eval().clone();
+    let (sums, counts) =
+        (total.slice(&kiln::s![.., ..d as i64]), total.slice(&kiln::s![.., d as i64]));
+    let means = &sums / counts.maximum(1.0f32).expand_dims(&[1]);
+    let new_centers = kiln::where_(counts.greater(0.0f32).expand_dims(&[1]), &means, &centers);
+    let shift = (&new_centers - &centers).square().sum(None);
+    for outs in [vec![&partial], vec![&new_centers, &shift]] {
+        let lowered = kiln::lower(&outs);
+        let options = kiln_compiler::pipeline::Options::from_env();
+        let plan = kiln_compiler::pipeline::compile(&lowered.graph, &options).unwrap();
+        for (i, r) in plan.partition.regions.iter().enumerate() {
+            if let Err(e) = lower(r, &LowerOptions::gpu()) {
+                panic!("region {i} has no GPU code: {e}\n{}", plan.report());
+            }
+        }
+    }
+}

@@ -168,7 +168,7 @@ fn a_plan_reused_for_other_sizes_assigns_streams_again() {
     let (small, _) = cache.get_or_compile(&graph(1000, 500), &opts).unwrap();
     assert_eq!(small.schedule.streams.streams, [0, 1, 0]);
     let (big, how) = cache.get_or_compile(&graph(FILL_ELEMENTS, FILL_ELEMENTS + 8), &opts).unwrap();
-    assert_eq!(how, kiln_compiler::plan_cache::Lookup::HitResized);
+    assert_eq!(how, kiln_compiler::plan_cache::Lookup::HitResized { kept: true });
     assert!(big.schedule.streams.is_single_stream(), "{}", big.report());
     assert_eq!(big.report().regions.iter().map(|r| r.stream).collect::<Vec<_>>(), [0, 0, 0]);
 }

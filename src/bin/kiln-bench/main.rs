@@ -3,6 +3,7 @@
 //!
 //! ```sh
 //! kiln-bench [--quick] [--json OUT] [--reps N] [WORKLOAD...]
+//! kiln-bench --multi-gpu [--gpus G] [--reps N]   # every GPU of the host: NCCL all-reduce, data-parallel k-means
 //! ```
 //!
 //! Each workload builds its lazy expression afresh and materialises it (`eval`) on inputs
@@ -27,8 +28,13 @@ use std::time::Instant;
 use kiln::{Array, DType};
 use kiln_runtime::{Device, DeviceBuffer, Event, Stream};
 
+mod multi_gpu;
+
 struct Args {
     quick: bool,
+    multi_gpu: bool,
+    /// `--gpus G`: the multi-GPU figures on G GPUs only.
+    gpus: Option<usize>,
     first_call_child: bool,
     json: Option<String>,
     reps: usize,
@@ -36,12 +42,21 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a =
-        Args { quick: false, first_call_child: false, json: None, reps: 25, only: Vec::new() };
+    let mut a = Args {
+        quick: false,
+        multi_gpu: false,
+        gpus: None,
+        first_call_child: false,
+        json: None,
+        reps: 25,
+        only: Vec::new(),
+    };
     let mut it = std::env::args().skip(1);
     while let Some(s) = it.next() {
         match s.as_str() {
             "--quick" => a.quick = true,
+            "--multi-gpu" => a.multi_gpu = true,
+            "--gpus" => a.gpus = it.next().and_then(|v| v.parse().ok()),
             "--first-call-child" => a.first_call_child = true,
             "--json" => a.json = it.next(),
             "--reps" => a.reps = it.next().and_then(|v| v.parse().ok()).unwrap_or(25),
@@ -310,6 +325,10 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if a.multi_gpu {
+        multi_gpu::run(a.reps, a.gpus);
+        return;
+    }
     let _d = device.use_scoped().unwrap();
     let stream = Stream::current().unwrap();
     let name = device.name().unwrap_or_default();
