@@ -134,7 +134,7 @@ fn three_ways(works: &[(&str, Work)]) {
         close(&again, &plain, what);
         let lines = callback_lines(&work());
         assert!(lines.iter().all(|l| l.contains("kept")), "{what}: {lines:?}");
-        println!("{what}: {lines:#?}");
+        println!("{what}: {}", lines.join(" | "));
     }
 }
 
@@ -190,6 +190,66 @@ fn gpu_fft_consumers_fused_as_store_callbacks() {
     ];
     three_ways(&works);
     let decisions = config::fft_callback_decisions();
-    println!("{decisions:#?}");
+    for d in &decisions {
+        let (side, ops, fft, plain) =
+            (d.side.name(), d.ops.join(" "), &d.fft, d.kernel_then_fft_ms);
+        let cb = d.callback_ms.map_or("no plan".into(), |ms| format!("{ms:.4} ms"));
+        println!(
+            "decision {side} [{ops}] {fft}: kernel+fft {plain:.4} ms, callback {cb}, fused {}",
+            d.fused
+        );
+    }
     assert!(decisions.iter().any(|d| d.side == config::FftCallbackSide::Store), "{decisions:?}");
+}
+
+/// Run by `gpu_generated_callbacks_start_warm` as a child process (`KILN_FFT_CALLBACK_CHILD`
+/// set): `abs(fft(z * w))` with its load and store callbacks, then the NVRTC compiles made.
+#[test]
+#[ignore = "a child process of gpu_generated_callbacks_start_warm"]
+fn generated_callbacks_child() {
+    use config::{set_fft_callback_mode, FftCallbackMode};
+    if std::env::var_os("KILN_FFT_CALLBACK_CHILD").is_none() {
+        println!("skipped: run by fft_callbacks_generated::gpu_generated_callbacks_start_warm");
+        return;
+    }
+    let z = randn(&[8, 64], 61, DType::Complex64);
+    let w = randn(&[8, 64], 62, DType::Float32);
+    let previous = set_fft_callback_mode(FftCallbackMode::Never);
+    let plain = fft::fft(&(&z * &w), None, -1, "backward").abs().eval().clone();
+    set_fft_callback_mode(FftCallbackMode::Always);
+    let fused = fft::fft(&(&z * &w), None, -1, "backward").abs().eval().clone();
+    set_fft_callback_mode(previous);
+    close(&fused, &plain, "abs(fft(z * w))");
+    println!("lto-compiles={}", kiln_exec::cuda::lto_compile_count());
+}
+
+/// The generated callbacks' LTO-IR is kept in the disk kernel cache: a second process with the
+/// same cache compiles no callback (NVRTC runs for none).
+#[test]
+fn gpu_generated_callbacks_start_warm() {
+    if !on_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = || -> u64 {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "fft_callbacks_generated::generated_callbacks_child",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("KILN_FFT_CALLBACK_CHILD", "1")
+            .env("KILN_CACHE_DIR", dir.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        // The count follows libtest's `test ... ` on its line.
+        let count = stdout.split("lto-compiles=").nth(1).expect("a count");
+        count.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    assert_eq!(run(), 2, "a cold cache: the load and the store callback compiled");
+    assert_eq!(run(), 0, "a warm cache: nothing compiled");
 }

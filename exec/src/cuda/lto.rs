@@ -2,6 +2,7 @@
 //! the user's (`kiln::fft::config::set_cufft_callbacks`) and the ones kiln generates
 //! (`super::fft_fusion`), so a new process compiles no callback it has seen before.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use kiln_runtime::nvrtc::{self, Program};
@@ -44,11 +45,19 @@ pub fn compile_lto_cached(
         }
     }
     let lto = nvrtc::compile_lto(&program, gpu.sm())?;
+    COMPILES.fetch_add(1, Ordering::Relaxed);
     if let (Some(disk), Some(key)) = (disk, &key) {
         store(disk, key, &lto.code);
     }
     Ok(Arc::from(lto.code))
 }
+
+/// NVRTC compiles [`compile_lto_cached`] made in this process (what the disk cache did not hold).
+pub fn lto_compile_count() -> u64 {
+    COMPILES.load(Ordering::Relaxed)
+}
+
+static COMPILES: AtomicU64 = AtomicU64::new(0);
 
 fn store(disk: &DiskCache, key: &str, code: &[u8]) {
     let entry = CachedKernel { ptx: String::new(), cubin: code.to_vec() };

@@ -291,7 +291,7 @@ pub use fft_fusion::{
     Side as FftCallbackSide,
 };
 use launch::launch;
-pub use lto::compile_lto_cached;
+pub use lto::{compile_lto_cached, lto_compile_count};
 use prepare::{prepare, ready_cache};
 pub use streams::{last_run_streams, ForeignInputs, RanOn};
 use streams::{order_on, Lanes, LAST_RUN};
