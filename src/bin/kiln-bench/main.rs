@@ -758,8 +758,9 @@ fn main() {
             });
         }
         if want("fft_window_abs_generated") {
-            // kiln's own load callback for `z * w` (the executor's fusion forced on; by default
-            // it is kept only where measured faster).
+            // kiln's own callbacks: `z * w` as the FFT's load callback, `abs` as its store
+            // callback (the executor's fusion forced on; by default each is kept only where
+            // measured faster): no kernel runs.
             use kiln::fft::config::{set_fft_callback_mode, FftCallbackMode};
             let previous = set_fft_callback_mode(FftCallbackMode::Always);
             let ms = time_events("fft_window_abs_generated", &stream, a.reps, || {
@@ -771,11 +772,13 @@ fn main() {
                 ms,
                 kernel_ms: None,
                 gbps: Some((24 * f) as f64 / (ms * 1e-3) / 1e9),
-                kernels: Some(2),
+                kernels: Some(0),
                 tflops: None,
             });
             for d in kiln::fft::config::fft_callback_decisions() {
-                println!("fft callback decision: {d:?}");
+                let (side, ops, plain, cb) =
+                    (d.side.name(), d.ops.join(" "), d.kernel_then_fft_ms, d.callback_ms);
+                println!("fft callback decision: {side} [{ops}] {}: kernel+fft {plain:.4} ms, callback {cb:?} ms, fused {}", d.fft, d.fused);
             }
         }
         if want("fft_c64") {
