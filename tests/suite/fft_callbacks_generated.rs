@@ -94,13 +94,20 @@ fn the_fusion_report_names_the_callback_sites() {
         callback_lines(&y),
         ["fft callback: region 1 load from region 0 (tanh): not a callback (the op tanh)"]
     );
-    // A consumer of every kind; C2R's operand is copied first, so it has only a store site.
+    // A consumer of every kind; C2R too (of a held operand: no load site).
     let h = fft::rfft(&x, None, -1, "backward").eval().clone();
     let y = &fft::irfft(&h, Some(64), -1, "backward") * &x;
     assert_eq!(
         callback_lines(&y),
         ["fft callback: region 0 store into region 1 (multiply): candidate, not measured"]
     );
+    // C2R's producer: cuFFT overwrites a C2R input, so it reads a copy, but the executor runs
+    // it on a fused producer's unwritten output instead.
+    let y = fft::irfft(&(&h * 2.0), Some(64), -1, "backward");
+    let lines = callback_lines(&y);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("fft callback: region 1 load from region 0 ("), "{lines:?}");
+    assert!(lines[0].ends_with("): candidate, not measured"), "{lines:?}");
     // An FFT output also read elsewhere is no site.
     let f = fft::fft(&z, None, -1, "backward");
     let (a, b) = (f.abs(), f.real());
@@ -149,7 +156,10 @@ fn gpu_fft_producers_fused_as_load_callbacks() {
     let x32 = randn(&[512, 4096], 34, DType::Float32);
     let z128 = randn(&[256, 2048], 35, DType::Complex128);
     let w64 = randn(&[256, 2048], 36, DType::Float64);
-    let works: [(&str, Work); 4] = [
+    let h32 = fft::rfft(&x32, None, -1, "backward").eval().clone();
+    let w32h = randn(&[512, 2049], 37, DType::Float32);
+    let h64 = fft::rfft(&x, None, -1, "backward").eval().clone();
+    let works: [(&str, Work); 6] = [
         ("rfft f64 of exp", Box::new(|| fft::rfft(&((&x * 0.5).exp() - 1.0), None, -1, "ortho"))),
         (
             "fft2 c64 of a sum",
@@ -160,6 +170,14 @@ fn gpu_fft_producers_fused_as_load_callbacks() {
             Box::new(|| fft::rfft(&(x32.square() - 1.0), None, -1, "backward")),
         ),
         ("fft c128 of a product", Box::new(|| fft::fft(&(&z128 * &w64), None, -1, "forward"))),
+        (
+            "irfft c64 of a product",
+            Box::new(|| fft::irfft(&(&h32 * &w32h), Some(4096), -1, "backward")),
+        ),
+        (
+            "irfft2 c128 of a sum",
+            Box::new(|| fft::irfft2(&(&h64 + &h64 * 2.0), None, &[-2, -1], "ortho")),
+        ),
     ];
     three_ways(&works);
 }

@@ -4,8 +4,9 @@
 //! ([`crate::fusion::FftCallbackSite`]) see the same sites.
 //!
 //! - **Load:** step `s` is a kernel whose one output only step `s + 1` reads, an FFT that reads
-//!   nothing else, C2C or R2C, its operand C-contiguous from offset 0 in its first step's one
-//!   cuFFT call with no copy before (so cuFFT's load offsets are the operand's flat indices).
+//!   nothing else, its operand C-contiguous from offset 0 in its first step's one cuFFT call
+//!   with no copy before (so cuFFT's load offsets are the operand's flat indices); a one-axis
+//!   C2R transform's copy is skipped by the executor when the producer is fused.
 //! - **Store:** step `s` is such an FFT whose one output is read only by step `s + 1`, an
 //!   elementwise kernel with one output of the FFT's output shape, reading the FFT's output
 //!   once and at the same positions (no view); the FFT's last step writes its output in one
@@ -19,7 +20,7 @@ use crate::pipeline::Compiled;
 use crate::schedule::Schedule;
 
 use super::fft_callback::{self, Callback, Side};
-use super::fft_steps::{self, Buffer};
+use super::fft_steps::{self, Buffer, Scratch};
 use super::{FftCall, FftKind, VendorCall};
 
 /// A site with its generated callback.
@@ -142,15 +143,22 @@ fn store_edge(sched: &Schedule, fft: usize) -> Option<usize> {
 }
 
 /// The FFT reads its operand, C-contiguous from offset 0, in its first step's one call, with no
-/// gathered copy before: so cuFFT's load offsets are the operand's flat indices.
+/// gathered copy before: so cuFFT's load offsets are the operand's flat indices. A one-axis
+/// complex-to-real transform reads a gathered copy (cuFFT overwrites its input): the executor
+/// runs it on the operand itself when it is a fused producer's unwritten output.
 fn reads_from_start(f: &FftCall) -> bool {
     let l = &f.input.layout;
     let steps = fft_steps::plan(f);
-    matches!(f.kind, FftKind::C2C { .. } | FftKind::R2C { .. })
-        && l.offset == 0
+    let first =
+        |from: Buffer| steps.steps.first().is_some_and(|s| s.from == from && s.calls == [(0, 0)]);
+    l.offset == 0
         && l.is_c_contiguous()
-        && steps.scratch.is_none()
-        && steps.steps.first().is_some_and(|s| s.from == Buffer::Input && s.calls == [(0, 0)])
+        && match steps.scratch {
+            None | Some(Scratch::Empty) => first(Buffer::Input),
+            Some(Scratch::Gather) => {
+                matches!(f.kind, FftKind::C2R { .. }) && first(Buffer::Scratch)
+            }
+        }
 }
 
 /// The FFT's last step writes the output in one call from its start: cuFFT's store offsets

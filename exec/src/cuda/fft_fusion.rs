@@ -230,7 +230,7 @@ pub(super) fn run_fft(
         return Err(super::Error::InvalidInput("an FFT callback on a call that is no FFT".into()));
     };
     if load.is_none() && store.is_none() {
-        return super::vendor::run_fft(f, operand, true);
+        return super::vendor::run_fft(f, operand, true, false);
     }
     let stream = Stream::current()?;
     // Load before store: one lock order for every thread.
@@ -249,8 +249,10 @@ pub(super) fn run_fft(
         load: load.and_then(|_| g.next()),
         store: store.and_then(|_| g.next()),
     });
+    // With a load callback the operand is the producer's unwritten output, which only this FFT
+    // reads: a complex-to-real transform may overwrite it instead of a copy.
     let out = callbacks::with_callbacks(callbacks, || {
-        super::vendor::run_fft(f, operand, store.is_none())
+        super::vendor::run_fft(f, operand, store.is_none(), load.is_some())
     })?;
     let done = Arc::new(stream.record()?);
     for (e, _) in &mut guards {

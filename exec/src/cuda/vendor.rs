@@ -112,7 +112,7 @@ pub(super) fn run(call: &VendorCall, inputs: &[Arc<DeviceArray>]) -> Result<Vec<
                 r => Ok(vec![r?]),
             }
         }
-        VendorCall::Fft(f) => Ok(vec![run_fft(f, input(f.input.input)?, true)?]),
+        VendorCall::Fft(f) => Ok(vec![run_fft(f, input(f.input.input)?, true, false)?]),
         VendorCall::Linalg(l) => super::linalg::run(l, inputs),
     }
 }
@@ -331,8 +331,16 @@ fn step_type(kind: StepKind, double: bool) -> FftType {
 
 /// `f` on a device operand: the steps of [`fft_steps::plan`] queued on the current stream,
 /// then, with `scale`, the norm's scale where it is not 1 (a generated store callback applies
-/// it itself and writes elsewhere: the output is then left unscaled).
-pub(super) fn run_fft(f: &FftCall, x: &DeviceArray, scale: bool) -> Result<DeviceArray> {
+/// it itself and writes elsewhere: the output is then left unscaled). `overwrite`: the operand
+/// is a C-contiguous buffer nothing else reads (the unwritten output of a producer fused as a
+/// generated load callback), so a one-axis complex-to-real transform runs on it in place of
+/// the gathered scratch copy (cuFFT overwrites it; the load callback computes what it reads).
+pub(super) fn run_fft(
+    f: &FftCall,
+    x: &DeviceArray,
+    scale: bool,
+    overwrite: bool,
+) -> Result<DeviceArray> {
     if !fft_supported(f) {
         return Err(invalid(format!("{:?} of {} on the GPU", f.kind, f.in_dtype)));
     }
@@ -347,7 +355,9 @@ pub(super) fn run_fft(f: &FftCall, x: &DeviceArray, scale: bool) -> Result<Devic
     let out = DeviceArray::empty(f.out_dtype, &f.out_shape)?;
     let plan = fft_steps::plan(f);
     let es = f.in_dtype.itemsize();
+    let in_place = overwrite && l.offset == 0 && l.is_c_contiguous();
     let scratch = match plan.scratch {
+        Some(Scratch::Gather) if in_place => None,
         Some(Scratch::Gather) => Some(gather::gather(&x.buf, es, l.offset, &l.shape, &l.strides)?),
         Some(Scratch::Empty) => Some(DeviceBuffer::alloc(l.numel() * es)?),
         None => None,
@@ -355,6 +365,7 @@ pub(super) fn run_fft(f: &FftCall, x: &DeviceArray, scale: bool) -> Result<Devic
     let double = matches!(f.out_dtype, DType::Float64 | DType::Complex128);
     let base = |b: Buffer| match b {
         Buffer::Input => x.buf.ptr(),
+        Buffer::Scratch if scratch.is_none() && in_place => x.buf.ptr(),
         Buffer::Scratch => scratch.as_ref().expect("the plan has a scratch buffer").ptr(),
         Buffer::Output => out.buf.ptr(),
     };
@@ -381,7 +392,9 @@ pub(super) fn run_fft(f: &FftCall, x: &DeviceArray, scale: bool) -> Result<Devic
             let (i, o) = (base(step.from) + (io * ies) as u64, base(step.to) + (oo * oes) as u64);
             // SAFETY: `fft_steps::plan` addresses, from each call's offsets, exactly elements
             // of the arrays its buffers hold: the operand through its layout (checked inside
-            // the input buffer above; never written: C2R steps read the scratch), the
+            // the input buffer above; never written: C2R steps read the scratch, or with
+            // `overwrite` the operand in its place, a C-contiguous buffer of the operand's
+            // shape from offset 0 that only this call reads), the
             // C-contiguous scratch of the operand's shape and dtype, the fresh output of
             // `out_shape`; in-place steps (C2C only) have identical input and output layouts.
             // Every buffer lives until the end of this function and is freed in stream order.
