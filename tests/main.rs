@@ -162,6 +162,9 @@ mod user_kernels_cupy;
 #[path = "suite/raw_kernels.rs"]
 mod raw_kernels;
 
+#[path = "suite/relocatable_async_pool.rs"]
+mod relocatable_async_pool;
+
 #[path = "suite/interop.rs"]
 mod interop;
 

@@ -197,8 +197,11 @@ pub struct Config {
     /// to 1024) and tile (32 to `THREADS` positions) (tuning; default 256,128).
     pub gpu_scatter: Option<(usize, usize)>,
     /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
-    /// off for compute-sanitizer).
+    /// off for compute-sanitizer; `async` for the driver's stream-ordered pool, below).
     pub gpu_pool: bool,
+    /// `KILN_GPU_POOL=async`: each device's default pool is the driver's stream-ordered pool
+    /// (`cuMemAllocAsync`, CuPy's `MemoryAsyncPool`; default off).
+    pub gpu_pool_async: bool,
     /// `KILN_GPU_MEMORY_LIMIT`: a limit of each device's default pool (default none).
     pub gpu_memory_limit: Option<MemoryLimit>,
     /// `KILN_STREAM_POOL`: pooled streams per device (an integer from 1; default 8, the
@@ -227,6 +230,14 @@ impl Config {
                 Some(None)
             } else {
                 t.parse().ok().filter(|n| (1..=32).contains(n)).map(Some)
+            }
+        });
+        // `Some(Some(b))`: a boolean; `Some(None)`: `async`.
+        let gpu_pool = r.parse("KILN_GPU_POOL", "a boolean, or `async`", |t| {
+            if t.trim().eq_ignore_ascii_case("async") {
+                Some(None)
+            } else {
+                parse_bool(t).map(Some)
             }
         });
         let toolkit = ToolkitEnv {
@@ -282,7 +293,8 @@ impl Config {
                         .then_some((t, p))
                 },
             ),
-            gpu_pool: r.bool("KILN_GPU_POOL").unwrap_or(true),
+            gpu_pool: gpu_pool != Some(Some(false)),
+            gpu_pool_async: gpu_pool == Some(None),
             gpu_memory_limit: r.parse(
                 "KILN_GPU_MEMORY_LIMIT",
                 "a byte count or a percentage (`50%`)",
@@ -475,7 +487,11 @@ mod tests {
         assert_eq!(c.dump, ["graph", "mlir"]);
         assert_eq!((c.egg_iters, c.fast_math), (Some(3), true));
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Optimized, TierSetting::Fast));
-        assert!(!c.host_libmvec && !c.gpu_pool && c.gpu_row_cache);
+        assert!(!c.host_libmvec && !c.gpu_pool && !c.gpu_pool_async && c.gpu_row_cache);
+        let a = read(&[("KILN_GPU_POOL", "Async")]);
+        assert!(a.gpu_pool && a.gpu_pool_async && a.warnings.is_empty(), "{a:?}");
+        let bad = read(&[("KILN_GPU_POOL", "asink")]);
+        assert!(bad.gpu_pool && !bad.gpu_pool_async && bad.warnings.len() == 1, "{bad:?}");
         assert_eq!((c.gpu_math, c.gpu_link), (Some(GpuMath::Polynomial), Some(GpuLink::Cubin)));
         assert_eq!((c.gpu_split_unroll, c.online_softmax), (Some(8), Some(false)));
         assert_eq!((c.gpu_row_cache_unroll, c.gpu_scatter), (Some(16), Some((512, 64))));

@@ -13,6 +13,8 @@
 //! - `libnvrtc`: `lib64`, then `lib`, under each root ([`nvrtc_dirs`]; the runtime tries the
 //!   loader's own path first).
 //! - headers: the first root's `include` that is a directory ([`include_dir`]).
+//! - the device runtime `libcudadevrt.a` (for relocatable code and dynamic parallelism):
+//!   `lib64`, then `lib`, then `targets/x86_64-linux/lib`, under each root ([`cudadevrt`]).
 //! - NCCL (`libnccl.so.2`, not part of the toolkit): `KILN_NCCL` (the library itself), then
 //!   the `nvidia-nccl-cu13`/`-cu12` wheels (`nvidia/nccl/lib/libnccl.so.2`) of the Python of
 //!   `VIRTUAL_ENV`, of each `PATH` directory's Python (`bin/..`: a virtual environment on the
@@ -164,6 +166,14 @@ impl ToolkitEnv {
         self.roots().into_iter().flat_map(|r| [r.join("lib64"), r.join("lib")]).collect()
     }
 
+    /// Where `libcudadevrt.a` may be, in order: `lib64`, `lib`, `targets/x86_64-linux/lib`
+    /// of each root.
+    pub fn cudadevrt_candidates(&self) -> Vec<PathBuf> {
+        let dirs = ["lib64", "lib", "targets/x86_64-linux/lib"];
+        let roots = self.roots();
+        roots.iter().flat_map(|r| dirs.map(|d| r.join(d).join("libcudadevrt.a"))).collect()
+    }
+
     /// The toolkit's headers: the first root's `include` that is a directory.
     pub fn include_dir(&self) -> Option<PathBuf> {
         self.roots().into_iter().map(|r| r.join("include")).find(|d| d.is_dir())
@@ -207,6 +217,18 @@ pub fn libdevice() -> Option<&'static Path> {
         first_file(env.libdevice_candidates(&env.python_libs()))
     })
     .as_deref()
+}
+
+/// `libcudadevrt.a`, if found ([`ToolkitEnv::cudadevrt_candidates`]); looked up once per
+/// process.
+pub fn cudadevrt() -> Option<&'static Path> {
+    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PATH.get_or_init(|| first_file(env().cudadevrt_candidates())).as_deref()
+}
+
+/// Where `libcudadevrt.a` is looked for ([`ToolkitEnv::cudadevrt_candidates`]).
+pub fn cudadevrt_candidates() -> Vec<PathBuf> {
+    env().cudadevrt_candidates()
 }
 
 /// NCCL's library in a place [`ToolkitEnv::nccl_candidates`] names, if one is a file; looked
@@ -312,6 +334,30 @@ mod tests {
             ]
         );
         assert_eq!(ToolkitEnv::default().ptxas_candidates(), [p("/usr/local/cuda/bin/ptxas")]);
+    }
+
+    #[test]
+    fn cudadevrt_order() {
+        let env = ToolkitEnv { cuda_home: Some(p("/h")), ..ToolkitEnv::default() };
+        assert_eq!(
+            env.cudadevrt_candidates(),
+            [
+                p("/h/lib64/libcudadevrt.a"),
+                p("/h/lib/libcudadevrt.a"),
+                p("/h/targets/x86_64-linux/lib/libcudadevrt.a"),
+                p("/usr/local/cuda/lib64/libcudadevrt.a"),
+                p("/usr/local/cuda/lib/libcudadevrt.a"),
+                p("/usr/local/cuda/targets/x86_64-linux/lib/libcudadevrt.a"),
+            ]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+        std::fs::write(dir.path().join("lib/libcudadevrt.a"), b"!<arch>\n").unwrap();
+        let env = ToolkitEnv { kiln_cuda_path: Some(dir.path().into()), ..ToolkitEnv::default() };
+        assert_eq!(
+            first_file(env.cudadevrt_candidates()),
+            Some(dir.path().join("lib/libcudadevrt.a"))
+        );
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub mod graph;
 mod image_check;
 pub mod launch;
 mod libs;
+pub mod link;
 pub mod memory;
 pub mod module;
 pub mod nccl;
@@ -94,7 +95,8 @@ pub use memory::{
 };
 pub use module::{link_ptx_to_cubin, Function, FunctionAttributes, Module, ModuleImage};
 pub use nvrtc::{NvrtcError, Program};
-pub use pool::{MemoryPool, PoolStats};
+pub use pool::async_pool::{async_pool_in_use, set_async_pool};
+pub use pool::{MemoryPool, PoolMode, PoolStats};
 pub use profile::{mark, profile, range, range_colored};
 pub use ptxas::{ptxas_cubin, ptxas_path};
 pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};

@@ -173,24 +173,28 @@ pub const POOL_ENV: &str = "KILN_GPU_POOL";
 
 /// [`POOL_ENV`]'s setting ([`kiln_cache::config`], read once per process).
 fn pool_mode() -> PoolMode {
-    if kiln_cache::config().gpu_pool {
-        PoolMode::Caching
-    } else {
-        PoolMode::Off
+    match kiln_cache::config().gpu_pool {
+        _ if kiln_cache::config().gpu_pool_async => PoolMode::Async,
+        true => PoolMode::Caching,
+        false => PoolMode::Off,
     }
 }
 
 /// A device's default pools.
 pub(crate) struct DeviceMemories {
-    pool: Arc<DeviceMemoryPool>,
+    pub(crate) pool: Arc<DeviceMemoryPool>,
     pinned: Arc<PinnedMemoryPool>,
+    /// The stream-ordered pool ([`crate::pool::async_pool`]), made on first use, and whether new
+    /// buffers come from it ([`crate::set_async_pool`]).
+    pub(crate) async_pool: std::sync::OnceLock<Arc<DeviceMemoryPool>>,
+    pub(crate) use_async: std::sync::atomic::AtomicBool,
     /// Events after the device's uploads still possibly in flight, oldest first: bounds the
     /// staging memory of many asynchronous uploads queued without a synchronisation.
     uploads: Mutex<VecDeque<Arc<PoolEvent>>>,
 }
 
 impl DeviceMemories {
-    fn of(state: &'static DeviceState) -> Result<&'static DeviceMemories> {
+    pub(crate) fn of(state: &'static DeviceState) -> Result<&'static DeviceMemories> {
         if let Some(m) = state.memory.get() {
             return Ok(m);
         }
@@ -208,12 +212,25 @@ impl DeviceMemories {
         Ok(state.memory.get_or_init(|| DeviceMemories {
             pool,
             pinned,
+            async_pool: Default::default(),
+            use_async: Default::default(),
             uploads: Mutex::new(VecDeque::new()),
         }))
     }
+
+    /// The pool new buffers come from.
+    pub(crate) fn current(&self) -> &Arc<DeviceMemoryPool> {
+        match self.async_pool.get() {
+            Some(a) if self.use_async.load(std::sync::atomic::Ordering::Acquire) => a,
+            _ => &self.pool,
+        }
+    }
 }
 
-fn new_device_pool(state: &'static DeviceState, mode: PoolMode) -> Arc<DeviceMemoryPool> {
+pub(crate) fn new_device_pool(
+    state: &'static DeviceState,
+    mode: PoolMode,
+) -> Arc<DeviceMemoryPool> {
     Arc::new(MemoryPool::with_mode(
         CudaAllocator { device: state },
         CudaStreamOrder::new(state),
@@ -288,7 +305,7 @@ impl DeviceBuffer {
 
     /// `bytes` for use on `stream`, from the default pool of its device.
     pub fn alloc_on(stream: &Stream, bytes: usize) -> Result<DeviceBuffer> {
-        let pool = DeviceMemories::of(stream.state())?.pool.clone();
+        let pool = DeviceMemories::of(stream.state())?.current().clone();
         DeviceBuffer::alloc_in(&pool, stream, bytes)
     }
 

@@ -97,15 +97,15 @@ impl Drop for Module {
 const LOG_SIZE: usize = 64 * 1024;
 
 /// Log buffers passed to the driver as JIT options.
-struct JitLogs {
+pub(crate) struct JitLogs {
     error: Vec<u8>,
     info: Vec<u8>,
-    options: [sys::CUjit_option; 4],
-    values: [*mut c_void; 4],
+    pub(crate) options: [sys::CUjit_option; 4],
+    pub(crate) values: [*mut c_void; 4],
 }
 
 impl JitLogs {
-    fn new() -> Box<JitLogs> {
+    pub(crate) fn new() -> Box<JitLogs> {
         let mut logs = Box::new(JitLogs {
             error: vec![0; LOG_SIZE],
             info: vec![0; LOG_SIZE],
@@ -132,7 +132,7 @@ impl JitLogs {
     }
 
     /// The error log, then the information log.
-    fn all(&self) -> String {
+    pub(crate) fn all(&self) -> String {
         let (error, info) = (Self::text(&self.error), Self::text(&self.info));
         match (error.is_empty(), info.is_empty()) {
             (false, false) => format!("{error}\n{info}"),
@@ -500,73 +500,7 @@ impl Function {
 /// `cuLinkComplete`), for a disk cache to keep: loading the cubin skips the driver's JIT.
 /// `name` names the code in errors and in the linker's log.
 pub fn link_ptx_to_cubin(device: Device, name: &str, ptx: &str) -> Result<Vec<u8>> {
-    let state = device.state()?;
-    let ptx = nul_terminated(name, ptx)?;
-    let cname = CString::new(name).unwrap_or_else(|_| CString::new("kernel").expect("no NUL"));
-    let _bound = state.bind()?;
-    let mut logs = JitLogs::new();
-    let error = |call: &'static str, e: result::DriverError, logs: &JitLogs| {
-        RuntimeError::Kernel(Box::new(KernelError {
-            kernel: name.to_owned(),
-            stage: KernelStage::Link,
-            cuda: Some(CudaError::from_driver(call, e)),
-            log: logs.all(),
-            dump_path: None,
-        }))
-    };
-    let mut link = std::ptr::null_mut();
-    // SAFETY: option arrays and log buffers outlive the link state (destroyed below).
-    unsafe {
-        sys::cuLinkCreate_v2(
-            logs.options.len() as u32,
-            logs.options.as_mut_ptr(),
-            logs.values.as_mut_ptr(),
-            &mut link,
-        )
-    }
-    .result()
-    .map_err(|e| error("cuLinkCreate", e, &logs))?;
-    struct Destroy(sys::CUlinkState);
-    impl Drop for Destroy {
-        fn drop(&mut self) {
-            // SAFETY: created above, destroyed once.
-            let _ = unsafe { sys::cuLinkDestroy(self.0) };
-        }
-    }
-    let _destroy = Destroy(link);
-    // SAFETY: NUL-terminated PTX of the given size (with its NUL), a NUL-terminated name.
-    unsafe {
-        sys::cuLinkAddData_v2(
-            link,
-            sys::CUjitInputType::CU_JIT_INPUT_PTX,
-            ptx.as_ptr() as *mut c_void,
-            ptx.as_bytes_with_nul().len(),
-            cname.as_ptr(),
-            0,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    }
-    .result()
-    .map_err(|e| error("cuLinkAddData", e, &logs))?;
-    let mut cubin = std::ptr::null_mut();
-    let mut size = 0usize;
-    // SAFETY: out-pointers to locals; the cubin belongs to the link state, copied before it
-    // is destroyed.
-    unsafe { sys::cuLinkComplete(link, &mut cubin, &mut size) }
-        .result()
-        .map_err(|e| error("cuLinkComplete", e, &logs))?;
-    if cubin.is_null() || size == 0 {
-        return Err(RuntimeError::Kernel(Box::new(KernelError {
-            kernel: name.to_owned(),
-            stage: KernelStage::Link,
-            cuda: None,
-            log: format!("the linker returned an empty cubin\n{}", logs.all()),
-            dump_path: None,
-        })));
-    }
-    // SAFETY: `size` bytes owned by the live link state.
-    Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
+    crate::link::link_relocatable(device, name, ModuleImage::Ptx(ptx), &[])
 }
 
 #[cfg(test)]

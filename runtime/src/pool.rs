@@ -39,6 +39,11 @@
 //! [`ReusePolicy::AfterCompletion`], where a block is reused only once its event has completed,
 //! even on the stream that freed it.
 //!
+//! # Stream-ordered (`KILN_GPU_POOL=async`, CuPy's `MemoryAsyncPool`)
+//!
+//! A pool made with [`PoolMode::Async`] hands out `cuMemAllocAsync` blocks of the device's CUDA
+//! memory pool and frees them with `cuMemFreeAsync` on their stream; see [`async_pool`].
+//!
 //! # Turned off (`KILN_GPU_POOL=off`, beyond CuPy)
 //!
 //! A pool made with [`PoolMode::Off`] caches nothing, so that compute-sanitizer's memcheck and
@@ -61,6 +66,8 @@ use std::{
 
 use crate::error::{OutOfMemory, Result, RuntimeError};
 
+#[path = "async_pool.rs"]
+pub mod async_pool;
 #[path = "pool_off.rs"]
 mod off;
 pub use off::{PoolMode, OFF_ALIGN};
@@ -106,6 +113,26 @@ pub trait StreamOrder: Send + Sync {
     fn is_done(&self, event: &Self::Event) -> bool;
     /// Blocks until the stream has passed the event.
     fn wait(&self, event: &Self::Event);
+    /// A stream-ordered allocation of `bytes` on `stream` (`cuMemAllocAsync`), for a pool in
+    /// [`PoolMode::Async`] ([`async_pool`]); by default there is none (a typed error).
+    fn alloc_async(
+        &self,
+        bytes: usize,
+        stream: Self::Stream,
+    ) -> std::result::Result<u64, AllocError> {
+        let _ = (bytes, stream);
+        Err(async_pool::unsupported("no stream-ordered allocator for this pool"))
+    }
+    /// Frees a stream-ordered allocation on `stream` (`cuMemFreeAsync`).
+    fn free_async(&self, ptr: u64, stream: Self::Stream) {
+        let _ = (ptr, stream);
+    }
+    /// `(used, reserved)` bytes of the stream-ordered allocator's pool.
+    fn async_figures(&self) -> (usize, usize) {
+        (0, 0)
+    }
+    /// Gives the stream-ordered allocator's unused memory back, once pending frees have run.
+    fn trim_async(&self) {}
 }
 
 /// When a freed block may be handed out again on the stream that freed it.
@@ -302,9 +329,12 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         if size == 0 {
             return Ok(Block { ptr: 0, size: 0, stream, pool: self.id });
         }
+        if self.mode == PoolMode::Async {
+            return self.malloc_async(size, stream);
+        }
         let rounded = match self.mode {
             PoolMode::Caching => round_size(size),
-            PoolMode::Off => off::round_off(size),
+            PoolMode::Off | PoolMode::Async => off::round_off(size),
         };
         let Some(size) = rounded.filter(|&s| s <= isize::MAX as usize) else {
             let (free, total) = self.allocator.mem_info();
@@ -319,7 +349,7 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         let mut inner = self.lock();
         let cached = match self.mode {
             PoolMode::Caching => self.take_cached(&mut inner, size, stream),
-            PoolMode::Off => None,
+            PoolMode::Off | PoolMode::Async => None,
         };
         let ptr = match cached {
             Some(ptr) => {
@@ -479,8 +509,10 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
         if block.size == 0 {
             return;
         }
-        if self.mode == PoolMode::Off {
-            return self.free_uncached(block, record);
+        match self.mode {
+            PoolMode::Off => return self.free_uncached(block, record),
+            PoolMode::Async => return self.free_async_block(block),
+            PoolMode::Caching => {}
         }
         let stream = block.stream;
         let mut inner = self.lock();
@@ -554,6 +586,9 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
     /// Gives back to the raw allocator every cached block that is a whole allocation, of all
     /// streams or of one (CuPy's `free_all_blocks(stream=None)`); waits for pending events first.
     pub fn free_all_blocks(&self, stream: Option<O::Stream>) {
+        if self.mode == PoolMode::Async {
+            return self.order.trim_async();
+        }
         let mut inner = self.lock();
         self.release_cached(&mut inner, stream);
     }
@@ -622,17 +657,17 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
 
     /// Bytes in blocks handed out and not freed.
     pub fn used_bytes(&self) -> usize {
-        self.lock().used
+        self.stats().used_bytes
     }
 
     /// Bytes in cached free blocks.
     pub fn free_bytes(&self) -> usize {
-        self.lock().free
+        self.stats().free_bytes
     }
 
     /// Bytes held from the raw allocator.
     pub fn total_bytes(&self) -> usize {
-        self.lock().total
+        self.stats().total_bytes
     }
 
     /// Number of cached free blocks.
@@ -642,6 +677,9 @@ impl<A: RawAllocator, O: StreamOrder> MemoryPool<A, O> {
 
     /// All counters at one instant.
     pub fn stats(&self) -> PoolStats {
+        if self.mode == PoolMode::Async {
+            return self.async_stats();
+        }
         let inner = self.lock();
         PoolStats {
             used_bytes: inner.used,

@@ -10,7 +10,8 @@ use crate::error::{Result, RuntimeError};
 /// 256-byte aligned, so a block's start is too.
 pub const OFF_ALIGN: usize = 16;
 
-/// Whether a pool caches freed blocks (`KILN_GPU_POOL`, a boolean: `on`, `off`, or empty).
+/// Whether a pool caches freed blocks, or is the driver's stream-ordered pool (`KILN_GPU_POOL`:
+/// a boolean, `on`, `off`, `async`, or empty).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PoolMode {
     /// CuPy's caching pool (the module docs of [`crate::pool`]).
@@ -18,20 +19,26 @@ pub enum PoolMode {
     Caching,
     /// Every block its own raw allocation, nothing cached (the module docs of [`crate::pool`]).
     Off,
+    /// Stream-ordered allocations from the device's CUDA memory pool (`cuMemAllocAsync`, CuPy's
+    /// `MemoryAsyncPool`; see [`crate::pool::async_pool`]).
+    Async,
 }
 
 impl std::str::FromStr for PoolMode {
     type Err = RuntimeError;
-    /// A boolean of `kiln_cache::config`'s grammar (`on`: caching), or empty (caching).
+    /// A boolean of `kiln_cache::config`'s grammar (`on`: caching), `async`, or empty (caching).
     fn from_str(text: &str) -> Result<Self> {
         if text.trim().is_empty() {
             return Ok(PoolMode::Caching);
+        }
+        if text.trim().eq_ignore_ascii_case("async") {
+            return Ok(PoolMode::Async);
         }
         match kiln_cache::config::parse_bool(text) {
             Some(true) => Ok(PoolMode::Caching),
             Some(false) => Ok(PoolMode::Off),
             None => Err(RuntimeError::InvalidArgument(format!(
-                "invalid KILN_GPU_POOL `{text}` (`on` or `off`)"
+                "invalid KILN_GPU_POOL `{text}` (`on`, `off` or `async`)"
             ))),
         }
     }
@@ -95,6 +102,7 @@ mod tests {
         assert_eq!(" OFF ".parse::<PoolMode>().unwrap(), PoolMode::Off);
         assert_eq!("on".parse::<PoolMode>().unwrap(), PoolMode::Caching);
         assert_eq!("".parse::<PoolMode>().unwrap(), PoolMode::Caching);
+        assert_eq!(" Async".parse::<PoolMode>().unwrap(), PoolMode::Async);
         assert!(matches!("of".parse::<PoolMode>(), Err(RuntimeError::InvalidArgument(_))));
         assert_eq!(round_off(0), Some(0));
         assert_eq!(round_off(1), Some(16));

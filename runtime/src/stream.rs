@@ -787,6 +787,26 @@ impl StreamOrder for CudaStreamOrder {
         }
     }
 
+    fn alloc_async(
+        &self,
+        bytes: usize,
+        stream: StreamKey,
+    ) -> std::result::Result<u64, crate::pool::AllocError> {
+        crate::pool::async_pool::alloc(self.device, bytes, stream.raw as sys::CUstream)
+    }
+
+    fn free_async(&self, ptr: u64, stream: StreamKey) {
+        crate::pool::async_pool::free(self.device, ptr, stream.raw as sys::CUstream)
+    }
+
+    fn async_figures(&self) -> (usize, usize) {
+        crate::pool::async_pool::figures(self.device)
+    }
+
+    fn trim_async(&self) {
+        crate::pool::async_pool::trim(self.device)
+    }
+
     fn is_done(&self, event: &Arc<PoolEvent>) -> bool {
         let Ok(_bound) = self.device.bind() else {
             return false;

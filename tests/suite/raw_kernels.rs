@@ -13,7 +13,7 @@ use kiln_runtime::{Backend, RuntimeError, Stream};
 use num_complex::Complex;
 
 /// Whether the suite runs on a CUDA device; prints the skip line when not.
-fn on_gpu() -> bool {
+pub(crate) fn on_gpu() -> bool {
     if matches!(backend(), Backend::Cuda(_)) {
         true
     } else {

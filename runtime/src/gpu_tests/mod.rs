@@ -56,6 +56,7 @@ fn skip(why: impl Into<String>) -> TestResult {
     Err(Failure::Skip(why.into()))
 }
 
+mod async_pool;
 mod solver;
 mod streams;
 
@@ -102,6 +103,7 @@ pub fn tests() -> Vec<GpuTest> {
     .into_iter()
     .chain(solver::tests())
     .chain(streams::tests())
+    .chain(async_pool::tests())
     .collect()
 }
 

@@ -71,6 +71,29 @@ pub(crate) fn compile_source(source: &Source, sm: u32) -> Result<Compiled> {
     Ok(nvrtc::compile(&program, sm)?)
 }
 
+/// For relocatable device code (NVRTC options `-dc`, `--relocatable-device-code=true`, ...,
+/// [`kiln_runtime::link::RELOCATABLE_OPTIONS`], as CuPy's): `compiled` linked with the toolkit's
+/// `libcudadevrt.a` by the driver's linker, the cubin to load (CuPy's `RawModule(...,
+/// options=('-dc',))`, which dynamic parallelism needs); `None` for other programs, loaded as
+/// compiled. The link runs at each load (the disk cache keeps NVRTC's relocatable output).
+/// Errors: `libcudadevrt.a` not found (`RuntimeError::Library`, naming `cuLinkAddFile` and the
+/// places looked in), the linker's errors (`RuntimeError::Kernel` at the link stage, with its
+/// log: an unresolved `extern __device__` function...).
+pub(crate) fn link_relocatable(
+    device: kiln_runtime::Device,
+    label: &str,
+    source: &Source,
+    compiled: &Compiled,
+) -> Result<Option<Vec<u8>>> {
+    if !kiln_runtime::link::is_relocatable(&source.options) {
+        return Ok(None);
+    }
+    let devrt = kiln_runtime::link::cudadevrt()?;
+    let cubin =
+        kiln_runtime::link::link_relocatable(device, label, compiled.image()?, &[devrt.as_path()])?;
+    Ok(Some(cubin))
+}
+
 /// The disk cache key of `source` compiled with `options` for `sm`.
 pub(crate) fn cache_key(
     source: &Source,

@@ -169,6 +169,15 @@ impl RawModule {
     /// `--use_fast_math`; an `-arch` replaces the device's); `name_expressions` are template
     /// instantiations (`fx3<float>`) to compile, found by that name with
     /// [`RawModule::get_function`]. Nothing is checked until then.
+    ///
+    /// Relocatable device code (`-dc`, `--device-c`, `-rdc=true`,
+    /// `--relocatable-device-code=true`, as CuPy's `options=('-dc',)`) is linked, when loaded,
+    /// with the CUDA toolkit's `libcudadevrt.a` by the driver's linker: what dynamic parallelism
+    /// (a kernel launching kernels) and `extern __device__` functions need. Errors then: the
+    /// library not found (`RuntimeError::Library` naming `cuLinkAddFile` and where it was looked
+    /// for: `lib64`, `lib`, `targets/x86_64-linux/lib` under `KILN_CUDA_PATH`, `CUDA_PATH`,
+    /// `CUDA_HOME`, `/usr/local/cuda`), an unresolved symbol (`RuntimeError::Kernel` at the link
+    /// stage, with the linker's log).
     pub fn new(code: &str, options: &[&str], name_expressions: &[&str]) -> RawModule {
         let source = Source {
             name: "raw_module.cu".into(),
@@ -268,13 +277,23 @@ impl RawModule {
             Code::Source(source) => {
                 let (compiled, cached) =
                     compile_cached(source, gpu.sm(), gpu.disk(), gpu.driver())?;
-                let module = match device.load_module(label, compiled.image()?) {
+                let linked = build::link_relocatable(device, label, source, &compiled)?;
+                let image = match &linked {
+                    Some(cubin) => ModuleImage::Cubin(cubin),
+                    None => compiled.image()?,
+                };
+                let module = match device.load_module(label, image) {
                     Ok(module) => module,
                     Err(e) if cached => {
                         // A cached binary the driver refuses (a damaged entry): compile afresh.
                         tracing::warn!(target: "kiln::cache", error = %e, "cached raw module does not load; rebuilding it");
                         let fresh = compile_source(source, gpu.sm())?;
-                        let module = device.load_module(label, fresh.image()?)?;
+                        let linked = build::link_relocatable(device, label, source, &fresh)?;
+                        let image = match &linked {
+                            Some(cubin) => ModuleImage::Cubin(cubin),
+                            None => fresh.image()?,
+                        };
+                        let module = device.load_module(label, image)?;
                         return Ok(self.keep(
                             &mut slot,
                             Loaded { module, lowered_names: fresh.lowered_names, log: fresh.log },
