@@ -231,17 +231,6 @@ pub fn cudadevrt_candidates() -> Vec<PathBuf> {
     env().cudadevrt_candidates()
 }
 
-/// NCCL's library in a place [`ToolkitEnv::nccl_candidates`] names, if one is a file; looked
-/// up once per process.
-pub fn nccl() -> Option<&'static Path> {
-    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let env = env();
-        first_file(env.nccl_candidates(&env.python_libs()))
-    })
-    .as_deref()
-}
-
 /// The toolkit's roots in search order ([`ToolkitEnv::roots`]).
 pub fn roots() -> Vec<PathBuf> {
     env().roots()

@@ -4,8 +4,9 @@
 //! `libnccl.so`, `libnccl.so.<CUDA major>` and older majors, never `libnccl.so.2`: the only name
 //! NCCL's own packages and the `nvidia-nccl-cu13` wheel install. So kiln opens the library
 //! itself: `KILN_NCCL`, then the loader's own search for `libnccl.so.2` and `libnccl.so`, then
-//! the wheels ([`kiln_cache::cuda_toolkit::nccl`]). The functions are declared with raw `int`
-//! results (`ncclResult_t` as a Rust enum would make an unknown value undefined behaviour).
+//! the wheels (`ToolkitEnv::nccl_candidates` in `kiln_cache::cuda_toolkit`). The functions are
+//! declared with raw `int` results (`ncclResult_t` as a Rust enum would make an unknown value
+//! undefined behaviour).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::path::PathBuf;
