@@ -106,6 +106,10 @@ impl Data {
 /// by at most 1e-4 (`iters == 0`). Returns (iterations, ms per iteration, inertia).
 pub fn run_rank(comm: &Communicator, data: &Data, iters: usize) -> kiln::Result<(usize, f64, f32)> {
     let _device = comm.device().use_scoped()?;
+    // A stream of the rank's own, as NCCL advises (not the legacy default stream, which
+    // synchronises with the device's other blocking streams).
+    let stream = kiln::cuda::Stream::non_blocking(comm.device())?;
+    let _stream = stream.use_scoped();
     let x = data.shard(comm.rank(), comm.size());
     // Rank 0 seeds by k-means++ on the run's first points (at most 2^16: within its shard),
     // so every GPU count starts from the same centers; everyone gets them.

@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! kiln-bench [--quick] [--json OUT] [--reps N] [WORKLOAD...]
-//! kiln-bench --multi-gpu [--gpus G] [--reps N]   # every GPU of the host: NCCL all-reduce, data-parallel k-means
+//! kiln-bench --multi-gpu [--gpus G | --gpus 0 --order 1,2] [--reps N]   # every GPU of the host: NCCL all-reduce, data-parallel k-means
 //! ```
 //!
 //! Each workload builds its lazy expression afresh and materialises it (`eval`) on inputs
@@ -35,6 +35,8 @@ struct Args {
     multi_gpu: bool,
     /// `--gpus G`: the multi-GPU figures on G GPUs only.
     gpus: Option<usize>,
+    /// `--order 2,1,2`: the GPU counts `--gpus 0` runs, in order.
+    order: Vec<usize>,
     first_call_child: bool,
     json: Option<String>,
     reps: usize,
@@ -46,6 +48,7 @@ fn args() -> Args {
         quick: false,
         multi_gpu: false,
         gpus: None,
+        order: Vec::new(),
         first_call_child: false,
         json: None,
         reps: 25,
@@ -57,6 +60,12 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--multi-gpu" => a.multi_gpu = true,
             "--gpus" => a.gpus = it.next().and_then(|v| v.parse().ok()),
+            "--order" => {
+                a.order = it
+                    .next()
+                    .map(|o| o.split(',').filter_map(|g| g.parse().ok()).collect())
+                    .unwrap_or_default()
+            }
             "--first-call-child" => a.first_call_child = true,
             "--json" => a.json = it.next(),
             "--reps" => a.reps = it.next().and_then(|v| v.parse().ok()).unwrap_or(25),
@@ -326,7 +335,7 @@ fn main() {
         }
     };
     if a.multi_gpu {
-        multi_gpu::run(a.reps, a.gpus);
+        multi_gpu::run(a.reps, a.gpus, &a.order);
         return;
     }
     let _d = device.use_scoped().unwrap();

@@ -55,9 +55,10 @@ fn all_reduce_ms(gpus: usize, bytes: usize, reps: usize) -> kiln::Result<f64> {
 }
 
 /// The figures on every GPU count, each count in a process of its own (this binary with
-/// `--gpus G`): a count timed after another in one process ran up to 4× slower (open in
-/// issue 25), and a user runs one count a process.
-pub fn run(reps: usize, only: Option<usize>) {
+/// `--gpus G`), as a user runs one count a process; `--gpus 0` times every count in this one
+/// process, in the order `--order 2,2,1,2` gives: there, a 2-GPU run right after another ran
+/// 4× slower (10.8 ms against 2.45; open in issue 25).
+pub fn run(reps: usize, only: Option<usize>, order: &[usize]) {
     let gpus = Device::all().len();
     println!(
         "multi-GPU: {gpus} GPU(s) ({}), NCCL {:?} from {}",
@@ -65,6 +66,20 @@ pub fn run(reps: usize, only: Option<usize>) {
         kiln::cuda::nccl::version(),
         kiln::cuda::nccl::library_path().unwrap_or("?")
     );
+    if only == Some(0) {
+        // Every count in this one process, one after another (to compare with the children).
+        let data = kmeans_multi_gpu::Data::Synthetic { n: 1 << 24, d: 64 };
+        let order = if order.is_empty() { (1..=gpus).collect() } else { order.to_vec() };
+        for g in order {
+            match kmeans_multi_gpu::run_threads(&data, g, 20) {
+                Ok((_, ms, _)) => println!(
+                    "kmeans_dp_2^24x64_k10 {g} GPU(s), in one process: {ms:.3} ms/iteration"
+                ),
+                Err(e) => println!("kmeans_dp_2^24x64_k10 {g} GPU(s), in one process: error: {e}"),
+            }
+        }
+        return;
+    }
     let Some(g) = only else {
         let exe = std::env::current_exe().expect("this binary");
         for g in 1..=gpus {
