@@ -61,7 +61,7 @@ cp scripts/gpu/run.sh "$pack/run.sh"
 cp scripts/gpu/examples.sh "$pack/examples.sh"
 # The peers' scripts (CuPy, torch, JAX on the same workloads), run beside kiln-bench.
 mkdir -p "$pack/peers"
-cp ../shared/bench/peers.py ../shared/bench/kmeans_peers.py "$pack/peers/"
+cp ../shared/bench/peers.py ../shared/bench/kmeans_peers.py scripts/gpu/allreduce_peers.py "$pack/peers/"
 chmod +x "$pack/run.sh"
 
 total=$(du -sb "$pack" | cut -f1)
