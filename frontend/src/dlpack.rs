@@ -850,9 +850,19 @@ pub fn from_dlpack(tensor: DLPackTensor) -> Result<Array> {
         K_DL_CUDA | K_DL_CUDA_MANAGED => {
             // The array lives on the tensor's device (whichever is current).
             cuda_ordinal("from_dlpack")?;
-            let ordinal = usize::try_from(device.device_id).map_err(|_| {
-                value_err("from_dlpack", format!("a tensor on cuda:{}", device.device_id))
-            })?;
+            let devices = kiln_runtime::Device::all().len();
+            let ordinal = usize::try_from(device.device_id)
+                .ok()
+                .filter(|&d| d < devices)
+                .ok_or_else(|| {
+                    value_err(
+                        "from_dlpack",
+                        format!(
+                            "a tensor on cuda:{}, but there are {devices} CUDA device(s)",
+                            device.device_id
+                        ),
+                    )
+                })?;
             let ptr = tensor.data_ptr();
             let owner = Box::new(tensor);
             // SAFETY: DLPack's contract: the tensor's memory on device `ordinal`, alive until
