@@ -78,7 +78,7 @@ impl Tier {
 /// `instcombine` is spelled `instcombine<no-verify-fixpoint>`, as in LLVM's default pipelines:
 /// named plainly in a textual pipeline it checks that one iteration reached a fixpoint and
 /// aborts the process (`LLVM ERROR: Instruction Combining ... did not reach a fixpoint`) when
-/// it did not, which some kernels trigger (a found case: `codegen::fast_tier_instcombine_fixpoint`).
+/// it did not, which some kernels trigger (a found case: `codegen::runs::fast_tier_instcombine_fixpoint`).
 const FAST_PIPELINE: &str = "always-inline,function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,\
      simplifycfg,loop-mssa(licm),loop(loop-rotate,indvars),loop-mssa(licm),inject-tli-mappings,\
      loop-vectorize<interleave-forced-only>,instcombine<no-verify-fixpoint>,simplifycfg,early-cse,dce)";
