@@ -176,49 +176,56 @@ impl Communicator {
         self.comm.device()
     }
 
-    /// `a`'s value on this rank's device, computed there if lazy.
+    /// `a`'s value on this rank's device, computed there if lazy (a value held on another
+    /// device is the materialisation's [`Error::DeviceMismatch`]).
     fn operand(&self, op: &str, a: &Array) -> Result<Arc<DeviceArray>> {
         let _current = self.device().use_scoped().map_err(in_op(op))?;
-        if let Some(on) = a.held_device().filter(|&d| d != self.device()) {
-            return Err(Error::DeviceMismatch {
-                op: op.to_string(),
-                operand: a.describe(),
-                on: on.to_string(),
-                expected: format!(
-                    "the communicator's rank {} is on {}",
-                    self.rank(),
-                    self.device()
-                ),
-            });
-        }
         a.try_to_device_array().map_err(|e| e.within(op))
     }
 
-    /// Runs `f` with this rank's device current, its current stream, and `inputs` ordered
-    /// before that stream; returns the outputs `f` allocates there as arrays.
+    /// Runs `f` with this rank's device current, on its current stream, after the writers of
+    /// `inputs`; `out`, the result's dtype and shape, is allocated on that stream for `f` to
+    /// write and returned as an array held on the device.
     fn queue(
         &self,
         op: &str,
         inputs: &[&Arc<DeviceArray>],
-        f: impl FnOnce(&Stream) -> kiln_runtime::Result<Vec<(DeviceBuffer, DType, Vec<usize>)>>,
-    ) -> Result<Vec<Array>> {
+        out: Option<(DType, &[usize])>,
+        f: impl FnOnce(&Stream, Option<&mut DeviceBuffer>) -> kiln_runtime::Result<()>,
+    ) -> Result<Option<Array>> {
         let _current = self.device().use_scoped().map_err(in_op(op))?;
         let stream = Stream::current_on(self.device()).map_err(in_op(op))?;
-        let outs = {
-            let _ordered = ForeignInputs::order_streams(
-                stream.clone(),
-                inputs.iter().map(|a| a.buffer().stream()),
-            )
-            .map_err(|e| Error::from(e).within(op))?;
-            f(&stream).map_err(in_op(op))?
+        let _ordered = ForeignInputs::order_streams(
+            stream.clone(),
+            inputs.iter().map(|a| a.buffer().stream()),
+        )
+        .map_err(|e| Error::from(e).within(op))?;
+        let Some((dtype, shape)) = out else {
+            f(&stream, None).map_err(in_op(op))?;
+            return Ok(None);
         };
-        outs.into_iter()
-            .map(|(buf, dtype, shape)| {
-                let d = DeviceArray::from_buffer(buf, dtype, &shape)
-                    .map_err(|e| Error::from(e).within(op))?;
-                Ok(Array::from_device(Arc::new(d)))
-            })
-            .collect()
+        let bytes = kiln_ir::shape::checked_nbytes(shape, dtype.itemsize()).ok_or_else(|| {
+            Error::Distributed { op: op.into(), message: format!("{dtype} {shape:?} is too big") }
+        })?;
+        let mut buf = DeviceBuffer::alloc_on(&stream, bytes).map_err(in_op(op))?;
+        f(&stream, Some(&mut buf)).map_err(in_op(op))?;
+        let d =
+            DeviceArray::from_buffer(buf, dtype, shape).map_err(|e| Error::from(e).within(op))?;
+        Ok(Some(Array::from_device(Arc::new(d))))
+    }
+
+    /// [`Communicator::queue`] of an operation with one result.
+    fn queue_one(
+        &self,
+        op: &str,
+        inputs: &[&Arc<DeviceArray>],
+        (dtype, shape): (DType, &[usize]),
+        f: impl FnOnce(&Stream, &mut DeviceBuffer) -> kiln_runtime::Result<()>,
+    ) -> Result<Array> {
+        let out = self.queue(op, inputs, Some((dtype, shape)), |stream, out| {
+            f(stream, out.expect("an output was asked for"))
+        })?;
+        Ok(out.expect("an output was asked for"))
     }
 
     /// The element-wise reduction `op` of every rank's `a` (same dtype and shape on every
@@ -228,13 +235,9 @@ impl Communicator {
         let name = "all_reduce";
         let dtype = reduce_type(name, a.dtype(), op)?;
         let d = self.operand(name, a)?;
-        let comm = &self.comm;
-        let out = self.queue(name, &[&d], |stream| {
-            let mut out = DeviceBuffer::alloc_on(stream, d.buffer().len())?;
-            comm.all_reduce(d.buffer(), &mut out, dtype, op, stream)?;
-            Ok(vec![(out, a.dtype(), a.shape().to_vec())])
-        })?;
-        Ok(out.into_iter().next().expect("one output"))
+        self.queue_one(name, &[&d], (a.dtype(), a.shape()), |stream, out| {
+            self.comm.all_reduce(d.buffer(), out, dtype, op, stream)
+        })
     }
 
     /// The element-wise reduction `op` of every rank's `a`, on rank `root` (`ncclReduce`):
@@ -245,13 +248,10 @@ impl Communicator {
         self.check_rank(name, "root", root)?;
         let dtype = reduce_type(name, a.dtype(), op)?;
         let d = self.operand(name, a)?;
-        let comm = &self.comm;
-        let out = self.queue(name, &[&d], |stream| {
-            let mut out = DeviceBuffer::alloc_on(stream, d.buffer().len())?;
-            comm.reduce(d.buffer(), &mut out, dtype, op, root, stream)?;
-            Ok(vec![(out, a.dtype(), a.shape().to_vec())])
+        let out = self.queue_one(name, &[&d], (a.dtype(), a.shape()), |stream, out| {
+            self.comm.reduce(d.buffer(), out, dtype, op, root, stream)
         })?;
-        Ok((self.rank() == root).then(|| out.into_iter().next().expect("one output")))
+        Ok((self.rank() == root).then_some(out))
     }
 
     /// Rank `root`'s `a`, on every rank (`ncclBroadcast`; CuPy's `broadcast`). Every rank
@@ -261,19 +261,12 @@ impl Communicator {
         let name = "broadcast";
         self.check_rank(name, "root", root)?;
         let d = (self.rank() == root).then(|| self.operand(name, a)).transpose()?;
-        let comm = &self.comm;
-        let bytes = a.nbytes();
         let inputs: Vec<&Arc<DeviceArray>> = d.iter().collect();
-        let out = self.queue(name, &inputs, |stream| {
-            let mut out = DeviceBuffer::alloc_on(stream, bytes)?;
-            match &d {
-                Some(d) => comm.broadcast(d.buffer(), &mut out, DataType::Uint8, root, stream)?,
-                // Other ranks only receive, in place.
-                None => comm.broadcast_in_place(&mut out, DataType::Uint8, root, stream)?,
-            }
-            Ok(vec![(out, a.dtype(), a.shape().to_vec())])
-        })?;
-        Ok(out.into_iter().next().expect("one output"))
+        self.queue_one(name, &inputs, (a.dtype(), a.shape()), |stream, out| match &d {
+            Some(d) => self.comm.broadcast(d.buffer(), out, DataType::Uint8, root, stream),
+            // Other ranks only receive, in place.
+            None => self.comm.broadcast_in_place(out, DataType::Uint8, root, stream),
+        })
     }
 
     /// Every rank's `a` (same dtype and shape on every rank), stacked in rank order: shape
@@ -282,16 +275,11 @@ impl Communicator {
     pub fn all_gather(&self, a: &Array) -> Result<Array> {
         let name = "all_gather";
         let d = self.operand(name, a)?;
-        let comm = &self.comm;
-        let size = self.size();
-        let mut shape = vec![size];
-        shape.extend_from_slice(a.shape());
-        let out = self.queue(name, &[&d], |stream| {
-            let mut out = DeviceBuffer::alloc_on(stream, d.buffer().len() * size)?;
-            comm.all_gather(d.buffer(), &mut out, DataType::Uint8, stream)?;
-            Ok(vec![(out, a.dtype(), shape)])
-        })?;
-        Ok(out.into_iter().next().expect("one output"))
+        let shape: Vec<usize> =
+            [self.size()].into_iter().chain(a.shape().iter().copied()).collect();
+        self.queue_one(name, &[&d], (a.dtype(), &shape), |stream, out| {
+            self.comm.all_gather(d.buffer(), out, DataType::Uint8, stream)
+        })
     }
 
     /// The reduction `op` of every rank's `a`, split along axis 0 into `size` blocks, rank `r`
@@ -312,15 +300,11 @@ impl Communicator {
         };
         let dtype = reduce_type(name, a.dtype(), op)?;
         let d = self.operand(name, a)?;
-        let comm = &self.comm;
         let mut shape = a.shape().to_vec();
         shape[0] = rows / size;
-        let out = self.queue(name, &[&d], |stream| {
-            let mut out = DeviceBuffer::alloc_on(stream, d.buffer().len() / size)?;
-            comm.reduce_scatter(d.buffer(), &mut out, dtype, op, stream)?;
-            Ok(vec![(out, a.dtype(), shape)])
-        })?;
-        Ok(out.into_iter().next().expect("one output"))
+        self.queue_one(name, &[&d], (a.dtype(), &shape), |stream, out| {
+            self.comm.reduce_scatter(d.buffer(), out, dtype, op, stream)
+        })
     }
 
     /// Sends `a` to rank `peer`, which receives it with [`Communicator::recv`] of the same
@@ -329,29 +313,20 @@ impl Communicator {
         let name = "send";
         self.check_rank(name, "peer", peer)?;
         let d = self.operand(name, a)?;
-        let comm = &self.comm;
-        self.queue(name, &[&d], |stream| {
-            comm.send(d.buffer(), DataType::Uint8, peer, stream)?;
-            Ok(Vec::new())
+        self.queue(name, &[&d], None, |stream, _| {
+            self.comm.send(d.buffer(), DataType::Uint8, peer, stream)
         })?;
         Ok(())
     }
 
     /// Receives from rank `peer` the array it [`send`](Communicator::send)s, of `shape` and
-    /// `dtype` (`ncclRecv`).
+    /// `dtype` (`ncclRecv`). Errors: a `peer` out of range, a shape too big for memory.
     pub fn recv(&self, shape: &[usize], dtype: DType, peer: usize) -> Result<Array> {
         let name = "recv";
         self.check_rank(name, "peer", peer)?;
-        let bytes = kiln_ir::shape::checked_nbytes(shape, dtype.itemsize()).ok_or_else(|| {
-            Error::Distributed { op: name.into(), message: format!("{dtype} {shape:?} is too big") }
-        })?;
-        let comm = &self.comm;
-        let out = self.queue(name, &[], |stream| {
-            let mut out = DeviceBuffer::alloc_on(stream, bytes)?;
-            comm.recv(&mut out, DataType::Uint8, peer, stream)?;
-            Ok(vec![(out, dtype, shape.to_vec())])
-        })?;
-        Ok(out.into_iter().next().expect("one output"))
+        self.queue_one(name, &[], (dtype, shape), |stream, out| {
+            self.comm.recv(out, DataType::Uint8, peer, stream)
+        })
     }
 
     /// Waits until every rank has reached its `barrier` (CuPy's `barrier()`): an all-reduce of
