@@ -65,6 +65,9 @@
 //!   the active backend against the evaluator, for rows shorter and longer than the row cache.
 //! - `host_cache`: host kernels in the disk cache (`KILN_CACHE_DIR`): linked from a warm cache
 //!   in a new process without MLIR or LLVM, the same bits; damaged entries rebuilt; `off`.
+//! - `faults`: a full disk while the kernel cache is written (a child process with a file-size
+//!   limit); on a GPU, kernels that fault (sticky errors said so, in child processes) and a
+//!   refused launch that leaves the context usable.
 //! - `streams`: the stream each region runs on: small independent kernels on pool streams,
 //!   chains and large kernels on the caller's, the report's column snapshotted; on a GPU
 //!   (`gpu_*`) a multi-stream schedule against the evaluator and the streams that ran; a stress
@@ -196,6 +199,8 @@ pub fn shared_data() -> std::path::PathBuf {
 mod big_arrays;
 #[path = "suite/complex.rs"]
 mod complex;
+#[path = "suite/faults.rs"]
+mod faults;
 #[path = "suite/fft_callbacks.rs"]
 mod fft_callbacks;
 #[path = "suite/fft_callbacks_generated.rs"]

@@ -189,6 +189,15 @@ impl Error {
             _ => None,
         }
     }
+
+    /// Whether the device failed with a *sticky* CUDA error (a kernel's fault: an illegal
+    /// address, a trap, a failed device `assert`): the process's context on that device can do
+    /// no more work, and every later call there fails the same way; restart the process to use
+    /// the GPU again. The error's text says so too. (CuPy raises the driver's
+    /// `CUDARuntimeError` and leaves this to the user.)
+    pub fn is_sticky(&self) -> bool {
+        self.runtime().is_some_and(kiln_runtime::RuntimeError::is_sticky)
+    }
 }
 
 pub(crate) fn value_err(op: &str, message: impl Into<String>) -> Error {

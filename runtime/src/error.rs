@@ -88,6 +88,16 @@ impl RuntimeError {
         }
     }
 
+    /// Whether the error is a sticky CUDA error ([`CudaError::is_sticky`]): the device's
+    /// context in this process can do no more work.
+    pub fn is_sticky(&self) -> bool {
+        match self {
+            RuntimeError::Cuda(e) => e.is_sticky(),
+            RuntimeError::Kernel(e) => e.cuda.as_ref().is_some_and(CudaError::is_sticky),
+            _ => false,
+        }
+    }
+
     /// The CUDA result code, when the error came from the driver.
     pub fn cuda_code(&self) -> Option<u32> {
         match self {
@@ -128,13 +138,47 @@ impl CudaError {
     pub fn is_out_of_memory(&self) -> bool {
         self.code == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY as u32
     }
+
+    /// Whether this is a *sticky* error: a kernel faulted on the device (an illegal address,
+    /// a trap, a failed `assert`, ...). The CUDA documentation says of each of these codes that
+    /// it "leaves the process in an inconsistent state and any further CUDA work will return
+    /// the same error": this process's context on the device is unusable until the process
+    /// restarts. Host memory is unaffected.
+    pub fn is_sticky(&self) -> bool {
+        STICKY.iter().any(|&code| code as u32 == self.code)
+    }
 }
+
+/// The `CUresult`s that poison the context (CUDA's `cudaError_t` documentation: "the process
+/// must be terminated and relaunched").
+pub(crate) const STICKY: [sys::CUresult; 9] = {
+    use sys::CUresult::*;
+    [
+        CUDA_ERROR_ILLEGAL_ADDRESS,
+        CUDA_ERROR_LAUNCH_FAILED,
+        CUDA_ERROR_LAUNCH_TIMEOUT,
+        CUDA_ERROR_ASSERT,
+        CUDA_ERROR_HARDWARE_STACK_ERROR,
+        CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        CUDA_ERROR_MISALIGNED_ADDRESS,
+        CUDA_ERROR_INVALID_ADDRESS_SPACE,
+        CUDA_ERROR_INVALID_PC,
+    ]
+};
 
 impl fmt::Display for CudaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} failed: {} ({})", self.call, self.name, self.code)?;
         if !self.message.is_empty() {
             write!(f, ": {}", self.message)?;
+        }
+        if self.is_sticky() {
+            write!(
+                f,
+                " [a sticky error: this process's CUDA context on the device is unusable from \
+                 now on (every later CUDA call there fails the same way) until the process \
+                 restarts; arrays held on the host are unaffected]"
+            )?;
         }
         Ok(())
     }
@@ -270,6 +314,39 @@ mod tests {
         // Other errors are left alone.
         let other = RuntimeError::Cuda(cuda).with_dump_path("x");
         assert!(matches!(other, RuntimeError::Cuda(_)));
+    }
+
+    #[test]
+    fn sticky_errors_say_so() {
+        let fault = |code: sys::CUresult| CudaError {
+            call: "cuStreamSynchronize",
+            code: code as u32,
+            name: format!("{code:?}"),
+            message: String::new(),
+        };
+        for code in STICKY {
+            let e = RuntimeError::Cuda(fault(code));
+            assert!(e.is_sticky(), "{code:?}");
+            assert!(e.to_string().contains("a sticky error"), "{e}");
+            let k = RuntimeError::Kernel(Box::new(KernelError {
+                kernel: "oob".into(),
+                stage: KernelStage::Execution,
+                cuda: Some(fault(code)),
+                log: String::new(),
+                dump_path: None,
+            }));
+            assert!(k.is_sticky() && k.to_string().contains("until the process restarts"), "{k}");
+        }
+        // Errors that leave the context usable do not claim otherwise.
+        for code in [
+            sys::CUresult::CUDA_ERROR_INVALID_VALUE,
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+            sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+        ] {
+            let e = RuntimeError::Cuda(fault(code));
+            assert!(!e.is_sticky() && !e.to_string().contains("sticky"), "{e}");
+        }
+        assert!(!RuntimeError::InvalidArgument("x".into()).is_sticky());
     }
 
     #[test]

@@ -398,22 +398,10 @@ impl Stream {
     }
 }
 
-/// Errors after which a kernel is the likely culprit.
+/// Errors after which a kernel is the likely culprit: the sticky ones, which only a kernel's
+/// fault on the device causes.
 fn is_execution_error(error: &CudaError) -> bool {
-    use sys::CUresult::*;
-    [
-        CUDA_ERROR_ILLEGAL_ADDRESS,
-        CUDA_ERROR_LAUNCH_FAILED,
-        CUDA_ERROR_LAUNCH_TIMEOUT,
-        CUDA_ERROR_ASSERT,
-        CUDA_ERROR_HARDWARE_STACK_ERROR,
-        CUDA_ERROR_ILLEGAL_INSTRUCTION,
-        CUDA_ERROR_MISALIGNED_ADDRESS,
-        CUDA_ERROR_INVALID_ADDRESS_SPACE,
-        CUDA_ERROR_INVALID_PC,
-    ]
-    .iter()
-    .any(|&code| code as u32 == error.code)
+    error.is_sticky()
 }
 
 thread_local! {
