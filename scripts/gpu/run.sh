@@ -111,7 +111,7 @@ if (( sanitize )); then
     # PTX, unknown kernel names) and the runtime probes kernel parameters until
     # cuFuncGetParamInfo says there are no more. Memory access errors and races are counted.
     for tool in ${KILN_SANITIZER_TOOLS:-memcheck racecheck}; do
-      KILN_GPU_SANITIZER=1 run_pass "$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
+      KILN_GPU_SANITIZER=1 KILN_SANITIZER_TOOL=$tool run_pass "$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
         "$bin" "${filters[@]}"
     done
   else
@@ -128,7 +128,7 @@ if (( sanitize_suite )); then
   # `streams::stress_concurrent_threads_match_the_evaluator`, which passes plainly and, with
   # eager loading, under both tools).
   for tool in ${KILN_SANITIZER_TOOLS:-memcheck racecheck}; do
-    CUDA_MODULE_LOADING=EAGER KILN_GPU_SANITIZER=1 suite_pass "suite-$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
+    CUDA_MODULE_LOADING=EAGER KILN_GPU_SANITIZER=1 KILN_SANITIZER_TOOL=$tool suite_pass "suite-$tool" "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
       "$work/kiln-tests" --skip examples:: --test-threads 4 "${suite_filters[@]}"
     if grep -qE '^========= (ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9])' "$logs/gpu-tests-suite-$tool.log"; then
       echo "== suite-$tool: the sanitizer reported errors"

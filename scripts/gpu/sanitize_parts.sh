@@ -11,15 +11,23 @@
 # test of the suite but the examples' (their binaries are not packed).
 #
 # Each (tool, shard) part runs `compute-sanitizer --tool TOOL kiln-tests --exact NAMES...` with
-# KILN_GPU_SANITIZER=1 (timing and memory-filling tests skip themselves), eager module loading
+# KILN_GPU_SANITIZER=1 (timing and memory-filling tests skip themselves, and so do kernels that
+# fault on purpose) and KILN_SANITIZER_TOOL=TOOL (what a tool does not support skips), eager
+# module loading
 # (lazy loading deadlocks the driver under the sanitizer with many threads), and for memcheck and
 # initcheck the pool off (`KILN_GPU_POOL=off`: every buffer its own allocation, so the bounds and
 # the initialised bytes the tools see are the buffer's own). KILN_PROP_CASES (default 200 here)
 # sizes the random-program test.
 #
+# PARTS="memcheck:5 initcheck:3 ..." runs only those (tool, shard) parts (to read the logs of
+# parts that reported errors again); SHARDS (default: two per worker) and PARTS_PER_GPU (default
+# 2) shape the split.
+#
 # Output in $OUT (else ./sanitize-out): summary.txt (a line per part: tool, shard, tests passed
-# and failed, the sanitizer's summary, exit status, seconds), the log of every part that failed
-# or reported an error, and left-TOOL.txt: the tests not run or not finished per tool.
+# and failed, the sanitizer's summary, exit status, seconds), part-logs.tar.gz (the log of every
+# part that failed or reported an error), and left-TOOL.txt: the tests not run or not finished
+# per tool (the device tool brings back at most 8 files, so the parts' files stay in a temporary
+# folder).
 set -uo pipefail
 
 bin=${1:?usage: sanitize_parts.sh KILN_TESTS SECONDS [TOOL...] [-- NAMES_FILE]}
@@ -33,7 +41,8 @@ while (( $# )); do
 done
 (( ${#tools[@]} )) || tools=(memcheck initcheck synccheck racecheck)
 out=${OUT:-$PWD/sanitize-out}
-mkdir -p "$out/parts"
+work=$(mktemp -d)
+mkdir -p "$out" "$work/parts"
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [[ -x $cs ]] || { echo "no compute-sanitizer" >&2; exit 2; }
 gpus=$(nvidia-smi -L | wc -l)
@@ -53,17 +62,21 @@ shards=${SHARDS:-$(( workers * 2 ))}
 # Shards interleave the names (neighbours in a module are alike in cost), then the (tool, shard)
 # parts are dealt to the workers.
 for (( s = 0; s < shards; s++ )); do
-  awk -v s=$s -v n=$shards 'NR % n == s' "$out/names.txt" > "$out/parts/shard-$s.txt"
+  awk -v s=$s -v n=$shards 'NR % n == s' "$out/names.txt" > "$work/parts/shard-$s.txt"
 done
 tasks=()
-for tool in "${tools[@]}"; do
-  for (( s = 0; s < shards; s++ )); do tasks+=("$tool:$s"); done
-done
+if [[ -n ${PARTS:-} ]]; then
+  read -r -a tasks <<< "$PARTS"
+else
+  for tool in "${tools[@]}"; do
+    for (( s = 0; s < shards; s++ )); do tasks+=("$tool:$s"); done
+  done
+fi
 echo "sanitize_parts: $total tests, ${#tools[@]} tools (${tools[*]}), $shards shards, $workers workers on $gpus GPU(s), ${budget}s"
 
 run_part() {
   local tool=$1 shard=$2 gpu=$3
-  local names=$out/parts/shard-$shard.txt log=$out/parts/$tool-$shard.log
+  local names=$work/parts/shard-$shard.txt log=$work/parts/$tool-$shard.log
   local now left pool=on t0 rc
   now=$(date +%s)
   left=$(( deadline - now ))
@@ -74,7 +87,8 @@ run_part() {
   [[ $tool == memcheck || $tool == initcheck ]] && pool=off
   t0=$now
   mapfile -t list < "$names"
-  CUDA_VISIBLE_DEVICES=$gpu KILN_DEVICE=cuda:0 KILN_GPU_SANITIZER=1 CUDA_MODULE_LOADING=EAGER \
+  CUDA_VISIBLE_DEVICES=$gpu KILN_DEVICE=cuda:0 KILN_GPU_SANITIZER=1 KILN_SANITIZER_TOOL=$tool \
+    CUDA_MODULE_LOADING=EAGER \
     KILN_GPU_POOL=$pool KILN_PROP_CASES=${KILN_PROP_CASES:-200} \
     timeout -k 5 $(( left - 5 )) "$cs" --tool "$tool" --report-api-errors no --error-exitcode 99 \
     --print-limit 50 "$bin" --exact --test-threads 4 "${list[@]}" > "$log" 2>&1
@@ -96,12 +110,11 @@ run_part() {
 
 # A shared queue: each worker takes the next part (a counter under a lock), so slow tools spread
 # over all workers.
-printf '%s\n' "${tasks[@]}" > "$out/tasks.txt"
-echo 0 > "$out/next"
+echo 0 > "$work/next"
 worker() {
   local gpu=$(( $1 % gpus )) i task
   while true; do
-    i=$(flock "$out/next" bash -c 'i=$(cat "$0"); echo $((i + 1)) > "$0"; echo $i' "$out/next")
+    i=$(flock "$work/next" bash -c 'i=$(cat "$0"); echo $((i + 1)) > "$0"; echo $i' "$work/next")
     (( i < ${#tasks[@]} )) || return
     task=${tasks[$i]}
     run_part "${task%%:*}" "${task##*:}" "$gpu"
@@ -115,9 +128,12 @@ for tool in "${tools[@]}"; do
   [[ -f $out/left-$tool.txt ]] || : > "$out/left-$tool.txt"
   # Parts never started leave their whole shard.
   grep -E "^$tool shard=[0-9]+ not-started" "$out/summary.txt" | sed -E 's/.*shard=([0-9]+).*/\1/' |
-    while read -r s; do cat "$out/parts/shard-$s.txt"; done >> "$out/left-$tool.txt"
+    while read -r s; do cat "$work/parts/shard-$s.txt"; done >> "$out/left-$tool.txt"
   echo "$tool: $(wc -l < "$out/left-$tool.txt") of $total tests left"
 done
 sort "$out/summary.txt" -o "$out/summary.txt"
+if compgen -G "$work/parts/*.log" > /dev/null; then
+  tar -C "$work/parts" -czf "$out/part-logs.tar.gz" $(cd "$work/parts" && ls *.log)
+fi
 cat "$out/summary.txt"
 echo "sanitize_parts: $(( $(date +%s) - start ))s"
