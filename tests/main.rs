@@ -52,6 +52,8 @@
 //!   (`gpu_*` on one GPU, `gpu2_*` on two; skipped without).
 //! - `complex`: complex64/complex128 elementwise kernels against the evaluator (bit for bit
 //!   for arithmetic), on whichever backend runs the suite.
+//! - `sorts_gpu`: `gpu_radix_*` tests of the GPU's radix sort of whole lines against the
+//!   evaluator, bit for bit (every real dtype, sizes around the tiles, stability, determinism).
 //! - `big_arrays`: `gpu_*` tests of arrays of more than 2^31 elements (64-bit index math).
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
@@ -130,6 +132,8 @@ mod scans;
 mod shaping;
 #[path = "suite/sorts.rs"]
 mod sorts;
+#[path = "suite/sorts_gpu.rs"]
+mod sorts_gpu;
 #[path = "suite/special.rs"]
 mod special;
 #[path = "suite/ufuncs23.rs"]

@@ -70,6 +70,8 @@ pub enum RanCode {
     Library,
     /// The host's radix sort.
     HostSort,
+    /// The GPU's radix sort of whole lines (`cuda/radix_sort.cu`).
+    GpuRadixSort,
     /// The reference evaluator (code generation does not support the region yet).
     Evaluator,
 }
@@ -80,7 +82,9 @@ impl RanCode {
         match self {
             RanCode::Host(c) => Some(&c.kernel),
             RanCode::Gpu(g) => Some(&g.0.kernel),
-            RanCode::Library | RanCode::HostSort | RanCode::Evaluator => None,
+            RanCode::Library | RanCode::HostSort | RanCode::GpuRadixSort | RanCode::Evaluator => {
+                None
+            }
         }
     }
 
@@ -89,7 +93,9 @@ impl RanCode {
         match self {
             RanCode::Host(c) => Some(c.code.get().tier),
             RanCode::Gpu(g) => Some(g.0.tier),
-            RanCode::Library | RanCode::HostSort | RanCode::Evaluator => None,
+            RanCode::Library | RanCode::HostSort | RanCode::GpuRadixSort | RanCode::Evaluator => {
+                None
+            }
         }
     }
 
@@ -97,7 +103,11 @@ impl RanCode {
     pub fn ptx(&self) -> Option<&str> {
         match self {
             RanCode::Gpu(g) => Some(&g.0.ptx),
-            RanCode::Host(_) | RanCode::Library | RanCode::HostSort | RanCode::Evaluator => None,
+            RanCode::Host(_)
+            | RanCode::Library
+            | RanCode::HostSort
+            | RanCode::GpuRadixSort
+            | RanCode::Evaluator => None,
         }
     }
 
@@ -108,6 +118,7 @@ impl RanCode {
             _ => match self {
                 RanCode::Library => "a library call".into(),
                 RanCode::HostSort => "the host's radix sort".into(),
+                RanCode::GpuRadixSort => "the GPU's radix sort".into(),
                 _ => "the reference evaluator".into(),
             },
         }

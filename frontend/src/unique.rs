@@ -1,28 +1,39 @@
 //! Distinct elements: `np.unique` and NumPy 2's `unique_values`, `unique_counts`,
 //! `unique_inverse`. Their length depends on the data: the flattened array is sorted (a sort
 //! region), runs of equal neighbours are marked and numbered by a cumsum, and the count of runs
-//! is read back: **one device-to-host synchronisation** per call. The values are then placed
-//! by a scatter (`put`: on the GPU it runs on the host between copies for now), the counts by
-//! `add_at`, the inverse by a `put` through the sort's order.
+//! is read back: **one device-to-host synchronisation** per call. The values are then gathered
+//! at the runs' first positions (found by an int64 `add_at` of each run's start position), the
+//! counts by `add_at`, the inverse by a `put` through the sort's order (on the GPU it runs on
+//! the host between copies for now). Without the inverse or first occurrences, the elements
+//! are sorted by `sort` (no argsort and gather).
 
 use kiln_ir::DType;
 
 use crate::error::{value_err, Result};
 use crate::{Array, SliceArg};
 
-/// The runs of a sorted flattening of `x`: (sorted elements, the sort's order, each sorted
-/// element's run number, the number of runs, where runs start). NaNs are one run when `equal_nan`, else each
-/// its own (NumPy 2's `unique_*` functions).
-fn runs(x: &Array, equal_nan: bool) -> Result<(Array, Array, Array, usize, Array)> {
+/// The flattening of `x` sorted, and the sort's order (an argsort and a gather).
+fn sorted_with_order(x: &Array) -> Result<(Array, Array)> {
     let flat = x.try_reshape(&[x.size() as i64])?;
     let order = flat.try_argsort(None)?;
-    let sorted = flat.try_take(&order, None)?;
-    let n = x.size();
+    Ok((flat.try_take(&order, None)?, order))
+}
+
+/// The flattening of `x` sorted (its order unused).
+fn sorted(x: &Array) -> Result<Array> {
+    x.try_reshape(&[x.size() as i64])?.try_sort(None)
+}
+
+/// The runs of a sorted 1-D `sorted` (not empty): (each element's run number, the number of
+/// runs, where runs start). NaNs are one run when `equal_nan`, else each its own (NumPy 2's
+/// `unique_*` functions).
+fn runs(sorted: &Array, equal_nan: bool) -> Result<(Array, usize, Array)> {
+    let n = sorted.size();
     let range = |start: Option<i64>, stop: Option<i64>| [SliceArg::Range { start, stop, step: 1 }];
     let (later, earlier) =
         (sorted.try_slice(&range(Some(1), None))?, sorted.try_slice(&range(None, Some(-1)))?);
     let mut differ = later.try_not_equal(&earlier)?;
-    if equal_nan && x.dtype().is_inexact() {
+    if equal_nan && sorted.dtype().is_inexact() {
         let both = later.try_isnan()?.try_logical_and(earlier.try_isnan()?)?;
         differ = differ.try_logical_and(both.try_logical_not()?)?;
     }
@@ -30,15 +41,17 @@ fn runs(x: &Array, equal_nan: bool) -> Result<(Array, Array, Array, usize, Array
     let run = starts.try_cumsum(None)?.try_subtract(1i64)?;
     let last = run.try_slice(&range(Some(n as i64 - 1), None))?;
     let count = last.try_item::<i64>()? as usize + 1;
-    Ok((sorted, order, run, count, starts))
+    Ok((run, count, starts))
 }
 
-/// The first value of each run, in order (as NumPy keeps it: of -0.0 and 0.0 the first).
+/// The first value of each run, in order (as NumPy keeps it: of -0.0 and 0.0 the first): a
+/// gather at each run's first position, the sum over the run of its start's position (the
+/// others add 0: an integer `add_at`, on the GPU a scatter kernel).
 fn run_values(sorted: &Array, run: &Array, count: usize, starts: &Array) -> Result<Array> {
-    // A run's first element writes its slot; the others write a slot past the end, dropped.
-    let at = crate::try_where_(starts, run, count as i64)?;
-    let vals = crate::empty(&[count + 1], sorted.dtype()).try_put(&at, sorted)?;
-    vals.try_slice(&[SliceArg::Range { start: None, stop: Some(count as i64), step: 1 }])
+    let position = crate::arange(sorted.size() as i64);
+    let start = crate::try_where_(starts, &position, 0i64)?;
+    let first = crate::zeros(&[count], DType::Int64).try_add_at(run, &start)?;
+    sorted.try_take(&first, None)
 }
 
 /// Checks that `x` can be ordered.
@@ -58,7 +71,8 @@ fn distinct(op: &str, x: &Array, equal_nan: bool) -> Result<Array> {
     if x.size() == 0 {
         return Ok(crate::empty(&[0], x.dtype()));
     }
-    let (sorted, _, run, count, starts) = runs(x, equal_nan)?;
+    let sorted = sorted(x)?;
+    let (run, count, starts) = runs(&sorted, equal_nan)?;
     run_values(&sorted, &run, count, &starts)
 }
 
@@ -98,7 +112,8 @@ pub fn try_unique_counts(x: &Array) -> Result<(Array, Array)> {
     if x.size() == 0 {
         return Ok((crate::empty(&[0], x.dtype()), crate::empty(&[0], DType::Int64)));
     }
-    let (sorted, _, run, count, starts) = runs(x, false)?;
+    let sorted = sorted(x)?;
+    let (run, count, starts) = runs(&sorted, false)?;
     let counts = crate::zeros(&[count], DType::Int64).try_add_at(&run, 1i64)?;
     Ok((run_values(&sorted, &run, count, &starts)?, counts))
 }
@@ -118,7 +133,8 @@ pub fn try_unique_inverse(x: &Array) -> Result<(Array, Array)> {
     if x.size() == 0 {
         return Ok((crate::empty(&[0], x.dtype()), crate::empty(x.shape(), DType::Int64)));
     }
-    let (sorted, order, run, count, starts) = runs(x, false)?;
+    let (sorted, order) = sorted_with_order(x)?;
+    let (run, count, starts) = runs(&sorted, false)?;
     let shape: Vec<i64> = x.shape().iter().map(|&e| e as i64).collect();
     let inverse =
         crate::zeros(&[x.size()], DType::Int64).try_put(&order, &run)?.try_reshape(&shape)?;
@@ -148,7 +164,8 @@ pub fn try_unique_all(x: &Array) -> Result<(Array, Array, Array, Array)> {
             none,
         ));
     }
-    let (sorted, order, run, count, starts) = runs(x, false)?;
+    let (sorted, order) = sorted_with_order(x)?;
+    let (run, count, starts) = runs(&sorted, false)?;
     let shape: Vec<i64> = x.shape().iter().map(|&e| e as i64).collect();
     let inverse =
         crate::zeros(&[x.size()], DType::Int64).try_put(&order, &run)?.try_reshape(&shape)?;

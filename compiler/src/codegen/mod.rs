@@ -143,6 +143,7 @@ pub use host::{
 };
 pub use lower::scan_gpu::GpuGrid;
 pub use lower::scatter::GpuScatter;
+pub use lower::sort_gpu::{radix_sort, RadixSort, RADIX_MAX_LINES};
 pub use lower::{
     lower, GpuSplit, Kernel, KernelShape, LowerOptions, GPU_ENTRY, HOST_ENTRY, KERNEL,
 };
@@ -160,7 +161,11 @@ pub fn kernel_shapes(region: &Region) -> String {
     };
     let host_instead = if region.kind == RegionKind::Sort { "host sort" } else { "evaluator" };
     let host = on(LowerOptions::host(), host_instead);
-    let gpu = on(LowerOptions::gpu(), &format!("on the host ({host})"));
+    let gpu_instead = match radix_sort(region) {
+        Ok(_) => "radix sort".to_string(),
+        Err(_) => format!("on the host ({host})"),
+    };
+    let gpu = on(LowerOptions::gpu(), &gpu_instead);
     format!("host {host}; gpu {gpu}")
 }
 

@@ -6,7 +6,9 @@
 //! [`kiln_runtime::DiskCache`]) or is compiled to PTX ([`compile_ptx`]: cached in
 //! memory by its MLIR text, so a new shape of a known structure compiles nothing), linked to a
 //! cubin and stored; it is loaded as a module (cached per device by its code) and launched on
-//! its stream: a grid-stride loop over chunks of work items. A
+//! its stream: a grid-stride loop over chunks of work items. A sort region of long lines (a
+//! [`kiln_compiler::codegen::RadixSort`]) runs as the radix sort of `radix.rs` (NVRTC-compiled
+//! CUDA C++, through the disk cache). A
 //! region code generation does not support yet (copies, concatenation, vendor calls, complex
 //! dtypes) runs on the host: its inputs are copied down, it runs as on the CPU backend, and its
 //! outputs are copied up.
@@ -35,7 +37,9 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use kiln_cache::config::GpuLink;
 use kiln_compiler::codegen::gpu::{disk_cache_key, gpu_is_hot, gpu_tier, GpuKernel};
-use kiln_compiler::codegen::{lower, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY};
+use kiln_compiler::codegen::{
+    lower, radix_sort, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY,
+};
 use kiln_compiler::fusion::Region;
 use kiln_compiler::pipeline::Compiled;
 use kiln_compiler::schedule::{BufferId, Schedule, Step};
@@ -279,6 +283,7 @@ mod launch;
 mod linalg;
 mod lto;
 mod prepare;
+mod radix;
 pub mod random;
 mod streams;
 #[cfg(test)]
@@ -451,6 +456,12 @@ impl Walker for Cuda<'_> {
             }
             (None, _, None) if let Some(call) = &ready.vendor => {
                 (vendor::run(call, &reads)?, RanCode::Library)
+            }
+            (None, _, None)
+                if kiln_runtime::nvrtc::nvrtc_available()
+                    && let Ok(sort) = radix_sort(region) =>
+            {
+                (radix::run(gpu, region, &sort, &reads)?, RanCode::GpuRadixSort)
             }
             (None, _, None) => {
                 let host: Vec<HostArray> =

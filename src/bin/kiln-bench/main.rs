@@ -575,11 +575,14 @@ fn main() {
     }
 
     // Sorts (peers_ops.py's names): the rows of the matrix by a block per row in shared memory,
-    // their medians after it; the whole vector on the host between copies (no GPU kernel yet).
+    // their medians after it; the whole vector by the radix sort (`kiln-exec`'s
+    // `cuda/radix_sort.cu`), argsort's bytes counting its int64 positions (12 a key, as
+    // peers_ops.py counts them).
     let sorts: Vec<ScanWork> = vec![
         ("sort_rows_8192x8192", Box::new(|| m.sort(Some(1)))),
         ("median_rows_8192x8192", Box::new(|| m.median(Some(1)))),
         ("sort_f32_2^26", Box::new(|| x.sort(None))),
+        ("argsort_f32_2^26", Box::new(|| x.argsort(None))),
     ];
     for (work, f) in &sorts {
         if !want(work) {
@@ -590,7 +593,11 @@ fn main() {
         let ms = time_events(&work, &stream, a.reps, || {
             f().eval();
         });
-        let bytes = if work.starts_with("sort_f32") { 8 * n } else { 8 * r * c };
+        let bytes = match work.as_str() {
+            "sort_f32_2^26" => 8 * n,
+            "argsort_f32_2^26" => 12 * n,
+            _ => 8 * r * c,
+        };
         let gbps = bytes as f64 / (ms * 1e-3) / 1e9;
         rows.push(Row {
             work,
@@ -598,6 +605,27 @@ fn main() {
             kernel_ms: None,
             gbps: Some(gbps),
             kernels: Some(kernels),
+            tflops: None,
+        });
+    }
+
+    // unique of 2^26 int32 in [0, 2^16) (peers_ops.py's `unique_i32_2^26`): a radix sort, runs
+    // numbered by a cumsum, their count read back (one synchronisation), a scatter.
+    if want("unique_i32_2^26") {
+        let bits: Vec<i32> =
+            normal(n, 6).iter().map(|v| ((v.to_bits() >> 5) & 0xffff) as i32).collect();
+        let u = Array::from_vec(bits, &[n]);
+        u.to_device_array();
+        let ms = time_events("unique_i32_2^26", &stream, a.reps, || {
+            kiln::unique(&u).eval();
+        });
+        let gbps = (4 * n) as f64 / (ms * 1e-3) / 1e9;
+        rows.push(Row {
+            work: "unique_i32_2^26".to_string(),
+            ms,
+            kernel_ms: None,
+            gbps: Some(gbps),
+            kernels: None,
             tflops: None,
         });
     }

@@ -7,7 +7,10 @@
 //! then reads each element back from global memory at its position (its own bits: -0.0 and
 //! NaN payloads kept), `argsort` stores the positions.
 //!
-//! Other sort regions (longer lines, another axis, views, other dtypes) run on the host.
+//! Longer lines of a sort of the last axis (a few of them, any real dtype; the operand held, or
+//! a reshape of it) are [`RadixSort`]s: the CUDA executor sorts each by an LSD radix sort of its
+//! own (`kiln-exec`'s `cuda/radix_sort.cu`, compiled by NVRTC). Other sort regions (another
+//! axis, views, complex dtypes, many long lines) run on the host.
 
 use kiln_ir::{Attrs, DType, OpKind};
 
@@ -71,6 +74,69 @@ pub(crate) fn plan(region: &Region) -> Result<LineSort, Unsupported> {
         return Err(no(&format!("lines of {n} elements on the GPU (the host sorts them)")));
     }
     Ok(LineSort { input: index as usize, argsort: node.op == OpKind::Argsort, n, lines, dt })
+}
+
+/// Lines at most that a [`RadixSort`] sorts one after the other (more run on the host).
+pub const RADIX_MAX_LINES: usize = 64;
+
+/// A sort region the CUDA executor runs as a radix sort of each line: the sort node's operand
+/// is region input `input` (C-contiguous, `lines × n` elements of `dtype`), sorted along its
+/// last axis (`argsort`: stable int64 positions within the line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RadixSort {
+    /// The region input sorted.
+    pub input: usize,
+    /// `argsort` (positions) rather than `sort` (elements).
+    pub argsort: bool,
+    /// Elements of a line (at least 1, below 2^30).
+    pub n: usize,
+    /// Lines (at least 1, at most [`RADIX_MAX_LINES`]).
+    pub lines: usize,
+    /// The elements' dtype (any but complex).
+    pub dtype: DType,
+}
+
+/// The radix sort a sort region is on the GPU, or why it is not (a region whose lines the
+/// line sort takes is lowered first, by [`plan`]).
+pub fn radix_sort(region: &Region) -> Result<RadixSort, Unsupported> {
+    let body = &region.body;
+    let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
+    if region.kind != RegionKind::Sort {
+        return Err(no("not a sort region"));
+    }
+    let [out] = body.outputs() else { return Err(no("a sort region with several outputs")) };
+    let node = body.node(*out);
+    let (OpKind::Sort | OpKind::Argsort, Attrs::Axis { axis }) = (node.op, &node.attrs) else {
+        return Err(no("a sort region whose output is not a sort"));
+    };
+    let mut operand = body.node(node.inputs[0]);
+    // A reshape of a held (C-contiguous) operand is its buffer: axis None of an N-d array.
+    if operand.op == OpKind::Reshape {
+        operand = body.node(operand.inputs[0]);
+    }
+    let Attrs::Input { index } = operand.attrs else {
+        return Err(no("an operand seen through views (the host sorts it)"));
+    };
+    let dt = operand.dtype;
+    if dt.is_complex() {
+        return Err(no(&format!("{dt} on the GPU (the host sorts it)")));
+    }
+    let shape = &body.node(node.inputs[0]).shape;
+    if *axis + 1 != shape.len() {
+        return Err(no("a sort along another axis than the last on the GPU (the host sorts it)"));
+    }
+    let n = shape[*axis];
+    let lines: usize = shape[..*axis].iter().product();
+    if n == 0 || lines == 0 || n >= 1 << 30 || lines > RADIX_MAX_LINES {
+        return Err(no(&format!("{lines} lines of {n} elements on the GPU (the host sorts them)")));
+    }
+    Ok(RadixSort {
+        input: index as usize,
+        argsort: node.op == OpKind::Argsort,
+        n,
+        lines,
+        dtype: dt,
+    })
 }
 
 impl LineSort {

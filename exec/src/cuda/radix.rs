@@ -1,0 +1,247 @@
+//! Sort regions of long lines on the GPU ([`RadixSort`]): each line by the LSD radix sort of
+//! `radix_sort.cu` (8-bit digits of the elements' order-preserving bits, one histogram pass,
+//! then one "onesweep" pass per digit with decoupled look-back; stable and deterministic; the
+//! file's head says how). Its CUDA C++ is compiled by NVRTC once per device and kept in the
+//! disk kernel cache (keyed by the source, NVRTC's version, the driver and `sm_XX`), so a new
+//! process loads the cubin without compiling; nothing needs nvcc or a host compiler.
+//!
+//! Buffers per call, from the pool: the scratch words (every digit's histogram, a tile
+//! counter per pass, a status word per tile and digit per pass: zeroed by one memset), a
+//! second buffer of keys (argsort: two, and two of 32-bit positions). Lines of a region are
+//! sorted one after the other (at most [`kiln_compiler::codegen::RADIX_MAX_LINES`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use kiln_compiler::codegen::RadixSort;
+use kiln_compiler::fusion::Region;
+use kiln_ir::DType;
+use kiln_runtime::nvrtc::{self, CodeKind, Program};
+use kiln_runtime::{
+    CachedKernel, DeviceBuffer, KernelArg, LaunchConfig, Lookup, Module, ModuleImage,
+};
+
+use super::{DeviceArray, Gpu, Result};
+use crate::ExecError as Error;
+
+/// The kernels' CUDA C++.
+pub(crate) const SOURCE: &str = include_str!("radix_sort.cu");
+
+/// Threads of every block (the source's `THREADS`, one per digit).
+const THREADS: u32 = 256;
+/// Digit values (the source's `RADIX`).
+const RADIX: usize = 256;
+/// Shared words of a digit pass besides its keys and values: `(WARPS + 2) * RADIX + WARPS + 1`.
+const PASS_WORDS: usize = (8 + 2) * RADIX + 8 + 1;
+/// The source's mode bits of argsort's passes.
+const MODE_FIRST: i32 = 2;
+const MODE_NO_KEYS: i32 = 4;
+const MODE_INDEX64: i32 = 8;
+
+/// The kernels' name suffix of a dtype (its keys' width and order), `None` for complex ones.
+fn suffix(dt: DType) -> Option<&'static str> {
+    Some(match dt {
+        DType::Bool | DType::UInt8 => "u8",
+        DType::Int8 => "i8",
+        DType::UInt16 => "u16",
+        DType::Int16 => "i16",
+        DType::Float16 => "f16",
+        DType::BFloat16 => "bf16",
+        DType::UInt32 => "u32",
+        DType::Int32 => "i32",
+        DType::Float32 => "f32",
+        DType::UInt64 => "u64",
+        DType::Int64 => "i64",
+        DType::Float64 => "f64",
+        DType::Complex64 | DType::Complex128 => return None,
+    })
+}
+
+/// Keys of a tile: THREADS times the source's ITEMS (12 for 8-byte keys, 16 otherwise).
+fn tile_of(key_bytes: usize) -> usize {
+    THREADS as usize * if key_bytes == 8 { 12 } else { 16 }
+}
+
+/// The disk cache key of the module for `sm`.
+fn cache_key(sm: u32, nvrtc: (i32, i32), driver: i32) -> String {
+    format!(
+        "kiln radix sort {}\nnvrtc {}.{}\ncuda driver {driver}\nsm_{sm}\n-- source\n{SOURCE}",
+        env!("CARGO_PKG_VERSION"),
+        nvrtc.0,
+        nvrtc.1,
+    )
+}
+
+/// The module of [`SOURCE`] on `gpu`'s device: from the disk cache, or compiled by NVRTC and
+/// stored there; kept per device.
+fn module(gpu: &Gpu) -> Result<Arc<Module>> {
+    static MODULES: OnceLock<Mutex<HashMap<usize, Arc<Module>>>> = OnceLock::new();
+    let map = MODULES.get_or_init(Default::default);
+    let id = gpu.device.id();
+    if let Some(m) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
+        return Ok(m.clone());
+    }
+    let sm = gpu.sm();
+    let key = cache_key(sm, nvrtc::version()?, gpu.driver);
+    let cached = match gpu.disk.as_ref().map(|d| d.lookup(&key)) {
+        Some(Lookup::Hit(entry)) => Some(entry),
+        Some(Lookup::Miss(_)) | None => None,
+    };
+    let entry = match cached {
+        Some(entry) => entry,
+        None => {
+            let program = Program {
+                name: "kiln_radix_sort",
+                source: SOURCE,
+                options: &[],
+                headers: &[],
+                name_expressions: &[],
+            };
+            let compiled = nvrtc::compile(&program, sm)?;
+            let entry = match compiled.kind {
+                CodeKind::Cubin => CachedKernel { ptx: String::new(), cubin: compiled.code },
+                CodeKind::Ptx => CachedKernel {
+                    ptx: String::from_utf8_lossy(&compiled.code).into_owned(),
+                    cubin: Vec::new(),
+                },
+            };
+            if let Some(disk) = &gpu.disk {
+                if let Err(e) = disk.store(&key, &entry) {
+                    tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
+                }
+            }
+            entry
+        }
+    };
+    let image = if entry.cubin.is_empty() {
+        ModuleImage::Ptx(&entry.ptx)
+    } else {
+        ModuleImage::Cubin(&entry.cubin)
+    };
+    let m = gpu.device.load_module("kiln_radix_sort", image)?;
+    map.lock().unwrap_or_else(|p| p.into_inner()).insert(id, m.clone());
+    Ok(m)
+}
+
+/// Runs `sort` (the radix sort of `region`) over the region's inputs `reads` on the current
+/// stream: the output array (sorted elements, or int64 positions within each line).
+pub(super) fn run(
+    gpu: &Gpu,
+    region: &Region,
+    sort: &RadixSort,
+    reads: &[Arc<DeviceArray>],
+) -> Result<Vec<DeviceArray>> {
+    let out_node = region.body.node(region.body.outputs()[0]);
+    let input = reads.get(sort.input).ok_or_else(|| {
+        Error::InvalidInput(format!("radix sort: no region input {}", sort.input))
+    })?;
+    let (n, lines, dt) = (sort.n, sort.lines, sort.dtype);
+    let es = dt.itemsize();
+    if input.dtype() != dt || input.buffer().len() != n * lines * es {
+        return Err(Error::InvalidInput(format!(
+            "radix sort: input {dt} of {lines} x {n} elements, given {} {:?}",
+            input.dtype(),
+            input.shape()
+        )));
+    }
+    let Some(name) = suffix(dt) else {
+        return Err(Error::InvalidInput(format!("radix sort: {dt} has no radix kernels")));
+    };
+    let out = DeviceArray::empty(out_node.dtype, &out_node.shape)?;
+    let module = module(gpu)?;
+    let hist_fn = module.function(&format!("kiln_radix_hist_{name}"))?;
+    let scan_fn = module.function("kiln_radix_scan")?;
+    let pass_fn = if sort.argsort {
+        module.function(&format!("kiln_radix_pairs_{name}"))?
+    } else {
+        module.function(&format!("kiln_radix_pass_{name}"))?
+    };
+    let passes = es;
+    let tile = tile_of(es);
+    let tiles = n.div_ceil(tile);
+    // Scratch words: histograms, tile counters, then the status words of each pass.
+    let status_words = tiles * RADIX;
+    let words = passes * RADIX + passes + passes * status_words;
+    let mut scratch = DeviceBuffer::alloc(words * 4)?;
+    let keys_a = DeviceBuffer::alloc(n * es)?;
+    let keys_b = if sort.argsort { Some(DeviceBuffer::alloc(n * es)?) } else { None };
+    let vals = if sort.argsort {
+        Some((DeviceBuffer::alloc(n * 4)?, DeviceBuffer::alloc(n * 4)?))
+    } else {
+        None
+    };
+    let shared = tile * es + if sort.argsort { tile * 4 } else { 0 } + PASS_WORDS * 4;
+    let sms = (gpu.max_blocks / 32).max(1) as usize;
+    let hist_blocks = n.div_ceil(THREADS as usize * 8).clamp(1, sms * 8) as u32;
+    let out_es = out_node.dtype.itemsize();
+    for line in 0..lines {
+        scratch.memset(0)?;
+        let hist = scratch.ptr();
+        let counters = hist + (passes * RADIX * 4) as u64;
+        let status = counters + (passes * 4) as u64;
+        let src = input.buffer().ptr() + (line * n * es) as u64;
+        let dst = out.buffer().ptr() + (line * n * out_es) as u64;
+        let n32 = n as u32;
+        let args: [&dyn KernelArg; 3] = [&src, &n32, &hist];
+        // SAFETY: kiln_radix_hist_<name>(keys, n, hist) reads the line's n keys (checked above:
+        // the input holds lines × n elements of the dtype) and adds to the passes × 256 zeroed
+        // words at `hist`, inside `scratch`.
+        unsafe { hist_fn.launch(LaunchConfig::linear(hist_blocks, THREADS), &args)? };
+        let args: [&dyn KernelArg; 1] = [&hist];
+        // SAFETY: kiln_radix_scan(hist) scans the 256 words of block p's pass in place, `passes`
+        // blocks: the histogram words of `scratch`.
+        unsafe { scan_fn.launch(LaunchConfig::linear(passes as u32, THREADS), &args)? };
+        let mut keys_in = src;
+        let mut vals_in = 0u64;
+        for p in 0..passes {
+            let last = p + 1 == passes;
+            let bins = hist + (p * RADIX * 4) as u64;
+            let counter = counters + (p * 4) as u64;
+            let status = status + (p * status_words * 4) as u64;
+            let shift = 8 * p as u32;
+            let config = LaunchConfig::linear(tiles as u32, THREADS).with_shared_mem(shared as u32);
+            match (&keys_b, &vals) {
+                (Some(keys_b), Some((va, vb))) => {
+                    let keys_out = if p % 2 == 0 { keys_a.ptr() } else { keys_b.ptr() };
+                    let vals_out = if p % 2 == 0 { va.ptr() } else { vb.ptr() };
+                    let mut mode = 0;
+                    if p == 0 {
+                        mode |= MODE_FIRST;
+                    }
+                    if last {
+                        mode |= MODE_NO_KEYS | MODE_INDEX64;
+                    }
+                    let index_out = if last { dst } else { 0u64 };
+                    let args: [&dyn KernelArg; 11] = [
+                        &keys_in, &keys_out, &vals_in, &vals_out, &index_out, &n32, &shift, &bins,
+                        &status, &counter, &mode,
+                    ];
+                    // SAFETY: kiln_radix_pairs_<name>(keys_in, keys_out, vals_in, vals_out,
+                    // index_out, n, shift, bins, status, counter, mode): n keys and (after the
+                    // first pass) n positions read from buffers of n elements; n keys and
+                    // positions written to keys_a/keys_b and the value buffers (n elements
+                    // each), or, in the last pass, n int64 positions to this line of `out`;
+                    // its status words (tiles × 256) and counter inside `scratch`, zeroed;
+                    // `shared` bytes of dynamic shared memory as the source lays them out.
+                    unsafe { pass_fn.launch(config, &args)? };
+                    keys_in = keys_out;
+                    vals_in = vals_out;
+                }
+                _ => {
+                    // Passes alternate between `keys_a` and the output, ending in the output.
+                    let keys_out = if (passes - 1 - p) % 2 == 0 { dst } else { keys_a.ptr() };
+                    let args: [&dyn KernelArg; 7] =
+                        [&keys_in, &keys_out, &n32, &shift, &bins, &status, &counter];
+                    // SAFETY: kiln_radix_pass_<name>(keys_in, keys_out, n, shift, bins,
+                    // status, counter): n keys read from the line (or `keys_a`), n written to
+                    // `keys_a` or this line of `out` (never the buffer read); its status words
+                    // (tiles × 256) and counter inside `scratch`, zeroed; `shared` bytes of
+                    // dynamic shared memory as the source lays them out.
+                    unsafe { pass_fn.launch(config, &args)? };
+                    keys_in = keys_out;
+                }
+            }
+        }
+    }
+    Ok(vec![out])
+}

@@ -1,0 +1,182 @@
+//! Whole-line sorts on a CUDA device: the radix sort of `kiln-exec`'s `cuda/radix_sort.cu`
+//! (lines longer than the line sort's 8192, or of dtypes it does not take) against the
+//! reference evaluator, bit for bit (NaN last, -0.0 equal to 0.0 and kept in its place, ±inf),
+//! for every real dtype, sizes around the tiles (4096 keys, 3072 for 8-byte ones), one element,
+//! several lines, axis None of an N-d array, and argsort's stability and determinism. Every test
+//! is named `gpu_...` and prints `skipped: no GPU` without a CUDA backend (`on_gpu`).
+//!
+//! Run on the GPU machine: `KILN_DEVICE=cuda:0 ./main gpu_radix`.
+
+use kiln::{Array, DType, HostArray};
+use kiln_exec::RanCode;
+
+use crate::numpy_fixtures::{compare, Tol};
+use crate::vendor_gpu::on_gpu;
+
+/// Every real dtype.
+const REAL: [DType; 13] = [
+    DType::Bool,
+    DType::Int8,
+    DType::Int16,
+    DType::Int32,
+    DType::Int64,
+    DType::UInt8,
+    DType::UInt16,
+    DType::UInt32,
+    DType::UInt64,
+    DType::Float16,
+    DType::BFloat16,
+    DType::Float32,
+    DType::Float64,
+];
+
+/// A reproducible stream of 64-bit numbers (SplitMix64).
+fn mix(i: u64, seed: u64) -> u64 {
+    let mut z = i.wrapping_add(seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `n` held elements of `dt` on the device: floats with NaN, ±0, ±inf and many ties among
+/// values of both signs; integers from a range that wraps in the narrow types, with ties.
+fn data(dt: DType, n: usize, seed: u64) -> Array {
+    let x = if dt.is_float() {
+        let v: Vec<f64> = (0..n as u64)
+            .map(|i| match mix(i, seed) % 41 {
+                0 => f64::NAN,
+                1 => -f64::NAN,
+                2 => -0.0,
+                3 => 0.0,
+                4 => f64::INFINITY,
+                5 => f64::NEG_INFINITY,
+                k if k < 20 => (k as f64 - 12.0) * 0.5,
+                _ => (mix(i, seed + 7) % 20001) as f64 / 37.0 - 270.0,
+            })
+            .collect();
+        Array::from_vec(v, &[n])
+    } else {
+        let v: Vec<i64> = (0..n as u64)
+            .map(|i| (mix(i, seed) % 1201) as i64 - 600 + ((i % 5) as i64) * (1 << 40))
+            .collect();
+        Array::from_vec(v, &[n])
+    };
+    if dt == DType::Bool {
+        return (&x % 3i64).astype(DType::Bool).eval().clone();
+    }
+    x.astype(dt).eval().clone()
+}
+
+/// Materialises `outs` on the device, checks that the GPU radix sort ran (`radix`), and
+/// compares each with the reference evaluator's value of the same graph, bit for bit but NaN
+/// payloads.
+fn matches_evaluator(outs: &[&Array], radix: bool, what: &str) {
+    let lowered = kiln::lower(outs);
+    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
+    kiln::eval_all(outs);
+    let ran = kiln_exec::last_run_code();
+    let on_gpu = ran.iter().any(|(_, c)| matches!(c, RanCode::GpuRadixSort));
+    assert_eq!(on_gpu, radix, "{what}: the GPU radix sort ran: {on_gpu}");
+    for (k, (a, w)) in outs.iter().zip(&want).enumerate() {
+        let g = a.try_to_host().unwrap();
+        assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "{what}: output {k}");
+        if let Err(msg) = compare(w, &g, Tol::Exact, true) {
+            panic!("{what}: output {k} ({} {:?}): {msg}", w.dtype(), w.shape());
+        }
+    }
+}
+
+#[test]
+fn gpu_radix_sort_of_every_real_dtype_matches_the_evaluator() {
+    if !on_gpu() {
+        return;
+    }
+    // Longer than the line sort takes, not a multiple of either tile.
+    let n = 3 * 4096 + 17;
+    for (k, dt) in REAL.into_iter().enumerate() {
+        let x = data(dt, n, k as u64);
+        matches_evaluator(&[&x.sort(None)], true, &format!("sort {dt}"));
+        matches_evaluator(&[&x.argsort(None)], true, &format!("argsort {dt}"));
+    }
+}
+
+#[test]
+fn gpu_radix_sort_of_sizes_around_the_tiles() {
+    if !on_gpu() {
+        return;
+    }
+    // float16 and int16 lines of any length are the radix sort's (the line sort takes 4- and
+    // 8-byte keys), float32 and int64 ones past 8192.
+    for n in [1, 2, 31, 255, 256, 257, 3071, 3072, 3073, 4095, 4096, 4097, 8191] {
+        for dt in [DType::Float16, DType::Int16, DType::UInt8] {
+            let x = data(dt, n, n as u64);
+            matches_evaluator(&[&x.sort(Some(0))], true, &format!("sort {dt} of {n}"));
+            matches_evaluator(&[&x.argsort(Some(0))], true, &format!("argsort {dt} of {n}"));
+        }
+    }
+    for n in [8193, 12288, 12289, 3072 * 5, 3072 * 5 + 1, (1 << 20) + 5] {
+        for dt in [DType::Float32, DType::Int64, DType::Float64, DType::UInt32] {
+            let x = data(dt, n, n as u64 + 3);
+            matches_evaluator(&[&x.sort(None)], true, &format!("sort {dt} of {n}"));
+            matches_evaluator(&[&x.argsort(None)], true, &format!("argsort {dt} of {n}"));
+        }
+    }
+    // Empty: the host's (nothing to sort).
+    let e = Array::from_vec(Vec::<f32>::new(), &[0]);
+    assert!(e.sort(None).to_vec::<f32>().is_empty());
+    assert!(e.argsort(None).to_vec::<i64>().is_empty());
+}
+
+#[test]
+fn gpu_radix_sort_of_lines_and_of_axis_none() {
+    if !on_gpu() {
+        return;
+    }
+    let x = data(DType::Float32, 3 * 20000, 5).reshape(&[3, 20000]).eval().clone();
+    matches_evaluator(&[&x.sort(Some(-1))], true, "sort of 3 lines");
+    matches_evaluator(&[&x.argsort(Some(1))], true, "argsort of 3 lines");
+    // Axis None of a 3-d array: the reshape of the held buffer.
+    let y = data(DType::Float64, 2 * 3 * 5000, 6).reshape(&[2, 3, 5000]).eval().clone();
+    matches_evaluator(&[&y.sort(None)], true, "sort of a 3-d array, axis None");
+    matches_evaluator(&[&y.argsort(None)], true, "argsort of a 3-d array, axis None");
+    // More lines than the radix sort takes one by one: the host's.
+    let z = data(DType::Int32, 65 * 9000, 7).reshape(&[65, 9000]).eval().clone();
+    matches_evaluator(&[&z.sort(Some(1))], false, "sort of 65 lines");
+    // Another axis than the last: the host's.
+    matches_evaluator(&[&x.sort(Some(0))], false, "sort along axis 0");
+}
+
+/// Argsort of 2^22 keys with few distinct values (long runs of ties across many tiles): the
+/// stable order (Rust's stable sort of the positions) and the same bits on a second run.
+#[test]
+fn gpu_radix_argsort_is_stable_and_deterministic() {
+    if !on_gpu() {
+        return;
+    }
+    let n = 1 << 22;
+    let keys: Vec<f32> = (0..n as u64)
+        .map(|i| match mix(i, 11) % 1003 {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => 0.0,
+            k => (k % 97) as f32 - 48.0,
+        })
+        .collect();
+    let x = Array::from_vec(keys.clone(), &[n]).eval().clone();
+    let first = x.argsort(None).to_vec::<i64>();
+    assert!(kiln_exec::last_run_code().iter().any(|(_, c)| matches!(c, RanCode::GpuRadixSort)));
+    let second = x.argsort(None).to_vec::<i64>();
+    assert!(first == second, "two runs differ");
+    let order = |a: f32, b: f32| match (a.is_nan(), b.is_nan()) {
+        (false, false) => a.partial_cmp(&b).unwrap(),
+        (p, q) => p.cmp(&q),
+    };
+    let mut want: Vec<i64> = (0..n as i64).collect();
+    want.sort_by(|&i, &j| order(keys[i as usize], keys[j as usize]));
+    assert!(first == want, "not the stable order");
+    // sort keeps each element's bits in the same order.
+    let got: Vec<u32> = x.sort(None).to_vec::<f32>().iter().map(|v| v.to_bits()).collect();
+    let bits: Vec<u32> = want.iter().map(|&i| keys[i as usize].to_bits()).collect();
+    assert!(got == bits, "sort's bits are not the stable order's");
+}
