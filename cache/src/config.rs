@@ -193,6 +193,11 @@ pub struct Config {
     /// `KILN_GPU_ROW_CACHE` as an integer from 1 to 32: the row cache fill's loads in flight
     /// per thread (tuning; default 8, the lowering's `ROW_CACHE_UNROLL`).
     pub gpu_row_cache_unroll: Option<usize>,
+    /// `KILN_ARG_SCREEN`: unrolled argmin/argmax over float32 sums of non-negative terms
+    /// decided by a float32 pass where its error bound allows, folded exactly elsewhere (the
+    /// same results either way; for measuring it): `off` (`Some(0)`), or the terms of each
+    /// sum the pass takes a step, 1, 2, 4 or 8 (default on, 1: the lowering's `SCREEN_UNROLL`).
+    pub arg_screen: Option<usize>,
     /// `KILN_GPU_SCATTER=THREADS,TILE`: a GPU scatter block's threads (a power of two from 64
     /// to 1024) and tile (32 to `THREADS` positions) (tuning; default 256,128).
     pub gpu_scatter: Option<(usize, usize)>,
@@ -283,6 +288,13 @@ impl Config {
             online_softmax: r.bool("KILN_ONLINE_SOFTMAX"),
             gpu_row_cache: row_cache != Some(None),
             gpu_row_cache_unroll: row_cache.flatten(),
+            arg_screen: r.parse("KILN_ARG_SCREEN", "`off`, or 1, 2, 4 or 8", |t| {
+                if is_off(t) {
+                    Some(0)
+                } else {
+                    t.parse().ok().filter(|u| [1, 2, 4, 8].contains(u))
+                }
+            }),
             gpu_scatter: r.parse(
                 "KILN_GPU_SCATTER",
                 "THREADS,TILE: threads a power of two from 64 to 1024, a tile from 32 to THREADS",
@@ -450,7 +462,7 @@ mod tests {
             (None, None, None, false)
         );
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
-        assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache);
+        assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
         assert_eq!((c.gpu_memory_limit, c.stream_pool), (None, None));
@@ -475,6 +487,7 @@ mod tests {
             ("KILN_ONLINE_SOFTMAX", "off"),
             ("KILN_GPU_ROW_CACHE", "16"),
             ("KILN_GPU_SCATTER", "512, 64"),
+            ("KILN_ARG_SCREEN", "off"),
             ("KILN_GPU_POOL", "OFF"),
             ("KILN_GPU_MEMORY_LIMIT", "50%"),
             ("KILN_STREAM_POOL", "2"),
@@ -488,6 +501,8 @@ mod tests {
         assert_eq!((c.egg_iters, c.fast_math), (Some(3), true));
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Optimized, TierSetting::Fast));
         assert!(!c.host_libmvec && !c.gpu_pool && !c.gpu_pool_async && c.gpu_row_cache);
+        assert_eq!(c.arg_screen, Some(0));
+        assert_eq!(read(&[("KILN_ARG_SCREEN", "8")]).arg_screen, Some(8));
         let a = read(&[("KILN_GPU_POOL", "Async")]);
         assert!(a.gpu_pool && a.gpu_pool_async && a.warnings.is_empty(), "{a:?}");
         let bad = read(&[("KILN_GPU_POOL", "asink")]);

@@ -460,3 +460,103 @@ fn host_scatter_copies_match_the_evaluator_bit_for_bit() {
         }
     }
 }
+
+/// The backend's values of `outs` and the evaluator's, as float64 (labels, one-hot rows).
+fn backend_and_evaluator(outs: &[&Array]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let l = kiln::lower(outs);
+    let inputs: Vec<&kiln::ir::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap();
+    let want = want
+        .iter()
+        .map(|h| match h.dtype() {
+            DType::Int64 => h.as_slice::<i64>().unwrap().iter().map(|&v| v as f64).collect(),
+            DType::Float32 => h.as_slice::<f32>().unwrap().iter().map(|&v| f64::from(v)).collect(),
+            dt => panic!("{dt}"),
+        })
+        .collect();
+    let got = outs
+        .iter()
+        .map(|a| match a.dtype() {
+            DType::Int64 => a.to_vec::<i64>().iter().map(|&v| v as f64).collect(),
+            DType::Float32 => a.to_vec::<f32>().iter().map(|&v| f64::from(v)).collect(),
+            dt => panic!("{dt}"),
+        })
+        .collect();
+    (got, want)
+}
+
+/// Points and centres where a float32 sum of the squared distances picks another centre than
+/// the evaluator (a near tie), exact ties, zero distances, NaNs, infinities, overflowing and
+/// subnormal squares, then ordinary points: the argmin and argmax of the distances are
+/// screened in float32 by the kernels (`lower/screen.rs`) and must fold these exactly. Each
+/// point's labels come back from a scatter kernel (one-hot rows added at the labels) and from a
+/// reduction kernel, against the evaluator's.
+#[test]
+fn screened_labels_fold_near_ties_exactly() {
+    let d = 512;
+    // A point of `d` zeros with `(position, value)` set.
+    let row = |set: &[(usize, f32)]| {
+        let mut r = vec![0.0f32; d];
+        for &(i, v) in set {
+            r[i] = v;
+        }
+        r
+    };
+    // A: 1 at 0 and e at 64, 128, ..., 448: e² < 2^-24, so 1 + e² is 1 in float32, and a
+    // float32 sum that adds them to the 1 one at a time (in order, or in any number of
+    // accumulators up to 64 taking every 64th term) is 1; their value 1 + 4.2·2^-24 rounds to
+    // 1 + 2^-22. B: 1 at 0 and g at 64: 1 + g² rounds to 1 + 2^-23 in any order. The
+    // evaluator's nearest to the origin is B, a float32 sum's A.
+    let e = 0.7746f32 * (-12f32).exp2();
+    let g = 3.0881e-4f32;
+    let a_row =
+        row(&[(0, 1.0), (64, e), (128, e), (192, e), (256, e), (320, e), (384, e), (448, e)]);
+    let mut centres = a_row.clone();
+    centres.extend(row(&[(0, 1.0), (64, g)]));
+    // C, D: the same distance from (0, ..., 0, 5) (an exact tie); E: far away.
+    centres.extend(row(&[(0, -1.0), (d - 1, 5.0)]));
+    centres.extend(row(&[(0, 1.0), (d - 1, 5.0)]));
+    centres.extend(vec![100.0f32; d]);
+    let k = centres.len() / d;
+    let mut points: Vec<Vec<f32>> = vec![
+        row(&[]),             // the near tie of A and B
+        a_row,                // a zero distance
+        row(&[(d - 1, 5.0)]), // the tie of C and D
+        row(&[(3, f32::NAN)]),
+        row(&[(0, 1e30)]), // squares overflow: every distance inf
+        vec![1e18; d],     // sums near float32's largest
+        row(&[(0, 1e-23), (1, -1e-23), (7, 1e-22)]), // subnormal squares
+        [vec![100.0f32; d - 1], vec![100.000_01]].concat(),
+    ];
+    let mut s = 7u64;
+    for _ in 0..300 {
+        let p: Vec<f32> = (0..d)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
+            })
+            .collect();
+        points.push(p);
+    }
+    let n = points.len();
+    let x = Array::from_vec(points.concat(), &[n, d]);
+    let c = Array::from_vec(centres, &[k, d]);
+    let dist = sq_distances(&x, &c);
+    let (lmin, lmax) = (dist.argmin(1), dist.argmax(1));
+    let (got, want) = backend_and_evaluator(&[&lmin, &lmax]);
+    assert_eq!(got, want, "labels (argmin, argmax) against the evaluator");
+    assert_eq!(
+        &want[0][..3],
+        &[1.0, 0.0, 2.0],
+        "B nearest the origin, A to itself, C the first of a tie"
+    );
+    // The same labels inside scatter kernels: row i of the one-hot matrix added at label i.
+    let one_hot = kiln::eye(n, None, 0, DType::Float32);
+    let smin = kiln::zeros(&[k, n], DType::Float32).add_at(&lmin, &one_hot);
+    let smax = kiln::zeros(&[k, n], DType::Float32).add_at(&lmax, &one_hot);
+    let counts = kiln::bincount(&lmin, None, k);
+    let ex = kiln::explain(&[&smin, &smax, &counts]);
+    assert!(ex.report.to_string().contains("scatter"), "{}", ex.report);
+    let (got, want) = backend_and_evaluator(&[&smin, &smax]);
+    assert_eq!(got, want, "one-hot rows scattered at the labels, against the evaluator");
+}

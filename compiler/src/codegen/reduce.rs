@@ -135,6 +135,13 @@ impl Acc {
         Ok(Acc { op, fold, dt, tys })
     }
 
+    /// A float32 sum accumulated in f32 (not the evaluator's: [`Acc::new`]'s is f64), in any
+    /// order (`fastmath<reassoc>`): the screening pass of an argmin or argmax over float32 sums,
+    /// which bounds its error (`lower/screen.rs`).
+    pub fn float32_sum_in_f32() -> Acc {
+        Acc { op: OpKind::Sum, fold: Fold::Sum, dt: DType::Float32, tys: vec!["f32"] }
+    }
+
     /// Whether [`Acc::step`] reads the element's position (argmax, argmin; float max, min).
     pub fn needs_pos(&self) -> bool {
         matches!(self.op, OpKind::ArgMax | OpKind::ArgMin) || self.tracks_zeros()

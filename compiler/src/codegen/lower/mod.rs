@@ -38,7 +38,8 @@
 //! - `reduction.rs`: host rows and blocks, and the GPU's row and column groups, with
 //!   `coop.rs` (threads sharing a work item, their combines), `row_cache.rs` (rows staged in
 //!   shared memory) and `split.rs` (reductions split across blocks); `nested.rs`: short inner
-//!   reductions unrolled;
+//!   reductions unrolled, `screen.rs`: an unrolled argmin/argmax over float32 sums decided
+//!   by a float32 pass where its error bound allows;
 //! - `scatter.rs`, `scan.rs`, `scan_gpu.rs`, `sort_gpu.rs`: scatters, scans, line sorts;
 //! - `entry.rs`: the GPU entry around the kernel.
 
@@ -68,6 +69,7 @@ mod row_cache;
 pub(crate) mod scan;
 pub(crate) mod scan_gpu;
 pub mod scatter;
+mod screen;
 mod split;
 
 use coop::*;

@@ -59,9 +59,25 @@ impl Lower<'_> {
         for full in &fulls {
             self.inner_reductions(input, full, &mut inner)?;
         }
+        if let Some(v) = self.screened_arg_fold(id, &fulls, &inner)? {
+            return Ok(Some(v));
+        }
+        self.exact_unrolled_fold(id, &fulls, &inner).map(Some)
+    }
+
+    /// The unrolled fold of reduction `id` over `fulls` (its input's index at each folded
+    /// element), the inner reductions `inner` computed together first.
+    pub(super) fn exact_unrolled_fold(
+        &mut self,
+        id: NodeId,
+        fulls: &[Ix],
+        inner: &[(NodeId, Vec<Ix>)],
+    ) -> Result<crate::codegen::types::Val, Stop> {
+        let node = self.body.node(id);
+        let input = node.inputs[0];
         for (r, ixs) in inner {
             if ixs.len() > 1 {
-                self.reductions_together(r, &ixs)?;
+                self.reductions_together(*r, ixs, None, 1)?;
             }
         }
         let acc = Acc::new(node.op, self.body.node(input).dtype)?;
@@ -71,7 +87,7 @@ impl Lower<'_> {
             let pos = self.b.i64(e as i64);
             cur = acc.step(&mut self.b, &cur, &v, &pos)?;
         }
-        Ok(Some(acc.finish(&mut self.b, &cur, node.dtype)?))
+        Ok(acc.finish(&mut self.b, &cur, node.dtype)?)
     }
 
     /// Whether node `id`'s value reads a reduction through elementwise ops and views.
@@ -121,7 +137,17 @@ impl Lower<'_> {
 
     /// Reduction `id` at each of `ixs` in one loop nest (one accumulator each); the results
     /// are memoised, so that emitting `id` at one of `ixs` reads them.
-    fn reductions_together(&mut self, id: NodeId, ixs: &[Ix]) -> Result<(), Stop> {
+    /// With `acc`, that accumulator in place of the reduction's own (the screening pass's
+    /// float32 sums, see [`Lower::screened_arg_fold`]); the innermost loop takes `unroll`
+    /// elements a step where its extent is a multiple of it (their loads side by side, which
+    /// LLVM may combine into vector loads).
+    pub(super) fn reductions_together(
+        &mut self,
+        id: NodeId,
+        ixs: &[Ix],
+        acc: Option<Acc>,
+        unroll: usize,
+    ) -> Result<(), Stop> {
         let node = self.body.node(id);
         let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
         if axes.is_empty() {
@@ -130,7 +156,10 @@ impl Lower<'_> {
         }
         let input = node.inputs[0];
         let in_shape = self.body.node(input).shape.clone();
-        let acc = Acc::new(node.op, self.body.node(input).dtype)?;
+        let acc = match acc {
+            Some(acc) => acc,
+            None => Acc::new(node.op, self.body.node(input).dtype)?,
+        };
         let width = acc.tys.len();
         let mut init = Vec::with_capacity(width * ixs.len());
         let mut tys = Vec::with_capacity(width * ixs.len());
@@ -144,28 +173,45 @@ impl Lower<'_> {
         let mut ivs: Vec<String> = Vec::new();
         let mut results: Vec<Vec<String>> = Vec::new();
         let mut cur = init;
+        let last = *axes.last().expect("not empty");
+        let unroll = if unroll > 1 && in_shape[last].is_multiple_of(unroll) { unroll } else { 1 };
         for &a in axes.iter() {
             let ub = extent(&mut self.b, in_shape[a]);
-            let (iv, args, res) = self.open_for(&zero, &ub, &cur, &tys);
+            let step = self.b.i64(if a == last { unroll as i64 } else { 1 });
+            let (iv, args, res) = self.open_for_step(&zero, &ub, Some(&step), &cur, &tys);
             ivs.push(iv);
             results.push(res);
             cur = args;
         }
         let reduced: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
-        let pos = if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced) } else { zero.clone() };
-        let mut next = Vec::with_capacity(cur.len());
-        for (k, kept) in kept.iter().enumerate() {
-            let (mut at, mut kept) = (ivs.iter(), kept.iter());
-            let dims = (0..in_shape.len())
-                .map(|a| {
-                    if axes.contains(&a) { at.next() } else { kept.next() }
-                        .cloned()
-                        .expect("kept axes match the result's")
-                })
-                .collect();
-            let v = self.emit(input, &Ix { dims: Some(dims), flat: None })?;
-            next.extend(acc.step(&mut self.b, &cur[k * width..(k + 1) * width], &v, &pos)?);
+        let first = ivs.pop().expect("not empty");
+        for u in 0..unroll {
+            let off = self.b.i64(u as i64);
+            let iv = if u == 0 {
+                first.clone()
+            } else {
+                self.b.op(&format!("arith.addi {first}, {off} : i64"))
+            };
+            ivs.push(iv);
+            let pos =
+                if acc.needs_pos() { ravel(&mut self.b, &ivs, &reduced) } else { zero.clone() };
+            let mut next = Vec::with_capacity(cur.len());
+            for (k, kept) in kept.iter().enumerate() {
+                let (mut at, mut kept) = (ivs.iter(), kept.iter());
+                let dims = (0..in_shape.len())
+                    .map(|a| {
+                        if axes.contains(&a) { at.next() } else { kept.next() }
+                            .cloned()
+                            .expect("kept axes match the result's")
+                    })
+                    .collect();
+                let v = self.emit(input, &Ix { dims: Some(dims), flat: None })?;
+                next.extend(acc.step(&mut self.b, &cur[k * width..(k + 1) * width], &v, &pos)?);
+            }
+            ivs.pop();
+            cur = next;
         }
+        let next = cur;
         self.close_fold_loops(&next, &results, &tys);
         for (k, ix) in ixs.iter().enumerate() {
             let v = acc.finish(&mut self.b, &results[0][k * width..(k + 1) * width], node.dtype)?;
