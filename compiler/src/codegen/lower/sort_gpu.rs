@@ -35,18 +35,27 @@ pub(crate) struct LineSort {
     dt: DType,
 }
 
-/// The line sort a sort region is on the GPU, or why it is not.
-pub(crate) fn plan(region: &Region) -> Result<LineSort, Unsupported> {
-    let body = &region.body;
+/// A sort region's one output, a `sort` or `argsort`, and its axis; or why the region is not one.
+fn sort_output(region: &Region) -> Result<(&kiln_ir::Node, &usize), Unsupported> {
     let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
     if region.kind != RegionKind::Sort {
         return Err(no("not a sort region"));
     }
-    let [out] = body.outputs() else { return Err(no("a sort region with several outputs")) };
-    let node = body.node(*out);
+    let [out] = region.body.outputs() else {
+        return Err(no("a sort region with several outputs"));
+    };
+    let node = region.body.node(*out);
     let (OpKind::Sort | OpKind::Argsort, Attrs::Axis { axis }) = (node.op, &node.attrs) else {
         return Err(no("a sort region whose output is not a sort"));
     };
+    Ok((node, axis))
+}
+
+/// The line sort a sort region is on the GPU, or why it is not.
+pub(crate) fn plan(region: &Region) -> Result<LineSort, Unsupported> {
+    let body = &region.body;
+    let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
+    let (node, axis) = sort_output(region)?;
     let operand = body.node(node.inputs[0]);
     let Attrs::Input { index } = operand.attrs else {
         return Err(no("an operand seen through views (the host sorts it)"));
@@ -101,14 +110,7 @@ pub struct RadixSort {
 pub fn radix_sort(region: &Region) -> Result<RadixSort, Unsupported> {
     let body = &region.body;
     let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
-    if region.kind != RegionKind::Sort {
-        return Err(no("not a sort region"));
-    }
-    let [out] = body.outputs() else { return Err(no("a sort region with several outputs")) };
-    let node = body.node(*out);
-    let (OpKind::Sort | OpKind::Argsort, Attrs::Axis { axis }) = (node.op, &node.attrs) else {
-        return Err(no("a sort region whose output is not a sort"));
-    };
+    let (node, axis) = sort_output(region)?;
     let mut operand = body.node(node.inputs[0]);
     // A reshape of a held (C-contiguous) operand is its buffer: axis None of an N-d array.
     if operand.op == OpKind::Reshape {
