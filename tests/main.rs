@@ -58,7 +58,8 @@
 //! - `vendor`: matmul/dot, `kiln::fft` and `kiln::random` on the host libraries, against NumPy's
 //!   fixtures and the reference evaluator; library regions in the fusion report; typed errors.
 //! - `random`: `kiln::random`'s lazy Philox draws against the evaluator, Kolmogorov-Smirnov
-//!   tests of their distributions, dropout as one kernel, redraws reusing the plan.
+//!   tests of their distributions, dropout as one kernel, redraws reusing the plan;
+//!   `random_params`: distribution parameters as arrays (broadcast, per-element moments, errors).
 //! - `linalg`: `kiln::linalg`'s decompositions, solvers, lstsq, pinv, norm... against NumPy's
 //!   fixtures (`tests/fixtures/linalg/`), factors by reconstruction, typed errors, one call each.
 //! - `row_kernels`: GPU row reductions with several reductions per row (softmax, layer norm),
@@ -124,6 +125,9 @@ mod printing;
 mod random;
 #[path = "suite/random_distributions.rs"]
 mod random_distributions;
+
+#[path = "suite/random_params.rs"]
+mod random_params;
 #[path = "suite/reduce_dtype.rs"]
 mod reduce_dtype;
 #[path = "suite/scans.rs"]

@@ -31,6 +31,7 @@ mod philox;
 mod print;
 mod quantile;
 pub mod random;
+mod random_params;
 mod reduce;
 mod reinterpret;
 mod scan;

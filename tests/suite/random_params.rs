@@ -1,0 +1,102 @@
+//! Distribution parameters as arrays (`normal_array`, `uniform_array`, `exponential_array`):
+//! each value is the scalar form's draw from the same stream with its element's parameters
+//! (bit for bit on the host), shapes broadcast as NumPy's (`size` or the parameters' shape),
+//! the per-parameter moments, and NumPy's errors with every live array still readable.
+
+use kiln::random::Generator;
+use kiln::{Array, DType};
+
+fn floats(a: &Array) -> Vec<f64> {
+    a.astype(DType::Float64).to_vec::<f64>()
+}
+
+#[test]
+fn array_parameters_scale_and_shift_the_same_draws() {
+    let loc = Array::from_vec(vec![-3.0f64, 0.0, 10.0], &[3]);
+    let scale = Array::from_vec(vec![0.5f64, 2.0], &[2, 1]);
+    for dtype in [DType::Float32, DType::Float64] {
+        let got = Generator::new(5).normal_array(&loc, &scale, None, dtype);
+        assert_eq!((got.shape(), got.dtype()), (&[2usize, 3][..], dtype));
+        let z = floats(&Generator::new(5).standard_normal(&[2, 3], dtype));
+        let (l, s) = (loc.astype(dtype), scale.astype(dtype));
+        let want = floats(&(&Array::from_vec(z, &[2, 3]).astype(dtype) * &s + &l));
+        assert_eq!(floats(&got), want, "normal {dtype}");
+
+        let (lo, hi) = (Array::from_vec(vec![0.0f64, -1.0], &[2]), 4.0);
+        let got = Generator::new(6).uniform_array(&lo, hi, Some(&[3, 2]), dtype);
+        let u = Generator::new(6).random(&[3, 2], dtype);
+        let lo_d = lo.astype(dtype);
+        let want = floats(&(&u * &(&Array::scalar(hi).astype(dtype) - &lo_d) + &lo_d));
+        assert_eq!(floats(&got), want, "uniform {dtype}");
+        for (k, v) in floats(&got).iter().enumerate() {
+            let l = [0.0, -1.0][k % 2];
+            assert!(*v >= l && *v <= 4.0, "uniform {dtype}: {v} outside [{l}, 4]");
+        }
+
+        let sc = Array::from_vec(vec![1.0f64, 0.25, 8.0, 0.0], &[4]);
+        let got = Generator::new(7).exponential_array(&sc, None, dtype);
+        let e = Generator::new(7).exponential(1.0, &[4], dtype);
+        assert_eq!(floats(&got), floats(&(&e * &sc.astype(dtype))), "exponential {dtype}");
+        assert_eq!(floats(&got)[3], 0.0, "a zero scale draws zeros");
+    }
+}
+
+/// Scalars take the scalar forms: the same values as `normal`, `uniform`, `exponential`, and a
+/// `size` of `None` draws one value (shape `[]`).
+#[test]
+fn scalar_parameters_are_the_scalar_forms() {
+    let dt = DType::Float64;
+    let a = Generator::new(9).normal_array(1.5, 2.0, Some(&[4]), dt);
+    assert_eq!(floats(&a), floats(&Generator::new(9).normal(1.5, 2.0, &[4], dt)));
+    let u = Generator::new(9).uniform_array(-1.0, 1.0, None, dt);
+    assert_eq!(u.shape(), &[] as &[usize]);
+    assert_eq!(floats(&u), floats(&Generator::new(9).uniform(-1.0, 1.0, &[], dt)));
+    let e = Generator::new(9).exponential_array(3.0, Some(&[2, 2]), dt);
+    assert_eq!(floats(&e), floats(&Generator::new(9).exponential(3.0, &[2, 2], dt)));
+}
+
+/// Each column's draws have its own mean and deviation.
+#[test]
+fn each_element_follows_its_own_parameters() {
+    let n = 40_000;
+    let loc = Array::from_vec(vec![-5.0f64, 0.0, 100.0], &[3]);
+    let scale = Array::from_vec(vec![0.1f64, 1.0, 30.0], &[3]);
+    let x = Generator::new(11).normal_array(&loc, &scale, Some(&[n, 3]), DType::Float64);
+    let v = floats(&x);
+    for (c, (m, s)) in [(-5.0, 0.1), (0.0, 1.0), (100.0, 30.0)].into_iter().enumerate() {
+        let col: Vec<f64> = v.iter().skip(c).step_by(3).copied().collect();
+        let mean = col.iter().sum::<f64>() / n as f64;
+        let var = col.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+        // Five standard errors of the mean; the deviation within 3%.
+        assert!((mean - m).abs() < 5.0 * s / (n as f64).sqrt(), "column {c}: mean {mean}");
+        assert!((var.sqrt() / s - 1.0).abs() < 0.03, "column {c}: deviation {}", var.sqrt());
+    }
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let dt = DType::Float32;
+    let live = Array::from_vec(vec![1.0f32, 2.0], &[2]);
+    let neg = Array::from_vec(vec![1.0f64, -0.5], &[2]);
+    let nan = Array::from_vec(vec![f64::NAN, 1.0], &[2]);
+    let inf = Array::from_vec(vec![0.0f64, f64::INFINITY], &[2]);
+    let mut g = Generator::new(1);
+    let msg = |r: kiln::Result<Array>| r.unwrap_err().to_string();
+    assert!(msg(g.try_normal_array(0.0, &neg, None, dt)).contains("scale < 0"));
+    assert!(msg(g.try_normal_array(&live, &nan, None, dt)).contains("scale < 0"));
+    assert!(msg(g.try_uniform_array(&inf, 1.0, None, dt)).contains("finite"));
+    assert!(msg(g.try_exponential_array(&neg, None, dt)).contains("scale < 0"));
+    assert!(msg(g.try_exponential_array(&inf, None, dt)).contains("not finite"));
+    // Shapes that do not broadcast together, or to `size`.
+    let three = Array::from_vec(vec![1.0f64; 3], &[3]);
+    assert!(g.try_normal_array(&live, &three, None, dt).is_err());
+    let e = msg(g.try_normal_array(&three, 1.0, Some(&[3, 1]), dt));
+    assert!(e.contains("normal") && e.contains("size"), "{e}");
+    // A dtype that is not a float, a complex parameter.
+    assert!(g.try_normal_array(&live, 1.0, None, DType::Int32).is_err());
+    let z = Array::from_vec(vec![num_complex::Complex64::new(1.0, 1.0)], &[1]);
+    let e = msg(g.try_normal_array(&z, 1.0, None, dt));
+    assert!(e.contains("normal") && e.contains("complex"), "{e}");
+    assert_eq!(live.to_vec::<f32>(), vec![1.0, 2.0]);
+    assert_eq!(neg.to_vec::<f64>(), vec![1.0, -0.5]);
+}
