@@ -2,8 +2,21 @@
 //! `np.argwhere`, `np.where(cond)` ([`try_where_indices`]) and boolean-mask selection
 //! ([`Array::try_mask`], NumPy's `a[mask]`).
 //!
-//! They are all one compaction: the flat positions where a predicate holds (`np.flatnonzero`),
-//! made of op classes that exist on both backends, no op of their own:
+//! Where the condition has as many elements as what it selects from (`x[x > 0]`,
+//! `extract(cond, a)` of one size, `flatnonzero`, `nonzero`, `argwhere`), they are **one
+//! kernel** ([`select`]): the IR's `compact` (the values, or the flat positions, where the
+//! predicate holds, in order, then zeros, in a buffer of the input's size) and `compact_count`
+//! (how many), one region with the predicate's producer computed inside. On the GPU the kernel
+//! goes by tiles in one pass: each tile counts its kept elements, takes the count before it
+//! from the tiles' published totals (`scan_gpu.rs`'s look-back) and writes its kept elements
+//! to their slots; on the host one loop with a running count. Then **one read of the count
+//! back to the host** (the one synchronisation), and the result is the buffer's first `count`
+//! elements: a view of the device buffer (`DeviceArray::leading`: no copy), or a slice on the
+//! host.
+//!
+//! Otherwise (a condition of another length, a mask of fewer axes than the array, `compress`
+//! along an axis) it is the flat positions where a predicate holds, made of op classes that
+//! exist on both backends:
 //!
 //! 1. **scan**: `cumsum` of the predicate (`cond != 0`, NaN counting as true) gives each kept
 //!    element its 1-based output position; the predicate's producer (`x > 0`) is computed in the
@@ -24,8 +37,10 @@
 //! Conditions of any dtype are truth values (`!= 0`, as NumPy's `nonzero`; a complex value with
 //! either part non-zero, and NaN, are true).
 
+use std::sync::Arc;
+
 use kiln_ir::shape::normalize_axis;
-use kiln_ir::DType;
+use kiln_ir::{Attrs, DType, OpKind};
 
 use crate::error::{value_err, Result};
 use crate::views::SliceArg;
@@ -41,6 +56,26 @@ fn range(a: &Array, start: i64, stop: i64) -> Result<Array> {
     a.try_slice(&[SliceArg::Range { start: Some(start), stop: Some(stop), step: 1 }])
 }
 
+/// The elements of the 1-D `x` where the 1-D bool `pred` (of `x`'s length) is true, in order:
+/// shape `(N,)`, `x`'s dtype. One compaction kernel (its producers fused), then one read of the
+/// count (see the [module docs](self)).
+fn select(pred: &Array, x: &Array) -> Result<Array> {
+    if pred.size() == 0 {
+        return Ok(crate::empty(&[0], x.dtype()));
+    }
+    let kept = Array::apply(OpKind::Compact, Attrs::Axis { axis: 0 }, &[pred, x])?;
+    let count = Array::apply(OpKind::CompactCount, Attrs::Axis { axis: 0 }, &[pred])?;
+    crate::materialize::try_eval_all(&[&kept, &count])?;
+    let count = count.try_to_vec::<i64>()?[0] as usize;
+    if count == kept.size() {
+        return Ok(kept);
+    }
+    match kept.device_value() {
+        Some(d) if kept.value().is_none() => Ok(Array::from_device(Arc::new(d.leading(count)?))),
+        _ => range(&kept, 0, count as i64),
+    }
+}
+
 /// The int64 positions in `pred` (1-D bool) where it is true, each below `limit` (the extent
 /// `pred` indexes: a true at or past it is NumPy's IndexError, `what` naming the axis). One
 /// read of the count back to the host (see the module docs).
@@ -48,6 +83,9 @@ fn compact(op: &str, pred: &Array, limit: usize, what: &str, cond: &Array) -> Re
     let n = pred.size();
     if n == 0 {
         return Ok(crate::empty(&[0], DType::Int64));
+    }
+    if limit == n {
+        return select(pred, &crate::arange(n as i64));
     }
     let incl = pred.try_cumsum(None)?;
     // Running counts at `limit` and at the end, computed with the scan and read at once.
@@ -190,6 +228,9 @@ pub fn argwhere(a: &Array) -> Array {
 /// Errors: `cond` not zero at a flat position at or past `a.size()` (NumPy's IndexError),
 /// found by the count.
 pub fn try_extract(cond: &Array, a: &Array) -> Result<Array> {
+    if cond.size() == a.size() {
+        return select(&truth(cond)?, &a.try_reshape(&[a.size() as i64])?);
+    }
     let flat = compact("extract", &truth(cond)?, a.size(), "the flattened array", cond)?;
     a.try_reshape(&[a.size() as i64])?.try_take(&flat, None)
 }
@@ -235,6 +276,9 @@ impl Array {
             ));
         }
         let (src, ax) = match axis {
+            None if cond.size() == self.size() => {
+                return select(&truth(cond)?, &self.try_reshape(&[self.size() as i64])?)
+            }
             None => (self.try_reshape(&[self.size() as i64])?, 0),
             Some(a) => (self.clone(), normalize_axis(op, a, self.ndim())?),
         };
@@ -293,6 +337,9 @@ impl Array {
                     self.dtype()
                 ),
             ));
+        }
+        if mask.ndim() == self.ndim() && mask.ndim() > 0 {
+            return select(&truth(mask)?, &self.try_reshape(&[self.size() as i64])?);
         }
         let lead = mask.size();
         let flat = compact(op, &truth(mask)?, lead, "the mask", mask)?;

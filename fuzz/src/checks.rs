@@ -457,8 +457,8 @@ fn apply(g: &mut Graph, b: &mut Bytes, pool: &[NodeId], op: OpKind) -> Option<No
     if arity == 0 {
         return None;
     }
-    // Elementwise operands broadcast to one shape.
-    if op.is_elementwise() && arity > 1 {
+    // Elementwise operands (and a compaction's condition and values) broadcast to one shape.
+    if (op.is_elementwise() || op == OpKind::Compact) && arity > 1 {
         let mut shape: Vec<usize> = g.node(operands[0]).shape.to_vec();
         for &o in &operands[1..] {
             shape = kiln_ir::shape::broadcast_shapes(info.name, &shape, &g.node(o).shape)
@@ -488,7 +488,7 @@ fn apply(g: &mut Graph, b: &mut Bytes, pool: &[NodeId], op: OpKind) -> Option<No
     let values: Vec<usize> = match info.dtype_rule {
         DTypeRule::Select => {
             operands[0] = cast(g, operands[0], DType::Bool)?;
-            vec![1, 2]
+            (1..arity).collect()
         }
         DTypeRule::Gathered => {
             operands[1] = cast(g, operands[1], DType::Int64)?;

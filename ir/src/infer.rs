@@ -306,7 +306,21 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                     rank: s0.len(),
                 });
             }
-            s0.into()
+            match op {
+                OpKind::Compact if inputs[1].1 != s0 => {
+                    return Err(IrError::InvalidShape {
+                        op: name.into(),
+                        shape: inputs[1].1.into(),
+                        message: format!("the values must have the condition's shape {s0:?}"),
+                    })
+                }
+                OpKind::CompactCount => {
+                    let mut s: Shape = s0.into();
+                    s[*axis] = 1;
+                    s
+                }
+                _ => s0.into(),
+            }
         }
         OpClass::Custom => {
             return Err(attrs_err(op, "a custom kernel's type is declared, not inferred"))

@@ -409,6 +409,8 @@ ops! {
         Cumprod,         "cumprod",       Fixed(1), ANY,      SumLike,   Axis,    "running product along `axis`, each step rounded to the result dtype (np.cumprod)";
         Cummax,          "cummax",        Fixed(1), ANY,      Same,      Axis,    "running maximum along `axis`; NaN propagates (np.maximum.accumulate)";
         Cummin,          "cummin",        Fixed(1), ANY,      Same,      Axis,    "running minimum along `axis`; NaN propagates (np.minimum.accumulate)";
+        Compact,         "compact",       Fixed(2), ANY,      Select,    Axis,    "stream compaction along `axis`: each line's elements of x (input 1) where the bool cond (input 0, x's shape) is true, in order, then zeros (np.extract per line; compact_count gives how many are kept)";
+        CompactCount,    "compact_count", Fixed(1), B,        Index,     Axis,    "the number of true elements of the bool cond along `axis`, the axis kept with extent 1 (int64; compact's kept elements per line)";
     }
 
     Sort {

@@ -156,59 +156,105 @@ fn values(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
+/// The regions of the thread's last run: their kernel shapes (`None`: no generated kernel ran).
+fn last_run() -> Vec<Option<String>> {
+    kiln_exec::last_run_code()
+        .iter()
+        .map(|(_, c)| c.kernel().map(|k| k.shape.to_string()))
+        .collect()
+}
+
 #[test]
-fn kernels_of_one_call() {
+fn one_compaction_kernel_a_call() {
+    // `x[x > 0]`, extract, flatnonzero, nonzero, argwhere and compress: one generated kernel
+    // (the predicate's producer, the compaction and its count), then the count read back.
     let n = 4096usize;
     let x = Array::from_vec(values(n, 7), &[n]);
-    // The count: what `compact` materialises first (the scan and its last element).
-    let incl = x.greater(0.0f32).reshape(&[n as i64]).cumsum(None);
-    let last =
-        incl.slice(&[kiln::SliceArg::Range { start: Some(n as i64 - 1), stop: None, step: 1 }]);
-    let count = kiln::explain(&[&incl, &last]);
-    eprintln!("count step:\n{}", count.report);
-    // The result after the count (the scan held): the scatter of the positions, the gather.
+    let host = x.to_vec::<f32>();
+    let expect: Vec<f32> = host.iter().copied().filter(|&v| v > 0.0).collect();
+    let at: Vec<i64> = (0..n as i64).filter(|&i| host[i as usize] > 0.0).collect();
     let r = x.mask(&x.greater(0.0f32));
-    let result = kiln::explain(&[&r]);
-    eprintln!("extract step:\n{}", result.report);
-    let nz = kiln::nonzero(&x.reshape(&[64, 64]).greater(0.0f32));
-    let both = kiln::explain(&nz.iter().collect::<Vec<_>>());
-    eprintln!("nonzero step:\n{}", both.report);
-    let aw = kiln::argwhere(&x.reshape(&[64, 64]).greater(0.0f32));
-    eprintln!("argwhere step:\n{}", kiln::explain(&[&aw]).report);
-    // The predicate's producer (`x > 0`) is computed in the scan's and the scatter's kernels:
-    // x is their input, no bool array is materialised. Two kernels for the count (the scan,
-    // its last element), two for each result (the scatter, then a gather or the coordinates).
-    let ops = |e: &kiln::Explain, r: usize| e.report.regions[r].ops.join(" ");
-    let reads_x = |e: &kiln::Explain, r: usize| {
-        e.report.regions[r]
-            .inputs
-            .iter()
-            .any(|(_, d, s)| *d == DType::Float32 && s.as_slice() == [n])
-    };
-    assert_eq!(count.report.kernel_count(), 2, "{}", count.report);
-    assert!(
-        ops(&count, 0).contains("greater") && ops(&count, 0).contains("cumsum"),
-        "{}",
-        count.report
-    );
-    assert!(reads_x(&count, 0), "{}", count.report);
-    for (e, what) in [(&result, "mask"), (&both, "nonzero")] {
-        assert_eq!(e.report.kernel_count(), 2, "{what}: {}", e.report);
-        assert!(
-            ops(e, 0).contains("greater") && ops(e, 0).contains("scatter_add"),
-            "{what}: {}",
-            e.report
-        );
-        assert!(reads_x(e, 0), "{what}: {}", e.report);
-    }
-    assert_eq!(
-        both.report.regions[1].outputs.len(),
-        2,
-        "both coordinates in one kernel: {}",
-        both.report
-    );
-    let expect: Vec<f32> = x.to_vec::<f32>().into_iter().filter(|&v| v > 0.0).collect();
+    assert_eq!(last_run().len(), 1, "{:?}", last_run());
+    assert!(last_run()[0].is_some(), "generated code, not the evaluator: {:?}", last_run());
     assert_eq!(r.to_vec::<f32>(), expect);
+    // The result holds its value: nothing more runs to read it.
+    assert!(r.is_materialized());
+    assert_eq!(kiln::explain(&[&r]).report.kernel_count(), 0);
+    let m = x.reshape(&[64, 64]);
+    let e = kiln::extract(&m.greater(0.0f32), &(&m * 2.0f32));
+    assert_eq!(last_run().len(), 1, "{:?}", last_run());
+    assert_eq!(e.to_vec::<f32>(), expect.iter().map(|v| v * 2.0).collect::<Vec<_>>());
+    let f = kiln::flatnonzero(&m.greater(0.0f32));
+    assert_eq!(last_run().len(), 1, "{:?}", last_run());
+    assert_eq!(f.to_vec::<i64>(), at);
+    let c = x.compress(&x.greater(0.0f32), None);
+    assert_eq!(c.to_vec::<f32>(), expect);
+    let nz = kiln::nonzero(&m.greater(0.0f32));
+    kiln::eval_all(&nz.iter().collect::<Vec<_>>());
+    assert_eq!(nz[0].to_vec::<i64>(), at.iter().map(|i| i / 64).collect::<Vec<_>>());
+    assert_eq!(nz[1].to_vec::<i64>(), at.iter().map(|i| i % 64).collect::<Vec<_>>());
+    let aw = kiln::argwhere(&m.greater(0.0f32));
+    assert_eq!(aw.shape(), &[at.len(), 2]);
+}
+
+/// The compaction against a host filter at sizes around the GPU's tiles (2048 and 8192
+/// elements) and past many tiles, for each dtype class, and for strided (non-contiguous)
+/// values and conditions; all-false, all-true and empty.
+#[test]
+fn compaction_matches_a_filter_at_tile_edges() {
+    let sizes = [1usize, 31, 33, 2047, 2048, 2049, 8191, 8192, 8193, 40_000, 300_001];
+    for (k, &n) in sizes.iter().enumerate() {
+        let v = values(n, 100 + k as u64);
+        let x = Array::from_vec(v.clone(), &[n]);
+        // float32, and the others through casts (the producer fused into the compaction).
+        let keep: Vec<bool> = v.iter().map(|&a| a > 0.25).collect();
+        let pick = |w: &[f64]| -> Vec<f64> {
+            w.iter().zip(&keep).filter(|(_, &k)| k).map(|(&a, _)| a).collect()
+        };
+        let wide: Vec<f64> = v.iter().map(|&a| a as f64).collect();
+        let got = x.mask(&x.greater(0.25f32));
+        assert_eq!(
+            got.to_vec::<f32>(),
+            pick(&wide).iter().map(|&a| a as f32).collect::<Vec<_>>(),
+            "f32 n={n}"
+        );
+        let i = (&x * 1000.0f32).astype(DType::Int16);
+        let got = kiln::extract(&x.greater(0.25f32), &i);
+        let want: Vec<i16> = pick(&wide).iter().map(|&a| (a as f32 * 1000.0) as i16).collect();
+        assert_eq!(got.to_vec::<i16>(), want, "i16 n={n}");
+        let d = x.astype(DType::Float64);
+        let got = d.compress(&d.greater(0.25), None);
+        assert_eq!(got.to_vec::<f64>(), pick(&wide), "f64 n={n}");
+        let b = x.greater(0.0f32);
+        let got = kiln::extract(&x.greater(0.25f32), &b);
+        let want: Vec<bool> = pick(&wide).iter().map(|&a| a > 0.0).collect();
+        assert_eq!(got.to_vec::<bool>(), want, "bool n={n}");
+        let z = kiln::extract(&x.greater(0.25f32), &x.astype(DType::Complex64));
+        let zs: Vec<f32> = z.real().to_vec::<f32>();
+        assert_eq!(zs, pick(&wide).iter().map(|&a| a as f32).collect::<Vec<_>>(), "c64 n={n}");
+        let u = kiln::flatnonzero(&x.greater(0.25f32));
+        let want: Vec<i64> = (0..n as i64).filter(|&j| keep[j as usize]).collect();
+        assert_eq!(u.to_vec::<i64>(), want, "positions n={n}");
+        // Nothing kept, everything kept.
+        assert_eq!(x.mask(&x.greater(5.0f32)).size(), 0, "none n={n}");
+        assert_eq!(x.mask(&x.less(5.0f32)).to_vec::<f32>(), v, "all n={n}");
+    }
+    // Non-contiguous values and condition: every other element, reversed, and a transpose.
+    let n = 20_000usize;
+    let v = values(2 * n, 5);
+    let x = Array::from_vec(v.clone(), &[2 * n]);
+    let odd = x.slice(&[kiln::SliceArg::Range { start: Some(1), stop: None, step: 2 }]);
+    let rev = odd.flip(None);
+    let want: Vec<f32> = v.iter().skip(1).step_by(2).rev().copied().filter(|&a| a < 0.5).collect();
+    assert_eq!(rev.mask(&rev.less(0.5f32)).to_vec::<f32>(), want);
+    let m = x.reshape(&[200, 200]).transpose();
+    let mt: Vec<f32> =
+        (0..200).flat_map(|c| (0..200).map(move |r| (r, c))).map(|(r, c)| v[r * 200 + c]).collect();
+    let want: Vec<f32> = mt.iter().copied().filter(|&a| a > 1.0).collect();
+    assert_eq!(m.mask(&m.greater(1.0f32)).to_vec::<f32>(), want);
+    // Empty.
+    let e = Array::from_vec(Vec::<f32>::new(), &[0]);
+    assert_eq!(e.mask(&e.greater(0.0f32)).shape(), &[0]);
 }
 
 /// Timing on the backend that runs the suite (`--ignored --nocapture`): `x[x > 0]` of 2^26

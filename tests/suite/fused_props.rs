@@ -376,7 +376,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             // otherwise than the evaluator's running value (`codegen/lower/scan.rs`).
             Cumsum | Cumprod if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,
             // Each step rounded as the evaluator rounds it.
-            Cumsum | Cumprod | Cummax | Cummin => exact,
+            Cumsum | Cumprod | Cummax | Cummin | Compact | CompactCount => exact,
             // A sorted line is within its input's bound of the reference's (sorting moves no
             // element further than the largest error); positions only follow exact inputs.
             Sort => worst,

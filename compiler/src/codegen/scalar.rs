@@ -471,6 +471,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         | Cumprod
         | Cummax
         | Cummin
+        | Compact
+        | CompactCount
         | Sort
         | Argsort
         | kiln_ir::ops_of!(Vendor) => {

@@ -82,7 +82,9 @@ fn root_space(g: &Graph, node: &Node) -> Space {
         OpClass::Scatter => Space::Scatter { items: g.node(node.inputs[1]).shape.clone() },
         OpClass::Scan => {
             let Attrs::Axis { axis } = &node.attrs else { unreachable!("verified graph") };
-            Space::Scan { shape: node.shape.clone(), axis: *axis }
+            // The scanned shape: the condition's for a compaction's count (its output keeps
+            // the axis with extent 1), so that a compaction and its count are one kernel.
+            Space::Scan { shape: g.node(node.inputs[0]).shape.clone(), axis: *axis }
         }
         OpClass::Sort | OpClass::Vendor | OpClass::Custom => Space::Opaque,
         OpClass::Leaf | OpClass::Elementwise | OpClass::View | OpClass::Copy | OpClass::Gather => {

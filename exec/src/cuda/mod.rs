@@ -113,6 +113,30 @@ impl DeviceArray {
         Ok(DeviceArray { buf, dtype, shape: shape.to_vec() })
     }
 
+    /// The first `rows` rows (along the first axis) of the array, sharing its memory: no copy,
+    /// the view keeps the array alive (a compaction's result is the first rows of the buffer
+    /// its kernel wrote). Errors: a 0-d array, or more rows than it has.
+    pub fn leading(self: &Arc<Self>, rows: usize) -> Result<DeviceArray> {
+        let mut shape = self.shape.clone();
+        match shape.first_mut() {
+            Some(r) if rows <= *r => *r = rows,
+            _ => return Err(Error::InvalidInput(format!("the first {rows} rows of {self:?}"))),
+        }
+        let bytes = device_bytes(self.dtype, &shape);
+        // SAFETY: the first `bytes` of this array's buffer (no more than its length) are device
+        // memory of its stream's device, readable and writable by its kernels, kept alive by
+        // the `Arc` the view owns; the array's writer ran on that stream, so it is ready there.
+        let buf = unsafe {
+            DeviceBuffer::from_foreign(
+                self.buf.ptr(),
+                bytes,
+                self.buf.stream(),
+                Box::new(self.clone()),
+            )?
+        };
+        DeviceArray::from_buffer(buf, self.dtype, &shape)
+    }
+
     /// Copies a host array to the current device (on the current stream).
     pub fn upload(h: &HostArray) -> Result<DeviceArray> {
         let bytes = host_bytes(h.data());

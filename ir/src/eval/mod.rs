@@ -356,6 +356,7 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         Cumsum | Cumprod | Cummax | Cummin => {
             Ok(scan(args[0], node, axis_attr(), combining(node.op)))
         }
+        Compact | CompactCount => Ok(sort::compact(args, node, axis_attr())),
 
         // ---- sorts
         Sort | Argsort => Ok(sort::sort(args[0], node, axis_attr())),

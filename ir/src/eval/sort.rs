@@ -1,12 +1,12 @@
 //! `sort` and `argsort` along one axis: NumPy's order, which the evaluator defines for every
-//! backend. Floats ascend with NaN last and -0.0 equal to 0.0; complex values by real then
+//! backend; and `compact`/`compact_count`, the order-keeping selection along one axis. Floats ascend with NaN last and -0.0 equal to 0.0; complex values by real then
 //! imaginary part, NaN last as NumPy puts it (`R + Rj`, then `R + nanj`, `nan + Rj`,
 //! `nan + nanj`); bools false first. Equal elements keep their order (a stable sort), so
 //! `argsort` is `np.argsort(kind='stable')` and `sort` of ±0 keeps their signs in order.
 
 use std::cmp::Ordering;
 
-use super::value::Value;
+use super::value::{cast, Value};
 use super::Tensor;
 use crate::graph::Node;
 use crate::ops::OpKind;
@@ -102,5 +102,87 @@ mod tests {
             })
             .collect();
         assert_eq!(shown, ["0+9j", "1-5j", "1+5j", "2NaNj", "NaN+1j", "NaNNaNj"]);
+    }
+}
+
+/// `compact` (args: cond, x) or `compact_count` (args: cond) along `axis`: per line, the
+/// elements of `x` where `cond` is true, in order, then zeros; or how many there are (int64,
+/// the axis of extent 1).
+pub(crate) fn compact(args: &[&Tensor], node: &Node, axis: usize) -> Tensor {
+    let cond = args[0];
+    let n = cond.shape[axis];
+    let inner: usize = cond.shape[axis + 1..].iter().product();
+    let outer: usize = cond.shape[..axis].iter().product();
+    let counting = node.op == OpKind::CompactCount;
+    let zero = cast(Value::Int(0), node.dtype);
+    let mut vals = vec![zero; crate::shape::numel(&node.shape)];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| o * n * inner + k * inner + i;
+            let mut kept = 0;
+            for k in 0..n {
+                if cond.vals[at(k)].truthy() {
+                    if !counting {
+                        vals[at(kept)] = args[1].vals[at(k)];
+                    }
+                    kept += 1;
+                }
+            }
+            if counting {
+                vals[o * inner + i] = Value::Int(kept as i64);
+            }
+        }
+    }
+    Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
+}
+
+#[cfg(test)]
+mod compact_tests {
+    use super::super::testutil::{arr, run};
+    use crate::dtype::DType;
+    use crate::graph::{Attrs, Graph};
+    use crate::ops::OpKind;
+
+    /// `compact` and `compact_count` of `x` by `cond` along `axis`.
+    fn compacted(
+        cond: Vec<bool>,
+        x: Vec<i32>,
+        shape: &[usize],
+        axis: usize,
+    ) -> (Vec<i32>, Vec<i64>) {
+        let mut g = Graph::new();
+        let c = g.input(0, DType::Bool, shape);
+        let v = g.input(1, DType::Int32, shape);
+        let kept = g.add(OpKind::Compact, Attrs::Axis { axis }, &[c, v]).unwrap();
+        let count = g.add(OpKind::CompactCount, Attrs::Axis { axis }, &[c]).unwrap();
+        let mut count_shape = shape.to_vec();
+        count_shape[axis] = 1;
+        assert_eq!(g.node(kept).shape.as_slice(), shape);
+        assert_eq!(g.node(count).shape.as_slice(), count_shape);
+        assert_eq!((g.node(kept).dtype, g.node(count).dtype), (DType::Int32, DType::Int64));
+        g.push_output(kept);
+        g.push_output(count);
+        let out = run(&g, &[arr(shape, cond), arr(shape, x)]);
+        (out[0].as_slice::<i32>().unwrap().to_vec(), out[1].as_slice::<i64>().unwrap().to_vec())
+    }
+
+    #[test]
+    fn compaction_keeps_order_then_zeros_per_line() {
+        // np.extract([F, T, T, F, T], [1, 2, 3, 4, 5]) = [2, 3, 5], then two zeros.
+        let (k, c) = compacted(vec![false, true, true, false, true], vec![1, 2, 3, 4, 5], &[5], 0);
+        assert_eq!((k, c), (vec![2, 3, 5, 0, 0], vec![3]));
+        // Per row along axis 1, and per column along axis 0.
+        let cond = vec![true, false, true, false, false, true];
+        let x = vec![1, 2, 3, 4, 5, 6];
+        assert_eq!(
+            compacted(cond.clone(), x.clone(), &[2, 3], 1),
+            (vec![1, 3, 0, 6, 0, 0], vec![2, 1])
+        );
+        assert_eq!(compacted(cond, x, &[2, 3], 0), (vec![1, 0, 3, 0, 0, 6], vec![1, 0, 2]));
+        // The values must have the condition's shape.
+        let mut g = Graph::new();
+        let c = g.input(0, DType::Bool, &[3]);
+        let v = g.input(1, DType::Int32, &[4]);
+        assert!(g.add(OpKind::Compact, Attrs::Axis { axis: 0 }, &[c, v]).is_err());
     }
 }

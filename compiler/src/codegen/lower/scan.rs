@@ -9,8 +9,14 @@
 //! (NumPy's bits).
 //!
 //! On the GPU, long scans run by tiles instead (module `scan_gpu`).
+//!
+//! A compaction region (every output a `compact` or `compact_count` of one condition,
+//! [`compaction`]) runs the same loop with a running count of kept elements: each kept element
+//! is stored at the count, each other one's slot is the zero at `n - 1 - (rejected so far)`
+//! (so the line's tail is zeros, every slot written once), and the count is stored after the
+//! line.
 use kiln_ir::shape::numel;
-use kiln_ir::{Attrs, Node};
+use kiln_ir::{Attrs, DType, Literal, Node, NodeId};
 use smallvec::SmallVec;
 
 use kiln_ir::{Graph, OpKind};
@@ -18,7 +24,7 @@ use kiln_ir::{Graph, OpKind};
 use super::{Ix, Lower, Stop};
 use crate::codegen::cast::cast;
 use crate::codegen::index::{extent, ravel, unravel};
-use crate::codegen::types::{store, Val};
+use crate::codegen::types::{literal, store, Val};
 use crate::codegen::{scalar, Unsupported};
 
 /// Work items of a scan over `axis` of `shape`: its rows (none when the axis is empty).
@@ -30,6 +36,9 @@ impl Lower<'_> {
     /// The loop over rows `start..end` of a scan region over `axis` of `shape` (see the module
     /// docs).
     pub(super) fn scan(&mut self, shape: &[usize], axis: usize) -> Result<(), Stop> {
+        if let Some(c) = compaction(self.body, axis)? {
+            return self.compact_rows(shape, axis, &c);
+        }
         let scans = scans(self.body, shape, axis)?;
         let row_shape: Vec<usize> =
             shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &n)| n).collect();
@@ -89,6 +98,107 @@ impl Lower<'_> {
         self.close();
         self.close();
         Ok(())
+    }
+}
+
+/// A compaction region: the condition every output reads, and for each output whether it is a
+/// `compact` (else a `compact_count`).
+pub(crate) struct Compaction<'g> {
+    pub cond: NodeId,
+    pub outputs: Vec<(&'g Node, bool)>,
+}
+
+/// The region as a compaction along `axis` (see the module docs), `None` where no output is a
+/// `compact` or `compact_count`. Errors: such outputs beside other ones, or of two conditions.
+pub(crate) fn compaction(body: &Graph, axis: usize) -> Result<Option<Compaction<'_>>, Unsupported> {
+    let outs: Vec<&Node> = body.outputs().iter().map(|&o| body.node(o)).collect();
+    let is = |n: &Node| matches!(n.op, OpKind::Compact | OpKind::CompactCount);
+    if !outs.iter().any(|n| is(n)) {
+        return Ok(None);
+    }
+    let cond = outs[0].inputs[0];
+    let fits = |n: &Node| {
+        is(n) && n.inputs[0] == cond && matches!(n.attrs, Attrs::Axis { axis: a } if a == axis)
+    };
+    if let Some(n) = outs.iter().find(|n| !fits(n)) {
+        return Err(Unsupported::new(
+            Some(n.op.name()),
+            "a compaction region's output that is not a compaction of its condition".into(),
+        ));
+    }
+    let outputs = outs.into_iter().map(|n| (n, n.op == OpKind::Compact)).collect();
+    Ok(Some(Compaction { cond, outputs }))
+}
+
+impl Lower<'_> {
+    /// A compaction region's loop over rows `start..end` (see the module docs).
+    fn compact_rows(&mut self, shape: &[usize], axis: usize, c: &Compaction) -> Result<(), Stop> {
+        let row_shape: Vec<usize> =
+            shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &n)| n).collect();
+        let mut count_shape = shape.to_vec();
+        count_shape[axis] = 1;
+        let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
+        let row = match row_shape.len() {
+            0 => Vec::new(),
+            1 => vec![iv.clone()],
+            _ => unravel(&mut self.b, &iv, &row_shape),
+        };
+        let at = |row: &[String], k: &str| -> Vec<String> {
+            let mut dims = row.to_vec();
+            dims.insert(axis, k.to_string());
+            dims
+        };
+        let zero = self.b.i64(0);
+        let one = self.b.i64(1);
+        let n = extent(&mut self.b, shape[axis]);
+        let last = self.b.op(&format!("arith.subi {n}, {one} : i64"));
+        let (j, args, kept) = self.open_for(&zero, &n, std::slice::from_ref(&zero), &["i64"]);
+        let ix = Ix { dims: Some(at(&row, &j)), flat: None };
+        let sel = self.emit(c.cond, &ix)?;
+        let sel = cast(&mut self.b, &sel, DType::Bool)?.ssa;
+        // Kept: slot `kept`; else slot `n - 1 - (j - kept)`, a zero.
+        let rejected = self.b.op(&format!("arith.subi {j}, {} : i64", args[0]));
+        let tail = self.b.op(&format!("arith.subi {last}, {rejected} : i64"));
+        let slot = self.b.op(&format!("arith.select {sel}, {}, {tail} : i64", args[0]));
+        let pos = ravel(&mut self.b, &at(&row, &slot), shape);
+        for (k, &(node, is_compact)) in c.outputs.iter().enumerate() {
+            if is_compact {
+                let x = self.emit(node.inputs[1], &ix)?;
+                let z = literal(&mut self.b, Literal::from_f64(node.dtype, 0.0), node.dtype)?;
+                let v = select_val(&mut self.b, &sel, &x, &z);
+                store(&mut self.b, &Self::out_ptr(k), &pos, &v);
+            }
+        }
+        let inc = self.b.op(&format!("arith.extui {sel} : i1 to i64"));
+        let next = self.b.op(&format!("arith.addi {}, {inc} : i64", args[0]));
+        self.yield_(&[next], &["i64"]);
+        self.close();
+        let pos = ravel(&mut self.b, &at(&row, &zero), &count_shape);
+        for (k, &(_, is_compact)) in c.outputs.iter().enumerate() {
+            if !is_compact {
+                let v = Val::new(kept[0].clone(), DType::Int64);
+                store(&mut self.b, &Self::out_ptr(k), &pos, &v);
+            }
+        }
+        self.close();
+        Ok(())
+    }
+}
+
+/// `c ? a : b` of two values of one dtype (complex: part by part).
+pub(super) fn select_val(
+    b: &mut crate::codegen::builder::Builder,
+    c: &str,
+    x: &Val,
+    y: &Val,
+) -> Val {
+    let re = b.op(&format!("arith.select {c}, {}, {} : {}", x.ssa, y.ssa, x.ty()));
+    match (&x.im, &y.im) {
+        (Some(xi), Some(yi)) => {
+            let im = b.op(&format!("arith.select {c}, {xi}, {yi} : f64"));
+            Val::complex(re, im, x.dt)
+        }
+        _ => Val::new(re, x.dt),
     }
 }
 

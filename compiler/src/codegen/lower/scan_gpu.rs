@@ -26,6 +26,13 @@
 //! - Scans along another axis ([`Lower::scan_gpu_columns`]): a tile is a chunk of the axis
 //!   times 256 neighbouring positions after it; a thread scans its position's chunk.
 //!
+//! - Compactions (`compact`, `compact_count`; `scan.rs`'s [`compaction`]) along the last axis
+//!   are row scans of the condition's count of kept elements (32-bit for lines shorter than
+//!   2^31): after the look-back each element is stored at its slot, kept at `count - 1`, else
+//!   the zero at `n - 1 - rejected` ([`Lower::compact_store`]), and the row's last element
+//!   stores the count: one pass, the producers of the condition and the values computed again
+//!   for the stores.
+//!
 //! Across the look-back a thread keeps only its elements' scanned values: their positions and
 //! validity are computed again for the stores (registers limit how many blocks an SM holds, and
 //! its other blocks hide the waits): the look-back's tile indices are 32-bit, and
@@ -33,9 +40,9 @@
 //! them beside the values (a float32 row scan of 8192-element tiles takes 32 registers).
 
 use kiln_ir::shape::numel;
-use kiln_ir::{DType, Graph, Node, OpKind};
+use kiln_ir::{DType, Graph, Literal, Node, NodeId, OpKind};
 
-use super::scan::{rows, scans};
+use super::scan::{compaction, rows, scans, select_val, Compaction};
 use super::{Ix, Lower, Shfl, Stop, WARP};
 use crate::codegen::cast::cast;
 use crate::codegen::index::{extent, unravel};
@@ -73,6 +80,19 @@ impl GpuGrid {
     fn new(blocks: usize, threads: usize, words: usize) -> GpuGrid {
         GpuGrid { blocks, threads, scratch_bytes: 16, counter_words: 2 * words }
     }
+}
+
+/// What a compaction's stores need (see [`Lower::compact_store`]): the row's index, its index
+/// per axis but the scanned one, its first element's flat position, the row's length, and the
+/// thread's first element's position in the row.
+struct CompactStore<'a> {
+    c: &'a Compaction<'a>,
+    row: &'a str,
+    row_ix: &'a [String],
+    axis: usize,
+    r0: &'a str,
+    ne: &'a str,
+    rp0: &'a str,
 }
 
 /// The tagged words a published value of `dt` takes: one for values of up to 4 bytes, two for
@@ -119,6 +139,10 @@ pub(crate) fn gpu_tiles(body: &Graph, shape: &[usize], axis: usize) -> Option<Ti
     if complex || n == 0 || inner == 0 {
         return None;
     }
+    // Compactions by tiles along the last axis only (else a thread per line).
+    if inner != 1 && matches!(compaction(body, axis), Ok(Some(_)) | Err(_)) {
+        return None;
+    }
     if inner == 1 {
         if n < TILED_MIN_ROW && lines >= TILED_FEW_ROWS {
             return None;
@@ -159,9 +183,21 @@ impl Lower<'_> {
                 return self.scan_gpu_columns(shape, axis, chunks, cols, col_groups)
             }
         };
-        let scans = scans(self.body, shape, axis)?;
-        let nout = scans.len();
         let n = shape[axis];
+        // What is scanned: each output's input, or a compaction's count of kept elements (32-bit
+        // where the lines are shorter than 2^31).
+        let compaction = compaction(self.body, axis)?;
+        let scans: Vec<(NodeId, DType, OpKind)> = match &compaction {
+            Some(c) => {
+                let dt = if n < (1 << 31) { DType::Int32 } else { DType::Int64 };
+                vec![(c.cond, dt, OpKind::Add)]
+            }
+            None => scans(self.body, shape, axis)?
+                .into_iter()
+                .map(|(node, c)| (node.inputs[0], node.dtype, c))
+                .collect(),
+        };
+        let nout = scans.len();
         let blocks = rows(shape, axis) * per_row;
         // Bit length of the tile index within a row: the levels of the tree.
         let levels = (usize::BITS - per_row.leading_zeros()) as usize;
@@ -171,7 +207,11 @@ impl Lower<'_> {
         let (prefix_slot, warp_slot) = (0, nout);
         let warps = threads / WARP;
         let smem = 8 * (nout + nout * warps);
-        let (dts, ids) = self.dtypes_and_identities(&scans)?;
+        let dts: Vec<DType> = scans.iter().map(|s| s.1).collect();
+        let ids: Vec<Val> = scans
+            .iter()
+            .map(|&(_, dt, c)| literal(&mut self.b, super::scatter::identity(c, dt), dt))
+            .collect::<Result<_, _>>()?;
         self.grid_launch = Some((GpuGrid::new(blocks, threads, blocks * words_per(&dts)), smem));
         let z32 = self.b.constant("0", "i32");
         let slots = self.shared_at(0);
@@ -222,22 +262,29 @@ impl Lower<'_> {
             let lc = self.b.op(&format!("arith.extui {lc} : i32 to i64"));
             let posc = self.b.op(&format!("arith.addi {t0}, {lc} overflow<nsw, nuw> : i64"));
             let dims = at(&posc);
-            for (k, (node, _)) in scans.iter().enumerate() {
-                let v = self.emit(node.inputs[0], &Ix { dims: Some(dims.clone()), flat: None })?;
-                let v = cast(&mut self.b, &v, node.dtype)?;
+            for (k, &(input, dt, _)) in scans.iter().enumerate() {
+                let v = self.emit(input, &Ix { dims: Some(dims.clone()), flat: None })?;
+                let v = match compaction {
+                    // The condition as 0 or 1.
+                    Some(_) => {
+                        let t = cast(&mut self.b, &v, DType::Bool)?;
+                        cast(&mut self.b, &t, dt)?
+                    }
+                    None => cast(&mut self.b, &v, dt)?,
+                };
                 let v = self.select(&valid, &v, &ids[k]);
                 let mut x = v;
                 let mut s = 1;
                 while s < WARP {
                     let y = Val::new(self.shfl(Shfl::Up, &x.ssa, x.ty(), s), dts[k]);
-                    let c = self.combine(scans[k].1, dts[k], y, x.clone())?;
+                    let c = self.combine(scans[k].2, dts[k], y, x.clone())?;
                     let sv = self.b.constant(&s.to_string(), "i32");
                     let ge = self.b.op(&format!("arith.cmpi uge, {lane}, {sv} : i32"));
                     x = self.select(&ge, &c, &x);
                     s *= 2;
                 }
                 if let Some(c) = carry[k].take() {
-                    x = self.combine(scans[k].1, dts[k], c, x)?;
+                    x = self.combine(scans[k].2, dts[k], c, x)?;
                 }
                 carry[k] = Some(Val::new(self.shfl(Shfl::Idx, &x.ssa, x.ty(), WARP - 1), dts[k]));
                 incl[k].push(x);
@@ -266,7 +313,7 @@ impl Lower<'_> {
                 let v = self.warp_total(&slots, warp_slot + k * warps + w, dts[k]);
                 let wi = self.b.constant(&w.to_string(), "i32");
                 let before = self.b.op(&format!("arith.cmpi ult, {wi}, {warp} : i32"));
-                let pc = self.combine(scans[k].1, dts[k], p.clone(), v)?;
+                let pc = self.combine(scans[k].2, dts[k], p.clone(), v)?;
                 p = self.select(&before, &pc, &p);
             }
             wprefix.push(p);
@@ -293,7 +340,7 @@ impl Lower<'_> {
                 let mut a = ids[k].clone();
                 for w in 0..warps {
                     let v = self.warp_total(&slots, warp_slot + k * warps + w, dts[k]);
-                    a = self.combine(scans[k].1, dts[k], a, v)?;
+                    a = self.combine(scans[k].2, dts[k], a, v)?;
                 }
                 total.push(a);
             }
@@ -326,7 +373,7 @@ impl Lower<'_> {
             for k in 0..nout {
                 let o = self.shfl_lane(&got[k], &m);
                 next.push(
-                    self.combine(scans[k].1, dts[k], o, Val::new(args[k].clone(), dts[k]))?.ssa,
+                    self.combine(scans[k].2, dts[k], o, Val::new(args[k].clone(), dts[k]))?.ssa,
                 );
             }
             self.yield_(&next, &tys);
@@ -401,7 +448,7 @@ impl Lower<'_> {
             for k in 0..nout {
                 let o = self.shfl_lane(&got[k], &i);
                 next.push(
-                    self.combine(scans[k].1, dts[k], Val::new(after[k + 1].clone(), dts[k]), o)?
+                    self.combine(scans[k].2, dts[k], Val::new(after[k + 1].clone(), dts[k]), o)?
                         .ssa,
                 );
             }
@@ -439,15 +486,31 @@ impl Lower<'_> {
         let p0 = self.b.op(&format!("arith.addi {t0}, {f} overflow<nsw, nuw> : i64"));
         let r0 = self.b.op(&format!("arith.muli {row}, {ne} overflow<nsw, nuw> : i64"));
         let p0 = self.b.op(&format!("arith.addi {r0}, {p0} overflow<nsw, nuw> : i64"));
+        if let Some(c) = &compaction {
+            let head = self.combine(OpKind::Add, dts[0], prefix[0].clone(), wprefix[0].clone())?;
+            let rp0 = self.b.op(&format!("arith.addi {t0}, {f} overflow<nsw, nuw> : i64"));
+            let ctx =
+                CompactStore { c, row: &row, row_ix: &row_ix, axis, r0: &r0, ne: &ne, rp0: &rp0 };
+            for (j, x) in incl[0].iter().enumerate() {
+                let v = self.combine(OpKind::Add, dts[0], head.clone(), x.clone())?;
+                let off = self.b.constant(&(WARP * j).to_string(), "i32");
+                let lim = self.b.op(&format!("arith.subi {left}, {off} : i32"));
+                let valid = self.b.op(&format!("arith.cmpi slt, {first}, {lim} : i32"));
+                self.open_if(&valid);
+                self.compact_store(&ctx, j, &v)?;
+                self.close();
+            }
+            return Ok(());
+        }
         for (k, xs) in incl.iter().enumerate() {
-            let head = self.combine(scans[k].1, dts[k], prefix[k].clone(), wprefix[k].clone())?;
+            let head = self.combine(scans[k].2, dts[k], prefix[k].clone(), wprefix[k].clone())?;
             let base = self.b.op(&format!(
                 "llvm.getelementptr inbounds {}[{p0}] : (!llvm.ptr, i64) -> !llvm.ptr, {}",
                 Self::out_ptr(k),
                 mem_ty(dts[k])
             ));
             for (j, x) in xs.iter().enumerate() {
-                let v = self.combine(scans[k].1, dts[k], head.clone(), x.clone())?;
+                let v = self.combine(scans[k].2, dts[k], head.clone(), x.clone())?;
                 // `first + 32·j < left`, as `first < left - 32·j` (signed: small values): only
                 // `first` and `left` live across the barriers.
                 let off = self.b.constant(&(WARP * j).to_string(), "i32");
@@ -458,6 +521,51 @@ impl Lower<'_> {
                 store(&mut self.b, &base, &off, &v);
                 self.close();
             }
+        }
+        Ok(())
+    }
+
+    /// A compaction's store of a thread's element of run `j` (in the row), `v` its inclusive
+    /// count of kept elements: kept, its value at slot `v - 1` of the row; else the zero at
+    /// slot `n - 1 - (rejected up to it)`; the row's last element stores the count.
+    fn compact_store(&mut self, s: &CompactStore, j: usize, v: &Val) -> Result<(), Stop> {
+        let off = self.b.i64((WARP * j) as i64);
+        let at = self.b.op(&format!("arith.addi {}, {off} overflow<nsw, nuw> : i64", s.rp0));
+        let mut dims = s.row_ix.to_vec();
+        dims.insert(s.axis, at.clone());
+        let ix = Ix { dims: Some(dims), flat: None };
+        let sel = self.emit(s.c.cond, &ix)?;
+        let sel = cast(&mut self.b, &sel, DType::Bool)?.ssa;
+        let v = cast(&mut self.b, v, DType::Int64)?.ssa;
+        let one = self.b.i64(1);
+        let kept = self.b.op(&format!("arith.subi {v}, {one} : i64"));
+        let rejected = self.b.op(&format!("arith.subi {at}, {v} : i64"));
+        let last = self.b.op(&format!("arith.subi {}, {one} : i64", s.ne));
+        let tail = self.b.op(&format!("arith.subi {last}, {rejected} : i64"));
+        let slot = self.b.op(&format!("arith.select {sel}, {kept}, {tail} : i64"));
+        let pos = self.b.op(&format!("arith.addi {}, {slot} overflow<nsw, nuw> : i64", s.r0));
+        for (k, &(node, is_compact)) in s.c.outputs.iter().enumerate() {
+            if is_compact {
+                let x = self.emit(node.inputs[1], &ix)?;
+                let z = literal(&mut self.b, Literal::from_f64(node.dtype, 0.0), node.dtype)?;
+                let x = select_val(&mut self.b, &sel, &x, &z);
+                store(&mut self.b, &Self::out_ptr(k), &pos, &x);
+            }
+        }
+        if s.c.outputs.iter().any(|o| !o.1) {
+            let is_last = self.b.op(&format!("arith.cmpi eq, {at}, {last} : i64"));
+            self.open_if(&is_last);
+            for (k, &(_, is_compact)) in s.c.outputs.iter().enumerate() {
+                if !is_compact {
+                    store(
+                        &mut self.b,
+                        &Self::out_ptr(k),
+                        s.row,
+                        &Val::new(v.clone(), DType::Int64),
+                    );
+                }
+            }
+            self.close();
         }
         Ok(())
     }

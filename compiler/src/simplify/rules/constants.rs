@@ -268,6 +268,7 @@ fn fold_value(
         OpKind::Label | OpKind::Take => None,
         OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter => None,
         OpKind::Cumsum | OpKind::Cumprod | OpKind::Cummax | OpKind::Cummin => None,
+        OpKind::Compact | OpKind::CompactCount => None,
         OpKind::Sort | OpKind::Argsort => None,
         OpKind::Sum
         | OpKind::Prod
