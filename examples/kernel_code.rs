@@ -1,5 +1,5 @@
 //! Prints the code kiln generates for a few of the benchmark's expressions, at one stage:
-//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|sum_all|ew_chain]`.
+//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|sum_all|ew_chain|normal|uniform|pad_reflect]`.
 //! No GPU is needed (PTX is for sm_90).
 use kiln::{Array, CodeStage};
 
@@ -29,6 +29,11 @@ fn main() {
         "sum_all" => x.sum(None),
         "sum_cols" => m.sum(0),
         "ew_chain" => ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp(),
+        "normal" => {
+            kiln::random::default_rng(Some(1)).standard_normal(&[1 << 20], kiln::DType::Float32)
+        }
+        "uniform" => kiln::random::default_rng(Some(1)).random(&[1 << 20], kiln::DType::Float32),
+        "pad_reflect" => m.pad(&[(8, 8), (8, 8)], kiln::PadMode::Reflect),
         other => panic!("unknown work {other}"),
     };
     println!("{}", kiln::kernel_code(&[&y], stage).unwrap());

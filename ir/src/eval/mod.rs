@@ -942,13 +942,11 @@ mod tests {
                         HostArray::zeros(dt, &[3, 2]),
                     ],
                 ),
-                (OpKind::Where, _) => (
-                    3,
-                    vec![
-                        HostArray::zeros(DType::Bool, shape),
-                        HostArray::zeros(dt, shape),
-                        HostArray::zeros(dt, shape),
-                    ],
+                (OpKind::Where | OpKind::Compact, crate::ops::Arity::Fixed(n)) => (
+                    n,
+                    std::iter::once(HostArray::zeros(DType::Bool, shape))
+                        .chain((1..n).map(|_| HostArray::zeros(dt, shape)))
+                        .collect(),
                 ),
                 // The identity: a matrix these take (positive definite, not singular).
                 (OpKind::Cholesky | OpKind::Solve | OpKind::Inv, crate::ops::Arity::Fixed(n)) => {

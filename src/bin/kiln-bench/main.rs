@@ -427,10 +427,12 @@ fn main() {
             8 * r * c,
         ),
         ("roll_8192x8192", Box::new(|| m.roll(3, Some(1))), 8 * r * c),
-        // peers_ops.py's `x[x > 0]`: the count read back (a scan and its last element, two
-        // kernels, one synchronisation) inside the call; the kernels column counts the result's
-        // plan after it (the scatter of the positions, the gather).
+        // peers_ops.py's `x[x > 0]`: one compaction kernel (the predicate fused) and its count
+        // read back (one synchronisation) inside the call; the result holds the kernel's
+        // buffer, so the kernels column (the result's plan after the call) is 0.
         ("mask_select_2^26", Box::new(|| x.mask(&x.greater(0.0f32))), 8 * n),
+        // peers_ops.py's `nonzero(x > 0)`: the same kernel compacting the positions (int64).
+        ("nonzero_2^26", Box::new(|| kiln::nonzero(&x.greater(0.0f32)).remove(0)), 12 * n),
         (
             "random_normal_2^26",
             Box::new(|| rng.borrow_mut().standard_normal(&[n], DType::Float32)),
