@@ -125,8 +125,9 @@ fn compact(op: &str, pred: &Array, limit: usize, what: &str, cond: &Array) -> Re
 }
 
 /// `np.flatnonzero(a)`: the int64 positions in the flattened `a` of its elements that are not
-/// zero (NaN is not zero), in C order; shape `(N,)`. One synchronisation (the count, see the
-/// [module docs](self)); then a lazy array. Works on 0-d arrays (as NumPy's).
+/// zero (NaN is not zero), in C order; shape `(N,)`. One compaction kernel and one
+/// synchronisation (the count, see the [module docs](self)); the result holds its value. Works
+/// on 0-d arrays (as NumPy's).
 pub fn try_flatnonzero(a: &Array) -> Result<Array> {
     compact("flatnonzero", &truth(a)?, a.size(), "the flattened array", a)
 }
@@ -221,9 +222,9 @@ pub fn argwhere(a: &Array) -> Array {
 /// zero, in C order; shape `(N,)`, `a`'s dtype. For a bool `cond` of `a`'s shape this is
 /// `a[cond]` ([`Array::try_mask`]). As NumPy (`take(ravel(a), nonzero(ravel(cond))[0])`) the
 /// shapes need not match: `cond` may be shorter than `a`, or longer when it is zero past
-/// `a.size()`. One synchronisation (the count, see the [module docs](self)); the predicate's
-/// producer is computed in the scan's and the scatter's kernels, the values gathered at the
-/// positions.
+/// `a.size()`. One synchronisation (the count, see the [module docs](self)); where `cond` has
+/// `a`'s size, one compaction kernel computing the predicate's producer (the result a view of
+/// its buffer), else a scan and a scatter of the positions, the values gathered at them.
 ///
 /// Errors: `cond` not zero at a flat position at or past `a.size()` (NumPy's IndexError),
 /// found by the count.
@@ -297,7 +298,8 @@ impl Array {
     /// `mask.ndim()` axes; the result has shape `(N,) + a.shape[mask.ndim():]`, the sub-arrays
     /// where `mask` is true in C order, `a`'s dtype (a full-shape mask gives
     /// [`try_extract`]'s 1-D result; a 0-d mask adds an axis of length 1 or 0, as NumPy's
-    /// `a[True]`). One synchronisation (the count, see the [module docs](self)); then a gather.
+    /// `a[True]`). One synchronisation (the count, see the [module docs](self)); a full-shape
+    /// mask is one compaction kernel, a mask of fewer axes a gather of rows after the count.
     ///
     /// Errors: a mask that is not bool (integer arrays index with [`Array::try_take`] or
     /// [`Array::try_index`]); a mask of more axes than `a`, or whose extent differs from `a`'s
