@@ -138,6 +138,8 @@ mod shaping;
 mod sorts;
 #[path = "suite/sorts_gpu.rs"]
 mod sorts_gpu;
+#[path = "suite/select_gpu.rs"]
+mod select_gpu;
 #[path = "suite/special.rs"]
 mod special;
 #[path = "suite/ufuncs23.rs"]

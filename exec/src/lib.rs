@@ -72,6 +72,8 @@ pub enum RanCode {
     HostSort,
     /// The GPU's radix sort of whole lines (`cuda/radix_sort.cu`).
     GpuRadixSort,
+    /// The GPU's selection of sorted positions (`cuda/radix_select.cu`).
+    GpuRadixSelect,
     /// The reference evaluator (code generation does not support the region yet).
     Evaluator,
 }
@@ -82,9 +84,11 @@ impl RanCode {
         match self {
             RanCode::Host(c) => Some(&c.kernel),
             RanCode::Gpu(g) => Some(&g.0.kernel),
-            RanCode::Library | RanCode::HostSort | RanCode::GpuRadixSort | RanCode::Evaluator => {
-                None
-            }
+            RanCode::Library
+            | RanCode::HostSort
+            | RanCode::GpuRadixSort
+            | RanCode::GpuRadixSelect
+            | RanCode::Evaluator => None,
         }
     }
 
@@ -93,9 +97,11 @@ impl RanCode {
         match self {
             RanCode::Host(c) => Some(c.code.get().tier),
             RanCode::Gpu(g) => Some(g.0.tier),
-            RanCode::Library | RanCode::HostSort | RanCode::GpuRadixSort | RanCode::Evaluator => {
-                None
-            }
+            RanCode::Library
+            | RanCode::HostSort
+            | RanCode::GpuRadixSort
+            | RanCode::GpuRadixSelect
+            | RanCode::Evaluator => None,
         }
     }
 
@@ -107,6 +113,7 @@ impl RanCode {
             | RanCode::Library
             | RanCode::HostSort
             | RanCode::GpuRadixSort
+            | RanCode::GpuRadixSelect
             | RanCode::Evaluator => None,
         }
     }
@@ -119,6 +126,7 @@ impl RanCode {
                 RanCode::Library => "a library call".into(),
                 RanCode::HostSort => "the host's radix sort".into(),
                 RanCode::GpuRadixSort => "the GPU's radix sort".into(),
+                RanCode::GpuRadixSelect => "the GPU's radix select".into(),
                 _ => "the reference evaluator".into(),
             },
         }

@@ -1,9 +1,10 @@
 //! Order statistics on top of [`Array::try_sort`]: `np.median`, `np.quantile`,
 //! `np.percentile` (method `"linear"`) and their NaN-ignoring forms.
 //!
-//! Each line along the axis is sorted (a sort region), then the one or two elements around the
-//! quantile's position are gathered and interpolated: lazily, so the gathers and the arithmetic
-//! fuse into one kernel after the sort. The arithmetic is NumPy's: the position `q·(n-1)` and
+//! The one or two elements around the quantile's position of each line along the axis, and its
+//! last (a NaN sorts there), are selected by one `sort_take` node (a sort region that selects:
+//! on the GPU a radix select per line in shared memory, on the host `select_nth_unstable`),
+//! then interpolated lazily: the arithmetic fuses into one kernel after it. The arithmetic is NumPy's: the position `q·(n-1)` and
 //! its fraction `t` in float64; `a + (b-a)·t` below `t = 0.5`, `b - (b-a)·(1-t)` from it, with
 //! `t` and `1-t` rounded to the result dtype; a median of two elements is their mean (float16
 //! and bfloat16 added in float32). Results are float64 for integer and bool input, the input's
@@ -11,10 +12,10 @@
 //! NaNs gives NaN).
 
 use kiln_ir::shape::normalize_axis;
-use kiln_ir::{DType, Literal};
+use kiln_ir::{Attrs, DType, Literal, OpKind};
 
 use crate::error::{value_err, Result};
-use crate::Array;
+use crate::{Array, SliceArg};
 
 /// Which order statistic.
 #[derive(Clone, Copy, PartialEq)]
@@ -53,23 +54,37 @@ impl Array {
             }
             return crate::try_full(&out_shape, f64::NAN, dt);
         }
-        let sorted = x.try_sort(Some(ax as i64))?;
-        let s = sorted.cast_to(dt);
+        // The line's element at sorted position j of `ks` (one `sort_take`: a selection).
+        let line_ks =
+            |ks: &Array| Array::apply(OpKind::SortTake, Attrs::Axis { axis: ax }, &[&x, ks]);
+        let pick = |s: &Array, j: i64| -> Result<Array> {
+            let mut idx = vec![SliceArg::FULL; ax];
+            idx.push(SliceArg::Index(j));
+            Ok(s.try_slice(&idx)?.cast_to(dt))
+        };
+        let k_shape = |m: usize| -> Vec<usize> {
+            let mut k = vec![1; x.ndim()];
+            k[ax] = m;
+            k
+        };
         let nan = crate::full(&[], f64::NAN, dt);
+        let q = match stat {
+            Stat::Median => 0.5,
+            Stat::Quantile(q) => q,
+        };
         if !skip_nan || !self.dtype().is_inexact() {
-            let q = match stat {
-                Stat::Median => 0.5,
-                Stat::Quantile(q) => q,
-            };
             let v = (n - 1) as f64 * q;
             let lo = v.floor() as usize;
             let hi = (lo + 1).min(n - 1);
             let t = v - lo as f64;
-            let at = |k: usize| -> Result<Array> {
-                s.try_take(&Array::from_vec(vec![k as i64], &[1]), Some(ax as i64))?
-                    .try_squeeze(Some(&[ax as i64]))
-            };
-            let (a, b) = (at(lo)?, at(hi)?);
+            // NaN sorts last: a line holding one has it at its end (position n - 1).
+            let mut ks = vec![lo as i64, hi as i64];
+            if self.dtype().is_inexact() {
+                ks.push(n as i64 - 1);
+            }
+            let m = ks.len();
+            let s = line_ks(&Array::from_vec(ks, &k_shape(m)))?;
+            let (a, b) = (pick(&s, 0)?, pick(&s, 1)?);
             let r = match stat {
                 Stat::Median if t == 0.0 => a,
                 Stat::Median => mean2(&a, &b, dt)?,
@@ -85,27 +100,20 @@ impl Array {
             if !self.dtype().is_inexact() {
                 return Ok(r);
             }
-            // NaN sorts last: a line holding one has it at its end.
-            let last = sorted
-                .try_take(&Array::from_vec(vec![n as i64 - 1], &[1]), Some(ax as i64))?
-                .try_squeeze(Some(&[ax as i64]))?;
-            return crate::try_where_(last.try_isnan()?, &nan, &r);
+            return crate::try_where_(pick(&s, 2)?.try_isnan()?, &nan, &r);
         }
         // Skipping NaNs (sorted last): each line's count of numbers sets its positions.
-        let count = x.try_isnan()?.try_logical_not()?.try_sum(crate::axis(ax as i64).keepdims())?;
-        let cf = count.cast_to(DType::Float64);
-        let q = match stat {
-            Stat::Median => 0.5,
-            Stat::Quantile(q) => q,
-        };
-        let v = cf.try_subtract(1.0)?.try_multiply(q)?;
+        let count_k =
+            x.try_isnan()?.try_logical_not()?.try_sum(crate::axis(ax as i64).keepdims())?;
+        let v = count_k.cast_to(DType::Float64).try_subtract(1.0)?.try_multiply(q)?;
         let fl = v.try_floor()?;
-        let t = v.try_subtract(&fl)?;
         let lo = fl.try_maximum(0.0)?.cast_to(DType::Int64);
-        let top = count.try_subtract(1i64)?.try_maximum(0i64)?;
+        let top = count_k.try_subtract(1i64)?.try_maximum(0i64)?;
         let hi = lo.try_add(1i64)?.try_minimum(&top)?;
-        let (a, b) =
-            (s.try_take_along_axis(&lo, ax as i64)?, s.try_take_along_axis(&hi, ax as i64)?);
+        let s = line_ks(&crate::try_concatenate(&[&lo, &hi], ax as i64)?)?;
+        let (a, b) = (pick(&s, 0)?, pick(&s, 1)?);
+        let squeeze = |y: &Array| y.try_squeeze(Some(&[ax as i64]));
+        let t = squeeze(&v.try_subtract(&fl)?)?;
         let r = match stat {
             Stat::Median => crate::try_where_(t.try_equal(0.0)?, &a, mean2(&a, &b, dt)?)?,
             Stat::Quantile(_) => {
@@ -117,7 +125,7 @@ impl Array {
                 crate::try_where_(t.try_greater_equal(0.5)?, &up, &down)?
             }
         };
-        crate::try_where_(count.try_equal(0i64)?, &nan, &r)?.try_squeeze(Some(&[ax as i64]))
+        crate::try_where_(squeeze(&count_k)?.try_equal(0i64)?, &nan, &r)
     }
 
     /// `np.median(a, axis)`: the middle element of each line along `axis` (`None`: of the

@@ -319,6 +319,7 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                     s[*axis] = 1;
                     s
                 }
+                OpKind::SortTake => sort_take_shape(name, s0, inputs[1].1, *axis)?,
                 _ => s0.into(),
             }
         }
@@ -327,6 +328,25 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
         }
     };
     Ok((dtype, shape))
+}
+
+/// `sort_take`'s result: `a`'s shape with `k`'s extent along `axis`; `k` of `a`'s rank, each
+/// other extent 1 or `a`'s.
+fn sort_take_shape(name: &str, a: &[usize], k: &[usize], axis: usize) -> Result<Shape> {
+    let fits = k.len() == a.len() && (0..a.len()).all(|i| i == axis || k[i] == 1 || k[i] == a[i]);
+    if !fits {
+        return Err(IrError::ShapeMismatch { op: name.into(), shapes: vec![a.into(), k.into()] });
+    }
+    let mut out: Shape = a.into();
+    out[axis] = k[axis];
+    if a[axis] == 0 && numel(&out) > 0 {
+        return Err(IrError::InvalidShape {
+            op: name.into(),
+            shape: a.into(),
+            message: "cannot take from an empty axis".into(),
+        });
+    }
+    Ok(out)
 }
 
 fn view_shape(op: OpKind, attrs: &Attrs, s0: &[usize]) -> Result<Shape> {

@@ -416,6 +416,7 @@ ops! {
     Sort {
         Sort,            "sort",          Fixed(1), ANY,      Same,      Axis,    "the elements along `axis` in ascending order, NaN last (complex: by real then imaginary part), ties stable (np.sort)";
         Argsort,         "argsort",       Fixed(1), ANY,      Index,     Axis,    "positions along `axis` that sort it as `sort` does, ties in their order (np.argsort(kind='stable'))";
+        SortTake,        "sort_take",     Fixed(2), ANY,      Gathered,  Axis,    "take_along_axis(sort(a, axis), k, axis): the elements at sorted positions k (int64, wrapped into range; a's rank, any extent along `axis`, each other extent 1 or a's) of each line, in sort's order (np.partition(a, k) read at k; order statistics by selection)";
     }
 
     Reduce {

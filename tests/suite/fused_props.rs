@@ -379,7 +379,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             Cumsum | Cumprod | Cummax | Cummin | Compact | CompactCount => exact,
             // A sorted line is within its input's bound of the reference's (sorting moves no
             // element further than the largest error); positions only follow exact inputs.
-            Sort => worst,
+            Sort | SortTake => worst,
             Argsort => exact,
         };
         bounds.push(b);

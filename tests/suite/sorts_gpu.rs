@@ -14,7 +14,7 @@ use crate::numpy_fixtures::{compare, Tol};
 use crate::vendor_gpu::on_gpu;
 
 /// Every real dtype.
-const REAL: [DType; 13] = [
+pub(crate) const REAL: [DType; 13] = [
     DType::Bool,
     DType::Int8,
     DType::Int16,
@@ -40,7 +40,7 @@ fn mix(i: u64, seed: u64) -> u64 {
 
 /// `n` held elements of `dt` on the device: floats with NaN, ±0, ±inf and many ties among
 /// values of both signs; integers from a range that wraps in the narrow types, with ties.
-fn data(dt: DType, n: usize, seed: u64) -> Array {
+pub(crate) fn data(dt: DType, n: usize, seed: u64) -> Array {
     let x = if dt.is_float() {
         let v: Vec<f64> = (0..n as u64)
             .map(|i| match mix(i, seed) % 41 {
@@ -71,18 +71,30 @@ fn data(dt: DType, n: usize, seed: u64) -> Array {
 /// compares each with the reference evaluator's value of the same graph, bit for bit but NaN
 /// payloads.
 fn matches_evaluator(outs: &[&Array], radix: bool, what: &str) {
+    let ran = |c: &RanCode| matches!(c, RanCode::GpuRadixSort);
+    matches_evaluator_when(outs, ran, radix, &format!("{what}: the GPU radix sort ran"));
+}
+
+/// Materialises `outs` on the device, checks that a region ran as `ran` says exactly when
+/// `expected` (`claim` names it), and compares each output with the reference evaluator's value
+/// of the same graph, bit for bit but NaN payloads.
+pub(crate) fn matches_evaluator_when(
+    outs: &[&Array],
+    ran: impl Fn(&RanCode) -> bool,
+    expected: bool,
+    claim: &str,
+) {
     let lowered = kiln::lower(outs);
     let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
     let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
     kiln::eval_all(outs);
-    let ran = kiln_exec::last_run_code();
-    let on_gpu = ran.iter().any(|(_, c)| matches!(c, RanCode::GpuRadixSort));
-    assert_eq!(on_gpu, radix, "{what}: the GPU radix sort ran: {on_gpu}");
+    let got = kiln_exec::last_run_code().iter().any(|(_, c)| ran(c));
+    assert_eq!(got, expected, "{claim}: {got}");
     for (k, (a, w)) in outs.iter().zip(&want).enumerate() {
         let g = a.try_to_host().unwrap();
-        assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "{what}: output {k}");
+        assert_eq!((g.dtype(), g.shape()), (w.dtype(), w.shape()), "{claim}: output {k}");
         if let Err(msg) = compare(w, &g, Tol::Exact, true) {
-            panic!("{what}: output {k} ({} {:?}): {msg}", w.dtype(), w.shape());
+            panic!("{claim}: output {k} ({} {:?}): {msg}", w.dtype(), w.shape());
         }
     }
 }

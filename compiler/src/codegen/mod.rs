@@ -143,7 +143,9 @@ pub use host::{
 };
 pub use lower::scan_gpu::GpuGrid;
 pub use lower::scatter::GpuScatter;
-pub use lower::sort_gpu::{radix_sort, RadixSort, RADIX_MAX_LINES};
+pub use lower::sort_gpu::{
+    radix_sort, sort_take, RadixSort, SortTake, RADIX_MAX_LINES, SELECT_SHARED,
+};
 pub use lower::{
     lower, GpuSplit, Kernel, KernelShape, LowerOptions, GPU_ENTRY, HOST_ENTRY, KERNEL,
 };
@@ -161,9 +163,11 @@ pub fn kernel_shapes(region: &Region) -> String {
     };
     let host_instead = if region.kind == RegionKind::Sort { "host sort" } else { "evaluator" };
     let host = on(LowerOptions::host(), host_instead);
-    let gpu_instead = match radix_sort(region) {
-        Ok(_) => "radix sort".to_string(),
-        Err(_) => format!("on the host ({host})"),
+    let gpu_instead = match (radix_sort(region), sort_take(region)) {
+        (Ok(_), _) => "radix sort".to_string(),
+        (_, Ok(s)) if s.in_shared => "radix select".to_string(),
+        (_, Ok(_)) => "radix sort + pick".to_string(),
+        (Err(_), Err(_)) => format!("on the host ({host})"),
     };
     let gpu = on(LowerOptions::gpu(), &gpu_instead);
     format!("host {host}; gpu {gpu}")

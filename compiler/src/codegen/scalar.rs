@@ -475,6 +475,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         | CompactCount
         | Sort
         | Argsort
+        | SortTake
         | kiln_ir::ops_of!(Vendor) => {
             unreachable!("{} is not elementwise", node.op.name())
         }

@@ -8,7 +8,8 @@
 //! cubin and stored; it is loaded as a module (cached per device by its code) and launched on
 //! its stream: a grid-stride loop over chunks of work items. A sort region of long lines (a
 //! [`kiln_compiler::codegen::RadixSort`]) runs as the radix sort of `radix.rs` (NVRTC-compiled
-//! CUDA C++, through the disk cache). A
+//! CUDA C++, through the disk cache); a `sort_take` region (a
+//! [`kiln_compiler::codegen::SortTake`]: order statistics) as the radix select of `select.rs`. A
 //! region code generation does not support yet (copies, concatenation, vendor calls, complex
 //! dtypes) runs on the host: its inputs are copied down, it runs as on the CPU backend, and its
 //! outputs are copied up.
@@ -38,7 +39,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use kiln_cache::config::GpuLink;
 use kiln_compiler::codegen::gpu::{disk_cache_key, gpu_is_hot, gpu_tier, GpuKernel};
 use kiln_compiler::codegen::{
-    lower, radix_sort, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY,
+    lower, radix_sort, sort_take, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY,
 };
 use kiln_compiler::fusion::Region;
 use kiln_compiler::pipeline::Compiled;
@@ -309,6 +310,7 @@ mod lto;
 mod prepare;
 mod radix;
 pub mod random;
+mod select;
 mod streams;
 #[cfg(test)]
 mod tests;
@@ -486,6 +488,13 @@ impl Walker for Cuda<'_> {
                     && let Ok(sort) = radix_sort(region) =>
             {
                 (radix::run(gpu, region, &sort, &reads)?, RanCode::GpuRadixSort)
+            }
+            (None, _, None)
+                if kiln_runtime::nvrtc::nvrtc_available()
+                    && let Ok(s) = sort_take(region) =>
+            {
+                let ran = if s.in_shared { RanCode::GpuRadixSelect } else { RanCode::GpuRadixSort };
+                (select::run(gpu, region, &s, &reads)?, ran)
             }
             (None, _, None) => {
                 let host: Vec<HostArray> =

@@ -24,8 +24,9 @@ use kiln_runtime::{
 use super::{DeviceArray, Gpu, Result};
 use crate::ExecError as Error;
 
-/// The kernels' CUDA C++.
-pub(crate) const SOURCE: &str = include_str!("radix_sort.cu");
+/// The kernels' CUDA C++: the radix sort, then the radix select of `select.rs` (one module).
+pub(crate) const SOURCE: &str =
+    concat!(include_str!("radix_sort.cu"), include_str!("radix_select.cu"));
 
 /// Threads of every block (the source's `THREADS`, one per digit).
 const THREADS: u32 = 256;
@@ -39,7 +40,7 @@ const MODE_NO_KEYS: i32 = 4;
 const MODE_INDEX64: i32 = 8;
 
 /// The kernels' name suffix of a dtype (its keys' width and order), `None` for complex ones.
-fn suffix(dt: DType) -> Option<&'static str> {
+pub(super) fn suffix(dt: DType) -> Option<&'static str> {
     Some(match dt {
         DType::Bool | DType::UInt8 => "u8",
         DType::Int8 => "i8",
@@ -74,7 +75,7 @@ fn cache_key(sm: u32, nvrtc: (i32, i32), driver: i32) -> String {
 
 /// The module of [`SOURCE`] on `gpu`'s device: from the disk cache, or compiled by NVRTC and
 /// stored there; kept per device.
-fn module(gpu: &Gpu) -> Result<Arc<Module>> {
+pub(super) fn module(gpu: &Gpu) -> Result<Arc<Module>> {
     static MODULES: OnceLock<Mutex<HashMap<usize, Arc<Module>>>> = OnceLock::new();
     let map = MODULES.get_or_init(Default::default);
     let id = gpu.device.id();
@@ -135,6 +136,19 @@ pub(super) fn run(
     let input = reads.get(sort.input).ok_or_else(|| {
         Error::InvalidInput(format!("radix sort: no region input {}", sort.input))
     })?;
+    let out = DeviceArray::empty(out_node.dtype, &out_node.shape)?;
+    sort_into(gpu, sort, input, &out)?;
+    Ok(vec![out])
+}
+
+/// Sorts the lines of `input` as `sort` says into `out` (`lines × n` elements of the input's
+/// dtype, or int64 positions for argsort).
+pub(super) fn sort_into(
+    gpu: &Gpu,
+    sort: &RadixSort,
+    input: &DeviceArray,
+    out: &DeviceArray,
+) -> Result<()> {
     let (n, lines, dt) = (sort.n, sort.lines, sort.dtype);
     let es = dt.itemsize();
     if input.dtype() != dt || input.buffer().len() != n * lines * es {
@@ -147,7 +161,10 @@ pub(super) fn run(
     let Some(name) = suffix(dt) else {
         return Err(Error::InvalidInput(format!("radix sort: {dt} has no radix kernels")));
     };
-    let out = DeviceArray::empty(out_node.dtype, &out_node.shape)?;
+    let out_es = if sort.argsort { 8 } else { es };
+    if out.buffer().len() != n * lines * out_es {
+        return Err(Error::InvalidInput(format!("radix sort: an output of {:?}", out.shape())));
+    }
     let module = module(gpu)?;
     let hist_fn = module.function(&format!("kiln_radix_hist_{name}"))?;
     let scan_fn = module.function("kiln_radix_scan")?;
@@ -173,7 +190,6 @@ pub(super) fn run(
     let shared = tile * es + if sort.argsort { tile * 4 } else { 0 } + PASS_WORDS * 4;
     let sms = (gpu.max_blocks / 32).max(1) as usize;
     let hist_blocks = n.div_ceil(THREADS as usize * 8).clamp(1, sms * 8) as u32;
-    let out_es = out_node.dtype.itemsize();
     for line in 0..lines {
         scratch.memset(0)?;
         let hist = scratch.ptr();
@@ -243,5 +259,5 @@ pub(super) fn run(
             }
         }
     }
-    Ok(vec![out])
+    Ok(())
 }

@@ -360,6 +360,7 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
 
         // ---- sorts
         Sort | Argsort => Ok(sort::sort(args[0], node, axis_attr())),
+        SortTake => Ok(sort::sort_take(args[0], args[1], node, axis_attr())),
 
         // ---- gathers
         Take => Ok(take(args[0], args[1], node)),
@@ -928,7 +929,7 @@ mod tests {
                 _ => &[2, 2],
             };
             let (n, inputs) = match (op, info.arity) {
-                (OpKind::Take, _) => {
+                (OpKind::Take | OpKind::SortTake, _) => {
                     (2, vec![HostArray::zeros(dt, shape), HostArray::zeros(DType::Int64, shape)])
                 }
                 (

@@ -66,6 +66,56 @@ pub(crate) fn sort(x: &Tensor, node: &Node, axis: usize) -> Tensor {
     Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
 }
 
+/// `sort_take(x, k)` along `axis`: each line sorted stably (as [`sort`]), then read at its
+/// positions `k` (broadcast along the other axes, wrapped into the line as `take` wraps).
+pub(crate) fn sort_take(x: &Tensor, k: &Tensor, node: &Node, axis: usize) -> Tensor {
+    let n = x.shape[axis];
+    let m = node.shape[axis];
+    let inner: usize = x.shape[axis + 1..].iter().product();
+    let outer: usize = x.shape[..axis].iter().product();
+    // k's C-order strides, 0 along its broadcast axes.
+    let mut k_strides = vec![0usize; k.shape.len()];
+    let mut s = 1;
+    for d in (0..k.shape.len()).rev() {
+        k_strides[d] = if k.shape[d] == 1 && d != axis { 0 } else { s };
+        s *= k.shape[d];
+    }
+    let mut vals = Vec::with_capacity(outer * m * inner);
+    vals.resize(outer * m * inner, Value::Bool(false));
+    let mut perm: Vec<usize> = Vec::with_capacity(n);
+    for o in 0..outer {
+        for i in 0..inner {
+            if m == 0 {
+                continue;
+            }
+            let at = |j: usize| o * n * inner + j * inner + i;
+            perm.clear();
+            perm.extend(0..n);
+            perm.sort_by(|&a, &b| order(x.vals[at(a)], x.vals[at(b)]));
+            // The multi-index of (o, j, i) in x's shape, then its offset in k.
+            let mut index = vec![0usize; x.shape.len()];
+            let (mut ro, mut ri) = (o, i);
+            for d in (axis + 1..x.shape.len()).rev() {
+                index[d] = ri % x.shape[d];
+                ri /= x.shape[d];
+            }
+            for d in (0..axis).rev() {
+                index[d] = ro % x.shape[d];
+                ro /= x.shape[d];
+            }
+            let base: usize = (0..index.len()).map(|d| index[d] * k_strides[d]).sum();
+            for j in 0..m {
+                let pos = match k.vals[base + j * k_strides[axis]] {
+                    Value::Int(p) => p.rem_euclid(n as i64) as usize,
+                    other => unreachable!("sort_take's positions are int64, got {other:?}"),
+                };
+                vals[o * m * inner + j * inner + i] = x.vals[at(perm[pos])];
+            }
+        }
+    }
+    Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
+}
+
 #[cfg(test)]
 mod tests {
     use num_complex::Complex64;
@@ -80,6 +130,25 @@ mod tests {
         let bits: Vec<u64> = s.iter().map(|x| x.to_bits()).collect();
         let want = [f64::NEG_INFINITY, -0.0, 0.0, -0.0, 1.0, 3.0, f64::NAN];
         assert_eq!(bits, want.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn sort_take_reads_sorted_lines_at_broadcast_wrapped_positions() {
+        use crate::{Attrs, DType, Graph, HostArray};
+        // np.take_along_axis(np.sort(a, 1), [[0, -1, 2]] broadcast, 1) of a 2x4 float64 array.
+        let mut g = Graph::new();
+        let a = g.input(0, DType::Float64, &[2, 4]);
+        let k = g.input(1, DType::Int64, &[1, 3]);
+        let t = g.add(OpKind::SortTake, Attrs::Axis { axis: 1 }, &[a, k]).unwrap();
+        g.set_outputs(vec![t]);
+        let av = HostArray::from_vec(&[2, 4], vec![3.0, f64::NAN, -0.0, 1.0, 2.0, 0.0, -0.0, 5.0])
+            .unwrap();
+        let kv = HostArray::from_vec(&[1, 3], vec![0i64, -1, 6]).unwrap();
+        let out = crate::eval::evaluate(&g, &[&av, &kv]).unwrap().remove(0);
+        let got: Vec<u64> = out.as_slice::<f64>().unwrap().iter().map(|x| x.to_bits()).collect();
+        let want = [-0.0, f64::NAN, 3.0, 0.0, 5.0, 2.0];
+        assert_eq!(got, want.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        assert_eq!(out.shape(), &[2, 3]);
     }
 
     #[test]

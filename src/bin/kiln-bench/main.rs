@@ -577,7 +577,7 @@ fn main() {
     }
 
     // Sorts (peers_ops.py's names): the rows of the matrix by a block per row in shared memory,
-    // their medians after it; the whole vector by the radix sort (`kiln-exec`'s
+    // their medians by a radix select per row (`cuda/radix_select.cu`); the whole vector by the radix sort (`kiln-exec`'s
     // `cuda/radix_sort.cu`), argsort's bytes counting its int64 positions (12 a key, as
     // peers_ops.py counts them).
     let sorts: Vec<ScanWork> = vec![
@@ -598,6 +598,8 @@ fn main() {
         let bytes = match work.as_str() {
             "sort_f32_2^26" => 8 * n,
             "argsort_f32_2^26" => 12 * n,
+            // A median reads each element once (peers_ops.py's count).
+            w if w.starts_with("median_rows") => 4 * r * c,
             _ => 8 * r * c,
         };
         let gbps = bytes as f64 / (ms * 1e-3) / 1e9;

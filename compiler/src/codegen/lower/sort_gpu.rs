@@ -10,7 +10,8 @@
 //! Longer lines of a sort of the last axis (a few of them, any real dtype; the operand held, or
 //! a reshape of it) are [`RadixSort`]s: the CUDA executor sorts each by an LSD radix sort of its
 //! own (`kiln-exec`'s `cuda/radix_sort.cu`, compiled by NVRTC). Other sort regions (another
-//! axis, views, complex dtypes, many long lines) run on the host.
+//! axis, views, complex dtypes, many long lines) run on the host. `sort_take` regions (order
+//! statistics) are [`SortTake`]s: the executor's radix select (`cuda/radix_select.cu`).
 
 use kiln_ir::{Attrs, DType, OpKind};
 
@@ -35,9 +36,12 @@ pub(crate) struct LineSort {
     dt: DType,
 }
 
-/// A sort region's one output, a `sort` or `argsort`, and its axis; or why the region is not one.
-fn sort_output(region: &Region) -> Result<(&kiln_ir::Node, &usize), Unsupported> {
-    let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
+/// A sort region's one output, one of `ops`, and its axis; or why the region is not one.
+fn sort_output<'r>(
+    region: &'r Region,
+    ops: &[OpKind],
+) -> Result<(&'r kiln_ir::Node, &'r usize), Unsupported> {
+    let no = |why: &str| Unsupported::new(Some(ops[0].name()), why.to_string());
     if region.kind != RegionKind::Sort {
         return Err(no("not a sort region"));
     }
@@ -45,17 +49,23 @@ fn sort_output(region: &Region) -> Result<(&kiln_ir::Node, &usize), Unsupported>
         return Err(no("a sort region with several outputs"));
     };
     let node = region.body.node(*out);
-    let (OpKind::Sort | OpKind::Argsort, Attrs::Axis { axis }) = (node.op, &node.attrs) else {
-        return Err(no("a sort region whose output is not a sort"));
+    let Attrs::Axis { axis } = &node.attrs else {
+        return Err(no("a sort region whose output has no axis"));
     };
+    if !ops.contains(&node.op) {
+        return Err(no(&format!("a sort region whose output is a {}", node.op.name())));
+    }
     Ok((node, axis))
 }
+
+/// The ops a line sort or a radix sort runs.
+const SORTS: [OpKind; 2] = [OpKind::Sort, OpKind::Argsort];
 
 /// The line sort a sort region is on the GPU, or why it is not.
 pub(crate) fn plan(region: &Region) -> Result<LineSort, Unsupported> {
     let body = &region.body;
     let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
-    let (node, axis) = sort_output(region)?;
+    let (node, axis) = sort_output(region, &SORTS)?;
     let operand = body.node(node.inputs[0]);
     let Attrs::Input { index } = operand.attrs else {
         return Err(no("an operand seen through views (the host sorts it)"));
@@ -110,7 +120,7 @@ pub struct RadixSort {
 pub fn radix_sort(region: &Region) -> Result<RadixSort, Unsupported> {
     let body = &region.body;
     let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
-    let (node, axis) = sort_output(region)?;
+    let (node, axis) = sort_output(region, &SORTS)?;
     let mut operand = body.node(node.inputs[0]);
     // A reshape of a held (C-contiguous) operand is its buffer: axis None of an N-d array.
     if operand.op == OpKind::Reshape {
@@ -138,6 +148,78 @@ pub fn radix_sort(region: &Region) -> Result<RadixSort, Unsupported> {
         n,
         lines,
         dtype: dt,
+    })
+}
+
+/// Largest line, in bytes, that a block of [`SortTake`] selects from in shared memory (the
+/// launch opts in beyond 48 KiB; an H100 or H200 block may take 227 KiB).
+pub const SELECT_SHARED: usize = 160 * 1024;
+
+/// A `sort_take` region the CUDA executor runs on the GPU: region input `input` (C-contiguous,
+/// `lines × n` elements of `dtype`) read along its last axis at `m` sorted positions per line,
+/// region input `positions` (int64: one row of `m` for every line, or `per_line`: a row each).
+/// Lines of at most [`SELECT_SHARED`] bytes are selected from in shared memory, a block each
+/// (`in_shared`); longer ones (at most [`RADIX_MAX_LINES`]) are radix-sorted, then read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortTake {
+    /// The region input selected from.
+    pub input: usize,
+    /// The region input of the positions.
+    pub positions: usize,
+    /// A row of positions for each line (else one row for all).
+    pub per_line: bool,
+    /// Elements of a line (at least 1, below 2^30).
+    pub n: usize,
+    /// Lines (at least 1).
+    pub lines: usize,
+    /// Positions a line (at least 1).
+    pub m: usize,
+    /// The elements' dtype (any but complex).
+    pub dtype: DType,
+    /// Selected in shared memory (else a radix sort of each line, then a gather).
+    pub in_shared: bool,
+}
+
+/// The GPU plan of a `sort_take` region, or why it has none (it runs on the host).
+pub fn sort_take(region: &Region) -> Result<SortTake, Unsupported> {
+    let body = &region.body;
+    let no = |why: &str| Unsupported::new(Some("sort_take"), why.to_string());
+    let (node, axis) = sort_output(region, &[OpKind::SortTake])?;
+    let (operand, ks) = (body.node(node.inputs[0]), body.node(node.inputs[1]));
+    let (Attrs::Input { index }, Attrs::Input { index: k_index }) = (&operand.attrs, &ks.attrs)
+    else {
+        return Err(no("operands seen through views (the host selects)"));
+    };
+    let dt = operand.dtype;
+    if dt.is_complex() {
+        return Err(no(&format!("{dt} on the GPU (the host selects)")));
+    }
+    let shape = &operand.shape;
+    if *axis + 1 != shape.len() {
+        return Err(no("a selection along another axis than the last on the GPU (the host's)"));
+    }
+    let (n, m) = (shape[*axis], ks.shape[*axis]);
+    let lines: usize = shape[..*axis].iter().product();
+    let k_lines: usize = ks.shape[..*axis].iter().product();
+    if k_lines != 1 && k_lines != lines {
+        return Err(no("positions broadcast along some axes only (the host selects)"));
+    }
+    let in_shared = n * dt.itemsize() <= SELECT_SHARED;
+    if n == 0 || lines == 0 || m == 0 || n >= 1 << 30 || lines >= 1 << 31 {
+        return Err(no(&format!("{lines} lines of {n} elements on the GPU (the host's)")));
+    }
+    if !in_shared && lines > RADIX_MAX_LINES {
+        return Err(no(&format!("{lines} long lines of {n} elements (the host selects)")));
+    }
+    Ok(SortTake {
+        input: *index as usize,
+        positions: *k_index as usize,
+        per_line: k_lines == lines && lines > 1,
+        n,
+        lines,
+        m,
+        dtype: dt,
+        in_shared,
     })
 }
 

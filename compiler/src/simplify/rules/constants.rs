@@ -269,7 +269,7 @@ fn fold_value(
         OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter => None,
         OpKind::Cumsum | OpKind::Cumprod | OpKind::Cummax | OpKind::Cummin => None,
         OpKind::Compact | OpKind::CompactCount => None,
-        OpKind::Sort | OpKind::Argsort => None,
+        OpKind::Sort | OpKind::Argsort | OpKind::SortTake => None,
         OpKind::Sum
         | OpKind::Prod
         | OpKind::Max

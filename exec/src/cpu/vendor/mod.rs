@@ -12,6 +12,7 @@ mod fft_steps_tests;
 mod gemm;
 pub mod host;
 pub mod linalg;
+mod select;
 pub mod sort;
 
 use kiln_compiler::fusion::Region;

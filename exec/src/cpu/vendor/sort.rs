@@ -1,10 +1,10 @@
-//! Sort regions on the host: one `sort` or `argsort` node over a region input (or views of
-//! one). Each line sorts by a stable LSD radix sort of order-preserving keys (a byte per pass),
+//! Sort regions on the host: one `sort`, `argsort` or `sort_take` node over a region input (or
+//! views of one); `sort_take` selects (module `select`). Each line sorts by a stable LSD radix sort of order-preserving keys (a byte per pass),
 //! complex lines (and short ones) by Rust's stable sort; lines in parallel (rayon). The order is the evaluator's
 //! (`kiln_ir::eval`'s `sort`): NaN last, -0.0 equal to 0.0, complex by real then imaginary part
 //! with NumPy's NaN classes, ties in their order.
 //!
-//! The GPU executor runs these regions here too, between copies (no GPU sort kernel yet).
+//! The GPU executor runs the regions its radix sort and select do not take here, between copies.
 
 use std::cmp::Ordering;
 
@@ -21,7 +21,7 @@ use kiln_compiler::fusion::Region;
 /// Elements the host orders: NumPy's order of [`kiln_ir::eval`]. Real elements map to unsigned
 /// keys whose order is theirs (`key`; -0.0 and 0.0 one key, every NaN the largest), so lines
 /// sort by a stable LSD radix sort; complex elements compare (`order`).
-trait Sortable: HostElement + Copy + Default + Send + Sync {
+pub(super) trait Sortable: HostElement + Copy + Default + Send + Sync {
     /// The key type (`u32` for elements of 32 bits or fewer, else `u64`); `None` for complex.
     type Key: Copy + Default + Send + Sync + Into<u64>;
     fn key(&self) -> Option<Self::Key>;
@@ -225,23 +225,30 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
     let invalid = |why: &str| ExecError::InvalidInput(format!("sort region: {why}"));
     let [out] = body.outputs() else { return Err(invalid("several outputs")) };
     let node = body.node(*out);
-    let (OpKind::Sort | OpKind::Argsort, Attrs::Axis { axis }) = (node.op, &node.attrs) else {
+    let (OpKind::Sort | OpKind::Argsort | OpKind::SortTake, Attrs::Axis { axis }) =
+        (node.op, &node.attrs)
+    else {
         return Err(invalid("its output is not a sort"));
     };
-    // The operand: a region input, else its views computed by the evaluator.
-    let operand = body.node(node.inputs[0]);
-    let computed;
-    let x: &HostArray = match operand.attrs {
-        Attrs::Input { index } => {
-            inputs.get(index as usize).ok_or_else(|| invalid("a missing input"))?
-        }
-        _ => {
-            let mut g = body.clone();
-            g.set_outputs(vec![node.inputs[0]]);
-            computed = kiln_ir::eval::evaluate(&g, inputs)?.remove(0);
-            &computed
+    // An operand: a region input, else its views computed by the evaluator.
+    let operand = |id: kiln_ir::NodeId| -> Result<std::borrow::Cow<'_, HostArray>, ExecError> {
+        match body.node(id).attrs {
+            Attrs::Input { index } => Ok(std::borrow::Cow::Borrowed(
+                *inputs.get(index as usize).ok_or_else(|| invalid("a missing input"))?,
+            )),
+            _ => {
+                let mut g = body.clone();
+                g.set_outputs(vec![id]);
+                Ok(std::borrow::Cow::Owned(kiln_ir::eval::evaluate(&g, inputs)?.remove(0)))
+            }
         }
     };
+    let x = operand(node.inputs[0])?;
+    if node.op == OpKind::SortTake {
+        let k = operand(node.inputs[1])?;
+        let out = super::select::sort_take(&x, &k, *axis).map_err(|e| invalid(&e.to_string()))?;
+        return Ok(vec![out]);
+    }
     let argsort = node.op == OpKind::Argsort;
     let shape = x.shape().to_vec();
     let out = with_data!(x.data(), v => sort_lines(v, &shape, *axis, argsort));
