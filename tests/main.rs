@@ -132,14 +132,14 @@ mod random_params;
 mod reduce_dtype;
 #[path = "suite/scans.rs"]
 mod scans;
+#[path = "suite/select_gpu.rs"]
+mod select_gpu;
 #[path = "suite/shaping.rs"]
 mod shaping;
 #[path = "suite/sorts.rs"]
 mod sorts;
 #[path = "suite/sorts_gpu.rs"]
 mod sorts_gpu;
-#[path = "suite/select_gpu.rs"]
-mod select_gpu;
 #[path = "suite/special.rs"]
 mod special;
 #[path = "suite/ufuncs23.rs"]
