@@ -369,9 +369,7 @@ pub(super) fn fft_step(
     let VendorCall::Fft(f) = call else {
         return Err(super::Error::InvalidInput("an FFT step of a call that is no FFT".into()));
     };
-    let operand = reads.get(f.input.input).ok_or_else(|| {
-        super::Error::InvalidInput(format!("an FFT step without its operand {}", f.input.input))
-    })?;
+    let operand = super::region_input(reads, f.input.input, "an FFT step")?;
     let load = match pending {
         Some(Pending::Load { entry, inputs, measure: None, .. }) => {
             Some(Bound::load(entry, &inputs))

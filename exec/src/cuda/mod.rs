@@ -202,6 +202,16 @@ impl DeviceArray {
     }
 }
 
+/// Region input `i` of `reads` (a library or NVRTC step's operand), or an error naming `what`
+/// reads it.
+pub(super) fn region_input<'a>(
+    reads: &'a [Arc<DeviceArray>],
+    i: usize,
+    what: &str,
+) -> Result<&'a Arc<DeviceArray>> {
+    reads.get(i).ok_or_else(|| Error::InvalidInput(format!("{what}: no region input {i}")))
+}
+
 /// The bytes of `shape` elements of `dtype` in device memory, `usize::MAX` where the count
 /// overflows or passes `isize::MAX`: the pool refuses that with its out-of-memory error
 /// ([`RuntimeError::OutOfMemory`]) before any kernel is launched. An array that cannot exist

@@ -133,9 +133,7 @@ pub(super) fn run(
     reads: &[Arc<DeviceArray>],
 ) -> Result<Vec<DeviceArray>> {
     let out_node = region.body.node(region.body.outputs()[0]);
-    let input = reads.get(sort.input).ok_or_else(|| {
-        Error::InvalidInput(format!("radix sort: no region input {}", sort.input))
-    })?;
+    let input = super::region_input(reads, sort.input, "radix sort")?;
     let out = DeviceArray::empty(out_node.dtype, &out_node.shape)?;
     sort_into(gpu, sort, input, &out)?;
     Ok(vec![out])

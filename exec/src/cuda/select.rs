@@ -30,9 +30,7 @@ pub(super) fn run(
     reads: &[Arc<DeviceArray>],
 ) -> Result<Vec<DeviceArray>> {
     let out_node = region.body.node(region.body.outputs()[0]);
-    let input = |i: usize| {
-        reads.get(i).ok_or_else(|| Error::InvalidInput(format!("sort_take: no region input {i}")))
-    };
+    let input = |i: usize| super::region_input(reads, i, "sort_take");
     let (x, ks) = (input(s.input)?, input(s.positions)?);
     let (n, lines, m, dt) = (s.n, s.lines, s.m, s.dtype);
     let es = dt.itemsize();
