@@ -698,3 +698,59 @@ fn std_of_twelve_by_shifted_sums_is_not_held_to_the_two_pass_bits() {
     };
     check(&p).unwrap();
 }
+
+/// The property test's find on an H200 (session 20, seed 21 of `PROPTEST_RNG_SEED`, case 3,078):
+/// an illegal address (CUDA 700) with the caching pool on, after `eval_all`, in a program of
+/// empty slices (`f32[0,1]`), the moments of an empty array and `maximum(-0.0, f64(i32))`. The
+/// intermittent fault of the parallel GPU suite (sessions 8 and 19) was this kind of case.
+#[test]
+fn moments_of_an_empty_slice_beside_a_broadcast_maximum() {
+    let p = Program {
+        base: vec![3, 4, 1],
+        inputs: vec![
+            InputSpec {
+                drop: 109,
+                ones: 43,
+                dtype: DType::Float32,
+                seed: 16904952912247559277,
+                special: false,
+            },
+            InputSpec {
+                drop: 45,
+                ones: 84,
+                dtype: DType::Int32,
+                seed: 13441354433308921426,
+                special: true,
+            },
+        ],
+        steps: vec![
+            Step::Permute { a: 237, seed: 12 },
+            Step::ScalarLeft { op: 106, a: 142, s: 198 },
+            Step::Slice { a: 91, dims: [147, 152, 166] },
+            Step::Binary { op: 209, a: 66, b: 225 },
+            Step::Reduce { op: 40, a: 25, axes: 63, keepdims: false },
+        ],
+        outputs: vec![243, 254],
+    };
+    for _ in 0..3 {
+        check(&p).unwrap();
+    }
+}
+
+/// The cause of the case above: the one-pass moments (`codegen/moments.rs`) read each row's
+/// first element as the shift, and an empty row has none (a read at a zero-size buffer's null
+/// address on the GPU). Rows of length 0, of a computed array (so a kernel reads them), and a
+/// whole empty array: NaN as NumPy's (and the evaluator's), with no read.
+#[test]
+fn moments_of_empty_rows_read_nothing() {
+    let x = kiln::zeros(&[3, 0], DType::Float32);
+    x.eval();
+    let y = &x * 2.0f32;
+    for v in [y.var(1, 0), y.std(None, 1), y.var(0, 0)] {
+        let l = kiln::lower(&[&v]);
+        let inputs: Vec<&HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+        let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap().remove(0);
+        let got = v.try_to_host().unwrap().as_ref().clone();
+        assert_eq!(difference(&want, &got), None, "{:?} vs {:?}", want.data(), got.data());
+    }
+}

@@ -115,7 +115,7 @@ impl Moments {
     }
 
     /// The sums' type (`f64` or `f32`).
-    fn ty(&self) -> &'static str {
+    pub(crate) fn ty(&self) -> &'static str {
         self.tys[0]
     }
 

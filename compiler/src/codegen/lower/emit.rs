@@ -384,8 +384,27 @@ impl<'g> Lower<'g> {
         let full: Vec<String> = (0..rank)
             .map(|a| if axes.contains(&a) { zero.clone() } else { kept.next().expect("kept axes") })
             .collect();
+        // An empty row has no first element: its shift is 0, and the load is not executed
+        // (the extents may be parameters, so the test is in the kernel).
+        let x_shape = self.body.node(m.x).shape.clone();
+        let mut n = self.b.i64(1);
+        for &a in axes {
+            let e = extent(&mut self.b, x_shape[a]);
+            n = self.b.op(&format!("arith.muli {n}, {e} : i64"));
+        }
+        let nonempty = self.b.op(&format!("arith.cmpi ne, {n}, {zero} : i64"));
+        let t = m.ty();
+        let res = self.open(1, &format!("scf.if {nonempty} -> ({t})"));
         let first = self.emit(m.x, &Ix { dims: Some(full), flat: None })?;
-        Ok(Some(m.shift(&mut self.b, &first)?))
+        let c = m.shift(&mut self.b, &first)?;
+        self.b.stmt(&format!("scf.yield {c} : {t}"));
+        self.b.next_region("else");
+        self.memo.pop();
+        self.memo.push(HashMap::new());
+        let none = float_const(&mut self.b, 0.0, t);
+        self.b.stmt(&format!("scf.yield {none} : {t}"));
+        self.close();
+        Ok(Some(res[0].clone()))
     }
 
     /// One element of a pair's fold at the input's index `ix`.

@@ -53,7 +53,7 @@ use super::index::{extent, ravel, through_view, unravel, Ix, NeedsDims};
 use super::moments::Moments;
 use super::online::Online;
 use super::reduce::{Acc, Combine};
-use super::types::{check_dtype, literal, load, load_input, store, work_ty, Val};
+use super::types::{check_dtype, float_const, literal, load, load_input, store, work_ty, Val};
 use super::{scalar, MathLib, Target, Tier, Unsupported};
 use crate::error::CompileError;
 use crate::fusion::{Region, RegionKind, Space};
