@@ -59,7 +59,7 @@ fn range(a: &Array, start: i64, stop: i64) -> Result<Array> {
 /// The elements of the 1-D `x` where the 1-D bool `pred` (of `x`'s length) is true, in order:
 /// shape `(N,)`, `x`'s dtype. One compaction kernel (its producers fused), then one read of the
 /// count (see the [module docs](self)).
-fn select(pred: &Array, x: &Array) -> Result<Array> {
+pub(crate) fn select(pred: &Array, x: &Array) -> Result<Array> {
     if pred.size() == 0 {
         return Ok(crate::empty(&[0], x.dtype()));
     }

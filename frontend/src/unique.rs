@@ -5,7 +5,9 @@
 //! at the runs' first positions (found by an int64 `add_at` of each run's start position), the
 //! counts by `add_at`, the inverse by a `put` through the sort's order (on the GPU it runs on
 //! the host between copies for now). Without the inverse or first occurrences, the elements
-//! are sorted by `sort` (no argsort and gather).
+//! are sorted by `sort` (no argsort and gather); `unique` and `unique_values` then keep each
+//! run's first element by one compaction kernel (`compact`, the runs' starts computed in it,
+//! and the count read back).
 
 use kiln_ir::DType;
 
@@ -24,11 +26,10 @@ fn sorted(x: &Array) -> Result<Array> {
     x.try_reshape(&[x.size() as i64])?.try_sort(None)
 }
 
-/// The runs of a sorted 1-D `sorted` (not empty): (each element's run number, the number of
-/// runs, where runs start). NaNs are one run when `equal_nan`, else each its own (NumPy 2's
-/// `unique_*` functions).
-fn runs(sorted: &Array, equal_nan: bool) -> Result<(Array, usize, Array)> {
-    let n = sorted.size();
+/// Where the runs of equal neighbours of a sorted 1-D `sorted` (not empty) start: a bool of its
+/// length. NaNs are one run when `equal_nan`, else each its own (NumPy 2's `unique_*`
+/// functions).
+fn run_starts(sorted: &Array, equal_nan: bool) -> Result<Array> {
     let range = |start: Option<i64>, stop: Option<i64>| [SliceArg::Range { start, stop, step: 1 }];
     let (later, earlier) =
         (sorted.try_slice(&range(Some(1), None))?, sorted.try_slice(&range(None, Some(-1)))?);
@@ -37,7 +38,15 @@ fn runs(sorted: &Array, equal_nan: bool) -> Result<(Array, usize, Array)> {
         let both = later.try_isnan()?.try_logical_and(earlier.try_isnan()?)?;
         differ = differ.try_logical_and(both.try_logical_not()?)?;
     }
-    let starts = crate::try_concatenate(&[&crate::full(&[1], true, DType::Bool), &differ], 0)?;
+    crate::try_concatenate(&[&crate::full(&[1], true, DType::Bool), &differ], 0)
+}
+
+/// The runs of a sorted 1-D `sorted` (not empty): (each element's run number, the number of
+/// runs, where runs start), NaNs as [`run_starts`] says.
+fn runs(sorted: &Array, equal_nan: bool) -> Result<(Array, usize, Array)> {
+    let n = sorted.size();
+    let range = |start: Option<i64>, stop: Option<i64>| [SliceArg::Range { start, stop, step: 1 }];
+    let starts = run_starts(sorted, equal_nan)?;
     let run = starts.try_cumsum(None)?.try_subtract(1i64)?;
     let last = run.try_slice(&range(Some(n as i64 - 1), None))?;
     let count = last.try_item::<i64>()? as usize + 1;
@@ -65,15 +74,15 @@ fn check(op: &str, x: &Array) -> Result<()> {
     Ok(())
 }
 
-/// The sorted distinct elements of the flattened `x` (NaNs as one when `equal_nan`).
+/// The sorted distinct elements of the flattened `x` (NaNs as one when `equal_nan`): the first
+/// element of each run, kept by one compaction kernel (the runs' starts computed in it).
 fn distinct(op: &str, x: &Array, equal_nan: bool) -> Result<Array> {
     check(op, x)?;
     if x.size() == 0 {
         return Ok(crate::empty(&[0], x.dtype()));
     }
     let sorted = sorted(x)?;
-    let (run, count, starts) = runs(&sorted, equal_nan)?;
-    run_values(&sorted, &run, count, &starts)
+    crate::compaction::select(&run_starts(&sorted, equal_nan)?, &sorted)
 }
 
 /// `np.unique(x)`: the sorted distinct elements of the flattened `x`, NaNs as one
