@@ -1,9 +1,10 @@
 //! Whole-line sorts on a CUDA device: the radix sort of `kiln-exec`'s `cuda/radix_sort.cu`
 //! (lines longer than the line sort's 8192, or of dtypes it does not take) against the
 //! reference evaluator, bit for bit (NaN last, -0.0 equal to 0.0 and kept in its place, ±inf),
-//! for every real dtype, sizes around the tiles (4096 keys, 3072 for 8-byte ones), one element,
-//! several lines, axis None of an N-d array, and argsort's stability and determinism. Every test
-//! is named `gpu_...` and prints `skipped: no GPU` without a CUDA backend (`on_gpu`).
+//! for every real dtype, sizes around the tiles (4096 keys, 3072 for 8-byte ones; 6144, a tile
+//! of 24 keys a thread, too), one element, several lines, axis None of an N-d array, passes
+//! skipped where every key has the same digit, and argsort's stability and determinism. Every
+//! test is named `gpu_...` and prints `skipped: no GPU` without a CUDA backend (`on_gpu`).
 //!
 //! Run on the GPU machine: `KILN_DEVICE=cuda:0 ./main gpu_radix`.
 
@@ -120,14 +121,14 @@ fn gpu_radix_sort_of_sizes_around_the_tiles() {
     }
     // float16 and int16 lines of any length are the radix sort's (the line sort takes 4- and
     // 8-byte keys), float32 and int64 ones past 8192.
-    for n in [1, 2, 31, 255, 256, 257, 3071, 3072, 3073, 4095, 4096, 4097, 8191] {
+    for n in [1, 2, 31, 255, 256, 257, 3071, 3072, 3073, 4095, 4096, 4097, 6143, 6144, 6145, 8191] {
         for dt in [DType::Float16, DType::Int16, DType::UInt8] {
             let x = data(dt, n, n as u64);
             matches_evaluator(&[&x.sort(Some(0))], true, &format!("sort {dt} of {n}"));
             matches_evaluator(&[&x.argsort(Some(0))], true, &format!("argsort {dt} of {n}"));
         }
     }
-    for n in [8193, 12288, 12289, 3072 * 5, 3072 * 5 + 1, (1 << 20) + 5] {
+    for n in [8193, 12288, 12289, 3072 * 5, 3072 * 5 + 1, 6144 * 3 - 1, (1 << 20) + 5] {
         for dt in [DType::Float32, DType::Int64, DType::Float64, DType::UInt32] {
             let x = data(dt, n, n as u64 + 3);
             matches_evaluator(&[&x.sort(None)], true, &format!("sort {dt} of {n}"));
@@ -157,6 +158,45 @@ fn gpu_radix_sort_of_lines_and_of_axis_none() {
     matches_evaluator(&[&z.sort(Some(1))], false, "sort of 65 lines");
     // Another axis than the last: the host's.
     matches_evaluator(&[&x.sort(Some(0))], false, "sort along axis 0");
+}
+
+/// Keys whose order-preserving bits have bytes that are the same for every key: those passes
+/// are skipped, wherever they fall (high bytes of small integers, a middle byte, every byte of
+/// equal keys: the last pass copies), an even and an odd number of passes left.
+#[test]
+fn gpu_radix_sort_skips_the_passes_of_one_digit() {
+    if !on_gpu() {
+        return;
+    }
+    let n = 6144 * 3 + 17;
+    let ints = |f: &dyn Fn(u64) -> i64| -> Vec<i64> { (0..n as u64).map(f).collect() };
+    let cases: Vec<(&str, Array)> = vec![
+        (
+            "int32 in [0, 1000)",
+            Array::from_vec(ints(&|i| (mix(i, 1) % 1000) as i64), &[n]).astype(DType::Int32),
+        ),
+        ("int64 in [0, 1000)", Array::from_vec(ints(&|i| (mix(i, 2) % 1000) as i64), &[n])),
+        (
+            "uint32, bytes 1 and 2 zero",
+            Array::from_vec(ints(&|i| (((mix(i, 3) % 7) << 24) | (mix(i, 4) % 5)) as i64), &[n])
+                .astype(DType::UInt32),
+        ),
+        (
+            "uint32, byte 2 zero",
+            Array::from_vec(
+                ints(&|i| (((mix(i, 5) % 3) << 24) | (mix(i, 6) % 0xffff)) as i64),
+                &[n],
+            )
+            .astype(DType::UInt32),
+        ),
+        ("equal float32", Array::from_vec(vec![1.5f32; n], &[n])),
+        ("equal int16", Array::from_vec(vec![-7i64; n], &[n]).astype(DType::Int16)),
+    ];
+    for (what, x) in cases {
+        let x = x.eval().clone();
+        matches_evaluator(&[&x.sort(None)], true, &format!("sort of {what}"));
+        matches_evaluator(&[&x.argsort(None)], true, &format!("argsort of {what}"));
+    }
 }
 
 /// Argsort of 2^22 keys with few distinct values (long runs of ties across many tiles): the

@@ -6,8 +6,11 @@
 //! process loads the cubin without compiling; nothing needs nvcc or a host compiler.
 //!
 //! Buffers per call, from the pool: the scratch words (every digit's histogram, a tile
-//! counter per pass, a status word per tile and digit per pass: zeroed by one memset), a
-//! second buffer of keys (argsort: two, and two of 32-bit positions). Lines of a region are
+//! counter and a trivial-pass flag per pass, a status word per tile and digit per pass: zeroed
+//! by one memset), a second buffer of keys (argsort: two, and two of 32-bit positions). Every
+//! pass is launched; one whose digit is the same for every key returns at once (the buffers
+//! each pass reads and writes are found on the device from the flags, so a sort of small
+//! integers makes only the passes of their low bytes: no read back to the host). Lines of a region are
 //! sorted one after the other (at most [`kiln_compiler::codegen::RADIX_MAX_LINES`]).
 
 use std::collections::HashMap;
@@ -34,10 +37,6 @@ const THREADS: u32 = 256;
 const RADIX: usize = 256;
 /// Shared words of a digit pass besides its keys and values: `(WARPS + 2) * RADIX + WARPS + 1`.
 const PASS_WORDS: usize = (8 + 2) * RADIX + 8 + 1;
-/// The source's mode bits of argsort's passes.
-const MODE_FIRST: i32 = 2;
-const MODE_NO_KEYS: i32 = 4;
-const MODE_INDEX64: i32 = 8;
 
 /// The kernels' name suffix of a dtype (its keys' width and order), `None` for complex ones.
 pub(super) fn suffix(dt: DType) -> Option<&'static str> {
@@ -58,9 +57,15 @@ pub(super) fn suffix(dt: DType) -> Option<&'static str> {
     })
 }
 
-/// Keys of a tile: THREADS times the source's ITEMS (12 for 8-byte keys, 16 otherwise).
-fn tile_of(key_bytes: usize) -> usize {
-    THREADS as usize * if key_bytes == 8 { 12 } else { 16 }
+/// Keys of a tile: THREADS times the source's ITEMS (sort) or ITEMS_PAIRS (argsort) of keys of
+/// four bytes or fewer, ITEMS8 of 8-byte keys.
+fn tile_of(key_bytes: usize, argsort: bool) -> usize {
+    THREADS as usize
+        * match (key_bytes, argsort) {
+            (8, _) => 12,
+            (_, false) => 16,
+            (_, true) => 16,
+        }
 }
 
 /// The disk cache key of the module for `sm`.
@@ -172,11 +177,13 @@ pub(super) fn sort_into(
         module.function(&format!("kiln_radix_pass_{name}"))?
     };
     let passes = es;
-    let tile = tile_of(es);
+    let tile = tile_of(es, sort.argsort);
     let tiles = n.div_ceil(tile);
-    // Scratch words: histograms, tile counters, then the status words of each pass.
+    // Scratch words: histograms, tile counters, trivial-pass flags, then (from a 16-byte
+    // boundary: the look-back reads four words at once) the status words of each pass.
     let status_words = tiles * RADIX;
-    let words = passes * RADIX + passes + passes * status_words;
+    let head = (passes * RADIX + 2 * passes).next_multiple_of(4);
+    let words = head + passes * status_words;
     let mut scratch = DeviceBuffer::alloc(words * 4)?;
     let keys_a = DeviceBuffer::alloc(n * es)?;
     let keys_b = if sort.argsort { Some(DeviceBuffer::alloc(n * es)?) } else { None };
@@ -188,71 +195,57 @@ pub(super) fn sort_into(
     let shared = tile * es + if sort.argsort { tile * 4 } else { 0 } + PASS_WORDS * 4;
     let sms = (gpu.max_blocks / 32).max(1) as usize;
     let hist_blocks = n.div_ceil(THREADS as usize * 8).clamp(1, sms * 8) as u32;
+    let (n32, passes32) = (n as u32, passes as u32);
     for line in 0..lines {
         scratch.memset(0)?;
         let hist = scratch.ptr();
         let counters = hist + (passes * RADIX * 4) as u64;
-        let status = counters + (passes * 4) as u64;
+        let trivial = counters + (passes * 4) as u64;
+        let status = hist + (head * 4) as u64;
         let src = input.buffer().ptr() + (line * n * es) as u64;
         let dst = out.buffer().ptr() + (line * n * out_es) as u64;
-        let n32 = n as u32;
         let args: [&dyn KernelArg; 3] = [&src, &n32, &hist];
         // SAFETY: kiln_radix_hist_<name>(keys, n, hist) reads the line's n keys (checked above:
         // the input holds lines × n elements of the dtype) and adds to the passes × 256 zeroed
         // words at `hist`, inside `scratch`.
         unsafe { hist_fn.launch(LaunchConfig::linear(hist_blocks, THREADS), &args)? };
-        let args: [&dyn KernelArg; 1] = [&hist];
-        // SAFETY: kiln_radix_scan(hist) scans the 256 words of block p's pass in place, `passes`
-        // blocks: the histogram words of `scratch`.
-        unsafe { scan_fn.launch(LaunchConfig::linear(passes as u32, THREADS), &args)? };
-        let mut keys_in = src;
-        let mut vals_in = 0u64;
-        for p in 0..passes {
-            let last = p + 1 == passes;
-            let bins = hist + (p * RADIX * 4) as u64;
+        let args: [&dyn KernelArg; 3] = [&hist, &n32, &trivial];
+        // SAFETY: kiln_radix_scan(hist, n, trivial) scans the 256 words of block p's pass in
+        // place and sets trivial[p], `passes` blocks: words of `scratch`.
+        unsafe { scan_fn.launch(LaunchConfig::linear(passes32, THREADS), &args)? };
+        for p in 0..passes32 {
+            let bins = hist + (p as usize * RADIX * 4) as u64;
             let counter = counters + (p * 4) as u64;
-            let status = status + (p * status_words * 4) as u64;
-            let shift = 8 * p as u32;
+            let status = status + (p as usize * status_words * 4) as u64;
             let config = LaunchConfig::linear(tiles as u32, THREADS).with_shared_mem(shared as u32);
             match (&keys_b, &vals) {
                 (Some(keys_b), Some((va, vb))) => {
-                    let keys_out = if p % 2 == 0 { keys_a.ptr() } else { keys_b.ptr() };
-                    let vals_out = if p % 2 == 0 { va.ptr() } else { vb.ptr() };
-                    let mut mode = 0;
-                    if p == 0 {
-                        mode |= MODE_FIRST;
-                    }
-                    if last {
-                        mode |= MODE_NO_KEYS | MODE_INDEX64;
-                    }
-                    let index_out = if last { dst } else { 0u64 };
-                    let args: [&dyn KernelArg; 11] = [
-                        &keys_in, &keys_out, &vals_in, &vals_out, &index_out, &n32, &shift, &bins,
-                        &status, &counter, &mode,
+                    let (ka, kb, va, vb) = (keys_a.ptr(), keys_b.ptr(), va.ptr(), vb.ptr());
+                    let args: [&dyn KernelArg; 13] = [
+                        &src, &ka, &kb, &va, &vb, &dst, &n32, &p, &passes32, &bins, &status,
+                        &counter, &trivial,
                     ];
-                    // SAFETY: kiln_radix_pairs_<name>(keys_in, keys_out, vals_in, vals_out,
-                    // index_out, n, shift, bins, status, counter, mode): n keys and (after the
-                    // first pass) n positions read from buffers of n elements; n keys and
-                    // positions written to keys_a/keys_b and the value buffers (n elements
-                    // each), or, in the last pass, n int64 positions to this line of `out`;
-                    // its status words (tiles × 256) and counter inside `scratch`, zeroed;
-                    // `shared` bytes of dynamic shared memory as the source lays them out.
+                    // SAFETY: kiln_radix_pairs_<name>(src, ka, kb, va, vb, index, n, pass,
+                    // passes, bins, status, counter, trivial): n keys and positions read from
+                    // the line or buffers of n elements and written to keys_a/keys_b and the
+                    // value buffers (n elements each, never the buffer read), or, in the last
+                    // pass that is not skipped, n int64 positions to this line of `out`; its
+                    // status words (tiles × 256), counter and the trivial flags inside
+                    // `scratch`, zeroed; `shared` bytes of dynamic shared memory as the source
+                    // lays them out.
                     unsafe { pass_fn.launch(config, &args)? };
-                    keys_in = keys_out;
-                    vals_in = vals_out;
                 }
                 _ => {
-                    // Passes alternate between `keys_a` and the output, ending in the output.
-                    let keys_out = if (passes - 1 - p) % 2 == 0 { dst } else { keys_a.ptr() };
-                    let args: [&dyn KernelArg; 7] =
-                        [&keys_in, &keys_out, &n32, &shift, &bins, &status, &counter];
-                    // SAFETY: kiln_radix_pass_<name>(keys_in, keys_out, n, shift, bins,
-                    // status, counter): n keys read from the line (or `keys_a`), n written to
-                    // `keys_a` or this line of `out` (never the buffer read); its status words
-                    // (tiles × 256) and counter inside `scratch`, zeroed; `shared` bytes of
-                    // dynamic shared memory as the source lays them out.
+                    let tmp = keys_a.ptr();
+                    let args: [&dyn KernelArg; 10] =
+                        [&src, &tmp, &dst, &n32, &p, &passes32, &bins, &status, &counter, &trivial];
+                    // SAFETY: kiln_radix_pass_<name>(src, tmp, dst, n, pass, passes, bins,
+                    // status, counter, trivial): n keys read from the line, `keys_a` or this line
+                    // of `out`, n written to another of `keys_a` and the line of `out` (never
+                    // the buffer read); its status words (tiles × 256), counter and the trivial
+                    // flags inside `scratch`, zeroed; `shared` bytes of dynamic shared memory as
+                    // the source lays them out.
                     unsafe { pass_fn.launch(config, &args)? };
-                    keys_in = keys_out;
                 }
             }
         }

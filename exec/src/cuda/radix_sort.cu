@@ -17,8 +17,10 @@
 // looks back over the tiles before it for their prefixes (decoupled look-back: a tile's word
 // holds its count flagged "aggregate" until its inclusive prefix is known, then that prefix
 // flagged "inclusive"), and writes its keys, staged in shared memory in sorted order, to
-// consecutive places of each digit's run. Nothing depends on timing: the result is the same
-// bits every run.
+// consecutive places of each digit's run. A pass in which every key has the same digit (the
+// scan marks it) is skipped: each pass finds its buffers from the marks (`pass_plan`), and
+// where every pass is trivial the last one copies. Nothing depends on timing: the result is
+// the same bits every run.
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -28,21 +30,40 @@ typedef unsigned long long u64;
 #define RADIX 256
 #define THREADS 256
 #define WARPS (THREADS / 32)
-// Keys a thread ranks in a digit pass: 4-byte keys and narrower, 8-byte keys (the host's
-// `tile_of` agrees).
+// Keys a thread ranks in a digit pass: of keys of four bytes or fewer (sort and argsort), of
+// 8-byte keys (the host's `tile_of` agrees).
 #ifndef KILN_RADIX_ITEMS
 #define KILN_RADIX_ITEMS 16
+#endif
+#ifndef KILN_RADIX_ITEMS_PAIRS
+#define KILN_RADIX_ITEMS_PAIRS 16
 #endif
 #ifndef KILN_RADIX_ITEMS8
 #define KILN_RADIX_ITEMS8 12
 #endif
-// Blocks of a digit pass an SM should hold (caps its registers).
+// Blocks of a digit pass an SM should hold (caps its registers), keys of four bytes or fewer:
+// sort, argsort. On an H200, 2^26 float32 keys: sort's passes 0.65 ms at 4 blocks (64
+// registers) against 0.78 at 3 (80), and 0.73 with 24 keys a thread at 3; argsort's 0.84-0.92
+// at 3 (80 registers) against 0.94-1.15 with no cap (108).
 #ifndef KILN_RADIX_MIN_BLOCKS
-#define KILN_RADIX_MIN_BLOCKS 3
+#define KILN_RADIX_MIN_BLOCKS 4
 #endif
+#ifndef KILN_RADIX_MIN_BLOCKS_PAIRS
+#define KILN_RADIX_MIN_BLOCKS_PAIRS 3
+#endif
+#define BOUNDS_PASS __launch_bounds__(THREADS, KILN_RADIX_MIN_BLOCKS)
+#define BOUNDS_PAIRS __launch_bounds__(THREADS, KILN_RADIX_MIN_BLOCKS_PAIRS)
+// 8-byte keys' passes: sort's at 3 blocks an SM, argsort's uncapped.
+#define BOUNDS_PASS8 __launch_bounds__(THREADS, 3)
+#define BOUNDS_PAIRS8 __launch_bounds__(THREADS)
 // Status words of earlier tiles a look-back step loads at once (8 measured slower than 1 on
 // an H200: 0.87 against 0.79 ms a pass of 2^26 float32 keys).
 #define LOOKBACK 1
+// Keys a histogram thread loads before counting them (loads in flight: 8 took 0.19 ms for
+// 2^26 float32 keys against 0.26 for 1, on an H200).
+#ifndef HIST_LOADS
+#define HIST_LOADS 8
+#endif
 #define FLAG_AGG 0x40000000u
 #define FLAG_INC 0x80000000u
 #define VALUE_MASK 0x3fffffffu
@@ -102,7 +123,22 @@ __device__ void histogram(const K* keys, u32 n, u32* hist) {
     for (u32 j = threadIdx.x; j < PARTS * PASSES * RADIX; j += blockDim.x) counts[j] = 0;
     __syncthreads();
     u32* mine = counts + (threadIdx.x % PARTS) * PASSES * RADIX;
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const u32 stride = gridDim.x * blockDim.x;
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    // HIST_LOADS keys a thread loads before counting them (loads in flight).
+    for (; (u64)i + (u64)(HIST_LOADS - 1) * stride < n; i += HIST_LOADS * stride) {
+        K b[HIST_LOADS];
+#pragma unroll
+        for (int u = 0; u < HIST_LOADS; ++u) b[u] = keys[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < HIST_LOADS; ++u) {
+            K o = order_key<K, KIND, INF>(b[u]);
+#pragma unroll
+            for (int p = 0; p < PASSES; ++p)
+                atomicAdd(&mine[p * RADIX + (u32)((o >> (8 * p)) & 0xff)], 1u);
+        }
+    }
+    for (; i < n; i += stride) {
         K o = order_key<K, KIND, INF>(keys[i]);
 #pragma unroll
         for (int p = 0; p < PASSES; ++p) atomicAdd(&mine[p * RADIX + (u32)((o >> (8 * p)) & 0xff)], 1u);
@@ -117,21 +153,39 @@ __device__ void histogram(const K* keys, u32 n, u32* hist) {
 
 // Each pass's digit counts (block p: hist[p * RADIX ..]) to the first place of each digit's run:
 // an exclusive sum, in place. THREADS == RADIX threads.
-extern "C" __global__ void kiln_radix_scan(u32* hist) {
+// A pass is trivial (`trivial[p]` set, zeroed by the caller) where every key has one digit.
+extern "C" __global__ void kiln_radix_scan(u32* hist, u32 n, u32* trivial) {
     __shared__ u32 warp_sums[WARPS];
     u32* h = hist + blockIdx.x * RADIX;
     u32 v = h[threadIdx.x];
+    if (v == n) trivial[blockIdx.x] = 1;
     h[threadIdx.x] = block_exclusive_sum(v, warp_sums);
+}
+
+// Where pass `pass` of `passes` stands among the passes that are not trivial: `index` of
+// `count` (count 0: every pass is trivial, and the last one copies). False: skip the pass.
+__device__ __forceinline__ bool pass_plan(const u32* trivial, u32 passes, u32 pass, u32& index,
+                                          u32& count) {
+    index = 0;
+    count = 0;
+    for (u32 q = 0; q < passes; ++q) {
+        if (trivial[q] == 0) {
+            index += q < pass;
+            ++count;
+        }
+    }
+    return trivial[pass] == 0 || (count == 0 && pass + 1 == passes);
 }
 
 // One digit pass (see the file's head). `bins`: the first place of each digit's run (this
 // pass's scanned histogram); `status`: a zeroed word per (tile, digit); `counter`: a zeroed
 // word handing out tiles. Dynamic shared memory: TILE keys, TILE values (argsort), then
 // (WARPS + 2) * RADIX + WARPS + 1 words.
+
 template <typename K, int KIND, u64 INF, int ITEMS, bool VALUES>
 __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32* vals_out,
                          long long* index_out, u32 n, u32 shift, const u32* bins, u32* status,
-                         u32* counter, int mode) {
+                         u32* counter, int mode, bool copy) {
     const u32 TILE = THREADS * ITEMS;
     extern __shared__ __align__(16) u8 smem[];
     K* s_keys = (K*)smem;
@@ -148,9 +202,9 @@ __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32*
     const u32 tile = s_misc[WARPS];
     const u32 base = tile * TILE;
 
-    // A pass in which every key has the same digit keeps their order: each tile is copied.
-    const u32 start = bins[t], end = t + 1 < RADIX ? bins[t + 1] : n;
-    if (__syncthreads_or(end - start == n)) {
+    // A pass in which every key has the same digit keeps their order: each tile is copied
+    // (the last pass where every pass is trivial; the others are skipped).
+    if (copy) {
         for (u32 j = t; j < TILE && base + j < n; j += THREADS) {
             u32 at = base + j;
             if (!VALUES || !(mode & MODE_NO_KEYS)) keys_out[at] = keys_in[at];
@@ -263,34 +317,57 @@ __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32*
     }
 }
 
-#define KILN_RADIX(NAME, K, KIND, INF, ITEMS)                                                    \
+// The passes' kernels take every buffer and find theirs from the trivial passes (`pass_plan`):
+// keys-only passes alternate between `tmp` and `dst`, ending in `dst`; argsort's between
+// `ka`/`va` and `kb`/`vb`, the first making the positions, the last writing them to `index`.
+#define KILN_RADIX(NAME, K, KIND, INF, ITEMS, PITEMS, PASS_BOUNDS, PAIRS_BOUNDS)                \
     extern "C" __global__ void __launch_bounds__(THREADS) kiln_radix_hist_##NAME(                \
         const K* keys, u32 n, u32* hist) {                                                       \
         histogram<K, KIND, INF>(keys, n, hist);                                                  \
     }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(THREADS, KILN_RADIX_MIN_BLOCKS)                \
-        kiln_radix_pass_##NAME(                                                                  \
-        const K* keys_in, K* keys_out, u32 n, u32 shift, const u32* bins, u32* status,           \
-        u32* counter) {                                                                          \
-        onesweep<K, KIND, INF, ITEMS, false>(keys_in, keys_out, 0, 0, 0, n, shift, bins, status, \
-                                             counter, 0);                                        \
+    extern "C" __global__ void PASS_BOUNDS                                                       \
+        kiln_radix_pass_##NAME(const K* src, K* tmp, K* dst, u32 n, u32 pass, u32 passes,        \
+                               const u32* bins, u32* status, u32* counter,                       \
+                               const u32* trivial) {                                             \
+        u32 i, k;                                                                                \
+        if (!pass_plan(trivial, passes, pass, i, k)) return;                                     \
+        const K* in = k == 0 || i == 0 ? src : ((k - i) % 2 == 0 ? dst : tmp);                   \
+        K* out = k == 0 || (k - 1 - i) % 2 == 0 ? dst : tmp;                                     \
+        onesweep<K, KIND, INF, ITEMS, false>(in, out, 0, 0, 0, n, 8 * pass, bins, status,        \
+                                             counter, 0, k == 0);                                \
     }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(THREADS) kiln_radix_pairs_##NAME(               \
-        const K* keys_in, K* keys_out, const u32* vals_in, u32* vals_out, long long* index_out,  \
-        u32 n, u32 shift, const u32* bins, u32* status, u32* counter, int mode) {                \
-        onesweep<K, KIND, INF, ITEMS, true>(keys_in, keys_out, vals_in, vals_out, index_out, n,  \
-                                            shift, bins, status, counter, mode);                 \
+    extern "C" __global__ void PAIRS_BOUNDS                                                      \
+        kiln_radix_pairs_##NAME(const K* src, K* ka, K* kb, u32* va, u32* vb, long long* index, \
+                                u32 n, u32 pass, u32 passes, const u32* bins, u32* status,       \
+                                u32* counter, const u32* trivial) {                              \
+        u32 i, k;                                                                                \
+        if (!pass_plan(trivial, passes, pass, i, k)) return;                                     \
+        int mode = (i == 0 ? MODE_FIRST : 0) |                                                   \
+                   (k == 0 || i + 1 == k ? MODE_NO_KEYS | MODE_INDEX64 : 0);                     \
+        const K* kin = i == 0 ? src : ((i - 1) % 2 == 0 ? ka : kb);                              \
+        const u32* vin = i == 0 ? 0 : ((i - 1) % 2 == 0 ? va : vb);                              \
+        onesweep<K, KIND, INF, PITEMS, true>(kin, i % 2 == 0 ? ka : kb, vin,                     \
+                                             i % 2 == 0 ? va : vb, index, n, 8 * pass, bins,     \
+                                             status, counter, mode, k == 0);                     \
     }
 
-KILN_RADIX(u8, u8, 0, 0, KILN_RADIX_ITEMS)
-KILN_RADIX(i8, u8, 1, 0, KILN_RADIX_ITEMS)
-KILN_RADIX(u16, u16, 0, 0, KILN_RADIX_ITEMS)
-KILN_RADIX(i16, u16, 1, 0, KILN_RADIX_ITEMS)
-KILN_RADIX(f16, u16, 2, 0x7c00ull, KILN_RADIX_ITEMS)
-KILN_RADIX(bf16, u16, 2, 0x7f80ull, KILN_RADIX_ITEMS)
-KILN_RADIX(u32, u32, 0, 0, KILN_RADIX_ITEMS)
-KILN_RADIX(i32, u32, 1, 0, KILN_RADIX_ITEMS)
-KILN_RADIX(f32, u32, 2, 0x7f800000ull, KILN_RADIX_ITEMS)
-KILN_RADIX(u64, u64, 0, 0, KILN_RADIX_ITEMS8)
-KILN_RADIX(i64, u64, 1, 0, KILN_RADIX_ITEMS8)
-KILN_RADIX(f64, u64, 2, 0x7ff0000000000000ull, KILN_RADIX_ITEMS8)
+#ifndef KILN_RADIX_F32_ONLY
+KILN_RADIX(u8, u8, 0, 0, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS, BOUNDS_PAIRS)
+KILN_RADIX(i8, u8, 1, 0, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS, BOUNDS_PAIRS)
+KILN_RADIX(u16, u16, 0, 0, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS, BOUNDS_PAIRS)
+KILN_RADIX(i16, u16, 1, 0, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS, BOUNDS_PAIRS)
+KILN_RADIX(f16, u16, 2, 0x7c00ull, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS,
+           BOUNDS_PAIRS)
+KILN_RADIX(bf16, u16, 2, 0x7f80ull, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS,
+           BOUNDS_PAIRS)
+KILN_RADIX(u32, u32, 0, 0, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS, BOUNDS_PAIRS)
+KILN_RADIX(i32, u32, 1, 0, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS, BOUNDS_PAIRS)
+#endif
+KILN_RADIX(f32, u32, 2, 0x7f800000ull, KILN_RADIX_ITEMS, KILN_RADIX_ITEMS_PAIRS, BOUNDS_PASS,
+           BOUNDS_PAIRS)
+#ifndef KILN_RADIX_F32_ONLY
+KILN_RADIX(u64, u64, 0, 0, KILN_RADIX_ITEMS8, KILN_RADIX_ITEMS8, BOUNDS_PASS8, BOUNDS_PAIRS8)
+KILN_RADIX(i64, u64, 1, 0, KILN_RADIX_ITEMS8, KILN_RADIX_ITEMS8, BOUNDS_PASS8, BOUNDS_PAIRS8)
+KILN_RADIX(f64, u64, 2, 0x7ff0000000000000ull, KILN_RADIX_ITEMS8, KILN_RADIX_ITEMS8, BOUNDS_PASS8,
+           BOUNDS_PAIRS8)
+#endif
