@@ -142,6 +142,11 @@ impl Acc {
         Acc { op: OpKind::Sum, fold: Fold::Sum, dt: DType::Float32, tys: vec!["f32"] }
     }
 
+    /// Whether this is [`Acc::float32_sum_in_f32`]'s accumulator (the screening pass's).
+    pub fn is_f32_screen(&self) -> bool {
+        self.op == OpKind::Sum && self.dt == DType::Float32 && self.tys == ["f32"]
+    }
+
     /// Whether [`Acc::step`] reads the element's position (argmax, argmin; float max, min).
     pub fn needs_pos(&self) -> bool {
         matches!(self.op, OpKind::ArgMax | OpKind::ArgMin) || self.tracks_zeros()

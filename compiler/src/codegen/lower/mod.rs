@@ -479,6 +479,10 @@ struct Lower<'g> {
     online: bool,
     /// A GPU scatter kernel's staged inputs and current tile (module `scatter`).
     tile: Option<scatter::Tile>,
+    /// A GPU scatter kernel's label phase: (this thread's lane, lanes per position) for the
+    /// first screened argmin, whose float32 sums the lanes share (see
+    /// [`Lower::reductions_together`]).
+    label_lanes: Option<(String, usize)>,
     /// A GPU scatter kernel's launch and its bytes of shared memory.
     scatter_launch: Option<(scatter::GpuScatter, usize)>,
     /// A GPU scan or line-sort kernel's launch and its bytes of shared memory.
@@ -525,6 +529,7 @@ impl<'g> Lower<'g> {
             gpu_vec: false,
             online: false,
             tile: None,
+            label_lanes: None,
             scatter_launch: None,
             grid_launch: None,
             shape: KernelShape::ElementwiseRows,

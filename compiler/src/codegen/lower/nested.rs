@@ -77,7 +77,7 @@ impl Lower<'_> {
         let input = node.inputs[0];
         for (r, ixs) in inner {
             if ixs.len() > 1 {
-                self.reductions_together(*r, ixs, None, 1)?;
+                self.reductions_together(*r, ixs, None, 1, None)?;
             }
         }
         let acc = Acc::new(node.op, self.body.node(input).dtype)?;
@@ -140,13 +140,18 @@ impl Lower<'_> {
     /// With `acc`, that accumulator in place of the reduction's own (the screening pass's
     /// float32 sums, see [`Lower::screened_arg_fold`]); the innermost loop takes `unroll`
     /// elements a step where its extent is a multiple of it (their loads side by side, which
-    /// LLVM may combine into vector loads).
+    /// LLVM may combine into vector loads). With `lanes = (lane, L)` (GPU, the screening pass's
+    /// sums only, `unroll` 1): `L` lanes of a warp share the work, lane `lane` taking every
+    /// `L`-th element of the innermost axis from its own, and their partial sums are added by
+    /// butterfly shuffles (every lane of the warp takes part), so each lane ends with the same
+    /// bits (float addition commutes).
     pub(super) fn reductions_together(
         &mut self,
         id: NodeId,
         ixs: &[Ix],
         acc: Option<Acc>,
         unroll: usize,
+        lanes: Option<(&str, usize)>,
     ) -> Result<(), Stop> {
         let node = self.body.node(id);
         let Attrs::Reduce { axes, .. } = &node.attrs else { unreachable!("verified") };
@@ -174,11 +179,20 @@ impl Lower<'_> {
         let mut results: Vec<Vec<String>> = Vec::new();
         let mut cur = init;
         let last = *axes.last().expect("not empty");
-        let unroll = if unroll > 1 && in_shape[last].is_multiple_of(unroll) { unroll } else { 1 };
+        let lanes = lanes.filter(|&(_, l)| l > 1 && acc.is_f32_screen());
+        let unroll = if unroll > 1 && in_shape[last].is_multiple_of(unroll) && lanes.is_none() {
+            unroll
+        } else {
+            1
+        };
         for &a in axes.iter() {
             let ub = extent(&mut self.b, in_shape[a]);
-            let step = self.b.i64(if a == last { unroll as i64 } else { 1 });
-            let (iv, args, res) = self.open_for_step(&zero, &ub, Some(&step), &cur, &tys);
+            let (from, step) = match lanes {
+                Some((lane, l)) if a == last => (lane.to_string(), l),
+                _ => (zero.clone(), if a == last { unroll } else { 1 }),
+            };
+            let step = self.b.i64(step as i64);
+            let (iv, args, res) = self.open_for_step(&from, &ub, Some(&step), &cur, &tys);
             ivs.push(iv);
             results.push(res);
             cur = args;
@@ -205,19 +219,58 @@ impl Lower<'_> {
                             .expect("kept axes match the result's")
                     })
                     .collect();
-                let v = self.emit(input, &Ix { dims: Some(dims), flat: None })?;
-                next.extend(acc.step(&mut self.b, &cur[k * width..(k + 1) * width], &v, &pos)?);
+                let ix = Ix { dims: Some(dims), flat: None };
+                let a = &cur[k * width..(k + 1) * width];
+                match self.squared_term(input, acc.is_f32_screen()) {
+                    // t·t + a, contracted to one fused multiply-add where the target has
+                    // one (the screen's bound allows it).
+                    Some(t) => {
+                        let t = self.emit(t, &ix)?.ssa;
+                        let sq =
+                            self.b.op(&format!("arith.mulf {t}, {t} fastmath<contract> : f32"));
+                        next.push(self.b.op(&format!(
+                            "arith.addf {}, {sq} fastmath<reassoc,contract> : f32",
+                            a[0]
+                        )));
+                    }
+                    None => {
+                        let v = self.emit(input, &ix)?;
+                        next.extend(acc.step(&mut self.b, a, &v, &pos)?);
+                    }
+                }
             }
             ivs.pop();
             cur = next;
         }
         let next = cur;
         self.close_fold_loops(&next, &results, &tys);
+        let mut sums = results[0].clone();
+        if let Some((_, l)) = lanes {
+            for s in sums.iter_mut() {
+                let mut off = 1;
+                while off < l {
+                    let other = self.shfl_xor(s, "f32", off);
+                    *s = self.b.op(&format!("arith.addf {s}, {other} fastmath<reassoc> : f32"));
+                    off *= 2;
+                }
+            }
+        }
         for (k, ix) in ixs.iter().enumerate() {
-            let v = acc.finish(&mut self.b, &results[0][k * width..(k + 1) * width], node.dtype)?;
+            let v = acc.finish(&mut self.b, &sums[k * width..(k + 1) * width], node.dtype)?;
             self.memo.last_mut().expect("a memo scope is open").insert((id, ix.key()), v);
         }
         Ok(())
+    }
+}
+
+impl Lower<'_> {
+    /// With `f32`, the `t` of a float32 term `t·t` (`square(t)`, `t * t`), which the screening
+    /// pass folds by a fused multiply-add.
+    fn squared_term(&self, term: NodeId, f32: bool) -> Option<NodeId> {
+        let n = self.body.node(term);
+        let squared = n.op == kiln_ir::OpKind::Square
+            || (n.op == kiln_ir::OpKind::Mul && n.inputs[0] == n.inputs[1]);
+        (f32 && squared && n.dtype == kiln_ir::DType::Float32).then(|| n.inputs[0])
     }
 }
 

@@ -147,7 +147,11 @@ const SCATTER_BLOCKS: usize = 512;
 /// partials to combine: more blocks in flight).
 const SCATTER_BLOCKS_GLOBAL: usize = 8192;
 /// Blocks' partials a thread of the last block loads before it combines them (in block order).
-const PARTIALS_IN_FLIGHT: usize = 8;
+/// The combine is the kernel's tail, every other multiprocessor idle: with 512 blocks, 8 at a
+/// time made it 64 rounds of loads per element. At 32 the k-means kernel took 72 registers (3
+/// blocks of 256 threads a multiprocessor, not 4: 512 blocks in two waves, 20% slower on an
+/// H200).
+const PARTIALS_IN_FLIGHT: usize = 16;
 /// Bytes of dynamic shared memory a scatter block may take (within the 48 KiB a launch gets
 /// without opting in, with room for the flag).
 const SCATTER_SHARED: usize = 48 * 1024 - 256;
@@ -173,8 +177,8 @@ pub struct GpuScatter {
 pub(super) struct Staged {
     index: usize,
     dt: DType,
-    /// Elements of a row, and the row stride in shared memory (one more when that avoids bank
-    /// conflicts between threads reading a row each).
+    /// Elements of a row, and the row stride in shared memory (see [`staged_stride`]: no bank
+    /// conflicts between the label phase's threads reading their rows).
     row: usize,
     stride: usize,
     /// Byte offset in the block's shared memory.
@@ -207,6 +211,21 @@ pub(super) struct Tile {
     pub at: Option<(String, String)>,
     /// The position being computed, whose rows are in the tile for sure (SSA name).
     pub item: Option<String>,
+}
+
+/// The row stride (elements) of a staged input in shared memory: the least from `row` up at
+/// which the label phase's reads, element `lane + m·lanes` of its position's row by each lane
+/// of a warp's `32 / lanes` positions, meet the fewest of them in one bank (4-byte words):
+/// `row + 1` for an even row of 4-byte elements and one lane, `row + 2` for 64 and two lanes.
+fn staged_stride(row: usize, lanes: usize, itemsize: usize) -> usize {
+    let most_in_a_bank = |s: usize| {
+        let mut banks = [0usize; 32];
+        for t in 0..32 {
+            banks[((t / lanes * s + t % lanes) * itemsize / 4) % 32] += 1;
+        }
+        banks.into_iter().max().unwrap_or(0)
+    };
+    (row..row + 32).min_by_key(|&s| (most_in_a_bank(s), s)).unwrap_or(row)
 }
 
 fn aligned(x: usize) -> usize {
@@ -374,8 +393,9 @@ impl Lower<'_> {
 impl Lower<'_> {
     /// The GPU scatter kernel (see [`GpuScatter`]): each block takes a contiguous range of the
     /// positions, tile by tile. Per tile: the rows of the staged inputs are copied to shared
-    /// memory (coalesced); a thread per position computes its index (the labels' argmin reads
-    /// its row there); then each output's threads, `lanes` to a position and `groups` positions
+    /// memory (coalesced); `lanes` threads per position compute its index (the labels' argmin
+    /// reads its row there; a screened argmin's float32 sums split between the lanes, see
+    /// [`Lower::reductions_together`]); then each output's threads, `lanes` to a position and `groups` positions
     /// at a time, combine the values into the block's bins in shared memory, thread `(g, j)`
     /// owning element `j` of every row of copy `g` (floats: the order is fixed) or by atomics
     /// (integers: exact in any order). At the end each block combines its copies in order into
@@ -391,6 +411,8 @@ impl Lower<'_> {
         let n = items[0];
         let outs = body.outputs().to_vec();
         let (nthreads, ntile) = scatter_shape();
+        // Threads per position in the label phase (a power of two up to a warp).
+        let lanes = 1usize << (nthreads / ntile).clamp(1, 32).ilog2();
         // Shared memory: each output's index per tile position, the bins, then the staged rows
         // of the inputs read by position (as many as fit: staging only saves loads).
         let mut offset = aligned(8 * ntile * outs.len());
@@ -459,7 +481,7 @@ impl Lower<'_> {
         for node in body.nodes() {
             if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
                 let row = numel(node.shape.get(1..).unwrap_or(&[]));
-                let stride = if row.is_multiple_of(2) { row + 1 } else { row };
+                let stride = staged_stride(row, lanes, node.dtype.itemsize());
                 let bytes = ntile * stride * node.dtype.itemsize();
                 let fits = aligned(offset + bytes) <= SCATTER_SHARED;
                 if node.shape.first() == Some(&n)
@@ -505,38 +527,71 @@ impl Lower<'_> {
         let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);
         let left = self.b.op(&format!("arith.subi %end, {t0} : i64"));
         let tlen = self.b.op(&format!("arith.minsi {left}, {tile} : i64"));
-        // The staged rows of the tile, copied coalesced.
+        // The staged rows of the tile, copied coalesced, `w` elements of a row a thread at a
+        // time (16 bytes where the row is a multiple of them: LLVM makes them one load).
         for st in &staged {
+            let mut w = (16 / st.dt.itemsize()).max(1);
+            while !st.row.is_multiple_of(w) {
+                w /= 2;
+            }
             let row = self.b.i64(st.row as i64);
             let count = self.b.op(&format!("arith.muli {tlen}, {row} : i64"));
             let first = self.b.op(&format!("arith.muli {t0}, {row} : i64"));
-            let (e, _, _) = self.open_for_step("%tid", &count, Some(&threads), &[], &[]);
+            let wc = self.b.i64(w as i64);
+            let from = self.b.op(&format!("arith.muli %tid, {wc} : i64"));
+            let by = self.b.i64((nthreads * w) as i64);
+            let (e, _, _) = self.open_for_step(&from, &count, Some(&by), &[], &[]);
             let g = self.b.op(&format!("arith.addi {first}, {e} : i64"));
-            let v = load(&mut self.b, &Self::in_ptr(st.index), &g, st.dt);
+            let vals: Vec<Val> = (0..w)
+                .map(|q| {
+                    let off = self.b.i64(q as i64);
+                    let gq = self.b.op(&format!("arith.addi {g}, {off} : i64"));
+                    load(&mut self.b, &Self::in_ptr(st.index), &gq, st.dt)
+                })
+                .collect();
             let (ii, j) = self.b.divrem(&e, &row);
             let stride = self.b.i64(st.stride as i64);
             let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
             let s = self.b.op(&format!("arith.addi {s}, {j} : i64"));
             let base = self.shared_at(st.offset);
-            store(&mut self.b, &base, &s, &v);
+            for (q, v) in vals.iter().enumerate() {
+                let off = self.b.i64(q as i64);
+                let sq = self.b.op(&format!("arith.addi {s}, {off} : i64"));
+                store(&mut self.b, &base, &sq, v);
+            }
             self.close();
         }
         self.b.stmt("nvvm.barrier0");
         self.tile.as_mut().expect("set above").at = Some((t0.clone(), tlen.clone()));
-        // A thread per position: each output's index, wrapped, to shared memory.
-        let mine = self.b.op(&format!("arith.cmpi slt, %tid, {tlen} : i64"));
-        self.open_if(&mine);
-        let item = self.b.op(&format!("arith.addi {t0}, %tid : i64"));
+        // `lanes` threads per position: each output's index, wrapped, to shared memory. Every
+        // thread computes one (past the tile's end, its last position again), so that a warp's
+        // lanes stay together where a screened argmin's sums are shared between them (see
+        // `label_lanes`); lane 0 stores it.
+        let lanes_c = self.b.i64(lanes as i64);
+        let (p, lane) = self.b.divrem("%tid", &lanes_c);
+        let one = self.b.i64(1);
+        let last_p = self.b.op(&format!("arith.subi {tlen}, {one} : i64"));
+        let pc = self.b.op(&format!("arith.minsi {p}, {last_p} : i64"));
+        let item = self.b.op(&format!("arith.addi {t0}, {pc} : i64"));
         self.tile.as_mut().expect("set above").item = Some(item.clone());
-        for (k, &o) in outs.iter().enumerate() {
+        self.label_lanes = (lanes > 1).then(|| (lane.clone(), lanes));
+        let mut rows = Vec::with_capacity(outs.len());
+        for &o in &outs {
             let node = body.node(o);
             let i = self.emit(
                 node.inputs[1],
                 &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) },
             )?;
-            let r = self.wrap_row(&i.ssa, node.shape[0]);
+            rows.push(self.wrap_row(&i.ssa, node.shape[0]));
+        }
+        self.label_lanes = None;
+        let inside = self.b.op(&format!("arith.cmpi slt, {p}, {tlen} : i64"));
+        let first = self.b.op(&format!("arith.cmpi eq, {lane}, {zero} : i64"));
+        let mine = self.b.op(&format!("arith.andi {inside}, {first} : i1"));
+        self.open_if(&mine);
+        for (k, r) in rows.into_iter().enumerate() {
             let at = self.shared_at(8 * ntile * k);
-            store(&mut self.b, &at, "%tid", &Val::new(r, DType::Int64));
+            store(&mut self.b, &at, &p, &Val::new(r, DType::Int64));
         }
         self.close();
         self.b.stmt("nvvm.barrier0");

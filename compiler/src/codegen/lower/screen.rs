@@ -5,7 +5,8 @@
 //! A float32 sum is the evaluator's compensated f64 sum rounded once to float32 (the fold's
 //! unscreened code sums in f64 too): on a GPU each term is then widened, and Hopper widens at
 //! 16 per clock per SM, a quarter of its float32 rate. The screening pass sums the same terms
-//! in f32, in any order (`fastmath<reassoc>`), and tracks the best and the runner-up of its
+//! in f32, in any order (`fastmath<reassoc>`; a term `t·t` contracted with its add into one
+//! fused multiply-add, `fastmath<contract>`), and tracks the best and the runner-up of its
 //! sums. Its error is bounded: for `n` non-negative terms `t` of exact sum `T`, any order of
 //! float32 additions (contracted with the terms' products or not) gives `s` with
 //! `|s - T| <= (n + 1)·u·T` plus `(n + 1)·2^-150` for subnormal roundings (`u = 2^-24`), and
@@ -78,7 +79,9 @@ impl Lower<'_> {
         // The float32 pass: the sums together, in a memo scope of their own (the exact branch
         // must not read them), then the best, its position and the runner-up.
         self.memo.push(HashMap::new());
-        self.reductions_together(*r, ixs, Some(Acc::float32_sum_in_f32()), unroll)?;
+        let lanes = self.label_lanes.take();
+        let lanes = lanes.as_ref().map(|(l, n)| (l.as_str(), *n));
+        self.reductions_together(*r, ixs, Some(Acc::float32_sum_in_f32()), unroll, lanes)?;
         let sums: Vec<String> =
             fulls.iter().map(|f| self.emit(input, f).map(|v| v.ssa)).collect::<Result<_, _>>()?;
         self.memo.pop();
