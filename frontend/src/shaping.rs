@@ -260,6 +260,92 @@ fn pad_map(n: usize, before: usize, after: usize, mode: PadMode) -> Vec<Option<i
         .collect()
 }
 
+/// [`pad_runs`] of [`pad_map`]`(n, before, after, mode)` without the map: the map's linear
+/// segments (between the mode's turning points) pushed whole, in O(runs); `None` past
+/// [`PAD_JOIN_RUNS`] runs (then `pad` gathers, from the map).
+fn pad_runs_of(n: usize, before: usize, after: usize, mode: PadMode) -> Option<Vec<PadRun>> {
+    let (n, total) = (n as i64, (before + n as usize + after) as i64);
+    let mut runs: Vec<PadRun> = Vec::new();
+    let mut o = 0i64;
+    while o < total {
+        let (t, rest) = (o - before as i64, total - o);
+        // The segment from position o: `None` for the constant, else (first source, step) and
+        // its length.
+        let (seg, len) = match mode {
+            PadMode::Constant(_) if t < 0 => (None, -t),
+            PadMode::Constant(_) if t >= n => (None, rest),
+            PadMode::Edge if t < 0 => (Some((0, 0)), -t),
+            PadMode::Edge if t >= n => (Some((n - 1, 0)), rest),
+            PadMode::Constant(_) | PadMode::Edge => (Some((t, 1)), n - t),
+            PadMode::Wrap => {
+                let q = t.rem_euclid(n);
+                (Some((q, 1)), n - q)
+            }
+            PadMode::Reflect if n == 1 => (Some((0, 0)), rest),
+            PadMode::Reflect => {
+                // Period 2(n - 1): up from q to n - 1, then down from 2(n - 1) - q to 1.
+                let q = t.rem_euclid(2 * (n - 1));
+                if q < n {
+                    (Some((q, 1)), n - q)
+                } else {
+                    (Some((2 * (n - 1) - q, -1)), 2 * (n - 1) - q)
+                }
+            }
+            PadMode::Symmetric => {
+                // Period 2n: up from q to n - 1, then down from 2n - 1 - q to 0.
+                let q = t.rem_euclid(2 * n);
+                if q < n {
+                    (Some((q, 1)), n - q)
+                } else {
+                    (Some((2 * n - 1 - q, -1)), 2 * n - q)
+                }
+            }
+        };
+        let len = len.min(rest);
+        push_segment(&mut runs, seg, len as usize);
+        if runs.len() > PAD_JOIN_RUNS {
+            return None;
+        }
+        o += len;
+    }
+    Some(runs)
+}
+
+/// Pushes `len` map entries, the constant (`None`) or sources `start, start + step, ...`, as
+/// [`pad_runs`] pushes them one at a time (a run of one takes the next entry's step when it is
+/// -1, 0 or 1; a longer run extends while the step holds).
+fn push_segment(runs: &mut Vec<PadRun>, seg: Option<(i64, i64)>, len: usize) {
+    let Some((start, step)) = seg else {
+        match runs.last_mut() {
+            Some(PadRun::Constant { len: l }) => *l += len,
+            _ => runs.push(PadRun::Constant { len }),
+        }
+        return;
+    };
+    for k in 0..len as i64 {
+        let t = start + step * k;
+        match runs.last_mut() {
+            Some(PadRun::Source { start: s, step: st, len: l }) => {
+                let next = t - (*s + *st * (*l as i64 - 1));
+                if *l == 1 && (-1..=1).contains(&next) {
+                    *st = next;
+                    *l = 2;
+                } else if *l > 1 && next == *st {
+                    // The rest of the segment continues the run with the same step.
+                    if *st == step {
+                        *l += len - k as usize;
+                        return;
+                    }
+                    *l += 1;
+                } else {
+                    runs.push(PadRun::Source { start: t, step: 1, len: 1 });
+                }
+            }
+            _ => runs.push(PadRun::Source { start: t, step: 1, len: 1 }),
+        }
+    }
+}
+
 /// The most pieces a padded axis is joined from; beyond it `pad` gathers.
 pub const PAD_JOIN_RUNS: usize = 16;
 
@@ -271,7 +357,9 @@ enum PadRun {
     Source { start: i64, step: i64, len: usize },
 }
 
-/// `map` (from [`pad_map`]) as maximal runs of the constant or of positions with one step.
+/// `map` (from [`pad_map`]) as maximal runs of the constant or of positions with one step,
+/// element by element: the reference [`pad_runs_of`] is tested against.
+#[cfg(test)]
 fn pad_runs(map: &[Option<i64>]) -> Vec<PadRun> {
     let mut runs: Vec<PadRun> = Vec::new();
     for &m in map {
@@ -361,10 +449,6 @@ impl Array {
             .collect::<Option<_>>()
             .ok_or_else(too_big)?;
         kiln_ir::shape::check_size("pad", &out, self.dtype().itemsize())?;
-        // The per-axis maps below are host vectors of the padded extents.
-        if out.iter().any(|&o| !kiln_ir::host::can_allocate(o.saturating_mul(16))) {
-            return Err(too_big().into());
-        }
         if !matches!(mode, PadMode::Constant(_)) {
             if let Some(k) = (0..shape.len()).find(|&k| shape[k] == 0 && out[k] > 0) {
                 return Err(value_err("pad", format!("can't extend empty axis {k} using modes other than 'constant' (shape {shape:?})")));
@@ -374,17 +458,23 @@ impl Array {
             let fill = if let PadMode::Constant(c) = mode { c } else { 0.0 };
             return Ok(crate::full(&out, fill, DType::Float64).astype(self.dtype()));
         }
-        let maps: Vec<Vec<Option<i64>>> = (0..shape.len())
-            .map(|k| pad_map(shape[k], pad_width[k].0, pad_width[k].1, mode))
+        let runs: Option<Vec<Vec<PadRun>>> = (0..shape.len())
+            .map(|k| pad_runs_of(shape[k], pad_width[k].0, pad_width[k].1, mode))
             .collect();
-        let runs: Vec<Vec<PadRun>> = maps.iter().map(|m| pad_runs(m)).collect();
-        if runs.iter().all(|r| r.len() <= PAD_JOIN_RUNS) {
+        if let Some(runs) = runs {
             let mut out = self.clone();
             for (k, runs) in runs.iter().enumerate() {
                 out = pad_axis_join(&out, k, runs, mode)?;
             }
             return Ok(out);
         }
+        // The per-axis maps are host vectors of the padded extents.
+        if out.iter().any(|&o| !kiln_ir::host::can_allocate(o.saturating_mul(16))) {
+            return Err(too_big().into());
+        }
+        let maps: Vec<Vec<Option<i64>>> = (0..shape.len())
+            .map(|k| pad_map(shape[k], pad_width[k].0, pad_width[k].1, mode))
+            .collect();
         self.pad_gather(&out, &maps, mode)
     }
 
@@ -529,4 +619,34 @@ pub fn try_meshgrid(xs: &[&Array], indexing: &str) -> Result<Vec<Array>> {
         })
         .collect::<Result<_>>()
         .map_err(|e| e.within("meshgrid"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runs made from segments are the element-by-element runs of the map, for every mode,
+    /// axis length up to 11 and widths up to 39 (`None` exactly where those exceed the limit).
+    #[test]
+    fn pad_runs_of_segments_match_the_map() {
+        let modes = [
+            PadMode::Constant(0.0),
+            PadMode::Edge,
+            PadMode::Reflect,
+            PadMode::Symmetric,
+            PadMode::Wrap,
+        ];
+        for n in 1..12 {
+            for before in 0..40 {
+                for after in 0..40 {
+                    for mode in modes {
+                        let want = pad_runs(&pad_map(n, before, after, mode));
+                        let want = (want.len() <= PAD_JOIN_RUNS).then_some(want);
+                        let got = pad_runs_of(n, before, after, mode);
+                        assert_eq!(got, want, "n {n}, widths ({before}, {after}), {mode:?}");
+                    }
+                }
+            }
+        }
+    }
 }
