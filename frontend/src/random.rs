@@ -5,8 +5,9 @@
 //! `philox` op) in the kernel that reads them, so `x * (rng.random(shape, dt) >= p)` is one
 //! kernel (see the `philox` module for how each distribution is made). A seed gives the same
 //! numbers on every run, machine and backend (uniforms bit for bit; normals up to the last
-//! bits of the math library's `log` and `cos`), with the same kiln version; the numbers are
-//! **not** NumPy's for the same seed (NumPy has its own bit generator and samplers).
+//! bits of the math library's `log`, and in float64 `cos` and `sin`), with the same kiln
+//! version; the numbers are **not** NumPy's for the same seed (NumPy has its own bit generator
+//! and samplers).
 //!
 //! `integers` is lazy likewise. A generator's Philox key is the first word of PCG64 (`rand_pcg`)
 //! seeded with the seed.
