@@ -45,7 +45,7 @@ use kiln_ir::eval::special::gammaln_f64;
 use kiln_ir::DType;
 
 use crate::array::Array;
-use crate::elementwise::try_where_;
+use crate::elementwise::{try_where_, Operand};
 use crate::error::{value_err, Result};
 use crate::random::Generator;
 use crate::views::SliceArg;
@@ -95,7 +95,7 @@ impl<'a> From<&'a Array> for Population<'a> {
     }
 }
 
-fn float_dtype(op: &str, dtype: DType) -> Result<()> {
+pub(crate) fn float_dtype(op: &str, dtype: DType) -> Result<()> {
     if matches!(dtype, DType::Float32 | DType::Float64) {
         return Ok(());
     }
@@ -209,24 +209,35 @@ impl Generator {
     /// of a normal `z` and a uniform `u`, `d = k - 1/3`, `v = (1 + z/sqrt(9d))³`, accepted when
     /// `1 + z/sqrt(9d) > 0` and `ln u < z²/2 + d(1 - v + ln v)`; the value `d·v`.
     fn marsaglia_tsang(&mut self, k: f64, size: &[usize]) -> Result<Array> {
-        let (d, f64) = (k - 1.0 / 3.0, DType::Float64);
-        let c = 1.0 / (9.0 * d).sqrt();
+        let d = k - 1.0 / 3.0;
+        self.marsaglia_tsang_dc(d.into(), (1.0 / (9.0 * d).sqrt()).into(), size)
+    }
+
+    /// [`Generator::marsaglia_tsang`] from `d = k - 1/3` and `c = 1/sqrt(9d)`, scalars or float64
+    /// arrays that broadcast to `size` (one shape per element).
+    pub(crate) fn marsaglia_tsang_dc(
+        &mut self,
+        d: Operand,
+        c: Operand,
+        size: &[usize],
+    ) -> Result<Array> {
+        let f64 = DType::Float64;
         let z = self.stream.standard_normal(&with_rounds(GAMMA_ROUNDS, size, None), f64)?;
         let u = self.stream.uniform(&with_rounds(GAMMA_ROUNDS, size, None), f64)?;
         let mut rounds = Vec::with_capacity(GAMMA_ROUNDS);
         let mut last_v = None;
         for r in 0..GAMMA_ROUNDS {
             let z = round(&z, r, None)?;
-            let t = z.try_multiply(c)?.try_add(1.0)?;
+            let t = z.try_multiply(c.clone())?.try_add(1.0)?;
             let v = t.try_multiply(&t)?.try_multiply(&t)?;
             let bound = z
                 .try_multiply(&z)?
                 .try_multiply(0.5)?
-                .try_add(&v.try_log()?.try_subtract(&v)?.try_add(1.0)?.try_multiply(d)?)?;
+                .try_add(&v.try_log()?.try_subtract(&v)?.try_add(1.0)?.try_multiply(d.clone())?)?;
             let ok = t
                 .try_greater(0.0)?
                 .try_logical_and(&round(&u, r, None)?.try_log()?.try_less(&bound)?)?;
-            rounds.push((ok, v.try_multiply(d)?));
+            rounds.push((ok, v.try_multiply(d.clone())?));
             last_v = Some(v);
         }
         let fallback = last_v.expect("rounds").try_maximum(0.0)?.try_multiply(d)?;

@@ -1,8 +1,10 @@
 //! Random draws whose distribution parameters are arrays (NumPy's array_like `loc`, `scale`,
-//! `low`, `high`): `rng.normal(loc, scale, size)`, `rng.uniform(low, high, size)` and
-//! `rng.exponential(scale, size)` with parameters that broadcast against each other and
-//! against `size`. The draws are the scalar forms' (the same stream, lazy, fused into their
-//! reader) and the parameters are applied elementwise, in the draws' dtype.
+//! `low`, `high`, `shape`, `a`, `b`): `rng.normal(loc, scale, size)`, `rng.uniform(low, high,
+//! size)`, `rng.exponential(scale, size)`, `rng.gamma(shape, scale, size)` and `rng.beta(a, b,
+//! size)` with parameters that broadcast against each other and against `size`. Normal,
+//! uniform and exponential draws are the scalar forms' (the same stream, lazy, fused into their
+//! reader) with the parameters applied elementwise, in the draws' dtype; gamma and beta run
+//! the scalar forms' sampler with each element's constants (float64, lazy, fused).
 //!
 //! Checking the parameters (NumPy's `ValueError`s: a negative or NaN scale, a non-finite bound)
 //! needs their values: each call reads one boolean back to the host (a synchronisation on a
@@ -13,7 +15,8 @@ use kiln_ir::shape::broadcast_shapes;
 use kiln_ir::{DType, IrError};
 
 use crate::array::Array;
-use crate::elementwise::Operand;
+use crate::distributions::float_dtype;
+use crate::elementwise::{try_where_, Operand};
 use crate::error::{value_err, Result};
 use crate::random::Generator;
 
@@ -62,6 +65,23 @@ fn refuse_any(op: &str, bad: Array, message: &str) -> Result<()> {
         return Err(value_err(op, message));
     }
     Ok(())
+}
+
+/// Errs with the message of the first check whose `bad` (a bool array) has a true element:
+/// one read back for all of them.
+fn refuse_first(op: &str, checks: &[(Array, &str)]) -> Result<()> {
+    let any = checks.iter().map(|(bad, _)| bad.try_any(None)).collect::<Result<Vec<_>>>()?;
+    let flags =
+        crate::views::try_stack(&any.iter().collect::<Vec<_>>(), 0)?.try_to_vec::<bool>()?;
+    match checks.iter().zip(flags).find(|(_, f)| *f) {
+        Some(((_, message), _)) => Err(value_err(op, *message)),
+        None => Ok(()),
+    }
+}
+
+/// True where `x` is below `low`, NaN or infinite.
+fn not_finite_or_below(x: &Array, low: f64) -> Result<Array> {
+    x.try_greater_equal(low)?.try_logical_and(&x.try_isfinite()?)?.try_logical_not()
 }
 
 /// The operand's value when it is a real scalar (its checks then need no read back).
@@ -152,6 +172,124 @@ impl Generator {
         refuse_any("exponential", ok.try_logical_not()?, "scale < 0 or not finite")?;
         let e = self.try_exponential(1.0, &shape, dtype)?;
         e.try_multiply(&p[0])
+    }
+
+    /// A standard gamma per element of the float64 shapes `k` (every `k > 0` or where `k = 0`
+    /// the caller replaces the value), of shape `size`, as `(g, boost)`: the value is
+    /// `g · exp(boost)`, Marsaglia–Tsang's `g` of shape `k` or, where `k < 1`, of shape `k + 1`
+    /// with the boost `ln(u)/k` (`u` in (0, 1]; 0 where `k >= 1`). Both parts are drawn for
+    /// every element.
+    fn standard_gamma_array(&mut self, k: &Array, size: &[usize]) -> Result<(Array, Array)> {
+        let small = k.try_less(1.0)?;
+        let kk = try_where_(&small, &k.try_add(1.0)?, k)?;
+        let d = kk.try_subtract(1.0 / 3.0)?;
+        let c = d.try_multiply(9.0)?.try_sqrt()?.try_reciprocal()?;
+        let g = self.marsaglia_tsang_dc(d.into(), c.into(), size)?;
+        // 1 - u is uniform in (0, 1]: its log is finite.
+        let u = self.try_random(size, DType::Float64)?;
+        let boost = try_where_(&small, &u.try_multiply(-1.0)?.try_log1p()?.try_divide(k)?, 0.0)?;
+        Ok((g, boost))
+    }
+
+    /// `rng.gamma(shape, scale, size)` with array_like `shape_k` and `scale`: each element
+    /// Marsaglia–Tsang's gamma of its shape (12 rejection rounds, `shape < 1` by the boost, as
+    /// [`Generator::try_gamma`]) times its scale, in float64 (the parameters cast to it) and
+    /// cast to `dtype` (float32 or float64); zeros where the shape or the scale is 0. Shape
+    /// `size`, or for `None` the parameters' broadcast shape. Every element draws both the
+    /// `shape >= 1` and the boost's uniforms, so the values are not the scalar form's for a
+    /// constant array (scalars take the scalar form).
+    ///
+    /// Errors: a shape or a scale negative, NaN or infinite ("shape < 0", "scale < 0"; one
+    /// read back of both checks unless both are scalars); parameters that do not broadcast
+    /// together or to `size`; another dtype.
+    pub fn try_gamma_array(
+        &mut self,
+        shape_k: impl Into<Operand>,
+        scale: impl Into<Operand>,
+        size: Option<&[usize]>,
+        dtype: DType,
+    ) -> Result<Array> {
+        let (shape_k, scale) = (shape_k.into(), scale.into());
+        if let (Some(k), Some(s)) = (real_scalar(&shape_k), real_scalar(&scale)) {
+            return self.try_gamma(k, s, &scalar_shape(size), dtype);
+        }
+        float_dtype("gamma", dtype)?;
+        let (p, shape) = params("gamma", vec![shape_k, scale], size, DType::Float64)?;
+        refuse_first(
+            "gamma",
+            &[
+                (not_finite_or_below(&p[0], 0.0)?, "shape < 0 or not finite"),
+                (not_finite_or_below(&p[1], 0.0)?, "scale < 0 or not finite"),
+            ],
+        )?;
+        let (g, boost) = self.standard_gamma_array(&p[0], &shape)?;
+        let value = g.try_multiply(&boost.try_exp()?)?.try_multiply(&p[1])?;
+        let zero = p[0].try_equal(0.0)?.try_logical_or(&p[1].try_equal(0.0)?)?;
+        Ok(try_where_(&zero, 0.0, &value)?.astype(dtype))
+    }
+
+    /// `rng.beta(a, b, size)` with array_like `a` and `b`: `X/(X+Y)` for gammas `X`, `Y` of
+    /// each element's shapes ([`Generator::try_gamma_array`]'s draws), as
+    /// `1/(1 + exp(ln Y - ln X))` ([`Generator::try_beta`]'s form), float64 arithmetic cast to
+    /// `dtype`. Shape `size`, or for `None` the parameters' broadcast shape.
+    ///
+    /// Errors: `a` or `b` not positive, NaN or infinite ("a <= 0", "b <= 0"; one read back
+    /// unless both are scalars); parameters that do not broadcast together or to `size`;
+    /// another dtype.
+    pub fn try_beta_array(
+        &mut self,
+        a: impl Into<Operand>,
+        b: impl Into<Operand>,
+        size: Option<&[usize]>,
+        dtype: DType,
+    ) -> Result<Array> {
+        let (a, b) = (a.into(), b.into());
+        if let (Some(x), Some(y)) = (real_scalar(&a), real_scalar(&b)) {
+            return self.try_beta(x, y, &scalar_shape(size), dtype);
+        }
+        float_dtype("beta", dtype)?;
+        let (p, shape) = params("beta", vec![a, b], size, DType::Float64)?;
+        let not_positive = |x: &Array| -> Result<Array> {
+            x.try_greater(0.0)?.try_logical_and(&x.try_isfinite()?)?.try_logical_not()
+        };
+        refuse_first(
+            "beta",
+            &[
+                (not_positive(&p[0])?, "a <= 0 or not finite"),
+                (not_positive(&p[1])?, "b <= 0 or not finite"),
+            ],
+        )?;
+        let mut log_gamma = |k: &Array| -> Result<Array> {
+            let (g, boost) = self.standard_gamma_array(k, &shape)?;
+            g.try_log()?.try_add(&boost)
+        };
+        let (lx, ly) = (log_gamma(&p[0])?, log_gamma(&p[1])?);
+        let beta = ly.try_subtract(&lx)?.try_exp()?.try_add(1.0)?.try_reciprocal()?;
+        Ok(beta.astype(dtype))
+    }
+
+    /// [`Generator::try_gamma_array`], panicking on error.
+    #[track_caller]
+    pub fn gamma_array(
+        &mut self,
+        shape_k: impl Into<Operand>,
+        scale: impl Into<Operand>,
+        size: Option<&[usize]>,
+        dtype: DType,
+    ) -> Array {
+        crate::unwrap(self.try_gamma_array(shape_k, scale, size, dtype))
+    }
+
+    /// [`Generator::try_beta_array`], panicking on error.
+    #[track_caller]
+    pub fn beta_array(
+        &mut self,
+        a: impl Into<Operand>,
+        b: impl Into<Operand>,
+        size: Option<&[usize]>,
+        dtype: DType,
+    ) -> Array {
+        crate::unwrap(self.try_beta_array(a, b, size, dtype))
     }
 
     /// [`Generator::try_normal_array`], panicking on error.

@@ -1,7 +1,8 @@
-//! Distribution parameters as arrays (`normal_array`, `uniform_array`, `exponential_array`):
-//! each value is the scalar form's draw from the same stream with its element's parameters
-//! (bit for bit on the host), shapes broadcast as NumPy's (`size` or the parameters' shape),
-//! the per-parameter moments, and NumPy's errors with every live array still readable.
+//! Distribution parameters as arrays (`normal_array`, `uniform_array`, `exponential_array`,
+//! `gamma_array`, `beta_array`): normal, uniform and exponential values are the scalar form's
+//! draw from the same stream with its element's parameters (bit for bit on the host); gamma and
+//! beta follow each element's parameters (moments per column); shapes broadcast as NumPy's
+//! (`size` or the parameters' shape), and NumPy's errors with every live array still readable.
 
 use kiln::random::Generator;
 use kiln::{Array, DType};
@@ -99,4 +100,92 @@ fn bad_parameters_are_typed_errors() {
     assert!(e.contains("normal") && e.contains("complex"), "{e}");
     assert_eq!(live.to_vec::<f32>(), vec![1.0, 2.0]);
     assert_eq!(neg.to_vec::<f64>(), vec![1.0, -0.5]);
+}
+
+/// Column `c` of an `[n, cols]` draw.
+fn column(v: &[f64], cols: usize, c: usize) -> Vec<f64> {
+    v.iter().skip(c).step_by(cols).copied().collect()
+}
+
+/// The sample mean and variance.
+fn moments(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    (mean, x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n)
+}
+
+/// Gamma and beta with a parameter per column: each column's mean and variance are its
+/// distribution's (shapes below and above 1, a zero shape and a zero scale giving zeros).
+#[test]
+fn gamma_and_beta_follow_each_elements_parameters() {
+    let n = 40_000;
+    let shapes = [0.3, 1.0, 4.5, 0.0, 2.0];
+    let scales = [2.0, 0.5, 1.0, 3.0, 0.0];
+    let k = Array::from_vec(shapes.to_vec(), &[5]);
+    let s = Array::from_vec(scales.to_vec(), &[5]);
+    for dtype in [DType::Float32, DType::Float64] {
+        let x = Generator::new(21).gamma_array(&k, &s, Some(&[n, 5]), dtype);
+        assert_eq!((x.shape(), x.dtype()), (&[n, 5][..], dtype));
+        let v = floats(&x);
+        for c in 0..5 {
+            let col = column(&v, 5, c);
+            let (mean, var) = moments(&col);
+            let (want_m, want_v) = (shapes[c] * scales[c], shapes[c] * scales[c] * scales[c]);
+            assert!(col.iter().all(|x| *x >= 0.0 && x.is_finite()), "gamma column {c}");
+            if want_v == 0.0 {
+                assert!(col.iter().all(|x| *x == 0.0), "gamma column {c}: zeros");
+                continue;
+            }
+            // Five standard errors of the mean; the variance within 5%.
+            let se = (want_v / n as f64).sqrt();
+            assert!((mean - want_m).abs() < 5.0 * se, "gamma {dtype} column {c}: mean {mean}");
+            assert!((var / want_v - 1.0).abs() < 0.05, "gamma {dtype} column {c}: var {var}");
+        }
+    }
+    let a = Array::from_vec(vec![0.5f64, 2.0, 5.0], &[3]);
+    let b = Array::from_vec(vec![0.5f64, 3.0, 1.0], &[3]);
+    let x = Generator::new(22).beta_array(&a, &b, Some(&[n, 3]), DType::Float64);
+    let v = floats(&x);
+    for (c, (a, b)) in [(0.5, 0.5), (2.0, 3.0), (5.0, 1.0)].into_iter().enumerate() {
+        let col = column(&v, 3, c);
+        let (mean, var) = moments(&col);
+        let want_m = a / (a + b);
+        let want_v = a * b / ((a + b) * (a + b) * (a + b + 1.0));
+        assert!(col.iter().all(|x| (0.0..=1.0).contains(x)), "beta column {c}");
+        assert!((mean - want_m).abs() < 5.0 * (want_v / n as f64).sqrt(), "beta {c}: {mean}");
+        assert!((var / want_v - 1.0).abs() < 0.05, "beta column {c}: var {var}");
+    }
+}
+
+/// Gamma and beta: shapes broadcast (`None` takes the parameters'), scalars take the scalar
+/// forms, and NumPy's errors with every live array still readable.
+#[test]
+fn gamma_and_beta_shapes_scalars_and_errors() {
+    let dt = DType::Float64;
+    let k = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+    let s = Array::from_vec(vec![1.0f64, 10.0], &[2, 1]);
+    assert_eq!(Generator::new(1).gamma_array(&k, &s, None, dt).shape(), &[2, 3]);
+    assert_eq!(Generator::new(1).beta_array(&k, 2.0, Some(&[4, 3]), dt).shape(), &[4, 3]);
+    let g = Generator::new(2).gamma_array(2.0, 3.0, Some(&[5]), dt);
+    assert_eq!(floats(&g), floats(&Generator::new(2).gamma(2.0, 3.0, &[5], dt)));
+    let b = Generator::new(3).beta_array(2.0, 0.5, None, dt);
+    assert_eq!(b.shape(), &[] as &[usize]);
+    assert_eq!(floats(&b), floats(&Generator::new(3).beta(2.0, 0.5, &[], dt)));
+
+    let mut g = Generator::new(4);
+    let msg = |r: kiln::Result<Array>| r.unwrap_err().to_string();
+    let neg = Array::from_vec(vec![1.0f64, -0.5], &[2]);
+    let nan = Array::from_vec(vec![f64::NAN, 1.0], &[2]);
+    let zero = Array::from_vec(vec![0.0f64, 1.0], &[2]);
+    assert!(msg(g.try_gamma_array(&neg, 1.0, None, dt)).contains("shape < 0"));
+    assert!(msg(g.try_gamma_array(1.0, &nan, None, dt)).contains("scale < 0"));
+    // Shapes [3] and [2] do not broadcast.
+    assert!(g.try_gamma_array(&k, &neg, None, dt).is_err());
+    assert!(msg(g.try_beta_array(&zero, 1.0, None, dt)).contains("a <= 0"));
+    assert!(msg(g.try_beta_array(1.0, &nan, None, dt)).contains("b <= 0"));
+    let e = msg(g.try_gamma_array(&k, 1.0, Some(&[3, 1]), dt));
+    assert!(e.contains("gamma") && e.contains("size"), "{e}");
+    assert!(g.try_beta_array(&k, 1.0, None, DType::Int64).is_err());
+    assert_eq!(neg.to_vec::<f64>(), vec![1.0, -0.5]);
+    assert_eq!(k.to_vec::<f64>(), vec![1.0, 2.0, 3.0]);
 }
