@@ -292,12 +292,6 @@ impl DiskCache {
         Ok(())
     }
 
-    /// Whether an entry for the GPU kernel `key` exists (not read, not counted: a damaged one
-    /// is found out by [`DiskCache::lookup`]).
-    pub fn contains(&self, key: &str) -> bool {
-        self.path_of(key).is_file()
-    }
-
     /// Looks a GPU kernel up. Never fails: a damaged entry is a miss with its reason (logged).
     pub fn lookup(&self, key: &str) -> Lookup {
         let path = self.path_of(key);

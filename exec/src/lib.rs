@@ -143,13 +143,6 @@ pub(crate) fn record_run(ran: Vec<(usize, RanCode)>) {
     LAST_CODE.with(|r| *r.borrow_mut() = ran);
 }
 
-/// Whether a new plan's kernels are compiled side by side before its first run (on both
-/// executors): unless `KILN_PRECOMPILE=off` (read once).
-pub(crate) fn precompile_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("KILN_PRECOMPILE").map_or(true, |v| v != "off"))
-}
-
 /// How each region of the last schedule this thread ran (on either executor) ran, by region
 /// index in order: what `KILN_DUMP`'s code stages show.
 pub fn last_run_code() -> Vec<(usize, RanCode)> {

@@ -82,20 +82,6 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
     Ok(run_region_code(region, inputs, None)?.0)
 }
 
-/// Whether [`run_region_code`] compiles `region` (the host executor's code-generated kinds, and
-/// not an empty reduction the evaluator reports).
-pub(crate) fn compiles(region: &Region) -> bool {
-    let generated = match region.kind {
-        // A user's raw kernel is compiled its own way, at its first run.
-        RegionKind::Vendor | RegionKind::Sort | RegionKind::Custom => false,
-        RegionKind::Elementwise
-        | RegionKind::Reduction
-        | RegionKind::Scatter
-        | RegionKind::Scan => true,
-    };
-    generated && empty_extreme(region).is_none()
-}
-
 /// [`run_region`], and the code that ran; the code is taken from `slot` when it holds it, and
 /// kept there once compiled.
 pub(crate) fn run_region_code(

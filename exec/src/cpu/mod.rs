@@ -151,39 +151,13 @@ pub fn run_plan_prepared(
         if cache.len() >= PREPARED_PLANS {
             cache.clear();
         }
-        let mut new = false;
         let entry = cache.entry(Arc::as_ptr(plan) as usize).or_insert_with(|| {
-            new = true;
             let regions = plan.partition.regions.iter().map(|_| OnceLock::new()).collect();
             (plan.clone(), Arc::new(Prepared { regions }))
         });
-        (entry.1.clone(), new)
+        entry.1.clone()
     };
-    let (prepared, new) = prepared;
-    if new && how == HostRun::Compiled && crate::precompile_on() {
-        precompile(&plan.partition.regions, &prepared);
-    }
     run_schedule_with(&plan.schedule, &plan.partition.regions, inputs, how, Some(&prepared))
-}
-
-/// A new plan's regions compiled side by side on the host's cores (rayon) before its first run,
-/// which would compile them one after another: each new kernel's lowering, MLIR and LLVM take
-/// milliseconds. Only the regions [`run_one`] compiles; a failure is left for the run, which
-/// compiles the region again and reports it (or evaluates it, where code generation does not
-/// support it). `KILN_PRECOMPILE=off` turns it off (to measure).
-fn precompile(regions: &[Region], prepared: &Prepared) {
-    use rayon::prelude::*;
-    let todo: Vec<usize> = (0..regions.len())
-        .filter(|&r| kernel::compiles(&regions[r]) && prepared.regions[r].get().is_none())
-        .collect();
-    if todo.len() < 2 {
-        return;
-    }
-    todo.par_iter().for_each(|&r| {
-        if let Ok(code) = kiln_compiler::codegen::compile_region(&regions[r]) {
-            let _ = prepared.regions[r].set(code);
-        }
-    });
 }
 
 /// Runs a schedule's steps in order with `run(step, region, inputs)` computing each region:
@@ -220,36 +194,5 @@ where
         let refs: Vec<&HostArray> = reads.iter().map(|a| a.as_ref()).collect();
         let outs = (self.run)(s, &self.regions[step.region], &refs)?;
         Ok(outs.into_iter().map(Cow::Owned).collect())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A new plan's regions are compiled before its first run, each into its slot.
-    #[test]
-    fn precompile_fills_the_slots_of_the_compiled_regions() {
-        let g = kiln_ir::text::parse(
-            "kiln.graph v1\n\
-             %0 = input {index=0} : f32[4,16]\n\
-             %1 = cumsum(%0) {axis=1} : f32[4,16]\n\
-             %2 = sum(%1) {axes=[0], keepdims=true} : f32[1,16]\n\
-             %3 = exp(%2) : f32[1,16]\n\
-             return %3\n",
-        )
-        .unwrap();
-        let plan =
-            kiln_compiler::pipeline::compile(&g, &kiln_compiler::pipeline::Options::from_env())
-                .unwrap();
-        let regions = &plan.partition.regions;
-        let compiled: Vec<usize> =
-            (0..regions.len()).filter(|&r| kernel::compiles(&regions[r])).collect();
-        assert!(compiled.len() >= 2, "two compiled regions at least: {regions:?}");
-        let prepared = Prepared { regions: regions.iter().map(|_| OnceLock::new()).collect() };
-        precompile(regions, &prepared);
-        for r in 0..regions.len() {
-            assert_eq!(prepared.regions[r].get().is_some(), compiled.contains(&r), "region {r}");
-        }
     }
 }

@@ -351,15 +351,6 @@ pub fn run_schedule(
     // Inputs ordered on another stream than the caller's wait for it before anything reads them.
     let _foreign = ForeignInputs::order(Stream::current_on(gpu.device)?, inputs)?;
     let _range = kiln_runtime::profile::range("kiln: materialize");
-    let new_plan = !cached
-        || !ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&(
-            Arc::as_ptr(plan) as usize,
-            0,
-            gpu.device.id(),
-        ));
-    if new_plan {
-        prepare::precompile(gpu, plan);
-    }
     let mut cuda = Cuda {
         gpu,
         plan,

@@ -108,70 +108,29 @@ pub(super) fn ready_cache(
 }
 
 pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
-    let Some(c) = choose(region)? else {
-        return Ok(Ready { kernel: None, vendor: vendor::plan(region), fft_site: None });
-    };
-    let code = load_or_compile(gpu, c.kernel, c.tier)?;
-    Ok(Ready { kernel: Some(Loaded::new(code, c.upgrade, c.calls)), vendor: None, fft_site: None })
-}
-
-/// What [`prepare`] compiles for a region: the kernel and its tier (fast first where
-/// [`gpu_tier`] says so, optimised at once when the fast kernel is hot already), and the
-/// optimised kernel the fast code may upgrade to, with the fast kernel's calls.
-struct Choice {
-    kernel: Kernel,
-    tier: Tier,
-    upgrade: Option<Kernel>,
-    calls: Arc<Heat>,
-}
-
-/// The region's [`Choice`]; `None` where there is no GPU code for it (a library or the host
-/// runs it).
-fn choose(region: &Region) -> Result<Option<Choice>> {
     let kernel = match lower(region, &LowerOptions::gpu()) {
         Ok(k) => k,
         Err(CompileError::Unsupported { op, reason, .. }) => {
             tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; a library or the host runs it");
-            return Ok(None);
+            return Ok(Ready { kernel: None, vendor: vendor::plan(region), fft_site: None });
         }
         Err(e) => return Err(e.into()),
     };
     let (tier, upgrades) = gpu_tier();
-    Ok(Some(match tier {
-        Tier::Optimized => Choice { kernel, tier, upgrade: None, calls: Arc::default() },
+    let (code, upgrade, calls) = match tier {
+        Tier::Optimized => (load_or_compile(gpu, kernel, tier)?, None, Arc::default()),
         Tier::Fast => {
             let fast = lower(region, &LowerOptions::gpu_tier(Tier::Fast))?;
             let calls = fast_calls(&fast.mlir);
             if upgrades && calls.hot_with(work_of(&fast)) {
                 // Hot already (under other plans): optimised at once.
-                Choice { kernel, tier: Tier::Optimized, upgrade: None, calls }
+                (load_or_compile(gpu, kernel, Tier::Optimized)?, None, calls)
             } else {
-                Choice { kernel: fast, tier, upgrade: upgrades.then_some(kernel), calls }
+                (load_or_compile(gpu, fast, tier)?, upgrades.then_some(kernel), calls)
             }
         }
-    }))
-}
-
-/// A new plan's kernels compiled to PTX side by side on the host's cores (rayon) before the
-/// walk loads them one after another: lowering, MLIR and LLVM are most of a new kernel's first
-/// call (milliseconds each). The PTX lands in [`compile_ptx`]'s memory cache, where the walk's
-/// [`prepare`] finds it; kernels the disk cache holds are left to the walk, and so is any
-/// failure (the walk compiles the region again and reports it). `KILN_PRECOMPILE=off` turns it
-/// off (to measure).
-pub(super) fn precompile(gpu: &Gpu, plan: &Compiled) {
-    use rayon::prelude::*;
-    if !crate::precompile_on() || plan.schedule.steps.len() < 2 {
-        return;
-    }
-    plan.schedule.steps.par_iter().for_each(|step| {
-        let Ok(Some(c)) = choose(&plan.partition.regions[step.region]) else { return };
-        if let Some(disk) = &gpu.disk {
-            if disk.contains(&disk_cache_key(&c.kernel, gpu.target, c.tier, gpu.driver)) {
-                return;
-            }
-        }
-        let _ = compile_ptx(c.kernel, gpu, c.tier);
-    });
+    };
+    Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None, fft_site: None })
 }
 
 /// A kernel lowered for the GPU compiled to PTX for `gpu` at `tier` (cached in memory by its
