@@ -58,8 +58,11 @@ const POISSON_ROUNDS: usize = 25;
 const BINOMIAL_ROUNDS: usize = 29;
 /// Below this mean, poisson and binomial invert a host table instead of rejecting.
 const INVERSION_MEAN: f64 = 10.0;
+/// Terms of the array form's inversion below [`INVERSION_MEAN`]: a count of 48 or more has
+/// probability below 4·10⁻¹⁸ there.
+const INVERSION_TERMS: usize = 48;
 /// NumPy's largest `lam`: `int64 max - 10·sqrt(int64 max)`.
-const POISSON_LAM_MAX: f64 = 9.223372006484771e18;
+pub(crate) const POISSON_LAM_MAX: f64 = 9.223372006484771e18;
 
 /// What `permutation` and `choice` draw from: `0..n`, or the elements of an array along its
 /// first axis (NumPy's `int or array_like` argument).
@@ -180,13 +183,40 @@ struct TrialRound {
 
 impl TrialRound {
     fn new(uv: &Array, r: usize, a: f64, b: f64, c: f64, vr: f64) -> Result<TrialRound> {
+        TrialRound::with(uv, r, [(2.0 * a).into(), a.into(), b.into(), c.into(), vr.into()])
+    }
+
+    /// [`TrialRound::new`] with the constants `[2a, a, b, c, vr]` as scalars or arrays (each
+    /// element's own, broadcast against the round's draws).
+    fn with(uv: &Array, r: usize, [a2, a, b, c, vr]: [Operand; 5]) -> Result<TrialRound> {
         let (u, v) = (round(uv, r, Some(0))?.try_subtract(0.5)?, round(uv, r, Some(1))?);
         let us = u.try_abs()?.try_multiply(-1.0)?.try_add(0.5)?;
-        let k = us.try_reciprocal()?.try_multiply(2.0 * a)?.try_add(b)?.try_multiply(&u)?;
+        let k = us.try_reciprocal()?.try_multiply(a2)?.try_add(b.clone())?.try_multiply(&u)?;
         let k = k.try_add(c)?.try_floor()?;
         let fast = us.try_greater_equal(0.07)?.try_logical_and(&v.try_less_equal(vr)?)?;
         let hat = us.try_multiply(&us)?.try_reciprocal()?.try_multiply(a)?.try_add(b)?;
         Ok(TrialRound { v, us, k, fast, hat })
+    }
+
+    /// PTRS's acceptance of the round (Hörmann 1993, the Poisson of mean `lam`): whether its
+    /// candidate `k` is accepted (the squeeze, else outside the tail and
+    /// `ln v + ln(1/α) - ln(a/us² + b) <= -lam + k ln lam - ln k!`), and `k`.
+    fn ptrs_accept(
+        self,
+        log_inv_alpha: Operand,
+        loglam: Operand,
+        lam: Operand,
+    ) -> Result<(Array, Array)> {
+        let TrialRound { v, us, k, fast, hat } = self;
+        let tail = us.try_less(0.013)?.try_logical_and(&v.try_greater(&us)?)?;
+        let lhs = v.try_log()?.try_add(log_inv_alpha)?.try_subtract(&hat.try_log()?)?;
+        let rhs = k.try_multiply(loglam)?.try_subtract(lam)?;
+        let rhs = rhs.try_subtract(&k.try_add(1.0)?.try_gammaln()?)?;
+        let slow = k
+            .try_greater_equal(0.0)?
+            .try_logical_and(&tail.try_logical_not()?)?
+            .try_logical_and(&lhs.try_less_equal(&rhs)?)?;
+        Ok((fast.try_logical_or(&slow)?, k))
     }
 }
 
@@ -345,20 +375,48 @@ impl Generator {
             self.stream.uniform(&with_rounds(POISSON_ROUNDS, size, Some(2)), DType::Float64)?;
         let mut rounds = Vec::with_capacity(POISSON_ROUNDS);
         for r in 0..POISSON_ROUNDS {
-            let TrialRound { v, us, k, fast, hat } = TrialRound::new(&uv, r, a, b, lam + 0.43, vr)?;
-            let tail = us.try_less(0.013)?.try_logical_and(&v.try_greater(&us)?)?;
-            // ln v + ln(1/α) - ln(a/us² + b) <= -lam + k ln lam - ln k!
-            let lhs = v.try_log()?.try_add(log_inv_alpha)?.try_subtract(&hat.try_log()?)?;
-            let rhs = k.try_multiply(loglam)?.try_subtract(lam)?;
-            let rhs = rhs.try_subtract(&k.try_add(1.0)?.try_gammaln()?)?;
-            let slow = k
-                .try_greater_equal(0.0)?
-                .try_logical_and(&tail.try_logical_not()?)?
-                .try_logical_and(&lhs.try_less_equal(&rhs)?)?;
-            rounds.push((fast.try_logical_or(&slow)?, k));
+            let round = TrialRound::new(&uv, r, a, b, lam + 0.43, vr)?;
+            rounds.push(round.ptrs_accept(log_inv_alpha.into(), loglam.into(), lam.into())?);
         }
         let fallback = crate::creation::full(size, lam.floor(), DType::Float64);
         Ok(first_accepted(rounds, fallback)?.astype(DType::Int64))
+    }
+
+    /// Poisson counts of each element's mean `lam` (float64, finite, in [0,
+    /// [`POISSON_LAM_MAX`]], broadcasting to `shape`), int64 of shape `shape`: below
+    /// [`INVERSION_MEAN`] inversion by sequential search (the distribution function summed as
+    /// [`cdf_table`] sums it, [`INVERSION_TERMS`] terms), above PTRS with the element's
+    /// constants ([`Generator::try_poisson`]'s rounds); every element draws both, and its mean
+    /// picks one.
+    pub(crate) fn poisson_counts(&mut self, lam: &Array, shape: &[usize]) -> Result<Array> {
+        let u = self.stream.uniform(shape, DType::Float64)?;
+        let mut pmf = lam.try_multiply(-1.0)?.try_exp()?;
+        let mut cdf = pmf.clone();
+        let mut small = crate::creation::zeros(shape, DType::Int64);
+        for k in 0..INVERSION_TERMS {
+            if k > 0 {
+                cdf = cdf.try_add(&pmf)?;
+            }
+            small = small.try_add(u.try_greater_equal(&cdf)?.astype(DType::Int64))?;
+            pmf = pmf.try_multiply(&lam.try_divide((k + 1) as f64)?)?;
+        }
+        let b = lam.try_sqrt()?.try_multiply(2.53)?.try_add(0.931)?;
+        let a = b.try_multiply(0.02483)?.try_add(-0.059)?;
+        let inv_alpha = b.try_subtract(3.4)?.try_reciprocal()?.try_multiply(1.1328)?;
+        let log_inv_alpha = inv_alpha.try_add(1.1239)?.try_log()?;
+        let vr = b.try_subtract(2.0)?.try_reciprocal()?.try_multiply(-3.6224)?.try_add(0.9277)?;
+        let (a2, c, loglam) = (a.try_multiply(2.0)?, lam.try_add(0.43)?, lam.try_log()?);
+        let uv =
+            self.stream.uniform(&with_rounds(POISSON_ROUNDS, shape, Some(2)), DType::Float64)?;
+        let mut rounds = Vec::with_capacity(POISSON_ROUNDS);
+        for r in 0..POISSON_ROUNDS {
+            let constants = [&a2, &a, &b, &c, &vr].map(|x| x.clone().into());
+            let round = TrialRound::with(&uv, r, constants)?;
+            let (lia, ll, l) = (&log_inv_alpha, &loglam, lam);
+            rounds.push(round.ptrs_accept(lia.into(), ll.into(), l.into())?);
+        }
+        let large = first_accepted(rounds, lam.try_floor()?)?.astype(DType::Int64);
+        try_where_(&lam.try_less(INVERSION_MEAN)?, &small, &large)
     }
 
     /// `rng.binomial(n, p, size)`: binomial counts of `n` trials of probability `p`, int64 of

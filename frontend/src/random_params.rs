@@ -1,10 +1,11 @@
 //! Random draws whose distribution parameters are arrays (NumPy's array_like `loc`, `scale`,
-//! `low`, `high`, `shape`, `a`, `b`): `rng.normal(loc, scale, size)`, `rng.uniform(low, high,
-//! size)`, `rng.exponential(scale, size)`, `rng.gamma(shape, scale, size)` and `rng.beta(a, b,
-//! size)` with parameters that broadcast against each other and against `size`. Normal,
-//! uniform and exponential draws are the scalar forms' (the same stream, lazy, fused into their
-//! reader) with the parameters applied elementwise, in the draws' dtype; gamma and beta run
-//! the scalar forms' sampler with each element's constants (float64, lazy, fused).
+//! `low`, `high`, `shape`, `a`, `b`, `lam`): `rng.normal(loc, scale, size)`,
+//! `rng.uniform(low, high, size)`, `rng.exponential(scale, size)`, `rng.gamma(shape, scale,
+//! size)`, `rng.beta(a, b, size)` and `rng.poisson(lam, size)` with parameters that broadcast
+//! against each other and against `size`. Normal, uniform and exponential draws are the scalar
+//! forms' (the same stream, lazy, fused into their reader) with the parameters applied
+//! elementwise, in the draws' dtype; gamma, beta and poisson run the scalar forms' samplers
+//! with each element's constants (float64, lazy, fused).
 //!
 //! Checking the parameters (NumPy's `ValueError`s: a negative or NaN scale, a non-finite bound)
 //! needs their values: each call reads one boolean back to the host (a synchronisation on a
@@ -15,7 +16,7 @@ use kiln_ir::shape::broadcast_shapes;
 use kiln_ir::{DType, IrError};
 
 use crate::array::Array;
-use crate::distributions::float_dtype;
+use crate::distributions::{float_dtype, POISSON_LAM_MAX};
 use crate::elementwise::{try_where_, Operand};
 use crate::error::{value_err, Result};
 use crate::random::Generator;
@@ -266,6 +267,42 @@ impl Generator {
         let (lx, ly) = (log_gamma(&p[0])?, log_gamma(&p[1])?);
         let beta = ly.try_subtract(&lx)?.try_exp()?.try_add(1.0)?.try_reciprocal()?;
         Ok(beta.astype(dtype))
+    }
+
+    /// `rng.poisson(lam, size)` with array_like `lam`: Poisson counts of each element's mean,
+    /// int64 of shape `size`, or for `None` the shape of `lam` (cast to float64). Below a mean
+    /// of 10 an element's count is found by inversion, above by PTRS
+    /// ([`Generator::try_poisson`]'s rejection rounds with the element's constants); every
+    /// element draws for both, so a constant array's values are not the scalar form's (a
+    /// scalar takes the scalar form).
+    ///
+    /// Errors: a `lam` negative or NaN ("lam < 0 or lam is NaN"), or above NumPy's largest
+    /// ("lam value too large"; one read back of both checks unless `lam` is a scalar); a `lam`
+    /// that does not broadcast to `size`; a complex `lam`.
+    pub fn try_poisson_array(
+        &mut self,
+        lam: impl Into<Operand>,
+        size: Option<&[usize]>,
+    ) -> Result<Array> {
+        let lam = lam.into();
+        if let Some(l) = real_scalar(&lam) {
+            return self.try_poisson(l, &scalar_shape(size));
+        }
+        let (p, shape) = params("poisson", vec![lam], size, DType::Float64)?;
+        refuse_first(
+            "poisson",
+            &[
+                (p[0].try_greater_equal(0.0)?.try_logical_not()?, "lam < 0 or lam is NaN"),
+                (p[0].try_greater(POISSON_LAM_MAX)?, "lam value too large"),
+            ],
+        )?;
+        self.poisson_counts(&p[0], &shape)
+    }
+
+    /// [`Generator::try_poisson_array`], panicking on error.
+    #[track_caller]
+    pub fn poisson_array(&mut self, lam: impl Into<Operand>, size: Option<&[usize]>) -> Array {
+        crate::unwrap(self.try_poisson_array(lam, size))
     }
 
     /// [`Generator::try_gamma_array`], panicking on error.

@@ -1,8 +1,9 @@
 //! Distribution parameters as arrays (`normal_array`, `uniform_array`, `exponential_array`,
-//! `gamma_array`, `beta_array`): normal, uniform and exponential values are the scalar form's
-//! draw from the same stream with its element's parameters (bit for bit on the host); gamma and
-//! beta follow each element's parameters (moments per column); shapes broadcast as NumPy's
-//! (`size` or the parameters' shape), and NumPy's errors with every live array still readable.
+//! `gamma_array`, `beta_array`, `poisson_array`): normal, uniform and exponential values are
+//! the scalar form's draw from the same stream with its element's parameters (bit for bit on
+//! the host); gamma, beta and poisson follow each element's parameters (moments per column);
+//! shapes broadcast as NumPy's (`size` or the parameters' shape), and NumPy's errors with every
+//! live array still readable.
 
 use kiln::random::Generator;
 use kiln::{Array, DType};
@@ -188,4 +189,41 @@ fn gamma_and_beta_shapes_scalars_and_errors() {
     assert!(g.try_beta_array(&k, 1.0, None, DType::Int64).is_err());
     assert_eq!(neg.to_vec::<f64>(), vec![1.0, -0.5]);
     assert_eq!(k.to_vec::<f64>(), vec![1.0, 2.0, 3.0]);
+}
+
+/// Poisson counts follow each element's mean: zeros for 0, inversion below 10, PTRS from 10
+/// (means and variances per column, both equal to `lam`); a scalar `lam` is the scalar form;
+/// bad means are typed errors that leave the live arrays readable.
+#[test]
+fn poisson_follows_each_elements_mean() {
+    let lams = [0.0, 0.5, 3.0, 9.5, 10.0, 25.0, 1000.0];
+    let n = 20000;
+    let lam = Array::from_vec(lams.to_vec(), &[lams.len()]);
+    let x = Generator::new(5).poisson_array(&lam, Some(&[n, lams.len()]));
+    assert_eq!((x.shape(), x.dtype()), (&[n, lams.len()][..], DType::Int64));
+    let v: Vec<f64> = x.to_vec::<i64>().into_iter().map(|k| k as f64).collect();
+    for (c, &l) in lams.iter().enumerate() {
+        let col = column(&v, lams.len(), c);
+        assert!(col.iter().all(|k| *k >= 0.0), "column {c}: a negative count");
+        if l == 0.0 {
+            assert!(col.iter().all(|k| *k == 0.0), "column {c}: zeros");
+            continue;
+        }
+        let (mean, var) = moments(&col);
+        assert!((mean - l).abs() < 5.0 * (l / n as f64).sqrt(), "column {c}: mean {mean}");
+        assert!((var / l - 1.0).abs() < 0.08, "column {c}: variance {var}");
+    }
+    let one = Generator::new(5).poisson_array(3.5, Some(&[4]));
+    assert_eq!(one.to_vec::<i64>(), Generator::new(5).poisson(3.5, &[4]).to_vec::<i64>());
+    let mut g = Generator::new(1);
+    let msg = |r: kiln::Result<Array>| r.unwrap_err().to_string();
+    let neg = Array::from_vec(vec![1.0, -0.5], &[2]);
+    let nan = Array::from_vec(vec![f64::NAN, 1.0], &[2]);
+    let big = Array::from_vec(vec![1e19, 1.0], &[2]);
+    assert!(msg(g.try_poisson_array(&neg, None)).contains("lam < 0"));
+    assert!(msg(g.try_poisson_array(&nan, None)).contains("NaN"));
+    assert!(msg(g.try_poisson_array(&big, None)).contains("too large"));
+    let e = msg(g.try_poisson_array(&lam, Some(&[3])));
+    assert!(e.contains("poisson") && e.contains("broadcast"), "{e}");
+    assert_eq!(neg.to_vec::<f64>(), vec![1.0, -0.5]);
 }
