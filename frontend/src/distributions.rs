@@ -198,6 +198,21 @@ impl TrialRound {
         Ok(TrialRound { v, us, k, fast, hat })
     }
 
+    /// BTRS's acceptance of the round (Hörmann 1993, the binomial of `n` trials), the
+    /// constants `[n, n + 1, α, m, ln(p/q), h]`: whether its candidate `k` is accepted
+    /// (`0 <= k <= n`, and the squeeze or
+    /// `ln(v·α/(a/us² + b)) <= h - ln k! - ln (n-k)! + (k - m) ln(p/q)`), and `k`.
+    fn btrs_accept(self, [n, n1, alpha, m, lpq, h]: [Operand; 6]) -> Result<(Array, Array)> {
+        let TrialRound { v, k, fast, hat, .. } = self;
+        let inside = k.try_greater_equal(0.0)?.try_logical_and(&k.try_less_equal(n)?)?;
+        let lhs = v.try_multiply(alpha)?.try_divide(&hat)?.try_log()?;
+        let rhs = k.try_subtract(m)?.try_multiply(lpq)?.try_add(h)?;
+        let rhs = rhs.try_subtract(&k.try_add(1.0)?.try_gammaln()?)?;
+        let rhs = rhs.try_subtract(&k.try_multiply(-1.0)?.try_add(n1)?.try_gammaln()?)?;
+        let ok = inside.try_logical_and(&fast.try_logical_or(&lhs.try_less_equal(&rhs)?)?)?;
+        Ok((ok, k))
+    }
+
     /// PTRS's acceptance of the round (Hörmann 1993, the Poisson of mean `lam`): whether its
     /// candidate `k` is accepted (the squeeze, else outside the tail and
     /// `ln v + ln(1/α) - ln(a/us² + b) <= -lam + k ln lam - ln k!`), and `k`.
@@ -467,17 +482,67 @@ impl Generator {
             self.stream.uniform(&with_rounds(BINOMIAL_ROUNDS, size, Some(2)), DType::Float64)?;
         let mut rounds = Vec::with_capacity(BINOMIAL_ROUNDS);
         for r in 0..BINOMIAL_ROUNDS {
-            let TrialRound { v, k, fast, hat, .. } = TrialRound::new(&uv, r, a, b, c, vr)?;
-            let inside = k.try_greater_equal(0.0)?.try_logical_and(&k.try_less_equal(n)?)?;
-            // ln(v·α/(a/us² + b)) <= h - ln k! - ln (n-k)! + (k - m) ln(p/q)
-            let lhs = v.try_multiply(alpha)?.try_divide(&hat)?.try_log()?;
-            let rhs = k.try_subtract(m)?.try_multiply(lpq)?.try_add(h)?;
-            let rhs = rhs.try_subtract(&k.try_add(1.0)?.try_gammaln()?)?;
-            let rhs = rhs.try_subtract(&k.try_multiply(-1.0)?.try_add(n + 1.0)?.try_gammaln()?)?;
-            let ok = inside.try_logical_and(&fast.try_logical_or(&lhs.try_less_equal(&rhs)?)?)?;
-            rounds.push((ok, k));
+            let round = TrialRound::new(&uv, r, a, b, c, vr)?;
+            let consts = [n.into(), (n + 1.0).into(), alpha.into(), m.into(), lpq.into(), h.into()];
+            rounds.push(round.btrs_accept(consts)?);
         }
         first_accepted(rounds, crate::creation::full(size, m, DType::Float64))
+    }
+
+    /// Binomial counts of each element's `n` trials of probability `p` (float64 arrays, `n` a
+    /// whole number in [0, 2⁵³], `p` in [0, 1], broadcasting to `shape`), int64 of shape
+    /// `shape`: with `p' = min(p, 1-p)`, below `n·p' = `[`INVERSION_MEAN`] inversion by
+    /// sequential search ([`INVERSION_TERMS`] terms, positions below `n`), above BTRS with the
+    /// element's constants ([`Generator::try_binomial`]'s rounds); every element draws both;
+    /// `p > 1/2` gives `n` less the count of `1 - p`.
+    pub(crate) fn binomial_counts(
+        &mut self,
+        n: &Array,
+        p: &Array,
+        shape: &[usize],
+    ) -> Result<Array> {
+        let flip = p.try_greater(0.5)?;
+        let p = try_where_(&flip, &p.try_multiply(-1.0)?.try_add(1.0)?, p)?;
+        let q = p.try_multiply(-1.0)?.try_add(1.0)?;
+        let pq = p.try_divide(&q)?;
+        let u = self.stream.uniform(shape, DType::Float64)?;
+        let mut pmf = p.try_multiply(-1.0)?.try_log1p()?.try_multiply(n)?.try_exp()?;
+        let mut cdf = pmf.clone();
+        let mut small = crate::creation::zeros(shape, DType::Int64);
+        for k in 0..INVERSION_TERMS {
+            if k > 0 {
+                cdf = cdf.try_add(&pmf)?;
+            }
+            let counted = u.try_greater_equal(&cdf)?.try_logical_and(&n.try_greater(k as f64)?)?;
+            small = small.try_add(counted.astype(DType::Int64))?;
+            let ratio = n.try_subtract(k as f64)?.try_divide((k + 1) as f64)?.try_multiply(&pq)?;
+            pmf = pmf.try_multiply(&ratio)?;
+        }
+        let spq = n.try_multiply(&p)?.try_multiply(&q)?.try_sqrt()?;
+        let b = spq.try_multiply(2.53)?.try_add(1.15)?;
+        let a = b.try_multiply(0.0248)?.try_add(-0.0873)?.try_add(&p.try_multiply(0.01)?)?;
+        let c = n.try_multiply(&p)?.try_add(0.5)?;
+        let inv_b = b.try_reciprocal()?;
+        let vr = inv_b.try_multiply(-4.2)?.try_add(0.92)?;
+        let alpha = inv_b.try_multiply(5.1)?.try_add(2.83)?.try_multiply(&spq)?;
+        let lpq = pq.try_log()?;
+        let m = n.try_add(1.0)?.try_multiply(&p)?.try_floor()?;
+        let n1 = n.try_add(1.0)?;
+        let h = m.try_add(1.0)?.try_gammaln()?.try_add(&n1.try_subtract(&m)?.try_gammaln()?)?;
+        let a2 = a.try_multiply(2.0)?;
+        let uv =
+            self.stream.uniform(&with_rounds(BINOMIAL_ROUNDS, shape, Some(2)), DType::Float64)?;
+        let mut rounds = Vec::with_capacity(BINOMIAL_ROUNDS);
+        for r in 0..BINOMIAL_ROUNDS {
+            let constants = [&a2, &a, &b, &c, &vr].map(|x| x.clone().into());
+            let round = TrialRound::with(&uv, r, constants)?;
+            let consts = [n, &n1, &alpha, &m, &lpq, &h].map(|x| x.clone().into());
+            rounds.push(round.btrs_accept(consts)?);
+        }
+        let large = first_accepted(rounds, m.clone())?.astype(DType::Int64);
+        let x = try_where_(&n.try_multiply(&p)?.try_less(INVERSION_MEAN)?, &small, &large)?;
+        let flipped = x.try_multiply(-1i64)?.try_add(&n.astype(DType::Int64))?;
+        try_where_(&flip, &flipped, &x)
     }
 
     /// Int64 positions `0..n` in a random order: the argsort of `n` 63-bit random keys.

@@ -1,11 +1,12 @@
 //! Random draws whose distribution parameters are arrays (NumPy's array_like `loc`, `scale`,
-//! `low`, `high`, `shape`, `a`, `b`, `lam`): `rng.normal(loc, scale, size)`,
+//! `low`, `high`, `shape`, `a`, `b`, `lam`, `n`, `p`): `rng.normal(loc, scale, size)`,
 //! `rng.uniform(low, high, size)`, `rng.exponential(scale, size)`, `rng.gamma(shape, scale,
-//! size)`, `rng.beta(a, b, size)` and `rng.poisson(lam, size)` with parameters that broadcast
-//! against each other and against `size`. Normal, uniform and exponential draws are the scalar
-//! forms' (the same stream, lazy, fused into their reader) with the parameters applied
-//! elementwise, in the draws' dtype; gamma, beta and poisson run the scalar forms' samplers
-//! with each element's constants (float64, lazy, fused).
+//! size)`, `rng.beta(a, b, size)`, `rng.poisson(lam, size)` and `rng.binomial(n, p, size)`
+//! with parameters that broadcast against each other and against `size`. Normal, uniform and
+//! exponential draws are the scalar forms' (the same stream, lazy, fused into their reader)
+//! with the parameters applied elementwise, in the draws' dtype; gamma, beta, poisson and
+//! binomial run the scalar forms' samplers with each element's constants (float64, lazy,
+//! fused).
 //!
 //! Checking the parameters (NumPy's `ValueError`s: a negative or NaN scale, a non-finite bound)
 //! needs their values: each call reads one boolean back to the host (a synchronisation on a
@@ -83,6 +84,11 @@ fn refuse_first(op: &str, checks: &[(Array, &str)]) -> Result<()> {
 /// True where `x` is below `low`, NaN or infinite.
 fn not_finite_or_below(x: &Array, low: f64) -> Result<Array> {
     x.try_greater_equal(low)?.try_logical_and(&x.try_isfinite()?)?.try_logical_not()
+}
+
+/// True where `x` is outside [`low`, `high`] or NaN.
+fn not_within(x: &Array, low: f64, high: f64) -> Result<Array> {
+    x.try_greater_equal(low)?.try_logical_and(&x.try_less_equal(high)?)?.try_logical_not()
 }
 
 /// The operand's value when it is a real scalar (its checks then need no read back).
@@ -297,6 +303,61 @@ impl Generator {
             ],
         )?;
         self.poisson_counts(&p[0], &shape)
+    }
+
+    /// `rng.binomial(n, p, size)` with array_like `n` (integers) and `p`: binomial counts of
+    /// each element's trials and probability, int64 of shape `size`, or for `None` the
+    /// broadcast shape of `n` and `p`. With `p' = min(p, 1-p)`, below `n·p' = 10` a count is
+    /// found by inversion, above by BTRS ([`Generator::try_binomial`]'s rejection rounds with
+    /// the element's constants); `p > 1/2` gives `n` less the count of `1 - p`. Every element
+    /// draws for both, so a constant array's values are not the scalar form's (scalars take
+    /// the scalar form).
+    ///
+    /// Errors: `n` not of an integer dtype; `n < 0` ("n < 0"); `p` outside [0, 1] or NaN
+    /// ("p < 0, p > 1 or p is NaN"; one read back of both checks unless both are scalars);
+    /// parameters that do not broadcast together or to `size`; a complex `p`.
+    pub fn try_binomial_array(
+        &mut self,
+        n: impl Into<Operand>,
+        p: impl Into<Operand>,
+        size: Option<&[usize]>,
+    ) -> Result<Array> {
+        use kiln_ir::promote::WeakScalar;
+        let (n, p) = (n.into(), p.into());
+        if let (Operand::Scalar(WeakScalar::Int(k)), Some(p)) = (&n, real_scalar(&p)) {
+            if let Ok(k) = i64::try_from(*k) {
+                return self.try_binomial(k, p, &scalar_shape(size));
+            }
+        }
+        let nd = n.to_array().dtype();
+        if !(nd.is_integer() || nd == DType::Bool) {
+            return Err(IrError::UnsupportedDType {
+                op: "binomial".into(),
+                dtypes: vec![nd],
+                accepted: "integer n".into(),
+            }
+            .into());
+        }
+        let (ps, shape) = params("binomial", vec![n, p], size, DType::Float64)?;
+        refuse_first(
+            "binomial",
+            &[
+                (ps[0].try_less(0.0)?, "n < 0"),
+                (not_within(&ps[1], 0.0, 1.0)?, "p < 0, p > 1 or p is NaN"),
+            ],
+        )?;
+        self.binomial_counts(&ps[0], &ps[1], &shape)
+    }
+
+    /// [`Generator::try_binomial_array`], panicking on error.
+    #[track_caller]
+    pub fn binomial_array(
+        &mut self,
+        n: impl Into<Operand>,
+        p: impl Into<Operand>,
+        size: Option<&[usize]>,
+    ) -> Array {
+        crate::unwrap(self.try_binomial_array(n, p, size))
     }
 
     /// [`Generator::try_poisson_array`], panicking on error.

@@ -1,9 +1,9 @@
 //! Distribution parameters as arrays (`normal_array`, `uniform_array`, `exponential_array`,
-//! `gamma_array`, `beta_array`, `poisson_array`): normal, uniform and exponential values are
-//! the scalar form's draw from the same stream with its element's parameters (bit for bit on
-//! the host); gamma, beta and poisson follow each element's parameters (moments per column);
-//! shapes broadcast as NumPy's (`size` or the parameters' shape), and NumPy's errors with every
-//! live array still readable.
+//! `gamma_array`, `beta_array`, `poisson_array`, `binomial_array`): normal, uniform and
+//! exponential values are the scalar form's draw from the same stream with its element's
+//! parameters (bit for bit on the host); gamma, beta, poisson and binomial follow each
+//! element's parameters (moments per column); shapes broadcast as NumPy's (`size` or the
+//! parameters' shape), and NumPy's errors with every live array still readable.
 
 use kiln::random::Generator;
 use kiln::{Array, DType};
@@ -226,4 +226,47 @@ fn poisson_follows_each_elements_mean() {
     let e = msg(g.try_poisson_array(&lam, Some(&[3])));
     assert!(e.contains("poisson") && e.contains("broadcast"), "{e}");
     assert_eq!(neg.to_vec::<f64>(), vec![1.0, -0.5]);
+}
+
+/// Binomial counts follow each element's trials and probability: inversion below `n·p' = 10`,
+/// BTRS above, `p > 1/2` by the flip, the edges `n = 0`, `p = 0` and `p = 1` exact (means and
+/// variances per column: `np` and `np(1-p)`); scalars are the scalar form; bad parameters are
+/// typed errors that leave the live arrays readable.
+#[test]
+fn binomial_follows_each_elements_trials_and_probability() {
+    let ns = [0i64, 10, 7, 40, 100, 1000, 50, 12];
+    let ps = [0.5, 0.0, 1.0, 0.1, 0.3, 0.5, 0.9, 0.75];
+    let cols = ns.len();
+    let rows = 20000;
+    let n = Array::from_vec(ns.to_vec(), &[cols]);
+    let p = Array::from_vec(ps.to_vec(), &[cols]);
+    let x = Generator::new(8).binomial_array(&n, &p, Some(&[rows, cols]));
+    assert_eq!((x.shape(), x.dtype()), (&[rows, cols][..], DType::Int64));
+    let v: Vec<f64> = x.to_vec::<i64>().into_iter().map(|k| k as f64).collect();
+    for c in 0..cols {
+        let (nc, pc) = (ns[c] as f64, ps[c]);
+        let col = column(&v, cols, c);
+        assert!(col.iter().all(|k| *k >= 0.0 && *k <= nc), "column {c}: a count outside [0, n]");
+        let (want_m, want_v) = (nc * pc, nc * pc * (1.0 - pc));
+        if want_v == 0.0 {
+            assert!(col.iter().all(|k| *k == want_m), "column {c}: always {want_m}");
+            continue;
+        }
+        let (mean, var) = moments(&col);
+        let se = (want_v / rows as f64).sqrt();
+        assert!((mean - want_m).abs() < 5.0 * se, "column {c}: mean {mean}, want {want_m}");
+        assert!((var / want_v - 1.0).abs() < 0.08, "column {c}: variance {var}, want {want_v}");
+    }
+    let one = Generator::new(8).binomial_array(20i64, 0.3, Some(&[4]));
+    assert_eq!(one.to_vec::<i64>(), Generator::new(8).binomial(20, 0.3, &[4]).to_vec::<i64>());
+    let mut g = Generator::new(1);
+    let msg = |r: kiln::Result<Array>| r.unwrap_err().to_string();
+    let neg = Array::from_vec(vec![3i64, -1], &[2]);
+    let bad_p = Array::from_vec(vec![0.5, f64::NAN], &[2]);
+    let float_n = Array::from_vec(vec![3.0f64, 1.0], &[2]);
+    assert!(msg(g.try_binomial_array(&neg, 0.5, None)).contains("n < 0"));
+    assert!(msg(g.try_binomial_array(5i64, &bad_p, None)).contains("p > 1"));
+    assert!(msg(g.try_binomial_array(5i64, 1.5, Some(&[2]))).contains("p > 1"));
+    assert!(msg(g.try_binomial_array(&float_n, 0.5, None)).contains("binomial"));
+    assert_eq!(neg.to_vec::<i64>(), vec![3, -1]);
 }
