@@ -147,6 +147,31 @@ fn count_below(u: &Array, table: &[f64]) -> Result<Array> {
     Ok(acc)
 }
 
+/// The array form of [`count_below`] over [`cdf_table`]: `#{k < INVERSION_TERMS : cdf_k <= u}`
+/// (and `k < limit` where given), int64 of `u`'s shape, for each element's pmf from `pmf0` by
+/// `pmf(k + 1) = pmf(k) · ratio(k)`, its distribution function summed as `cdf_table` sums it.
+fn count_by_search(
+    u: &Array,
+    pmf0: Array,
+    limit: Option<&Array>,
+    ratio: impl Fn(usize) -> Result<Array>,
+) -> Result<Array> {
+    let (mut pmf, mut cdf) = (pmf0.clone(), pmf0);
+    let mut count = crate::creation::zeros(u.shape(), DType::Int64);
+    for k in 0..INVERSION_TERMS {
+        if k > 0 {
+            cdf = cdf.try_add(&pmf)?;
+        }
+        let mut counted = u.try_greater_equal(&cdf)?;
+        if let Some(n) = limit {
+            counted = counted.try_logical_and(&n.try_greater(k as f64)?)?;
+        }
+        count = count.try_add(counted.astype(DType::Int64))?;
+        pmf = pmf.try_multiply(&ratio(k)?)?;
+    }
+    Ok(count)
+}
+
 /// The distribution function of a log-concave pmf given by its first value and the ratio
 /// `pmf(k + 1) / pmf(k)`, for `k < limit`, up to where it reaches 1 or the pmf falls below 2⁻⁶⁰
 /// with ratios below 1/2 (the tail left out below 2⁻⁵⁹).
@@ -405,16 +430,8 @@ impl Generator {
     /// picks one.
     pub(crate) fn poisson_counts(&mut self, lam: &Array, shape: &[usize]) -> Result<Array> {
         let u = self.stream.uniform(shape, DType::Float64)?;
-        let mut pmf = lam.try_multiply(-1.0)?.try_exp()?;
-        let mut cdf = pmf.clone();
-        let mut small = crate::creation::zeros(shape, DType::Int64);
-        for k in 0..INVERSION_TERMS {
-            if k > 0 {
-                cdf = cdf.try_add(&pmf)?;
-            }
-            small = small.try_add(u.try_greater_equal(&cdf)?.astype(DType::Int64))?;
-            pmf = pmf.try_multiply(&lam.try_divide((k + 1) as f64)?)?;
-        }
+        let pmf0 = lam.try_multiply(-1.0)?.try_exp()?;
+        let small = count_by_search(&u, pmf0, None, |k| lam.try_divide((k + 1) as f64))?;
         let b = lam.try_sqrt()?.try_multiply(2.53)?.try_add(0.931)?;
         let a = b.try_multiply(0.02483)?.try_add(-0.059)?;
         let inv_alpha = b.try_subtract(3.4)?.try_reciprocal()?.try_multiply(1.1328)?;
@@ -506,18 +523,10 @@ impl Generator {
         let q = p.try_multiply(-1.0)?.try_add(1.0)?;
         let pq = p.try_divide(&q)?;
         let u = self.stream.uniform(shape, DType::Float64)?;
-        let mut pmf = p.try_multiply(-1.0)?.try_log1p()?.try_multiply(n)?.try_exp()?;
-        let mut cdf = pmf.clone();
-        let mut small = crate::creation::zeros(shape, DType::Int64);
-        for k in 0..INVERSION_TERMS {
-            if k > 0 {
-                cdf = cdf.try_add(&pmf)?;
-            }
-            let counted = u.try_greater_equal(&cdf)?.try_logical_and(&n.try_greater(k as f64)?)?;
-            small = small.try_add(counted.astype(DType::Int64))?;
-            let ratio = n.try_subtract(k as f64)?.try_divide((k + 1) as f64)?.try_multiply(&pq)?;
-            pmf = pmf.try_multiply(&ratio)?;
-        }
+        let pmf0 = p.try_multiply(-1.0)?.try_log1p()?.try_multiply(n)?.try_exp()?;
+        let small = count_by_search(&u, pmf0, Some(n), |k| {
+            n.try_subtract(k as f64)?.try_divide((k + 1) as f64)?.try_multiply(&pq)
+        })?;
         let spq = n.try_multiply(&p)?.try_multiply(&q)?.try_sqrt()?;
         let b = spq.try_multiply(2.53)?.try_add(1.15)?;
         let a = b.try_multiply(0.0248)?.try_add(-0.0873)?.try_add(&p.try_multiply(0.01)?)?;
