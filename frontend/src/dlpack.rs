@@ -15,20 +15,28 @@
 //! | tensor | export (`to_dlpack`) | import (`from_dlpack`) |
 //! |---|---|---|
 //! | kiln's host array (`kDLCPU`) | zero-copy, read-only flag | kiln's own export: zero-copy |
-//! | another library's host memory (`kDLCPU`, `kDLCUDAHost`) | | **copied** (see below) |
+//! | another library's host memory (`kDLCPU`, `kDLCUDAHost`), C-contiguous, aligned | | zero-copy |
+//! | host memory, other strides or alignment; booleans other than bytes 0 and 1 | | one copy |
 //! | device memory (`kDLCUDA`, `kDLCUDAManaged`), C-contiguous, 16-byte aligned | zero-copy | zero-copy |
 //! | device memory, other strides or alignment | | one copy on the device (a gather kernel) |
 //!
-//! kiln's host arrays own their elements (a Rust `Vec` per array, freed by Rust's allocator),
-//! so another library's host memory cannot become one without a copy: it is copied (strides
-//! read as given) and the deleter runs at once. Device memory becomes a kiln device buffer
+//! Another library's C-contiguous host memory, aligned for its dtype, becomes a kiln host
+//! array over that memory ([`kiln_ir::HostArray::from_foreign`]): the CPU's compiled kernels
+//! read it in place, an upload to a device reads it in place, and an export shares it again;
+//! the tensor's deleter runs when the last array using it drops. Work that needs kiln's own
+//! storage (the reference evaluator's regions, the host libraries: GEMM, FFT, sorts) copies it
+//! once, on first use, and keeps the copy beside it. Other strides, a misaligned address, or
+//! booleans stored as bytes other than 0 and 1 are copied at import (strides read as given,
+//! nonzero is true), and the deleter runs at once.
+//! Device memory becomes a kiln device buffer
 //! that returns nothing to kiln's pool; its deleter runs when the last array using it drops,
 //! after the work kiln queued on it. kiln's kernels read device buffers C-contiguous and
 //! assume 16-byte alignment (kiln's pool gives 512), so a tensor with other strides (DLPack's
 //! strides are in elements; negative and zero allowed) or a less aligned address is gathered
 //! into a new buffer of kiln's pool (one kernel), and its deleter runs once that copy is done.
 //! kiln's arrays are values: an export is flagged read-only (`DLPACK_FLAG_BITMASK_READ_ONLY`),
-//! and a consumer must not write it.
+//! and a consumer must not write it; likewise the producer of an imported tensor must not
+//! write its memory while kiln arrays use it.
 //!
 //! # Streams (the handshake of `__dlpack__(stream=...)`)
 //!
@@ -55,7 +63,7 @@ use std::sync::{Arc, Mutex};
 
 use kiln_ir::host::Data;
 use kiln_ir::shape::numel;
-use kiln_ir::{with_data, DType, HostArray};
+use kiln_ir::{DType, HostArray};
 use kiln_runtime::{Backend, DeviceBuffer, Stream, StreamKind};
 
 use crate::array::Array;
@@ -514,7 +522,7 @@ impl Array {
                     flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
                 }
                 let h = src.host_value()?.expect("evaluated");
-                let data = with_data!(h.data(), v => v.as_ptr() as *mut c_void);
+                let data = h.as_bytes().as_ptr().cast_mut().cast::<c_void>();
                 (Held::Host(h), data, DLDevice { device_type: K_DL_CPU, device_id: 0 })
             }
         };
@@ -736,9 +744,15 @@ pub fn from_dlpack(tensor: DLPackTensor) -> Result<Array> {
 
     match device.device_type {
         K_DL_CPU | K_DL_CUDA_HOST => {
-            // SAFETY: DLPack's contract (the handle's constructors): the elements the shape
-            // and strides reach are readable host memory while the tensor is owned.
-            let h = unsafe { copy_host(tensor.data_ptr(), &shape, &strides, dtype)? };
+            let ptr = tensor.data_ptr();
+            // SAFETY (both calls): DLPack's contract (the handle's constructors): the elements
+            // the shape and strides reach are readable host memory while the tensor is owned,
+            // and the producer does not write them meanwhile (the module's docs).
+            if let Some(p) = unsafe { shareable_host(ptr, &shape, &strides, dtype) } {
+                let h = unsafe { HostArray::from_foreign(&shape, dtype, p, Box::new(tensor))? };
+                return Ok(Array::from_host(h));
+            }
+            let h = unsafe { copy_host(ptr, &shape, &strides, dtype)? };
             drop(tensor);
             Ok(Array::from_host(h))
         }
@@ -775,6 +789,36 @@ pub fn from_dlpack(tensor: DLPackTensor) -> Result<Array> {
     }
 }
 
+/// `ptr` where kiln can read the host tensor in place ([`HostArray::from_foreign`]'s contract):
+/// non-empty, C-contiguous, aligned for `dtype`, booleans all bytes 0 or 1. `None`: copy it.
+///
+/// # Safety
+/// Every element the shape and strides reach must be readable host memory of `dtype`'s size.
+unsafe fn shareable_host(
+    ptr: u64,
+    shape: &[usize],
+    strides: &[i64],
+    dtype: DType,
+) -> Option<NonNull<u8>> {
+    let n = numel(shape);
+    let contiguous =
+        shape.iter().zip(strides).zip(c_strides(shape)).all(|((&e, &s), c)| e == 1 || s == c);
+    // Complex numbers are pairs of their parts, aligned as one part.
+    let align = if dtype.is_complex() { dtype.itemsize() / 2 } else { dtype.itemsize() };
+    if n == 0 || !contiguous || ptr % align as u64 != 0 {
+        return None;
+    }
+    let p = NonNull::new(ptr as *mut u8)?;
+    if dtype == DType::Bool {
+        // SAFETY: the caller's contract: n contiguous one-byte elements at `ptr`.
+        let bytes = unsafe { std::slice::from_raw_parts(p.as_ptr(), n) };
+        if bytes.iter().any(|&b| b > 1) {
+            return None;
+        }
+    }
+    Some(p)
+}
+
 /// The host elements at `ptr` through `strides` (in elements), copied into a C-order array.
 ///
 /// # Safety
@@ -808,25 +852,8 @@ unsafe fn copy_host(ptr: u64, shape: &[usize], strides: &[i64], dtype: DType) ->
             }
         }
     }
-    let data = data_from_bytes(dtype, &bytes);
+    let data = Data::from_le_bytes(dtype, &bytes);
     Ok(HostArray::new(shape, data)?)
-}
-
-/// Typed elements from little-endian bytes (booleans: any nonzero byte is true).
-pub(crate) fn data_from_bytes(dtype: DType, bytes: &[u8]) -> Data {
-    if dtype == DType::Bool {
-        return Data::Bool(bytes.iter().map(|&b| b != 0).collect());
-    }
-    let mut data = Data::zeros(dtype, bytes.len() / dtype.itemsize());
-    with_data!(&mut data, v => {
-        // SAFETY: every dtype but bool (handled above) is plain data with every bit pattern
-        // valid and no padding, `len * itemsize` bytes, as many as `bytes` holds.
-        let dst = unsafe {
-            std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v.as_slice()))
-        };
-        dst.copy_from_slice(bytes);
-    });
-    data
 }
 
 /// The stream a producer should make its tensor ready on before kiln imports it (the

@@ -465,23 +465,66 @@ fn dlpack_kiln_export_deleter_called_by_a_consumer() {
 }
 
 #[test]
-fn dlpack_foreign_host_tensors_are_copied_and_released_once() {
-    // float32, C-contiguous.
+fn dlpack_foreign_host_tensors_are_shared_until_the_last_drop() {
+    // float32, C-contiguous: kiln's array is the producer's memory.
     let (t, deleted) =
         Spec::host(bytes_of(&[1.5f32, -2.0, 3.25, 4.0]), &[2, 2], K_DL_FLOAT, 32).make();
+    let ptr = t.data_ptr();
     let a = from_dlpack(t).unwrap();
-    assert_eq!(deleted.load(Ordering::SeqCst), 1, "copied, then released at once");
+    assert_eq!(deleted.load(Ordering::SeqCst), 0, "shared, not copied");
     assert_eq!((a.dtype(), a.shape()), (DType::Float32, &[2usize, 2][..]));
-    assert_eq!(a.to_vec::<f32>(), [1.5, -2.0, 3.25, 4.0]);
+    let h = a.try_to_host().unwrap();
+    assert!(h.is_foreign());
+    assert_eq!(h.as_bytes().as_ptr() as u64, ptr, "the producer's memory");
+    // Computed with in place, and shared again by an export.
+    assert_eq!((&a * 2.0 + 1.0).to_vec::<f32>(), [4.0, -3.0, 7.5, 9.0]);
+    assert_eq!(a.sum(None).to_vec::<f32>(), [6.75]);
+    let e = a.to_dlpack().unwrap();
+    assert_eq!(e.data_ptr(), ptr);
+    drop((a, h));
+    assert_eq!(deleted.load(Ordering::SeqCst), 0, "the export still holds it");
+    drop(e);
+    assert_eq!(deleted.load(Ordering::SeqCst), 1, "released once, at the last drop");
+
+    // Every dtype: the bytes of a kiln array, imported from another owner, read as the same
+    // values, computed with as the same values (compiled kernels, or an upload, read them in
+    // place), and copied into kiln's storage (`data`) only where asked.
+    for dtype in DType::ALL {
+        let a = (kiln::arange(12).reshape(&[3, 4]) - 5).astype(dtype);
+        let code = a.to_dlpack().unwrap().dtype();
+        let bytes = a.try_to_host().unwrap().as_bytes().to_vec();
+        let (t, deleted) = Spec::host(bytes, &[3, 4], code.code, code.bits).make();
+        let ptr = t.data_ptr();
+        let b = from_dlpack(t).unwrap();
+        let h = b.try_to_host().unwrap();
+        assert!(h.is_foreign(), "{dtype}");
+        assert_eq!(fingerprint(&b), fingerprint(&a), "{dtype}");
+        assert_eq!(fingerprint(&(&b + &b)), fingerprint(&(&a + &a)), "{dtype}");
+        assert_eq!(h.as_bytes().as_ptr() as u64, ptr, "{dtype}: still the producer's memory");
+        assert_eq!(deleted.load(Ordering::SeqCst), 0, "{dtype}");
+        drop((b, h));
+        assert_eq!(deleted.load(Ordering::SeqCst), 1, "{dtype}");
+    }
+
+    // A 0-d tensor (no shape entries) is one element, shared too.
+    let (t, deleted) = Spec::host(bytes_of(&[42u8]), &[], K_DL_UINT, 8).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!((a.shape(), a.to_vec::<u8>()), (&[] as &[usize], vec![42]));
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
     drop(a);
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
+}
 
+#[test]
+fn dlpack_foreign_host_tensors_kiln_cannot_share_are_copied_and_released_at_once() {
     // Strided: a transposed (column-major) int64 matrix, and a negative stride with a byte
     // offset (NumPy's x[::-1]).
     let v: Vec<i64> = (0..6).collect();
     let (t, deleted) = Spec::host(bytes_of(&v), &[3, 2], K_DL_INT, 64).strides(&[1, 3]).make();
-    assert_eq!(from_dlpack(t).unwrap().to_vec::<i64>(), [0, 3, 1, 4, 2, 5]);
-    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    let a = from_dlpack(t).unwrap();
+    assert_eq!(deleted.load(Ordering::SeqCst), 1, "copied, then released at once");
+    assert!(!a.try_to_host().unwrap().is_foreign());
+    assert_eq!(a.to_vec::<i64>(), [0, 3, 1, 4, 2, 5]);
     let mut spec = Spec::host(bytes_of(&v), &[3], K_DL_INT, 64).strides(&[-2]);
     spec.byte_offset = 5 * 8;
     let (t, _) = spec.make();
@@ -489,10 +532,31 @@ fn dlpack_foreign_host_tensors_are_copied_and_released_once() {
     // A broadcast axis (stride 0).
     let (t, _) = Spec::host(bytes_of(&[7u16, 8]), &[3, 2], K_DL_UINT, 16).strides(&[0, 1]).make();
     assert_eq!(from_dlpack(t).unwrap().to_vec::<u16>(), [7, 8, 7, 8, 7, 8]);
+    // Misaligned for the dtype: float32 one byte into the buffer.
+    let mut bytes = vec![0u8];
+    bytes.extend(bytes_of(&[2.5f32, -1.0]));
+    let mut spec = Spec::host(bytes, &[2], K_DL_FLOAT, 32);
+    spec.byte_offset = 1;
+    let (t, deleted) = spec.make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!(deleted.load(Ordering::SeqCst), 1, "misaligned: copied");
+    assert_eq!((&a * 2.0).to_vec::<f32>(), [5.0, -2.0]);
 
-    // bool (any nonzero byte is true), float16, bfloat16, complex64.
-    let (t, _) = Spec::host(vec![0, 1, 2, 255], &[4], K_DL_BOOL, 8).make();
-    assert_eq!(from_dlpack(t).unwrap().to_vec::<bool>(), [false, true, true, true]);
+    // Booleans stored as bytes other than 0 and 1: copied, any nonzero byte true (kiln's
+    // kernels read a boolean as the byte 0 or 1).
+    let (t, deleted) = Spec::host(vec![0, 1, 2, 255], &[4], K_DL_BOOL, 8).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    assert_eq!(a.to_vec::<bool>(), [false, true, true, true]);
+    assert_eq!(a.logical_not().to_vec::<bool>(), [true, false, false, false]);
+    // Bytes 0 and 1 are shared.
+    let (t, deleted) = Spec::host(vec![0, 1, 1, 0], &[4], K_DL_BOOL, 8).make();
+    let a = from_dlpack(t).unwrap();
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+    assert_eq!(a.logical_not().to_vec::<bool>(), [true, false, false, true]);
+    drop(a);
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    // float16, bfloat16, complex64 read as their values.
     let f16s = [half::f16::from_f32(0.5), half::f16::from_f32(-3.0)];
     let (t, _) = Spec::host(bytes_of(&f16s), &[2], K_DL_FLOAT, 16).make();
     let a = from_dlpack(t).unwrap();
@@ -506,11 +570,7 @@ fn dlpack_foreign_host_tensors_are_copied_and_released_once() {
     assert_eq!((a.dtype(), a.shape()), (DType::Complex64, &[2usize, 1][..]));
     assert_eq!(a.to_vec::<num_complex::Complex32>(), c);
 
-    // 0-d (no shape entries) and empty (no data).
-    let (t, deleted) = Spec::host(bytes_of(&[42u8]), &[], K_DL_UINT, 8).make();
-    let a = from_dlpack(t).unwrap();
-    assert_eq!((a.shape(), a.to_vec::<u8>()), (&[] as &[usize], vec![42]));
-    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    // Empty (no data): nothing to share.
     let mut spec = Spec::host(vec![], &[0, 3], K_DL_FLOAT, 64);
     spec.ptr = Some(0);
     let (t, deleted) = spec.make();
@@ -560,8 +620,9 @@ fn dlpack_bad_tensors_are_typed_errors_and_still_released() {
         let (t, deleted) = spec.make();
         let r = from_dlpack(t);
         if wanted.is_empty() {
-            // float16 of 4 bytes is fine: the control case.
+            // float16 of 4 bytes is fine: the control case (shared: released at the drop).
             assert!(r.is_ok());
+            drop(r);
         } else {
             let (op, message) = value_error(r.unwrap_err());
             assert_eq!(op, "from_dlpack");

@@ -164,10 +164,7 @@ fn run_scatter(
         let bytes = d.len() * d.dtype().itemsize();
         huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
     }
-    let in_ptrs: Vec<*mut u8> = inputs
-        .iter()
-        .map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut()))
-        .collect();
+    let in_ptrs: Vec<*mut u8> = inputs.iter().map(|a| a.as_bytes().as_ptr().cast_mut()).collect();
     let ptrs: Vec<Vec<*mut u8>> = outs
         .iter_mut()
         .map(|copy| {
@@ -503,10 +500,7 @@ pub fn run_compiled(
         let bytes = d.len() * d.dtype().itemsize();
         huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
     }
-    let mut ptrs: Vec<*mut u8> = inputs
-        .iter()
-        .map(|a| with_data!(a.data(), v => v.as_ptr().cast::<u8>().cast_mut()))
-        .collect();
+    let mut ptrs: Vec<*mut u8> = inputs.iter().map(|a| a.as_bytes().as_ptr().cast_mut()).collect();
     for d in outs.iter_mut() {
         ptrs.push(with_data!(d, v => v.as_mut_ptr().cast::<u8>()));
     }

@@ -140,7 +140,7 @@ impl DeviceArray {
 
     /// Copies a host array to the current device (on the current stream).
     pub fn upload(h: &HostArray) -> Result<DeviceArray> {
-        let bytes = host_bytes(h.data());
+        let bytes = h.as_bytes();
         let mut buf = DeviceBuffer::alloc(bytes.len())?;
         if !bytes.is_empty() {
             buf.copy_from_host(bytes)?;
@@ -225,17 +225,9 @@ pub(crate) fn device_bytes(dtype: DType, shape: &[usize]) -> usize {
     kiln_ir::shape::checked_nbytes(shape, dtype.itemsize()).unwrap_or(usize::MAX)
 }
 
-/// The elements' bytes.
-fn host_bytes(d: &Data) -> &[u8] {
-    // SAFETY: every element type of `Data` (bool, integers, f16/bf16, floats, complex of
-    // floats) is plain data without padding, so its vector's memory is `len * itemsize`
-    // initialised bytes, borrowed for as long as `d`.
-    with_data!(d, v => unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v.as_slice())) })
-}
-
 /// The elements' bytes, to be overwritten by a download.
 fn host_bytes_mut(d: &mut Data) -> &mut [u8] {
-    // SAFETY: as in `host_bytes`; writes come from a device buffer of the same dtype, so every
+    // SAFETY: every element type is plain data without padding (`Data::as_bytes`); writes come from a device buffer of the same dtype, so every
     // element written is a valid value of its type (booleans are stored as 0 or 1 by kernels).
     with_data!(d, v => unsafe {
         std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v.as_slice()))

@@ -367,7 +367,7 @@ impl RawModule {
         // SAFETY: `ptr..ptr + bytes` is the module's variable on this device, alive while
         // `loaded` holds the module; `host` has `bytes` bytes.
         unsafe { kiln_runtime::memory::download(&stream, &mut host, ptr.0)? };
-        let data = crate::dlpack::data_from_bytes(dtype, &host);
+        let data = kiln_ir::Data::from_le_bytes(dtype, &host);
         Ok(crate::Array::from_host(kiln_ir::HostArray::new(shape, data)?))
     }
 
