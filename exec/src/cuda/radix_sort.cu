@@ -14,13 +14,14 @@
 // (`kiln_radix_pass_*`, Adinets & Merrill 2022): a block takes the next tile (an atomic
 // counter, so tiles start in order), ranks its keys stably by their digit in shared memory (a
 // warp's keys by eight ballots, warps' counts combined in order), publishes its digit counts,
-// looks back over the tiles before it for their prefixes (decoupled look-back: a tile's word
-// holds its count flagged "aggregate" until its inclusive prefix is known, then that prefix
-// flagged "inclusive"), and writes its keys, staged in shared memory in sorted order, to
-// consecutive places of each digit's run. A pass in which every key has the same digit (the
-// scan marks it) is skipped: each pass finds its buffers from the marks (`pass_plan`), and
-// where every pass is trivial the last one copies. Nothing depends on timing: the result is
-// the same bits every run.
+// stages its keys in shared memory in sorted order (argsort's values are loaded only then, so
+// that ranking holds no values in registers), looks back over the tiles before it for their
+// prefixes (decoupled look-back: a tile's word holds its count flagged "aggregate" until its
+// inclusive prefix is known, then that prefix flagged "inclusive"), and writes the staged keys
+// (and values) to consecutive places of each digit's run. A pass in which every key has the
+// same digit (the scan marks it) is skipped: each pass finds its buffers from the marks
+// (`pass_plan`), and where every pass is trivial the last one copies. Nothing depends on
+// timing: the result is the same bits every run.
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -43,13 +44,14 @@ typedef unsigned long long u64;
 #endif
 // Blocks of a digit pass an SM should hold (caps its registers), keys of four bytes or fewer:
 // sort, argsort. On an H200, 2^26 float32 keys: sort's passes 0.65 ms at 4 blocks (64
-// registers) against 0.78 at 3 (80), and 0.73 with 24 keys a thread at 3; argsort's 0.84-0.92
-// at 3 (80 registers) against 0.94-1.15 with no cap (108).
+// registers) against 0.78 at 3 (80), and 0.73 with 24 keys a thread at 3. Argsort, its values
+// loaded after ranking, through kiln-bench: 3.10 ms at 4 blocks against 3.63 at 3 (3.59 with
+// the values loaded beside the keys, 3 blocks, 80 registers).
 #ifndef KILN_RADIX_MIN_BLOCKS
 #define KILN_RADIX_MIN_BLOCKS 4
 #endif
 #ifndef KILN_RADIX_MIN_BLOCKS_PAIRS
-#define KILN_RADIX_MIN_BLOCKS_PAIRS 3
+#define KILN_RADIX_MIN_BLOCKS_PAIRS 4
 #endif
 #define BOUNDS_PASS __launch_bounds__(THREADS, KILN_RADIX_MIN_BLOCKS)
 #define BOUNDS_PAIRS __launch_bounds__(THREADS, KILN_RADIX_MIN_BLOCKS_PAIRS)
@@ -230,7 +232,6 @@ __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32*
         k[i] = ok ? keys_in[at] : (K)0;
         // Past the end: the last digit, ranked after every key of the tile, never written.
         d[i] = ok ? digit_of<K, KIND, INF>(k[i], shift) : (RADIX - 1);
-        if (VALUES) v[i] = (mode & MODE_FIRST) ? at : (ok ? vals_in[at] : 0u);
     }
 
     // Rank within the warp: the lanes holding the same digit (eight ballots), counted below
@@ -268,6 +269,25 @@ __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32*
     store_volatile(mine, (tile == 0 ? FLAG_INC : FLAG_AGG) | count);
     const u32 local = block_exclusive_sum(count, s_misc);
     s_excl[t] = local;
+    __syncthreads();
+
+    // The keys to their places in the tile's sorted order before the look-back (their
+    // registers free while it waits); d[i] becomes the place. Argsort's values are loaded now
+    // (not with the keys: fewer registers while ranking), their latency hidden by the look-back.
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        u32 dg = d[i] & 0xffu;
+        u32 slot = s_excl[dg] + s_warp[warp * RADIX + dg] + (d[i] >> 8);
+        s_keys[slot] = k[i];
+        d[i] = slot;
+    }
+    if (VALUES) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            u32 at = first + i * 32;
+            v[i] = (mode & MODE_FIRST) ? at : (at < n ? vals_in[at] : 0u);
+        }
+    }
 
     // Decoupled look-back over the tiles before this one, for the keys of digit t before it:
     // LOOKBACK words loaded at once, taken in order up to the first not yet published (loaded
@@ -296,14 +316,9 @@ __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32*
     }
     // Tile-sorted slot j of digit t goes to s_glob[t] + j (wrapping arithmetic).
     s_glob[t] = bins[t] + prefix - local;
-    __syncthreads();
-
+    if (VALUES) {
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-        u32 dg = d[i] & 0xffu;
-        u32 slot = s_excl[dg] + s_warp[warp * RADIX + dg] + (d[i] >> 8);
-        s_keys[slot] = k[i];
-        if (VALUES) s_vals[slot] = v[i];
+        for (int i = 0; i < ITEMS; ++i) s_vals[d[i]] = v[i];
     }
     __syncthreads();
 
