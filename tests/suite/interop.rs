@@ -479,7 +479,8 @@ fn dlpack_foreign_host_tensors_are_shared_until_the_last_drop() {
     // Computed with in place, and shared again by an export.
     assert_eq!((&a * 2.0 + 1.0).to_vec::<f32>(), [4.0, -3.0, 7.5, 9.0]);
     assert_eq!(a.sum(None).to_vec::<f32>(), [6.75]);
-    let e = a.to_dlpack().unwrap();
+    // (A host export: on a GPU backend `to_dlpack` exports the uploaded copy.)
+    let e = a.to_dlpack_host().unwrap();
     assert_eq!(e.data_ptr(), ptr);
     drop((a, h));
     assert_eq!(deleted.load(Ordering::SeqCst), 0, "the export still holds it");

@@ -46,13 +46,21 @@ extern "C" __global__ void kiln_solver_any_nonzero(const int* info, long long n,
 }
 "#;
 
-/// Kernel `name` of [`SOURCE`] on `device`, compiled and loaded on first use.
+/// The kernels of [`SOURCE`], in the order of [`NAMES`].
+const NAMES: [&str; 3] =
+    ["kiln_solver_pointers", "kiln_solver_pointers2", "kiln_solver_any_nonzero"];
+
+/// Kernel `name` (one of [`NAMES`]) of [`SOURCE`] on `device`: the source is compiled and
+/// loaded once per device, on the first use of any of its kernels.
 fn kernel(device: Device, name: &str) -> Result<Function> {
-    static FUNCTIONS: OnceLock<Mutex<HashMap<(usize, String), Function>>> = OnceLock::new();
-    let map = FUNCTIONS.get_or_init(Default::default);
-    let key = (device.id(), name.to_string());
-    if let Some(f) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-        return Ok(f.clone());
+    static MODULES: OnceLock<Mutex<HashMap<usize, Vec<Function>>>> = OnceLock::new();
+    let index = NAMES.iter().position(|&n| n == name).ok_or_else(|| {
+        crate::error::RuntimeError::InvalidArgument(format!("no solver kernel {name}"))
+    })?;
+    let map = MODULES.get_or_init(Default::default);
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(fs) = map.get(&device.id()) {
+        return Ok(fs[index].clone());
     }
     let (major, minor) = device.compute_capability()?;
     let program = crate::nvrtc::Program {
@@ -64,8 +72,9 @@ fn kernel(device: Device, name: &str) -> Result<Function> {
     };
     let compiled = crate::nvrtc::compile(&program, major * 10 + minor)?;
     let module = device.load_module("kiln_solver", compiled.image()?)?;
-    let f = module.function(name)?;
-    map.lock().unwrap_or_else(|p| p.into_inner()).insert(key, f.clone());
+    let fs = NAMES.iter().map(|n| module.function(n)).collect::<Result<Vec<_>>>()?;
+    let f = fs[index].clone();
+    map.insert(device.id(), fs);
     Ok(f)
 }
 
