@@ -19,9 +19,9 @@
 //! - normal (Box-Muller): from two uniforms `u₁, u₂` (words 0-1 or 2-3), `r = sqrt(-2 ln(1 - u₁))`
 //!   and `θ = 2π u₂` give `r cos θ` and `r sin θ`: float32 takes four normals of a call (element
 //!   `i mod 4`), float64 two (its uniforms from the two word pairs, element `i mod 2`). Float32
-//!   computes `cos θ`, `sin θ` without `sin`/`cos` calls: one exact reduction of `u₂`'s 24 bits
-//!   to the nearest quarter turn and two short polynomials ([`turn_sincos`]: within 2 ulps of the
-//!   exact angle's, plain float32 arithmetic, so the same values on every backend).
+//!   is the `box_muller_cos`/`box_muller_sin` ops of the word pair (`cos θ`, `sin θ` without
+//!   `sin`/`cos` calls: an exact reduction to the nearest quarter turn and two short
+//!   polynomials, `kiln_ir::eval::random::turn_sincos`).
 //!
 //! Constants are weak scalars (one literal node each, no cast): a draw's graph is what the
 //! host builds and lowers on every call.
@@ -47,8 +47,8 @@ impl Stream {
     /// uses from it on.
     fn take(&mut self, calls: usize) -> State {
         // Host arrays, not scalars: inputs of the kernel, not constants folded into it.
-        let input = |v: u64| Array::from_vec(vec![v], &[]);
-        let state = State { key: input(self.key), offset: input(self.offset) };
+        let state =
+            State { key: key_input(self.key), offset: Array::from_vec(vec![self.offset], &[]) };
         self.offset = self.offset.wrapping_add(calls as u64);
         state
     }
@@ -62,8 +62,12 @@ impl Stream {
             unit(&pair_of(&state, &i)?, 11, DType::Float64)
         } else {
             let state = self.take(n.div_ceil(4));
-            let [w0, w1, w2, w3] = words(&state, &i.try_right_shift(u64s(2))?)?;
-            unit(&by_lane(&i, [&w0, &w1, &w2, &w3])?, 8, DType::Float32)
+            let pair = quad_pair(&state, &i)?;
+            let high = pair.try_right_shift(u64s(32))?;
+            let w = crate::elementwise::try_where_(&lane_bit(&i, 1)?, &high, &pair)?;
+            // The low word's top 24 bits: bits 8..32 of the pair (`unit` shifts, then casts
+            // the uint64 exactly; the high word's bits above 32 must go first).
+            unit(&w.try_bitwise_and(u64s(0xffff_ffff))?, 8, DType::Float32)
         }
     }
 
@@ -91,17 +95,20 @@ impl Stream {
         let i = positions(shape)?;
         if dtype == DType::Float64 {
             let state = self.take(n.div_ceil(2));
-            let ctr = i.try_right_shift(u64s(1))?;
+            let ctr = state.counter(&i.try_right_shift(u64s(1))?)?;
             let (lo, hi) = (philox(&state, &ctr, false)?, philox(&state, &ctr, true)?);
             let [c, s] = box_muller(&unit(&lo, 11, dtype)?, &unit(&hi, 11, dtype)?)?;
-            let odd = i.try_bitwise_and(u64s(1))?.try_equal(u64s(1))?;
-            crate::elementwise::try_where_(&odd, &s, &c)
+            crate::elementwise::try_where_(&lane_bit(&i, 1)?, &s, &c)
         } else {
+            // Element i is r cos θ (even i) or r sin θ (odd) of the Box-Muller pair of words
+            // 0-1 (i mod 4 < 2) or 2-3: one pair selected, then the `box_muller_cos`/`_sin`
+            // ops, so the graph (which the host builds on every call) stays small.
             let state = self.take(n.div_ceil(4));
-            let w = words(&state, &i.try_right_shift(u64s(2))?)?;
-            let [c1, s1] = box_muller_f32(&w[0], &w[1])?;
-            let [c2, s2] = box_muller_f32(&w[2], &w[3])?;
-            by_lane(&i, [&c1, &s1, &c2, &s2])
+            let pair = quad_pair(&state, &i)?;
+            let normal = |op| Array::apply(op, kiln_ir::Attrs::None, &[&pair]);
+            let c = normal(kiln_ir::OpKind::BoxMullerCos)?;
+            let s = normal(kiln_ir::OpKind::BoxMullerSin)?;
+            crate::elementwise::try_where_(&lane_bit(&i, 1)?, &s, &c)
         }
     }
 }
@@ -126,64 +133,6 @@ fn radius(u: &Array) -> Result<Array> {
     v.try_log()?.try_multiply(-2.0)?.try_sqrt()
 }
 
-/// Float32 Box-Muller from two words: `r = sqrt(-2 ln(1 - u₁))` with `u₁` word `w1`'s top 24
-/// bits as a float32 in [0, 1), and `r cos θ`, `r sin θ` of the angle `θ = 2π k / 2²⁴`, `k` word
-/// `w2`'s top 24 bits, by [`turn_sincos`].
-fn box_muller_f32(w1: &Array, w2: &Array) -> Result<[Array; 2]> {
-    let r = radius(&unit(w1, 8, DType::Float32)?)?;
-    let [c, s] = turn_sincos(w2)?;
-    Ok([r.try_multiply(&c)?, r.try_multiply(&s)?])
-}
-
-/// `sin x` on |x| ≤ π/4 as `x + x³ (S₀ + S₁x² + S₂x⁴)`, float32 (a weighted least-squares fit of
-/// the relative error; with the reduction of [`turn_sincos`] within 2 ulps of the exact angle's
-/// sine at each of its 2²² arguments, checked exhaustively with and without FMA contraction).
-const SIN_F32: [f32; 3] = [-0.166_666_55, 0.008_332_16, -0.000_195_152_66];
-/// `cos x` on |x| ≤ π/4 as `1 + x² (C₀ + C₁x² + C₂x⁴)`, float32 (likewise).
-const COS_F32: [f32; 3] = [-0.499_998_84, 0.041_655_775, -0.001_359_184_2];
-
-/// `[cos θ, sin θ]` in float32 of the angle `θ = 2π k / 2²⁴` (`k` the top 24 bits of the 32-bit
-/// word `w`, a uint64), with one argument reduction for both and no `sin`/`cos` call: the
-/// nearest quarter turn `q` and the offset `j = k - q·2²²` (|j| ≤ 2²¹) are exact integer bit
-/// operations on the word, `x = j · (2π / 2²⁴)` is in [-π/4, π/4], two short polynomials give
-/// `sin x` and `cos x`, and the quarter turn swaps them (odd `q`) and sets their signs (on the
-/// float bits). Plain float32 arithmetic and integer operations: the same values from the
-/// evaluator and every backend but for FMA contraction (a last bit).
-fn turn_sincos(w: &Array) -> Result<[Array; 2]> {
-    // Constants as weak scalars (a literal node of the array's dtype each).
-    let u32s = |v: u32| Operand::from(v);
-    let f32s = |v: f32| Operand::from(f64::from(v));
-    let w = w.astype(DType::UInt32);
-    // t's top two bits are q = round(k / 2²²) mod 4; bits 29..8 of w, signed, are j.
-    let t = w.try_add(u32s(1 << 29))?;
-    let j = w.try_left_shift(u32s(2))?.try_view(DType::Int32)?.try_right_shift(10i32)?;
-    let x = j
-        .astype(DType::Float32)
-        .try_multiply(f32s((std::f64::consts::TAU / 16_777_216.0) as f32))?;
-    let x2 = x.try_multiply(&x)?;
-    let horner = |coefs: &[f32]| -> Result<Array> {
-        let (last, rest) = coefs.split_last().expect("coefficients");
-        let p = x2.try_multiply(f32s(*last))?;
-        let (first, rest) = rest.split_first().expect("two coefficients or more");
-        let p = rest.iter().rev().try_fold(p, |p, &c| p.try_add(f32s(c))?.try_multiply(&x2))?;
-        p.try_add(f32s(*first))
-    };
-    let sin = x.try_add(&x.try_multiply(&x2)?.try_multiply(&horner(&SIN_F32)?)?)?;
-    let cos = horner(&COS_F32)?.try_multiply(&x2)?.try_add(1.0)?;
-    let odd = t.try_bitwise_and(u32s(1 << 30))?.try_not_equal(u32s(0))?;
-    let sign = u32s(1 << 31);
-    // sin θ is negative for q = 2, 3 (t's bit 31), cos θ for q = 1, 2 (bits 30 and 31 differ).
-    let sin_sign = t.try_bitwise_and(sign.clone())?;
-    let cos_sign = t.try_bitwise_xor(&t.try_left_shift(u32s(1))?)?.try_bitwise_and(sign)?;
-    let signed = |mag: Array, s: &Array| -> Result<Array> {
-        mag.try_view(DType::UInt32)?.try_bitwise_xor(s)?.try_view(DType::Float32)
-    };
-    Ok([
-        signed(crate::elementwise::try_where_(&odd, &sin, &cos)?, &cos_sign)?,
-        signed(crate::elementwise::try_where_(&odd, &cos, &sin)?, &sin_sign)?,
-    ])
-}
-
 /// A uint64 constant as a weak scalar: one literal node of the other operand's dtype (a
 /// strong scalar would add a cast node).
 fn u64s(v: u64) -> Operand {
@@ -197,41 +146,57 @@ fn positions(shape: &[usize]) -> Result<Array> {
     crate::creation::arange(n as i64).astype(DType::UInt64).try_reshape(&dims)
 }
 
-/// `philox(offset + counter, key)` (words 0-1) or `philox_high` (words 2-3).
-fn philox(state: &State, counter: &Array, high: bool) -> Result<Array> {
-    let ctr = counter.try_add(&state.offset)?;
-    let op = if high { kiln_ir::OpKind::PhiloxHigh } else { kiln_ir::OpKind::Philox };
-    crate::elementwise::binary(op, (&ctr).into(), (&state.key).into())
+impl State {
+    /// Call `counter` of this draw: `offset + counter`.
+    fn counter(&self, counter: &Array) -> Result<Array> {
+        counter.try_add(&self.offset)
+    }
 }
 
-/// The four 32-bit words of call `offset + counter`, each in a uint64.
-fn words(state: &State, counter: &Array) -> Result<[Array; 4]> {
-    let lo = philox(state, counter, false)?;
-    let hi = philox(state, counter, true)?;
-    let mask = u64s(0xffff_ffff);
-    Ok([
-        lo.try_bitwise_and(mask.clone())?,
-        lo.try_right_shift(u64s(32))?,
-        hi.try_bitwise_and(mask)?,
-        hi.try_right_shift(u64s(32))?,
-    ])
+/// `philox(ctr, key)` (words 0-1) or `philox_high` (words 2-3) of a call `ctr` of
+/// [`State::counter`].
+fn philox(state: &State, ctr: &Array, high: bool) -> Result<Array> {
+    let op = if high { kiln_ir::OpKind::PhiloxHigh } else { kiln_ir::OpKind::Philox };
+    crate::elementwise::binary(op, ctr.into(), (&state.key).into())
+}
+
+/// The word pair of element `i` of a float32 draw (four elements a call): words 0-1 (`i mod 4`
+/// < 2) or 2-3 of call `offset + i / 4`, as `w[2k + 1] · 2^32 + w[2k]`.
+fn quad_pair(state: &State, i: &Array) -> Result<Array> {
+    let ctr = state.counter(&i.try_right_shift(u64s(2))?)?;
+    let (lo, hi) = (philox(state, &ctr, false)?, philox(state, &ctr, true)?);
+    crate::elementwise::try_where_(&lane_bit(i, 2)?, &hi, &lo)
 }
 
 /// Word pair `i mod 2` of call `offset + i / 2`: 64 random bits per element.
 fn pair_of(state: &State, i: &Array) -> Result<Array> {
-    let ctr = i.try_right_shift(u64s(1))?;
-    let odd = i.try_bitwise_and(u64s(1))?.try_equal(u64s(1))?;
+    let ctr = state.counter(&i.try_right_shift(u64s(1))?)?;
+    let odd = lane_bit(i, 1)?;
     crate::elementwise::try_where_(&odd, &philox(state, &ctr, true)?, &philox(state, &ctr, false)?)
 }
 
-/// `lanes[i mod 4]` at each element.
-fn by_lane(i: &Array, lanes: [&Array; 4]) -> Result<Array> {
-    let j = i.try_bitwise_and(u64s(3))?;
-    let odd = j.try_bitwise_and(u64s(1))?.try_equal(u64s(1))?;
-    let upper = j.try_greater_equal(u64s(2))?;
-    let low = crate::elementwise::try_where_(&odd, lanes[1], lanes[0])?;
-    let high = crate::elementwise::try_where_(&odd, lanes[3], lanes[2])?;
-    crate::elementwise::try_where_(&upper, &high, &low)
+/// Whether bit `bit` (a power of two) of each position `i` is set.
+fn lane_bit(i: &Array, bit: u64) -> Result<Array> {
+    i.try_bitwise_and(u64s(bit))?.try_not_equal(u64s(0))
+}
+
+/// The draws' key as an input: one array per key and thread, kept, so that a generator's
+/// draws on a GPU upload it once (a held array keeps its device copy), not on every call.
+fn key_input(key: u64) -> Array {
+    thread_local! {
+        static KEY: std::cell::RefCell<Option<(u64, Array)>> = const { std::cell::RefCell::new(None) };
+    }
+    KEY.with(|k| {
+        let mut k = k.borrow_mut();
+        match &*k {
+            Some((held, a)) if *held == key => a.clone(),
+            _ => {
+                let a = Array::from_vec(vec![key], &[]);
+                *k = Some((key, a.clone()));
+                a
+            }
+        }
+    })
 }
 
 /// `(bits >> shift) · 2^-(64 - shift)`: the top bits of a word as a float in [0, 1), exact.

@@ -87,6 +87,10 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             _ => data[0].0,
         },
         DTypeRule::Index => DType::Int64,
+        DTypeRule::Float32 => {
+            same_dtype()?;
+            DType::Float32
+        }
         DTypeRule::Select => {
             if inputs[0].0 != DType::Bool {
                 return Err(IrError::UnsupportedDType {

@@ -112,6 +112,8 @@ pub enum DTypeRule {
     /// The `dtype` attribute, which must be in the op's domain and of the input's item size
     /// (`bitcast`).
     Reinterpret,
+    /// float32 whatever the input's dtype (Box-Muller's normals from random bits).
+    Float32,
     /// The complex dtype of the input's precision (`rfft`): complex input keeps its dtype,
     /// float64 gives complex128, the narrower floats complex64.
     Complex,
@@ -387,6 +389,8 @@ ops! {
         RightShift,      "right_shift",   Fixed(2), INT,      Same,      None,    "x >> y, arithmetic for signed (np.right_shift)";
         Philox,          "philox",        Fixed(2), U,        Same,      None,    "random bits: the first two words (w1·2^32 + w0) of Philox4x32-10 of counter (lo x, hi x, 0, 0) under key (lo y, hi y), wrapped to the dtype (cuRAND's and torch's generator; kiln::random's lazy draws)";
         PhiloxHigh,      "philox_high",   Fixed(2), U,        Same,      None,    "random bits: the last two words (w3·2^32 + w2) of the same Philox4x32-10 call as philox(x, y), wrapped to the dtype";
+        BoxMullerCos,    "box_muller_cos", Fixed(1), U,       Float32,   None,    "a float32 standard normal from random bits x = w2·2^32 + w1: r cos θ with r = sqrt(-2 ln(1 - u)), u = (w1 >> 8)·2^-24, θ = 2π (w2 >> 8)/2^24 (Box-Muller; cos θ by an exact quarter-turn reduction and a polynomial)";
+        BoxMullerSin,    "box_muller_sin", Fixed(1), U,       Float32,   None,    "r sin θ of the same Box-Muller pair as box_muller_cos(x), a float32 (the pair's second normal)";
         Where,           "where",         Fixed(3), ANY,      Select,    None,    "x where cond else y (np.where(cond, x, y))";
         Cast,            "cast",          Fixed(1), ANY,      Attribute, DType,   "x converted to `dtype` (ndarray.astype, unsafe casting)";
         Bitcast,         "bitcast",       Fixed(1), REAL_NUM, Reinterpret, DType, "x's bits read as `dtype`, an int, uint or float of x's item size (ndarray.view(dtype))";

@@ -372,6 +372,9 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             Cholesky | Solve | Inv | Det | Slogdet | Qr | Svd | Eigh => Bound::Unbounded,
             FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex => exact,
             Gcd | Lcm | Philox | PhiloxHigh | Bitcast => exact,
+            // Float32 normals from random bits through the log of libm or libdevice, not the
+            // evaluator's; `random` checks them against it.
+            BoxMullerCos | BoxMullerSin => Bound::Unbounded,
             // On the GPU, float sums and products along the last axis by tiles: associated
             // otherwise than the evaluator's running value (`codegen/lower/scan.rs`).
             Cumsum | Cumprod if n.dtype.is_inexact() && on_gpu() => Bound::Unbounded,

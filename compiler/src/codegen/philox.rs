@@ -6,12 +6,13 @@
 //! widened the rounds' xors to 64 bits and NVPTX emitted `mul.lo.s64` (several instructions
 //! each). The reference is `kiln_ir::eval::random`; the bits are the same on every target.
 
-use kiln_ir::eval::random::{PHILOX_M, PHILOX_W};
+use kiln_ir::eval::random::{COS_F32, PHILOX_M, PHILOX_W, SIN_F32};
 use kiln_ir::DType;
 
 use super::builder::Builder;
-use super::scalar::bin;
-use super::types::{int_const, work_ty};
+use super::scalar::{bin, math, native, select};
+use super::types::{float_const, int_const, work_ty};
+use super::Unsupported;
 
 /// Words `first` and `first + 1` of Philox4x32-10 of counter `(lo x, hi x, 0, 0)` under key
 /// `(lo y, hi y)`, as `w[first + 1] · 2^32 + w[first]` in `dt`'s width (`x`, `y` of unsigned
@@ -85,4 +86,80 @@ fn product(b: &mut Builder, m64: &str, m32: &str, c: &str) -> (String, String) {
     let hi = b.op(&format!("arith.trunci {s} : i64 to i32"));
     let lo = b.op(&format!("arith.trunci {p} : i64 to i32"));
     (hi, lo)
+}
+
+/// `r cos θ` (or with `sin`, `r sin θ`) of float32 Box-Muller of the word pair `x` (unsigned
+/// dtype `dt`): `kiln_ir::eval::random::box_muller_f32`, one arith op for each of its float32
+/// operations, in its order (the log by [`math`]), so every target computes the evaluator's
+/// values (up to the log's last bits and FMA contraction). An f32.
+pub(crate) fn box_muller(
+    b: &mut Builder,
+    x: &str,
+    dt: DType,
+    sin: bool,
+) -> Result<String, Unsupported> {
+    let ty = work_ty(dt).expect("an unsigned integer dtype");
+    let x =
+        if ty == "i64" { x.to_string() } else { b.op(&format!("arith.extui {x} : {ty} to i64")) };
+    let f = |b: &mut Builder, v: f32| float_const(b, f64::from(v), "f32");
+    let i = |b: &mut Builder, v: i128| int_const(b, v, "i32");
+    // The radius from the low word.
+    let w1 = b.op(&format!("arith.trunci {x} : i64 to i32"));
+    let c8 = i(b, 8);
+    let k = bin(b, "arith.shrui", &w1, &c8, "i32");
+    let k = b.op(&format!("arith.uitofp {k} : i32 to f32"));
+    let scale = f(b, 1.0 / 16_777_216.0);
+    let u = bin(b, "arith.mulf", &k, &scale, "f32");
+    let one = f(b, 1.0);
+    let v = bin(b, "arith.subf", &one, &u, "f32");
+    let l = math(b, "log", &[&v], "f32")?;
+    let m2 = f(b, -2.0);
+    let l = bin(b, "arith.mulf", &l, &m2, "f32");
+    let r = native(b, "sqrt", &[&l], "f32");
+    // The angle from the high word, reduced to the nearest quarter turn.
+    let c32 = int_const(b, 32, "i64");
+    let w2 = bin(b, "arith.shrui", &x, &c32, "i64");
+    let w2 = b.op(&format!("arith.trunci {w2} : i64 to i32"));
+    let quarter = i(b, 1 << 29);
+    let t = bin(b, "arith.addi", &w2, &quarter, "i32");
+    let c2 = i(b, 2);
+    let c10 = i(b, 10);
+    let j = bin(b, "arith.shli", &w2, &c2, "i32");
+    let j = bin(b, "arith.shrsi", &j, &c10, "i32");
+    let j = b.op(&format!("arith.sitofp {j} : i32 to f32"));
+    let step = f(b, (std::f64::consts::TAU / 16_777_216.0) as f32);
+    let a = bin(b, "arith.mulf", &j, &step, "f32");
+    let a2 = bin(b, "arith.mulf", &a, &a, "f32");
+    let horner = |b: &mut Builder, c: [f32; 3]| {
+        let c = c.map(|v| f(b, v));
+        let p = bin(b, "arith.mulf", &a2, &c[2], "f32");
+        let p = bin(b, "arith.addf", &p, &c[1], "f32");
+        let p = bin(b, "arith.mulf", &p, &a2, "f32");
+        bin(b, "arith.addf", &p, &c[0], "f32")
+    };
+    let a3 = bin(b, "arith.mulf", &a, &a2, "f32");
+    let ps = horner(b, SIN_F32);
+    let ps = bin(b, "arith.mulf", &a3, &ps, "f32");
+    let sin_x = bin(b, "arith.addf", &a, &ps, "f32");
+    let pc = horner(b, COS_F32);
+    let pc = bin(b, "arith.mulf", &pc, &a2, "f32");
+    let cos_x = bin(b, "arith.addf", &pc, &one, "f32");
+    let bit30 = i(b, 1 << 30);
+    let odd = bin(b, "arith.andi", &t, &bit30, "i32");
+    let zero = i(b, 0);
+    let odd = b.op(&format!("arith.cmpi ne, {odd}, {zero} : i32"));
+    // cos θ: sin x for odd q, negative for q = 1, 2; sin θ: cos x for odd q, negative for q = 2, 3.
+    let sign = i(b, 1 << 31);
+    let (mag, bits) = if sin {
+        (select(b, &odd, &cos_x, &sin_x, "f32"), bin(b, "arith.andi", &t, &sign, "i32"))
+    } else {
+        let c1 = i(b, 1);
+        let t2 = bin(b, "arith.shli", &t, &c1, "i32");
+        let t2 = bin(b, "arith.xori", &t, &t2, "i32");
+        (select(b, &odd, &sin_x, &cos_x, "f32"), bin(b, "arith.andi", &t2, &sign, "i32"))
+    };
+    let mag = b.op(&format!("arith.bitcast {mag} : f32 to i32"));
+    let s = bin(b, "arith.xori", &mag, &bits, "i32");
+    let s = b.op(&format!("arith.bitcast {s} : i32 to f32"));
+    Ok(bin(b, "arith.mulf", &r, &s, "f32"))
 }

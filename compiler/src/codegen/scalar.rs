@@ -434,6 +434,11 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         LeftShift | RightShift => same(shift(b, node.op == LeftShift, &x, &y, dt)),
         Philox => same(super::philox::philox(b, &x, &y, dt, 0)),
         PhiloxHigh => same(super::philox::philox(b, &x, &y, dt, 2)),
+        BoxMullerCos | BoxMullerSin => Val::new(
+            super::philox::box_muller(b, &x, dt, node.op == BoxMullerSin)
+                .map_err(|u| in_op(node, u))?,
+            DType::Float32,
+        ),
         Where => {
             let (c, t, f) = (&args[0].ssa, &args[1].ssa, &args[2].ssa);
             Val::new(select(b, c, t, f, args[1].ty()), args[1].dt)

@@ -9,8 +9,7 @@
 //! operands' dtypes and shapes.
 //!
 //! Semantics that differ from NumPy (where NumPy errors or leaves the result undefined):
-//! - integer `power` with a negative exponent (an error in NumPy) gives 1/x**|y| truncated: 1 for
-//!   x = 1, ±1 for x = -1, 0 otherwise;
+//! - integer `power` with a negative exponent (an error in NumPy) gives 1/x**|y| truncated;
 //! - integer `reciprocal` of 0 (undefined in NumPy; x86 gives the dtype's minimum) gives 0;
 //! - float → integer casts of NaN, ±inf and out-of-range values reproduce NumPy on x86-64
 //!   ([`float_to_int`]);
@@ -19,9 +18,9 @@
 //!   complex64 computes in `Complex<f64>`. Float sums are compensated (nearly exact) where
 //!   NumPy's are pairwise; matmul and the FFTs accumulate in f64 (the FFTs with the evaluator's
 //!   own transform, not the host library's, so the two check each other).
-//! - complex functions are computed accurately (Kahan's formulas for the inverse trigonometric
-//!   and hyperbolic ones, in the `cmath` module) with C99 Annex G's special values, as glibc's that NumPy
-//!   uses on Linux; complex `log1p` is accurate near 0 where NumPy's formula is not.
+//! - complex functions are accurate (Kahan's formulas for the inverse trigonometric and hyperbolic
+//!   ones, `cmath`) with C99 Annex G's special values, as glibc's that NumPy uses on Linux;
+//!   complex `log1p` is accurate near 0 where NumPy's formula is not.
 
 mod cmath;
 mod decompose;
@@ -331,6 +330,8 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         RightShift => bin(ew::right_shift),
         Philox => bin(random::philox),
         PhiloxHigh => bin(random::philox_high),
+        BoxMullerCos => un(random::box_muller_cos),
+        BoxMullerSin => un(random::box_muller_sin),
         Where => {
             let (c, x, y) = (args[0], args[1], args[2]);
             let vals =

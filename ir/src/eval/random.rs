@@ -52,6 +52,66 @@ fn pair(dt: DType, x: Value, y: Value, first: usize) -> Value {
     Value::UInt(if width >= 64 { bits } else { bits & ((1u64 << width) - 1) })
 }
 
+/// `sin x` on |x| ≤ π/4 as `x + x³ (S₀ + S₁x² + S₂x⁴)`, float32 (a weighted least-squares fit of
+/// the relative error; with the reduction of [`turn_sincos`] within 2 ulps of the exact angle's
+/// sine at each of its 2²² arguments, checked exhaustively with and without FMA contraction).
+pub const SIN_F32: [f32; 3] = [-0.166_666_55, 0.008_332_16, -0.000_195_152_66];
+/// `cos x` on |x| ≤ π/4 as `1 + x² (C₀ + C₁x² + C₂x⁴)`, float32 (likewise).
+pub const COS_F32: [f32; 3] = [-0.499_998_84, 0.041_655_775, -0.001_359_184_2];
+
+/// `[cos θ, sin θ]` in float32 of the angle `θ = 2π k / 2²⁴` (`k` the top 24 bits of the word
+/// `w`), with one argument reduction for both and no `sin`/`cos` call: the nearest quarter turn
+/// `q` and the offset `j = k - q·2²²` (|j| ≤ 2²¹) are exact integer bit operations on the word,
+/// `x = j · (2π / 2²⁴)` is in [-π/4, π/4], two short polynomials give `sin x` and `cos x`, and
+/// the quarter turn swaps them (odd `q`) and sets their signs (on the float bits). Each step is
+/// one float32 operation, in this order, in the code generator too (`codegen::philox`), so
+/// the values are the same on every backend but for FMA contraction (a last bit).
+pub fn turn_sincos(w: u32) -> [f32; 2] {
+    // t's top two bits are q = round(k / 2²²) mod 4; bits 29..8 of w, signed, are j.
+    let t = w.wrapping_add(1 << 29);
+    let j = ((w << 2) as i32) >> 10;
+    let x = j as f32 * (std::f64::consts::TAU / 16_777_216.0) as f32;
+    let x2 = x * x;
+    let horner = |c: [f32; 3]| (x2 * c[2] + c[1]) * x2 + c[0];
+    let sin = x + x * x2 * horner(SIN_F32);
+    let cos = horner(COS_F32) * x2 + 1.0;
+    let odd = t & (1 << 30) != 0;
+    // sin θ is negative for q = 2, 3 (t's bit 31), cos θ for q = 1, 2 (bits 30 and 31 differ).
+    let sign = 1u32 << 31;
+    let (c, s) = if odd { (sin, cos) } else { (cos, sin) };
+    let signed = |m: f32, bit: u32| f32::from_bits(m.to_bits() ^ bit);
+    [signed(c, (t ^ (t << 1)) & sign), signed(s, t & sign)]
+}
+
+/// Float32 Box-Muller of the word pair `x = w₂·2³² + w₁` (bits above 64 of a narrower dtype are
+/// zero): `[r cos θ, r sin θ]` with `r = sqrt(-2 ln(1 - u))`, `u` the top 24 bits of `w₁` as a
+/// float32 in [0, 1) (so `1 - u` is in (0, 1] and the log finite), and `θ = 2π k / 2²⁴`, `k`
+/// the top 24 bits of `w₂` ([`turn_sincos`]). The log is float32's (computed in float64 and
+/// rounded, as the `log` op).
+pub fn box_muller_f32(x: u64) -> [f32; 2] {
+    let u = ((x as u32) >> 8) as f32 * (1.0 / 16_777_216.0);
+    let r = (((1.0 - u) as f64).ln() as f32 * -2.0).sqrt();
+    let [c, s] = turn_sincos((x >> 32) as u32);
+    [r * c, r * s]
+}
+
+/// The `box_muller_cos` op: `r cos θ` of [`box_muller_f32`], a float32.
+pub fn box_muller_cos(_: DType, x: Value) -> Value {
+    Value::Float(f64::from(box_muller_f32(uint(x))[0]))
+}
+
+/// The `box_muller_sin` op: `r sin θ` of [`box_muller_f32`], a float32.
+pub fn box_muller_sin(_: DType, x: Value) -> Value {
+    Value::Float(f64::from(box_muller_f32(uint(x))[1]))
+}
+
+fn uint(x: Value) -> u64 {
+    let Value::UInt(x) = x else {
+        unreachable!("box_muller of {x:?}: the dtype rules admit unsigned integers only")
+    };
+    x
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +151,42 @@ mod tests {
             unreachable!()
         };
         assert_eq!(h, 0x9b00_dbd8_bc57_ac4c);
+    }
+
+    /// The Box-Muller ops in IR text (printed as parsed; float32 from unsigned bits, a float
+    /// operand refused), evaluated against `r cos θ`, `r sin θ` computed in float64 from the
+    /// same 24-bit uniforms: within a few float32 ulps of `r` (the polynomials' 2 ulps, the
+    /// log's rounding).
+    #[test]
+    fn box_muller_ops_in_text_and_against_float64() {
+        let text = "kiln.graph v1\n%0 = input {index=0} : u64[4096]\n\
+                    %1 = box_muller_cos(%0) : f32[4096]\n%2 = box_muller_sin(%0) : f32[4096]\n\
+                    return %1, %2\n";
+        let g = crate::text::parse(text).unwrap();
+        assert_eq!(crate::text::print(&g), text);
+        let (op, none) = (crate::OpKind::BoxMullerCos, crate::Attrs::None);
+        assert!(crate::infer::infer(op, &none, &[(DType::Float32, &[4][..])]).is_err());
+        let ok = crate::infer::infer(op, &none, &[(DType::UInt32, &[4][..])]).unwrap();
+        assert_eq!(ok.0, DType::Float32);
+        let x: Vec<u64> = (0..4096u64)
+            .map(|i| {
+                let w = philox4x32_10([i as u32, 0, 0, 0], [7, 9]);
+                u64::from(w[1]) << 32 | u64::from(w[0])
+            })
+            .chain([0, u64::MAX, 0xffff_ff00, 1 << 62, 3 << 62, 1 << 63, 0x4000_0000_0000_0000])
+            .take(4096)
+            .collect();
+        let input = crate::HostArray::from_vec(&[4096], x.clone()).unwrap();
+        let out = crate::eval::evaluate(&g, &[&input]).unwrap();
+        let (c, s) = (out[0].as_slice::<f32>().unwrap(), out[1].as_slice::<f32>().unwrap());
+        for (k, &x) in x.iter().enumerate() {
+            let u = f64::from((x as u32) >> 8) / 16_777_216.0;
+            let r = (-2.0 * (1.0 - u).ln()).sqrt();
+            let theta = std::f64::consts::TAU * f64::from((x >> 40) as u32) / 16_777_216.0;
+            let tol = 4.0 * f64::from(f32::EPSILON) * r.max(f64::from(f32::MIN_POSITIVE));
+            let (wc, ws) = (r * theta.cos(), r * theta.sin());
+            assert!((f64::from(c[k]) - wc).abs() <= tol, "cos {x:#x}: {} vs {wc}", c[k]);
+            assert!((f64::from(s[k]) - ws).abs() <= tol, "sin {x:#x}: {} vs {ws}", s[k]);
+        }
     }
 }

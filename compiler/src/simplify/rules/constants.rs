@@ -262,7 +262,9 @@ fn fold_value(
         | OpKind::LeftShift
         | OpKind::RightShift
         | OpKind::Philox
-        | OpKind::PhiloxHigh => None,
+        | OpKind::PhiloxHigh
+        | OpKind::BoxMullerCos
+        | OpKind::BoxMullerSin => None,
         OpKind::Where => None,
         // A label names a user kernel's result: kept, even on a constant.
         OpKind::Label | OpKind::Take => None,
