@@ -1,8 +1,37 @@
 //! kiln's host time per materialisation of a small expression (kiln-bench's tiny_chain_48ops:
-//! 48 scalar ops on 1024 float32): building the expression, then the phases
+//! 48 scalar ops on 1024 float32) and of kiln-bench's lazy random draws (standard_normal and
+//! dropout, at 1024 elements): building the expression, then the phases
 //! `kiln::host_phase_times` counts (lowering to a graph or the dispatch key, the plan cache; on a
-//! GPU also inputs and the run): `KILN_DEVICE=cpu cargo run --release --example host_overhead`.
-use kiln::Array;
+//! GPU also inputs and the run), and the nodes of each lowered graph:
+//! `KILN_DEVICE=cpu cargo run --release --example host_overhead`.
+use kiln::{Array, DType};
+
+/// Prints the host time per call of materialising `f()`, `n` calls after a warm-up.
+fn measure(name: &str, n: usize, mut f: impl FnMut() -> Array) {
+    let nodes = kiln::lower(&[&f()]).graph.len();
+    for _ in 0..10 {
+        f().eval();
+    }
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(f());
+    }
+    let build = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let (b, n0) = kiln::host_phase_times();
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        f().eval();
+    }
+    let el = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let (a, n1) = kiln::host_phase_times();
+    let per: Vec<String> = b
+        .iter()
+        .zip(&a)
+        .map(|((k, x), (_, y))| format!("{k} {:.1}", (y - x) / (n1 - n0) as f64))
+        .collect();
+    println!("{name} ({nodes} nodes): per call {el:.1} µs: build {build:.1}, {}", per.join(", "));
+}
+
 fn main() {
     let s = Array::from_vec(vec![0.5f32; 1024], &[1024]);
     let s = s.eval().clone();
@@ -14,26 +43,10 @@ fn main() {
         }
         t
     };
-    for _ in 0..10 {
-        tiny(s.clone()).eval();
-    }
-    let n = 20000;
-    let t0 = std::time::Instant::now();
-    for _ in 0..n {
-        std::hint::black_box(tiny(s.clone()));
-    }
-    let build = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
-    let (b, n0) = kiln::host_phase_times();
-    let t0 = std::time::Instant::now();
-    for _ in 0..n {
-        tiny(s.clone()).eval();
-    }
-    let el = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
-    let (a, n1) = kiln::host_phase_times();
-    let per: Vec<String> = b
-        .iter()
-        .zip(&a)
-        .map(|((k, x), (_, y))| format!("{k} {:.1}", (y - x) / (n1 - n0) as f64))
-        .collect();
-    println!("per call {el:.1} µs: build {build:.1}, {}", per.join(", "));
+    measure("tiny_chain_48ops", 20000, || tiny(s.clone()));
+    let rng = std::cell::RefCell::new(kiln::random::default_rng(Some(1)));
+    measure("standard_normal", 5000, || rng.borrow_mut().standard_normal(&[1024], DType::Float32));
+    measure("dropout", 5000, || {
+        &s * rng.borrow_mut().random(&[1024], DType::Float32).greater_equal(0.1f32) / 0.9f32
+    });
 }

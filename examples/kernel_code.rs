@@ -1,5 +1,5 @@
 //! Prints the code kiln generates for a few of the benchmark's expressions, at one stage:
-//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|sum_all|ew_chain|normal|uniform|pad_reflect]`.
+//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|sum_all|ew_chain|normal|uniform|dropout|pad_reflect]`.
 //! No GPU is needed (PTX is for sm_90).
 use kiln::{Array, CodeStage};
 
@@ -33,6 +33,12 @@ fn main() {
             kiln::random::default_rng(Some(1)).standard_normal(&[1 << 20], kiln::DType::Float32)
         }
         "uniform" => kiln::random::default_rng(Some(1)).random(&[1 << 20], kiln::DType::Float32),
+        "dropout" => {
+            let keep = kiln::random::default_rng(Some(1))
+                .random(&[1 << 20], kiln::DType::Float32)
+                .greater_equal(0.1f32);
+            &x * keep / 0.9f32
+        }
         "pad_reflect" => m.pad(&[(8, 8), (8, 8)], kiln::PadMode::Reflect),
         other => panic!("unknown work {other}"),
     };

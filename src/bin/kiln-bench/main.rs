@@ -445,6 +445,16 @@ fn main() {
             }),
             8 * n,
         ),
+        // The same with torch's scaling (a multiply by 1 / (1 - p), not an IEEE division by
+        // 1 - p): what the division costs the kernel (last bits differ).
+        (
+            "dropout_scaled_2^26",
+            Box::new(|| {
+                &x * rng.borrow_mut().random(&[n], DType::Float32).greater_equal(0.1f32)
+                    * (1.0f32 / 0.9)
+            }),
+            8 * n,
+        ),
         // The same roll as a gather at shifted positions (kiln's roll before it was a join).
         (
             "roll_8192x8192_as_gather",
