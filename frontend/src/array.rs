@@ -47,12 +47,24 @@ impl Array {
     /// A non-leaf array: `op` applied to `inputs`, its dtype and shape inferred (and checked) by
     /// the op table's rules.
     pub(crate) fn apply(op: OpKind, attrs: Attrs, inputs: &[&Array]) -> Result<Array> {
-        let types: SmallVec<[(DType, &[usize]); 3]> =
-            inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
-        let (dtype, shape) = infer(op, &attrs, &types)?;
+        Array::apply_owned(op, attrs, inputs.iter().map(|&a| a.clone()).collect())
+    }
+
+    /// [`Array::apply`] taking its inputs by value: the node keeps them without another
+    /// reference count taken and dropped per input (the elementwise ops' path, one per op).
+    pub(crate) fn apply_owned(
+        op: OpKind,
+        attrs: Attrs,
+        inputs: SmallVec<[Array; 3]>,
+    ) -> Result<Array> {
+        let (dtype, shape) = {
+            let types: SmallVec<[(DType, &[usize]); 3]> =
+                inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
+            infer(op, &attrs, &types)?
+        };
         kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
-        crate::devices::check_same_device(op.name(), inputs)?;
-        Ok(Array::node(op, attrs, inputs.iter().map(|&a| a.clone()).collect(), dtype, shape))
+        crate::devices::check_same_device(op.name(), &inputs)?;
+        Ok(Array::node(op, attrs, inputs, dtype, shape))
     }
 
     pub(crate) fn node(

@@ -19,9 +19,13 @@ use crate::materialize::on_device_at;
 
 /// Errors where two of `inputs` are held on different devices (host-held and lazy inputs go
 /// anywhere).
-pub(crate) fn check_same_device(op: &str, inputs: &[&Array]) -> Result<()> {
+pub(crate) fn check_same_device<A: std::borrow::Borrow<Array>>(
+    op: &str,
+    inputs: &[A],
+) -> Result<()> {
     let mut first: Option<(usize, Device)> = None;
     for (k, a) in inputs.iter().enumerate() {
+        let a: &Array = a.borrow();
         let Some(d) = a.held_device() else { continue };
         match first {
             None => first = Some((k, d)),

@@ -11,6 +11,7 @@ use kiln_ir::promote::{result_type, result_type_weak};
 use kiln_ir::shape::broadcast_shapes;
 use kiln_ir::{Attrs, DType, Literal, OpKind, WeakScalar};
 use num_complex::{Complex32, Complex64};
+use smallvec::SmallVec;
 
 use crate::array::Array;
 use crate::error::Result;
@@ -206,7 +207,7 @@ fn splat(dtype: DType, value: Literal, shape: &[usize]) -> Array {
 }
 
 /// Promotes, coerces and broadcasts operands for `op`; returns the arrays to feed the node.
-pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
+pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<SmallVec<[Array; 3]>> {
     let name = op.name();
     // Promotion: arrays are strong, scalars weak; all-scalar operands take their default dtypes.
     let strong: Option<DType> = operands
@@ -269,6 +270,9 @@ pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
         .iter()
         .map(|o| {
             let a = match o {
+                Operand::Array(a) if a.dtype() == dtype && a.shape() == &shape[..] => {
+                    return Ok(a.clone())
+                }
                 Operand::Array(a) => a.cast_to(dtype),
                 Operand::Scalar(s) => return Ok(splat(dtype, scalar_literal(dtype, *s), &shape)),
             };
@@ -279,8 +283,7 @@ pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<Vec<Array>> {
 
 /// Applies a binary elementwise op (NumPy's binary ufunc).
 pub(crate) fn binary(op: OpKind, a: Operand, b: Operand) -> Result<Array> {
-    let args = prepare(op, &[a, b])?;
-    Array::apply(op, Attrs::None, &[&args[0], &args[1]])
+    Array::apply_owned(op, Attrs::None, prepare(op, &[a, b])?)
 }
 
 macro_rules! unary_methods {
