@@ -119,7 +119,13 @@ pub(crate) fn int_width(dt: DType) -> u32 {
 
 /// Loads element `pos` (an i64 SSA value) of the buffer `ptr` holding `dt` elements.
 pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
-    load_with(b, ptr, pos, dt, false)
+    load_with(b, ptr, pos, dt, false, None)
+}
+
+/// [`load`] of a real element whose address is a multiple of `align` bytes (so that LLVM
+/// merges it with the next ones into a vector load: the first of a run must say so).
+pub(crate) fn load_aligned(b: &mut Builder, ptr: &str, pos: &str, dt: DType, align: usize) -> Val {
+    load_with(b, ptr, pos, dt, false, Some(align))
 }
 
 /// [`load`] of an element of a kernel input (a buffer the kernel does not write, of at least
@@ -127,10 +133,17 @@ pub(crate) fn load(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
 /// ([`Builder::entry_load`]).
 pub(crate) fn load_input(b: &mut Builder, ptr: &str, pos: &str, dt: DType) -> Val {
     let at_entry = b.i64_value(pos).is_some_and(|p| p >= 0);
-    load_with(b, ptr, pos, dt, at_entry)
+    load_with(b, ptr, pos, dt, at_entry, None)
 }
 
-fn load_with(b: &mut Builder, ptr: &str, pos: &str, dt: DType, at_entry: bool) -> Val {
+fn load_with(
+    b: &mut Builder,
+    ptr: &str,
+    pos: &str,
+    dt: DType,
+    at_entry: bool,
+    align: Option<usize>,
+) -> Val {
     if dt.is_complex() {
         // One (re, im) vector load (see `complex_vec`): on the GPU, LLVM merges neighbours
         // into 16-byte loads.
@@ -158,7 +171,12 @@ fn load_with(b: &mut Builder, ptr: &str, pos: &str, dt: DType, at_entry: bool) -
         let addr = b.op(&format!(
             "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"
         ));
-        b.op(&format!("llvm.load {addr} : !llvm.ptr -> {m}"))
+        match align {
+            Some(a) if !dt.is_complex() => {
+                b.op(&format!("llvm.load {addr} {{alignment = {a} : i64}} : !llvm.ptr -> {m}"))
+            }
+            _ => b.op(&format!("llvm.load {addr} : !llvm.ptr -> {m}")),
+        }
     };
     let ssa = match dt {
         DType::Bool => {
@@ -212,6 +230,16 @@ pub(crate) fn float_bits(b: &mut Builder, x: &str, dt: DType) -> (String, &'stat
 
 /// Stores `v` at element `pos` of the buffer `ptr` (of `v`'s dtype).
 pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
+    store_with(b, ptr, pos, v, None)
+}
+
+/// [`store`] of a real element at an address a multiple of `align` bytes (see
+/// [`load_aligned`]).
+pub(crate) fn store_aligned(b: &mut Builder, ptr: &str, pos: &str, v: &Val, align: usize) {
+    store_with(b, ptr, pos, v, Some(align))
+}
+
+fn store_with(b: &mut Builder, ptr: &str, pos: &str, v: &Val, align: Option<usize>) {
     if v.dt.is_complex() {
         let (t, vt, align) = complex_vec(b, v.dt);
         let mut pair = b.op(&format!("llvm.mlir.poison : {vt}"));
@@ -242,7 +270,12 @@ pub(crate) fn store(b: &mut Builder, ptr: &str, pos: &str, v: &Val) {
     let addr = b.op(&format!(
         "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"
     ));
-    b.stmt(&format!("llvm.store {raw}, {addr} : {m}, !llvm.ptr"));
+    match align {
+        Some(a) => {
+            b.stmt(&format!("llvm.store {raw}, {addr} {{alignment = {a} : i64}} : {m}, !llvm.ptr"))
+        }
+        None => b.stmt(&format!("llvm.store {raw}, {addr} : {m}, !llvm.ptr")),
+    }
 }
 
 /// A complex dtype's part type, its element as a vector of two parts, and the alignment the

@@ -39,10 +39,10 @@ pub(super) fn launch(
         counters.memset(0)?;
         split_bufs.push(counters);
     }
-    // A scatter: its blocks' partials and the counter that finds the last block.
+    // A scatter: its blocks' partials and the counters that find the last blocks.
     if let Some(gs) = kernel.gpu_scatter {
         split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
-        let mut counter = DeviceBuffer::alloc(4)?;
+        let mut counter = DeviceBuffer::alloc(4 * gs.counters)?;
         counter.memset(0)?;
         split_bufs.push(counter);
     }
@@ -87,7 +87,7 @@ pub(super) fn launch(
     // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
     // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
-    // scatter its scratch and zeroed counter (sized by `GpuScatter`), for a scan by tiles its
+    // scatter its scratch and zeroed counters (sized by `GpuScatter`), for a scan by tiles its
     // unused scratch and zeroed published words (sized by `GpuGrid`), then its i64
     // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers.

@@ -58,6 +58,7 @@ use super::{scalar, MathLib, Target, Tier, Unsupported};
 use crate::error::CompileError;
 use crate::fusion::{Region, RegionKind, Space};
 
+mod combiner;
 mod coop;
 mod elementwise;
 mod emit;
@@ -483,6 +484,9 @@ struct Lower<'g> {
     /// first screened argmin, whose float32 sums the lanes share (see
     /// [`Lower::reductions_together`]).
     label_lanes: Option<(String, usize)>,
+    /// Index values (SSA names) known to be multiples of a number (a loop's induction variable
+    /// stepping by an unroll): the alignment of the shared-memory loads they index.
+    multiples: HashMap<String, usize>,
     /// A GPU scatter kernel's launch and its bytes of shared memory.
     scatter_launch: Option<(scatter::GpuScatter, usize)>,
     /// A GPU scan or line-sort kernel's launch and its bytes of shared memory.
@@ -530,6 +534,7 @@ impl<'g> Lower<'g> {
             online: false,
             tile: None,
             label_lanes: None,
+            multiples: HashMap::new(),
             scatter_launch: None,
             grid_launch: None,
             shape: KernelShape::ElementwiseRows,

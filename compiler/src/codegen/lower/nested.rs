@@ -141,8 +141,9 @@ impl Lower<'_> {
     /// float32 sums, see [`Lower::screened_arg_fold`]); the innermost loop takes `unroll`
     /// elements a step where its extent is a multiple of it (their loads side by side, which
     /// LLVM may combine into vector loads). With `lanes = (lane, L)` (GPU, the screening pass's
-    /// sums only, `unroll` 1): `L` lanes of a warp share the work, lane `lane` taking every
-    /// `L`-th element of the innermost axis from its own, and their partial sums are added by
+    /// sums only): `L` lanes of a warp share the work, lane `lane` taking elements
+    /// `unroll·lane .. unroll·(lane + 1)` of every `unroll·L` of the innermost axis (16-byte
+    /// loads for 4 float32s where the extent is a multiple), and their partial sums are added by
     /// butterfly shuffles (every lane of the warp takes part), so each lane ends with the same
     /// bits (float addition commutes).
     pub(super) fn reductions_together(
@@ -180,15 +181,16 @@ impl Lower<'_> {
         let mut cur = init;
         let last = *axes.last().expect("not empty");
         let lanes = lanes.filter(|&(_, l)| l > 1 && acc.is_f32_screen());
-        let unroll = if unroll > 1 && in_shape[last].is_multiple_of(unroll) && lanes.is_none() {
-            unroll
-        } else {
-            1
-        };
+        // Split between lanes: lane `i` takes terms `u·i .. u·(i + 1)` of each `u·lanes`.
+        let per_step = unroll * lanes.map_or(1, |(_, l)| l);
+        let unroll = if unroll > 1 && in_shape[last].is_multiple_of(per_step) { unroll } else { 1 };
         for &a in axes.iter() {
             let ub = extent(&mut self.b, in_shape[a]);
             let (from, step) = match lanes {
-                Some((lane, l)) if a == last => (lane.to_string(), l),
+                Some((lane, l)) if a == last => {
+                    let u = self.b.i64(unroll as i64);
+                    (self.b.op(&format!("arith.muli {lane}, {u} : i64")), l * unroll)
+                }
                 _ => (zero.clone(), if a == last { unroll } else { 1 }),
             };
             let step = self.b.i64(step as i64);
@@ -199,6 +201,9 @@ impl Lower<'_> {
         }
         let reduced: Vec<usize> = axes.iter().map(|&a| in_shape[a]).collect();
         let first = ivs.pop().expect("not empty");
+        if unroll > 1 {
+            self.multiples.insert(first.clone(), unroll);
+        }
         for u in 0..unroll {
             let off = self.b.i64(u as i64);
             let iv = if u == 0 {

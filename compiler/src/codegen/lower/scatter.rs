@@ -19,14 +19,16 @@
 //! between copies.
 
 use kiln_ir::shape::numel;
-use kiln_ir::{ops_not_of, Attrs, Node, OpKind};
+use kiln_ir::{Attrs, Node, OpKind};
 use smallvec::SmallVec;
 
 use kiln_ir::DType;
 
+use super::combiner::atomic_op;
+pub(super) use super::combiner::identity;
 use super::{Ix, Lower, Stop};
 use crate::codegen::index::{extent, ravel, unravel};
-use crate::codegen::types::{literal, load, store, Val};
+use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
 /// Checks that code generation supports the scatter region's outputs; returns the combine of
@@ -152,6 +154,12 @@ const SCATTER_BLOCKS_GLOBAL: usize = 8192;
 /// blocks of 256 threads a multiprocessor, not 4: 512 blocks in two waves, 20% slower on an
 /// H200).
 const PARTIALS_IN_FLIGHT: usize = 16;
+/// Blocks whose partials the last of them combines, in a scatter kernel of more blocks: each
+/// group's last block combines its group's partials in block order, then the last group's
+/// combines the groups' partials in group order (the same bits every run). With 512 blocks the
+/// last block's combine of every partial alone was the kernel's tail (k-means 2^20 on an H200:
+/// 16% of the elapsed time with every other multiprocessor idle).
+const COMBINE_GROUP: usize = 16;
 /// Bytes of dynamic shared memory a scatter block may take (within the 48 KiB a launch gets
 /// without opting in, with room for the flag).
 const SCATTER_SHARED: usize = 48 * 1024 - 256;
@@ -160,13 +168,17 @@ const STAGE_ROW: usize = 128;
 
 /// How a GPU scatter kernel is launched: `blocks` blocks of `threads` threads, its
 /// dynamic shared memory (`Kernel::gpu_shared`), and after the region's buffers a scratch
-/// buffer of `scratch_bytes` (each block's partial outputs) and one zeroed u32 counter.
+/// buffer of `scratch_bytes` (each block's partial outputs, then each group's) and `counters`
+/// zeroed u32 counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuScatter {
     pub blocks: usize,
     /// Threads per block.
     pub threads: usize,
     pub scratch_bytes: usize,
+    /// Zeroed u32 counters after the scratch buffer: the last block's, then one per group of
+    /// a two-level combine.
+    pub counters: usize,
     /// The outputs are zeroed before the launch: bins too large for shared memory are combined
     /// by atomics in the outputs themselves (sums only; floats then in an order that varies).
     pub zero_outputs: bool,
@@ -192,15 +204,19 @@ struct OutLayout {
     /// Rows of the output and elements of a row.
     rows: usize,
     m: usize,
-    /// Threads per position (lanes over the row's elements) and positions at a time.
+    /// Consecutive elements of a row a thread combines at a time, threads per position (lanes
+    /// over the row's elements) and positions at a time.
+    vec: usize,
     lanes: usize,
     groups: usize,
     /// Private copies of the bins in shared memory: one per group for floats (each slot written
     /// by one thread: a fixed order), one for integers (combined by atomics: exact in any order).
     copies: usize,
-    /// Byte offsets: the bins in shared memory, the partials in the scratch buffer.
+    /// Byte offsets: the bins in shared memory, the blocks' partials and the groups' partials
+    /// (a two-level combine) in the scratch buffer.
     smem: usize,
     scratch: usize,
+    groups_at: usize,
 }
 
 /// The state the emission of a staged input's load needs (see [`Lower::staged_load`]).
@@ -213,89 +229,43 @@ pub(super) struct Tile {
     pub item: Option<String>,
 }
 
-/// The row stride (elements) of a staged input in shared memory: the least from `row` up at
-/// which the label phase's reads, element `lane + m·lanes` of its position's row by each lane
-/// of a warp's `32 / lanes` positions, meet the fewest of them in one bank (4-byte words):
-/// `row + 1` for an even row of 4-byte elements and one lane, `row + 2` for 64 and two lanes.
-fn staged_stride(row: usize, lanes: usize, itemsize: usize) -> usize {
+/// The row stride (elements) of a staged input in shared memory: the least from `row` up, a
+/// multiple of the label phase's vector loads, at which its reads, elements
+/// `vec·lane .. vec·(lane + 1)` of each `vec·lanes` of its position's row by each lane of a
+/// warp's `32 / lanes` positions, meet the fewest distinct words in one bank (4-byte banks; a
+/// load of 8 or 16 bytes a thread served in 2 or 4 phases of 16 or 8 threads): `row + 1` for an
+/// even row of 4-byte elements, one lane and `vec` 1; `row + 8` for 64, two lanes and `vec` 4.
+fn staged_stride(row: usize, lanes: usize, vec: usize, itemsize: usize) -> usize {
+    let bytes = (vec * itemsize).min(16);
+    let per_phase = (128 / bytes).clamp(1, 32);
+    let align = vec.min((16 / itemsize).max(1));
     let most_in_a_bank = |s: usize| {
-        let mut banks = [0usize; 32];
-        for t in 0..32 {
-            banks[((t / lanes * s + t % lanes) * itemsize / 4) % 32] += 1;
+        let mut worst = 0;
+        for phase in (0..32).step_by(per_phase) {
+            let mut words: Vec<usize> = (phase..phase + per_phase)
+                .flat_map(|t| {
+                    let at = (t / lanes * s + t % lanes * vec) * itemsize;
+                    at / 4..(at + bytes).div_ceil(4)
+                })
+                .collect();
+            words.sort_unstable();
+            words.dedup();
+            let mut banks = [0usize; 32];
+            for w in words {
+                banks[w % 32] += 1;
+            }
+            worst = worst.max(banks.into_iter().max().unwrap_or(0));
         }
-        banks.into_iter().max().unwrap_or(0)
+        worst
     };
-    (row..row + 32).min_by_key(|&s| (most_in_a_bank(s), s)).unwrap_or(row)
+    (row..row + 64)
+        .filter(|s| s.is_multiple_of(align))
+        .min_by_key(|&s| (most_in_a_bank(s), s))
+        .unwrap_or(row)
 }
 
 fn aligned(x: usize) -> usize {
     x.next_multiple_of(16)
-}
-
-/// The identity of `combine` in `dt`: -0.0 for float sums (so that a -0.0 stays -0.0), 0 for
-/// integer sums, 1 for products, the lowest value for maxima, the highest for minima (false and
-/// true for booleans).
-pub(super) fn identity(combine: OpKind, dt: DType) -> kiln_ir::Literal {
-    use kiln_ir::Literal;
-    if dt == DType::Bool {
-        return Literal::from_i128(dt, i128::from(combine == OpKind::Minimum));
-    }
-    match (Combiner::of(combine), dt.is_float()) {
-        (Combiner::Mul, true) => Literal::from_f64(dt, 1.0),
-        (Combiner::Mul, false) => Literal::from_i128(dt, 1),
-        (Combiner::Add, true) => Literal::from_f64(dt, -0.0),
-        (Combiner::Add, false) => Literal::from_i128(dt, 0),
-        (Combiner::Maximum, true) => Literal::from_f64(dt, f64::NEG_INFINITY),
-        (Combiner::Minimum, true) => Literal::from_f64(dt, f64::INFINITY),
-        (Combiner::Maximum, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").0),
-        (Combiner::Minimum, false) => Literal::from_i128(dt, dt.int_range().expect("an integer").1),
-    }
-}
-
-/// The ops a scatter or a scan combines with ([`OpKind::combine`]).
-#[derive(Clone, Copy)]
-enum Combiner {
-    Add,
-    Mul,
-    Maximum,
-    Minimum,
-}
-
-impl Combiner {
-    fn of(op: OpKind) -> Combiner {
-        use OpKind::*;
-        match op {
-            Add => Combiner::Add,
-            Mul => Combiner::Mul,
-            Maximum => Combiner::Maximum,
-            Minimum => Combiner::Minimum,
-            Neg | Abs | Sign | Sqrt | Cbrt | Square | Reciprocal | Exp | Exp2 | Expm1 | Log
-            | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh | Cosh
-            | Tanh | Arcsinh | Arccosh | Arctanh | Floor | Ceil | Trunc | Rint | Erf | IsNan
-            | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj | Sub | Div
-            | FloorDiv | Remainder | Power | Fmax | Fmin | Arctan2 | Hypot | LogAddExp
-            | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | Erfc
-            | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh | BoxMullerCos
-            | BoxMullerSin | MakeComplex | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd
-            | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift
-            | RightShift | Where | Cast | Bitcast | Label => {
-                unreachable!("scatters and scans combine by add, multiply, maximum or minimum")
-            }
-            ops_not_of!(Elementwise) => unreachable!("{} is not elementwise", op.name()),
-        }
-    }
-}
-
-/// The `llvm.atomicrmw` operation combining an integer into shared memory.
-fn atomic_op(combine: OpKind, dt: DType) -> &'static str {
-    match (Combiner::of(combine), dt.is_signed_integer()) {
-        (Combiner::Add, _) => "add",
-        (Combiner::Maximum, true) => "max",
-        (Combiner::Maximum, false) => "umax",
-        (Combiner::Minimum, true) => "min",
-        (Combiner::Minimum, false) => "umin",
-        (Combiner::Mul, _) => unreachable!("no scatter multiplies"),
-    }
 }
 
 impl Lower<'_> {
@@ -377,7 +347,18 @@ impl Lower<'_> {
             self.b.op(&format!("arith.select {inside}, {sp}, {gp} : !llvm.ptr"))
         };
         let zero = self.b.i64(0);
-        Some(load(&mut self.b, &p, &zero, st.dt))
+        // A row's element at a known multiple of k: the address is a multiple of k elements
+        // where the stride is too (the tile starts 16-byte aligned).
+        // (Only there: a view of another input may start at any element.)
+        let k =
+            if dims.len() == 2 && current { self.multiples.get(&dims[1]).copied() } else { None };
+        let k = k.map_or(1, |k| 1 << k.trailing_zeros().min(st.stride.trailing_zeros()));
+        let align = (k * st.dt.itemsize()).min(16);
+        Some(if align > st.dt.itemsize() {
+            load_aligned(&mut self.b, &p, &zero, st.dt, align)
+        } else {
+            load(&mut self.b, &p, &zero, st.dt)
+        })
     }
 
     fn body_input_shape(&self, index: usize) -> Vec<usize> {
@@ -400,7 +381,8 @@ impl Lower<'_> {
     /// owning element `j` of every row of copy `g` (floats: the order is fixed) or by atomics
     /// (integers: exact in any order). At the end each block combines its copies in order into
     /// its partial in the scratch buffer; the last block to finish (a counter) combines the
-    /// partials in block order with the initial array into the output. The same bits every run.
+    /// partials in block order with the initial array into the output (past COMBINE_GROUP
+    /// blocks in two levels, each in a fixed order). The same bits every run.
     pub(super) fn scatter_gpu(&mut self, items: &[usize]) -> Result<(), Stop> {
         let body = self.body;
         let unsupported =
@@ -423,7 +405,11 @@ impl Lower<'_> {
                 let node = body.node(o);
                 let combine = node.op.combine().expect("checked by `combines`");
                 let (rows, m) = (node.shape[0], numel(&node.shape[1..]));
-                let lanes = m.clamp(1, nthreads);
+                // Floats: a thread combines 16 bytes of a row at a time where the row is a
+                // multiple of them (one load of the values, one of the bins, one store).
+                let vec = (16 / node.dtype.itemsize()).max(1);
+                let vec = if node.dtype.is_float() && m.is_multiple_of(vec) { vec } else { 1 };
+                let lanes = (m / vec).clamp(1, nthreads);
                 let groups = nthreads / lanes;
                 let copies = if node.dtype.is_float() { groups } else { 1 };
                 OutLayout {
@@ -431,18 +417,46 @@ impl Lower<'_> {
                     dt: node.dtype,
                     rows,
                     m,
+                    vec,
                     lanes,
                     groups,
                     copies,
                     smem: 0,
                     scratch: 0,
+                    groups_at: 0,
                 }
             })
             .collect();
+        // The region inputs read by position whose tile of rows can be staged: (input, dtype,
+        // row, stride).
+        let mut stage_candidates = Vec::new();
+        for node in body.nodes() {
+            if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
+                let row = numel(node.shape.get(1..).unwrap_or(&[]));
+                // The label phase's lanes take `vec` consecutive elements at a time (see
+                // `reductions_together`) where the row is a multiple of them all.
+                let vec = super::screen::lane_unroll().max(1);
+                let vec = if lanes > 1 && row.is_multiple_of(vec * lanes) { vec } else { 1 };
+                let stride = staged_stride(row, lanes, vec, node.dtype.itemsize());
+                if node.shape.first() == Some(&n)
+                    && row <= STAGE_ROW
+                    && !node.dtype.is_complex()
+                    && node.dtype != DType::Bool
+                {
+                    stage_candidates.push((*index as usize, node.dtype, row, stride));
+                }
+            }
+        }
+        let stage_bytes: usize = stage_candidates
+            .iter()
+            .map(|&(_, dt, _, stride)| aligned(ntile * stride * dt.itemsize()))
+            .sum();
         let bins_bytes = |l: &OutLayout| aligned(l.copies * l.rows * l.m * l.dt.itemsize());
-        // Too many private copies for shared memory: the largest float output's halved (each
-        // copy keeps its own group of threads, so fewer positions are combined at a time).
-        while offset + layouts.iter().map(bins_bytes).sum::<usize>() > SCATTER_SHARED {
+        // Too many private copies for shared memory beside the staged rows: the largest float
+        // output's halved (each copy keeps its own group of threads, so fewer positions are
+        // combined at a time).
+        while offset + layouts.iter().map(bins_bytes).sum::<usize>() + stage_bytes > SCATTER_SHARED
+        {
             let Some(l) = layouts
                 .iter_mut()
                 .filter(|l| l.copies > 1)
@@ -453,15 +467,22 @@ impl Lower<'_> {
             l.copies /= 2;
             l.groups = l.copies;
         }
+        // More blocks than a group: the partials are combined in two levels (see
+        // COMBINE_GROUP), the groups' partials after the blocks'.
+        let two_level = blocks > COMBINE_GROUP;
+        let ngroups = if two_level { blocks.div_ceil(COMBINE_GROUP) } else { 0 };
         let mut scratch = 0;
         for l in &mut layouts {
             (l.smem, l.scratch) = (offset, scratch);
             offset += bins_bytes(l);
             scratch = aligned(scratch + blocks * l.rows * l.m * l.dt.itemsize());
+            l.groups_at = scratch;
+            scratch = aligned(scratch + ngroups * l.rows * l.m * l.dt.itemsize());
         }
         // Bins too large for shared memory even as one copy: sums go straight to the outputs by
         // global atomics (float sums then differ from run to run in their last bits).
         let global = offset > SCATTER_SHARED;
+        let (two_level, ngroups) = if global { (false, 0) } else { (two_level, ngroups) };
         if global {
             if let Some(l) = layouts.iter().find(|l| l.combine != OpKind::Add) {
                 return Err(unsupported(format!(
@@ -474,31 +495,16 @@ impl Lower<'_> {
             scratch = 0;
             blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS_GLOBAL);
             for l in &mut layouts {
+                (l.vec, l.lanes) = (1, l.m.clamp(1, nthreads));
                 (l.copies, l.groups) = (1, nthreads / l.lanes);
             }
         }
         let mut staged = Vec::new();
-        for node in body.nodes() {
-            if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
-                let row = numel(node.shape.get(1..).unwrap_or(&[]));
-                let stride = staged_stride(row, lanes, node.dtype.itemsize());
-                let bytes = ntile * stride * node.dtype.itemsize();
-                let fits = aligned(offset + bytes) <= SCATTER_SHARED;
-                if node.shape.first() == Some(&n)
-                    && row <= STAGE_ROW
-                    && !node.dtype.is_complex()
-                    && node.dtype != DType::Bool
-                    && fits
-                {
-                    staged.push(Staged {
-                        index: *index as usize,
-                        dt: node.dtype,
-                        row,
-                        stride,
-                        offset,
-                    });
-                    offset = aligned(offset + bytes);
-                }
+        for (index, dt, row, stride) in stage_candidates.iter().copied() {
+            let bytes = ntile * stride * dt.itemsize();
+            if aligned(offset + bytes) <= SCATTER_SHARED {
+                staged.push(Staged { index, dt, row, stride, offset });
+                offset = aligned(offset + bytes);
             }
         }
         self.scatter_launch = Some((
@@ -506,6 +512,7 @@ impl Lower<'_> {
                 blocks,
                 threads: nthreads,
                 scratch_bytes: scratch.max(16),
+                counters: 1 + ngroups,
                 zero_outputs: global,
             },
             offset,
@@ -554,10 +561,17 @@ impl Lower<'_> {
             let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
             let s = self.b.op(&format!("arith.addi {s}, {j} : i64"));
             let base = self.shared_at(st.offset);
+            // The first of each `w` at a multiple of `w` elements where the stride is one.
+            let k = 1 << w.trailing_zeros().min(st.stride.trailing_zeros());
+            let align = (k * st.dt.itemsize()).min(16);
             for (q, v) in vals.iter().enumerate() {
                 let off = self.b.i64(q as i64);
                 let sq = self.b.op(&format!("arith.addi {s}, {off} : i64"));
-                store(&mut self.b, &base, &sq, v);
+                if q == 0 && align > st.dt.itemsize() {
+                    store_aligned(&mut self.b, &base, &sq, v, align);
+                } else {
+                    store(&mut self.b, &base, &sq, v);
+                }
             }
             self.close();
         }
@@ -591,7 +605,7 @@ impl Lower<'_> {
         self.open_if(&mine);
         for (k, r) in rows.into_iter().enumerate() {
             let at = self.shared_at(8 * ntile * k);
-            store(&mut self.b, &at, &p, &Val::new(r, DType::Int64));
+            store_aligned(&mut self.b, &at, &p, &Val::new(r, DType::Int64), 8);
         }
         self.close();
         self.b.stmt("nvvm.barrier0");
@@ -600,12 +614,15 @@ impl Lower<'_> {
             let node = body.node(o);
             let lanes = self.b.i64(l.lanes as i64);
             let groups = self.b.i64(l.groups as i64);
-            let (g, j0) = self.b.divrem("%tid", &lanes);
+            let (g, lane) = self.b.divrem("%tid", &lanes);
+            let vec = self.b.i64(l.vec as i64);
+            let j0 = self.b.op(&format!("arith.muli {lane}, {vec} : i64"));
+            let by = self.b.i64((l.lanes * l.vec) as i64);
             let active = self.b.op(&format!("arith.cmpi slt, {g}, {groups} : i64"));
             self.open_if(&active);
             let (ii, _, _) = self.open_for_step(&g, &tlen, Some(&groups), &[], &[]);
             let at = self.shared_at(8 * ntile * k);
-            let r = load(&mut self.b, &at, &ii, DType::Int64).ssa;
+            let r = load_aligned(&mut self.b, &at, &ii, DType::Int64, 8).ssa;
             let item = self.b.op(&format!("arith.addi {t0}, {ii} : i64"));
             self.tile.as_mut().expect("set above").item = Some(item.clone());
             let me = extent(&mut self.b, l.m);
@@ -614,7 +631,57 @@ impl Lower<'_> {
             let c0 = self.b.op(&format!("arith.muli {copy}, {rm} : i64"));
             let r0 = self.b.op(&format!("arith.muli {r}, {me} : i64"));
             let slot0 = self.b.op(&format!("arith.addi {c0}, {r0} : i64"));
-            let (j, _, _) = self.open_for_step(&j0, &me, Some(&lanes), &[], &[]);
+            let (j, _, _) = self.open_for_step(&j0, &me, Some(&by), &[], &[]);
+            if l.vec > 1 {
+                self.multiples.insert(j.clone(), l.vec);
+                // The values first, then the bins, then the stores: each four loads or stores
+                // side by side (LLVM makes them 16-byte ones; the bins are not the values).
+                let mut vals = Vec::with_capacity(l.vec);
+                for q in 0..l.vec {
+                    // (The first is `j` itself: its alignment is known, see `multiples`.)
+                    let jq = if q == 0 {
+                        j.clone()
+                    } else {
+                        let off = self.b.i64(q as i64);
+                        self.b.op(&format!("arith.addi {j}, {off} : i64"))
+                    };
+                    let mut dims = vec![item.clone()];
+                    dims.extend(unravel(&mut self.b, &jq, &node.shape[1..]));
+                    vals.push(self.emit(node.inputs[2], &Ix { dims: Some(dims), flat: None })?);
+                }
+                let bins = self.shared_at(l.smem);
+                let slot = self.b.op(&format!("arith.addi {slot0}, {j} : i64"));
+                let slots: Vec<String> = (0..l.vec)
+                    .map(|q| {
+                        let off = self.b.i64(q as i64);
+                        self.b.op(&format!("arith.addi {slot}, {off} : i64"))
+                    })
+                    .collect();
+                // The first slot is a multiple of `vec` elements (so are rows and `j`).
+                let align = l.vec * l.dt.itemsize();
+                let olds: Vec<Val> = slots
+                    .iter()
+                    .enumerate()
+                    .map(|(q, sq)| match q {
+                        0 => load_aligned(&mut self.b, &bins, sq, l.dt, align),
+                        _ => load(&mut self.b, &bins, sq, l.dt),
+                    })
+                    .collect();
+                let mut news = Vec::with_capacity(l.vec);
+                for (old, v) in olds.into_iter().zip(vals) {
+                    news.push(self.combine(l.combine, l.dt, old, v)?);
+                }
+                for (q, (sq, new)) in slots.iter().zip(&news).enumerate() {
+                    match q {
+                        0 => store_aligned(&mut self.b, &bins, sq, new, align),
+                        _ => store(&mut self.b, &bins, sq, new),
+                    }
+                }
+                self.close();
+                self.close();
+                self.close();
+                continue;
+            }
             let mut dims = vec![item.clone()];
             dims.extend(unravel(&mut self.b, &j, &node.shape[1..]));
             let v = self.emit(node.inputs[2], &Ix { dims: Some(dims), flat: None })?;
@@ -695,57 +762,101 @@ impl Lower<'_> {
         }
         // Each thread's partials are visible device-wide before its block counts itself in.
         self.b.stmt(super::DEVICE_FENCE);
-        // The last block: the initial array, then every block's partial in block order.
-        let last = self.last_block("%nblocks", &zero);
+        let all = "%nblocks".to_string();
+        let mut finals = zero.clone();
+        if two_level {
+            // The last block of each group of COMBINE_GROUP blocks: its group's partials in
+            // block order (from the identity) into the group's partial. Counter 1 + g.
+            let gsize = self.b.i64(COMBINE_GROUP as i64);
+            let group = self.b.op(&format!("arith.divui %block, {gsize} : i64"));
+            let first = self.b.op(&format!("arith.muli {group}, {gsize} : i64"));
+            let left = self.b.op(&format!("arith.subi %nblocks, {first} : i64"));
+            let members = self.b.op(&format!("arith.minui {left}, {gsize} : i64"));
+            let one = self.b.i64(1);
+            let counter = self.b.op(&format!("arith.addi {group}, {one} : i64"));
+            let upto = self.b.op(&format!("arith.addi {first}, {members} : i64"));
+            let last = self.last_block(&members, &counter);
+            self.open_if(&last);
+            for l in &layouts {
+                let rm = self.b.i64((l.rows * l.m) as i64);
+                let (part, gpart) = (self.scratch_at(l.scratch), self.scratch_at(l.groups_at));
+                let (s, _, _) = self.open_for_step("%tid", &rm, Some(&threads), &[], &[]);
+                let id = literal(&mut self.b, identity(l.combine, l.dt), l.dt)?;
+                let acc = self.fold_partials(l, &part, (&first, &upto), &s, id)?;
+                let g0 = self.b.op(&format!("arith.muli {group}, {rm} : i64"));
+                let at = self.b.op(&format!("arith.addi {g0}, {s} : i64"));
+                store(&mut self.b, &gpart, &at, &acc);
+                self.close();
+            }
+            self.b.stmt(super::DEVICE_FENCE);
+            let sum = self.b.op(&format!("arith.addi %nblocks, {gsize} : i64"));
+            let sum = self.b.op(&format!("arith.subi {sum}, {one} : i64"));
+            finals = self.b.op(&format!("arith.divui {sum}, {gsize} : i64"));
+        }
+        // The last block (of the last group): the initial array, then every block's (group's)
+        // partial in order.
+        let count = if two_level { finals.clone() } else { all };
+        let last = self.last_block(&count, &zero);
         self.open_if(&last);
         for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate() {
             let node = body.node(o);
             let rm = self.b.i64((l.rows * l.m) as i64);
-            let part = self.scratch_at(l.scratch);
+            let part = self.scratch_at(if two_level { l.groups_at } else { l.scratch });
             let (s, _, _) = self.open_for_step("%tid", &rm, Some(&threads), &[], &[]);
             let dims = unravel(&mut self.b, &s, &node.shape);
-            let mut acc =
+            let init =
                 self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
-            if global {
-                // The initial array plus what every block added there.
-                let v = load(&mut self.b, &Self::out_ptr(k), &s, l.dt);
-                let sum = self.combine(l.combine, l.dt, acc, v)?;
-                store(&mut self.b, &Self::out_ptr(k), &s, &sum);
-                self.close();
-                continue;
-            }
-            // Blocks PARTIALS_IN_FLIGHT at a time (their loads issued first), then the rest.
-            let step = self.b.i64(PARTIALS_IN_FLIGHT as i64);
-            let whole = self.b.op(&format!("arith.divui %nblocks, {step} : i64"));
-            let whole = self.b.op(&format!("arith.muli {whole}, {step} : i64"));
-            for (from, to, by) in [
-                (zero.clone(), whole.clone(), PARTIALS_IN_FLIGHT),
-                (whole, "%nblocks".to_string(), 1),
-            ] {
-                let by_ssa = self.b.i64(by as i64);
-                let (b, args, results) =
-                    self.open_for_step(&from, &to, Some(&by_ssa), &[acc.ssa.clone()], &[acc.ty()]);
-                let mut vals = Vec::with_capacity(by);
-                for u in 0..by {
-                    let off = self.b.i64(u as i64);
-                    let bu = self.b.op(&format!("arith.addi {b}, {off} : i64"));
-                    let b0 = self.b.op(&format!("arith.muli {bu}, {rm} : i64"));
-                    let at = self.b.op(&format!("arith.addi {b0}, {s} : i64"));
-                    vals.push(load(&mut self.b, &part, &at, l.dt));
-                }
-                let mut sum = Val::new(args[0].clone(), l.dt);
-                for v in vals {
-                    sum = self.combine(l.combine, l.dt, sum, v)?;
-                }
-                self.yield_(&[sum.ssa.clone()], &[sum.ty()]);
-                self.close();
-                acc = Val::new(results[0].clone(), l.dt);
-            }
+            let acc = self.fold_partials(l, &part, (&zero, &count), &s, init)?;
             store(&mut self.b, &Self::out_ptr(k), &s, &acc);
+            self.close();
+        }
+        if two_level {
             self.close();
         }
         self.close();
         Ok(())
+    }
+
+    /// `acc` combined with element `s` of the partials `from..to` at `part` (each `rows · m`
+    /// elements of output `l`), in order: PARTIALS_IN_FLIGHT at a time (their loads issued
+    /// first), then the rest one by one.
+    fn fold_partials(
+        &mut self,
+        l: &OutLayout,
+        part: &str,
+        (from, to): (&str, &str),
+        s: &str,
+        mut acc: Val,
+    ) -> Result<Val, Stop> {
+        let rm = self.b.i64((l.rows * l.m) as i64);
+        let step = self.b.i64(PARTIALS_IN_FLIGHT as i64);
+        let span = self.b.op(&format!("arith.subi {to}, {from} : i64"));
+        let whole = self.b.op(&format!("arith.divui {span}, {step} : i64"));
+        let whole = self.b.op(&format!("arith.muli {whole}, {step} : i64"));
+        let whole = self.b.op(&format!("arith.addi {from}, {whole} : i64"));
+        for (from, to, by) in
+            [(from.to_string(), whole.clone(), PARTIALS_IN_FLIGHT), (whole, to.to_string(), 1)]
+        {
+            let by_ssa = self.b.i64(by as i64);
+            let (b, args, results) =
+                self.open_for_step(&from, &to, Some(&by_ssa), &[acc.ssa.clone()], &[acc.ty()]);
+            let mut vals = Vec::with_capacity(by);
+            for u in 0..by {
+                let off = self.b.i64(u as i64);
+                let bu = self.b.op(&format!("arith.addi {b}, {off} : i64"));
+                let b0 = self.b.op(&format!("arith.muli {bu}, {rm} : i64"));
+                let at = self.b.op(&format!("arith.addi {b0}, {s} : i64"));
+                vals.push(load(&mut self.b, part, &at, l.dt));
+            }
+            let mut sum = Val::new(args[0].clone(), l.dt);
+            for v in vals {
+                sum = self.combine(l.combine, l.dt, sum, v)?;
+            }
+            self.yield_(&[sum.ssa.clone()], &[sum.ty()]);
+            self.close();
+            acc = Val::new(results[0].clone(), l.dt);
+        }
+        Ok(acc)
     }
 
     /// `combine(old, v)` in `dt`, the evaluator's `add`, `maximum` or `minimum`.

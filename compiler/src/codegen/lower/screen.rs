@@ -39,6 +39,19 @@ const MAX_TERMS: usize = 1 << 16;
 /// and the kernel 60% slower (0.51 ms against 0.32).
 const SCREEN_UNROLL: usize = 1;
 
+/// Consecutive terms of each sum a lane takes a step where a position's sums are split between
+/// lanes (a GPU scatter's label phase), by default (`KILN_ARG_SCREEN=N` for another). On an
+/// H200 (k-means 2^20×64, k = 10, session 21) 4 made the centres' and the staged rows' loads
+/// 16-byte ones and the kernel's instructions 30% fewer, but took 72 registers and a row stride
+/// of 72 (49.2 KiB of shared memory): 3 blocks a multiprocessor, 0.353 ms against 0.261 at 1.
+const LANE_UNROLL: usize = 1;
+
+/// Terms of each sum a lane takes a step in a screened argmin split between lanes (see
+/// [`LANE_UNROLL`]); 0 where the screen is off.
+pub(super) fn lane_unroll() -> usize {
+    kiln_cache::config().arg_screen.unwrap_or(LANE_UNROLL)
+}
+
 /// The relative half-width `δ` of the interval around a screened sum of `terms` terms.
 pub(crate) fn relative_bound(terms: usize) -> f64 {
     (terms + 8) as f64 * (-23f64).exp2()
@@ -60,10 +73,11 @@ impl Lower<'_> {
         fulls: &[Ix],
         inner: &[(NodeId, Vec<Ix>)],
     ) -> Result<Option<Val>, Stop> {
-        let unroll = match kiln_cache::config().arg_screen {
-            Some(0) => return Ok(None),
-            Some(u) => u,
-            None => SCREEN_UNROLL,
+        let unroll = match (kiln_cache::config().arg_screen, &self.label_lanes) {
+            (Some(0), _) => return Ok(None),
+            (Some(u), _) => u,
+            (None, Some(_)) => LANE_UNROLL,
+            (None, None) => SCREEN_UNROLL,
         };
         let node = self.body.node(id);
         if !matches!(node.op, OpKind::ArgMin | OpKind::ArgMax) {
