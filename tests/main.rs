@@ -50,6 +50,8 @@
 //!   CPU backend), NVRTC's errors, written arrays against lazy ones; the errors without a GPU.
 //! - `multi_gpu`: arrays on several devices and `kiln::distributed`'s NCCL collectives
 //!   (`gpu_*` on one GPU, `gpu2_*` on two; skipped without).
+//! - `division`: float division by a constant (the reciprocal and an exact FMA correction)
+//!   against IEEE division bit for bit, float32 and float64, on whichever backend runs the suite.
 //! - `complex`: complex64/complex128 elementwise kernels against the evaluator (bit for bit
 //!   for arithmetic), on whichever backend runs the suite.
 //! - `sorts_gpu`: `gpu_radix_*` tests of the GPU's radix sort of whole lines against the
@@ -209,6 +211,8 @@ pub fn shared_data() -> std::path::PathBuf {
 mod big_arrays;
 #[path = "suite/complex.rs"]
 mod complex;
+#[path = "suite/division.rs"]
+mod division;
 #[path = "suite/faults.rs"]
 mod faults;
 #[path = "suite/fft_callbacks.rs"]

@@ -190,6 +190,19 @@ impl Builder {
             .and_then(|(k, _)| k.strip_suffix(" : i64")?.parse().ok())
     }
 
+    /// The value of `name` when it is a float [`Builder::constant`] of type `ty` (f32 or f64,
+    /// printed by [`super::types::float_const`] as its bits).
+    pub fn float_value(&self, name: &str, ty: &str) -> Option<f64> {
+        let suffix = format!(" : {ty}");
+        let (k, _) = self.consts.iter().find(|(_, n)| n.as_str() == name)?;
+        let hex = k.strip_suffix(suffix.as_str())?.strip_prefix("0x")?;
+        match ty {
+            "f32" => Some(f32::from_bits(u32::from_str_radix(hex, 16).ok()?) as f64),
+            "f64" => Some(f64::from_bits(u64::from_str_radix(hex, 16).ok()?)),
+            _ => None,
+        }
+    }
+
     /// The bytes of input `ptr` that [`Builder::entry_load`] reads, from its start: the
     /// pointer's `llvm.dereferenceable` (what lets LLVM hoist the load out of the loop of
     /// the GPU entry, where a kernel's call sits in a branch).

@@ -119,6 +119,7 @@
 mod builder;
 mod cast;
 mod complex;
+mod division;
 mod fold;
 mod gather;
 pub mod gpu;

@@ -312,7 +312,12 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             }
         }
         Div => {
-            let r = bin(b, "arith.divf", &x, &y, &ty);
+            // By a constant divisor: its reciprocal and one exact correction (`division.rs`).
+            let r = match b.float_value(&y, &ty) {
+                Some(c) => super::division::by_constant(b, &x, &y, c, &ty),
+                None => None,
+            };
+            let r = r.unwrap_or_else(|| bin(b, "arith.divf", &x, &y, &ty));
             fin(b, r)
         }
         FloorDiv | Remainder => {
