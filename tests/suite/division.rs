@@ -72,7 +72,7 @@ fn division_by_a_constant_float32_is_ieee_division() {
     for (k, &c) in DIVISORS.iter().enumerate() {
         let c = c as f32;
         let x = dividends32(c, 400_000, k as u64);
-        let got = (&Array::from_vec(x.clone(), &[x.len()]) / c).to_vec::<f32>().unwrap();
+        let got = (&Array::from_vec(x.clone(), &[x.len()]) / c).to_vec::<f32>();
         for (a, g) in x.iter().zip(&got) {
             assert!(same32(*g, a / c), "{a:e} / {c:e}: {g:e}, IEEE {:e}", a / c);
         }
@@ -83,7 +83,7 @@ fn division_by_a_constant_float32_is_ieee_division() {
 fn division_by_a_constant_float64_is_ieee_division() {
     for (k, &c) in DIVISORS.iter().enumerate() {
         let x = dividends64(c, 400_000, 100 + k as u64);
-        let got = (&Array::from_vec(x.clone(), &[x.len()]) / c).to_vec::<f64>().unwrap();
+        let got = (&Array::from_vec(x.clone(), &[x.len()]) / c).to_vec::<f64>();
         for (a, g) in x.iter().zip(&got) {
             assert!(same64(*g, a / c), "{a:e} / {c:e}: {g:e}, IEEE {:e}", a / c);
         }
@@ -99,7 +99,7 @@ fn division_by_a_constant_keeps_the_sign_of_zero() {
     for c in [0.9f32, -0.9] {
         let a = Array::from_vec(x.clone(), &[4096]);
         let b = Array::from_vec(m.clone(), &[4096]);
-        let got = (&(&a * &b) / c).to_vec::<f32>().unwrap();
+        let got = (&(&a * &b) / c).to_vec::<f32>();
         for ((xv, mv), g) in x.iter().zip(&m).zip(&got) {
             let want = (xv * mv) / c;
             assert_eq!(g.to_bits(), want.to_bits(), "{xv:e} * {mv} / {c}");
@@ -114,10 +114,12 @@ fn division_by_a_constant_is_a_product_and_a_correction() {
     let x = Array::from_vec(vec![1.5f32; 1000], &[1000]);
     let y = Array::from_vec(vec![3.0f32; 1000], &[1000]);
     let host = kiln::kernel_code(&[&(&x / 0.9)], kiln::CodeStage::HostMlir).unwrap();
-    assert_eq!(host.matches("math.fma").count(), 2, "{host}");
+    // Two FMAs a quotient (the host's loop is unrolled: a multiple of two).
+    let fmas = host.matches("math.fma").count();
+    assert!(fmas >= 2 && fmas % 2 == 0, "{host}");
     assert!(host.contains("scf.if"), "{host}");
     let gpu = kiln::kernel_code(&[&(&x / 0.9)], kiln::CodeStage::GpuMlir).unwrap();
-    assert_eq!(gpu.matches("math.fma").count(), 2, "{gpu}");
+    assert!(gpu.matches("math.fma").count() >= 2, "{gpu}");
     assert!(gpu.contains("div.rn.f32"), "{gpu}");
     assert!(!gpu.contains("arith.divf"), "{gpu}");
     let q = kiln::kernel_code(&[&(&x / &y)], kiln::CodeStage::HostMlir).unwrap();
