@@ -187,6 +187,9 @@ pub struct Config {
     /// `KILN_ONLINE_SOFTMAX`: softmaxes and layer norms fold their two reductions in one pass
     /// (a boolean, for both targets); `None`: on the GPU only.
     pub online_softmax: Option<bool>,
+    /// `KILN_CONST_DIV`: float division by a constant as its reciprocal and one exact correction
+    /// (the same bits as the division; a boolean, default on; off: `arith.divf`, for measuring).
+    pub const_div: bool,
     /// `KILN_GPU_ROW_CACHE`: `off` turns GPU row kernels' shared-memory row cache off (default
     /// on); see [`gpu_row_cache_unroll`](Self::gpu_row_cache_unroll) for a number.
     pub gpu_row_cache: bool,
@@ -286,6 +289,7 @@ impl Config {
                 t.parse().ok().filter(|u| [1, 2, 4, 8].contains(u))
             }),
             online_softmax: r.bool("KILN_ONLINE_SOFTMAX"),
+            const_div: r.bool("KILN_CONST_DIV").unwrap_or(true),
             gpu_row_cache: row_cache != Some(None),
             gpu_row_cache_unroll: row_cache.flatten(),
             arg_screen: r.parse("KILN_ARG_SCREEN", "`off`, or 1, 2, 4 or 8", |t| {
@@ -463,6 +467,7 @@ mod tests {
         );
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
         assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
+        assert!(c.const_div);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
         assert_eq!((c.gpu_memory_limit, c.stream_pool), (None, None));
@@ -518,6 +523,7 @@ mod tests {
         assert_eq!(c.toolkit.ptxas, Some(PathBuf::from("/bin/ptxas")));
         assert_eq!(read(&[("KILN_DUMP", "all")]).dump, DUMP_STAGES);
         assert!(!read(&[("KILN_GPU_ROW_CACHE", "off")]).gpu_row_cache);
+        assert!(!read(&[("KILN_CONST_DIV", "off")]).const_div);
         // Empty or blank is unset.
         assert_eq!(read(&[("KILN_DEVICE", "  "), ("KILN_GPU_POOL", "")]), read(&[]));
     }
