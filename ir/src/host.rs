@@ -282,7 +282,15 @@ impl std::fmt::Debug for HostArray {
 impl HostArray {
     /// Error if `data.len()` is not the product of `shape`.
     pub fn new(shape: &[usize], data: Data) -> Result<HostArray> {
-        check_count(shape, data.len())?;
+        // An element count that overflows is never the data's (it would wrap to any length).
+        let counts = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        if counts != Some(data.len()) {
+            return Err(IrError::InvalidShape {
+                op: "array".into(),
+                shape: shape.into(),
+                message: format!("{} elements given for shape {}", data.len(), ShapeDisplay(shape)),
+            });
+        }
         Ok(HostArray { shape: shape.into(), store: Store::Owned(data) })
     }
 
@@ -302,13 +310,15 @@ impl HostArray {
         ptr: NonNull<u8>,
         owner: Box<dyn Any + Send + Sync>,
     ) -> Result<HostArray> {
-        let len = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
-        let len = len.ok_or_else(|| IrError::InvalidShape {
-            op: "array".into(),
-            shape: shape.into(),
-            message: "the element count overflows".into(),
+        // (A slice of the memory may not pass `isize::MAX` bytes.)
+        crate::shape::checked_nbytes(shape, dtype.itemsize()).ok_or_else(|| {
+            IrError::InvalidShape {
+                op: "array".into(),
+                shape: shape.into(),
+                message: "more bytes than memory can hold".into(),
+            }
         })?;
-        let f = Foreign { ptr, dtype, len, _owner: owner, copy: OnceLock::new() };
+        let f = Foreign { ptr, dtype, len: numel(shape), _owner: owner, copy: OnceLock::new() };
         Ok(HostArray { shape: shape.into(), store: Store::Foreign(Arc::new(f)) })
     }
 
@@ -385,20 +395,6 @@ impl HostArray {
             wanted: T::DTYPE,
         })
     }
-}
-
-/// Error unless `n` elements are `shape`'s (an overflowing count is never the data's: it
-/// would wrap to any length).
-fn check_count(shape: &[usize], n: usize) -> Result<()> {
-    let counts = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
-    if counts != Some(n) {
-        return Err(IrError::InvalidShape {
-            op: "array".into(),
-            shape: shape.into(),
-            message: format!("{n} elements given for shape {}", ShapeDisplay(shape)),
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

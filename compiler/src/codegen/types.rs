@@ -172,7 +172,7 @@ fn load_with(
             "llvm.getelementptr inbounds {ptr}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {m}"
         ));
         match align {
-            Some(a) if !dt.is_complex() => {
+            Some(a) => {
                 b.op(&format!("llvm.load {addr} {{alignment = {a} : i64}} : !llvm.ptr -> {m}"))
             }
             _ => b.op(&format!("llvm.load {addr} : !llvm.ptr -> {m}")),

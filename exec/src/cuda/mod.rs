@@ -227,8 +227,9 @@ pub(crate) fn device_bytes(dtype: DType, shape: &[usize]) -> usize {
 
 /// The elements' bytes, to be overwritten by a download.
 fn host_bytes_mut(d: &mut Data) -> &mut [u8] {
-    // SAFETY: every element type is plain data without padding (`Data::as_bytes`); writes come from a device buffer of the same dtype, so every
-    // element written is a valid value of its type (booleans are stored as 0 or 1 by kernels).
+    // SAFETY: every element type is plain data without padding (`Data::as_bytes`); writes come
+    // from a device buffer of the same dtype, so every element written is a valid value of its
+    // type (booleans are stored as 0 or 1 by kernels).
     with_data!(d, v => unsafe {
         std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v.as_slice()))
     })
