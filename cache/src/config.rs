@@ -177,6 +177,10 @@ pub struct Config {
     /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: `ptxas` when it is
     /// found, else the PTX.
     pub gpu_link: Option<GpuLink>,
+    /// `KILN_GPU_SMALL_UPLOAD`: uploads of at most 16 bytes in whole aligned words are memsets
+    /// of the words, not a copy through pinned staging (a boolean, default on; off: for
+    /// measuring).
+    pub gpu_small_upload: bool,
     /// `KILN_GPU_SPLIT_UNROLL`: loads in flight per thread of split row reductions' lane loop,
     /// 1, 2, 4 or 8 (tuning; default 4, the lowering's `SPLIT_UNROLL`).
     pub gpu_split_unroll: Option<usize>,
@@ -282,6 +286,7 @@ impl Config {
                 "KILN_GPU_LINK",
                 &[("ptx", GpuLink::Ptx), ("ptxas", GpuLink::Ptxas), ("cubin", GpuLink::Cubin)],
             ),
+            gpu_small_upload: r.bool("KILN_GPU_SMALL_UPLOAD").unwrap_or(true),
             gpu_split_unroll: r.parse("KILN_GPU_SPLIT_UNROLL", "1, 2, 4 or 8", |t| {
                 t.parse().ok().filter(|u| [1, 2, 4, 8].contains(u))
             }),
