@@ -98,6 +98,44 @@ fn distributions_pass_kolmogorov_smirnov() {
     assert!(chi2 < 27.9, "integers: chi-square {chi2}");
 }
 
+/// A draw compared with a constant (dropout's mask) is an integer compare of its bits (the
+/// simplifier's `compare-int-grid`): the same booleans as comparing the drawn values, for
+/// constants on the grid, between grid points, at and beyond the ends, negative and NaN, with
+/// the constant on either side (one plan per constant: its five compares together).
+#[test]
+fn draws_compared_with_constants_match_the_float_compare() {
+    let n = 4099;
+    let draw = |dt| kiln::random::default_rng(Some(99)).random(&[n], dt);
+    for (dt, ulp) in [(DType::Float32, 2f64.powi(-24)), (DType::Float64, 2f64.powi(-53))] {
+        let vals = draw(dt).astype(DType::Float64).to_vec::<f64>();
+        let on = vals[7];
+        let ps = [0.0, -0.0, 1.0, 0.1, 0.5, -0.25, 1.5, f64::NAN, f64::INFINITY, on, on + ulp];
+        for p in ps.into_iter().chain([on - ulp / 2.0]) {
+            // The constant as the compare sees it (rounded to the draw's dtype).
+            let c = kiln::full(&[n], p, dt);
+            let pc = c.astype(DType::Float64).to_vec::<f64>()[0];
+            let cases: [(&str, Array, fn(f64, f64) -> bool); 5] = [
+                (">=", draw(dt).greater_equal(&c), |u, p| u >= p),
+                (">", draw(dt).greater(&c), |u, p| u > p),
+                ("<=", draw(dt).less_equal(&c), |u, p| u <= p),
+                ("<", draw(dt).less(&c), |u, p| u < p),
+                ("p <= u", c.less_equal(&draw(dt)), |u, p| u >= p),
+            ];
+            kiln::eval_all(&cases.iter().map(|(_, m, _)| m).collect::<Vec<_>>());
+            for (name, m, f) in &cases {
+                let want: Vec<bool> = vals.iter().map(|&u| f(u, pc)).collect();
+                assert_eq!(m.to_vec::<bool>(), want, "{dt} u {name} {p}");
+            }
+        }
+        // The rule fired: no float multiply is left of the draw's compare; and the backend
+        // agrees with the evaluator of the unsimplified graph.
+        let m = draw(dt).greater_equal(0.1);
+        let e = kiln::explain(&[&m]);
+        assert!(!e.simplified.contains("multiply"), "{}", e.simplified);
+        against_evaluator(&format!("{dt} u >= 0.1"), &m, 0.0);
+    }
+}
+
 /// Dropout: the mask is computed in the kernel that applies it, which reads x once; a new
 /// draw of the same shape (a new offset, an input value) reuses the plan.
 #[test]

@@ -27,6 +27,7 @@ use super::SimplifyOptions;
 
 pub mod algebra;
 pub mod casts;
+pub mod compare;
 pub mod constants;
 pub mod reductions;
 pub mod views;
@@ -39,6 +40,7 @@ pub fn all(opts: &SimplifyOptions) -> Vec<Rewrite> {
     let mut rules = Vec::new();
     rules.extend(algebra::rules(opts));
     rules.extend(casts::rules());
+    rules.extend(compare::rules());
     rules.extend(views::rules());
     rules.extend(reductions::rules());
     rules.extend(constants::rules());
