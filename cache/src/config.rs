@@ -208,6 +208,11 @@ pub struct Config {
     /// `KILN_GPU_SCATTER=THREADS,TILE`: a GPU scatter block's threads (a power of two from 64
     /// to 1024) and tile (32 to `THREADS` positions) (tuning; default 256,128).
     pub gpu_scatter: Option<(usize, usize)>,
+    /// `KILN_GPU_SCATTER_BOUNDS`: launch bounds of GPU scatter kernels, the blocks a
+    /// multiprocessor should hold at once (`.maxntid` and `.minnctapersm`: ptxas keeps the
+    /// registers within them; the launch asks for the largest shared-memory carve-out): `off`
+    /// (`Some(0)`) or 1 to 8 (tuning; default the lowering's `SCATTER_MIN_BLOCKS`).
+    pub gpu_scatter_bounds: Option<usize>,
     /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
     /// off for compute-sanitizer; `async` for the driver's stream-ordered pool, below).
     pub gpu_pool: bool,
@@ -314,6 +319,13 @@ impl Config {
                         .then_some((t, p))
                 },
             ),
+            gpu_scatter_bounds: r.parse("KILN_GPU_SCATTER_BOUNDS", "`off`, or 1 to 8", |t| {
+                if is_off(t) {
+                    Some(0)
+                } else {
+                    t.parse().ok().filter(|u| (1..=8).contains(u))
+                }
+            }),
             gpu_pool: gpu_pool != Some(Some(false)),
             gpu_pool_async: gpu_pool == Some(None),
             gpu_memory_limit: r.parse(
@@ -475,6 +487,7 @@ mod tests {
         assert!(c.const_div);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
+        assert_eq!(c.gpu_scatter_bounds, None);
         assert_eq!((c.gpu_memory_limit, c.stream_pool), (None, None));
         assert_eq!(c.toolkit, ToolkitEnv::default());
         assert!(c.warnings.is_empty());
@@ -497,6 +510,7 @@ mod tests {
             ("KILN_ONLINE_SOFTMAX", "off"),
             ("KILN_GPU_ROW_CACHE", "16"),
             ("KILN_GPU_SCATTER", "512, 64"),
+            ("KILN_GPU_SCATTER_BOUNDS", "off"),
             ("KILN_ARG_SCREEN", "off"),
             ("KILN_GPU_POOL", "OFF"),
             ("KILN_GPU_MEMORY_LIMIT", "50%"),
@@ -520,6 +534,9 @@ mod tests {
         assert_eq!((c.gpu_math, c.gpu_link), (Some(GpuMath::Polynomial), Some(GpuLink::Cubin)));
         assert_eq!((c.gpu_split_unroll, c.online_softmax), (Some(8), Some(false)));
         assert_eq!((c.gpu_row_cache_unroll, c.gpu_scatter), (Some(16), Some((512, 64))));
+        assert_eq!(c.gpu_scatter_bounds, Some(0));
+        assert_eq!(read(&[("KILN_GPU_SCATTER_BOUNDS", "4")]).gpu_scatter_bounds, Some(4));
+        assert_eq!(read(&[("KILN_GPU_SCATTER_BOUNDS", "9")]).warnings.len(), 1);
         assert_eq!(
             (c.gpu_memory_limit, c.stream_pool),
             (Some(MemoryLimit::Fraction(0.5)), Some(2))

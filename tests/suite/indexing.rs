@@ -170,6 +170,33 @@ fn kmeans_update_is_one_scatter_kernel_computing_the_labels() {
     }
 }
 
+/// A k-means update of 2^17 positions: on the GPU 512 blocks of two tiles each, whose label
+/// lanes take two terms a step (`lower/screen.rs`, `LANE_UNROLL`). The counts and the sums of
+/// each cluster's positions (integers: exact in any order) against the reference evaluator's,
+/// the float sums within a float32 sum's rounding bound of its (`m` terms of magnitude at most
+/// 5 in any order: `m · 2^-24 · 5m`).
+#[test]
+fn kmeans_update_of_several_tiles_a_block_matches_the_evaluator() {
+    let (n, d, k) = (1usize << 17, 64, 10);
+    let (x, c) = kmeans_data(n, d, k);
+    let labels = sq_distances(&x, &c).argmin(1);
+    let sums = kiln::zeros(&[k, d], DType::Float32).add_at(&labels, &x);
+    let counts = kiln::bincount(&labels, None, k);
+    let at = kiln::zeros(&[k], DType::Int64).add_at(&labels, &kiln::arange(n as i64));
+    let l = kiln::lower(&[&sums, &counts, &at]);
+    let inputs: Vec<&kiln::ir::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap();
+    kiln::eval_all(&[&sums, &counts, &at]);
+    assert_eq!(counts.to_vec::<i64>(), want[1].as_slice::<i64>().unwrap());
+    assert_eq!(at.to_vec::<i64>(), want[2].as_slice::<i64>().unwrap());
+    let got = sums.to_vec::<f32>();
+    let m = want[1].as_slice::<i64>().unwrap();
+    for (e, (g, w)) in got.iter().zip(want[0].as_slice::<f32>().unwrap()).enumerate() {
+        let m = m[e / d] as f32;
+        assert!((g - w).abs() <= m * 5.0 * m * (-24f32).exp2(), "{g} vs {w} ({m} terms)");
+    }
+}
+
 #[test]
 fn scatter_results_are_the_same_bits_every_run() {
     let (x, c) = kmeans_data(5000, 8, 7);

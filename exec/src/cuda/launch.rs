@@ -75,6 +75,11 @@ pub(super) fn launch(
     if kernel.gpu_shared > 48 * 1024 {
         function.set_max_dynamic_shared_memory(kernel.gpu_shared as u32)?;
     }
+    // A scatter with launch bounds: the blocks it asks a multiprocessor to hold need the
+    // shared memory (the driver's own carve-out may hold one fewer).
+    if kernel.gpu_scatter.is_some_and(|gs| gs.min_blocks > 0) {
+        function.set_preferred_shared_memory_carveout(100)?;
+    }
     let scalars: Vec<i64> =
         kernel.params.iter().copied().chain([kernel.work_items as i64, chunk as i64]).collect();
     let mut args: Vec<&dyn KernelArg> =

@@ -480,10 +480,10 @@ struct Lower<'g> {
     online: bool,
     /// A GPU scatter kernel's staged inputs and current tile (module `scatter`).
     tile: Option<scatter::Tile>,
-    /// A GPU scatter kernel's label phase: (this thread's lane, lanes per position) for the
-    /// first screened argmin, whose float32 sums the lanes share (see
-    /// [`Lower::reductions_together`]).
-    label_lanes: Option<(String, usize)>,
+    /// A GPU scatter kernel's label phase: (this thread's lane, lanes per position, terms a
+    /// lane takes a step) for the first screened argmin, whose float32 sums the lanes share
+    /// (see [`Lower::reductions_together`]).
+    label_lanes: Option<(String, usize, usize)>,
     /// Index values (SSA names) known to be multiples of a number (a loop's induction variable
     /// stepping by an unroll): the alignment of the shared-memory loads they index.
     multiples: HashMap<String, usize>,
@@ -747,7 +747,11 @@ impl<'g> Lower<'g> {
             text += "    return\n  }\n";
         }
         if target == Target::Gpu && grid {
-            text += &scatter::gpu_entry(self.n_in + self.n_out, params.len());
+            let bounds = scatter
+                .map(|s| s.0)
+                .filter(|s| s.min_blocks > 0)
+                .map(|s| (s.threads, s.min_blocks));
+            text += &scatter::gpu_entry(self.n_in + self.n_out, params.len(), bounds);
         } else if target == Target::Gpu {
             // The entry divides the block index by the split count: the parameter holding it.
             let split_param = split

@@ -142,6 +142,10 @@ const SCATTER_TILE: usize = 128;
 fn scatter_shape() -> (usize, usize) {
     kiln_cache::config().gpu_scatter.unwrap_or((SCATTER_THREADS, SCATTER_TILE))
 }
+/// Blocks a multiprocessor should hold at once (launch bounds; 0: none), by default
+/// (`KILN_GPU_SCATTER_BOUNDS=N` for another).
+const SCATTER_MIN_BLOCKS: usize = 0;
+
 /// Most blocks of a GPU scatter kernel: the last block combines every block's partial result
 /// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread).
 const SCATTER_BLOCKS: usize = 512;
@@ -182,6 +186,9 @@ pub struct GpuScatter {
     /// The outputs are zeroed before the launch: bins too large for shared memory are combined
     /// by atomics in the outputs themselves (sums only; floats then in an order that varies).
     pub zero_outputs: bool,
+    /// Launch bounds: blocks of `threads` a multiprocessor holds at once (0: none); the launch
+    /// then asks for the largest shared-memory carve-out.
+    pub min_blocks: usize,
 }
 
 /// A region input copied to shared memory tile by tile: its rows (axis 0 is the position).
@@ -395,9 +402,21 @@ impl Lower<'_> {
         let (nthreads, ntile) = scatter_shape();
         // Threads per position in the label phase (a power of two up to a warp).
         let lanes = 1usize << (nthreads / ntile).clamp(1, 32).ilog2();
-        // Shared memory: each output's index per tile position, the bins, then the staged rows
+        // Shared memory: each index's row per tile position (one slot for outputs sharing the
+        // index and their row count: k-means' sums and counts), the bins, then the staged rows
         // of the inputs read by position (as many as fit: staging only saves loads).
-        let mut offset = aligned(8 * ntile * outs.len());
+        let mut keys: Vec<(kiln_ir::NodeId, usize)> = Vec::new();
+        let slot: Vec<usize> = outs
+            .iter()
+            .map(|&o| {
+                let key = (body.node(o).inputs[1], body.node(o).shape[0]);
+                keys.iter().position(|&k| k == key).unwrap_or_else(|| {
+                    keys.push(key);
+                    keys.len() - 1
+                })
+            })
+            .collect();
+        let mut offset = aligned(8 * ntile * keys.len());
         let mut blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS);
         let mut layouts: Vec<OutLayout> = outs
             .iter()
@@ -429,13 +448,14 @@ impl Lower<'_> {
             .collect();
         // The region inputs read by position whose tile of rows can be staged: (input, dtype,
         // row, stride).
+        let unroll = super::screen::lane_unroll(n.div_ceil(blocks).div_ceil(ntile));
         let mut stage_candidates = Vec::new();
         for node in body.nodes() {
             if let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) {
                 let row = numel(node.shape.get(1..).unwrap_or(&[]));
                 // The label phase's lanes take `vec` consecutive elements at a time (see
                 // `reductions_together`) where the row is a multiple of them all.
-                let vec = super::screen::lane_unroll().max(1);
+                let vec = unroll.max(1);
                 let vec = if lanes > 1 && row.is_multiple_of(vec * lanes) { vec } else { 1 };
                 let stride = staged_stride(row, lanes, vec, node.dtype.itemsize());
                 if node.shape.first() == Some(&n)
@@ -491,7 +511,7 @@ impl Lower<'_> {
                     l.rows * l.m
                 )));
             }
-            offset = aligned(8 * ntile * outs.len());
+            offset = aligned(8 * ntile * keys.len());
             scratch = 0;
             blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS_GLOBAL);
             for l in &mut layouts {
@@ -514,6 +534,7 @@ impl Lower<'_> {
                 scratch_bytes: scratch.max(16),
                 counters: 1 + ngroups,
                 zero_outputs: global,
+                min_blocks: kiln_cache::config().gpu_scatter_bounds.unwrap_or(SCATTER_MIN_BLOCKS),
             },
             offset,
         ));
@@ -588,15 +609,12 @@ impl Lower<'_> {
         let pc = self.b.op(&format!("arith.minsi {p}, {last_p} : i64"));
         let item = self.b.op(&format!("arith.addi {t0}, {pc} : i64"));
         self.tile.as_mut().expect("set above").item = Some(item.clone());
-        self.label_lanes = (lanes > 1).then(|| (lane.clone(), lanes));
-        let mut rows = Vec::with_capacity(outs.len());
-        for &o in &outs {
-            let node = body.node(o);
-            let i = self.emit(
-                node.inputs[1],
-                &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) },
-            )?;
-            rows.push(self.wrap_row(&i.ssa, node.shape[0]));
+        self.label_lanes = (lanes > 1).then(|| (lane.clone(), lanes, unroll));
+        let mut rows = Vec::with_capacity(keys.len());
+        for &(idx, nrows) in &keys {
+            let i =
+                self.emit(idx, &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) })?;
+            rows.push(self.wrap_row(&i.ssa, nrows));
         }
         self.label_lanes = None;
         let inside = self.b.op(&format!("arith.cmpi slt, {p}, {tlen} : i64"));
@@ -621,7 +639,7 @@ impl Lower<'_> {
             let active = self.b.op(&format!("arith.cmpi slt, {g}, {groups} : i64"));
             self.open_if(&active);
             let (ii, _, _) = self.open_for_step(&g, &tlen, Some(&groups), &[], &[]);
-            let at = self.shared_at(8 * ntile * k);
+            let at = self.shared_at(8 * ntile * slot[k]);
             let r = load_aligned(&mut self.b, &at, &ii, DType::Int64, 8).ssa;
             let item = self.b.op(&format!("arith.addi {t0}, {ii} : i64"));
             self.tile.as_mut().expect("set above").item = Some(item.clone());
@@ -887,14 +905,20 @@ impl Staged {
 
 /// The GPU entry of a scatter kernel: block `b` of `B` takes positions
 /// `b·ceil(n/B) .. min((b+1)·ceil(n/B), n)`; the region's buffers are followed by the scratch
-/// buffer and the counter (see [`GpuScatter`]).
-pub(super) fn gpu_entry(nbuf: usize, nparams: usize) -> String {
+/// buffer and the counter (see [`GpuScatter`]). `bounds`: launch bounds, (threads, blocks a
+/// multiprocessor holds at once), `.maxntid` and `.minnctapersm` in the PTX.
+pub(super) fn gpu_entry(nbuf: usize, nparams: usize, bounds: Option<(usize, usize)>) -> String {
     let mut args: Vec<String> = (0..nbuf + 2)
         .map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}"))
         .collect();
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
     args.extend(["%n: i64".to_string(), "%chunk: i64".into()]);
-    let mut t = format!("  func.func @{}({}) {{\n", super::GPU_ENTRY, args.join(", "));
+    let attrs = bounds.map_or(String::new(), |(threads, blocks)| {
+        format!(
+            " attributes {{nvvm.maxntid = array<i32: {threads}, 1, 1>, nvvm.minctasm = {blocks} : i32}}"
+        )
+    });
+    let mut t = format!("  func.func @{}({}){attrs} {{\n", super::GPU_ENTRY, args.join(", "));
     t += "    %one = arith.constant 1 : i64\n";
     t += &super::entry_prologue(nparams);
     for line in [

@@ -40,16 +40,20 @@ const MAX_TERMS: usize = 1 << 16;
 const SCREEN_UNROLL: usize = 1;
 
 /// Consecutive terms of each sum a lane takes a step where a position's sums are split between
-/// lanes (a GPU scatter's label phase), by default (`KILN_ARG_SCREEN=N` for another). On an
-/// H200 (k-means 2^20×64, k = 10, session 21) 4 made the centres' and the staged rows' loads
-/// 16-byte ones and the kernel's instructions 30% fewer, but took 72 registers and a row stride
-/// of 72 (49.2 KiB of shared memory): 3 blocks a multiprocessor, 0.353 ms against 0.261 at 1.
-const LANE_UNROLL: usize = 1;
+/// lanes (a GPU scatter's label phase) and a block takes several tiles, by default
+/// (`KILN_ARG_SCREEN=N` for another). On an H200 (k-means 2^20×64, k = 10, session 22, one
+/// call): 2 took 0.242 ms against 0.254-0.256 at 1 (56 registers, 4 blocks a multiprocessor);
+/// 4 made the centres' and the staged rows' loads 16-byte ones and the instructions 30% fewer
+/// (session 21) but took 72 registers (3 blocks a multiprocessor, 0.353 ms), or with launch
+/// bounds of 4 blocks 64 registers and spills (0.266 ms).
+const LANE_UNROLL: usize = 2;
 
 /// Terms of each sum a lane takes a step in a screened argmin split between lanes (see
-/// [`LANE_UNROLL`]); 0 where the screen is off.
-pub(super) fn lane_unroll() -> usize {
-    kiln_cache::config().arg_screen.unwrap_or(LANE_UNROLL)
+/// [`LANE_UNROLL`]) where a block takes `tiles` tiles of positions; 0 where the screen is off.
+/// Blocks of one tile (the digits, 1797 positions: 15 blocks) keep 1: at 2 the digits' update
+/// took 0.037 ms against 0.030-0.036 at 1 in two calls.
+pub(super) fn lane_unroll(tiles: usize) -> usize {
+    kiln_cache::config().arg_screen.unwrap_or(if tiles > 1 { LANE_UNROLL } else { 1 })
 }
 
 /// The relative half-width `δ` of the interval around a screened sum of `terms` terms.
@@ -76,7 +80,7 @@ impl Lower<'_> {
         let unroll = match (kiln_cache::config().arg_screen, &self.label_lanes) {
             (Some(0), _) => return Ok(None),
             (Some(u), _) => u,
-            (None, Some(_)) => LANE_UNROLL,
+            (None, Some((_, _, u))) => *u,
             (None, None) => SCREEN_UNROLL,
         };
         let node = self.body.node(id);
@@ -94,7 +98,7 @@ impl Lower<'_> {
         // must not read them), then the best, its position and the runner-up.
         self.memo.push(HashMap::new());
         let lanes = self.label_lanes.take();
-        let lanes = lanes.as_ref().map(|(l, n)| (l.as_str(), *n));
+        let lanes = lanes.as_ref().map(|(l, n, _)| (l.as_str(), *n));
         self.reductions_together(*r, ixs, Some(Acc::float32_sum_in_f32()), unroll, lanes)?;
         let sums: Vec<String> =
             fulls.iter().map(|f| self.emit(input, f).map(|v| v.ssa)).collect::<Result<_, _>>()?;
