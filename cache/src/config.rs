@@ -203,7 +203,8 @@ pub struct Config {
     /// `KILN_ARG_SCREEN`: unrolled argmin/argmax over float32 sums of non-negative terms
     /// decided by a float32 pass where its error bound allows, folded exactly elsewhere (the
     /// same results either way; for measuring it): `off` (`Some(0)`), or the terms of each
-    /// sum the pass takes a step, 1, 2, 4 or 8 (default on, 1: the lowering's `SCREEN_UNROLL`).
+    /// sum the pass takes a step, 1, 2, 4 or 8 (default on: the lowering's choice, 2 on the GPU
+    /// where a scatter block takes several tiles, else 1).
     pub arg_screen: Option<usize>,
     /// `KILN_GPU_SCATTER=THREADS,TILE`: a GPU scatter block's threads (a power of two from 64
     /// to 1024) and tile (32 to `THREADS` positions) (tuning; default 256,128).
