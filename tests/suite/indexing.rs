@@ -587,3 +587,52 @@ fn screened_labels_fold_near_ties_exactly() {
     let (got, want) = backend_and_evaluator(&[&smin, &smax]);
     assert_eq!(got, want, "one-hot rows scattered at the labels, against the evaluator");
 }
+
+/// Labels among 11 centres (the host screen merges their float32 sums in a tree of four
+/// levels, or in vector reductions, `lower/screen.rs`) on a coarse grid: coordinates are small
+/// integers, some moved by 2^-11, 2^-18 or 2^-20, so that near ties (apart by less than the
+/// screen's bound: about 250, 50 and 25 of the 3,000 points below by NumPy's float32 sums;
+/// with 16 and 48 coordinates one whose float32 sums pick another centre) fall between centres in the same and
+/// in different subtrees, and between a best and each runner-up position. Labels by argmin and
+/// argmax, in a reduction kernel and in a scatter kernel with the counts, against the evaluator;
+/// points of 6 coordinates (scalar sums) and of 16 and 48 (the host's sums in vectors of 16
+/// lanes).
+#[test]
+fn screened_labels_of_many_centres_on_a_grid_match_the_evaluator() {
+    for d in [6, 16, 48] {
+        grid_labels(d);
+    }
+}
+
+fn grid_labels(d: usize) {
+    let (n, k) = (3000, 11);
+    let mut s = 11u64;
+    let mut next = move || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s >> 33
+    };
+    let mut coord = || {
+        let r = next();
+        let nudge = match r % 8 {
+            0 => (-11f32).exp2(),
+            1 => -(-18f32).exp2(),
+            2 => (-20f32).exp2(),
+            _ => 0.0,
+        };
+        ((r / 8) % 3) as f32 - 1.0 + nudge
+    };
+    let x: Vec<f32> = (0..n * d).map(|_| coord()).collect();
+    let c: Vec<f32> = (0..k * d).map(|_| coord()).collect();
+    let (x, c) = (Array::from_vec(x, &[n, d]), Array::from_vec(c, &[k, d]));
+    let dist = sq_distances(&x, &c);
+    let (lmin, lmax) = (dist.argmin(1), dist.argmax(1));
+    let (got, want) = backend_and_evaluator(&[&lmin, &lmax]);
+    assert_eq!(got, want, "labels (argmin, argmax) against the evaluator, d = {d}");
+    let spread = (0..n).filter(|&i| want[0][i] != 0.0).count();
+    assert!(spread > n / 2, "labels spread over the centres: {spread}, d = {d}");
+    let sums = kiln::zeros(&[k, d], DType::Float32).add_at(&lmin, &x);
+    let smax = kiln::zeros(&[k, d], DType::Float32).add_at(&lmax, &x);
+    let counts = kiln::bincount(&lmin, None, k);
+    let (got, want) = backend_and_evaluator(&[&sums, &smax, &counts]);
+    assert_eq!(got, want, "sums and counts at the labels, against the evaluator, d = {d}");
+}
