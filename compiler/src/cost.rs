@@ -73,7 +73,7 @@ pub fn element_weight(op: OpKind) -> f64 {
         Erfc | Erfinv | Gammaln | Digamma | Gcd | Lcm => TRANSCENDENTAL_WEIGHT,
         Sum | Prod | Max | Min | ArgMax | ArgMin | All | Any => 0.0,
         ScatterAdd | ScatterMax | ScatterMin | Scatter | Cumsum | Cumprod | Cummax | Cummin
-        | Compact | CompactCount | Sort | Argsort | SortTake => 0.0,
+        | Compact | CompactCount | Sort | Argsort | SortTake | Argtopk => 0.0,
         Concatenate | Stack | Contiguous | CustomKernel | kiln_ir::ops_of!(Vendor) => 0.0,
     }
 }

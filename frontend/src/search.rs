@@ -3,10 +3,10 @@
 //! and fuse: a search counts, per value, the sorted elements before it (a comparison broadcast
 //! over both and summed: O(n·m) work, meant for bins and other short sorted arrays: no binary
 //! search kernel yet); a histogram computes each element's bin as NumPy does and adds ones into
-//! the bins (a scatter); `topk` gathers the ends of an `argsort`.
+//! the bins (a scatter); `topk` selects (an `argtopk` node) and gathers.
 
 use kiln_ir::host::Data;
-use kiln_ir::{DType, OpKind};
+use kiln_ir::{Attrs, DType, OpKind};
 
 use crate::error::{value_err, Result};
 use crate::{Array, SliceArg};
@@ -311,10 +311,19 @@ pub fn histogram_with_edges(a: &Array, edges: &Array) -> (Array, Array) {
 
 /// torch's `topk(a, k, axis, largest)`: the `k` largest (or smallest) elements along `axis`,
 /// largest first (smallest first), and their int64 positions; NaN counts as the largest. Both
-/// of `a`'s shape with the axis `k` long. Among equal elements the order is unspecified (as
-/// torch's).
+/// of `a`'s shape with the axis `k` long; the values keep `a`'s dtype (their own bits: -0.0 and
+/// NaN payloads). Equal elements are taken and listed in line order (lowest position first,
+/// also for `largest`), so the result is deterministic; torch leaves their order unspecified.
+/// NumPy equivalent of the positions: `np.argsort(a, axis, kind='stable')` cut to `k` for the
+/// smallest, and for the largest the stable sort in descending order (NaN first) cut to `k`.
 ///
-/// Errors: `axis` out of range, `k` longer than the axis, complex `a`.
+/// By selection, not a sort: one `argtopk` node (a sort region) finds each line's `k`-th
+/// element, keeps the elements before it and sorts only those; the values are a gather of `a`
+/// at the positions. On a CUDA device, lines along the last axis that fit a block's shared
+/// memory with at most 1024 positions run as one radix-select kernel (a block a line); other
+/// lines run on the host.
+///
+/// Errors: `axis` out of range (a 0-d array has none), `k` longer than the axis, complex `a`.
 pub fn try_topk(a: &Array, k: usize, axis: i64, largest: bool) -> Result<(Array, Array)> {
     if a.dtype().is_complex() {
         return Err(value_err("topk", format!("complex input ({}) has no order", a.dtype())));
@@ -324,13 +333,7 @@ pub fn try_topk(a: &Array, k: usize, axis: i64, largest: bool) -> Result<(Array,
     if k > n {
         return Err(value_err("topk", format!("k ({k}) is larger than the axis ({n})")));
     }
-    let order = a.try_argsort(Some(ax as i64))?;
-    let picks: Vec<i64> = if largest {
-        (0..k as i64).map(|j| n as i64 - 1 - j).collect()
-    } else {
-        (0..k as i64).collect()
-    };
-    let pos = order.try_take(&Array::from_vec(picks, &[k]), Some(ax as i64))?;
+    let pos = Array::apply(OpKind::Argtopk, Attrs::TopK { axis: ax, k, largest }, &[a])?;
     let vals = a.try_take_along_axis(&pos, ax as i64)?;
     Ok((vals, pos))
 }

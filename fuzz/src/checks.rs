@@ -598,6 +598,12 @@ fn attrs_for(b: &mut Bytes, kind: AttrKind, shape: &[usize], op: OpKind) -> Attr
         },
         AttrKind::Custom => Attrs::Custom { name: "fuzz".into() },
         AttrKind::Linalg => Attrs::Linalg { output: b.below(3) as u8, full_matrices: bit(mask, 0) },
+        AttrKind::TopK => {
+            // k up to the axis's extent (nd + 1: an axis out of range, rejected by inference).
+            let axis = b.below(nd + 1);
+            let k = b.below(shape.get(axis).map_or(1, |&n| n + 1));
+            Attrs::TopK { axis, k, largest: bit(mask, 1) }
+        }
         AttrKind::Input | AttrKind::Const | AttrKind::Iota | AttrKind::Fft | AttrKind::RealFft => {
             Attrs::None
         }

@@ -274,6 +274,7 @@ pub enum Attrs {
     RealFft { axes: Axes, n: usize, norm: FftNorm },
     Linalg { output: u8, full_matrices: bool },
     Custom { name: String },
+    TopK { axis: usize, k: usize, largest: bool },
 }
 
 impl Attrs {
@@ -319,6 +320,9 @@ impl Attrs {
             Attrs::Linalg { output, full_matrices } => {
                 out.extend([14, u64::from(*output) | u64::from(*full_matrices) << 8])
             }
+            Attrs::TopK { axis, k, largest } => {
+                out.extend([15 | u64::from(*largest) << 32, *axis as u64, *k as u64])
+            }
             Attrs::Custom { name } => {
                 out.push(13 | (name.len() as u64) << 8);
                 out.extend(name.as_bytes().chunks(8).map(|c| {
@@ -349,6 +353,7 @@ impl Attrs {
             Attrs::RealFft { .. } => K::RealFft,
             Attrs::Linalg { .. } => K::Linalg,
             Attrs::Custom { .. } => K::Custom,
+            Attrs::TopK { .. } => K::TopK,
         }
     }
 }

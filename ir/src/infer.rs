@@ -301,6 +301,26 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             }
             s0.into()
         }
+        OpClass::Sort if op == OpKind::Argtopk => {
+            let Attrs::TopK { axis, k, .. } = attrs else { unreachable!() };
+            if *axis >= s0.len() {
+                return Err(IrError::AxisOutOfBounds {
+                    op: name.into(),
+                    axis: *axis as i64,
+                    rank: s0.len(),
+                });
+            }
+            if *k > s0[*axis] {
+                return Err(IrError::InvalidShape {
+                    op: name.into(),
+                    shape: s0.into(),
+                    message: format!("k ({k}) is larger than the axis ({})", s0[*axis]),
+                });
+            }
+            let mut s: Shape = s0.into();
+            s[*axis] = *k;
+            s
+        }
         OpClass::Scan | OpClass::Sort => {
             let Attrs::Axis { axis } = attrs else { unreachable!() };
             if *axis >= s0.len() {

@@ -71,6 +71,8 @@ impl Domain {
     pub const NUM: Domain = Domain(2 | 4 | 8 | 16);
     pub const REAL_NUM: Domain = Domain(2 | 4 | 8);
     pub const INEXACT: Domain = Domain(8 | 16);
+    /// Every dtype with an order: all but complex.
+    pub const ORDERED: Domain = Domain(1 | 2 | 4 | 8);
 
     pub const fn contains(self, d: DType) -> bool {
         let bit = match d.kind() {
@@ -161,6 +163,9 @@ pub enum AttrKind {
     Linalg,
     /// `name` of a user kernel.
     Custom,
+    /// `axis` (normalised), `k` (the result's extent along it) and `largest` (the order: the
+    /// largest first, else the smallest first).
+    TopK,
 }
 
 /// One row of the op table.
@@ -421,6 +426,7 @@ ops! {
         Sort,            "sort",          Fixed(1), ANY,      Same,      Axis,    "the elements along `axis` in ascending order, NaN last (complex: by real then imaginary part), ties stable (np.sort)";
         Argsort,         "argsort",       Fixed(1), ANY,      Index,     Axis,    "positions along `axis` that sort it as `sort` does, ties in their order (np.argsort(kind='stable'))";
         SortTake,        "sort_take",     Fixed(2), ANY,      Gathered,  Axis,    "take_along_axis(sort(a, axis), k, axis): the elements at sorted positions k (int64, wrapped into range; a's rank, any extent along `axis`, each other extent 1 or a's) of each line, in sort's order (np.partition(a, k) read at k; order statistics by selection)";
+        Argtopk,         "argtopk",       Fixed(1), ORDERED,  Index,     TopK,    "the int64 positions of the `k` largest (`largest`; else smallest) elements of each line along `axis`, in that order, NaN the largest, equal elements in line order; `axis` k long (torch.topk's indices, sorted; np.argsort(a, kind='stable')[:k] for the smallest; a selection, not a sort)";
     }
 
     Reduce {

@@ -383,7 +383,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             // A sorted line is within its input's bound of the reference's (sorting moves no
             // element further than the largest error); positions only follow exact inputs.
             Sort | SortTake => worst,
-            Argsort => exact,
+            Argsort | Argtopk => exact,
         };
         bounds.push(b);
     }

@@ -6,7 +6,9 @@
 //! memory limit and past it, positions per line (`nanmedian`). Every test is named
 //! `gpu_select_...` and returns at once without a CUDA backend (`on_gpu`).
 //!
-//! Run on the GPU machine: `KILN_DEVICE=cuda:0 ./main gpu_select`.
+//! `topk` (an `argtopk` region: `cuda/radix_topk.cu`) likewise: `gpu_topk_...`.
+//!
+//! Run on the GPU machine: `KILN_DEVICE=cuda:0 ./main gpu_select`, `./main gpu_topk`.
 
 use kiln::{Array, DType};
 use kiln_exec::RanCode;
@@ -121,4 +123,65 @@ fn gpu_select_of_many_lines_and_whole_arrays() {
     matches_evaluator(&[&y.percentile(12.5, Some(-1))], true, "percentile 6 x 7 x 300");
     let z = data(DType::Float32, (1 << 18) + 3, 7);
     matches_evaluator(&[&z.median(None)], false, "median of 2^18 + 3");
+}
+
+/// `topk`'s positions (an `argtopk` region, `cuda/radix_topk.cu`) and values against the
+/// evaluator, exactly: equal elements in line order, NaN the largest, ±0 equal.
+fn topk_matches(x: &Array, k: usize, largest: bool, on_gpu_kernel: bool, what: &str) {
+    let (vals, pos) = kiln::topk(x, k, -1, largest);
+    let ran = |c: &RanCode| matches!(c, RanCode::GpuRadixSelect);
+    let claim = format!("topk {what} k={k} largest={largest}: the GPU's top-k ran");
+    crate::sorts_gpu::matches_evaluator_when(&[&pos, &vals], ran, on_gpu_kernel, &claim);
+}
+
+#[test]
+fn gpu_topk_of_every_real_dtype_matches_the_evaluator() {
+    if !on_gpu() {
+        return;
+    }
+    for (s, dt) in REAL.into_iter().enumerate() {
+        // 23 lines of 601 elements (ties, NaN, ±0, ±inf).
+        let x = data(dt, 23 * 601, 40 + s as u64).reshape(&[23, 601]);
+        for k in [1, 2, 16, 300, 601] {
+            for largest in [true, false] {
+                topk_matches(&x, k, largest, true, &format!("23 x 601 {dt}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_topk_of_ties_many_lines_and_limits() {
+    if !on_gpu() {
+        return;
+    }
+    // Lines of one repeated value (every element ties with the threshold), of few values.
+    let same = Array::from_vec(vec![-0.0f32; 5 * 700], &[5, 700]);
+    let few: Vec<i32> = (0..7 * 999).map(|i| (i * 7919 % 13) % 3).collect();
+    let few = Array::from_vec(few, &[7, 999]);
+    for largest in [true, false] {
+        topk_matches(&same, 33, largest, true, "zeros");
+        topk_matches(&few, 700, largest, true, "three values");
+    }
+    // Many short lines, a 3-d array's last axis, 1024 positions (the most), a line at the
+    // shared-memory limit, one element.
+    let limit = kiln_compiler::codegen::SELECT_SHARED;
+    let max = kiln_compiler::codegen::TOPK_MAX;
+    let cases: [(DType, &[i64], usize); 5] = [
+        (DType::Float32, &[4096, 96], 5),
+        (DType::Int16, &[6, 7, 300], 9),
+        (DType::Float64, &[3, 5000], max),
+        (DType::Float32, &[2, (limit / 4) as i64], 7),
+        (DType::UInt8, &[4, 1], 1),
+    ];
+    for (dt, shape, k) in cases {
+        let x = data(dt, shape.iter().product::<i64>() as usize, k as u64).reshape(shape);
+        topk_matches(&x, k, true, true, &format!("{shape:?} {dt}"));
+    }
+    // Past the kernel's reach: more positions than TOPK_MAX, a line past the shared memory
+    // (the host selects, the same positions).
+    let x = data(DType::Float32, 2 * 3000, 9).reshape(&[2, 3000]);
+    topk_matches(&x, max + 1, true, false, "past TOPK_MAX");
+    let x = data(DType::Float32, limit / 4 + 1, 10).reshape(&[1, (limit / 4 + 1) as i64]);
+    topk_matches(&x, 3, false, false, "past the shared memory");
 }

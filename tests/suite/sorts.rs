@@ -2,7 +2,7 @@
 //! `make_sort_fixtures.py`: NaN last, ±0 and ±inf, ties (argsort stable), complex with NaN
 //! parts, every dtype class, an empty axis, 0-d with axis None, negative axes) and the order
 //! statistics built on them (median, quantile, percentile and their NaN-skipping forms,
-//! searchsorted, digitize, histogram, the unique family), on
+//! searchsorted, digitize, histogram, the unique family, topk), on
 //! whichever backend runs the suite; their typed errors; a sort as its own region.
 
 use kiln::{Array, DType};
@@ -56,6 +56,19 @@ fixture_cases! { "sort/cases.txt";
     lexsort_one => |a| kiln::lexsort(&[&a[0]], -1);
     lexsort_axis0 => |a| kiln::lexsort(&[&a[0], &a[1]], 0);
     histogram_with_edges_f32, histogram_with_edges_int => |a| kiln::histogram_with_edges(&a[0], &a[1]).0;
+    topk_pos_special_largest => |a| kiln::topk(&a[0], 5, -1, true).1;
+    topk_vals_special_largest => |a| kiln::topk(&a[0], 5, -1, true).0;
+    topk_pos_special_smallest => |a| kiln::topk(&a[0], 5, -1, false).1;
+    topk_vals_special_smallest => |a| kiln::topk(&a[0], 5, -1, false).0;
+    topk_pos_rows_all => |a| kiln::topk(&a[0], 12, -1, true).1;
+    topk_pos_axis0 => |a| kiln::topk(&a[0], 2, 0, true).1;
+    topk_vals_axis0 => |a| kiln::topk(&a[0], 2, 0, true).0;
+    topk_pos_i8_ties => |a| kiln::topk(&a[0], 4, 1, true).1;
+    topk_pos_i8_ties_smallest => |a| kiln::topk(&a[0], 4, 1, false).1;
+    topk_pos_i64_ties => |a| kiln::topk(&a[0], 7, -1, true).1;
+    topk_pos_u8, topk_pos_bool => |a| kiln::topk(&a[0], 3, -1, true).1;
+    topk_vals_f16 => |a| kiln::topk(&a[0], 10, -1, true).0;
+    topk_pos_k0 => |a| kiln::topk(&a[0], 0, -1, true).1;
     unique_all_values_i16 => |a| kiln::unique_all(&a[0]).0;
     unique_all_indices_i16, unique_all_indices_f64 => |a| kiln::unique_all(&a[0]).1;
     unique_all_inverse_i16 => |a| kiln::unique_all(&a[0]).2;

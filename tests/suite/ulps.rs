@@ -67,7 +67,8 @@ pub fn host_ulps(op: OpKind, dt: DType) -> u64 {
         | Slice | ExpandDims | Squeeze | Flip | Concatenate | Stack | Contiguous | MatMul | Fft
         | Rfft | Irfft | CustomKernel | Take | Label | ScatterAdd | ScatterMax | ScatterMin
         | Scatter | Cumsum | Cumprod | Cummax | Cummin | Compact | CompactCount | Sort
-        | Argsort | SortTake | Cholesky | Solve | Inv | Det | Slogdet | Qr | Svd | Eigh => 0,
+        | Argsort | SortTake | Argtopk | Cholesky | Solve | Inv | Det | Slogdet | Qr | Svd
+        | Eigh => 0,
     }
 }
 

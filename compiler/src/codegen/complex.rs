@@ -235,6 +235,7 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         | Sort
         | Argsort
         | SortTake
+        | Argtopk
         | kiln_ir::ops_of!(Vendor) => {
             unreachable!("{} is not elementwise", node.op.name())
         }

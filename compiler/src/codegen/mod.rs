@@ -145,7 +145,8 @@ pub use host::{
 pub use lower::scan_gpu::GpuGrid;
 pub use lower::scatter::GpuScatter;
 pub use lower::sort_gpu::{
-    radix_sort, sort_take, RadixSort, SortTake, RADIX_MAX_LINES, SELECT_SHARED,
+    radix_sort, sort_take, topk, RadixSort, SortTake, TopK, RADIX_MAX_LINES, SELECT_SHARED,
+    TOPK_MAX,
 };
 pub use lower::{
     lower, GpuSplit, Kernel, KernelShape, LowerOptions, GPU_ENTRY, HOST_ENTRY, KERNEL,
@@ -164,11 +165,12 @@ pub fn kernel_shapes(region: &Region) -> String {
     };
     let host_instead = if region.kind == RegionKind::Sort { "host sort" } else { "evaluator" };
     let host = on(LowerOptions::host(), host_instead);
-    let gpu_instead = match (radix_sort(region), sort_take(region)) {
-        (Ok(_), _) => "radix sort".to_string(),
-        (_, Ok(s)) if s.in_shared => "radix select".to_string(),
-        (_, Ok(_)) => "radix sort + pick".to_string(),
-        (Err(_), Err(_)) => format!("on the host ({host})"),
+    let gpu_instead = match (radix_sort(region), sort_take(region), topk(region)) {
+        (Ok(_), _, _) => "radix sort".to_string(),
+        (_, Ok(s), _) if s.in_shared => "radix select".to_string(),
+        (_, Ok(_), _) => "radix sort + pick".to_string(),
+        (_, _, Ok(_)) => "radix topk".to_string(),
+        (Err(_), Err(_), Err(_)) => format!("on the host ({host})"),
     };
     let gpu = on(LowerOptions::gpu(), &gpu_instead);
     format!("host {host}; gpu {gpu}")

@@ -9,7 +9,8 @@
 //! its stream: a grid-stride loop over chunks of work items. A sort region of long lines (a
 //! [`kiln_compiler::codegen::RadixSort`]) runs as the radix sort of `radix.rs` (NVRTC-compiled
 //! CUDA C++, through the disk cache); a `sort_take` region (a
-//! [`kiln_compiler::codegen::SortTake`]: order statistics) as the radix select of `select.rs`. A
+//! [`kiln_compiler::codegen::SortTake`]: order statistics) as the radix select of `select.rs`
+//! (an `argtopk` region, a [`kiln_compiler::codegen::TopK`], as its top-k). A
 //! region code generation does not support yet (copies, concatenation, vendor calls, complex
 //! dtypes) runs on the host: its inputs are copied down, it runs as on the CPU backend, and its
 //! outputs are copied up.
@@ -39,7 +40,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use kiln_cache::config::GpuLink;
 use kiln_compiler::codegen::gpu::{disk_cache_key, gpu_is_hot, gpu_tier, GpuKernel};
 use kiln_compiler::codegen::{
-    lower, radix_sort, sort_take, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY,
+    lower, radix_sort, sort_take, topk, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY,
 };
 use kiln_compiler::fusion::Region;
 use kiln_compiler::pipeline::Compiled;
@@ -498,6 +499,12 @@ impl Walker for Cuda<'_> {
             {
                 let ran = if s.in_shared { RanCode::GpuRadixSelect } else { RanCode::GpuRadixSort };
                 (select::run(gpu, region, &s, &reads)?, ran)
+            }
+            (None, _, None)
+                if kiln_runtime::nvrtc::nvrtc_available()
+                    && let Ok(t) = topk(region) =>
+            {
+                (select::run_topk(gpu, region, &t, &reads)?, RanCode::GpuRadixSelect)
             }
             (None, _, None) => {
                 let host: Vec<HostArray> =

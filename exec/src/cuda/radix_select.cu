@@ -70,6 +70,32 @@ __device__ __forceinline__ void block_min_count(u64 best, u32 cnt, u64* redk, u3
     __syncthreads();
 }
 
+// Called by the block's first warp (lane `lane`): the digit of `hist` (RADIX counts) holding
+// the key of rank `rem` in digit order, into sel[0], the keys of smaller digits into sel[1] and
+// the digit's count into sel[2].
+template <typename S>
+__device__ __forceinline__ void find_digit(const u32* hist, u32 rem, u32 lane, S* sel) {
+    u32 c[RADIX / 32], s = 0;
+#pragma unroll
+    for (int q = 0; q < RADIX / 32; ++q) c[q] = hist[lane * (RADIX / 32) + q], s += c[q];
+    u32 incl = s;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        u32 y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= (u32)o) incl += y;
+    }
+    u32 before = incl - s;
+    if (before <= rem && rem < incl) {
+#pragma unroll
+        for (int q = 0; q < RADIX / 32; ++q) {
+            if (rem >= before && rem < before + c[q]) {
+                sel[0] = lane * (RADIX / 32) + q, sel[1] = before, sel[2] = c[q];
+            }
+            before += c[q];
+        }
+    }
+}
+
 // Rank "the last of its equals" (a line's largest key).
 #define LAST 0xffffffffu
 
@@ -184,27 +210,7 @@ __device__ void select_line(const K* in, u32 n, const long long* ks, u32 k_strid
                     count_digit(hist, (u32)(x >> shift) & (RADIX - 1), on);
                 }
                 __syncthreads();
-                if (t < 32) {
-                    u32 c[RADIX / 32], s = 0;
-#pragma unroll
-                    for (int q = 0; q < RADIX / 32; ++q) c[q] = hist[t * (RADIX / 32) + q], s += c[q];
-                    u32 incl = s;
-#pragma unroll
-                    for (int o = 1; o < 32; o <<= 1) {
-                        u32 y = __shfl_up_sync(0xffffffffu, incl, o);
-                        if (lane >= (u32)o) incl += y;
-                    }
-                    u32 before = incl - s;
-                    if (before <= rem && rem < incl) {
-#pragma unroll
-                        for (int q = 0; q < RADIX / 32; ++q) {
-                            if (rem >= before && rem < before + c[q]) {
-                                sel[0] = t * (RADIX / 32) + q, sel[1] = before, sel[2] = c[q];
-                            }
-                            before += c[q];
-                        }
-                    }
-                }
+                if (t < 32) find_digit(hist, rem, lane, sel);
                 __syncthreads();
                 prefix |= (K)((K)sel[0] << shift);
                 mask |= (K)((K)(RADIX - 1) << shift);

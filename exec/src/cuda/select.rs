@@ -2,12 +2,14 @@
 //! selection. Lines that fit a block's shared memory run `kiln_select_<dtype>` of
 //! `radix_select.cu` (a block a line, a radix select per position: see the file's head); longer
 //! ones (a few) are radix-sorted by `radix.rs` into a scratch buffer, then read at their
-//! positions by `kiln_sort_pick_<bytes>`. Both kernels are in the radix sort's module (NVRTC,
-//! the disk kernel cache).
+//! positions by `kiln_sort_pick_<bytes>`. `argtopk` regions run `kiln_topk_<dtype>` of
+//! `radix_topk.cu` (a block a line: a radix select of the k-th element, the elements before it
+//! collected and ranked). The kernels are in the radix sort's module (NVRTC, the disk kernel
+//! cache).
 
 use std::sync::Arc;
 
-use kiln_compiler::codegen::{RadixSort, SortTake};
+use kiln_compiler::codegen::{RadixSort, SortTake, TopK};
 use kiln_compiler::fusion::Region;
 use kiln_ir::DType;
 use kiln_runtime::{KernelArg, LaunchConfig};
@@ -90,5 +92,52 @@ pub(super) fn run(
         // of line i / m of `sorted` (lines × n), and writes out[i].
         unsafe { f.launch(LaunchConfig::linear(blocks, 256), &args)? };
     }
+    Ok(vec![out])
+}
+
+/// Runs `t` (the plan of `region`, an `argtopk`) over the region's inputs `reads` on the
+/// current stream: the int64 positions, `lines × m`.
+pub(super) fn run_topk(
+    gpu: &Gpu,
+    region: &Region,
+    t: &TopK,
+    reads: &[Arc<DeviceArray>],
+) -> Result<Vec<DeviceArray>> {
+    let out_node = region.body.node(region.body.outputs()[0]);
+    let x = super::region_input(reads, t.input, "argtopk")?;
+    let (n, lines, m, dt) = (t.n, t.lines, t.m, t.dtype);
+    let es = dt.itemsize();
+    if x.dtype() != dt
+        || x.buffer().len() != n * lines * es
+        || out_node.dtype != DType::Int64
+        || out_node.shape.iter().product::<usize>() != lines * m
+    {
+        return Err(Error::InvalidInput(format!(
+            "argtopk: {lines} x {n} {dt} to {m} positions a line, given {} {:?}",
+            x.dtype(),
+            x.shape()
+        )));
+    }
+    let Some(name) = radix::suffix(dt) else {
+        return Err(Error::InvalidInput(format!("argtopk: {dt} has no top-k kernel")));
+    };
+    let out = DeviceArray::empty(DType::Int64, &out_node.shape)?;
+    let module = radix::module(gpu)?;
+    let f = module.function(&format!("kiln_topk_{name}"))?;
+    // The line's keys, then the candidates' keys and positions (each 16-byte aligned).
+    let shared = ((n * es).next_multiple_of(16) + (m * es).next_multiple_of(16) + m * 4) as u32;
+    if shared > 32 * 1024 {
+        f.set_max_dynamic_shared_memory(shared)?;
+    }
+    let threads = (n / 32).next_multiple_of(32).clamp(64, MAX_THREADS) as u32;
+    let (src, op) = (x.buffer().ptr(), out.buffer().ptr());
+    let (n32, m32, largest) = (n as u32, m as u32, u32::from(t.largest));
+    let args: [&dyn KernelArg; 5] = [&src, &n32, &m32, &largest, &op];
+    let config = LaunchConfig::linear(lines as u32, threads).with_shared_mem(shared);
+    // SAFETY: kiln_topk_<name>(in, n, m, largest, out): block b reads line b's n elements (the
+    // input holds lines × n, checked above) and writes out[b * m .. (b + 1) * m] (int64, lines
+    // × m, checked); `shared` bytes of dynamic shared memory hold the line's n keys and m
+    // candidates' keys and 32-bit positions, each part 16-byte aligned.
+    unsafe { f.launch(config, &args)? };
     Ok(vec![out])
 }

@@ -353,15 +353,14 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         All => Ok(reduce::all(args[0], reduce_attrs(), shape())),
         Any => Ok(reduce::any(args[0], reduce_attrs(), shape())),
 
-        // ---- scans
+        // ---- scans and sorts
         Cumsum | Cumprod | Cummax | Cummin => {
             Ok(scan(args[0], node, axis_attr(), combining(node.op)))
         }
         Compact | CompactCount => Ok(sort::compact(args, node, axis_attr())),
-
-        // ---- sorts
         Sort | Argsort => Ok(sort::sort(args[0], node, axis_attr())),
         SortTake => Ok(sort::sort_take(args[0], args[1], node, axis_attr())),
+        Argtopk => Ok(sort::argtopk(args[0], node)),
 
         // ---- gathers
         Take => Ok(take(args[0], args[1], node)),
@@ -922,6 +921,7 @@ mod tests {
                 }
                 crate::ops::AttrKind::Custom => Attrs::Custom { name: "k".into() },
                 crate::ops::AttrKind::Linalg => Attrs::Linalg { output: 0, full_matrices: false },
+                crate::ops::AttrKind::TopK => Attrs::TopK { axis: 1, k: 1, largest: true },
                 other => unreachable!("{other:?}"),
             };
             let shape: &[usize] = match op {

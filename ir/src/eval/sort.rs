@@ -116,6 +116,41 @@ pub(crate) fn sort_take(x: &Tensor, k: &Tensor, node: &Node, axis: usize) -> Ten
     Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
 }
 
+/// `argtopk` of `x` along its `axis` (`node.shape` holds `k` there): each line's positions in
+/// ascending order (as [`sort`]) or descending order (`largest`: NaN first), equal elements in
+/// line order either way, the first `k` of them.
+pub(crate) fn argtopk(x: &Tensor, node: &Node) -> Tensor {
+    let crate::Attrs::TopK { axis, largest, .. } = node.attrs else {
+        unreachable!("argtopk's attributes are TopK (verified)")
+    };
+    let n = x.shape[axis];
+    let k = node.shape[axis];
+    let inner: usize = x.shape[axis + 1..].iter().product();
+    let outer: usize = x.shape[..axis].iter().product();
+    let mut vals = vec![Value::Int(0); outer * k * inner];
+    let mut perm: Vec<usize> = Vec::with_capacity(n);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |j: usize| o * n * inner + j * inner + i;
+            perm.clear();
+            perm.extend(0..n);
+            // A stable sort: equal elements keep their order in both directions.
+            perm.sort_by(|&a, &b| {
+                let c = order(x.vals[at(a)], x.vals[at(b)]);
+                if largest {
+                    c.reverse()
+                } else {
+                    c
+                }
+            });
+            for (j, &p) in perm[..k].iter().enumerate() {
+                vals[o * k * inner + j * inner + i] = Value::Int(p as i64);
+            }
+        }
+    }
+    Tensor { dtype: node.dtype, shape: node.shape.clone(), vals }
+}
+
 #[cfg(test)]
 mod tests {
     use num_complex::Complex64;
@@ -149,6 +184,26 @@ mod tests {
         let want = [-0.0, f64::NAN, 3.0, 0.0, 5.0, 2.0];
         assert_eq!(got, want.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
         assert_eq!(out.shape(), &[2, 3]);
+    }
+
+    #[test]
+    fn argtopk_takes_nan_first_for_largest_and_ties_in_line_order() {
+        use crate::{Attrs, DType, Graph, HostArray};
+        let line = vec![1.0f32, f32::NAN, -0.0, 3.0, 0.0, 3.0, f32::NEG_INFINITY];
+        let run = |k: usize, largest: bool| -> Vec<i64> {
+            let mut g = Graph::new();
+            let a = g.input(0, DType::Float32, &[7]);
+            let t = g.add(OpKind::Argtopk, Attrs::TopK { axis: 0, k, largest }, &[a]).unwrap();
+            g.set_outputs(vec![t]);
+            let av = HostArray::from_vec(&[7], line.clone()).unwrap();
+            let out = crate::eval::evaluate(&g, &[&av]).unwrap().remove(0);
+            out.as_slice::<i64>().unwrap().to_vec()
+        };
+        // Largest first: NaN, then the two 3.0s in line order, then 1.0, then ±0 in line order.
+        assert_eq!(run(6, true), [1, 3, 5, 0, 2, 4]);
+        // Smallest first: -inf, the zeros in line order, 1.0.
+        assert_eq!(run(4, false), [6, 2, 4, 0]);
+        assert_eq!(run(0, true), Vec::<i64>::new());
     }
 
     #[test]

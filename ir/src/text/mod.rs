@@ -86,6 +86,7 @@ pub fn attr_names(kind: AttrKind) -> &'static [&'static str] {
         AttrKind::RealFft => &["axes", "n", "norm"],
         AttrKind::Linalg => &["output", "full_matrices"],
         AttrKind::Custom => &["name"],
+        AttrKind::TopK => &["axis", "k", "largest"],
     }
 }
 

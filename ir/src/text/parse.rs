@@ -445,6 +445,11 @@ impl Cursor {
             AttrKind::Linalg => {
                 Attrs::Linalg { output: self.int(&f[0])?, full_matrices: self.bool(&f[1])? }
             }
+            AttrKind::TopK => Attrs::TopK {
+                axis: self.int(&f[0])?,
+                k: self.int(&f[1])?,
+                largest: self.bool(&f[2])?,
+            },
             AttrKind::Custom => match &f[0] {
                 (Value::Str(s), _) => Attrs::Custom { name: s.clone() },
                 (v, column) => {

@@ -68,6 +68,9 @@ fn attr_values(attrs: &Attrs, dtype: DType) -> Vec<String> {
             vec![output.to_string(), full_matrices.to_string()]
         }
         Attrs::Custom { name } => vec![quote(name)],
+        Attrs::TopK { axis, k, largest } => {
+            vec![axis.to_string(), k.to_string(), largest.to_string()]
+        }
     }
 }
 

@@ -593,6 +593,8 @@ fn main() {
     let sorts: Vec<ScanWork> = vec![
         ("sort_rows_8192x8192", Box::new(|| m.sort(Some(1)))),
         ("median_rows_8192x8192", Box::new(|| m.median(Some(1)))),
+        // torch.topk's values (the positions computed on the way, an argtopk region).
+        ("topk_rows_8192x8192_k16", Box::new(|| kiln::topk(&m, 16, 1, true).0)),
         ("sort_f32_2^26", Box::new(|| x.sort(None))),
         ("argsort_f32_2^26", Box::new(|| x.argsort(None))),
     ];
@@ -608,8 +610,8 @@ fn main() {
         let bytes = match work.as_str() {
             "sort_f32_2^26" => 8 * n,
             "argsort_f32_2^26" => 12 * n,
-            // A median reads each element once (peers_ops.py's count).
-            w if w.starts_with("median_rows") => 4 * r * c,
+            // A median or a top-k reads each element once (peers_ops.py's count).
+            w if w.starts_with("median_rows") || w.starts_with("topk_rows") => 4 * r * c,
             _ => 8 * r * c,
         };
         let gbps = bytes as f64 / (ms * 1e-3) / 1e9;

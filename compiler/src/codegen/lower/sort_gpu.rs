@@ -11,7 +11,9 @@
 //! a reshape of it) are [`RadixSort`]s: the CUDA executor sorts each by an LSD radix sort of its
 //! own (`kiln-exec`'s `cuda/radix_sort.cu`, compiled by NVRTC). Other sort regions (another
 //! axis, views, complex dtypes, many long lines) run on the host. `sort_take` regions (order
-//! statistics) are [`SortTake`]s: the executor's radix select (`cuda/radix_select.cu`).
+//! statistics) are [`SortTake`]s: the executor's radix select (`cuda/radix_select.cu`);
+//! `argtopk` regions are [`TopK`]s, a radix select and a sort of the few kept
+//! (`cuda/radix_topk.cu`).
 
 use kiln_ir::{Attrs, DType, OpKind};
 
@@ -42,13 +44,7 @@ fn sort_output<'r>(
     ops: &[OpKind],
 ) -> Result<(&'r kiln_ir::Node, &'r usize), Unsupported> {
     let no = |why: &str| Unsupported::new(Some(ops[0].name()), why.to_string());
-    if region.kind != RegionKind::Sort {
-        return Err(no("not a sort region"));
-    }
-    let [out] = region.body.outputs() else {
-        return Err(no("a sort region with several outputs"));
-    };
-    let node = region.body.node(*out);
+    let node = sole_output(region, ops[0])?;
     let Attrs::Axis { axis } = &node.attrs else {
         return Err(no("a sort region whose output has no axis"));
     };
@@ -56,6 +52,34 @@ fn sort_output<'r>(
         return Err(no(&format!("a sort region whose output is a {}", node.op.name())));
     }
     Ok((node, axis))
+}
+
+/// A sort region's one output node (`op` names the plan asking), or why it is not one.
+fn sole_output(region: &Region, op: OpKind) -> Result<&kiln_ir::Node, Unsupported> {
+    let no = |why: &str| Unsupported::new(Some(op.name()), why.to_string());
+    if region.kind != RegionKind::Sort {
+        return Err(no("not a sort region"));
+    }
+    let [out] = region.body.outputs() else {
+        return Err(no("a sort region with several outputs"));
+    };
+    Ok(region.body.node(*out))
+}
+
+/// The dtype of a selection's operand, or why the GPU does not select from it (complex, or
+/// lines along another axis than the last: the host selects).
+fn selectable(operand: &kiln_ir::Node, axis: usize, op: OpKind) -> Result<DType, Unsupported> {
+    let no = |why: String| Unsupported::new(Some(op.name()), why);
+    let dt = operand.dtype;
+    if dt.is_complex() {
+        return Err(no(format!("{dt} on the GPU (the host selects)")));
+    }
+    if axis + 1 != operand.shape.len() {
+        return Err(no(
+            "a selection along another axis than the last on the GPU (the host's)".into()
+        ));
+    }
+    Ok(dt)
 }
 
 /// The ops a line sort or a radix sort runs.
@@ -190,14 +214,8 @@ pub fn sort_take(region: &Region) -> Result<SortTake, Unsupported> {
     else {
         return Err(no("operands seen through views (the host selects)"));
     };
-    let dt = operand.dtype;
-    if dt.is_complex() {
-        return Err(no(&format!("{dt} on the GPU (the host selects)")));
-    }
+    let dt = selectable(operand, *axis, OpKind::SortTake)?;
     let shape = &operand.shape;
-    if *axis + 1 != shape.len() {
-        return Err(no("a selection along another axis than the last on the GPU (the host's)"));
-    }
     let (n, m) = (shape[*axis], ks.shape[*axis]);
     let lines: usize = shape[..*axis].iter().product();
     let k_lines: usize = ks.shape[..*axis].iter().product();
@@ -221,6 +239,53 @@ pub fn sort_take(region: &Region) -> Result<SortTake, Unsupported> {
         dtype: dt,
         in_shared,
     })
+}
+
+/// Most positions a line of a [`TopK`] keeps (their rank count is a thread's share of m²).
+pub const TOPK_MAX: usize = 1024;
+
+/// An `argtopk` region the CUDA executor runs on the GPU (`cuda/radix_topk.cu`): region input
+/// `input` (C-contiguous, `lines × n` elements of `dtype`, a line at most [`SELECT_SHARED`]
+/// bytes) held in shared memory a block a line, the positions of each line's `m` smallest
+/// (`largest`: largest) elements written in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopK {
+    /// The region input selected from.
+    pub input: usize,
+    /// Elements of a line (at least 1, below 2^30).
+    pub n: usize,
+    /// Lines (at least 1, below 2^31).
+    pub lines: usize,
+    /// Positions a line (at least 1, at most [`TOPK_MAX`]).
+    pub m: usize,
+    /// The largest first (else the smallest).
+    pub largest: bool,
+    /// The elements' dtype (any but complex).
+    pub dtype: DType,
+}
+
+/// The GPU plan of an `argtopk` region, or why it has none (it runs on the host).
+pub fn topk(region: &Region) -> Result<TopK, Unsupported> {
+    let no = |why: &str| Unsupported::new(Some("argtopk"), why.to_string());
+    let node = sole_output(region, OpKind::Argtopk)?;
+    let (OpKind::Argtopk, Attrs::TopK { axis, k, largest }) = (node.op, &node.attrs) else {
+        return Err(no(&format!("a sort region whose output is a {}", node.op.name())));
+    };
+    let operand = region.body.node(node.inputs[0]);
+    let Attrs::Input { index } = operand.attrs else {
+        return Err(no("an operand seen through views (the host selects)"));
+    };
+    let dt = selectable(operand, *axis, OpKind::Argtopk)?;
+    let shape = &operand.shape;
+    let (n, m) = (shape[*axis], *k);
+    let lines: usize = shape[..*axis].iter().product();
+    if n == 0 || lines == 0 || m == 0 || n >= 1 << 30 || lines >= 1 << 31 {
+        return Err(no(&format!("{lines} lines of {n} elements on the GPU (the host's)")));
+    }
+    if m > TOPK_MAX || n * dt.itemsize() > SELECT_SHARED {
+        return Err(no(&format!("{m} of lines of {n} {dt} on the GPU (the host selects)")));
+    }
+    Ok(TopK { input: index as usize, n, lines, m, largest: *largest, dtype: dt })
 }
 
 impl LineSort {

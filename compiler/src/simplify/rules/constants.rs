@@ -271,7 +271,7 @@ fn fold_value(
         OpKind::ScatterAdd | OpKind::ScatterMax | OpKind::ScatterMin | OpKind::Scatter => None,
         OpKind::Cumsum | OpKind::Cumprod | OpKind::Cummax | OpKind::Cummin => None,
         OpKind::Compact | OpKind::CompactCount => None,
-        OpKind::Sort | OpKind::Argsort | OpKind::SortTake => None,
+        OpKind::Sort | OpKind::Argsort | OpKind::SortTake | OpKind::Argtopk => None,
         OpKind::Sum
         | OpKind::Prod
         | OpKind::Max

@@ -104,9 +104,90 @@ fn select_line<T: Sortable>(line: &[T], ks: &[usize]) -> Vec<T> {
         .collect()
 }
 
+/// `argtopk(x)` along `axis` (see [`kiln_ir::OpKind::Argtopk`]): each line's positions of its
+/// `k` smallest elements (largest: the `k` largest, NaN first), equal elements in line order.
+/// A line selects its `k`-th (key, position) pair with `select_nth_unstable`, then sorts the
+/// `k` pairs before it (largest: on the keys' complement, so that positions still ascend among
+/// equals). Lines in parallel (rayon).
+pub(super) fn argtopk(
+    x: &HostArray,
+    axis: usize,
+    k: usize,
+    largest: bool,
+) -> kiln_ir::Result<HostArray> {
+    with_data!(x.data(), v => topk_lines(v, x.shape(), axis, k, largest))
+}
+
+fn topk_lines<T: Sortable>(
+    vals: &[T],
+    shape: &[usize],
+    axis: usize,
+    k: usize,
+    largest: bool,
+) -> kiln_ir::Result<HostArray> {
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let mut out_shape = shape.to_vec();
+    out_shape[axis] = k;
+    if k == 0 || outer * inner == 0 {
+        return HostArray::from_vec(&out_shape, Vec::<i64>::new());
+    }
+    let picked: Vec<Vec<i64>> = (0..outer * inner)
+        .into_par_iter()
+        .map(|l| {
+            let (o, i) = (l / inner, l % inner);
+            let at = |j: usize| (o * n + j) * inner + i;
+            let mut pairs: Vec<(u64, u32)> = (0..n)
+                .map(|j| {
+                    let key: u64 = vals[at(j)].key().expect("a real element").into();
+                    (if largest { !key } else { key }, j as u32)
+                })
+                .collect();
+            if k < n {
+                pairs.select_nth_unstable(k - 1);
+                pairs.truncate(k);
+            }
+            // The pairs are distinct: the same order every run.
+            pairs.sort_unstable();
+            pairs.into_iter().map(|(_, p)| i64::from(p)).collect()
+        })
+        .collect();
+    let mut out = vec![0i64; outer * k * inner];
+    for (l, p) in picked.into_iter().enumerate() {
+        let (o, i) = (l / inner, l % inner);
+        for (j, v) in p.into_iter().enumerate() {
+            out[(o * k + j) * inner + i] = v;
+        }
+    }
+    HostArray::from_vec(&out_shape, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// topk's positions agree with a stable sort of the line in either direction.
+    #[test]
+    fn topk_is_the_stable_sorts_head() {
+        let line = [2.0f32, -0.0, 1.0, 0.0, f32::NAN, 1.0, -0.0, f32::NEG_INFINITY, 0.0, f32::NAN];
+        let x = HostArray::from_vec(&[line.len()], line.to_vec()).unwrap();
+        for largest in [false, true] {
+            let mut pos: Vec<i64> = (0..line.len() as i64).collect();
+            pos.sort_by(|&a, &b| {
+                let c = line[a as usize].order(&line[b as usize]);
+                if largest {
+                    c.reverse()
+                } else {
+                    c
+                }
+            });
+            for k in 0..=line.len() {
+                let got = argtopk(&x, 0, k, largest).unwrap();
+                assert_eq!(got.as_slice::<i64>().unwrap(), &pos[..k], "k {k} largest {largest}");
+            }
+        }
+    }
 
     /// Selection agrees with a stable sort read at every position, ties and ±0 included.
     #[test]

@@ -1,5 +1,5 @@
-//! Sort regions on the host: one `sort`, `argsort` or `sort_take` node over a region input (or
-//! views of one); `sort_take` selects (module `select`). Each line sorts by a stable LSD radix sort of order-preserving keys (a byte per pass),
+//! Sort regions on the host: one `sort`, `argsort`, `sort_take` or `argtopk` node over a region input (or
+//! views of one); `sort_take` and `argtopk` select (module `select`). Each line sorts by a stable LSD radix sort of order-preserving keys (a byte per pass),
 //! complex lines (and short ones) by Rust's stable sort; lines in parallel (rayon). The order is the evaluator's
 //! (`kiln_ir::eval`'s `sort`): NaN last, -0.0 equal to 0.0, complex by real then imaginary part
 //! with NumPy's NaN classes, ties in their order.
@@ -218,34 +218,26 @@ fn sort_line<T: Sortable>(line: &[T], argsort: bool) -> (Vec<T>, Vec<i64>) {
 
 /// Runs a sort region (see the module docs) on `inputs`.
 ///
-/// Errors: a region that is not one `sort`/`argsort` node, an evaluation error of its
-/// operand's views.
+/// Errors: a region that is not one `sort`/`argsort`/`sort_take`/`argtopk` node, an evaluation
+/// error of its operand's views.
 pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArray>, ExecError> {
     let body = &region.body;
     let invalid = |why: &str| ExecError::InvalidInput(format!("sort region: {why}"));
     let [out] = body.outputs() else { return Err(invalid("several outputs")) };
     let node = body.node(*out);
+    if let (OpKind::Argtopk, Attrs::TopK { axis, k, largest }) = (node.op, &node.attrs) {
+        let x = operand(body, inputs, node.inputs[0])?;
+        let out = super::select::argtopk(&x, *axis, *k, *largest);
+        return Ok(vec![out.map_err(|e| invalid(&e.to_string()))?]);
+    }
     let (OpKind::Sort | OpKind::Argsort | OpKind::SortTake, Attrs::Axis { axis }) =
         (node.op, &node.attrs)
     else {
         return Err(invalid("its output is not a sort"));
     };
-    // An operand: a region input, else its views computed by the evaluator.
-    let operand = |id: kiln_ir::NodeId| -> Result<std::borrow::Cow<'_, HostArray>, ExecError> {
-        match body.node(id).attrs {
-            Attrs::Input { index } => Ok(std::borrow::Cow::Borrowed(
-                *inputs.get(index as usize).ok_or_else(|| invalid("a missing input"))?,
-            )),
-            _ => {
-                let mut g = body.clone();
-                g.set_outputs(vec![id]);
-                Ok(std::borrow::Cow::Owned(kiln_ir::eval::evaluate(&g, inputs)?.remove(0)))
-            }
-        }
-    };
-    let x = operand(node.inputs[0])?;
+    let x = operand(body, inputs, node.inputs[0])?;
     if node.op == OpKind::SortTake {
-        let k = operand(node.inputs[1])?;
+        let k = operand(body, inputs, node.inputs[1])?;
         let out = super::select::sort_take(&x, &k, *axis).map_err(|e| invalid(&e.to_string()))?;
         return Ok(vec![out]);
     }
@@ -253,6 +245,27 @@ pub fn run_region(region: &Region, inputs: &[&HostArray]) -> Result<Vec<HostArra
     let shape = x.shape().to_vec();
     let out = with_data!(x.data(), v => sort_lines(v, &shape, *axis, argsort));
     Ok(vec![out.map_err(|e| invalid(&e.to_string()))?])
+}
+
+/// An operand of a sort region's node: a region input, else its views computed by the
+/// evaluator.
+fn operand<'a>(
+    body: &kiln_ir::Graph,
+    inputs: &[&'a HostArray],
+    id: kiln_ir::NodeId,
+) -> Result<std::borrow::Cow<'a, HostArray>, ExecError> {
+    match body.node(id).attrs {
+        Attrs::Input { index } => Ok(std::borrow::Cow::Borrowed(
+            *inputs
+                .get(index as usize)
+                .ok_or_else(|| ExecError::InvalidInput("sort region: a missing input".into()))?,
+        )),
+        _ => {
+            let mut g = body.clone();
+            g.set_outputs(vec![id]);
+            Ok(std::borrow::Cow::Owned(kiln_ir::eval::evaluate(&g, inputs)?.remove(0)))
+        }
+    }
 }
 
 /// The lines of `vals` (C order, of `shape`) along `axis` sorted, or their sorting positions.
