@@ -59,6 +59,7 @@ fn skip(why: impl Into<String>) -> TestResult {
 mod async_pool;
 mod solver;
 mod streams;
+mod uploads;
 
 /// A GPU test.
 pub struct GpuTest {
@@ -87,7 +88,6 @@ pub fn tests() -> Vec<GpuTest> {
         pool_off_frees_to_the_driver,
         libraries_wait_for_their_last_stream,
         copies_through_pinned_pool,
-        small_uploads_as_memsets,
         pinned_buffers,
         events,
         streams_hash,
@@ -105,6 +105,7 @@ pub fn tests() -> Vec<GpuTest> {
     .chain(solver::tests())
     .chain(streams::tests())
     .chain(async_pool::tests())
+    .chain(uploads::tests())
     .collect()
 }
 
@@ -623,31 +624,6 @@ fn copies_through_pinned_pool() -> TestResult {
         matches!(x.copy_from_host(&vec![0u8; x.len() + 1]), Err(RuntimeError::InvalidArgument(_))),
         "a copy past the end was accepted"
     );
-    Ok(())
-}
-
-/// Uploads of a few aligned words (memsets of their words) and the sizes around them (staged)
-/// land in stream order: each overwrites what a kernel-free queue wrote before it.
-fn small_uploads_as_memsets() -> TestResult {
-    let d = device()?;
-    let s = Stream::non_blocking(d)?;
-    for n in [1usize, 3, 4, 5, 8, 12, 15, 16, 17, 20, 64] {
-        let mut b = DeviceBuffer::alloc_on(&s, n)?;
-        for seed in 0..3u64 {
-            let data = noise(n, 31 * n as u64 + seed);
-            b.copy_from_host_on(&data, &s)?;
-            ensure!(b.to_vec::<u8>()? == data, "{n} bytes (seed {seed}) did not round-trip");
-        }
-        // Queued back to back without a wait: the last one wins.
-        let (first, last) = (noise(n, 1000 + n as u64), noise(n, 2000 + n as u64));
-        b.copy_from_host_on(&first, &s)?;
-        b.copy_from_host_on(&last, &s)?;
-        ensure!(b.to_vec::<u8>()? == last, "{n} bytes: queued uploads out of order");
-    }
-    // A typed 0-d value (a u64 counter offset) reads back as itself.
-    let mut w = DeviceBuffer::alloc_on(&s, 8)?;
-    w.copy_from_host_on(&[0x0123_4567_89ab_cdefu64], &s)?;
-    ensure!(w.to_vec::<u64>()? == vec![0x0123_4567_89ab_cdefu64], "a u64 did not round-trip");
     Ok(())
 }
 
