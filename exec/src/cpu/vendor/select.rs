@@ -58,30 +58,38 @@ fn select_lines<T: Sortable>(
         }
         at
     };
-    let picked: Vec<Vec<T>> = (0..outer * inner)
-        .into_par_iter()
-        .map(|l| {
-            let (o, i) = (l / inner, l % inner);
-            let base = k_base(o, i);
-            let ks: Vec<usize> = (0..m)
-                .map(|j| k[base + j * k_strides[axis]].rem_euclid(n as i64) as usize)
-                .collect();
-            if inner == 1 {
-                select_line(&vals[o * n..(o + 1) * n], &ks)
-            } else {
-                let line: Vec<T> = (0..n).map(|j| vals[(o * n + j) * inner + i]).collect();
-                select_line(&line, &ks)
-            }
-        })
-        .collect();
-    let mut out = vec![T::default(); outer * m * inner];
+    let out = per_line(outer, inner, m, |o, i| {
+        let base = k_base(o, i);
+        let ks: Vec<usize> =
+            (0..m).map(|j| k[base + j * k_strides[axis]].rem_euclid(n as i64) as usize).collect();
+        if inner == 1 {
+            select_line(&vals[o * n..(o + 1) * n], &ks)
+        } else {
+            let line: Vec<T> = (0..n).map(|j| vals[(o * n + j) * inner + i]).collect();
+            select_line(&line, &ks)
+        }
+    });
+    HostArray::from_vec(&out_shape, out)
+}
+
+/// Each line `(o, i)` of `outer × inner` lines computed by `f` in parallel (rayon), its `m`
+/// results written along the axis of an `outer × m × inner` array.
+fn per_line<U: Copy + Default + Send>(
+    outer: usize,
+    inner: usize,
+    m: usize,
+    f: impl Fn(usize, usize) -> Vec<U> + Sync,
+) -> Vec<U> {
+    let picked: Vec<Vec<U>> =
+        (0..outer * inner).into_par_iter().map(|l| f(l / inner, l % inner)).collect();
+    let mut out = vec![U::default(); outer * m * inner];
     for (l, p) in picked.into_iter().enumerate() {
         let (o, i) = (l / inner, l % inner);
         for (j, v) in p.into_iter().enumerate() {
             out[(o * m + j) * inner + i] = v;
         }
     }
-    HostArray::from_vec(&out_shape, out)
+    out
 }
 
 /// The elements of `line` at its sorted positions `ks` (each below the line's length).
@@ -133,33 +141,22 @@ fn topk_lines<T: Sortable>(
     if k == 0 || outer * inner == 0 {
         return HostArray::from_vec(&out_shape, Vec::<i64>::new());
     }
-    let picked: Vec<Vec<i64>> = (0..outer * inner)
-        .into_par_iter()
-        .map(|l| {
-            let (o, i) = (l / inner, l % inner);
-            let at = |j: usize| (o * n + j) * inner + i;
-            let mut pairs: Vec<(u64, u32)> = (0..n)
-                .map(|j| {
-                    let key: u64 = vals[at(j)].key().expect("a real element").into();
-                    (if largest { !key } else { key }, j as u32)
-                })
-                .collect();
-            if k < n {
-                pairs.select_nth_unstable(k - 1);
-                pairs.truncate(k);
-            }
-            // The pairs are distinct: the same order every run.
-            pairs.sort_unstable();
-            pairs.into_iter().map(|(_, p)| i64::from(p)).collect()
-        })
-        .collect();
-    let mut out = vec![0i64; outer * k * inner];
-    for (l, p) in picked.into_iter().enumerate() {
-        let (o, i) = (l / inner, l % inner);
-        for (j, v) in p.into_iter().enumerate() {
-            out[(o * k + j) * inner + i] = v;
+    let out = per_line(outer, inner, k, |o, i| {
+        let at = |j: usize| (o * n + j) * inner + i;
+        let mut pairs: Vec<(u64, u32)> = (0..n)
+            .map(|j| {
+                let key: u64 = vals[at(j)].key().expect("a real element").into();
+                (if largest { !key } else { key }, j as u32)
+            })
+            .collect();
+        if k < n {
+            pairs.select_nth_unstable(k - 1);
+            pairs.truncate(k);
         }
-    }
+        // The pairs are distinct: the same order every run.
+        pairs.sort_unstable();
+        pairs.into_iter().map(|(_, p)| i64::from(p)).collect()
+    });
     HostArray::from_vec(&out_shape, out)
 }
 
