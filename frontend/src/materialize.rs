@@ -169,6 +169,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     let dumping = !kiln_cache::config().dump.is_empty();
     let target = current_backend();
     let (key, held) = dispatch::key(&pending, target);
+    kiln_runtime::host_trace::point("dispatch key");
     let (plan, cached) = match dispatch::get(&key).filter(|_| !dumping) {
         Some(Dispatch { plan, cached }) => {
             dispatch::count(true);
@@ -193,14 +194,17 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         }
     };
     phase(1, &mut t);
+    kiln_runtime::host_trace::point("dispatch lookup");
     let outputs = match target {
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
+            kiln_runtime::host_trace::point("gpu get");
             let inputs: Vec<Arc<DeviceArray>> = held
                 .iter()
                 .map(|a| on_device_at(a, gpu.device(), pending[0].e.op.name()))
                 .collect::<Result<_>>()?;
             phase(2, &mut t);
+            kiln_runtime::host_trace::point("inputs on device");
             kiln_exec::run(&plan, Inputs::Cuda(gpu, &inputs, cached))?
         }
         Backend::Cpu => {
@@ -214,6 +218,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         }
     };
     phase(3, &mut t);
+    kiln_runtime::host_trace::point("run: return");
     if Stage::ALL.iter().any(|s| s.is_code() && dump::enabled(*s)) {
         dump::ran_code(seq, &kiln_exec::last_run_code());
     }
@@ -229,6 +234,7 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
             }
         }
     }
+    kiln_runtime::host_trace::point("results kept");
     Ok(())
 }
 

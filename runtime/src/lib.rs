@@ -65,6 +65,7 @@ pub mod fft;
 pub mod gather;
 pub mod gpu_tests;
 pub mod graph;
+pub mod host_trace;
 mod image_check;
 pub mod launch;
 mod libs;

@@ -17,6 +17,7 @@ pub(super) fn launch(
         .iter()
         .map(|(dt, shape)| DeviceArray::empty(*dt, shape))
         .collect::<Result<_>>()?;
+    kiln_runtime::host_trace::point("launch: outputs allocated");
     if kernel.gpu_scatter.is_some_and(|gs| gs.zero_outputs) {
         for o in &mut outs {
             o.buf.memset(0)?;
@@ -89,6 +90,7 @@ pub(super) fn launch(
     args.extend(split_bufs.iter().map(|b| b as &dyn KernelArg));
     args.extend(scalars.iter().map(|s| s as &dyn KernelArg));
     let stream = Stream::current()?;
+    kiln_runtime::host_trace::point("launch: config, args");
     // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
     // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
@@ -97,5 +99,6 @@ pub(super) fn launch(
     // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers.
     unsafe { function.launch_on(&stream, config, &args)? };
+    kiln_runtime::host_trace::point("launch: cuLaunchKernel");
     Ok(outs)
 }

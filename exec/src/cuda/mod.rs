@@ -142,10 +142,13 @@ impl DeviceArray {
     /// Copies a host array to the current device (on the current stream).
     pub fn upload(h: &HostArray) -> Result<DeviceArray> {
         let bytes = h.as_bytes();
+        kiln_runtime::host_trace::point("upload: start");
         let mut buf = DeviceBuffer::alloc(bytes.len())?;
+        kiln_runtime::host_trace::point("upload: alloc");
         if !bytes.is_empty() {
             buf.copy_from_host(bytes)?;
         }
+        kiln_runtime::host_trace::point("upload: copy");
         Ok(DeviceArray { buf, dtype: h.dtype(), shape: h.shape().to_vec() })
     }
 
@@ -342,9 +345,11 @@ pub fn run_schedule(
 ) -> Result<Vec<Arc<DeviceArray>>> {
     let sched: &Schedule = &plan.schedule;
     let _current = gpu.device.use_scoped()?;
+    kiln_runtime::host_trace::point("run: device scoped");
     // Inputs ordered on another stream than the caller's wait for it before anything reads them.
     let _foreign = ForeignInputs::order(Stream::current_on(gpu.device)?, inputs)?;
     let _range = kiln_runtime::profile::range("kiln: materialize");
+    kiln_runtime::host_trace::point("run: foreign inputs, range");
     let mut cuda = Cuda {
         gpu,
         plan,
@@ -359,9 +364,12 @@ pub fn run_schedule(
         stream_index: 0,
         pending: None,
     };
+    kiln_runtime::host_trace::point("run: lanes");
     let outputs = walk(sched, inputs, &mut cuda)?;
+    kiln_runtime::host_trace::point("run: walk end");
     LAST_RUN.with(|r| *r.borrow_mut() = std::mem::take(&mut cuda.ran));
     crate::record_run(std::mem::take(&mut cuda.code));
+    kiln_runtime::host_trace::point("run: recorded");
     Ok(outputs)
 }
 
@@ -407,6 +415,7 @@ impl Walker for Cuda<'_> {
                 ops.join(" ")
             ))
         });
+        kiln_runtime::host_trace::point("step: start");
         let reads: Vec<Arc<DeviceArray>> = reads.iter().map(|a| (*a).clone()).collect();
         let key = (Arc::as_ptr(plan) as usize, si, gpu.device.id());
         let hit = if self.cached {
@@ -435,10 +444,13 @@ impl Walker for Cuda<'_> {
                 r
             }
         };
+        kiln_runtime::host_trace::point("step: ready lookup");
         let index = sched.streams.streams.get(step.region).copied().unwrap_or(0);
         self.stream_index = index;
         let stream = self.lanes.before(&sched.streams, step.region)?;
+        kiln_runtime::host_trace::point("step: lanes before");
         let code = ready.kernel.as_ref().map(|loaded| loaded.for_call(gpu));
+        kiln_runtime::host_trace::point("step: for_call");
         let tier = code.as_ref().map(|c| c.0.tier);
         self.ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id(), tier });
 
@@ -460,6 +472,7 @@ impl Walker for Cuda<'_> {
             (Some(_), None, None) => fft_fusion::plan_for(gpu, ready.fft_site.as_ref())?,
             _ => None,
         };
+        kiln_runtime::host_trace::point("step: fft checks");
         let (outs, ran) = match (&code, fusion, stored) {
             (_, _, Some(done)) => done,
             (Some(_), Some((fft_fusion::Plan::Fuse(entry), _)), None) => {
@@ -520,9 +533,11 @@ impl Walker for Cuda<'_> {
                 (outs.iter().map(DeviceArray::upload).collect::<Result<_>>()?, ran)
             }
         };
+        kiln_runtime::host_trace::point("step: ran");
         self.code.push((step.region, ran));
         drop(on_stream);
         self.lanes.after(&sched.streams, step.region, &stream)?;
+        kiln_runtime::host_trace::point("step: lanes after");
         for b in &step.reads {
             self.used_on[b.0 as usize] |= 1 << index;
         }

@@ -236,12 +236,15 @@ fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) ->
     let (before, n0) = kiln::host_phase_times();
     let mut ts = Vec::with_capacity(reps);
     let mut host = Vec::with_capacity(reps);
+    kiln_runtime::host_trace::report();
     for _ in 0..reps {
         let start = Event::new(stream.device()).unwrap();
         let end = Event::new(stream.device()).unwrap();
         start.record(stream).unwrap();
         let t0 = Instant::now();
+        kiln_runtime::host_trace::begin();
         f();
+        kiln_runtime::host_trace::point("bench: call returned");
         host.push(t0.elapsed().as_secs_f64() * 1e6);
         end.record(stream).unwrap();
         end.synchronize().unwrap();
@@ -254,7 +257,32 @@ fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) ->
         median(host),
         n / reps.max(1)
     );
+    print_host_trace(name, reps);
     median(ts)
+}
+
+/// With `KILN_HOST_TRACE=1`: the host's µs per call at each traced point
+/// (`kiln_runtime::host_trace`), the first point charged with building the expression.
+fn print_host_trace(name: &str, reps: usize) {
+    let points = kiln_runtime::host_trace::report();
+    if points.is_empty() {
+        return;
+    }
+    let per: Vec<String> = points
+        .iter()
+        .map(|(p, us, n)| {
+            format!(
+                "{p} {:.2}{}",
+                us / reps.max(1) as f64,
+                if *n as usize == reps {
+                    String::new()
+                } else {
+                    format!(" (×{:.1})", *n as f64 / reps.max(1) as f64)
+                }
+            )
+        })
+        .collect();
+    println!("{name}: host trace µs per call: {}", per.join(", "));
 }
 
 /// The host phases' µs per materialisation since `before` (taken with `n0` materialisations
@@ -684,13 +712,18 @@ fn main() {
         stream.synchronize().unwrap();
         let (before, n0) = kiln::host_phase_times();
         let mut ts = Vec::new();
+        kiln_runtime::host_trace::report();
         for _ in 0..a.reps.max(100) {
             let t0 = Instant::now();
+            kiln_runtime::host_trace::begin();
             tiny(s.clone()).eval();
+            kiln_runtime::host_trace::point("bench: call returned");
             stream.synchronize().unwrap();
+            kiln_runtime::host_trace::point("bench: synchronized");
             ts.push(t0.elapsed().as_secs_f64() * 1e3);
         }
         println!("tiny_chain_48ops host time per call: {}", phases_since(&before, n0).0);
+        print_host_trace("tiny_chain_48ops", a.reps.max(100));
         rows.push(Row {
             work: "tiny_chain_48ops".into(),
             ms: median(ts),
