@@ -65,7 +65,7 @@ pub fn element_weight(op: OpKind) -> f64 {
         Sqrt | Reciprocal | Div | FloorDiv | Remainder | Fmod | Take => SLOW_WEIGHT,
         FrexpMantissa | FrexpExponent | Ldexp | NextAfter | MakeComplex => ARITH_WEIGHT,
         Cbrt | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Erf | Power | Philox
-        | PhiloxHigh | BoxMullerCos | BoxMullerSin => TRANSCENDENTAL_WEIGHT,
+        | PhiloxHigh | PhiloxBits | BoxMullerCos | BoxMullerSin => TRANSCENDENTAL_WEIGHT,
         Sin | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Hypot | LogAddExp | LogAddExp2 => {
             TRANSCENDENTAL_WEIGHT
         }

@@ -15,6 +15,7 @@
 pub mod codegen;
 pub mod cost;
 pub mod error;
+pub mod expand;
 pub mod fusion;
 pub mod int_matmul;
 pub mod pipeline;

@@ -116,10 +116,18 @@ pub struct Compiled {
     pub schedule: Schedule,
 }
 
-/// Runs the pipeline on a graph: verify, simplify, verify, partition (each region's body
-/// verified), schedule.
+/// Runs the pipeline on a graph: verify, expand the ops written compactly (`crate::expand`,
+/// verified), simplify, verify, partition (each region's body verified), schedule.
 pub fn compile(g: &Graph, opts: &Options) -> Result<Compiled, CompileError> {
     verify(g)?;
+    let expanded;
+    let g = if crate::expand::needed(g) {
+        expanded = crate::expand::expand(g)?;
+        verify(&expanded)?;
+        &expanded
+    } else {
+        g
+    };
     let simplified = simplify(g, &opts.simplify)?;
     verify(&simplified.graph)?;
     let (egg, graph) = if int_matmul::needed(&simplified.graph) {

@@ -23,8 +23,11 @@
 //!   `sin`/`cos` calls: an exact reduction to the nearest quarter turn and two short
 //!   polynomials, `kiln_ir::eval::random::turn_sincos`).
 //!
-//! Constants are weak scalars (one literal node each, no cast): a draw's graph is what the
-//! host builds and lowers on every call.
+//! A draw's bits are one `philox_bits` node of its shape (reading the offset and the key), which
+//! the compiler expands into the position, the call counter, the Philox rounds and the word
+//! selection (`kiln_compiler::expand`): a repeated draw's expression is what the host builds
+//! and keys on every call, so it is kept to a few nodes (a dropout: 5 built a call, not 23).
+//! Constants are weak scalars (one literal node each, no cast).
 //!
 //! The elements that share a call compute it once in a kernel (LLVM merges the identical rounds
 //! of the elements a GPU thread or a host vector handles together).
@@ -56,18 +59,13 @@ impl Stream {
     /// Uniform floats in [0, 1) of `shape` (float32 or float64).
     pub fn uniform(&mut self, shape: &[usize], dtype: DType) -> Result<Array> {
         let n: usize = shape.iter().product();
-        let i = positions(shape)?;
         if dtype == DType::Float64 {
             let state = self.take(n.div_ceil(2));
-            unit(&pair_of(&state, &i)?, 11, DType::Float64)
+            unit(&state.bits(shape, 2, 2)?, 11, DType::Float64)
         } else {
+            // The word's top 24 bits (`unit` shifts, then casts the uint64 exactly).
             let state = self.take(n.div_ceil(4));
-            let pair = quad_pair(&state, &i)?;
-            let high = pair.try_right_shift(u64s(32))?;
-            let w = crate::elementwise::try_where_(&lane_bit(&i, 1)?, &high, &pair)?;
-            // The low word's top 24 bits: bits 8..32 of the pair (`unit` shifts, then casts
-            // the uint64 exactly; the high word's bits above 32 must go first).
-            unit(&w.try_bitwise_and(u64s(0xffff_ffff))?, 8, DType::Float32)
+            unit(&state.bits(shape, 4, 1)?, 8, DType::Float32)
         }
     }
 
@@ -83,7 +81,7 @@ impl Stream {
     ) -> Result<Array> {
         let n: usize = shape.iter().product();
         let state = self.take(n.div_ceil(2));
-        let w = pair_of(&state, &positions(shape)?)?;
+        let w = state.bits(shape, 2, 2)?;
         let range = high.wrapping_sub(low) as u64;
         // In range for the dtype, so the wrapping uint64 sum cast to it is the signed value.
         Ok(w.try_remainder(u64s(range))?.try_add(u64s(low as u64))?.astype(dtype))
@@ -94,6 +92,7 @@ impl Stream {
         let n: usize = shape.iter().product();
         let i = positions(shape)?;
         if dtype == DType::Float64 {
+            // Both word pairs of call i / 2: two uniforms an element.
             let state = self.take(n.div_ceil(2));
             let ctr = state.counter(&i.try_right_shift(u64s(1))?)?;
             let (lo, hi) = (philox(&state, &ctr, false)?, philox(&state, &ctr, true)?);
@@ -104,7 +103,7 @@ impl Stream {
             // 0-1 (i mod 4 < 2) or 2-3: one pair selected, then the `box_muller_cos`/`_sin`
             // ops, so the graph (which the host builds on every call) stays small.
             let state = self.take(n.div_ceil(4));
-            let pair = quad_pair(&state, &i)?;
+            let pair = state.bits(shape, 4, 2)?;
             let normal = |op| Array::apply(op, kiln_ir::Attrs::None, &[&pair]);
             let c = normal(kiln_ir::OpKind::BoxMullerCos)?;
             let s = normal(kiln_ir::OpKind::BoxMullerSin)?;
@@ -151,6 +150,38 @@ impl State {
     fn counter(&self, counter: &Array) -> Result<Array> {
         counter.try_add(&self.offset)
     }
+
+    /// The `philox_bits` of `shape` (one node; the compiler expands it): word `i mod 4` of call
+    /// `offset + i / 4` (`per_call` 4, `words` 1), the word pair `(i mod 4) / 2` of that call
+    /// (4, 2), or pair `i mod 2` of call `offset + i / 2` (2, 2), as uint64.
+    fn bits(&self, shape: &[usize], per_call: u8, words: u8) -> Result<Array> {
+        let offset = self.offset.broadcast_to_shape(shape)?;
+        let key = key_at(&self.key, shape)?;
+        Array::apply(
+            kiln_ir::OpKind::PhiloxBits,
+            kiln_ir::Attrs::Philox { per_call, words },
+            &[&offset, &key],
+        )
+    }
+}
+
+/// The key input broadcast to `shape`, kept per thread for the last shape (a draw's key
+/// operand is then the same node on every call of a repeated draw: one node fewer to build).
+fn key_at(key: &Array, shape: &[usize]) -> Result<Array> {
+    thread_local! {
+        static AT: std::cell::RefCell<Option<(Array, Array)>> = const { std::cell::RefCell::new(None) };
+    }
+    AT.with(|at| {
+        let mut at = at.borrow_mut();
+        if let Some((k, b)) = &*at {
+            if k.same_expr(key) && b.shape() == shape && !b.is_materialized() {
+                return Ok(b.clone());
+            }
+        }
+        let b = key.broadcast_to_shape(shape)?;
+        *at = Some((key.clone(), b.clone()));
+        Ok(b)
+    })
 }
 
 /// `philox(ctr, key)` (words 0-1) or `philox_high` (words 2-3) of a call `ctr` of
@@ -158,21 +189,6 @@ impl State {
 fn philox(state: &State, ctr: &Array, high: bool) -> Result<Array> {
     let op = if high { kiln_ir::OpKind::PhiloxHigh } else { kiln_ir::OpKind::Philox };
     crate::elementwise::binary(op, ctr.into(), (&state.key).into())
-}
-
-/// The word pair of element `i` of a float32 draw (four elements a call): words 0-1 (`i mod 4`
-/// < 2) or 2-3 of call `offset + i / 4`, as `w[2k + 1] · 2^32 + w[2k]`.
-fn quad_pair(state: &State, i: &Array) -> Result<Array> {
-    let ctr = state.counter(&i.try_right_shift(u64s(2))?)?;
-    let (lo, hi) = (philox(state, &ctr, false)?, philox(state, &ctr, true)?);
-    crate::elementwise::try_where_(&lane_bit(i, 2)?, &hi, &lo)
-}
-
-/// Word pair `i mod 2` of call `offset + i / 2`: 64 random bits per element.
-fn pair_of(state: &State, i: &Array) -> Result<Array> {
-    let ctr = state.counter(&i.try_right_shift(u64s(1))?)?;
-    let odd = lane_bit(i, 1)?;
-    crate::elementwise::try_where_(&odd, &philox(state, &ctr, true)?, &philox(state, &ctr, false)?)
 }
 
 /// Whether bit `bit` (a power of two) of each position `i` is set.

@@ -598,6 +598,11 @@ fn attrs_for(b: &mut Bytes, kind: AttrKind, shape: &[usize], op: OpKind) -> Attr
         },
         AttrKind::Custom => Attrs::Custom { name: "fuzz".into() },
         AttrKind::Linalg => Attrs::Linalg { output: b.below(3) as u8, full_matrices: bit(mask, 0) },
+        AttrKind::Philox => {
+            // The three modes, or one the rules reject.
+            let (per_call, words) = [(4, 1), (4, 2), (2, 2), (2, 1)][b.below(4)];
+            Attrs::Philox { per_call, words }
+        }
         AttrKind::TopK => {
             // k up to the axis's extent (nd + 1: an axis out of range, rejected by inference).
             let axis = b.below(nd + 1);

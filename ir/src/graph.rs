@@ -275,6 +275,7 @@ pub enum Attrs {
     Linalg { output: u8, full_matrices: bool },
     Custom { name: String },
     TopK { axis: usize, k: usize, largest: bool },
+    Philox { per_call: u8, words: u8 },
 }
 
 impl Attrs {
@@ -323,6 +324,9 @@ impl Attrs {
             Attrs::TopK { axis, k, largest } => {
                 out.extend([15 | u64::from(*largest) << 32, *axis as u64, *k as u64])
             }
+            Attrs::Philox { per_call, words } => {
+                out.push(16 | u64::from(*per_call) << 8 | u64::from(*words) << 16)
+            }
             Attrs::Custom { name } => {
                 out.push(13 | (name.len() as u64) << 8);
                 out.extend(name.as_bytes().chunks(8).map(|c| {
@@ -354,6 +358,7 @@ impl Attrs {
             Attrs::Linalg { .. } => K::Linalg,
             Attrs::Custom { .. } => K::Custom,
             Attrs::TopK { .. } => K::TopK,
+            Attrs::Philox { .. } => K::Philox,
         }
     }
 }

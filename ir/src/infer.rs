@@ -49,6 +49,21 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
             format!("expected {:?} attributes, got {:?}", info.attrs, attrs.kind()),
         ));
     }
+    if let Attrs::Philox { per_call, words } = *attrs {
+        if !matches!((per_call, words), (4, 1) | (4, 2) | (2, 2)) {
+            return Err(attrs_err(
+                op,
+                format!("per_call {per_call} and words {words}: expected (4, 1), (4, 2) or (2, 2)"),
+            ));
+        }
+        if inputs.iter().any(|&(d, _)| d != DType::UInt64) {
+            return Err(IrError::UnsupportedDType {
+                op: name.into(),
+                dtypes: inputs.iter().map(|i| i.0).collect(),
+                accepted: "uint64 counters and keys".into(),
+            });
+        }
+    }
     // The operands whose dtype the domain and the Same rule constrain.
     let data: &[(DType, &[usize])] =
         if info.dtype_rule == DTypeRule::Select { &inputs[1..] } else { inputs };

@@ -166,6 +166,9 @@ pub enum AttrKind {
     /// `axis` (normalised), `k` (the result's extent along it) and `largest` (the order: the
     /// largest first, else the smallest first).
     TopK,
+    /// `per_call` (elements a Philox call serves: 4 or 2) and `words` (32-bit words an element
+    /// takes: 1 or 2) of a lazy draw's bits.
+    Philox,
 }
 
 /// One row of the op table.
@@ -394,6 +397,7 @@ ops! {
         RightShift,      "right_shift",   Fixed(2), INT,      Same,      None,    "x >> y, arithmetic for signed (np.right_shift)";
         Philox,          "philox",        Fixed(2), U,        Same,      None,    "random bits: the first two words (w1·2^32 + w0) of Philox4x32-10 of counter (lo x, hi x, 0, 0) under key (lo y, hi y), wrapped to the dtype (cuRAND's and torch's generator; kiln::random's lazy draws)";
         PhiloxHigh,      "philox_high",   Fixed(2), U,        Same,      None,    "random bits: the last two words (w3·2^32 + w2) of the same Philox4x32-10 call as philox(x, y), wrapped to the dtype";
+        PhiloxBits,      "philox_bits",   Fixed(2), U,        Same,      Philox,  "a lazy draw's bits at C-order position i of the result: of Philox4x32-10 call x[i] + i / per_call (wrapping) under key y[i], word i mod 4 (per_call 4, words 1), words 2k, 2k+1 with k = (i mod 4) / 2 (per_call 4, words 2) or k = i mod 2 (per_call 2, words 2), as w[2k+1]·2^32 + w[2k]; uint64 (kiln::random's draws; the compiler expands it into iota, philox and bit ops before simplifying)";
         BoxMullerCos,    "box_muller_cos", Fixed(1), U,       Float32,   None,    "a float32 standard normal from random bits x = w2·2^32 + w1: r cos θ with r = sqrt(-2 ln(1 - u)), u = (w1 >> 8)·2^-24, θ = 2π (w2 >> 8)/2^24 (Box-Muller; cos θ by an exact quarter-turn reduction and a polynomial)";
         BoxMullerSin,    "box_muller_sin", Fixed(1), U,       Float32,   None,    "r sin θ of the same Box-Muller pair as box_muller_cos(x), a float32 (the pair's second normal)";
         Where,           "where",         Fixed(3), ANY,      Select,    None,    "x where cond else y (np.where(cond, x, y))";

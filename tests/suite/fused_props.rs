@@ -371,7 +371,7 @@ fn host_bounds(g: &Graph, values: &[HostArray]) -> Vec<Bound> {
             // faer's factorisations are not the reference's textbook algorithms, bit for bit.
             Cholesky | Solve | Inv | Det | Slogdet | Qr | Svd | Eigh => Bound::Unbounded,
             FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex => exact,
-            Gcd | Lcm | Philox | PhiloxHigh | Bitcast => exact,
+            Gcd | Lcm | Philox | PhiloxHigh | PhiloxBits | Bitcast => exact,
             // Float32 normals from random bits through the log of libm or libdevice, not the
             // evaluator's; `random` checks them against it.
             BoxMullerCos | BoxMullerSin => Bound::Unbounded,

@@ -57,7 +57,7 @@ pub fn host_ulps(op: OpKind, dt: DType) -> u64 {
         // NumPy's formulas in f64 with scalar libm calls (see `codegen::scalar`).
         LogAddExp | LogAddExp2 => 0,
         FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter | MakeComplex | Philox
-        | PhiloxHigh | Bitcast => 0,
+        | PhiloxHigh | PhiloxBits | Bitcast => 0,
         Input | Const | Iota | Neg | Abs | Sign | Sqrt | Square | Reciprocal | Floor | Ceil
         | Trunc | Rint | IsNan | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj
         | Add | Sub | Mul | Div | FloorDiv | Remainder | Maximum | Minimum | Fmax | Fmin
@@ -102,8 +102,8 @@ pub fn polynomial_ulps(op: OpKind, dt: DType) -> u64 {
             host_ulps(op, dt)
         }
         // No polynomial form (the evaluator runs them) or exact.
-        Erfc | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh | Bitcast
-        | BoxMullerCos | BoxMullerSin => host_ulps(op, dt),
+        Erfc | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh | PhiloxBits
+        | Bitcast | BoxMullerCos | BoxMullerSin => host_ulps(op, dt),
         kiln::ir::ops_not_of!(Elementwise) => host_ulps(op, dt),
     }
 }

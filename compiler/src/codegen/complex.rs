@@ -197,8 +197,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         Cbrt | Floor | Ceil | Trunc | Erf | Invert | FloorDiv | Remainder | Arctan2 | Hypot
         | LogAddExp | CopySign | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift
         | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | Erfc | Erfinv
-        | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh | BoxMullerCos | BoxMullerSin
-        | Bitcast => return Err(unsupported()),
+        | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh | PhiloxBits | BoxMullerCos
+        | BoxMullerSin | Bitcast => return Err(unsupported()),
         Input
         | Const
         | Iota

@@ -442,6 +442,14 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
         LeftShift | RightShift => same(shift(b, node.op == LeftShift, &x, &y, dt)),
         Philox => same(super::philox::philox(b, &x, &y, dt, 0)),
         PhiloxHigh => same(super::philox::philox(b, &x, &y, dt, 2)),
+        // Its value depends on the element's position: `crate::expand` rewrites it into
+        // `iota`, `philox` and bit ops before the pipeline simplifies, so no region holds it.
+        PhiloxBits => {
+            return Err(Unsupported::new(
+                Some(node.op.name()),
+                "expanded before code generation".into(),
+            ))
+        }
         BoxMullerCos | BoxMullerSin => Val::new(
             super::philox::box_muller(b, &x, dt, node.op == BoxMullerSin)
                 .map_err(|u| in_op(node, u))?,

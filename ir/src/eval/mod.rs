@@ -330,6 +330,16 @@ fn eval_node(i: usize, node: &Node, args: &[&Tensor], inputs: &[&HostArray]) -> 
         RightShift => bin(ew::right_shift),
         Philox => bin(random::philox),
         PhiloxHigh => bin(random::philox_high),
+        PhiloxBits => {
+            let Attrs::Philox { per_call, words } = node.attrs else {
+                unreachable!("philox_bits' attributes are Philox (verified)")
+            };
+            let (x, y) = (args[0], args[1]);
+            let vals = x.vals.iter().zip(&y.vals).enumerate().map(|(i, (&c, &k))| {
+                Value::UInt(random::philox_bits(i as u64, c, k, per_call, words))
+            });
+            Ok(Tensor { dtype: node.dtype, shape: shape(), vals: vals.collect() })
+        }
         BoxMullerCos => un(random::box_muller_cos),
         BoxMullerSin => un(random::box_muller_sin),
         Where => {
@@ -922,6 +932,7 @@ mod tests {
                 crate::ops::AttrKind::Custom => Attrs::Custom { name: "k".into() },
                 crate::ops::AttrKind::Linalg => Attrs::Linalg { output: 0, full_matrices: false },
                 crate::ops::AttrKind::TopK => Attrs::TopK { axis: 1, k: 1, largest: true },
+                crate::ops::AttrKind::Philox => Attrs::Philox { per_call: 4, words: 1 },
                 other => unreachable!("{other:?}"),
             };
             let shape: &[usize] = match op {

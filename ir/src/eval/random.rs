@@ -52,6 +52,25 @@ fn pair(dt: DType, x: Value, y: Value, first: usize) -> Value {
     Value::UInt(if width >= 64 { bits } else { bits & ((1u64 << width) - 1) })
 }
 
+/// The `philox_bits` op at C-order position `i`: of Philox4x32-10 call `x + i / per_call`
+/// (wrapping) under key `y`, word `i mod 4` (`per_call` 4, `words` 1) or the word pair
+/// `w[2k+1]·2^32 + w[2k]`, `k = (i mod 4) / 2` (`per_call` 4, `words` 2) or `k = i mod 2`
+/// (`per_call` 2, `words` 2). The compiler's expansion (`kiln_compiler::expand`) computes the
+/// same with `iota`, `philox`, `philox_high` and bit ops.
+pub fn philox_bits(i: u64, x: Value, y: Value, per_call: u8, words: u8) -> u64 {
+    let (Value::UInt(x), Value::UInt(y)) = (x, y) else {
+        unreachable!("philox_bits of {x:?} and {y:?}: the rules admit uint64 only")
+    };
+    let ctr = x.wrapping_add(i / u64::from(per_call));
+    let w = philox4x32_10([ctr as u32, (ctr >> 32) as u32, 0, 0], [y as u32, (y >> 32) as u32]);
+    let lane = (i % u64::from(per_call)) as usize;
+    match (per_call, words) {
+        (4, 1) => u64::from(w[lane]),
+        (4, 2) => u64::from(w[2 * (lane / 2) + 1]) << 32 | u64::from(w[2 * (lane / 2)]),
+        _ => u64::from(w[2 * lane + 1]) << 32 | u64::from(w[2 * lane]),
+    }
+}
+
 /// `sin x` on |x| ≤ π/4 as `x + x³ (S₀ + S₁x² + S₂x⁴)`, float32 (a weighted least-squares fit of
 /// the relative error; with the reduction of [`turn_sincos`] within 2 ulps of the exact angle's
 /// sine at each of its 2²² arguments, checked exhaustively with and without FMA contraction).

@@ -87,6 +87,7 @@ pub fn attr_names(kind: AttrKind) -> &'static [&'static str] {
         AttrKind::Linalg => &["output", "full_matrices"],
         AttrKind::Custom => &["name"],
         AttrKind::TopK => &["axis", "k", "largest"],
+        AttrKind::Philox => &["per_call", "words"],
     }
 }
 

@@ -445,6 +445,9 @@ impl Cursor {
             AttrKind::Linalg => {
                 Attrs::Linalg { output: self.int(&f[0])?, full_matrices: self.bool(&f[1])? }
             }
+            AttrKind::Philox => {
+                Attrs::Philox { per_call: self.int(&f[0])?, words: self.int(&f[1])? }
+            }
             AttrKind::TopK => Attrs::TopK {
                 axis: self.int(&f[0])?,
                 k: self.int(&f[1])?,

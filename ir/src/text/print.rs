@@ -71,6 +71,7 @@ fn attr_values(attrs: &Attrs, dtype: DType) -> Vec<String> {
         Attrs::TopK { axis, k, largest } => {
             vec![axis.to_string(), k.to_string(), largest.to_string()]
         }
+        Attrs::Philox { per_call, words } => vec![per_call.to_string(), words.to_string()],
     }
 }
 

@@ -134,6 +134,7 @@ fn some_attrs(kind: AttrKind) -> Attrs {
         AttrKind::Linalg => Attrs::Linalg { output: 1, full_matrices: true },
         AttrKind::Custom => Attrs::Custom { name: String::new() },
         AttrKind::TopK => Attrs::TopK { axis: 1, k: 3, largest: true },
+        AttrKind::Philox => Attrs::Philox { per_call: 2, words: 2 },
     }
 }
 

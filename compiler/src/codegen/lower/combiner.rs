@@ -46,10 +46,10 @@ impl Combiner {
             | IsInf | IsFinite | LogicalNot | Invert | Real | Imag | Conj | Sub | Div
             | FloorDiv | Remainder | Power | Fmax | Fmin | Arctan2 | Hypot | LogAddExp
             | FrexpMantissa | FrexpExponent | Fmod | LogAddExp2 | Ldexp | NextAfter | Erfc
-            | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh | BoxMullerCos
-            | BoxMullerSin | MakeComplex | CopySign | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd
-            | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift
-            | RightShift | Where | Cast | Bitcast | Label => {
+            | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh | PhiloxBits
+            | BoxMullerCos | BoxMullerSin | MakeComplex | CopySign | Eq | Ne | Lt | Le | Gt
+            | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd | BitwiseOr | BitwiseXor
+            | LeftShift | RightShift | Where | Cast | Bitcast | Label => {
                 unreachable!("scatters and scans combine by add, multiply, maximum or minimum")
             }
             ops_not_of!(Elementwise) => unreachable!("{} is not elementwise", op.name()),

@@ -197,6 +197,7 @@ pub(super) fn staged_values(
                     | Arccos | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Erf
                     | Cbrt | Power | Arctan2 | Hypot | LogAddExp | LogAddExp2 => 16,
                     Erfc | Erfinv | Gammaln | Digamma | Gcd | Lcm | Philox | PhiloxHigh => 16,
+                    PhiloxBits => 16,
                     BoxMullerCos | BoxMullerSin => 16,
                     FrexpMantissa | FrexpExponent | Fmod | Ldexp | NextAfter => 4,
                     MakeComplex => 1,

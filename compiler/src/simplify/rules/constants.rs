@@ -263,6 +263,7 @@ fn fold_value(
         | OpKind::RightShift
         | OpKind::Philox
         | OpKind::PhiloxHigh
+        | OpKind::PhiloxBits
         | OpKind::BoxMullerCos
         | OpKind::BoxMullerSin => None,
         OpKind::Where => None,
