@@ -33,14 +33,27 @@ pub fn expand(g: &Graph) -> Result<Graph, CompileError> {
     if !needed(g) {
         return Ok(g.clone());
     }
+    rewrite(g, |out, n, inputs| {
+        if n.op != OpKind::PhiloxBits {
+            return Ok(None);
+        }
+        Ok(Some(philox_bits(out, n, inputs[0], inputs[1])?))
+    })
+}
+
+/// `g` copied node by node into a new graph, each node replaced by what `f` makes of it in the
+/// new graph (given its inputs there) or, where `f` gives `None`, copied as it is.
+pub(crate) fn rewrite(
+    g: &Graph,
+    mut f: impl FnMut(&mut Graph, &Node, &[NodeId]) -> Result<Option<NodeId>, CompileError>,
+) -> Result<Graph, CompileError> {
     let mut out = Graph::new();
     let mut map: Vec<NodeId> = Vec::with_capacity(g.len());
     for n in g.nodes() {
         let inputs: Vec<NodeId> = n.inputs.iter().map(|i| map[i.index()]).collect();
-        let id = if n.op == OpKind::PhiloxBits {
-            philox_bits(&mut out, n, inputs[0], inputs[1])?
-        } else {
-            out.insert(Node { inputs: inputs.as_slice().into(), ..n.clone() })
+        let id = match f(&mut out, n, &inputs)? {
+            Some(id) => id,
+            None => out.insert(Node { inputs: inputs.as_slice().into(), ..n.clone() }),
         };
         map.push(id);
     }

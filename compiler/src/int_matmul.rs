@@ -33,19 +33,12 @@ pub fn lower_int_matmul(g: &Graph) -> Result<Graph, CompileError> {
     if !needed(g) {
         return Ok(g.clone());
     }
-    let mut out = Graph::new();
-    let mut map: Vec<NodeId> = Vec::with_capacity(g.len());
-    for n in g.nodes() {
-        let inputs: Vec<NodeId> = n.inputs.iter().map(|i| map[i.index()]).collect();
-        let id = if n.op == OpKind::MatMul && lowered(n.dtype) {
-            reduction(&mut out, n, inputs[0], inputs[1])?
-        } else {
-            out.insert(Node { inputs: inputs.as_slice().into(), ..n.clone() })
-        };
-        map.push(id);
-    }
-    out.set_outputs(g.outputs().iter().map(|o| map[o.index()]).collect());
-    Ok(out)
+    crate::expand::rewrite(g, |out, n, inputs| {
+        if n.op != OpKind::MatMul || !lowered(n.dtype) {
+            return Ok(None);
+        }
+        Ok(Some(reduction(out, n, inputs[0], inputs[1])?))
+    })
 }
 
 /// The reduction computing the matmul `n` of `a` and `b` (nodes of `g`).
