@@ -89,6 +89,18 @@ pub enum GpuLink {
     Cubin,
 }
 
+/// How uploads of at most 16 bytes in whole aligned words are written (`KILN_GPU_SMALL_UPLOAD`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmallUpload {
+    /// `off`: as any upload, a copy through pinned staging (for measuring).
+    Off,
+    /// `memset`: a `cuMemsetD32Async` per 32-bit word.
+    Memset,
+    /// `write` (or `on`, the default): a `cuStreamWriteValue64` per aligned 64-bit word where
+    /// the device has 64-bit stream memory operations, memsets for the rest.
+    Write,
+}
+
 /// A limit of a device's memory pool (`KILN_GPU_MEMORY_LIMIT`, CuPy's
 /// `CUPY_GPU_MEMORY_LIMIT` syntax): a byte count (`1073741824`) or a percentage of the device's
 /// memory (`50%`).
@@ -177,10 +189,9 @@ pub struct Config {
     /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: `ptxas` when it is
     /// found, else the PTX.
     pub gpu_link: Option<GpuLink>,
-    /// `KILN_GPU_SMALL_UPLOAD`: uploads of at most 16 bytes in whole aligned words are memsets
-    /// of the words, not a copy through pinned staging (a boolean, default on; off: for
-    /// measuring).
-    pub gpu_small_upload: bool,
+    /// `KILN_GPU_SMALL_UPLOAD`: how uploads of at most 16 bytes in whole aligned words are
+    /// written ([`SmallUpload`]; default `write`).
+    pub gpu_small_upload: SmallUpload,
     /// `KILN_GPU_SPLIT_UNROLL`: loads in flight per thread of split row reductions' lane loop,
     /// 1, 2, 4 or 8 (tuning; default 4, the lowering's `SPLIT_UNROLL`).
     pub gpu_split_unroll: Option<usize>,
@@ -292,7 +303,17 @@ impl Config {
                 "KILN_GPU_LINK",
                 &[("ptx", GpuLink::Ptx), ("ptxas", GpuLink::Ptxas), ("cubin", GpuLink::Cubin)],
             ),
-            gpu_small_upload: r.bool("KILN_GPU_SMALL_UPLOAD").unwrap_or(true),
+            gpu_small_upload: r
+                .choice(
+                    "KILN_GPU_SMALL_UPLOAD",
+                    &[
+                        ("off", SmallUpload::Off),
+                        ("memset", SmallUpload::Memset),
+                        ("write", SmallUpload::Write),
+                        ("on", SmallUpload::Write),
+                    ],
+                )
+                .unwrap_or(SmallUpload::Write),
             gpu_split_unroll: r.parse("KILN_GPU_SPLIT_UNROLL", "1, 2, 4 or 8", |t| {
                 t.parse().ok().filter(|u| [1, 2, 4, 8].contains(u))
             }),

@@ -426,6 +426,9 @@ pub(crate) struct DeviceState {
     pub memory: OnceLock<crate::memory::DeviceMemories>,
     pub streams: OnceLock<crate::stream::DeviceStreams>,
     pub modules: Mutex<HashMap<crate::module::ModuleKey, Arc<crate::module::Module>>>,
+    /// Whether the device takes 64-bit stream memory operations (`cuStreamWriteValue64`),
+    /// asked once.
+    pub stream_write64: OnceLock<bool>,
 }
 
 impl DeviceState {
@@ -455,6 +458,7 @@ impl DeviceState {
             memory: OnceLock::new(),
             streams: OnceLock::new(),
             modules: Mutex::new(HashMap::new()),
+            stream_write64: OnceLock::new(),
         }));
         states[id] = Some(state);
         Ok(state)

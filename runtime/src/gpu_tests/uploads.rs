@@ -1,4 +1,4 @@
-//! GPU tests of small uploads (memsets of their words, `memory::upload`).
+//! GPU tests of small uploads (stream writes and memsets of their words, `memory::upload`).
 
 use super::{device, noise, Failure, GpuTest, TestResult};
 use crate::{DeviceBuffer, Stream};
