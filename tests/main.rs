@@ -132,6 +132,8 @@ mod random_distributions;
 mod random_params;
 #[path = "suite/reduce_dtype.rs"]
 mod reduce_dtype;
+#[path = "suite/rowsort_gpu.rs"]
+mod rowsort_gpu;
 #[path = "suite/scans.rs"]
 mod scans;
 #[path = "suite/select_gpu.rs"]

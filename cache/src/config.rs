@@ -205,6 +205,11 @@ pub struct Config {
     /// `KILN_CONST_DIV`: float division by a constant as its reciprocal and one exact correction
     /// (the same bits as the division; a boolean, default on; off: `arith.divf`, for measuring).
     pub const_div: bool,
+    /// `KILN_GPU_ROW_SORT`: how the GPU sorts lines of at most 8192 elements along the last
+    /// axis, `radix` (default: a block radix sort per line, `kiln-exec`'s `cuda/radix_rows.cu`)
+    /// or `bitonic` (the generated bitonic line sort where it takes the dtype, for measuring);
+    /// `true` for `radix`.
+    pub gpu_row_sort_radix: bool,
     /// `KILN_GPU_ROW_CACHE`: `off` turns GPU row kernels' shared-memory row cache off (default
     /// on); see [`gpu_row_cache_unroll`](Self::gpu_row_cache_unroll) for a number.
     pub gpu_row_cache: bool,
@@ -322,6 +327,9 @@ impl Config {
             }),
             online_softmax: r.bool("KILN_ONLINE_SOFTMAX"),
             const_div: r.bool("KILN_CONST_DIV").unwrap_or(true),
+            gpu_row_sort_radix: r
+                .choice("KILN_GPU_ROW_SORT", &[("radix", true), ("bitonic", false)])
+                .unwrap_or(true),
             gpu_row_cache: row_cache != Some(None),
             gpu_row_cache_unroll: row_cache.flatten(),
             arg_screen: r.parse("KILN_ARG_SCREEN", "`off`, or 1, 2, 4 or 8", |t| {
@@ -506,7 +514,7 @@ mod tests {
         );
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
         assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
-        assert!(c.const_div);
+        assert!(c.const_div && c.gpu_row_sort_radix);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
         assert_eq!(c.gpu_scatter_bounds, None);
@@ -568,6 +576,8 @@ mod tests {
         assert_eq!(read(&[("KILN_DUMP", "all")]).dump, DUMP_STAGES);
         assert!(!read(&[("KILN_GPU_ROW_CACHE", "off")]).gpu_row_cache);
         assert!(!read(&[("KILN_CONST_DIV", "off")]).const_div);
+        assert!(!read(&[("KILN_GPU_ROW_SORT", "Bitonic")]).gpu_row_sort_radix);
+        assert!(read(&[("KILN_GPU_ROW_SORT", "radix")]).gpu_row_sort_radix);
         // Empty or blank is unset.
         assert_eq!(read(&[("KILN_DEVICE", "  "), ("KILN_GPU_POOL", "")]), read(&[]));
     }

@@ -74,6 +74,8 @@ pub enum RanCode {
     GpuRadixSort,
     /// The GPU's selection of sorted positions (`cuda/radix_select.cu`).
     GpuRadixSelect,
+    /// The GPU's block radix sort of short lines, a block each (`cuda/radix_rows.cu`).
+    GpuRowSort,
     /// The reference evaluator (code generation does not support the region yet).
     Evaluator,
 }
@@ -88,6 +90,7 @@ impl RanCode {
             | RanCode::HostSort
             | RanCode::GpuRadixSort
             | RanCode::GpuRadixSelect
+            | RanCode::GpuRowSort
             | RanCode::Evaluator => None,
         }
     }
@@ -101,6 +104,7 @@ impl RanCode {
             | RanCode::HostSort
             | RanCode::GpuRadixSort
             | RanCode::GpuRadixSelect
+            | RanCode::GpuRowSort
             | RanCode::Evaluator => None,
         }
     }
@@ -114,6 +118,7 @@ impl RanCode {
             | RanCode::HostSort
             | RanCode::GpuRadixSort
             | RanCode::GpuRadixSelect
+            | RanCode::GpuRowSort
             | RanCode::Evaluator => None,
         }
     }
@@ -127,6 +132,7 @@ impl RanCode {
                 RanCode::HostSort => "the host's radix sort".into(),
                 RanCode::GpuRadixSort => "the GPU's radix sort".into(),
                 RanCode::GpuRadixSelect => "the GPU's radix select".into(),
+                RanCode::GpuRowSort => "the GPU's block radix sort of rows".into(),
                 _ => "the reference evaluator".into(),
             },
         }

@@ -1,8 +1,8 @@
 //! Whole-line sorts on a CUDA device: the radix sort of `kiln-exec`'s `cuda/radix_sort.cu`
-//! (lines longer than the line sort's 8192, or of dtypes it does not take) against the
+//! (lines longer than the row sort's 8192: `rowsort_gpu.rs`) against the
 //! reference evaluator, bit for bit (NaN last, -0.0 equal to 0.0 and kept in its place, ±inf),
 //! for every real dtype, sizes around the tiles (4096 keys, 3072 for 8-byte ones; 6144, a tile
-//! of 24 keys a thread, too), one element, several lines, axis None of an N-d array, passes
+//! of 24 keys a thread, too), several lines, axis None of an N-d array, passes
 //! skipped where every key has the same digit, and argsort's stability and determinism. Every
 //! test is named `gpu_...` and prints `skipped: no GPU` without a CUDA backend (`on_gpu`).
 //!
@@ -119,9 +119,9 @@ fn gpu_radix_sort_of_sizes_around_the_tiles() {
     if !on_gpu() {
         return;
     }
-    // float16 and int16 lines of any length are the radix sort's (the line sort takes 4- and
-    // 8-byte keys), float32 and int64 ones past 8192.
-    for n in [1, 2, 31, 255, 256, 257, 3071, 3072, 3073, 4095, 4096, 4097, 6143, 6144, 6145, 8191] {
+    // Lines of at most 8192 elements are the row sort's (`rowsort_gpu.rs`); longer ones of
+    // every dtype the radix sort's, around its tiles of 4096 keys (3072 of 8 bytes).
+    for n in [8193, 12287, 12288, 12289, 16385, 24575, 24577] {
         for dt in [DType::Float16, DType::Int16, DType::UInt8] {
             let x = data(dt, n, n as u64);
             matches_evaluator(&[&x.sort(Some(0))], true, &format!("sort {dt} of {n}"));

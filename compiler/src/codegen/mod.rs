@@ -145,8 +145,8 @@ pub use host::{
 pub use lower::scan_gpu::GpuGrid;
 pub use lower::scatter::GpuScatter;
 pub use lower::sort_gpu::{
-    radix_sort, sort_take, topk, RadixSort, SortTake, TopK, RADIX_MAX_LINES, SELECT_SHARED,
-    TOPK_MAX,
+    radix_sort, row_sort, sort_take, topk, RadixSort, RowSort, SortTake, TopK, RADIX_MAX_LINES,
+    ROW_SORT_MAX, SELECT_SHARED, TOPK_MAX,
 };
 pub use lower::{
     lower, GpuSplit, Kernel, KernelShape, LowerOptions, GPU_ENTRY, HOST_ENTRY, KERNEL,

@@ -6,7 +6,9 @@
 //! [`kiln_runtime::DiskCache`]) or is compiled to PTX ([`compile_ptx`]: cached in
 //! memory by its MLIR text, so a new shape of a known structure compiles nothing), linked to a
 //! cubin and stored; it is loaded as a module (cached per device by its code) and launched on
-//! its stream: a grid-stride loop over chunks of work items. A sort region of long lines (a
+//! its stream: a grid-stride loop over chunks of work items. A sort region of lines of at most
+//! 8192 elements (a [`kiln_compiler::codegen::RowSort`]) runs as the block radix sort of
+//! `rows.rs`, one of long lines (a
 //! [`kiln_compiler::codegen::RadixSort`]) runs as the radix sort of `radix.rs` (NVRTC-compiled
 //! CUDA C++, through the disk cache); a `sort_take` region (a
 //! [`kiln_compiler::codegen::SortTake`]: order statistics) as the radix select of `select.rs`
@@ -40,7 +42,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use kiln_cache::config::GpuLink;
 use kiln_compiler::codegen::gpu::{disk_cache_key, gpu_is_hot, gpu_tier, GpuKernel};
 use kiln_compiler::codegen::{
-    lower, radix_sort, sort_take, topk, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY,
+    lower, radix_sort, row_sort, sort_take, topk, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY,
 };
 use kiln_compiler::fusion::Region;
 use kiln_compiler::pipeline::Compiled;
@@ -317,6 +319,7 @@ mod lto;
 mod prepare;
 mod radix;
 pub mod random;
+mod rows;
 mod select;
 mod streams;
 #[cfg(test)]
@@ -499,6 +502,12 @@ impl Walker for Cuda<'_> {
             }
             (None, _, None) if let Some(call) = &ready.vendor => {
                 (vendor::run(call, &reads)?, RanCode::Library)
+            }
+            (None, _, None)
+                if kiln_runtime::nvrtc::nvrtc_available()
+                    && let Ok(sort) = row_sort(region) =>
+            {
+                (rows::run(gpu, region, &sort, &reads)?, RanCode::GpuRowSort)
             }
             (None, _, None)
                 if kiln_runtime::nvrtc::nvrtc_available()

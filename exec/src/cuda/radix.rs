@@ -27,12 +27,13 @@ use kiln_runtime::{
 use super::{DeviceArray, Gpu, Result};
 use crate::ExecError as Error;
 
-/// The kernels' CUDA C++: the radix sort, then the radix select and top-k of `select.rs` (one
-/// module).
+/// The kernels' CUDA C++: the radix sort, then the radix select and top-k of `select.rs` and
+/// the row sort of `rows.rs` (one module).
 pub(crate) const SOURCE: &str = concat!(
     include_str!("radix_sort.cu"),
     include_str!("radix_select.cu"),
-    include_str!("radix_topk.cu")
+    include_str!("radix_topk.cu"),
+    include_str!("radix_rows.cu")
 );
 
 /// Threads of every block (the source's `THREADS`, one per digit).

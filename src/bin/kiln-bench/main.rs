@@ -614,12 +614,14 @@ fn main() {
         });
     }
 
-    // Sorts (peers_ops.py's names): the rows of the matrix by a block per row in shared memory,
+    // Sorts (peers_ops.py's names): the rows of the matrix by a block per row in shared memory
+    // (`KILN_GPU_ROW_SORT`: the block radix sort, or the bitonic line sort),
     // their medians by a radix select per row (`cuda/radix_select.cu`); the whole vector by the radix sort (`kiln-exec`'s
     // `cuda/radix_sort.cu`), argsort's bytes counting its int64 positions (12 a key, as
     // peers_ops.py counts them).
     let sorts: Vec<ScanWork> = vec![
         ("sort_rows_8192x8192", Box::new(|| m.sort(Some(1)))),
+        ("argsort_rows_8192x8192", Box::new(|| m.argsort(Some(1)))),
         ("median_rows_8192x8192", Box::new(|| m.median(Some(1)))),
         // torch.topk's values (the positions computed on the way, an argtopk region).
         ("topk_rows_8192x8192_k16", Box::new(|| kiln::topk(&m, 16, 1, true).0)),
@@ -638,6 +640,7 @@ fn main() {
         let bytes = match work.as_str() {
             "sort_f32_2^26" => 8 * n,
             "argsort_f32_2^26" => 12 * n,
+            w if w.starts_with("argsort_rows") => 12 * r * c,
             // A median or a top-k reads each element once (peers_ops.py's count).
             w if w.starts_with("median_rows") || w.starts_with("topk_rows") => 4 * r * c,
             _ => 8 * r * c,

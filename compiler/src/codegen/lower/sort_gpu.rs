@@ -7,8 +7,12 @@
 //! then reads each element back from global memory at its position (its own bits: -0.0 and
 //! NaN payloads kept), `argsort` stores the positions.
 //!
-//! Longer lines of a sort of the last axis (a few of them, any real dtype; the operand held, or
-//! a reshape of it) are [`RadixSort`]s: the CUDA executor sorts each by an LSD radix sort of its
+//! Lines of at most [`ROW_SORT_MAX`] elements along the last axis, of any real dtype (the
+//! operand held, or a reshape of it), are [`RowSort`]s unless `KILN_GPU_ROW_SORT=bitonic`: the
+//! CUDA executor sorts them by a block radix sort per line in shared memory (`kiln-exec`'s
+//! `cuda/radix_rows.cu`), and this module's line sort takes only the rest. Longer lines of a
+//! sort of the last axis (a few of them, any real dtype; the operand held, or a reshape of it)
+//! are [`RadixSort`]s: the CUDA executor sorts each by an LSD radix sort of its
 //! own (`kiln-exec`'s `cuda/radix_sort.cu`, compiled by NVRTC). Other sort regions (another
 //! axis, views, complex dtypes, many long lines) run on the host. `sort_take` regions (order
 //! statistics) are [`SortTake`]s: the executor's radix select (`cuda/radix_select.cu`);
@@ -85,10 +89,13 @@ fn selectable(operand: &kiln_ir::Node, axis: usize, op: OpKind) -> Result<DType,
 /// The ops a line sort or a radix sort runs.
 const SORTS: [OpKind; 2] = [OpKind::Sort, OpKind::Argsort];
 
-/// The line sort a sort region is on the GPU, or why it is not.
+/// The line sort a sort region is on the GPU, or why it is not (lines a [`RowSort`] takes).
 pub(crate) fn plan(region: &Region) -> Result<LineSort, Unsupported> {
     let body = &region.body;
     let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
+    if row_sort(region).is_ok() {
+        return Err(no("lines that the CUDA executor's block radix sort takes"));
+    }
     let (node, axis) = sort_output(region, &SORTS)?;
     let operand = body.node(node.inputs[0]);
     let Attrs::Input { index } = operand.attrs else {
@@ -139,9 +146,10 @@ pub struct RadixSort {
     pub dtype: DType,
 }
 
-/// The radix sort a sort region is on the GPU, or why it is not (a region whose lines the
-/// line sort takes is lowered first, by [`plan`]).
-pub fn radix_sort(region: &Region) -> Result<RadixSort, Unsupported> {
+/// The lines of a sort region's held operand (or a reshape of it) along its last axis: the
+/// region input, argsort, the line length and count, the dtype; or why the GPU does not sort
+/// them (views, complex, another axis, no elements).
+fn held_lines(region: &Region) -> Result<(usize, bool, usize, usize, DType), Unsupported> {
     let body = &region.body;
     let no = |why: &str| Unsupported::new(Some("sort"), why.to_string());
     let (node, axis) = sort_output(region, &SORTS)?;
@@ -163,16 +171,60 @@ pub fn radix_sort(region: &Region) -> Result<RadixSort, Unsupported> {
     }
     let n = shape[*axis];
     let lines: usize = shape[..*axis].iter().product();
-    if n == 0 || lines == 0 || n >= 1 << 30 || lines > RADIX_MAX_LINES {
-        return Err(no(&format!("{lines} lines of {n} elements on the GPU (the host sorts them)")));
+    if n == 0 || lines == 0 {
+        return Err(no("nothing to sort (the host's)"));
     }
-    Ok(RadixSort {
-        input: index as usize,
-        argsort: node.op == OpKind::Argsort,
-        n,
-        lines,
-        dtype: dt,
-    })
+    Ok((index as usize, node.op == OpKind::Argsort, n, lines, dt))
+}
+
+/// The radix sort a sort region is on the GPU, or why it is not (a region whose lines the
+/// line sort or the row sort takes is lowered first, by [`plan`], or is a [`RowSort`]).
+pub fn radix_sort(region: &Region) -> Result<RadixSort, Unsupported> {
+    let (input, argsort, n, lines, dtype) = held_lines(region)?;
+    if n >= 1 << 30 || lines > RADIX_MAX_LINES {
+        return Err(Unsupported::new(
+            Some("sort"),
+            format!("{lines} lines of {n} elements on the GPU (the host sorts them)"),
+        ));
+    }
+    Ok(RadixSort { input, argsort, n, lines, dtype })
+}
+
+/// Longest line a [`RowSort`] takes: a block's 512 threads, 16 keys each.
+pub const ROW_SORT_MAX: usize = 8192;
+
+/// A sort region the CUDA executor runs as a block radix sort per line in shared memory
+/// (`cuda/radix_rows.cu`, through `kiln-exec`'s `cuda/rows.rs`): the sort node's operand is
+/// region input `input` (C-contiguous, `lines × n` elements of `dtype`), sorted along its last
+/// axis (`argsort`: stable int64 positions within the line). NumPy's order, as every GPU sort.
+/// Where NVRTC cannot be loaded the host sorts them (the executor's radix kernels need it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowSort {
+    /// The region input sorted.
+    pub input: usize,
+    /// `argsort` (positions) rather than `sort` (elements).
+    pub argsort: bool,
+    /// Elements of a line (at least 1, at most [`ROW_SORT_MAX`]).
+    pub n: usize,
+    /// Lines (at least 1, below 2^31: a block each).
+    pub lines: usize,
+    /// The elements' dtype (any but complex).
+    pub dtype: DType,
+}
+
+/// The row sort a sort region is on the GPU, or why it is not (`KILN_GPU_ROW_SORT=bitonic`; an
+/// operand seen through views, complex, another axis than the last, no elements; lines longer
+/// than [`ROW_SORT_MAX`], or 2^31 of them or more).
+pub fn row_sort(region: &Region) -> Result<RowSort, Unsupported> {
+    let no = |why: String| Unsupported::new(Some("sort"), why);
+    if !kiln_cache::config().gpu_row_sort_radix {
+        return Err(no("KILN_GPU_ROW_SORT=bitonic: no block radix sort of rows".into()));
+    }
+    let (input, argsort, n, lines, dtype) = held_lines(region)?;
+    if n > ROW_SORT_MAX || lines >= 1 << 31 {
+        return Err(no(format!("{lines} lines of {n} elements: not a block's each")));
+    }
+    Ok(RowSort { input, argsort, n, lines, dtype })
 }
 
 /// Largest line, in bytes, that a block of [`SortTake`] selects from in shared memory (the
