@@ -230,6 +230,14 @@ pub struct Config {
     /// registers within them; the launch asks for the largest shared-memory carve-out): `off`
     /// (`Some(0)`) or 1 to 8 (tuning; default the lowering's `SCATTER_MIN_BLOCKS`).
     pub gpu_scatter_bounds: Option<usize>,
+    /// `KILN_GPU_SCATTER_POSITIONS`: positions a thread of a GPU scatter kernel's label phase
+    /// computes at once (1, 2 or 4: each centre's load used for all of them; tuning; default
+    /// the lowering's choice).
+    pub gpu_scatter_positions: Option<usize>,
+    /// `KILN_GPU_SCATTER_STAGE`: loads a thread of a GPU scatter kernel issues before their
+    /// stores when it copies a tile's rows to shared memory (1 to 16; tuning; default the
+    /// lowering's choice).
+    pub gpu_scatter_stage: Option<usize>,
     /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
     /// off for compute-sanitizer; `async` for the driver's stream-ordered pool, below).
     pub gpu_pool: bool,
@@ -356,6 +364,10 @@ impl Config {
                     t.parse().ok().filter(|u| (1..=8).contains(u))
                 }
             }),
+            gpu_scatter_positions: r.parse("KILN_GPU_SCATTER_POSITIONS", "1, 2 or 4", |t| {
+                t.parse().ok().filter(|u| [1, 2, 4].contains(u))
+            }),
+            gpu_scatter_stage: r.int("KILN_GPU_SCATTER_STAGE", 1..=16).map(|v| v as usize),
             gpu_pool: gpu_pool != Some(Some(false)),
             gpu_pool_async: gpu_pool == Some(None),
             gpu_memory_limit: r.parse(
@@ -518,6 +530,7 @@ mod tests {
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
         assert_eq!(c.gpu_scatter_bounds, None);
+        assert_eq!((c.gpu_scatter_positions, c.gpu_scatter_stage), (None, None));
         assert_eq!((c.gpu_memory_limit, c.stream_pool), (None, None));
         assert_eq!(c.toolkit, ToolkitEnv::default());
         assert!(c.warnings.is_empty());
@@ -567,6 +580,13 @@ mod tests {
         assert_eq!(c.gpu_scatter_bounds, Some(0));
         assert_eq!(read(&[("KILN_GPU_SCATTER_BOUNDS", "4")]).gpu_scatter_bounds, Some(4));
         assert_eq!(read(&[("KILN_GPU_SCATTER_BOUNDS", "9")]).warnings.len(), 1);
+        let s = read(&[("KILN_GPU_SCATTER_POSITIONS", "2"), ("KILN_GPU_SCATTER_STAGE", "8")]);
+        assert_eq!((s.gpu_scatter_positions, s.gpu_scatter_stage), (Some(2), Some(8)));
+        let s = read(&[("KILN_GPU_SCATTER_POSITIONS", "3"), ("KILN_GPU_SCATTER_STAGE", "17")]);
+        assert_eq!(
+            (s.gpu_scatter_positions, s.gpu_scatter_stage, s.warnings.len()),
+            (None, None, 2)
+        );
         assert_eq!(
             (c.gpu_memory_limit, c.stream_pool),
             (Some(MemoryLimit::Fraction(0.5)), Some(2))

@@ -72,6 +72,7 @@ pub(crate) mod scan_gpu;
 pub mod scatter;
 mod screen;
 mod split;
+mod tile;
 
 use coop::*;
 use elementwise::*;
@@ -479,11 +480,16 @@ struct Lower<'g> {
     /// Softmaxes and layer norms fold their two reductions in one pass (see [`Pair`]).
     online: bool,
     /// A GPU scatter kernel's staged inputs and current tile (module `scatter`).
-    tile: Option<scatter::Tile>,
+    tile: Option<tile::Tile>,
     /// A GPU scatter kernel's label phase: (this thread's lane, lanes per position, terms a
     /// lane takes a step) for the first screened argmin, whose float32 sums the lanes share
     /// (see [`Lower::reductions_together`]).
     label_lanes: Option<(String, usize, usize)>,
+    /// A GPU scatter kernel's label phase where a thread takes several positions: (its first
+    /// position, the others), SSA names. The first screened argmin at the first computes its
+    /// sums at all of them in one loop (each centre's load used for every position) and
+    /// memoises the others' results (see [`Lower::unrolled_reduction`]).
+    co_items: Option<(String, Vec<String>)>,
     /// Index values (SSA names) known to be multiples of a number (a loop's induction variable
     /// stepping by an unroll): the alignment of the shared-memory loads they index.
     multiples: HashMap<String, usize>,
@@ -534,6 +540,7 @@ impl<'g> Lower<'g> {
             online: false,
             tile: None,
             label_lanes: None,
+            co_items: None,
             multiples: HashMap::new(),
             scatter_launch: None,
             grid_launch: None,

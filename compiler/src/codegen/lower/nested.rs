@@ -39,29 +39,52 @@ impl Lower<'_> {
         if !(2..=UNROLL_MAX).contains(&count) || stores || !self.reads_reduction(input) {
             return Ok(None);
         }
-        let kept = self.kept_index(id, ix)?;
-        // The input's full index at each folded element, the reduced axes' indices constants.
-        let fulls: Vec<Ix> = (0..count)
-            .map(|e| {
-                let mut at = unravel_const(&mut self.b, e, &reduced).into_iter();
-                let mut kept = kept.iter();
-                let dims = (0..in_shape.len())
-                    .map(|a| {
-                        if axes.contains(&a) { at.next() } else { kept.next().cloned() }
-                            .expect("kept axes match the result's")
-                    })
-                    .collect();
-                Ix { dims: Some(dims), flat: None }
-            })
-            .collect();
-        // The inner reductions each element reads, and where.
-        let mut inner: Vec<(NodeId, Vec<Ix>)> = Vec::new();
-        for full in &fulls {
-            self.inner_reductions(input, full, &mut inner)?;
+        // Where this is a scatter label phase's first argmin at a thread's first position, its
+        // other positions too (see `co_items`): their results memoised.
+        let mut at = vec![ix.clone()];
+        if let Some((item, others)) = self.co_items.take() {
+            if ix.dims.as_ref().is_some_and(|d| d.contains(&item)) {
+                let swap = |s: &String, o: &String| if *s == item { o.clone() } else { s.clone() };
+                at.extend(others.iter().map(|o| Ix {
+                    dims: ix.dims.as_ref().map(|d| d.iter().map(|s| swap(s, o)).collect()),
+                    flat: ix.flat.as_ref().map(|s| swap(s, o)),
+                }));
+            }
         }
-        if let Some(v) = self.screened_arg_fold(id, &fulls, &inner)? {
-            return Ok(Some(v));
+        let mut positions = Vec::with_capacity(at.len());
+        for ix in &at {
+            let kept = self.kept_index(id, ix)?;
+            // The input's full index at each folded element, the reduced axes' indices
+            // constants.
+            let fulls: Vec<Ix> = (0..count)
+                .map(|e| {
+                    let mut at = unravel_const(&mut self.b, e, &reduced).into_iter();
+                    let mut kept = kept.iter();
+                    let dims = (0..in_shape.len())
+                        .map(|a| {
+                            if axes.contains(&a) { at.next() } else { kept.next().cloned() }
+                                .expect("kept axes match the result's")
+                        })
+                        .collect();
+                    Ix { dims: Some(dims), flat: None }
+                })
+                .collect();
+            // The inner reductions each element reads, and where.
+            let mut inner: Vec<(NodeId, Vec<Ix>)> = Vec::new();
+            for full in &fulls {
+                self.inner_reductions(input, full, &mut inner)?;
+            }
+            positions.push((fulls, inner));
         }
+        if let Some(vs) = self.screened_arg_fold(id, &positions)? {
+            let mut vs = vs.into_iter();
+            let first = vs.next().expect("one per position");
+            for (ix, v) in at[1..].iter().zip(vs) {
+                self.memo.last_mut().expect("a memo scope is open").insert((id, ix.key()), v);
+            }
+            return Ok(Some(first));
+        }
+        let (fulls, inner) = positions.swap_remove(0);
         self.exact_unrolled_fold(id, &fulls, &inner).map(Some)
     }
 

@@ -26,8 +26,9 @@ use kiln_ir::DType;
 
 use super::combiner::atomic_op;
 pub(super) use super::combiner::identity;
+use super::tile::{staged_stride, Staged, Tile};
 use super::{Ix, Lower, Stop};
-use crate::codegen::index::{extent, ravel, unravel};
+use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
@@ -191,19 +192,6 @@ pub struct GpuScatter {
     pub min_blocks: usize,
 }
 
-/// A region input copied to shared memory tile by tile: its rows (axis 0 is the position).
-#[derive(Clone, Debug)]
-pub(super) struct Staged {
-    index: usize,
-    dt: DType,
-    /// Elements of a row, and the row stride in shared memory (see [`staged_stride`]: no bank
-    /// conflicts between the label phase's threads reading their rows).
-    row: usize,
-    stride: usize,
-    /// Byte offset in the block's shared memory.
-    offset: usize,
-}
-
 /// One output's layout in a GPU scatter block.
 struct OutLayout {
     combine: OpKind,
@@ -224,51 +212,6 @@ struct OutLayout {
     smem: usize,
     scratch: usize,
     groups_at: usize,
-}
-
-/// The state the emission of a staged input's load needs (see [`Lower::staged_load`]).
-#[derive(Clone, Debug)]
-pub(super) struct Tile {
-    pub staged: Vec<Staged>,
-    /// Inside the tile loop: the tile's first position and its length (SSA names).
-    pub at: Option<(String, String)>,
-    /// The position being computed, whose rows are in the tile for sure (SSA name).
-    pub item: Option<String>,
-}
-
-/// The row stride (elements) of a staged input in shared memory: the least from `row` up, a
-/// multiple of the label phase's vector loads, at which its reads, elements
-/// `vec·lane .. vec·(lane + 1)` of each `vec·lanes` of its position's row by each lane of a
-/// warp's `32 / lanes` positions, meet the fewest distinct words in one bank (4-byte banks; a
-/// load of 8 or 16 bytes a thread served in 2 or 4 phases of 16 or 8 threads): `row + 1` for an
-/// even row of 4-byte elements, one lane and `vec` 1; `row + 8` for 64, two lanes and `vec` 4.
-fn staged_stride(row: usize, lanes: usize, vec: usize, itemsize: usize) -> usize {
-    let bytes = (vec * itemsize).min(16);
-    let per_phase = (128 / bytes).clamp(1, 32);
-    let align = vec.min((16 / itemsize).max(1));
-    let most_in_a_bank = |s: usize| {
-        let mut worst = 0;
-        for phase in (0..32).step_by(per_phase) {
-            let mut words: Vec<usize> = (phase..phase + per_phase)
-                .flat_map(|t| {
-                    let at = (t / lanes * s + t % lanes * vec) * itemsize;
-                    at / 4..(at + bytes).div_ceil(4)
-                })
-                .collect();
-            words.sort_unstable();
-            words.dedup();
-            let mut banks = [0usize; 32];
-            for w in words {
-                banks[w % 32] += 1;
-            }
-            worst = worst.max(banks.into_iter().max().unwrap_or(0));
-        }
-        worst
-    };
-    (row..row + 64)
-        .filter(|s| s.is_multiple_of(align))
-        .min_by_key(|&s| (most_in_a_bank(s), s))
-        .unwrap_or(row)
 }
 
 fn aligned(x: usize) -> usize {
@@ -319,63 +262,6 @@ impl Lower<'_> {
             "llvm.getelementptr inbounds %scratch[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
         ))
     }
-
-    /// The load of element `pos` of staged input `st` (`dims` its index): from shared memory
-    /// when its row is in the current tile, else from global memory (a view may read another
-    /// position's row).
-    pub(super) fn staged_load(&mut self, st: &Staged, dims: &[String], pos: &str) -> Option<Val> {
-        let (t0, tlen) = self.tile.as_ref()?.at.clone()?;
-        let current = self.tile.as_ref()?.item.as_deref() == Some(dims[0].as_str());
-        let ii = self.b.op(&format!("arith.subi {}, {t0} : i64", dims[0]));
-        let inside = self.b.op(&format!("arith.cmpi ult, {ii}, {tlen} : i64"));
-        let shape = self.body_input_shape(st.index);
-        let in_row = if dims.len() == 1 {
-            self.b.i64(0)
-        } else {
-            ravel(&mut self.b, &dims[1..], &shape[1..])
-        };
-        let stride = self.b.i64(st.stride as i64);
-        let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
-        let s = self.b.op(&format!("arith.addi {s}, {in_row} : i64"));
-        let base = self.shared_at(st.offset);
-        let ty = crate::codegen::types::mem_ty(st.dt);
-        let sp = self.b.op(&format!(
-            "llvm.getelementptr inbounds {base}[{s}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"
-        ));
-        let gp = self.b.op(&format!(
-            "llvm.getelementptr inbounds {}[{pos}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}",
-            Self::in_ptr(st.index)
-        ));
-        // The current position's row is in the tile: a shared-memory load (LLVM infers the
-        // address space); another row may not be.
-        let p = if current {
-            sp
-        } else {
-            self.b.op(&format!("arith.select {inside}, {sp}, {gp} : !llvm.ptr"))
-        };
-        let zero = self.b.i64(0);
-        // A row's element at a known multiple of k: the address is a multiple of k elements
-        // where the stride is too (the tile starts 16-byte aligned).
-        // (Only there: a view of another input may start at any element.)
-        let k =
-            if dims.len() == 2 && current { self.multiples.get(&dims[1]).copied() } else { None };
-        let k = k.map_or(1, |k| 1 << k.trailing_zeros().min(st.stride.trailing_zeros()));
-        let align = (k * st.dt.itemsize()).min(16);
-        Some(if align > st.dt.itemsize() {
-            load_aligned(&mut self.b, &p, &zero, st.dt, align)
-        } else {
-            load(&mut self.b, &p, &zero, st.dt)
-        })
-    }
-
-    fn body_input_shape(&self, index: usize) -> Vec<usize> {
-        self.body
-            .nodes()
-            .iter()
-            .find(|n| matches!((n.op, &n.attrs), (OpKind::Input, Attrs::Input { index: i }) if *i as usize == index))
-            .map(|n| n.shape.to_vec())
-            .unwrap_or_default()
-    }
 }
 
 impl Lower<'_> {
@@ -400,8 +286,6 @@ impl Lower<'_> {
         let n = items[0];
         let outs = body.outputs().to_vec();
         let (nthreads, ntile) = scatter_shape();
-        // Threads per position in the label phase (a power of two up to a warp).
-        let lanes = 1usize << (nthreads / ntile).clamp(1, 32).ilog2();
         // Shared memory: each index's row per tile position (one slot for outputs sharing the
         // index and their row count: k-means' sums and counts), the bins, then the staged rows
         // of the inputs read by position (as many as fit: staging only saves loads).
@@ -418,6 +302,12 @@ impl Lower<'_> {
             .collect();
         let mut offset = aligned(8 * ntile * keys.len());
         let mut blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS);
+        // Positions a thread of the label phase takes at once, and threads per position (a
+        // power of two up to a warp): `nthreads / lanes` positions a pass, `passes` passes
+        // cover the tile.
+        let positions = super::screen::label_positions(n.div_ceil(blocks).div_ceil(ntile));
+        let lanes = 1usize << (nthreads * positions / ntile).clamp(1, 32).ilog2();
+        let passes = ntile.div_ceil(nthreads / lanes);
         let mut layouts: Vec<OutLayout> = outs
             .iter()
             .map(|&o| {
@@ -538,7 +428,7 @@ impl Lower<'_> {
             },
             offset,
         ));
-        self.tile = Some(Tile { staged: staged.clone(), at: None, item: None });
+        self.tile = Some(Tile { staged: staged.clone(), at: None, items: Vec::new() });
         let zero = self.b.i64(0);
         let threads = self.b.i64(nthreads as i64);
         // The bins start at the combine's identity.
@@ -555,47 +445,7 @@ impl Lower<'_> {
         let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);
         let left = self.b.op(&format!("arith.subi %end, {t0} : i64"));
         let tlen = self.b.op(&format!("arith.minsi {left}, {tile} : i64"));
-        // The staged rows of the tile, copied coalesced, `w` elements of a row a thread at a
-        // time (16 bytes where the row is a multiple of them: LLVM makes them one load).
-        for st in &staged {
-            let mut w = (16 / st.dt.itemsize()).max(1);
-            while !st.row.is_multiple_of(w) {
-                w /= 2;
-            }
-            let row = self.b.i64(st.row as i64);
-            let count = self.b.op(&format!("arith.muli {tlen}, {row} : i64"));
-            let first = self.b.op(&format!("arith.muli {t0}, {row} : i64"));
-            let wc = self.b.i64(w as i64);
-            let from = self.b.op(&format!("arith.muli %tid, {wc} : i64"));
-            let by = self.b.i64((nthreads * w) as i64);
-            let (e, _, _) = self.open_for_step(&from, &count, Some(&by), &[], &[]);
-            let g = self.b.op(&format!("arith.addi {first}, {e} : i64"));
-            let vals: Vec<Val> = (0..w)
-                .map(|q| {
-                    let off = self.b.i64(q as i64);
-                    let gq = self.b.op(&format!("arith.addi {g}, {off} : i64"));
-                    load(&mut self.b, &Self::in_ptr(st.index), &gq, st.dt)
-                })
-                .collect();
-            let (ii, j) = self.b.divrem(&e, &row);
-            let stride = self.b.i64(st.stride as i64);
-            let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
-            let s = self.b.op(&format!("arith.addi {s}, {j} : i64"));
-            let base = self.shared_at(st.offset);
-            // The first of each `w` at a multiple of `w` elements where the stride is one.
-            let k = 1 << w.trailing_zeros().min(st.stride.trailing_zeros());
-            let align = (k * st.dt.itemsize()).min(16);
-            for (q, v) in vals.iter().enumerate() {
-                let off = self.b.i64(q as i64);
-                let sq = self.b.op(&format!("arith.addi {s}, {off} : i64"));
-                if q == 0 && align > st.dt.itemsize() {
-                    store_aligned(&mut self.b, &base, &sq, v, align);
-                } else {
-                    store(&mut self.b, &base, &sq, v);
-                }
-            }
-            self.close();
-        }
+        self.stage_tile(&staged, (&t0, &tlen), nthreads, ntile);
         self.b.stmt("nvvm.barrier0");
         self.tile.as_mut().expect("set above").at = Some((t0.clone(), tlen.clone()));
         // `lanes` threads per position: each output's index, wrapped, to shared memory. Every
@@ -606,26 +456,42 @@ impl Lower<'_> {
         let (p, lane) = self.b.divrem("%tid", &lanes_c);
         let one = self.b.i64(1);
         let last_p = self.b.op(&format!("arith.subi {tlen}, {one} : i64"));
-        let pc = self.b.op(&format!("arith.minsi {p}, {last_p} : i64"));
-        let item = self.b.op(&format!("arith.addi {t0}, {pc} : i64"));
-        self.tile.as_mut().expect("set above").item = Some(item.clone());
+        // This thread's positions: `p`, then `p + q·nthreads/lanes` (pass `q`).
+        let mut ps = vec![p.clone()];
+        for q in 1..passes {
+            let off = self.b.i64((q * nthreads / lanes) as i64);
+            ps.push(self.b.op(&format!("arith.addi {p}, {off} : i64")));
+        }
+        let item_of = |s: &mut Self, pq: &str| {
+            let pc = s.b.op(&format!("arith.minsi {pq}, {last_p} : i64"));
+            s.b.op(&format!("arith.addi {t0}, {pc} : i64"))
+        };
+        let its: Vec<String> = ps.iter().map(|pq| item_of(self, pq)).collect();
+        self.tile.as_mut().expect("set above").items = its.clone();
         self.label_lanes = (lanes > 1).then(|| (lane.clone(), lanes, unroll));
-        let mut rows = Vec::with_capacity(keys.len());
-        for &(idx, nrows) in &keys {
-            let i =
-                self.emit(idx, &Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) })?;
-            rows.push(self.wrap_row(&i.ssa, nrows));
+        self.co_items = (passes > 1).then(|| (its[0].clone(), its[1..].to_vec()));
+        let mut rows = Vec::with_capacity(keys.len() * passes);
+        for item in &its {
+            for &(idx, nrows) in &keys {
+                let ix = Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) };
+                let i = self.emit(idx, &ix)?;
+                rows.push(self.wrap_row(&i.ssa, nrows));
+            }
         }
-        self.label_lanes = None;
-        let inside = self.b.op(&format!("arith.cmpi slt, {p}, {tlen} : i64"));
-        let first = self.b.op(&format!("arith.cmpi eq, {lane}, {zero} : i64"));
-        let mine = self.b.op(&format!("arith.andi {inside}, {first} : i1"));
-        self.open_if(&mine);
-        for (k, r) in rows.into_iter().enumerate() {
-            let at = self.shared_at(8 * ntile * k);
-            store_aligned(&mut self.b, &at, &p, &Val::new(r, DType::Int64), 8);
+        (self.label_lanes, self.co_items) = (None, None);
+        let mut first = None;
+        for (pq, rows) in ps.iter().zip(rows.chunks(keys.len())) {
+            let inside = self.b.op(&format!("arith.cmpi slt, {pq}, {tlen} : i64"));
+            let first = first
+                .get_or_insert_with(|| self.b.op(&format!("arith.cmpi eq, {lane}, {zero} : i64")));
+            let mine = self.b.op(&format!("arith.andi {inside}, {first} : i1"));
+            self.open_if(&mine);
+            for (k, r) in rows.iter().enumerate() {
+                let at = self.shared_at(8 * ntile * k);
+                store_aligned(&mut self.b, &at, pq, &Val::new(r.clone(), DType::Int64), 8);
+            }
+            self.close();
         }
-        self.close();
         self.b.stmt("nvvm.barrier0");
         // Each output's values into its bins.
         for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate() {
@@ -642,7 +508,7 @@ impl Lower<'_> {
             let at = self.shared_at(8 * ntile * slot[k]);
             let r = load_aligned(&mut self.b, &at, &ii, DType::Int64, 8).ssa;
             let item = self.b.op(&format!("arith.addi {t0}, {ii} : i64"));
-            self.tile.as_mut().expect("set above").item = Some(item.clone());
+            self.tile.as_mut().expect("set above").items = vec![item.clone()];
             let me = extent(&mut self.b, l.m);
             let copy = if l.copies > 1 { g.clone() } else { zero.clone() };
             let rm = self.b.i64((l.rows * l.m) as i64);
@@ -732,7 +598,7 @@ impl Lower<'_> {
         }
         self.b.stmt("nvvm.barrier0");
         let tile = self.tile.as_mut().expect("set above");
-        (tile.at, tile.item) = (None, None);
+        (tile.at, tile.items) = (None, Vec::new());
         self.close();
         // The block's copies, in order, to its partial.
         for l in layouts.iter().filter(|_| !global) {
@@ -893,13 +759,6 @@ impl Lower<'_> {
             shape: SmallVec::new(),
         };
         Ok(scalar::elementwise(&mut self.b, &op, &[old, v])?)
-    }
-}
-
-impl Staged {
-    /// The region input it holds.
-    pub(super) fn index(&self) -> usize {
-        self.index
     }
 }
 

@@ -56,6 +56,25 @@ pub(super) fn lane_unroll(tiles: usize) -> usize {
     kiln_cache::config().arg_screen.unwrap_or(if tiles > 1 { LANE_UNROLL } else { 1 })
 }
 
+/// Positions a thread of a GPU scatter's label phase takes at once, by default
+/// (`KILN_GPU_SCATTER_POSITIONS=N` for another): one. On an H200 (k-means 2^20×64, k = 10,
+/// session 23, one call, with 8 staged loads in flight): 2 (4 lanes a position) took 0.308 ms
+/// against 0.233 at 1: each centre's load feeds two positions, but 71 registers (3 blocks a
+/// multiprocessor, not 4); with launch bounds of 4 blocks 0.249; 4 positions 128 registers,
+/// 0.365.
+const LABEL_POSITIONS: usize = 1;
+
+/// Positions a thread of a GPU scatter's label phase takes at once where a block takes `tiles`
+/// tiles of positions: their screened sums in one loop, each centre's load used for all of
+/// them (see [`Lower::screened_arg_fold`]).
+pub(super) fn label_positions(tiles: usize) -> usize {
+    kiln_cache::config().gpu_scatter_positions.unwrap_or(if tiles > 1 {
+        LABEL_POSITIONS
+    } else {
+        1
+    })
+}
+
 /// The relative half-width `δ` of the interval around a screened sum of `terms` terms.
 pub(crate) fn relative_bound(terms: usize) -> f64 {
     (terms + 8) as f64 * (-23f64).exp2()
@@ -68,15 +87,16 @@ pub(crate) fn absolute_bound() -> f64 {
 }
 
 impl Lower<'_> {
-    /// Argmin/argmax `id` over `fulls` (its input's index at each folded element), screened
-    /// in float32 (see the module docs); `None` where the screen does not apply: another
-    /// reduction, inputs other than one float32 sum of non-negative terms read through views.
+    /// Argmin/argmax `id` at each of `positions` (per position: its input's index at each
+    /// folded element, and the inner reductions read there), screened in float32 (see the
+    /// module docs), the sums of every position in one loop; `None` where the screen does not
+    /// apply: another reduction, inputs other than one float32 sum of non-negative terms read
+    /// through views.
     pub(super) fn screened_arg_fold(
         &mut self,
         id: NodeId,
-        fulls: &[Ix],
-        inner: &[(NodeId, Vec<Ix>)],
-    ) -> Result<Option<Val>, Stop> {
+        positions: &[(Vec<Ix>, Vec<(NodeId, Vec<Ix>)>)],
+    ) -> Result<Option<Vec<Val>>, Stop> {
         let unroll = match (kiln_cache::config().arg_screen, &self.label_lanes) {
             (Some(0), _) => return Ok(None),
             (Some(u), _) => u,
@@ -87,22 +107,53 @@ impl Lower<'_> {
         if !matches!(node.op, OpKind::ArgMin | OpKind::ArgMax) {
             return Ok(None);
         }
-        let max = node.op == OpKind::ArgMax;
-        let [(r, ixs)] = inner else { return Ok(None) };
         let input = node.inputs[0];
-        if self.through_views(input) != *r || ixs.len() < 2 {
-            return Ok(None);
+        let mut sum = None;
+        let mut all = Vec::new();
+        for (_, inner) in positions {
+            let [(r, ixs)] = inner.as_slice() else { return Ok(None) };
+            if self.through_views(input) != *r || ixs.len() < 2 || sum.is_some_and(|s| s != *r) {
+                return Ok(None);
+            }
+            sum = Some(*r);
+            all.extend(ixs.iter().cloned());
         }
-        let Some(terms) = self.screenable_sum(*r) else { return Ok(None) };
+        let Some(r) = sum else { return Ok(None) };
+        let Some(terms) = self.screenable_sum(r) else { return Ok(None) };
         // The float32 pass: the sums together, in a memo scope of their own (the exact branch
-        // must not read them), then the best, its position and the runner-up.
+        // must not read them), then per position the best, its position and the runner-up.
         self.memo.push(HashMap::new());
         let lanes = self.label_lanes.take();
         let lanes = lanes.as_ref().map(|(l, n, _)| (l.as_str(), *n));
-        self.reductions_together(*r, ixs, Some(Acc::float32_sum_in_f32()), unroll, lanes)?;
-        let sums: Vec<String> =
-            fulls.iter().map(|f| self.emit(input, f).map(|v| v.ssa)).collect::<Result<_, _>>()?;
+        self.reductions_together(r, &all, Some(Acc::float32_sum_in_f32()), unroll, lanes)?;
+        let mut sums = Vec::with_capacity(positions.len());
+        for (fulls, _) in positions {
+            let s: Vec<String> = fulls
+                .iter()
+                .map(|f| self.emit(input, f).map(|v| v.ssa))
+                .collect::<Result<_, _>>()?;
+            sums.push(s);
+        }
         self.memo.pop();
+        let mut results = Vec::with_capacity(positions.len());
+        for (sums, (fulls, inner)) in sums.iter().zip(positions) {
+            results.push(self.screened_pick(id, terms, sums, fulls, inner)?);
+        }
+        Ok(Some(results))
+    }
+
+    /// The screened argmin/argmax `id` of one position from its float32 `sums` (of `terms`
+    /// terms each): the best where it is provably the evaluator's, else the exact fold over
+    /// `fulls` (in a branch).
+    fn screened_pick(
+        &mut self,
+        id: NodeId,
+        terms: usize,
+        sums: &[String],
+        fulls: &[Ix],
+        inner: &[(NodeId, Vec<Ix>)],
+    ) -> Result<Val, Stop> {
+        let max = self.body.node(id).op == OpKind::ArgMax;
         let b = &mut self.b;
         let inf = float_const(b, f64::INFINITY, "f32");
         let worst = float_const(b, if max { f64::NEG_INFINITY } else { f64::INFINITY }, "f32");
@@ -141,7 +192,7 @@ impl Lower<'_> {
         let exact = self.exact_unrolled_fold(id, fulls, inner)?;
         self.b.stmt(&format!("scf.yield {} : i64", exact.ssa));
         self.close();
-        Ok(Some(Val::new(res[0].clone(), DType::Int64)))
+        Ok(Val::new(res[0].clone(), DType::Int64))
     }
 
     /// The node `id` reads through views.
