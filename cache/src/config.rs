@@ -97,7 +97,7 @@ pub enum SmallUpload {
     /// `memset`: a `cuMemsetD32Async` per 32-bit word.
     Memset,
     /// `write` (or `on`, the default): a `cuStreamWriteValue64` per aligned 64-bit word where
-    /// the device has 64-bit stream memory operations and the stream is not the null stream,
+    /// the device has 64-bit stream memory operations (memsets where the driver refuses one),
     /// memsets for the rest.
     Write,
 }
