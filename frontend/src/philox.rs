@@ -26,7 +26,8 @@
 //! A draw's bits are one `philox_bits` node of its shape (reading the offset and the key), which
 //! the compiler expands into the position, the call counter, the Philox rounds and the word
 //! selection (`kiln_compiler::expand`): a repeated draw's expression is what the host builds
-//! and keys on every call, so it is kept to a few nodes (a dropout: 5 built a call, not 23).
+//! and keys on every call, so it is kept to a few nodes (a float32 draw builds 5 a call; a
+//! dropout 9, where it built 23).
 //! Constants are weak scalars (one literal node each, no cast).
 //!
 //! The elements that share a call compute it once in a kernel (LLVM merges the identical rounds
