@@ -41,7 +41,7 @@ fn buffers_need_a_driver() {
 
 #[test]
 fn small_uploads_are_aligned_whole_words() {
-    let words = |dst: u64, src: &[u8]| small_upload_words(dst, src).map(|(_, w)| w);
+    let words = |dst: u64, src: &[u8]| super::small::small_upload_words(dst, src).map(|(_, w)| w);
     // A u64 (a draw's counter offset) as its two little-endian words.
     let v = 0x0123_4567_89ab_cdefu64.to_le_bytes();
     assert_eq!(words(512, &v), Some(vec![0x89ab_cdef, 0x0123_4567]));
