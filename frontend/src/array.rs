@@ -27,6 +27,24 @@ pub(crate) struct Expr {
     pub(crate) keep: OnceLock<Keep>,
 }
 
+impl Drop for Expr {
+    /// Drops the operands that only this expression holds without recursion: the last handle
+    /// on a chain of a million ops would otherwise overflow the stack, one frame an op.
+    fn drop(&mut self) {
+        let mut orphans: SmallVec<[Array; 8]> = SmallVec::new();
+        while let Some(a) = self.inputs.pop() {
+            orphans.push(a);
+        }
+        while let Some(mut a) = orphans.pop() {
+            if let Some(e) = Arc::get_mut(&mut a.e) {
+                while let Some(b) = e.inputs.pop() {
+                    orphans.push(b);
+                }
+            }
+        }
+    }
+}
+
 /// What an array's memory needs alive (see [`Expr::keep`]). Only ever dropped, never read, so
 /// unwind-safe whatever it holds (arrays cross `catch_unwind`).
 pub(crate) struct Keep(#[allow(dead_code)] pub(crate) Box<dyn std::any::Any + Send + Sync>);
@@ -62,7 +80,9 @@ impl Array {
                 inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
             infer(op, &attrs, &types)?
         };
-        kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
+        if kiln_ir::shape::checked_nbytes(&shape, dtype.itemsize()).is_none() {
+            kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
+        }
         crate::devices::check_same_device(op.name(), &inputs)?;
         Ok(Array::node(op, attrs, inputs, dtype, shape))
     }

@@ -34,18 +34,42 @@ pub(crate) trait Visit {
 /// Walks the DAG of `arrays` in post-order (operands first, in order; each expression once;
 /// held arrays are leaves), calling `v`; returns the held arrays by input index (one per
 /// value). Iterative: deep expression chains do not overflow the stack.
+///
+/// An operand that only its one reader holds (`Arc::strong_count` 1: each operand edge is a
+/// strong reference) cannot be met twice, so it is not remembered: in a chain of ops only the
+/// shared nodes (scalars' splats, reused subexpressions, the roots) go through the memo table.
 pub(crate) fn walk<V: Visit>(arrays: &[&Array], v: &mut V) -> Vec<Array> {
+    enum Step<'a> {
+        Visit(&'a Array),
+        Finish(&'a Array),
+    }
     let mut held: Vec<Array> = Vec::new();
     // Sized for a typical small graph: growing the table was a sixth of the walk's time.
     let mut memo: FxHashMap<*const Expr, V::Id> =
-        FxHashMap::with_capacity_and_hasher(128, Default::default());
+        FxHashMap::with_capacity_and_hasher(64, Default::default());
     let mut input_index: FxHashMap<*const (), u32> = FxHashMap::default();
-    let mut ids: Vec<V::Id> = Vec::new();
+    // The ids of the operands finished and not yet read by their node, in order.
+    let mut done: Vec<V::Id> = Vec::new();
+    let mut stack: Vec<Step> = Vec::new();
     for root in arrays {
-        let mut stack: Vec<(&Array, bool)> = vec![(root, false)];
-        while let Some((a, expanded)) = stack.pop() {
-            let key = Arc::as_ptr(&a.e);
-            if memo.contains_key(&key) {
+        stack.push(Step::Visit(root));
+        while let Some(step) = stack.pop() {
+            let a = match step {
+                Step::Visit(a) => a,
+                Step::Finish(a) => {
+                    let first = done.len() - a.e.inputs.len();
+                    let id = v.node(a, &done[first..]);
+                    done.truncate(first);
+                    if shared(a, root) {
+                        memo.insert(Arc::as_ptr(&a.e), id);
+                    }
+                    done.push(id);
+                    continue;
+                }
+            };
+            let shared = shared(a, root);
+            if let Some(&id) = shared.then(|| memo.get(&Arc::as_ptr(&a.e))).flatten() {
+                done.push(id);
                 continue;
             }
             if a.is_materialized() {
@@ -58,26 +82,25 @@ pub(crate) fn walk<V: Visit>(arrays: &[&Array], v: &mut V) -> Vec<Array> {
                     held.push(a.clone());
                     next
                 });
-                memo.insert(key, v.held(a, index));
-                continue;
-            }
-            if !expanded {
-                stack.push((a, true));
-                for i in a.e.inputs.iter().rev() {
-                    if !memo.contains_key(&Arc::as_ptr(&i.e)) {
-                        stack.push((i, false));
-                    }
+                let id = v.held(a, index);
+                if shared {
+                    memo.insert(Arc::as_ptr(&a.e), id);
                 }
+                done.push(id);
                 continue;
             }
-            ids.clear();
-            ids.extend(a.e.inputs.iter().map(|i| memo[&Arc::as_ptr(&i.e)]));
-            let id = v.node(a, &ids);
-            memo.insert(key, id);
+            stack.push(Step::Finish(a));
+            stack.extend(a.e.inputs.iter().rev().map(Step::Visit));
         }
-        v.output(memo[&Arc::as_ptr(&root.e)]);
+        v.output(done.pop().expect("the root's id"));
     }
     held
+}
+
+/// Whether the walk can meet `a` again, so remembers it (see [`walk`]): others hold it, or it
+/// is the root (the same array may be asked for twice, or be another root's operand).
+fn shared(a: &Array, root: &Array) -> bool {
+    Arc::strong_count(&a.e) > 1 || std::ptr::eq(a, root)
 }
 
 /// The [`Visit`] that writes the walk as the dispatch key's words.
@@ -122,18 +145,19 @@ impl Visit for KeyWalk {
 /// The dispatch key of materialising `arrays` on `backend` (see the module docs), and the held
 /// arrays the plan reads, by input index (as lowering numbers them).
 pub(crate) fn key(arrays: &[&Array], backend: kiln_runtime::Backend) -> (Key, Vec<Array>) {
-    let mut k = KeyWalk { words: Vec::with_capacity(256), next: 0 };
+    // Sized for a chain of ~70 ops: regrowing (or shrinking into a box) copied the key again.
+    let mut k = KeyWalk { words: Vec::with_capacity(512), next: 0 };
     let held = walk(arrays, &mut k);
     k.words.push(match backend {
         kiln_runtime::Backend::Cpu => 3,
         kiln_runtime::Backend::Cuda(ordinal) => 4 | (ordinal as u64) << 8,
     });
-    (Key(k.words.into_boxed_slice()), held)
+    (Key(k.words), held)
 }
 
 /// A dispatch key: the walk, word by word.
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Key(Box<[u64]>);
+pub(crate) struct Key(Vec<u64>);
 
 /// Most keys kept; the cache is emptied when it would grow past this (a program that builds
 /// ever new structures, such as one whose constants change every call, compiles through the

@@ -183,7 +183,7 @@ pub fn infer(op: OpKind, attrs: &Attrs, inputs: &[(DType, &[usize])]) -> Result<
                     shapes: inputs.iter().map(|i| i.1.into()).collect(),
                 });
             }
-            s0.into()
+            Shape::from_slice(s0)
         }
         OpClass::Reduce => {
             let Attrs::Reduce { axes, keepdims } = attrs else { unreachable!() };

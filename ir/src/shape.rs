@@ -58,6 +58,12 @@ impl fmt::Display for ShapeDisplay<'_> {
 /// NumPy's broadcasting of two shapes (`np.broadcast_shapes`): trailing axes aligned, extents equal
 /// or 1. Error: [`IrError::Broadcast`].
 pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Shape, IrError> {
+    if a == b || b.is_empty() {
+        return Ok(Shape::from_slice(a));
+    }
+    if a.is_empty() {
+        return Ok(Shape::from_slice(b));
+    }
     let rank = a.len().max(b.len());
     let mut out = Shape::with_capacity(rank);
     for i in 0..rank {

@@ -135,6 +135,56 @@ fn a_held_intermediate_changes_the_key() {
     assert_eq!(computed(&[&c]), want);
 }
 
+/// The walk remembers only expressions it can meet twice (held by more than one handle, or a
+/// root): a root asked for twice by one handle, a node its reader reads twice, a node two
+/// readers share with no handle of the user's left, and an unshared chain all compute what
+/// the evaluator computes, the first time and through the key.
+#[test]
+fn the_walk_meets_each_expression_once_however_it_is_held() {
+    let x = data(&[9], 7);
+    for pass in 0..2 {
+        let chain = ((&x * 2.0 + 1.0).abs() - 0.5).sqrt();
+        let twice = {
+            let t = &x * 3.0 - 1.0;
+            &t * &t
+        };
+        let diamond = {
+            let t = (&x + 0.25).abs();
+            let (u, v) = (&t * 2.0, &t + 1.0);
+            u - v
+        };
+        let cases: Vec<(&str, Vec<&Array>)> = vec![
+            ("chain", vec![&chain]),
+            ("chain asked twice", vec![&chain, &chain]),
+            ("a node read twice", vec![&twice]),
+            ("a diamond", vec![&diamond]),
+            ("all", vec![&diamond, &chain, &twice, &chain]),
+        ];
+        for (name, arrays) in cases {
+            let want = reference(&arrays);
+            assert_eq!(computed(&arrays), want, "{name}, pass {pass}");
+        }
+    }
+}
+
+/// Dropping the last handle on a long chain of ops does not recurse once per op (it would
+/// overflow this thread's 128 KiB stack).
+#[test]
+fn a_long_chain_is_dropped_without_recursion() {
+    std::thread::Builder::new()
+        .stack_size(128 << 10)
+        .spawn(|| {
+            let mut t = data(&[2], 8);
+            for _ in 0..100_000 {
+                t = t + 1.0;
+            }
+            drop(t);
+        })
+        .unwrap()
+        .join()
+        .expect("the chain's drop overflowed the stack");
+}
+
 #[test]
 fn the_plan_cache_says_why_it_compiles() {
     use kiln_compiler::pipeline::Options;
