@@ -31,6 +31,9 @@ impl Drop for Expr {
     /// Drops the operands that only this expression holds without recursion: the last handle
     /// on a chain of a million ops would otherwise overflow the stack, one frame an op.
     fn drop(&mut self) {
+        if self.inputs.is_empty() {
+            return;
+        }
         let mut orphans: SmallVec<[Array; 8]> = SmallVec::new();
         while let Some(a) = self.inputs.pop() {
             orphans.push(a);
@@ -50,6 +53,39 @@ impl Drop for Expr {
 pub(crate) struct Keep(#[allow(dead_code)] pub(crate) Box<dyn std::any::Any + Send + Sync>);
 impl std::panic::UnwindSafe for Keep {}
 impl std::panic::RefUnwindSafe for Keep {}
+
+/// The result dtype of elementwise `op` without attributes on `inputs` of one dtype and one
+/// shape, remembered per op and dtype: there [`infer`]'s answer depends on nothing else (the
+/// shape is the inputs'). `None` where that does not hold, where `infer` has not answered yet
+/// (it then answers, and is remembered), or where it errs (it then reports the error).
+pub(crate) fn uniform_elementwise(op: OpKind, attrs: &Attrs, inputs: &[Array]) -> Option<DType> {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    const UNKNOWN: u8 = u8::MAX;
+    static RESULTS: OnceLock<Box<[AtomicU8]>> = OnceLock::new();
+    let first = inputs.first()?;
+    let (d, s) = (first.dtype(), first.shape());
+    let info = op.info();
+    if info.class != kiln_ir::ops::OpClass::Elementwise
+        || info.arity != kiln_ir::ops::Arity::Fixed(inputs.len())
+        || !matches!(attrs, Attrs::None)
+        || inputs[1..].iter().any(|a| a.dtype() != d || a.shape() != s)
+    {
+        return None;
+    }
+    let results = RESULTS.get_or_init(|| {
+        (0..OpKind::ALL.len() * DType::ALL.len()).map(|_| AtomicU8::new(UNKNOWN)).collect()
+    });
+    let slot = &results[op as usize * DType::ALL.len() + d as usize];
+    match slot.load(Ordering::Relaxed) {
+        UNKNOWN => {
+            let types: SmallVec<[(DType, &[usize]); 3]> = inputs.iter().map(|_| (d, s)).collect();
+            let (dtype, _) = infer(op, attrs, &types).ok()?;
+            slot.store(dtype as u8, Ordering::Relaxed);
+            Some(dtype)
+        }
+        known => DType::ALL.get(usize::from(known)).copied(),
+    }
+}
 
 /// A lazy n-dimensional array, CuPy's `ndarray` with deferred evaluation.
 ///
@@ -75,10 +111,13 @@ impl Array {
         attrs: Attrs,
         inputs: SmallVec<[Array; 3]>,
     ) -> Result<Array> {
-        let (dtype, shape) = {
-            let types: SmallVec<[(DType, &[usize]); 3]> =
-                inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
-            infer(op, &attrs, &types)?
+        let (dtype, shape) = match uniform_elementwise(op, &attrs, &inputs) {
+            Some(dtype) => (dtype, Shape::from_slice(inputs[0].shape())),
+            None => {
+                let types: SmallVec<[(DType, &[usize]); 3]> =
+                    inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
+                infer(op, &attrs, &types)?
+            }
         };
         if kiln_ir::shape::checked_nbytes(&shape, dtype.itemsize()).is_none() {
             kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;

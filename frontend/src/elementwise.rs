@@ -649,6 +649,29 @@ mod tests {
         inputs.iter().map(one).collect()
     }
 
+    /// The result dtypes remembered per elementwise op and dtype are `infer`'s, before and
+    /// after they are remembered; errors are not remembered.
+    #[test]
+    fn remembered_result_dtypes_are_infers() {
+        for &op in OpKind::ALL {
+            let info = op.info();
+            let Arity::Fixed(n) = info.arity else { continue };
+            if info.class != OpClass::Elementwise || info.attrs != Attrs::None.kind() || n == 0 {
+                continue;
+            }
+            for d in DType::ALL {
+                let inputs: Vec<Array> = (0..n).map(|_| ramp(d, &[3, 2])).collect();
+                let types: Vec<(DType, &[usize])> =
+                    inputs.iter().map(|_| (d, &[3usize, 2][..])).collect();
+                let want = kiln_ir::infer::infer(op, &Attrs::None, &types).ok().map(|r| r.0);
+                for _ in 0..2 {
+                    let got = crate::array::uniform_elementwise(op, &Attrs::None, &inputs);
+                    assert_eq!(got, want, "{op:?} {d}");
+                }
+            }
+        }
+    }
+
     /// The shortcut of `binary` gives what the general preparation gives, for every binary
     /// elementwise op of the table, every dtype, scalars of every kind on either side (in and
     /// out of the dtype's range) and arrays of one or two dtypes and shapes; where it declines,
