@@ -1,5 +1,5 @@
 //! Prints the code kiln generates for a few of the benchmark's expressions, at one stage:
-//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|sum_all|ew_chain|normal|uniform|dropout|pad_reflect]`.
+//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|layernorm_affine|sum_all|ew_chain|normal|uniform|dropout|pad_reflect]`.
 //! No GPU is needed (PTX is for sm_90).
 use kiln::{Array, CodeStage};
 
@@ -25,6 +25,14 @@ fn main() {
             let d = &m - &mu;
             let var = (&d * &d).mean(kiln::axis(1).keepdims());
             &d / (var + 1e-5).sqrt()
+        }
+        "layernorm_affine" => {
+            let mu = m.mean(kiln::axis(1).keepdims());
+            let d = &m - &mu;
+            let var = (&d * &d).mean(kiln::axis(1).keepdims());
+            let g = Array::from_vec(vec![1.5f32; c], &[c]);
+            let b = Array::from_vec(vec![0.25f32; c], &[c]);
+            &d / (var + 1e-5).sqrt() * &g + &b
         }
         "sum_all" => x.sum(None),
         "sum_cols" => m.sum(0),

@@ -52,6 +52,9 @@
 //!   (`gpu_*` on one GPU, `gpu2_*` on two; skipped without).
 //! - `division`: float division by a constant (the reciprocal and an exact FMA correction)
 //!   against IEEE division bit for bit, float32 and float64, on whichever backend runs the suite.
+//! - `division_rows`: float32 division by a row's value in GPU row kernels (the reciprocal
+//!   once a row, two FMA corrections, one range check a step) against IEEE division and the
+//!   evaluator, bit for bit (`gpu_*` on one GPU), and the lowering.
 //! - `complex`: complex64/complex128 elementwise kernels against the evaluator (bit for bit
 //!   for arithmetic), on whichever backend runs the suite.
 //! - `sorts_gpu`: `gpu_radix_*` tests of the GPU's radix sort of whole lines against the
@@ -215,6 +218,8 @@ mod big_arrays;
 mod complex;
 #[path = "suite/division.rs"]
 mod division;
+#[path = "suite/division_rows.rs"]
+mod division_rows;
 #[path = "suite/faults.rs"]
 mod faults;
 #[path = "suite/fft_callbacks.rs"]

@@ -206,6 +206,18 @@ pub struct Config {
     /// `KILN_CONST_DIV`: float division by a constant as its reciprocal and one exact correction
     /// (the same bits as the division; a boolean, default on; off: `arith.divf`, for measuring).
     pub const_div: bool,
+    /// `KILN_GPU_ROW_DIV`: float32 division in GPU row kernels' output pass by a divisor
+    /// fixed for the row (layer norm's deviation, softmax's sum): `on` (default) its
+    /// reciprocal once a row and two exact FMA corrections, the IEEE division for the whole
+    /// step where an operand is out of range; `hoist` only a row value's division by a
+    /// constant computed once; `off` neither (for measuring). 2, 1, 0.
+    pub gpu_row_div: u8,
+    /// `KILN_GPU_ROW_BOUNDS`: launch bounds of GPU row kernels, the blocks a multiprocessor
+    /// holds at once (`.maxntid` and `.minnctapersm`: ptxas keeps the registers within them):
+    /// `off` (`Some(0)`) or 1 to 8 (tuning); `None`: the lowering's choice (where the output
+    /// pass divides by a row's value, see `gpu_row_div`: 4 with a layer norm's moments, else 5;
+    /// otherwise none).
+    pub gpu_row_bounds: Option<usize>,
     /// `KILN_GPU_ROW_SORT`: how the GPU sorts lines of at most 8192 elements along the last
     /// axis, `radix` (default: a block radix sort per line, `kiln-exec`'s `cuda/radix_rows.cu`)
     /// or `bitonic` (the generated bitonic line sort where it takes the dtype, for measuring);
@@ -336,6 +348,16 @@ impl Config {
             }),
             online_softmax: r.bool("KILN_ONLINE_SOFTMAX"),
             const_div: r.bool("KILN_CONST_DIV").unwrap_or(true),
+            gpu_row_div: r
+                .choice("KILN_GPU_ROW_DIV", &[("on", 2), ("hoist", 1), ("off", 0)])
+                .unwrap_or(2),
+            gpu_row_bounds: r.parse("KILN_GPU_ROW_BOUNDS", "`off` or 1 to 8", |t| {
+                if is_off(t) {
+                    Some(0)
+                } else {
+                    t.parse().ok().filter(|n| (1..=8).contains(n))
+                }
+            }),
             gpu_row_sort_radix: r
                 .choice("KILN_GPU_ROW_SORT", &[("radix", true), ("bitonic", false)])
                 .unwrap_or(true),
@@ -597,6 +619,10 @@ mod tests {
         assert_eq!(read(&[("KILN_DUMP", "all")]).dump, DUMP_STAGES);
         assert!(!read(&[("KILN_GPU_ROW_CACHE", "off")]).gpu_row_cache);
         assert!(!read(&[("KILN_CONST_DIV", "off")]).const_div);
+        assert_eq!(read(&[("KILN_GPU_ROW_DIV", "hoist")]).gpu_row_div, 1);
+        assert_eq!(read(&[("KILN_GPU_ROW_BOUNDS", "5")]).gpu_row_bounds, Some(5));
+        assert_eq!(read(&[("KILN_GPU_ROW_BOUNDS", "off")]).gpu_row_bounds, Some(0));
+        assert_eq!(read(&[("KILN_GPU_ROW_BOUNDS", "9")]).gpu_row_bounds, None);
         assert!(!read(&[("KILN_GPU_ROW_SORT", "Bitonic")]).gpu_row_sort_radix);
         assert!(read(&[("KILN_GPU_ROW_SORT", "radix")]).gpu_row_sort_radix);
         // Empty or blank is unset.

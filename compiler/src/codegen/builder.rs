@@ -22,6 +22,12 @@ pub(crate) struct Builder {
     consts: HashMap<String, String>,
     /// Pure op text → SSA name, one map per open region (innermost last).
     scopes: Vec<HashMap<String, String>>,
+    /// Whether each open region is a loop's body (`scf.for`, `scf.while`), innermost last.
+    loop_regions: Vec<bool>,
+    /// The loops an SSA value depends on: how many of the loops open where it was defined its
+    /// operands vary in (0 for the function entry's constants and parameters; see
+    /// [`Builder::loop_invariant`]). Values the builder did not define are not in it.
+    loop_depth: HashMap<String, usize>,
     /// Values of the kernel's i64 parameters, by slot; deduplicated by value.
     params: Vec<i64>,
     param_names: HashMap<i64, String>,
@@ -42,6 +48,13 @@ pub(crate) struct Builder {
     /// the kernel's text then depends on them (no reuse across those sizes), and LLVM folds
     /// their index arithmetic (constant strides become address offsets). 1 by default.
     pub const_extents: usize,
+    /// Where float divisions' range checks are gathered rather than branched on: a GPU row
+    /// kernel's output step collects them and takes one branch for the whole step (see
+    /// [`super::division::divide`]). `None`: each division branches by itself.
+    pub div_checks: Option<Vec<String>>,
+    /// Float divisions are emitted as the IEEE division itself, which LLVM may not speculate
+    /// (an output step's slow path).
+    pub div_exact: bool,
 }
 
 impl Builder {
@@ -53,6 +66,8 @@ impl Builder {
             next: 0,
             consts: HashMap::new(),
             scopes: vec![HashMap::new()],
+            loop_regions: vec![false],
+            loop_depth: HashMap::new(),
             params: Vec::new(),
             param_names: HashMap::new(),
             params_arg: params_arg.to_string(),
@@ -65,6 +80,8 @@ impl Builder {
             },
             index32: false,
             const_extents: 1,
+            div_checks: None,
+            div_exact: false,
         }
     }
 
@@ -93,7 +110,44 @@ impl Builder {
         let name = self.fresh();
         self.line(&format!("{name} = {text}"));
         self.scopes.last_mut().expect("a scope is open").insert(text.to_string(), name.clone());
+        let depth = self.operand_depth(text);
+        self.loop_depth.insert(name.clone(), depth);
         name
+    }
+
+    /// The loops open here.
+    fn loops(&self) -> usize {
+        self.loop_regions.iter().filter(|l| **l).count()
+    }
+
+    /// The loop depth a pure op of `text` depends on: the deepest of its `%` operands', all
+    /// open loops for an operand the builder did not define, and for a load (memory a loop
+    /// may write) unless it is marked invariant.
+    fn operand_depth(&self, text: &str) -> usize {
+        let loops = self.loops();
+        if text.starts_with("llvm.load") && !text.contains(" invariant ") {
+            return loops;
+        }
+        let mut depth = 0;
+        let mut rest = text;
+        while let Some(at) = rest.find('%') {
+            let tail = &rest[at..];
+            let end = tail[1..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '#'))
+                .map_or(tail.len(), |e| e + 1);
+            let d = self.loop_depth.get(&tail[..end]).copied().unwrap_or(loops);
+            depth = depth.max(d);
+            rest = &tail[end..];
+        }
+        depth
+    }
+
+    /// Whether SSA value `name` is invariant in the innermost open loop: the builder defined
+    /// it from values all defined outside that loop (LLVM then computes it once, before the
+    /// loop). A code-quality hint, never a question of correctness.
+    pub fn loop_invariant(&self, name: &str) -> bool {
+        let loops = self.loops();
+        loops > 0 && self.loop_depth.get(name).is_some_and(|d| *d < loops)
     }
 
     /// An op with side effects or several results, emitted as is (`llvm.store ...`).
@@ -119,13 +173,20 @@ impl Builder {
                 (0..n).map(|i| format!("{r}#{i}")).collect()
             }
         };
+        // The op's results vary with every loop open around it (its region's values may).
+        let loops = self.loops();
+        for name in &names {
+            self.loop_depth.insert(name.clone(), loops);
+        }
         self.indent += 2;
         self.scopes.push(HashMap::new());
+        self.loop_regions.push(header.starts_with("scf.for") || header.starts_with("scf.while"));
         names
     }
 
     /// Ends the current region and starts the next one of the same op (`} do {`, `} else {`).
     pub fn next_region(&mut self, text: &str) {
+        // `scf.while`'s `do` region is a loop body as its `before` region is.
         self.scopes.pop();
         self.indent -= 2;
         self.line(&format!("}} {text} {{"));
@@ -136,6 +197,7 @@ impl Builder {
     /// Closes the innermost region (`}`).
     pub fn close(&mut self) {
         self.scopes.pop();
+        self.loop_regions.pop();
         self.indent -= 2;
         self.line("}");
     }
@@ -143,6 +205,7 @@ impl Builder {
     /// Closes the innermost region, an `scf.for`'s, with `attrs` on the op (`} {attrs}`).
     pub fn close_with(&mut self, attrs: &str) {
         self.scopes.pop();
+        self.loop_regions.pop();
         self.indent -= 2;
         self.line(&format!("}} {attrs}"));
     }
@@ -179,6 +242,7 @@ impl Builder {
         };
         let _ = writeln!(self.entry, "    {name} = {text}");
         self.consts.insert(key, name.clone());
+        self.loop_depth.insert(name.clone(), 0);
         name
     }
 
@@ -232,6 +296,7 @@ impl Builder {
         );
         let _ = writeln!(self.entry, "    {name} = llvm.load {addr} invariant : !llvm.ptr -> {m}");
         self.consts.insert(key, name.clone());
+        self.loop_depth.insert(name.clone(), 0);
         name
     }
 
@@ -268,6 +333,7 @@ impl Builder {
         );
         let _ = writeln!(self.entry, "    {name} = llvm.load {ptr} invariant : !llvm.ptr -> i64");
         self.param_names.insert(value, name.clone());
+        self.loop_depth.insert(name.clone(), 0);
         name
     }
 

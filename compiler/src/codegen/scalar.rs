@@ -312,15 +312,8 @@ pub(crate) fn elementwise(b: &mut Builder, node: &Node, args: &[Val]) -> Result<
             }
         }
         Div => {
-            // By a constant divisor: its reciprocal and one exact correction (`division.rs`).
-            // (`KILN_CONST_DIV=off`: the plain division, for measuring.)
-            let r = match b.float_value(&y, &ty) {
-                Some(c) if kiln_cache::config().const_div => {
-                    super::division::by_constant(b, &x, &y, c, &ty)
-                }
-                _ => None,
-            };
-            let r = r.unwrap_or_else(|| bin(b, "arith.divf", &x, &y, &ty));
+            // Correctly rounded, in the cheapest form the context allows (`division.rs`).
+            let r = super::division::divide(b, &x, &y, &ty);
             fin(b, r)
         }
         FloorDiv | Remainder => {

@@ -11,7 +11,8 @@ use super::*;
 /// thread of a block (an item past the end is computed on the last item, its stores skipped),
 /// so the kernel's barriers are reached by all.
 /// The parameters arrive by value and are spilled to a stack array for the kernel's
-/// `%params` loads, which LLVM's SROA turns back into the arguments.
+/// `%params` loads, which LLVM's SROA turns back into the arguments. `row_bounds`: a row
+/// kernel's launch bounds, the blocks a multiprocessor holds at once (0: none).
 pub(super) fn gpu_entry(
     nbuf: usize,
     nparams: usize,
@@ -19,6 +20,7 @@ pub(super) fn gpu_entry(
     vec: bool,
     split: Option<usize>,
     deref: &[u64],
+    row_bounds: usize,
 ) -> String {
     // Buffers are whole allocations of the memory pool: 512-byte aligned. A split kernel's
     // scratch and counters follow the region's buffers. `deref[k]`: bytes known readable of
@@ -33,7 +35,15 @@ pub(super) fn gpu_entry(
     args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
     args.push("%n: i64".into());
     args.push("%chunk: i64".into());
-    let mut t = format!("  func.func @{GPU_ENTRY}({}) {{\n", args.join(", "));
+    // Launch bounds of row kernels: ptxas keeps the registers within what `row_bounds` blocks a
+    // multiprocessor allow.
+    let attrs = match coop {
+        Some(_) if row_bounds > 0 => format!(
+            " attributes {{nvvm.maxntid = array<i32: {COOP_BLOCK}, 1, 1>, nvvm.minctasm = {row_bounds} : i32}}"
+        ),
+        _ => String::new(),
+    };
+    let mut t = format!("  func.func @{GPU_ENTRY}({}){attrs} {{\n", args.join(", "));
     t += "    %one = arith.constant 1 : i64\n";
     if vec {
         t += &format!("    %c{GPU_VEC} = arith.constant {GPU_VEC} : i64\n");

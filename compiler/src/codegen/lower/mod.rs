@@ -440,6 +440,11 @@ struct Lower<'g> {
     n_out: usize,
     /// Values already emitted, by (node, index), one map per open region.
     memo: Vec<HashMap<(NodeId, String), Val>>,
+    /// A row kernel's output pass divides by a row's value with gathered range checks, and
+    /// its row pass folds a layer norm's moments (see `coop.rs`): they set its launch bounds
+    /// ([`row_div_min_blocks`]).
+    row_div: bool,
+    row_moments: bool,
     /// Reductions over the region's own space, computed once per work item.
     hoisted: HashMap<NodeId, Hoisted>,
     /// In block mode, the index of the current work item within its block.
@@ -521,6 +526,8 @@ impl<'g> Lower<'g> {
             n_in,
             n_out,
             memo: vec![HashMap::new()],
+            row_div: false,
+            row_moments: false,
             hoisted: HashMap::new(),
             block_jj: None,
             work: Vec::new(),
@@ -763,6 +770,13 @@ impl<'g> Lower<'g> {
             // The entry divides the block index by the split count: the parameter holding it.
             let split_param = split
                 .map(|sp| params.iter().position(|&v| v == sp.splits as i64).expect("a parameter"));
+            // Row kernels dividing by a row's value: launch bounds that keep the occupancy
+            // (`KILN_GPU_ROW_BOUNDS` sets them for every row kernel, or none).
+            let row_bounds = kiln_cache::config().gpu_row_bounds.unwrap_or(if self.row_div {
+                row_div_min_blocks(self.row_moments)
+            } else {
+                0
+            });
             text += &gpu_entry(
                 self.n_in + self.n_out,
                 params.len(),
@@ -770,6 +784,7 @@ impl<'g> Lower<'g> {
                 gpu_vec,
                 split_param,
                 &deref,
+                row_bounds,
             );
         }
         text += "}\n";
