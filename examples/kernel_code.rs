@@ -1,5 +1,5 @@
 //! Prints the code kiln generates for a few of the benchmark's expressions, at one stage:
-//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|layernorm_affine|sum_all|ew_chain|normal|uniform|dropout|pad_reflect]`.
+//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|layernorm_affine|sum_all|ew_chain|normal|uniform|dropout|pad_reflect|cumsum|cumsum_sq]`.
 //! No GPU is needed (PTX is for sm_90).
 use kiln::{Array, CodeStage};
 
@@ -48,6 +48,8 @@ fn main() {
             &x * keep / 0.9f32
         }
         "pad_reflect" => m.pad(&[(8, 8), (8, 8)], kiln::PadMode::Reflect),
+        "cumsum" => x.cumsum(None),
+        "cumsum_sq" => (&x * &x).cumsum(None),
         other => panic!("unknown work {other}"),
     };
     println!("{}", kiln::kernel_code(&[&y], stage).unwrap());

@@ -223,6 +223,11 @@ pub struct Config {
     /// or `bitonic` (the generated bitonic line sort where it takes the dtype, for measuring);
     /// `true` for `radix`.
     pub gpu_row_sort_radix: bool,
+    /// `KILN_GPU_SCAN_LOOKBACK`: how a tile of a GPU scan along the last axis finds its prefix,
+    /// `chunk` (default: the published totals of the tiles before it in its chunk of tiles
+    /// after the inclusive prefix published at the chunk before's end) or `fenwick` (a Fenwick
+    /// tree of published totals, for measuring); `true` for `fenwick`.
+    pub gpu_scan_fenwick: bool,
     /// `KILN_GPU_ROW_CACHE`: `off` turns GPU row kernels' shared-memory row cache off (default
     /// on); see [`gpu_row_cache_unroll`](Self::gpu_row_cache_unroll) for a number.
     pub gpu_row_cache: bool,
@@ -361,6 +366,9 @@ impl Config {
             gpu_row_sort_radix: r
                 .choice("KILN_GPU_ROW_SORT", &[("radix", true), ("bitonic", false)])
                 .unwrap_or(true),
+            gpu_scan_fenwick: r
+                .choice("KILN_GPU_SCAN_LOOKBACK", &[("chunk", false), ("fenwick", true)])
+                .unwrap_or(false),
             gpu_row_cache: row_cache != Some(None),
             gpu_row_cache_unroll: row_cache.flatten(),
             arg_screen: r.parse("KILN_ARG_SCREEN", "`off`, or 1, 2, 4 or 8", |t| {
@@ -549,7 +557,7 @@ mod tests {
         );
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
         assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
-        assert!(c.const_div && c.gpu_row_sort_radix);
+        assert!(c.const_div && c.gpu_row_sort_radix && !c.gpu_scan_fenwick);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
         assert_eq!(c.gpu_scatter_bounds, None);
@@ -625,6 +633,8 @@ mod tests {
         assert_eq!(read(&[("KILN_GPU_ROW_BOUNDS", "9")]).gpu_row_bounds, None);
         assert!(!read(&[("KILN_GPU_ROW_SORT", "Bitonic")]).gpu_row_sort_radix);
         assert!(read(&[("KILN_GPU_ROW_SORT", "radix")]).gpu_row_sort_radix);
+        assert!(read(&[("KILN_GPU_SCAN_LOOKBACK", "Fenwick")]).gpu_scan_fenwick);
+        assert!(!read(&[("KILN_GPU_SCAN_LOOKBACK", "chunk")]).gpu_scan_fenwick);
         // Empty or blank is unset.
         assert_eq!(read(&[("KILN_DEVICE", "  "), ("KILN_GPU_POOL", "")]), read(&[]));
     }

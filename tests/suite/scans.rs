@@ -97,9 +97,10 @@ fn scan_host_kernel_snapshot() {
     insta::assert_snapshot!("cumsum_of_square_host_mlir", mlir);
 }
 
-/// Rows longer than a tile: on the GPU a scan along the last axis runs by tiles of up to 2048
-/// elements, each tile's prefix combined from other tiles' published totals (a Fenwick tree
-/// over the row's 513 tiles here); on the host a loop per row. Integers, maxima and minima are
+/// Rows longer than a tile: on the GPU a scan along the last axis runs by tiles of up to 8192
+/// elements, each tile's prefix combined from other tiles' published totals (the totals of the
+/// tiles before it in its chunk of 480 after the prefix the chunk before published; a Fenwick
+/// tree with `KILN_GPU_SCAN_LOOKBACK=fenwick`); on the host a loop per row. Integers, maxima and minima are
 /// exact; float sums are within rounding of a running f64 sum and the same bits every run.
 #[test]
 fn scans_longer_than_a_tile() {

@@ -502,6 +502,9 @@ struct Lower<'g> {
     scatter_launch: Option<(scatter::GpuScatter, usize)>,
     /// A GPU scan or line-sort kernel's launch and its bytes of shared memory.
     grid_launch: Option<(scan_gpu::GpuGrid, usize)>,
+    /// Launch bounds of a grid kernel that is not a scatter's: (threads, blocks a
+    /// multiprocessor should hold at once), `.maxntid` and `.minnctapersm` in the PTX.
+    grid_bounds: Option<(usize, usize)>,
     /// The kernel's shape (see [`KernelShape`]): set by the function that lays the work out;
     /// GPU reductions' refined in `finish` from `coop`, `split` and `row_cache`.
     shape: KernelShape,
@@ -551,6 +554,7 @@ impl<'g> Lower<'g> {
             multiples: HashMap::new(),
             scatter_launch: None,
             grid_launch: None,
+            grid_bounds: None,
             shape: KernelShape::ElementwiseRows,
             constant: super::fold::constant_nodes(body),
         }
@@ -764,7 +768,8 @@ impl<'g> Lower<'g> {
             let bounds = scatter
                 .map(|s| s.0)
                 .filter(|s| s.min_blocks > 0)
-                .map(|s| (s.threads, s.min_blocks));
+                .map(|s| (s.threads, s.min_blocks))
+                .or(self.grid_bounds);
             text += &scatter::gpu_entry(self.n_in + self.n_out, params.len(), bounds);
         } else if target == Target::Gpu {
             // The entry divides the block index by the split count: the parameter holding it.

@@ -1,16 +1,20 @@
 //! GPU scans by tiles, one pass over the data: each tile scans its elements and publishes its
 //! total; its prefix (the combine of the tiles before it along the axis) comes from other
-//! tiles' published values through a Fenwick tree, so that every run gives the same bits (a
-//! sum of floats is associated differently from NumPy's running value, within rounding;
-//! integers, maxima and minima are exact).
+//! tiles' published values in an order fixed by the tile's index, so that every run gives the
+//! same bits (a sum of floats is associated differently from NumPy's running value, within
+//! rounding; integers, maxima and minima are exact). Along the last axis (the `lookback`
+//! module): by default the totals of the tiles before it in its chunk of 480 tiles after the
+//! prefix published at the chunk before's end; with `KILN_GPU_SCAN_LOOKBACK=fenwick` a Fenwick
+//! tree of published totals, as the column scans (below). Block `b` is tile `b`: a tile waits
+//! only on tiles of lower blocks, which the GPU starts no later (the assumption CUB's
+//! single-pass scan makes too).
 //!
-//! Tile `t` of a line publishes `T(t)`, the combine of tiles `t+1-2^z ..= t` where `z` is the
-//! number of trailing ones of `t`: its own total combined, for `m < z` in increasing order,
-//! after `T(t - 2^m)`. Its prefix is the combine, from the left, of `T(e)` for the blocks of
-//! `t`'s binary form (`e` the last tile of each). No tile waits on a prefix, so a tile waits on
-//! at most `2·log2(tiles)` published values, and the order of every combine is fixed. Block `b`
-//! is tile `b`: a tile waits only on tiles of lower blocks, which the GPU starts no later (the
-//! assumption CUB's single-pass scan makes too).
+//! The Fenwick tree: tile `t` publishes `T(t)`, the combine of tiles `t+1-2^z ..= t` where `z`
+//! is the number of trailing ones of `t`: its own total combined, for `m < z` in increasing
+//! order, after `T(t - 2^m)`. Its prefix is the combine, from the left, of `T(e)` for the
+//! blocks of `t`'s binary form (`e` the last tile of each). No tile waits on a prefix, so a
+//! tile waits on at most `2·log2(tiles)` published values, and the order of every combine is
+//! fixed.
 //!
 //! Published values are tagged words: a zeroed buffer of 64-bit words, each holding 32 bits of
 //! a value in its low half and a tag, 1, in its high half (a value of up to 4 bytes takes one
@@ -47,12 +51,17 @@ use super::{Ix, Lower, Shfl, Stop, WARP};
 use crate::codegen::cast::cast;
 use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, mem_ty, store, work_ty, Val};
+use lookback::{publications, LookBack};
+
+mod lookback;
 
 /// Threads of a GPU scan block (of a column scan; a row scan's tiles of more than
 /// `SCAN_THREADS · ROW_GROUPS` elements take [`LONG_ROW_THREADS`]).
 const SCAN_THREADS: usize = 256;
 /// Threads of a row scan's tiles of more than `SCAN_THREADS · ROW_GROUPS` elements.
 const LONG_ROW_THREADS: usize = 512;
+/// Threads a multiprocessor holds at once (sm_70 to sm_90).
+const MAX_THREADS_PER_SM: usize = 2048;
 /// The most runs of 32 a warp of a row scan takes: [`ROW_GROUPS`] with [`SCAN_THREADS`],
 /// twice as many with [`LONG_ROW_THREADS`] (tiles of 2048 and 8192 elements).
 const ROW_GROUPS: usize = 8;
@@ -203,16 +212,29 @@ impl Lower<'_> {
         let levels = (usize::BITS - per_row.leading_zeros()) as usize;
         let row_shape: Vec<usize> =
             shape.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &e)| e).collect();
-        // Shared memory (8-byte slots): each output's prefix, then each output's warp totals.
-        let (prefix_slot, warp_slot) = (0, nout);
+        // Shared memory (8-byte slots): each output's prefix, then each output's warp totals,
+        // then each output's values of the look-back's warps.
         let warps = threads / WARP;
-        let smem = 8 * (nout + nout * warps);
+        let (prefix_slot, warp_slot, part_slot) = (0, nout, nout + nout * warps);
+        let smem = 8 * (nout + 2 * nout * warps);
         let dts: Vec<DType> = scans.iter().map(|s| s.1).collect();
+        let ops: Vec<OpKind> = scans.iter().map(|s| s.2).collect();
         let ids: Vec<Val> = scans
             .iter()
             .map(|&(_, dt, c)| literal(&mut self.b, super::scatter::identity(c, dt), dt))
             .collect::<Result<_, _>>()?;
-        self.grid_launch = Some((GpuGrid::new(blocks, threads, blocks * words_per(&dts)), smem));
+        let publications = publications(blocks, rows(shape, axis), per_row, warps);
+        let words = publications * words_per(&dts);
+        self.grid_launch = Some((GpuGrid::new(blocks, threads, words), smem));
+        // The chunk look-back of a scan of one value of up to 4 bytes: launch bounds of 2048
+        // threads a multiprocessor (32 registers; ptxas took 40 without them, 3 blocks of 512).
+        if per_row > 1
+            && compaction.is_none()
+            && words_per(&dts) == 1
+            && !kiln_cache::config().gpu_scan_fenwick
+        {
+            self.grid_bounds = Some((threads, MAX_THREADS_PER_SM / threads));
+        }
         let z32 = self.b.constant("0", "i32");
         let slots = self.shared_at(0);
         let tile = "%block".to_string();
@@ -321,162 +343,26 @@ impl Lower<'_> {
         // The tile's prefix in the row (tiles after the first of a row).
         let mut prefix = ids.clone();
         if per_row > 1 {
-            // The look-back's tile indices within the row are 32-bit (a row has fewer tiles
-            // than the grid has blocks), so that few registers live beside the tile's values.
-            let t = self.b.op(&format!("arith.trunci {t} : i64 to i32"));
-            let one = self.b.constant("1", "i32");
-            let zero = self.b.constant("0", "i32");
-            // Warp 0: T(t), published.
-            let w_is = |me: &mut Self, w: usize| -> String {
-                let wi = me.b.constant(&w.to_string(), "i32");
-                me.b.op(&format!("arith.cmpi eq, {warp}, {wi} : i32"))
+            let lb = LookBack {
+                ops: &ops,
+                dts: &dts,
+                ids: &ids,
+                slots: &slots,
+                warp_slot,
+                prefix_slot,
+                part_slot,
+                warps,
+                tile: &tile,
+                row: &row,
+                t: &t,
+                warp: &warp,
+                lane: &lane,
+                lead: &lead,
+                per_row,
+                levels,
+                blocks,
             };
-            let in0 = w_is(self, 0);
-            self.open_if(&in0);
-            // The tile's total, from the warps' totals loaded again (volatile loads: were they
-            // the prefix's, all of them would live beside the tile's values).
-            let mut total = Vec::with_capacity(nout);
-            for k in 0..nout {
-                let mut a = ids[k].clone();
-                for w in 0..warps {
-                    let v = self.warp_total(&slots, warp_slot + k * warps + w, dts[k]);
-                    a = self.combine(scans[k].2, dts[k], a, v)?;
-                }
-                total.push(a);
-            }
-            let t1 = self.b.op(&format!("arith.addi {t}, {one} : i32"));
-            // Lane m reads T(t - 2^m) when 2^(m+1) divides t + 1.
-            let two = self.b.constant("2", "i32");
-            let below = self.b.op(&format!("arith.shli {two}, {lane} : i32"));
-            let below = self.b.op(&format!("arith.subi {below}, {one} : i32"));
-            let low = self.b.op(&format!("arith.andi {t1}, {below} : i32"));
-            let needs = self.b.op(&format!("arith.cmpi eq, {low}, {zero} : i32"));
-            let lev = self.b.constant(&levels.to_string(), "i32");
-            let in_tree = self.b.op(&format!("arith.cmpi ult, {lane}, {lev} : i32"));
-            let needs = self.b.op(&format!("arith.andi {needs}, {in_tree} : i1"));
-            let pow = self.b.op(&format!("arith.shli {one}, {lane} : i32"));
-            let pow = self.b.op(&format!("arith.extui {pow} : i32 to i64"));
-            let src = self.b.op(&format!("arith.subi {tile}, {pow} : i64"));
-            let got = self.gather_published(&needs, &src, &ids);
-            // For m below the trailing ones of t (the same in every lane: a loop, kept rolled
-            // so that the values read stay in their lanes), T(t - 2^m) before the total.
-            let z = self.b.op(&format!(
-                "\"llvm.intr.cttz\"({t1}) <{{is_zero_poison = true}}> : (i32) -> i32"
-            ));
-            let z = self.b.op(&format!("arith.extui {z} : i32 to i64"));
-            let tys: Vec<&str> = ids.iter().map(|v| v.ty()).collect();
-            let init: Vec<String> = total.iter().map(|v| v.ssa.clone()).collect();
-            let z64 = self.b.i64(0);
-            let (m, args, res) = self.open_for(&z64, &z, &init, &tys);
-            let m = self.b.op(&format!("arith.trunci {m} : i64 to i32"));
-            let mut next = Vec::with_capacity(nout);
-            for k in 0..nout {
-                let o = self.shfl_lane(&got[k], &m);
-                next.push(
-                    self.combine(scans[k].2, dts[k], o, Val::new(args[k].clone(), dts[k]))?.ssa,
-                );
-            }
-            self.yield_(&next, &tys);
-            self.close_no_unroll();
-            let acc: Vec<Val> = res.into_iter().zip(&dts).map(|(r, &dt)| Val::new(r, dt)).collect();
-            self.open_if(&lead);
-            self.publish(&tile, &acc);
-            self.close();
-            self.close();
-            // Warp 1: the prefix, to shared memory.
-            let in1 = w_is(self, 1);
-            self.open_if(&in1);
-            // Lane i reads T(e) for bit i of t: e = (t with bits 0..=i cleared) + 2^i - 1.
-            let bit = self.b.op(&format!("arith.shrui {t}, {lane} : i32"));
-            let bit = self.b.op(&format!("arith.andi {bit}, {one} : i32"));
-            let has = self.b.op(&format!("arith.cmpi ne, {bit}, {zero} : i32"));
-            let lev = self.b.constant(&levels.to_string(), "i32");
-            let in_tree = self.b.op(&format!("arith.cmpi ult, {lane}, {lev} : i32"));
-            let has = self.b.op(&format!("arith.andi {has}, {in_tree} : i1"));
-            let two = self.b.constant("2", "i32");
-            let upto = self.b.op(&format!("arith.shli {two}, {lane} : i32"));
-            let upto = self.b.op(&format!("arith.subi {upto}, {one} : i32"));
-            let ones = self.b.constant("-1", "i32");
-            let keep = self.b.op(&format!("arith.xori {upto}, {ones} : i32"));
-            let start = self.b.op(&format!("arith.andi {t}, {keep} : i32"));
-            let pow = self.b.op(&format!("arith.shli {one}, {lane} : i32"));
-            let e = self.b.op(&format!("arith.addi {start}, {pow} : i32"));
-            let e = self.b.op(&format!("arith.subi {e}, {one} : i32"));
-            let e = self.b.op(&format!("arith.extui {e} : i32 to i64"));
-            let t64 = self.b.op(&format!("arith.extui {t} : i32 to i64"));
-            let row0 = self.b.op(&format!("arith.subi {tile}, {t64} : i64"));
-            let src = self.b.op(&format!("arith.addi {row0}, {e} : i64"));
-            let got = self.gather_published(&has, &src, &ids);
-            // The set bits of t from the highest (a loop over the bits left), each T(e) after
-            // the combine so far.
-            let mut tys = vec!["i32"];
-            tys.extend(ids.iter().map(|v| v.ty()));
-            let before: Vec<String> = tys.iter().map(|_| self.b.fresh()).collect();
-            let after: Vec<String> = tys.iter().map(|_| self.b.fresh()).collect();
-            let init = std::iter::once(t.clone()).chain(ids.iter().map(|v| v.ssa.clone()));
-            let inits: Vec<String> =
-                before.iter().zip(init).map(|(b, i)| format!("{b} = {i}")).collect();
-            let res = self.open(
-                tys.len(),
-                &format!(
-                    "scf.while ({}) : ({}) -> ({})",
-                    inits.join(", "),
-                    tys.join(", "),
-                    tys.join(", ")
-                ),
-            );
-            let more = self.b.op(&format!("arith.cmpi ne, {}, {zero} : i32", before[0]));
-            self.b.stmt(&format!(
-                "scf.condition({more}) {} : {}",
-                before.join(", "),
-                tys.join(", ")
-            ));
-            self.memo.pop();
-            self.memo.push(Default::default());
-            self.b.next_region("do");
-            let params: Vec<String> =
-                after.iter().zip(&tys).map(|(a, t)| format!("{a}: {t}")).collect();
-            self.b.stmt(&format!("^bb0({}):", params.join(", ")));
-            let lz = self.b.op(&format!(
-                "\"llvm.intr.ctlz\"({}) <{{is_zero_poison = true}}> : (i32) -> i32",
-                after[0]
-            ));
-            let c31 = self.b.constant("31", "i32");
-            let i = self.b.op(&format!("arith.subi {c31}, {lz} : i32"));
-            let bit = self.b.op(&format!("arith.shli {one}, {i} : i32"));
-            let mut next = vec![self.b.op(&format!("arith.xori {}, {bit} : i32", after[0]))];
-            for k in 0..nout {
-                let o = self.shfl_lane(&got[k], &i);
-                next.push(
-                    self.combine(scans[k].2, dts[k], Val::new(after[k + 1].clone(), dts[k]), o)?
-                        .ssa,
-                );
-            }
-            self.b.stmt(&format!("scf.yield {} : {}", next.join(", "), tys.join(", ")));
-            self.close();
-            let acc: Vec<Val> =
-                res.into_iter().skip(1).zip(&dts).map(|(r, &dt)| Val::new(r, dt)).collect();
-            self.open_if(&lead);
-            for (k, a) in acc.iter().enumerate() {
-                let i = self.b.i64((prefix_slot + k) as i64);
-                let bits = self.bits_of(a);
-                let sp = self.slot(&slots, &i);
-                self.b.stmt(&format!(
-                    "llvm.store {bits}, {sp} {{alignment = 8 : i64}} : i64, !llvm.ptr"
-                ));
-            }
-            self.close();
-            self.close();
-            self.b.stmt("nvvm.barrier0");
-            for (k, p) in prefix.iter_mut().enumerate() {
-                let i = self.b.i64((prefix_slot + k) as i64);
-                let sp = self.slot(&slots, &i);
-                let bits = self.b.fresh();
-                self.b.stmt(&format!(
-                    "{bits} = llvm.load volatile {sp} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
-                ));
-                *p = self.value_of_bits(&bits, dts[k]);
-            }
+            prefix = self.look_back(&lb)?;
         }
         // Each element: the tile's prefix, the warp's prefix in the tile, its value in the warp;
         // where it lies and whether it is in the row, again from the thread's first element (the
