@@ -45,6 +45,7 @@ impl Drop for Expr {
                 }
             }
         }
+        kiln_runtime::host_trace::point("expr: inputs dropped");
     }
 }
 
@@ -55,36 +56,16 @@ impl std::panic::UnwindSafe for Keep {}
 impl std::panic::RefUnwindSafe for Keep {}
 
 /// The result dtype of elementwise `op` without attributes on `inputs` of one dtype and one
-/// shape, remembered per op and dtype: there [`infer`]'s answer depends on nothing else (the
-/// shape is the inputs'). `None` where that does not hold, where `infer` has not answered yet
-/// (it then answers, and is remembered), or where it errs (it then reports the error).
+/// shape, as [`kiln_ir::infer::uniform_elementwise_dtype`] remembers it; `None` where the
+/// inputs are not uniform (or the op is not such an op: `infer` answers then).
 pub(crate) fn uniform_elementwise(op: OpKind, attrs: &Attrs, inputs: &[Array]) -> Option<DType> {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    const UNKNOWN: u8 = u8::MAX;
-    static RESULTS: OnceLock<Box<[AtomicU8]>> = OnceLock::new();
     let first = inputs.first()?;
     let (d, s) = (first.dtype(), first.shape());
-    let info = op.info();
-    if info.class != kiln_ir::ops::OpClass::Elementwise
-        || info.arity != kiln_ir::ops::Arity::Fixed(inputs.len())
-        || !matches!(attrs, Attrs::None)
-        || inputs[1..].iter().any(|a| a.dtype() != d || a.shape() != s)
+    if !matches!(attrs, Attrs::None) || inputs[1..].iter().any(|a| a.dtype() != d || a.shape() != s)
     {
         return None;
     }
-    let results = RESULTS.get_or_init(|| {
-        (0..OpKind::ALL.len() * DType::ALL.len()).map(|_| AtomicU8::new(UNKNOWN)).collect()
-    });
-    let slot = &results[op as usize * DType::ALL.len() + d as usize];
-    match slot.load(Ordering::Relaxed) {
-        UNKNOWN => {
-            let types: SmallVec<[(DType, &[usize]); 3]> = inputs.iter().map(|_| (d, s)).collect();
-            let (dtype, _) = infer(op, attrs, &types).ok()?;
-            slot.store(dtype as u8, Ordering::Relaxed);
-            Some(dtype)
-        }
-        known => DType::ALL.get(usize::from(known)).copied(),
-    }
+    kiln_ir::infer::uniform_elementwise_dtype(op, d, inputs.len())
 }
 
 /// A lazy n-dimensional array, CuPy's `ndarray` with deferred evaluation.
@@ -119,9 +100,7 @@ impl Array {
                 infer(op, &attrs, &types)?
             }
         };
-        if kiln_ir::shape::checked_nbytes(&shape, dtype.itemsize()).is_none() {
-            kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
-        }
+        kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
         crate::devices::check_same_device(op.name(), &inputs)?;
         Ok(Array::node(op, attrs, inputs, dtype, shape))
     }

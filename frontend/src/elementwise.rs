@@ -217,7 +217,7 @@ fn scalar_keeps_dtype(op: OpKind, x: &Array, s: WeakScalar) -> Option<Array> {
 /// Whether `prepare`'s size check passes for operands of `x`'s dtype and shape (a cast made
 /// unchecked may hold more bytes than an array can: `prepare` then names the op).
 fn fits(x: &Array) -> bool {
-    kiln_ir::shape::check_size("", x.shape(), x.dtype().itemsize()).is_ok()
+    kiln_ir::shape::fits(x.shape(), x.dtype().itemsize())
 }
 
 /// Promotes, coerces and broadcasts operands for `op`; returns the arrays to feed the node.

@@ -499,6 +499,35 @@ fn check_fft_axes(op: OpKind, axes: &[usize], rank: usize, halved_last: bool) ->
     Ok(())
 }
 
+/// The result dtype of elementwise `op` without attributes on `arity` operands all of `dtype`
+/// and of one shape, remembered per op and dtype: there [`infer`]'s dtype depends on nothing
+/// else (the shape is the operands'). `None` where `op` is not such an op of that arity, or
+/// where `infer` errs (the caller's `infer` then reports the error).
+pub fn uniform_elementwise_dtype(op: OpKind, dtype: DType, arity: usize) -> Option<DType> {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::sync::OnceLock;
+    const UNKNOWN: u8 = u8::MAX;
+    static RESULTS: OnceLock<Box<[AtomicU8]>> = OnceLock::new();
+    let info = op.info();
+    if info.class != OpClass::Elementwise || info.arity != Arity::Fixed(arity) {
+        return None;
+    }
+    let results = RESULTS.get_or_init(|| {
+        (0..OpKind::ALL.len() * DType::ALL.len()).map(|_| AtomicU8::new(UNKNOWN)).collect()
+    });
+    let slot = &results[op as usize * DType::ALL.len() + dtype as usize];
+    match slot.load(Ordering::Relaxed) {
+        UNKNOWN => {
+            let inputs: smallvec::SmallVec<[(DType, &[usize]); 3]> =
+                (0..arity).map(|_| (dtype, &[][..])).collect();
+            let (result, _) = infer(op, &Attrs::None, &inputs).ok()?;
+            slot.store(result as u8, Ordering::Relaxed);
+            Some(result)
+        }
+        known => DType::ALL.get(usize::from(known)).copied(),
+    }
+}
+
 /// Whether the attribute schema of `op` is [`AttrKind::None`].
 pub fn takes_no_attrs(op: OpKind) -> bool {
     op.info().attrs == AttrKind::None
@@ -630,6 +659,29 @@ mod tests {
         let m = matmul_shape(&[5, 1, 2, 3], &[4, 3, 7]).unwrap();
         assert_eq!(m.as_slice(), &[5, 4, 2, 7]);
         assert!(matches!(matmul_shape(&[2, 3], &[4, 5]), Err(IrError::MatMulShape { .. })));
+    }
+
+    /// The remembered dtype is `infer`'s for every op and dtype it answers (asked twice: once
+    /// computed, once remembered), and there is none for ops that are not uniform elementwise
+    /// ops of that arity.
+    #[test]
+    fn uniform_elementwise_dtypes_are_infers() {
+        for &op in OpKind::ALL {
+            let info = op.info();
+            for arity in 1..=3 {
+                for d in DType::ALL {
+                    let shape: &[usize] = &[4, 3];
+                    let types: Vec<(DType, &[usize])> = (0..arity).map(|_| (d, shape)).collect();
+                    let uniform =
+                        info.class == OpClass::Elementwise && info.arity == Arity::Fixed(arity);
+                    let want = infer(op, &Attrs::None, &types).ok().map(|r| r.0);
+                    for _ in 0..2 {
+                        let got = uniform_elementwise_dtype(op, d, arity);
+                        assert_eq!(got, want.filter(|_| uniform), "{op:?} {d} arity {arity}");
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -23,11 +23,17 @@ pub fn checked_nbytes(shape: &[usize], itemsize: usize) -> Option<usize> {
         .filter(|&b| b <= isize::MAX as usize)
 }
 
+/// Whether an array of `shape` and elements of `itemsize` bytes can exist: empty, or its byte
+/// count within `isize::MAX` ([`check_size`]'s test, without the error).
+pub fn fits(shape: &[usize], itemsize: usize) -> bool {
+    shape.contains(&0) || checked_nbytes(shape, itemsize).is_some()
+}
+
 /// Errs ([`IrError::TooBig`], naming `op`) where an array of `shape` and elements of
 /// `itemsize` bytes cannot exist: its byte count overflows or passes `isize::MAX`. An empty
 /// array is never too big: NumPy allows `(2**62, 2**62, 0)`.
 pub fn check_size(op: &str, shape: &[usize], itemsize: usize) -> Result<(), IrError> {
-    if shape.contains(&0) || checked_nbytes(shape, itemsize).is_some() {
+    if fits(shape, itemsize) {
         return Ok(());
     }
     Err(IrError::TooBig { op: op.to_string(), shape: shape.into() })

@@ -591,6 +591,7 @@ impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         if let Some(block) = self.block.take() {
             self.pool.free(block);
+            crate::host_trace::point("buffer: freed");
         }
         if let Some(owner) = self.owner.take() {
             // Another library's memory is freed by its owner at once, not ordered on a stream:

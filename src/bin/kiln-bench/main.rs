@@ -719,7 +719,10 @@ fn main() {
         for _ in 0..a.reps.max(100) {
             let t0 = Instant::now();
             kiln_runtime::host_trace::begin();
-            tiny(s.clone()).eval();
+            let r = tiny(s.clone());
+            r.eval();
+            kiln_runtime::host_trace::point("bench: eval returned");
+            drop(r);
             kiln_runtime::host_trace::point("bench: call returned");
             stream.synchronize().unwrap();
             kiln_runtime::host_trace::point("bench: synchronized");

@@ -572,19 +572,32 @@ impl<'g> Lower<'g> {
         outs: &[(usize, NodeId)],
         rs: &[String],
     ) -> Result<(), Stop> {
-        let gather = self.b.target == Target::Gpu && kiln_cache::config().gpu_row_div >= 2;
         // The step's values in a memo scope of their own, which the slow path sets aside.
         self.memo.push(HashMap::new());
+        let stores = self.step_values(shape, axes, kept, outs, rs);
+        self.memo.pop();
+        for (k, pos, v) in stores? {
+            store(&mut self.b, &Self::out_ptr(k), &pos, &v);
+        }
+        Ok(())
+    }
+
+    /// The values of one step of the output pass (elements `rs`), computed in the memo scope
+    /// [`Self::output_elements`] opened: on the GPU with the row division's fast path, the
+    /// step's divisions range-checked by one branch whose other side divides exactly.
+    fn step_values(
+        &mut self,
+        shape: &[usize],
+        axes: &[usize],
+        kept: &[String],
+        outs: &[(usize, NodeId)],
+        rs: &[String],
+    ) -> Result<Vec<(usize, String, Val)>, Stop> {
+        let gather = self.b.target == Target::Gpu && kiln_cache::config().gpu_row_div >= 2;
         let outer = std::mem::replace(&mut self.b.div_checks, gather.then(Vec::new));
         let fast = self.output_values(shape, axes, kept, outs, rs);
         let checks = std::mem::replace(&mut self.b.div_checks, outer).unwrap_or_default();
-        let mut stores = match fast {
-            Ok(s) => s,
-            Err(e) => {
-                self.memo.pop();
-                return Err(e);
-            }
-        };
+        let mut stores = fast?;
         if let Some((first, rest)) = checks.split_first() {
             self.row_div = true;
             let mut ok = first.clone();
@@ -613,13 +626,7 @@ impl<'g> Lower<'g> {
             let slow = self.output_values(shape, axes, kept, outs, rs);
             self.b.div_exact = false;
             *self.memo.last_mut().expect("the step's scope") = step;
-            let slow = match slow {
-                Ok(s) => s,
-                Err(e) => {
-                    self.memo.pop();
-                    return Err(e);
-                }
-            };
+            let slow = slow?;
             let (names, tys) = parts(&slow);
             self.b.stmt(&format!("scf.yield {} : {}", names.join(", "), tys.join(", ")));
             self.b.close();
@@ -631,11 +638,7 @@ impl<'g> Lower<'g> {
                 }
             }
         }
-        self.memo.pop();
-        for (k, pos, v) in stores {
-            store(&mut self.b, &Self::out_ptr(k), &pos, &v);
-        }
-        Ok(())
+        Ok(stores)
     }
 
     /// The values of elements `rs` of the row's output pass: (output, position, value) each.
