@@ -1,8 +1,8 @@
 //! Whole-line sorts on a CUDA device: the radix sort of `kiln-exec`'s `cuda/radix_sort.cu`
 //! (lines longer than the row sort's 8192: `rowsort_gpu.rs`) against the
 //! reference evaluator, bit for bit (NaN last, -0.0 equal to 0.0 and kept in its place, ±inf),
-//! for every real dtype, sizes around the tiles (4096 keys, 3072 for 8-byte ones; 6144, a tile
-//! of 24 keys a thread, too), several lines, axis None of an N-d array, passes
+//! for every real dtype, sizes around the tiles (7296 keys, 8832 for argsort, 4608 for 8-byte
+//! ones; 4096, 3072 and 6144, earlier tiles, too), several lines, axis None of an N-d array, passes
 //! skipped where every key has the same digit, and argsort's stability and determinism. Every
 //! test is named `gpu_...` and prints `skipped: no GPU` without a CUDA backend (`on_gpu`).
 //!
@@ -120,15 +120,18 @@ fn gpu_radix_sort_of_sizes_around_the_tiles() {
         return;
     }
     // Lines of at most 8192 elements are the row sort's (`rowsort_gpu.rs`); longer ones of
-    // every dtype the radix sort's, around its tiles of 4096 keys (3072 of 8 bytes).
-    for n in [8193, 12287, 12288, 12289, 16385, 24575, 24577] {
+    // every dtype the radix sort's, around its tiles of 7296 keys (8832 for argsort, 4608 of 8
+    // bytes; 4096 and 3072 before).
+    for n in [8193, 12287, 12288, 12289, 14592, 14593, 16385, 17663, 17665, 24575, 24577] {
         for dt in [DType::Float16, DType::Int16, DType::UInt8] {
             let x = data(dt, n, n as u64);
             matches_evaluator(&[&x.sort(Some(0))], true, &format!("sort {dt} of {n}"));
             matches_evaluator(&[&x.argsort(Some(0))], true, &format!("argsort {dt} of {n}"));
         }
     }
-    for n in [8193, 12288, 12289, 3072 * 5, 3072 * 5 + 1, 6144 * 3 - 1, (1 << 20) + 5] {
+    let sizes =
+        [8193, 12289, 3072 * 5 + 1, 4608 * 3, 4608 * 3 + 1, 7296 * 2, 8832 * 3 + 1, (1 << 20) + 5];
+    for n in sizes {
         for dt in [DType::Float32, DType::Int64, DType::Float64, DType::UInt32] {
             let x = data(dt, n, n as u64 + 3);
             matches_evaluator(&[&x.sort(None)], true, &format!("sort {dt} of {n}"));

@@ -36,12 +36,15 @@ pub(crate) const SOURCE: &str = concat!(
     include_str!("radix_rows.cu")
 );
 
-/// Threads of every block (the source's `THREADS`, one per digit).
+/// Threads of a histogram or scan block (the source's `THREADS`, one per digit).
 const THREADS: u32 = 256;
+/// Threads of a digit pass's block (the source's `PASS_THREADS`).
+const PASS_THREADS: u32 = 384;
 /// Digit values (the source's `RADIX`).
 const RADIX: usize = 256;
-/// Shared words of a digit pass besides its keys and values: `(WARPS + 2) * RADIX + WARPS + 1`.
-const PASS_WORDS: usize = (8 + 2) * RADIX + 8 + 1;
+/// Shared words of a digit pass besides its keys and values:
+/// `(PASS_WARPS + 1) * RADIX + PASS_WARPS + 1`.
+const PASS_WORDS: usize = (12 + 1) * RADIX + 12 + 1;
 
 /// The kernels' name suffix of a dtype (its keys' width and order), `None` for complex ones.
 pub(super) fn suffix(dt: DType) -> Option<&'static str> {
@@ -62,14 +65,14 @@ pub(super) fn suffix(dt: DType) -> Option<&'static str> {
     })
 }
 
-/// Keys of a tile: THREADS times the source's ITEMS (sort) or ITEMS_PAIRS (argsort) of keys of
-/// four bytes or fewer, ITEMS8 of 8-byte keys.
+/// Keys of a tile: PASS_THREADS times the source's ITEMS (sort) or ITEMS_PAIRS (argsort) of
+/// keys of four bytes or fewer, ITEMS8 of 8-byte keys.
 fn tile_of(key_bytes: usize, argsort: bool) -> usize {
-    THREADS as usize
+    PASS_THREADS as usize
         * match (key_bytes, argsort) {
             (8, _) => 12,
-            (_, false) => 16,
-            (_, true) => 16,
+            (_, false) => 19,
+            (_, true) => 23,
         }
 }
 
@@ -198,6 +201,10 @@ pub(super) fn sort_into(
         None
     };
     let shared = tile * es + if sort.argsort { tile * 4 } else { 0 } + PASS_WORDS * 4;
+    // Beyond 48 KiB (argsort's, 8-byte keys'): opt in.
+    if shared > 48 * 1024 {
+        pass_fn.set_max_dynamic_shared_memory(shared as u32)?;
+    }
     let sms = (gpu.max_blocks / 32).max(1) as usize;
     let hist_blocks = n.div_ceil(THREADS as usize * 8).clamp(1, sms * 8) as u32;
     let (n32, passes32) = (n as u32, passes as u32);
@@ -222,7 +229,8 @@ pub(super) fn sort_into(
             let bins = hist + (p as usize * RADIX * 4) as u64;
             let counter = counters + (p * 4) as u64;
             let status = status + (p as usize * status_words * 4) as u64;
-            let config = LaunchConfig::linear(tiles as u32, THREADS).with_shared_mem(shared as u32);
+            let config =
+                LaunchConfig::linear(tiles as u32, PASS_THREADS).with_shared_mem(shared as u32);
             match (&keys_b, &vals) {
                 (Some(keys_b), Some((va, vb))) => {
                     let (ka, kb, va, vb) = (keys_a.ptr(), keys_b.ptr(), va.ptr(), vb.ptr());

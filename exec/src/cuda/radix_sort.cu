@@ -11,11 +11,13 @@
 //
 // One pass over the keys counts every digit's histogram (`kiln_radix_hist_*`), a block per
 // digit scans its counts (`kiln_radix_scan`), then each digit is one "onesweep" pass
-// (`kiln_radix_pass_*`, Adinets & Merrill 2022): a block takes the next tile (an atomic
-// counter, so tiles start in order), ranks its keys stably by their digit in shared memory (a
-// warp's keys by eight ballots, warps' counts combined in order), publishes its digit counts,
-// stages its keys in shared memory in sorted order (argsort's values are loaded only then, so
-// that ranking holds no values in registers), looks back over the tiles before it for their
+// (`kiln_radix_pass_*`, Adinets & Merrill 2022, ranked as CUB's BlockRadixRankMatchEarlyCounts
+// does): a block takes the next tile (an atomic counter, so tiles start in order), counts its
+// digits (each warp its own counters in shared memory) and publishes the counts at once, then
+// ranks its keys stably by their digit (a warp's equal digits by eight ballots, its counters
+// advanced item by item from the warps' offsets in order) and stages them in shared memory in
+// sorted order (argsort's values are loaded only then, so that ranking holds no values in
+// registers), looks back over the tiles before it for their
 // prefixes (decoupled look-back: a tile's word holds its count flagged "aggregate" until its
 // inclusive prefix is known, then that prefix flagged "inclusive"), and writes the staged keys
 // (and values) to consecutive places of each digit's run. A pass in which every key has the
@@ -29,35 +31,43 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 
 #define RADIX 256
+// Threads of the histogram and scan blocks (the scan's: one per digit).
 #define THREADS 256
 #define WARPS (THREADS / 32)
-// Keys a thread ranks in a digit pass: of keys of four bytes or fewer (sort and argsort), of
-// 8-byte keys (the host's `tile_of` agrees).
+// Threads of a digit pass's block (at least RADIX: thread t < RADIX is digit t), and keys a
+// thread ranks: of keys of four bytes or fewer (sort, argsort), of 8-byte keys (the host's
+// `tile_of` agrees). CUB's tuning for sm_90 (384 threads, 19 and 23 keys).
+#ifndef KILN_PASS_THREADS
+#define KILN_PASS_THREADS 384
+#endif
+#define PASS_THREADS KILN_PASS_THREADS
+#define PASS_WARPS (PASS_THREADS / 32)
+static_assert(PASS_THREADS >= 256 && PASS_THREADS % 32 == 0, "a pass's thread per digit");
 #ifndef KILN_RADIX_ITEMS
-#define KILN_RADIX_ITEMS 16
+#define KILN_RADIX_ITEMS 19
 #endif
 #ifndef KILN_RADIX_ITEMS_PAIRS
-#define KILN_RADIX_ITEMS_PAIRS 16
+#define KILN_RADIX_ITEMS_PAIRS 23
 #endif
 #ifndef KILN_RADIX_ITEMS8
 #define KILN_RADIX_ITEMS8 12
 #endif
 // Blocks of a digit pass an SM should hold (caps its registers), keys of four bytes or fewer:
-// sort, argsort. On an H200, 2^26 float32 keys: sort's passes 0.65 ms at 4 blocks (64
-// registers) against 0.78 at 3 (80), and 0.73 with 24 keys a thread at 3. Argsort, its values
-// loaded after ranking, through kiln-bench: 3.10 ms at 4 blocks against 3.63 at 3 (3.59 with
-// the values loaded beside the keys, 3 blocks, 80 registers).
+// sort, argsort.
+// On an H200, 2^26 float32 keys: sort's passes 0.47 ms at 3 blocks (56 registers) against
+// 0.51 at 2 (80); argsort's 0.55 at 2 (3: 56 registers, spills; no faster). 256 threads of 16
+// keys: 0.50 and 0.55; 512 of 16: 0.50 and 0.57 (session 25's harness).
 #ifndef KILN_RADIX_MIN_BLOCKS
-#define KILN_RADIX_MIN_BLOCKS 4
+#define KILN_RADIX_MIN_BLOCKS 3
 #endif
 #ifndef KILN_RADIX_MIN_BLOCKS_PAIRS
-#define KILN_RADIX_MIN_BLOCKS_PAIRS 4
+#define KILN_RADIX_MIN_BLOCKS_PAIRS 2
 #endif
-#define BOUNDS_PASS __launch_bounds__(THREADS, KILN_RADIX_MIN_BLOCKS)
-#define BOUNDS_PAIRS __launch_bounds__(THREADS, KILN_RADIX_MIN_BLOCKS_PAIRS)
-// 8-byte keys' passes: sort's at 3 blocks an SM, argsort's uncapped.
-#define BOUNDS_PASS8 __launch_bounds__(THREADS, 3)
-#define BOUNDS_PAIRS8 __launch_bounds__(THREADS)
+#define BOUNDS_PASS __launch_bounds__(PASS_THREADS, KILN_RADIX_MIN_BLOCKS)
+#define BOUNDS_PAIRS __launch_bounds__(PASS_THREADS, KILN_RADIX_MIN_BLOCKS_PAIRS)
+// 8-byte keys' passes.
+#define BOUNDS_PASS8 __launch_bounds__(PASS_THREADS, 2)
+#define BOUNDS_PAIRS8 __launch_bounds__(PASS_THREADS, 2)
 // Status words of earlier tiles a look-back step loads at once (8 measured slower than 1 on
 // an H200: 0.87 against 0.79 ms a pass of 2^26 float32 keys).
 #define LOOKBACK 1
@@ -97,8 +107,8 @@ __device__ __forceinline__ u32 digit_of(K b, u32 shift) {
 __device__ __forceinline__ void store_volatile(u32* p, u32 v) { *(volatile u32*)p = v; }
 __device__ __forceinline__ u32 load_volatile(const u32* p) { return *(const volatile u32*)p; }
 
-// Exclusive prefix sum over the block's threads (THREADS); `warp_sums` holds WARPS words (the
-// caller synchronises the block before reusing them).
+// Exclusive prefix sum over the block's threads; `warp_sums` holds a word per warp (the caller
+// synchronises the block before reusing them).
 __device__ __forceinline__ u32 block_exclusive_sum(u32 v, u32* warp_sums) {
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     u32 x = v;
@@ -182,32 +192,31 @@ __device__ __forceinline__ bool pass_plan(const u32* trivial, u32 passes, u32 pa
 // One digit pass (see the file's head). `bins`: the first place of each digit's run (this
 // pass's scanned histogram); `status`: a zeroed word per (tile, digit); `counter`: a zeroed
 // word handing out tiles. Dynamic shared memory: TILE keys, TILE values (argsort), then
-// (WARPS + 2) * RADIX + WARPS + 1 words.
+// (PASS_WARPS + 1) * RADIX + PASS_WARPS + 1 words. Threads t < RADIX are digit t.
 
 template <typename K, int KIND, u64 INF, int ITEMS, bool VALUES>
 __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32* vals_out,
                          long long* index_out, u32 n, u32 shift, const u32* bins, u32* status,
                          u32* counter, int mode, bool copy) {
-    const u32 TILE = THREADS * ITEMS;
+    const u32 TILE = PASS_THREADS * ITEMS;
     extern __shared__ __align__(16) u8 smem[];
     K* s_keys = (K*)smem;
     u32* s_vals = (u32*)(smem + TILE * sizeof(K));
     u32* s_warp = (u32*)(smem + TILE * sizeof(K) + (VALUES ? TILE * 4 : 0));
-    u32* s_excl = s_warp + WARPS * RADIX;
-    u32* s_glob = s_excl + RADIX;
+    u32* s_glob = s_warp + PASS_WARPS * RADIX;
     u32* s_misc = s_glob + RADIX;
     const u32 t = threadIdx.x, lane = t & 31, warp = t >> 5;
 
-    if (t == 0) s_misc[WARPS] = atomicAdd(counter, 1u);
-    for (u32 j = t; j < WARPS * RADIX; j += THREADS) s_warp[j] = 0;
+    if (t == 0) s_misc[PASS_WARPS] = atomicAdd(counter, 1u);
+    for (u32 j = t; j < PASS_WARPS * RADIX; j += PASS_THREADS) s_warp[j] = 0;
     __syncthreads();
-    const u32 tile = s_misc[WARPS];
+    const u32 tile = s_misc[PASS_WARPS];
     const u32 base = tile * TILE;
 
     // A pass in which every key has the same digit keeps their order: each tile is copied
     // (the last pass where every pass is trivial; the others are skipped).
     if (copy) {
-        for (u32 j = t; j < TILE && base + j < n; j += THREADS) {
+        for (u32 j = t; j < TILE && base + j < n; j += PASS_THREADS) {
             u32 at = base + j;
             if (!VALUES || !(mode & MODE_NO_KEYS)) keys_out[at] = keys_in[at];
             if (VALUES) {
@@ -220,67 +229,77 @@ __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32*
     }
 
     // A warp's keys are 32 * ITEMS consecutive ones, item i of lane l at i * 32 + l: loads are
-    // coalesced and (warp, item, lane) is the keys' order.
+    // coalesced and (warp, item, lane) is the keys' order. Past the end: a key whose order
+    // bits are all ones (its digit the last in every pass), ranked after every key of the
+    // tile and never written.
+    const K sign = (K)((K)1 << (sizeof(K) * 8 - 1));
+    const K past_end = KIND == 1 ? (K)~sign : (K)~(K)0;
     K k[ITEMS];
-    u32 v[ITEMS];
-    u32 d[ITEMS];
     const u32 first = base + warp * 32 * ITEMS + lane;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
         u32 at = first + i * 32;
-        bool ok = at < n;
-        k[i] = ok ? keys_in[at] : (K)0;
-        // Past the end: the last digit, ranked after every key of the tile, never written.
-        d[i] = ok ? digit_of<K, KIND, INF>(k[i], shift) : (RADIX - 1);
+        k[i] = at < n ? keys_in[at] : past_end;
     }
 
-    // Rank within the warp: the lanes holding the same digit (eight ballots), counted below
-    // this lane, after the warp's earlier items of that digit (its counter, advanced by the
-    // group's lowest lane). d[i] keeps the digit in its low byte and the rank above.
+    // The tile's digit counts first (each warp its own counters, shared atomics), published
+    // before the keys are ranked, so that later tiles' look-backs find them early.
     u32* counts = s_warp + warp * RADIX;
-    const u32 below_mask = (1u << lane) - 1u;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) atomicAdd(&counts[digit_of<K, KIND, INF>(k[i], shift)], 1u);
+    __syncthreads();
+    u32 count = 0;
+    u32* mine = status + (u64)tile * RADIX + t;
+    if (t < RADIX) {
+        for (u32 w = 0; w < PASS_WARPS; ++w) {
+            u32 c = s_warp[w * RADIX + t];
+            s_warp[w * RADIX + t] = count;
+            count += c;
+        }
+        store_volatile(mine, (tile == 0 ? FLAG_INC : FLAG_AGG) | count);
+    }
+    // Each warp's counters become the first tile-sorted slot of its keys of each digit.
+    const u32 local = block_exclusive_sum(count, s_misc);
+    if (t < RADIX) {
+        for (u32 w = 0; w < PASS_WARPS; ++w) s_warp[w * RADIX + t] += local;
+    }
+    __syncthreads();
+
+    // Rank within the warp, item by item: the lanes holding the same digit (eight ballots);
+    // the highest of them advances the warp's counter of that digit by their number; a key's
+    // slot is the counter before, plus the lanes of its digit below it. Each key goes to its
+    // slot of the tile's sorted order at once; argsort keeps the slot (d[i]).
+    const u32 lanes_le = (2u << lane) - 1u;
+    u32 d[ITEMS];
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
+        u32 dg = digit_of<K, KIND, INF>(k[i], shift);
+// KILN_MATCH_ANY (a tuning knob): by __match_any_sync, whose time grows with the distinct digits
+// of the warp: on an H200 0.65 ms a pass of 2^26 random float32 digits against 0.47 by ballots,
+// 0.37-0.39 where a warp holds few digits (the top byte of normal values).
+#ifdef KILN_MATCH_ANY
+        u32 peers = __match_any_sync(0xffffffffu, dg);
+#else
         u32 peers = 0xffffffffu;
 #pragma unroll
         for (int b = 0; b < 8; ++b) {
-            bool bit = (d[i] >> b) & 1u;
-            u32 ballot = __ballot_sync(0xffffffffu, bit);
-            peers &= bit ? ballot : ~ballot;
+            u32 ballot = __ballot_sync(0xffffffffu, (dg >> b) & 1u);
+            peers &= ((dg >> b) & 1u) ? ballot : ~ballot;
         }
-        u32 below = __popc(peers & below_mask);
-        u32 before = counts[d[i]];
-        __syncwarp();
-        if (below == 0) counts[d[i]] = before + __popc(peers);
-        __syncwarp();
-        d[i] |= (before + below) << 8;
-    }
-    __syncthreads();
-
-    // Thread t is digit t: the warps' counts to exclusive offsets, in warp order, and the
-    // tile's count, published at once.
-    u32 count = 0;
-    for (u32 w = 0; w < WARPS; ++w) {
-        u32 c = s_warp[w * RADIX + t];
-        s_warp[w * RADIX + t] = count;
-        count += c;
-    }
-    u32* mine = status + (u64)tile * RADIX + t;
-    store_volatile(mine, (tile == 0 ? FLAG_INC : FLAG_AGG) | count);
-    const u32 local = block_exclusive_sum(count, s_misc);
-    s_excl[t] = local;
-    __syncthreads();
-
-    // The keys to their places in the tile's sorted order before the look-back (their
-    // registers free while it waits); d[i] becomes the place. Argsort's values are loaded now
-    // (not with the keys: fewer registers while ranking), their latency hidden by the look-back.
-#pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-        u32 dg = d[i] & 0xffu;
-        u32 slot = s_excl[dg] + s_warp[warp * RADIX + dg] + (d[i] >> 8);
+#endif
+        u32 leader = 31 - __clz(peers);
+        u32 upto = __popc(peers & lanes_le);
+        u32 before = 0;
+        if (lane == leader) before = atomicAdd(&counts[dg], upto);
+        before = __shfl_sync(0xffffffffu, before, leader);
+        u32 slot = before + upto - 1;
         s_keys[slot] = k[i];
         d[i] = slot;
     }
+
+    // Argsort's values are loaded now (not with the keys: fewer registers while ranking),
+    // their latency hidden by the look-back.
+    u32 v[ITEMS];
     if (VALUES) {
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
@@ -292,30 +311,32 @@ __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32*
     // Decoupled look-back over the tiles before this one, for the keys of digit t before it:
     // LOOKBACK words loaded at once, taken in order up to the first not yet published (loaded
     // again) or inclusive one. Tile 0's word is inclusive: the walk ends there at the latest.
-    u32 prefix = 0;
-    if (tile > 0) {
-        u32 j = tile;
-        while (true) {
-            u32 s[LOOKBACK];
+    if (t < RADIX) {
+        u32 prefix = 0;
+        if (tile > 0) {
+            u32 j = tile;
+            while (true) {
+                u32 s[LOOKBACK];
 #pragma unroll
-            for (int q = 0; q < LOOKBACK; ++q)
-                s[q] = (u32)q < j ? load_volatile(status + (u64)(j - 1 - q) * RADIX + t) : 0u;
-            u32 q = 0;
-            bool done = false;
+                for (int q = 0; q < LOOKBACK; ++q)
+                    s[q] = (u32)q < j ? load_volatile(status + (u64)(j - 1 - q) * RADIX + t) : 0u;
+                u32 q = 0;
+                bool done = false;
 #pragma unroll
-            for (int r = 0; r < LOOKBACK; ++r) {
-                if (done || q != (u32)r || (s[r] & (FLAG_AGG | FLAG_INC)) == 0) continue;
-                prefix += s[r] & VALUE_MASK;
-                done = (s[r] & FLAG_INC) != 0;
-                q = r + 1;
+                for (int r = 0; r < LOOKBACK; ++r) {
+                    if (done || q != (u32)r || (s[r] & (FLAG_AGG | FLAG_INC)) == 0) continue;
+                    prefix += s[r] & VALUE_MASK;
+                    done = (s[r] & FLAG_INC) != 0;
+                    q = r + 1;
+                }
+                if (done) break;
+                j -= q;
             }
-            if (done) break;
-            j -= q;
+            store_volatile(mine, FLAG_INC | (prefix + count));
         }
-        store_volatile(mine, FLAG_INC | (prefix + count));
+        // Tile-sorted slot j of digit t goes to s_glob[t] + j (wrapping arithmetic).
+        s_glob[t] = bins[t] + prefix - local;
     }
-    // Tile-sorted slot j of digit t goes to s_glob[t] + j (wrapping arithmetic).
-    s_glob[t] = bins[t] + prefix - local;
     if (VALUES) {
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) s_vals[d[i]] = v[i];
@@ -323,12 +344,16 @@ __device__ void onesweep(const K* keys_in, K* keys_out, const u32* vals_in, u32*
     __syncthreads();
 
     const u32 valid = n - base < TILE ? n - base : TILE;
-    for (u32 j = t; j < valid; j += THREADS) {
-        K key = s_keys[j];
-        u32 dest = s_glob[digit_of<K, KIND, INF>(key, shift)] + j;
-        if (!VALUES || !(mode & MODE_NO_KEYS)) keys_out[dest] = key;
-        if (VALUES && (mode & MODE_INDEX64)) index_out[dest] = (long long)s_vals[j];
-        else if (VALUES) vals_out[dest] = s_vals[j];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        u32 j = t + i * PASS_THREADS;
+        if (j < valid) {
+            K key = s_keys[j];
+            u32 dest = s_glob[digit_of<K, KIND, INF>(key, shift)] + j;
+            if (!VALUES || !(mode & MODE_NO_KEYS)) keys_out[dest] = key;
+            if (VALUES && (mode & MODE_INDEX64)) index_out[dest] = (long long)s_vals[j];
+            else if (VALUES) vals_out[dest] = s_vals[j];
+        }
     }
 }
 
