@@ -45,6 +45,8 @@ const RADIX: usize = 256;
 /// Shared words of a digit pass besides its keys and values:
 /// `(PASS_WARPS + 1) * RADIX + PASS_WARPS + 1`.
 const PASS_WORDS: usize = (12 + 1) * RADIX + 12 + 1;
+/// A sort's (keys without values) mask words besides: `PASS_WARPS * RADIX`.
+const MASK_WORDS: usize = 12 * RADIX;
 
 /// The kernels' name suffix of a dtype (its keys' width and order), `None` for complex ones.
 pub(super) fn suffix(dt: DType) -> Option<&'static str> {
@@ -200,7 +202,7 @@ pub(super) fn sort_into(
     } else {
         None
     };
-    let shared = tile * es + if sort.argsort { tile * 4 } else { 0 } + PASS_WORDS * 4;
+    let shared = tile * es + if sort.argsort { tile * 4 } else { MASK_WORDS * 4 } + PASS_WORDS * 4;
     // Beyond 48 KiB (argsort's, 8-byte keys'): opt in.
     if shared > 48 * 1024 {
         pass_fn.set_max_dynamic_shared_memory(shared as u32)?;
