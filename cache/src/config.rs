@@ -190,6 +190,9 @@ pub struct Config {
     /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: `ptxas` when it is
     /// found, else the PTX.
     pub gpu_link: Option<GpuLink>,
+    /// `KILN_GPU_JIT_OPT`: the driver JIT's optimisation level (`CU_JIT_OPTIMIZATION_LEVEL`, 0
+    /// to 4) for fast-tier PTX; `None`: the driver's default (4).
+    pub gpu_jit_opt: Option<u32>,
     /// `KILN_GPU_SMALL_UPLOAD`: how uploads of at most 16 bytes in whole aligned words are
     /// written ([`SmallUpload`]; default `write`).
     pub gpu_small_upload: SmallUpload,
@@ -334,6 +337,7 @@ impl Config {
                 "KILN_GPU_LINK",
                 &[("ptx", GpuLink::Ptx), ("ptxas", GpuLink::Ptxas), ("cubin", GpuLink::Cubin)],
             ),
+            gpu_jit_opt: r.int("KILN_GPU_JIT_OPT", 0..=4).map(|v| v as u32),
             gpu_small_upload: r
                 .choice(
                     "KILN_GPU_SMALL_UPLOAD",
@@ -580,6 +584,7 @@ mod tests {
             ("KILN_GPU_TIER", "Fast"),
             ("KILN_GPU_MATH", "polynomial"),
             ("KILN_GPU_LINK", "cubin"),
+            ("KILN_GPU_JIT_OPT", " 2"),
             ("KILN_GPU_SPLIT_UNROLL", "8"),
             ("KILN_ONLINE_SOFTMAX", "off"),
             ("KILN_GPU_ROW_CACHE", "16"),
@@ -606,6 +611,8 @@ mod tests {
         let bad = read(&[("KILN_GPU_POOL", "asink")]);
         assert!(bad.gpu_pool && !bad.gpu_pool_async && bad.warnings.len() == 1, "{bad:?}");
         assert_eq!((c.gpu_math, c.gpu_link), (Some(GpuMath::Polynomial), Some(GpuLink::Cubin)));
+        assert_eq!(c.gpu_jit_opt, Some(2));
+        assert_eq!(read(&[("KILN_GPU_JIT_OPT", "5")]).gpu_jit_opt, None);
         assert_eq!((c.gpu_split_unroll, c.online_softmax), (Some(8), Some(false)));
         assert_eq!((c.gpu_row_cache_unroll, c.gpu_scatter), (Some(16), Some((512, 64))));
         assert_eq!(c.gpu_scatter_bounds, Some(0));

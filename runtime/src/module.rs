@@ -44,6 +44,7 @@ impl ModuleImage<'_> {
             ptx: matches!(self, ModuleImage::Ptx(_)),
             len: self.bytes().len(),
             hash: hasher.finish(),
+            jit_level: None,
         }
     }
 }
@@ -54,6 +55,8 @@ pub struct ModuleKey {
     ptx: bool,
     len: usize,
     hash: u64,
+    /// The JIT's optimisation level a PTX module was loaded at (`None`: the driver's default).
+    jit_level: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,8 +151,14 @@ fn nul_terminated(name: &str, ptx: &str) -> Result<CString> {
     })
 }
 
-/// Loads an image without the cache.
-fn load(state: &'static DeviceState, name: &str, image: ModuleImage<'_>) -> Result<Module> {
+/// Loads an image without the cache; PTX at the JIT's optimisation level `jit_level`
+/// (`CU_JIT_OPTIMIZATION_LEVEL`; `None`: the driver's default, 4).
+fn load(
+    state: &'static DeviceState,
+    name: &str,
+    image: ModuleImage<'_>,
+    jit_level: Option<u32>,
+) -> Result<Module> {
     // The driver reads a NUL-terminated PTX string, or a cubin; copy a cubin to 8-byte-aligned
     // memory (ELF headers are read in place).
     let ptx;
@@ -184,16 +193,23 @@ fn load(state: &'static DeviceState, name: &str, image: ModuleImage<'_>) -> Resu
         }
     };
     let _bound = state.bind()?;
-    let mut logs = JitLogs::new();
+    let logs = JitLogs::new();
+    let mut options = logs.options.to_vec();
+    let mut values = logs.values.to_vec();
+    if let (ModuleImage::Ptx(_), Some(level)) = (image, jit_level) {
+        options.push(sys::CUjit_option::CU_JIT_OPTIMIZATION_LEVEL);
+        // The driver reads an unsigned int option's value from the pointer's bits.
+        values.push(level.min(4) as usize as *mut c_void);
+    }
     let mut raw = std::ptr::null_mut();
     // SAFETY: a valid image; the option arrays and log buffers outlive the call.
     let status = unsafe {
         sys::cuModuleLoadDataEx(
             &mut raw,
             data,
-            logs.options.len() as u32,
-            logs.options.as_mut_ptr(),
-            logs.values.as_mut_ptr(),
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
         )
     };
     if let Err(e) = status.result() {
@@ -219,24 +235,38 @@ impl Device {
     /// code (cached per device by a hash of the code, compared byte for byte). `name` names the
     /// module in errors.
     pub fn load_module(&self, name: &str, image: ModuleImage<'_>) -> Result<Arc<Module>> {
+        self.load_module_jit(name, image, None)
+    }
+
+    /// [`Device::load_module`], PTX compiled by the driver's JIT at optimisation level
+    /// `jit_level` (`CU_JIT_OPTIMIZATION_LEVEL`, 0 to 4, above 4 read as 4; `None`: the
+    /// driver's default, 4), which is part of the cache's key; a cubin ignores it. Lower levels
+    /// compile faster (kiln's fast tier).
+    pub fn load_module_jit(
+        &self,
+        name: &str,
+        image: ModuleImage<'_>,
+        jit_level: Option<u32>,
+    ) -> Result<Arc<Module>> {
         let state = self.state()?;
-        let key = image.key();
+        let jit_level = jit_level.filter(|_| matches!(image, ModuleImage::Ptx(_)));
+        let key = ModuleKey { jit_level, ..image.key() };
         let mut cache = state.modules.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(module) = cache.get(&key) {
             if *module.code == *image.bytes() {
                 return Ok(module.clone());
             }
             // A hash collision: load without caching.
-            return Ok(Arc::new(load(state, name, image)?));
+            return Ok(Arc::new(load(state, name, image, jit_level)?));
         }
-        let module = Arc::new(load(state, name, image)?);
+        let module = Arc::new(load(state, name, image, jit_level)?);
         cache.insert(key, module.clone());
         Ok(module)
     }
 
     /// Loads a module without the cache (a new `CUmodule` each time).
     pub fn load_module_uncached(&self, name: &str, image: ModuleImage<'_>) -> Result<Arc<Module>> {
-        Ok(Arc::new(load(self.state()?, name, image)?))
+        Ok(Arc::new(load(self.state()?, name, image, None)?))
     }
 
     /// Number of modules in the device's cache.

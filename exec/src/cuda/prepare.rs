@@ -116,11 +116,13 @@ pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
         }
         Err(e) => return Err(e.into()),
     };
+    kiln_runtime::host_trace::point("prepare: lowered");
     let (tier, upgrades) = gpu_tier();
     let (code, upgrade, calls) = match tier {
         Tier::Optimized => (load_or_compile(gpu, kernel, tier)?, None, Arc::default()),
         Tier::Fast => {
             let fast = lower(region, &LowerOptions::gpu_tier(Tier::Fast))?;
+            kiln_runtime::host_trace::point("prepare: lowered fast");
             let calls = fast_calls(&fast.mlir);
             if upgrades && calls.hot_with(work_of(&fast)) {
                 // Hot already (under other plans): optimised at once.
@@ -154,13 +156,17 @@ pub(super) fn load_or_compile(
         return Ok((k, function));
     };
     let key = disk_cache_key(&kernel, gpu.target, tier, gpu.driver);
-    if let Lookup::Hit(entry) = disk.lookup(&key) {
+    kiln_runtime::host_trace::point("prepare: disk key");
+    let lookup = disk.lookup(&key);
+    kiln_runtime::host_trace::point("prepare: disk lookup");
+    if let Lookup::Hit(entry) = lookup {
         let image = match (source, entry.cubin.is_empty()) {
             (CubinSource::None, _) | (_, true) => ModuleImage::Ptx(&entry.ptx),
             (_, false) => ModuleImage::Cubin(&entry.cubin),
         };
-        match load(gpu, image) {
+        match load(gpu, image, tier) {
             Ok(function) => {
+                kiln_runtime::host_trace::point("prepare: module loaded");
                 let k = GpuKernel {
                     kernel,
                     ptx: entry.ptx.into(),
@@ -176,7 +182,9 @@ pub(super) fn load_or_compile(
         }
     }
     let k = compile_ptx(kernel, gpu, tier)?;
+    kiln_runtime::host_trace::point("prepare: compiled");
     let (function, cubin) = load_new(gpu, &k, source)?;
+    kiln_runtime::host_trace::point("prepare: module loaded");
     let entry = CachedKernel { ptx: k.ptx.to_string(), cubin };
     if let Err(e) = disk.store(&key, &entry) {
         tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
@@ -203,8 +211,8 @@ pub(super) fn load_new(
         CubinSource::CuLink => Some(link_ptx_to_cubin(gpu.device, "kiln_region", &k.ptx)?),
     };
     match cubin {
-        Some(cubin) => Ok((load(gpu, ModuleImage::Cubin(&cubin))?, cubin)),
-        None => Ok((load(gpu, ModuleImage::Ptx(&k.ptx))?, Vec::new())),
+        Some(cubin) => Ok((load(gpu, ModuleImage::Cubin(&cubin), k.tier)?, cubin)),
+        None => Ok((load(gpu, ModuleImage::Ptx(&k.ptx), k.tier)?, Vec::new())),
     }
 }
 
@@ -255,7 +263,20 @@ pub(super) fn cubin_source() -> CubinSource {
     })
 }
 
-pub(super) fn load(gpu: &Gpu, image: ModuleImage<'_>) -> Result<Function> {
-    let module = gpu.device.load_module("kiln_region", image)?;
+/// The driver JIT's optimisation level for fast-tier PTX unless `KILN_GPU_JIT_OPT` says
+/// otherwise (`CU_JIT_OPTIMIZATION_LEVEL`; `None`: the driver's default, 4). The JIT of a new
+/// expression's fast PTX is the largest stage of its first call, but levels 1-3 took no time
+/// off it on an H100 (`x * k + cos(x)`: 34-36 ms against 36; level 0: 25 ms, its code 3-17×
+/// slower on reductions; `benches/RESULTS.md`, sessions 22 and 25), so the default stays.
+pub(super) const GPU_FAST_JIT_LEVEL: Option<u32> = None;
+
+/// Loads a region's code at `tier`: fast-tier PTX at [`GPU_FAST_JIT_LEVEL`] (or
+/// `KILN_GPU_JIT_OPT`), other code at the driver's default.
+pub(super) fn load(gpu: &Gpu, image: ModuleImage<'_>, tier: Tier) -> Result<Function> {
+    let level = match tier {
+        Tier::Fast => kiln_cache::config().gpu_jit_opt.or(GPU_FAST_JIT_LEVEL),
+        Tier::Optimized => None,
+    };
+    let module = gpu.device.load_module_jit("kiln_region", image, level)?;
     Ok(module.function(GPU_ENTRY)?)
 }
