@@ -121,30 +121,41 @@ pub fn ptx_of_mlir_tier(
 ) -> Result<(String, PtxTimes), CompileError> {
     let optimized = tier == Tier::Optimized;
     let mut times = PtxTimes::default();
+    // libdevice's functions this process has not optimised yet are optimised on a thread of
+    // their own meanwhile (the first kernel calling `cosf` waited 6.5-10 ms for it after the
+    // kernel's own stages; `link` then finds them ready).
+    let unprepared = libdevice::unprepared_in_mlir(text, target);
     let llvm = inkwell::context::Context::create();
-    let mut translate = 0.0;
-    let module = super::jit::with_lowered(text, &mut times, |m| {
+    let (module, linked) = std::thread::scope(|scope| {
+        let prefetch = (!unprepared.is_empty())
+            .then(|| scope.spawn(|| libdevice::prepare(&unprepared, target)));
+        let mut translate = 0.0;
+        let module = super::jit::with_lowered(text, &mut times, |m| {
+            let t = Instant::now();
+            let module = translate_to_llvm(m, &llvm);
+            translate = ms_since(t);
+            module
+        })?;
+        times.translate = translate;
         let t = Instant::now();
-        let module = translate_to_llvm(m, &llvm);
-        translate = ms_since(t);
-        module
+        let entry = module
+            .get_function(GPU_ENTRY)
+            .ok_or_else(|| CompileError::Llvm(format!("no @{GPU_ENTRY} in the module")))?;
+        entry.set_call_conventions(PTX_KERNEL_CC);
+        // Everything but the entry is internal, so O3 inlines it and drops what is not called.
+        ptx::internalize(&module, GPU_ENTRY);
+        ptx::set_target(&module, target)?;
+        module.verify().map_err(|e| CompileError::Llvm(e.to_string()))?;
+        // The kernel's own code, libdevice's functions still declarations.
+        ptx::run_pipeline(&module, target, if optimized { "default<O3>" } else { FAST_PIPELINE })?;
+        times.optimize = ms_since(t);
+        let t = Instant::now();
+        // A prefetch that panicked left its functions unmade: `link` makes them.
+        let _ = prefetch.map(|p| p.join());
+        let linked = libdevice::link(&module, target)?;
+        times.link = ms_since(t);
+        Ok::<_, CompileError>((module, linked))
     })?;
-    times.translate = translate;
-    let t = Instant::now();
-    let entry = module
-        .get_function(GPU_ENTRY)
-        .ok_or_else(|| CompileError::Llvm(format!("no @{GPU_ENTRY} in the module")))?;
-    entry.set_call_conventions(PTX_KERNEL_CC);
-    // Everything but the entry is internal, so O3 inlines it and drops what is not called.
-    ptx::internalize(&module, GPU_ENTRY);
-    ptx::set_target(&module, target)?;
-    module.verify().map_err(|e| CompileError::Llvm(e.to_string()))?;
-    // The kernel's own code, libdevice's functions still declarations.
-    ptx::run_pipeline(&module, target, if optimized { "default<O3>" } else { FAST_PIPELINE })?;
-    times.optimize = ms_since(t);
-    let t = Instant::now();
-    let linked = libdevice::link(&module, target)?;
-    times.link = ms_since(t);
     if linked {
         let t = Instant::now();
         // Inlined where called; identical constants (libdevice's tables, linked once per
@@ -228,7 +239,7 @@ pub fn ptx_text(region: &Region, target: PtxTarget) -> Result<String, CompileErr
 pub fn disk_cache_key(kernel: &Kernel, target: PtxTarget, tier: Tier, driver: i32) -> String {
     let (major, minor, patch) = crate::toolchain::llvm_version();
     let libdevice = match kernel.math {
-        MathLib::Libdevice => libdevice::libdevice_bytes().map_or(0, <[u8]>::len),
+        MathLib::Libdevice => libdevice::libdevice_len(),
         MathLib::Libm | MathLib::Polynomial => 0,
     };
     format!(
