@@ -310,10 +310,21 @@ fn first_call_expr(x: &Array) -> Array {
 fn time_first_call(x: &Array, stream: &Stream) -> f64 {
     stream.synchronize().unwrap();
     let (before, _) = kiln::host_phase_times();
+    kiln_runtime::host_trace::report();
     let t0 = Instant::now();
+    kiln_runtime::host_trace::begin();
     first_call_expr(x).eval();
     stream.synchronize().unwrap();
+    kiln_runtime::host_trace::point("bench: synchronized");
     let ms = t0.elapsed().as_secs_f64() * 1e3;
+    // KILN_HOST_TRACE=1: where the call's host time went, point by point.
+    let trace: Vec<String> = kiln_runtime::host_trace::report()
+        .iter()
+        .map(|(point, us, _)| format!("{point} {us:.0}"))
+        .collect();
+    if !trace.is_empty() {
+        println!("first call trace (µs): {}", trace.join(", "));
+    }
     let (after, _) = kiln::host_phase_times();
     let plan_ms = (after[1].1 - before[1].1) / 1e3;
     let mut ptx = String::new();
