@@ -234,6 +234,8 @@ mod invariants;
 mod linalg;
 #[path = "suite/multi_gpu.rs"]
 mod multi_gpu;
+#[path = "suite/replay.rs"]
+mod replay;
 #[path = "suite/row_kernels.rs"]
 mod row_kernels;
 #[path = "suite/streams.rs"]

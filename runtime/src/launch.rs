@@ -263,6 +263,10 @@ impl Function {
         if config.is_empty() {
             return Ok(());
         }
+        // A launch list being recorded on this stream keeps the launch (`crate::replay`).
+        if !cooperative && crate::replay::record_launch(stream, self, config, args) {
+            return Ok(());
+        }
         let mut params: Vec<*mut c_void> = args.iter().map(|a| a.as_kernel_param()).collect();
         let _bound = self.module.device.bind()?;
         stream.set_last_kernel(&self.name);

@@ -78,6 +78,7 @@ pub mod pool;
 pub mod profile;
 pub mod ptxas;
 pub mod rand;
+pub mod replay;
 pub mod solver;
 pub mod stream;
 

@@ -551,6 +551,10 @@ impl DeviceBuffer {
         if self.len == 0 {
             return Ok(());
         }
+        // A launch list being recorded on the buffer's stream keeps the memset in its place.
+        if crate::replay::record_memset(&self.stream, self.ptr, self.len, value) {
+            return Ok(());
+        }
         let _bound = self.stream.state().bind()?;
         // SAFETY: the range is this buffer.
         check("cuMemsetD8Async", unsafe {
@@ -589,7 +593,8 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
-        if let Some(block) = self.block.take() {
+        // While this thread records a launch list, the block waits for the list to be issued.
+        if let Some(block) = self.block.take().and_then(|b| crate::replay::hold(b, &self.pool)) {
             self.pool.free(block);
             crate::host_trace::point("buffer: freed");
         }

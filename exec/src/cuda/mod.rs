@@ -319,6 +319,7 @@ mod lto;
 mod prepare;
 mod radix;
 pub mod random;
+mod replay;
 mod rows;
 mod select;
 mod streams;
@@ -366,6 +367,7 @@ pub fn run_schedule(
         code: Vec::with_capacity(sched.steps.len()),
         stream_index: 0,
         pending: None,
+        replay: replay::Replaying::new(gpu.device, sched),
     };
     kiln_runtime::host_trace::point("run: lanes");
     let outputs = walk(sched, inputs, &mut cuda)?;
@@ -395,6 +397,8 @@ struct Cuda<'a> {
     /// What a step left for the next: an FFT's producer or consumer fused into it as a cuFFT
     /// callback, or to be measured ([`fft_fusion`]).
     pending: Option<fft_fusion::Pending>,
+    /// The launch list being recorded ([`replay`]).
+    replay: replay::Replaying,
 }
 
 impl Walker for Cuda<'_> {
@@ -448,6 +452,8 @@ impl Walker for Cuda<'_> {
             }
         };
         kiln_runtime::host_trace::point("step: ready lookup");
+        let fft_pending = self.pending.as_ref().is_some_and(|p| p.step() + 1 == si);
+        self.replay.before(si, replay::not_recorded(&ready, region, fft_pending))?;
         let index = sched.streams.streams.get(step.region).copied().unwrap_or(0);
         self.stream_index = index;
         let stream = self.lanes.before(&sched.streams, step.region)?;
@@ -568,6 +574,7 @@ impl Walker for Cuda<'_> {
     }
 
     fn end(&mut self, written: Vec<&mut Arc<DeviceArray>>) -> Result<()> {
+        self.replay.end()?;
         if self.lanes.join()? {
             // The caller's stream now follows every stream used: the frees and later uses of
             // what the schedule wrote are ordered there.

@@ -29,6 +29,7 @@ use kiln::{Array, DType};
 use kiln_runtime::{Device, DeviceBuffer, Event, Stream};
 
 mod multi_gpu;
+mod tiny;
 
 struct Args {
     quick: bool,
@@ -710,45 +711,11 @@ fn main() {
         });
     }
 
+    if want("tiny_multi") {
+        tiny::multi(&a, &stream, &mut rows);
+    }
     if want("tiny_chain_48ops") {
-        let s = device_array(normal(1024, 6), &[1024]);
-        let tiny = |mut t: Array| {
-            for _ in 0..16 {
-                t = t * 1.0001 + 0.5;
-                t = t - 0.25;
-                t = t * 0.999;
-            }
-            t
-        };
-        for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS_SMALL + 1 {
-            tiny(s.clone()).eval();
-        }
-        stream.synchronize().unwrap();
-        let (before, n0) = kiln::host_phase_times();
-        let mut ts = Vec::new();
-        kiln_runtime::host_trace::report();
-        for _ in 0..a.reps.max(100) {
-            let t0 = Instant::now();
-            kiln_runtime::host_trace::begin();
-            let r = tiny(s.clone());
-            r.eval();
-            kiln_runtime::host_trace::point("bench: eval returned");
-            drop(r);
-            kiln_runtime::host_trace::point("bench: call returned");
-            stream.synchronize().unwrap();
-            kiln_runtime::host_trace::point("bench: synchronized");
-            ts.push(t0.elapsed().as_secs_f64() * 1e3);
-        }
-        println!("tiny_chain_48ops host time per call: {}", phases_since(&before, n0).0);
-        print_host_trace("tiny_chain_48ops", a.reps.max(100));
-        rows.push(Row {
-            work: "tiny_chain_48ops".into(),
-            ms: median(ts),
-            kernel_ms: None,
-            gbps: None,
-            kernels: Some(1),
-            tflops: None,
-        });
+        tiny::chain_48ops(&a, &stream, &mut rows);
     }
 
     // Library workloads as peers.py defines them (matmul: a @ a of K×K, no TF32; FFT: c64 of
