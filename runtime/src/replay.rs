@@ -269,7 +269,7 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        if let Some(active) = ACTIVE.with(|a| a.borrow_mut().take()) {
+        if let Some(active) = ACTIVE.try_with(|a| a.borrow_mut().take()).ok().flatten() {
             for (block, pool) in active.held {
                 pool.free(block);
             }
@@ -284,59 +284,66 @@ pub(crate) fn record_launch(
     config: LaunchConfig,
     args: &[&dyn KernelArg],
 ) -> bool {
-    ACTIVE.with(|a| {
-        let mut a = a.borrow_mut();
-        let Some(active) = a.as_mut().filter(|a| a.stream.raw() == stream.raw()) else {
-            return false;
-        };
-        let mut words = Vec::with_capacity(args.len());
-        let mut spans = Vec::with_capacity(args.len());
-        for arg in args {
-            let size = arg.param_size();
-            let first = words.len();
-            words.resize(first + size.div_ceil(8).max(1), 0u64);
-            // SAFETY: `as_kernel_param` points at `size` readable bytes (`KernelArg`'s
-            // contract); they are copied into the words just made for them.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    arg.as_kernel_param() as *const u8,
-                    words[first..].as_mut_ptr() as *mut u8,
-                    size,
-                );
+    // `try_with`: a launch from a thread-local's destructor at thread exit finds no recording.
+    ACTIVE
+        .try_with(|a| {
+            let mut a = a.borrow_mut();
+            let Some(active) = a.as_mut().filter(|a| a.stream.raw() == stream.raw()) else {
+                return false;
+            };
+            let mut words = Vec::with_capacity(args.len());
+            let mut spans = Vec::with_capacity(args.len());
+            for arg in args {
+                let size = arg.param_size();
+                let first = words.len();
+                words.resize(first + size.div_ceil(8).max(1), 0u64);
+                // SAFETY: `as_kernel_param` points at `size` readable bytes (`KernelArg`'s
+                // contract); they are copied into the words just made for them.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        arg.as_kernel_param() as *const u8,
+                        words[first..].as_mut_ptr() as *mut u8,
+                        size,
+                    );
+                }
+                spans.push((first, size));
             }
-            spans.push((first, size));
-        }
-        active.ops.push(Op::Kernel { function: function.clone(), config, words, args: spans });
-        true
-    })
+            active.ops.push(Op::Kernel { function: function.clone(), config, words, args: spans });
+            true
+        })
+        .unwrap_or(false)
 }
 
 /// Keeps a memset if this thread is recording on `stream`; `false` if it must be issued.
 pub(crate) fn record_memset(stream: &Stream, ptr: u64, len: usize, value: u8) -> bool {
-    ACTIVE.with(|a| {
-        let mut a = a.borrow_mut();
-        match a.as_mut().filter(|a| a.stream.raw() == stream.raw()) {
-            Some(active) => {
-                active.ops.push(Op::Memset { ptr, len, value });
-                true
+    ACTIVE
+        .try_with(|a| {
+            let mut a = a.borrow_mut();
+            match a.as_mut().filter(|a| a.stream.raw() == stream.raw()) {
+                Some(active) => {
+                    active.ops.push(Op::Memset { ptr, len, value });
+                    true
+                }
+                None => false,
             }
-            None => false,
-        }
-    })
+        })
+        .unwrap_or(false)
 }
 
-/// Keeps a dropped buffer's block until the list is issued; gives it back if not recording.
+/// Keeps a dropped buffer's block until the list is issued; gives it back if not recording
+/// (also where this thread's recording state is gone: a buffer dropped by another
+/// thread-local's destructor at thread exit, such as the frontend's cache of scalar splats).
 pub(crate) fn hold(
     block: Block<StreamKey>,
     pool: &std::sync::Arc<DeviceMemoryPool>,
 ) -> Option<Block<StreamKey>> {
-    ACTIVE.with(|a| match a.try_borrow_mut().ok().as_deref_mut().and_then(|a| a.as_mut()) {
-        Some(active) => {
-            active.held.push((block, pool.clone()));
-            None
+    let mut block = Some(block);
+    let _ = ACTIVE.try_with(|a| {
+        if let Some(active) = a.try_borrow_mut().ok().as_deref_mut().and_then(|a| a.as_mut()) {
+            active.held.push((block.take().expect("the block"), pool.clone()));
         }
-        None => Some(block),
-    })
+    });
+    block
 }
 
 /// Issues `ops` on `stream`: as a graph where the shape has been seen often enough.

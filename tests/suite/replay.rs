@@ -170,3 +170,32 @@ fn gpu_replay_off_records_nothing() {
     set_mode(None);
     assert_eq!(since(before), ReplayStats::default());
 }
+
+/// A device array held by a thread-local that outlives the recording's own state: at the
+/// thread's exit the array is dropped after the recording's thread-local was destroyed, and
+/// its buffer goes straight back to the pool (this aborted the process when the drop asked the
+/// destroyed state whether to hold the buffer).
+#[test]
+fn gpu_replay_a_buffer_dropped_by_a_thread_local_at_thread_exit() {
+    if !on_gpu() {
+        return;
+    }
+    thread_local! {
+        static KEPT: std::cell::RefCell<Option<Array>> = const { std::cell::RefCell::new(None) };
+    }
+    let h = std::thread::spawn(|| {
+        // Registered first, so destroyed after the recording state registered by the runs.
+        KEPT.with(|k| k.borrow_mut().take());
+        let _on = GraphsOn::new();
+        for call in 0..4 {
+            let x = data(1024, call + 100);
+            matches_evaluator(&[&chain(&x)], &format!("call {call}"));
+        }
+        let kept = chain(&data(1024, 7));
+        kept.eval();
+        KEPT.with(|k| *k.borrow_mut() = Some(kept));
+    });
+    h.join().expect("the thread and its thread-locals' destructors ran");
+    let x = data(1024, 8);
+    matches_evaluator(&[&chain(&x)], "after the thread's exit");
+}
