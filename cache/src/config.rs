@@ -193,6 +193,9 @@ pub struct Config {
     /// `KILN_GPU_JIT_OPT`: the driver JIT's optimisation level (`CU_JIT_OPTIMIZATION_LEVEL`, 0
     /// to 4) for fast-tier PTX; `None`: the driver's default (4).
     pub gpu_jit_opt: Option<u32>,
+    /// `KILN_GPU_GRAPHS`: launch lists replayed as CUDA graphs (`on`, `off` or `auto`; `None`:
+    /// `auto`, which the runtime's `replay::mode` takes as on).
+    pub gpu_graphs: Option<bool>,
     /// `KILN_GPU_SMALL_UPLOAD`: how uploads of at most 16 bytes in whole aligned words are
     /// written ([`SmallUpload`]; default `write`).
     pub gpu_small_upload: SmallUpload,
@@ -338,6 +341,15 @@ impl Config {
                 &[("ptx", GpuLink::Ptx), ("ptxas", GpuLink::Ptxas), ("cubin", GpuLink::Cubin)],
             ),
             gpu_jit_opt: r.int("KILN_GPU_JIT_OPT", 0..=4).map(|v| v as u32),
+            gpu_graphs: r
+                .parse("KILN_GPU_GRAPHS", "`on`, `off` or `auto`", |t| {
+                    if t.trim().eq_ignore_ascii_case("auto") {
+                        Some(None)
+                    } else {
+                        parse_bool(t).map(Some)
+                    }
+                })
+                .flatten(),
             gpu_small_upload: r
                 .choice(
                     "KILN_GPU_SMALL_UPLOAD",
@@ -613,6 +625,12 @@ mod tests {
         assert_eq!((c.gpu_math, c.gpu_link), (Some(GpuMath::Polynomial), Some(GpuLink::Cubin)));
         assert_eq!(c.gpu_jit_opt, Some(2));
         assert_eq!(read(&[("KILN_GPU_JIT_OPT", "5")]).gpu_jit_opt, None);
+        for (text, want) in [("on", Some(true)), ("off", Some(false)), ("Auto", None)] {
+            let g = read(&[("KILN_GPU_GRAPHS", text)]);
+            assert!(g.gpu_graphs == want && g.warnings.is_empty(), "{text}: {g:?}");
+        }
+        let bad = read(&[("KILN_GPU_GRAPHS", "sometimes")]);
+        assert!(bad.gpu_graphs.is_none() && bad.warnings.len() == 1, "{bad:?}");
         assert_eq!((c.gpu_split_unroll, c.online_softmax), (Some(8), Some(false)));
         assert_eq!((c.gpu_row_cache_unroll, c.gpu_scatter), (Some(16), Some((512, 64))));
         assert_eq!(c.gpu_scatter_bounds, Some(0));

@@ -24,7 +24,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::OnceLock;
 
 use cudarc::driver::sys;
 
@@ -66,15 +65,13 @@ thread_local! {
 }
 
 /// The mode of this thread: [`set_mode`]'s, else `KILN_GPU_GRAPHS` (`on`, `off`, `auto`;
-/// unset or anything else is `auto`).
+/// unset is `auto`; another value is reported as invalid by the configuration and taken as
+/// `auto`).
 pub fn mode() -> GraphMode {
-    static ENV: OnceLock<GraphMode> = OnceLock::new();
-    MODE.with(|m| m.get()).unwrap_or_else(|| {
-        *ENV.get_or_init(|| match std::env::var("KILN_GPU_GRAPHS").as_deref() {
-            Ok("on") => GraphMode::On,
-            Ok("off") => GraphMode::Off,
-            _ => GraphMode::Auto,
-        })
+    MODE.with(|m| m.get()).unwrap_or_else(|| match kiln_cache::config().gpu_graphs {
+        Some(true) => GraphMode::On,
+        Some(false) => GraphMode::Off,
+        None => GraphMode::Auto,
     })
 }
 
