@@ -10,9 +10,9 @@
 //!
 //! Run on the GPU machine: `KILN_DEVICE=cuda:0 ./main division_rows`.
 
-use kiln::{Array, DType, HostArray};
+use kiln::{Array, DType};
 
-use crate::numpy_fixtures::{compare, Tol};
+use crate::sorts_gpu::matches_evaluator_exactly as matches_evaluator;
 use crate::vendor_gpu::on_gpu;
 
 /// A reproducible stream of 64-bit numbers (SplitMix64).
@@ -132,21 +132,6 @@ fn data(rows: usize, cols: usize, seed: u64) -> Array {
         })
         .collect();
     Array::from_vec(v, &[rows, cols]).eval().clone()
-}
-
-/// Materialises `outs` and compares each with the reference evaluator's value of the same
-/// graph, bit for bit but NaN payloads.
-fn matches_evaluator(outs: &[&Array], what: &str) {
-    let lowered = kiln::lower(outs);
-    let inputs: Vec<&HostArray> = lowered.inputs.iter().map(|a| a.as_ref()).collect();
-    let want = kiln::ir::eval::evaluate(&lowered.graph, &inputs).unwrap();
-    kiln::eval_all(outs);
-    for (k, (a, w)) in outs.iter().zip(&want).enumerate() {
-        let g = a.try_to_host().unwrap();
-        if let Err(msg) = compare(w, &g, Tol::Exact, true) {
-            panic!("{what}: output {k} ({} {:?}): {msg}", w.dtype(), w.shape());
-        }
-    }
 }
 
 fn layer_norm(x: &Array) -> Array {

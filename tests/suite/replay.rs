@@ -10,6 +10,7 @@
 use kiln::cuda::replay::{set_mode, stats, GraphMode, ReplayStats};
 use kiln::{Array, DType};
 
+use crate::sorts_gpu::matches_evaluator_exactly as matches_evaluator;
 use crate::vendor_gpu::on_gpu;
 
 /// Graphs on for this test's thread, off again when dropped.
@@ -26,12 +27,6 @@ impl Drop for GraphsOn {
     fn drop(&mut self) {
         set_mode(None);
     }
-}
-
-/// Computes `outs` and compares each with the reference evaluator's value of the same graph,
-/// bit for bit (NaN payloads aside).
-fn matches_evaluator(outs: &[&Array], what: &str) {
-    crate::sorts_gpu::matches_evaluator_when(outs, |_| false, false, what);
 }
 
 /// `n` float32s of call `seed`, on the device (a new buffer each call): small integers, so
