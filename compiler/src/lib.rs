@@ -8,6 +8,8 @@
 //! - [`plan_cache`]: compiled plans reused by graph structure, across sizes;
 //! - [`codegen`]: regions lowered to MLIR and compiled for the host CPU (the GPU path later);
 //! - [`vendor`]: matmul and FFT regions as library calls (host: `gemm`, `rustfft`/`realfft`);
+//! - [`warm`]: a process's one-time compile state (rules, clocks, toolkit paths) made on a
+//!   thread of its own when the backend is chosen;
 //! - [`toolchain`]: MLIR (melior) and LLVM (inkwell): an MLIR context with exactly the dialects,
 //!   interfaces, translations and passes kiln uses; the host pipeline; translation of MLIR into an
 //!   inkwell module; the host JIT; and PTX emission for `nvptx64-nvidia-cuda`.
@@ -25,5 +27,6 @@ pub mod simplify;
 pub mod streams;
 pub mod toolchain;
 pub mod vendor;
+pub mod warm;
 
 pub use error::CompileError;

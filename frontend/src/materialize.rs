@@ -127,7 +127,12 @@ fn options() -> &'static Options {
 /// runs a materialisation is the thread's current one ([`current_backend`]).
 pub fn backend() -> Backend {
     static BACKEND: OnceLock<Backend> = OnceLock::new();
-    *BACKEND.get_or_init(kiln_runtime::select_backend)
+    *BACKEND.get_or_init(|| {
+        let b = kiln_runtime::select_backend();
+        // The compiler's one-time state, made while the program sets up (`kiln_compiler::warm`).
+        kiln_compiler::warm::warm_up(options(), matches!(b, Backend::Cuda(_)));
+        b
+    })
 }
 
 /// Where a materialisation started now runs: the CPU, or on the CUDA backend the calling
