@@ -519,6 +519,173 @@ __global__ void __launch_bounds__(T, MINB) klag(const float* __restrict__ x, flo
   }
 }
 
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int K>
+__device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(K) : "memory");
+}
+
+// The tile's elements to shared memory (16-byte copies; a partial tile by plain loads, zeros
+// past the end), then a commit (an empty group where there is no tile, so that counts of
+// groups stay in step).
+template <int T, int G>
+__device__ __forceinline__ void stage_tile(const float* __restrict__ x, long n, long t, long ntiles,
+                                           float* buf) {
+  constexpr int TILE = T * G;
+  if (t < ntiles) {
+    const long base = t * TILE;
+    if (base + TILE <= n) {
+#pragma unroll
+      for (int q = 0; q < G / 4; q++) {
+        int c = q * T + threadIdx.x;
+        cp_async16(buf + 4 * c, x + base + 4 * c);
+      }
+    } else {
+      for (int i = threadIdx.x; i < TILE; i += T) buf[i] = base + i < n ? x[base + i] : 0.f;
+    }
+  }
+  cp_commit();
+}
+
+// ---- Session 26 (lead): a pipelined persistent scan. ----
+// One block a multiprocessor; block b takes tiles t = b, b + G, b + 2G... (G the grid), staged
+// S tiles ahead in shared memory by cp.async. A tile's total A(t) is published from shared
+// memory L steps before the tile is scanned, so the look-back finds every total ready: tile t's
+// prefix is I(t - 512) (the inclusive prefix tile t - 512 published when it was scanned, ~4
+// rounds earlier) combined with A(t - 511 .. t - 1), a word a thread, one round trip, loaded a
+// step ahead. No tile waits on a chain; every wait is on a strictly earlier step of some block
+// (all blocks resident). Words: A(t) at words[t], I(t) at words[ntiles + t].
+template <int T, int G, int S, int L, int FL>
+__global__ void __launch_bounds__(T, 1) kpipe(const float* __restrict__ x, float* __restrict__ y,
+                                              long n, u64* words, unsigned*, int, long ntiles) {
+  static_assert(T == 512, "the look-back takes a word a thread: 511 totals and a prefix");
+  extern __shared__ __align__(16) float buf[];
+  __shared__ float red[T / 32];
+  __shared__ float bc;
+  constexpr int TILE = T * G;
+  constexpr int W = T / 32;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const long GB = gridDim.x, b = blockIdx.x;
+  const long mine = b < ntiles ? (ntiles - b + GB - 1) / GB : 0;
+  for (int s = 0; s < S; s++) stage_tile<T, G>(x, n, s < mine ? b + s * GB : ntiles, ntiles, buf + s * TILE);
+  // The block's sum of its striped elements of a staged tile (fixed order), to every thread.
+  auto total_of = [&](const float* tb) -> float {
+    const float* mine_p = tb + warp * 32 * G + lane;
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < G; j++) {
+      float v = mine_p[32 * j];
+      if (FL & F_SQUARE) v = v * v;
+      s = j ? s + v : v;
+    }
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) s += __shfl_xor_sync(~0u, s, d);
+    __syncthreads();
+    if (lane == 0) red[warp] = s;
+    __syncthreads();
+    float tot = red[0];
+#pragma unroll
+    for (int w = 1; w < W; w++) tot = tot + red[w];
+    return tot;
+  };
+  // The look-back words of tile t: thread k < 511 A(t - 511 + k), thread 511 I(t - 512).
+  auto lb_src = [&](long t) -> const u64* {
+    if (tid < T - 1) {
+      long s = t - (T - 1) + tid;
+      return s >= 0 ? words + s : nullptr;
+    }
+    return t - T >= 0 ? words + ntiles + (t - T) : nullptr;
+  };
+  // Totals of the first L tiles.
+  for (int j = 0; j < L && j < mine; j++) {
+    // groups committed: S; group j complete when at most S - 1 - j are pending.
+    if (j == 0) cp_wait<S - 1>();
+    else if (j == 1) cp_wait<S - 2>();
+    else if (j == 2) cp_wait<S - 3>();
+    else cp_wait<0>();
+    __syncthreads();
+    float a = total_of(buf + j * TILE);
+    if (tid == 0) publish(words + b + j * GB, a);
+  }
+  const u64* src = mine > 0 ? lb_src(b) : nullptr;
+  u64 xw = src ? ldv(src) : (1ull << 32);
+  for (long i = 0; i < mine; i++) {
+    const long t = b + i * GB;
+    // Tile i + L's data (and tile i's) are in: committed S + i groups, tile i + L is group i + L.
+    cp_wait<S - 1 - L>();
+    __syncthreads();
+    if (i + L < mine) {
+      float a = total_of(buf + ((i + L) % S) * TILE);
+      if (tid == 0) publish(words + t + L * GB, a);
+    }
+    // The look-back (its word loaded a step ago).
+    {
+      unsigned spins = 0;
+      while ((xw >> 32) == 0) {
+        xw = ldv(src);
+        if ((++spins & 4095) == 0 && (*(volatile int*)&g_abort || spins > (1u << 22))) {
+          *(volatile int*)&g_abort = 1;
+          xw = 1ull << 32;
+        }
+      }
+    }
+    float pv = src ? __uint_as_float((unsigned)xw) : 0.f;
+    // Fixed order: the warps' butterflies, then warps in order.
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) pv += __shfl_xor_sync(~0u, pv, d);
+    __syncthreads();
+    if (lane == 0) red[warp] = pv;
+    __syncthreads();
+    float prefix = red[0];
+#pragma unroll
+    for (int w = 1; w < W; w++) prefix = prefix + red[w];
+    // The tile's scan from shared memory.
+    float* tb = buf + (i % S) * TILE;
+    const float* mp = tb + warp * 32 * G + lane;
+    float v[G];
+    float carry = 0.f;
+#pragma unroll
+    for (int j = 0; j < G; j++) {
+      float e = mp[32 * j];
+      if (FL & F_SQUARE) e = e * e;
+      float s = wscan(e, lane);
+      s = j ? carry + s : s;
+      carry = __shfl_sync(~0u, s, 31);
+      v[j] = s;
+    }
+    __syncthreads();
+    if (lane == 31) red[warp] = carry;
+    __syncthreads();
+    float wp = 0.f;
+    for (int w = 0; w < warp; w++) wp = w ? wp + red[w] : red[w];
+    if (tid == 0) {
+      float tot = red[0];
+      for (int w = 1; w < W; w++) tot = tot + red[w];
+      publish(words + ntiles + t, prefix + tot);
+    }
+    const float head = prefix + wp;
+    const long base = t * TILE + warp * 32 * G + lane;
+    const bool full = (t + 1) * TILE <= n;
+#pragma unroll
+    for (int j = 0; j < G; j++) {
+      long k = base + 32 * j;
+      if (full || k < n) st1<FL>(y + k, head + v[j]);
+    }
+    // The stage is free: the tile S steps on goes into it; the next tile's look-back loads.
+    __syncthreads();
+    stage_tile<T, G>(x, n, i + S < mine ? t + S * GB : ntiles, ntiles, tb);
+    if (i + 1 < mine) {
+      src = lb_src(t + GB);
+      xw = src ? ldv(src) : (1ull << 32);
+    }
+  }
+  cp_wait<0>();
+}
+
 __global__ void kcopy4(const float4* __restrict__ a, float4* __restrict__ b, long n4) {
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x)
     b[i] = a[i];
@@ -614,6 +781,8 @@ static void run(const char* name, Kern fn, int threads, int tile, int dsmem, boo
   run(NAME, kahead<T, G, FL, NW>, T, T * G, 0, false, ((FL) & F_SQUARE) != 0, false, reps, D)
 #define EARLY(NAME, T, G, FL, NW) \
   run(NAME, kearly<T, G, FL, NW>, T, T * G, 0, false, ((FL) & F_SQUARE) != 0, false, reps)
+#define PIPE(NAME, T, G, S, L, FL) \
+  run(NAME, kpipe<T, G, S, L, FL>, T, T * G, S * T * G * 4, true, ((FL) & F_SQUARE) != 0, false, reps)
 #define LAG(NAME, T, G, FL, MINB, NW) \
   run(NAME, klag<T, G, FL, MINB, NW>, T, T * G, 0, true, ((FL) & F_SQUARE) != 0, true, reps)
 
@@ -664,21 +833,22 @@ int main(int argc, char** argv) {
              med / 0.9, med / 0.85);
     }
   }
-  const int R = nsm * 4;  // resident blocks of 512 threads
-  (void)R;
   FEN("chunk480 512x16 (kiln's default)", 512, 16, 0, 15, 1);
   FEN("bound: 512x16 no look-back (wrong)", 512, 16, F_NOLB, 0, 1);
-  FEN("chunk480 sleep100", 512, 16, F_SLEEP, 15, 1);
-  EARLY("early chunk480", 512, 16, 0, 15);
-  EARLY("early chunk480 sleep100", 512, 16, F_SLEEP, 15);
-  EARLY("early chunk128", 512, 16, 0, 4);
-  g_noclear = true;
-  FEN("NOCLEAR chunk480 (words published: no waits)", 512, 16, 0, 15, 1);
-  EARLY("NOCLEAR early chunk480 (no waits, no round trip)", 512, 16, 0, 15);
-  g_noclear = false;
+  PIPE("pipe 512x16 S6 L2", 512, 16, 6, 2, 0);
+  PIPE("pipe 512x16 S6 L3", 512, 16, 6, 3, 0);
+  PIPE("pipe 512x16 S6 L2 stream", 512, 16, 6, 2, F_STREAM);
+  PIPE("pipe 512x8 S12 L3", 512, 8, 12, 3, 0);
+  PIPE("pipe 512x8 S12 L3 stream", 512, 8, 12, 3, F_STREAM);
+  PIPE("pipe 512x8 S8 L2", 512, 8, 8, 2, 0);
+  PIPE("pipe 512x4 S16 L3", 512, 4, 16, 3, 0);
+  PIPE("pipe 512x16 S3 L1 (2 blocks/SM)", 512, 16, 3, 1, 0);
+  PIPE("pipe 512x8 S6 L2 (2 blocks/SM)", 512, 8, 6, 2, 0);
   FEN("chunk480 512x16 square", 512, 16, F_SQUARE, 15, 1);
-  EARLY("early chunk480 square", 512, 16, F_SQUARE, 15);
+  PIPE("pipe 512x16 S6 L2 square", 512, 16, 6, 2, F_SQUARE);
+  PIPE("pipe 512x8 S12 L3 square", 512, 8, 12, 3, F_SQUARE);
   FEN("chunk480 512x16 (again)", 512, 16, 0, 15, 1);
-  EARLY("early chunk480 (again)", 512, 16, 0, 15);
+  PIPE("pipe 512x16 S6 L2 (again)", 512, 16, 6, 2, 0);
+  PIPE("pipe 512x8 S12 L3 (again)", 512, 8, 12, 3, 0);
   return 0;
 }
