@@ -22,7 +22,9 @@
 //! - A **scatter** region iterates over the positions of its index array: each position's index
 //!   and row of values (their producers fused, reductions indexed by the position computed in
 //!   it: k-means' labels) combine into the scatters' outputs. Scatters over the same positions
-//!   sharing such a reduction are one region (k-means' sums and counts by one label).
+//!   sharing such a reduction are one region (k-means' sums and counts by one label). A small
+//!   elementwise kernel reading their results runs after their combine in the same kernel
+//!   (k-means' division of the sums by the counts: [`has_epilogue`]).
 //! - A user kernel (ElementwiseKernel, ReductionKernel, `fuse`) is ordinary nodes, its results
 //!   marked by `label {name=..}` nodes: it fuses with what surrounds it, and the report lists the
 //!   kernels each region computes ([`Region::kernel_names`]).
@@ -34,6 +36,7 @@ mod epilogue;
 mod fft_callbacks;
 mod partition;
 mod run;
+mod scatter_epilogue;
 mod text;
 
 pub use epilogue::{
@@ -42,6 +45,7 @@ pub use epilogue::{
 pub use fft_callbacks::{FftCallbackChoice, FftCallbackSite};
 pub use partition::partition;
 pub use run::run_regions;
+pub use scatter_epilogue::{has_epilogue, EPILOGUE_BYTES, EPILOGUE_ELEMENTS};
 pub use text::{parse_regions, print_regions};
 
 use std::fmt;

@@ -23,6 +23,9 @@
 //! 5. **GEMM epilogues**: a kernel that is only a cuBLASLt epilogue (bias, relu, bias then relu)
 //!    of a matmul's product, and its only reader, joins the matmul's vendor region: one library
 //!    call with an epilogue ([`super::epilogue`]).
+//! 6. **Scatter epilogues**: a small elementwise kernel reading a scatter region's results (and
+//!    inputs no larger than its own result) joins the scatter's region, computed after the
+//!    combine of the positions in the same kernel ([`super::scatter_epilogue`]).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -411,6 +414,7 @@ pub fn partition(g: &Graph) -> Partition {
         built.push((build_region(g, &cx, members, &body_nodes), body_nodes));
     }
     absorb_epilogues(g, &cx, &mut built);
+    absorb_scatter_epilogues(g, &cx, &mut built);
 
     let mut regions = Vec::new();
     let mut unfused = BTreeSet::new();
@@ -463,6 +467,56 @@ fn absorb_epilogues(g: &Graph, cx: &Ctx, built: &mut Vec<(Region, BTreeSet<NodeI
         region.space = Space::Opaque;
         built[c] = (region, nodes);
         c += 1;
+    }
+}
+
+/// Step 6, scatter epilogues: an elementwise region that [`super::scatter_epilogue::absorbable`]
+/// allows joins the scatter region whose results it reads. The merged region takes the
+/// scatter's place when the epilogue's other inputs are written before it, else the epilogue's
+/// place when no region between the two reads the scatter's results; otherwise nothing is
+/// merged. Its outputs: the scatter's results still read by another region or requested, then
+/// the epilogue's.
+fn absorb_scatter_epilogues(g: &Graph, cx: &Ctx, built: &mut Vec<(Region, BTreeSet<NodeId>)>) {
+    let mut c = 0;
+    while c < built.len() {
+        let consumer = &built[c].0;
+        let Some(r) =
+            (0..c).find(|&r| super::scatter_epilogue::absorbable(g, &built[r].0, consumer))
+        else {
+            c += 1;
+            continue;
+        };
+        let producer = &built[r].0;
+        let written_before: BTreeSet<NodeId> =
+            built[..r].iter().flat_map(|(x, _)| x.outputs.iter().copied()).collect();
+        let at_scatter = consumer.inputs.iter().all(|i| {
+            producer.outputs.contains(i) || is_external(g, *i) || written_before.contains(i)
+        });
+        let read_between = built[r + 1..c]
+            .iter()
+            .any(|(x, _)| x.inputs.iter().any(|i| producer.outputs.contains(i)));
+        if !at_scatter && read_between {
+            c += 1;
+            continue;
+        }
+        let mut members: Vec<NodeId> = producer
+            .outputs
+            .iter()
+            .copied()
+            .filter(|o| {
+                g.outputs().contains(o)
+                    || built.iter().enumerate().any(|(j, (x, _))| j != c && x.inputs.contains(o))
+            })
+            .collect();
+        members.extend(consumer.outputs.iter().copied());
+        let nodes: BTreeSet<NodeId> = built[r].1.union(&built[c].1).copied().collect();
+        let mut region = build_region(g, cx, &members, &nodes);
+        region.kind = RegionKind::Scatter;
+        region.space = producer.space.clone();
+        let (keep, drop) = if at_scatter { (r, c) } else { (c, r) };
+        built[keep] = (region, nodes);
+        built.remove(drop);
+        // Index `c` now holds the region after the consumer's old place.
     }
 }
 

@@ -120,12 +120,14 @@ const SCATTER_COPIES: usize = 16;
 
 /// Runs a compiled scatter region (module `lower::scatter`): its positions split into a number
 /// of chunks fixed by the sizes alone (not by the threads), each accumulating into a private
-/// copy of the outputs (the first starts from each scatter's initial array, the others from
-/// the combine's identity for sums (-0.0 for floats, so an untouched element keeps its sign),
-/// from the initial array for maxima and minima, which are idempotent), run in parallel; then
-/// each element of the copies combined in chunk order by the evaluator's `add`/`maximum`/
-/// `minimum` written as typed loops ([`combine_into`]), so a result is the same bits on every
-/// run and thread count.
+/// copy of the scatters' buffers (the first starts from each scatter's initial array, the
+/// others from the combine's identity for sums (-0.0 for floats, so an untouched element keeps
+/// its sign), from the initial array for maxima and minima, which are idempotent), run in
+/// parallel; then each element of the copies combined in chunk order by the evaluator's
+/// `add`/`maximum`/`minimum` written as typed loops ([`combine_into`]), so a result is the same
+/// bits on every run and thread count. A region with an epilogue (outputs past its scatters,
+/// `fusion::has_epilogue`) then has the kernel called once more over the work items past the
+/// positions, its epilogue's elements, on the first copy's combined buffers.
 fn run_scatter(
     compiled: &CompiledRegion,
     region: &Region,
@@ -133,10 +135,19 @@ fn run_scatter(
 ) -> Result<Vec<HostArray>, ExecError> {
     let k = &compiled.kernel;
     check_inputs(0, &k.inputs, inputs)?;
-    let init = starting_arrays(&region.body, &k.outputs, inputs)?;
+    // The buffers after the inputs: the outputs (the scatters written, then the epilogue's),
+    // then the scatters only the epilogue reads.
+    let (accs, written) =
+        kiln_compiler::codegen::lower::scatter_epilogue::accumulators(&region.body);
+    let shapes: Vec<(kiln_ir::DType, Vec<usize>)> =
+        k.outputs.iter().chain(&k.scatter_extra).cloned().collect();
+    let acc_buffer = |a: usize| if a < written { a } else { k.outputs.len() + a - written };
+    let acc_shapes: Vec<(kiln_ir::DType, Vec<usize>)> =
+        (0..accs.len()).map(|a| shapes[acc_buffer(a)].clone()).collect();
+    let init = starting_arrays(&region.body, &accs, &acc_shapes, inputs)?;
     let work = k.work_items;
     let cost = k.cost_per_item.max(1);
-    let out_elems: usize = k.outputs.iter().map(|(_, s)| numel(s)).sum::<usize>().max(1);
+    let out_elems: usize = acc_shapes.iter().map(|(_, s)| numel(s)).sum::<usize>().max(1);
     let copies = if work.saturating_mul(cost) < PARALLEL_COST {
         1
     } else {
@@ -144,22 +155,34 @@ fn run_scatter(
             .clamp(1, SCATTER_COPIES)
             .min((work / out_elems).max(1))
     };
+    // Each copy's buffers: the scatters' (`accs`, in buffer order), and the epilogue's outputs
+    // (written by the epilogue's call on the first copy only).
+    let place = |accs: Vec<Data>| -> Vec<Data> {
+        let mut bufs: Vec<Option<Data>> = vec![None; shapes.len()];
+        for (a, d) in accs.into_iter().enumerate() {
+            bufs[acc_buffer(a)] = Some(d);
+        }
+        bufs.into_iter()
+            .zip(&shapes)
+            .map(|(b, (dt, shape))| b.unwrap_or_else(|| Data::zeros(*dt, numel(shape))))
+            .collect()
+    };
     let mut outs: Vec<Vec<Data>> = Vec::with_capacity(copies);
     for _ in 1..copies {
-        outs.push(
+        outs.push(place(
             init.iter()
                 .enumerate()
-                .map(|(o, a)| {
-                    if k.scatter[o] == kiln_ir::OpKind::Add {
-                        additive_identity(a.dtype(), a.len())
+                .map(|(a, d)| {
+                    if k.scatter[a] == kiln_ir::OpKind::Add {
+                        additive_identity(d.dtype(), d.len())
                     } else {
-                        copied(a)
+                        copied(d)
                     }
                 })
                 .collect(),
-        );
+        ));
     }
-    outs.insert(0, init);
+    outs.insert(0, place(init));
     for d in outs.iter_mut().flatten() {
         let bytes = d.len() * d.dtype().itemsize();
         huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
@@ -179,15 +202,17 @@ fn run_scatter(
     let per = work.div_ceil(copies).max(1);
     let all: Vec<Ptrs> = ptrs.iter().map(|p| Ptrs(p)).collect();
     let all = all.as_slice();
+    // SAFETY (for both calls below): `ptrs[c]` holds one pointer per input (live `HostArray`s
+    // of the dtypes and shapes the kernel was lowered for, checked above, read only) then per
+    // output and extra buffer (copy `c`'s own `Data` of that buffer's dtype and size, alive
+    // until after the calls, which no other call writes), and `params` the parameter values
+    // the kernel reads; work items `start..end` are within `0..work_items` (positions) or, for
+    // the epilogue, `work_items..work_items + elements` (the epilogue's outputs' elements).
     let run = |c: usize| {
         let (start, end) = (c * per, ((c + 1) * per).min(work));
         if start < end {
             let bufs = all[c];
-            // SAFETY: `ptrs[c]` holds one pointer per input (live `HostArray`s of the dtypes and
-            // shapes the kernel was lowered for, checked above, read only) then per output (copy
-            // `c`'s own `Data` of the output's dtype and size, alive until after the calls, which
-            // no other call writes), and `params` the parameter values the kernel reads; work
-            // items `start..end` are within `0..work_items`.
+            // SAFETY: see above.
             unsafe { entry(bufs.as_ptr(), params.as_ptr(), start as i64, end as i64) }
         }
     };
@@ -197,16 +222,28 @@ fn run_scatter(
     } else {
         (0..copies).into_par_iter().for_each(run);
     }
-    compiled.code.ran(t.elapsed());
     let mut copies = outs.into_iter();
     let mut first = copies.next().expect("at least one copy");
     let rest: Vec<Vec<Data>> = copies.collect();
-    for (o, acc) in first.iter_mut().enumerate() {
-        let parts: Vec<&Data> = rest.iter().map(|copy| &copy[o]).collect();
+    for a in 0..accs.len() {
+        let b = acc_buffer(a);
+        let parts: Vec<&Data> = rest.iter().map(|copy| &copy[b]).collect();
         if !parts.is_empty() {
-            combine_into(k.scatter[o], acc, &parts)?;
+            combine_into(k.scatter[a], &mut first[b], &parts)?;
         }
     }
+    // The epilogue: its elements past the positions, on the combined buffers.
+    if let Some((_, shape)) = k.outputs.get(written) {
+        let elements = numel(shape);
+        if elements > 0 {
+            let mut bufs = in_ptrs.clone();
+            bufs.extend(first.iter_mut().map(|d| with_data!(d, v => v.as_mut_ptr().cast::<u8>())));
+            // SAFETY: as above, with the first copy's buffers, combined (`first`), alive until
+            // after the call.
+            unsafe { entry(bufs.as_ptr(), params.as_ptr(), work as i64, (work + elements) as i64) }
+        }
+    }
+    compiled.code.ran(t.elapsed());
     k.outputs
         .iter()
         .zip(first)
@@ -214,23 +251,24 @@ fn run_scatter(
         .collect()
 }
 
-/// Each scatter output's starting array (its scatter's first operand, the array the scatter
-/// updates), as `outputs` (the kernel's outputs' dtypes and shapes) says: a copy of a region
-/// input, or one element (a constant such as `zeros`, broadcast) evaluated once and filled;
-/// anything else by the reference evaluator.
+/// Each scatter's starting array (its first operand, the array the scatter updates), for the
+/// scatters `accs` of `body` of the dtypes and shapes `shapes`: a copy of a region input, or
+/// one element (a constant such as `zeros`, broadcast) evaluated once and filled; anything else
+/// by the reference evaluator.
 fn starting_arrays(
     body: &kiln_ir::Graph,
-    outputs: &[(kiln_ir::DType, Vec<usize>)],
+    accs: &[kiln_ir::NodeId],
+    shapes: &[(kiln_ir::DType, Vec<usize>)],
     inputs: &[&HostArray],
 ) -> Result<Vec<Data>, ExecError> {
-    let mut init: Vec<Option<Data>> = Vec::with_capacity(outputs.len());
-    for (&o, (dt, shape)) in body.outputs().iter().zip(outputs) {
+    let mut init: Vec<Option<Data>> = Vec::with_capacity(shapes.len());
+    for (&o, (dt, shape)) in accs.iter().zip(shapes) {
         init.push(typed_start(body, body.node(o).inputs[0], *dt, shape, inputs)?);
     }
     let rest: Vec<usize> = (0..init.len()).filter(|&o| init[o].is_none()).collect();
     if !rest.is_empty() {
         let mut g = body.clone();
-        g.set_outputs(rest.iter().map(|&o| body.node(body.outputs()[o]).inputs[0]).collect());
+        g.set_outputs(rest.iter().map(|&o| body.node(accs[o]).inputs[0]).collect());
         for (&o, a) in rest.iter().zip(kiln_ir::eval::evaluate(&g, inputs)?) {
             init[o] = Some(a.into_data());
         }

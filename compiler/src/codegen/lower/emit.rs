@@ -166,6 +166,14 @@ impl<'g> Lower<'g> {
                 )
             }
             OpClass::Copy => self.emit_copy(id, ix)?,
+            // A scatter's combined result, read by the epilogue that runs after the combine.
+            OpClass::Scatter if let Some(ptr) = self.combined.get(&id).cloned() => {
+                let pos = match &ix.flat {
+                    Some(f) => f.clone(),
+                    None => ravel(&mut self.b, ix.dims()?, &node.shape),
+                };
+                load(&mut self.b, &ptr, &pos, node.dtype)
+            }
             OpClass::Scatter
             | OpClass::Scan
             | OpClass::Sort

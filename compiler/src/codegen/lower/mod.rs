@@ -70,6 +70,7 @@ mod row_cache;
 pub(crate) mod scan;
 pub(crate) mod scan_gpu;
 pub mod scatter;
+pub mod scatter_epilogue;
 mod screen;
 mod split;
 mod tile;
@@ -207,10 +208,16 @@ pub struct Kernel {
     pub outputs: Vec<(DType, Vec<usize>)>,
     /// How its math functions are computed (also recorded in `mlir`).
     pub math: MathLib,
-    /// Scatter regions: the elementwise op combining values into each output (`add`,
-    /// `maximum`, `minimum`); the kernel accumulates into outputs its caller initialised (see
-    /// module `scatter`). Empty for other regions.
+    /// Scatter regions: the elementwise op combining values into each of its scatters (`add`,
+    /// `maximum`, `minimum`), the ones written as outputs first (the leading outputs), then
+    /// those only an absorbed epilogue reads ([`scatter_epilogue::accumulators`]); the kernel
+    /// accumulates into buffers its caller initialised (see module `scatter`). Empty for other
+    /// regions.
     pub scatter: Vec<OpKind>,
+    /// Host scatter kernels with an epilogue: dtype and shape of each extra buffer, after the
+    /// outputs, holding a scatter only the epilogue reads (its combined result; the GPU keeps
+    /// it in scratch). Empty otherwise.
+    pub scatter_extra: Vec<(DType, Vec<usize>)>,
     /// GPU scatter kernels: their launch (see [`scatter::GpuScatter`]); `None` otherwise.
     pub gpu_scatter: Option<scatter::GpuScatter>,
     /// GPU scan kernels by tiles and GPU line sorts: their launch (see [`scan_gpu::GpuGrid`]);
@@ -324,6 +331,17 @@ fn lower_region(region: &Region, options: &LowerOptions) -> Result<Kernel, Unsup
         Space::Scatter { .. } => scatter::combines(body, target)?,
         _ => Vec::new(),
     };
+    // Host scatters only an epilogue reads accumulate into extra buffers after the outputs.
+    let scatter_extra: Vec<(DType, Vec<usize>)> = match &region.space {
+        Space::Scatter { .. } if target == Target::Host => {
+            let (accs, written) = scatter_epilogue::accumulators(body);
+            accs[written..]
+                .iter()
+                .map(|&a| (body.node(a).dtype, body.node(a).shape.to_vec()))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
     let (work_items, cost_per_item, flat_first) = match &region.space {
         Space::Elementwise { shape } => (numel(shape), 1, true),
         Space::Reduce { shape, axes } => {
@@ -349,7 +367,7 @@ fn lower_region(region: &Region, options: &LowerOptions) -> Result<Kernel, Unsup
     let index32 =
         target == Target::Gpu && body.nodes().iter().all(|n| numel(&n.shape) < (1usize << 31));
     let attempt = |flat: bool| -> Result<(String, Vec<i64>, Launch), Stop> {
-        let mut cx = Lower::new(body, inputs.len(), outputs.len(), target);
+        let mut cx = Lower::new(body, inputs.len(), outputs.len() + scatter_extra.len(), target);
         cx.gpu_vec = gpu_vec && target == Target::Gpu;
         cx.online = online_softmax;
         cx.b.math = math;
@@ -417,6 +435,7 @@ fn lower_region(region: &Region, options: &LowerOptions) -> Result<Kernel, Unsup
         outputs,
         math,
         scatter,
+        scatter_extra,
         gpu_scatter,
         gpu_grid,
     })
@@ -500,6 +519,9 @@ struct Lower<'g> {
     multiples: HashMap<String, usize>,
     /// A GPU scatter kernel's launch and its bytes of shared memory.
     scatter_launch: Option<(scatter::GpuScatter, usize)>,
+    /// A scatter kernel's epilogue: where each scatter's combined result is (a pointer to its
+    /// elements in C order), read by the epilogue's loads of it (see [`Lower::emit`]).
+    combined: HashMap<NodeId, String>,
     /// A GPU scan or line-sort kernel's launch and its bytes of shared memory.
     grid_launch: Option<(scan_gpu::GpuGrid, usize)>,
     /// Launch bounds of a grid kernel that is not a scatter's: (threads, blocks a
@@ -553,6 +575,7 @@ impl<'g> Lower<'g> {
             co_items: None,
             multiples: HashMap::new(),
             scatter_launch: None,
+            combined: HashMap::new(),
             grid_launch: None,
             grid_bounds: None,
             shape: KernelShape::ElementwiseRows,

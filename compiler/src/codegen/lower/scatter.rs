@@ -32,15 +32,14 @@ use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
-/// Checks that code generation supports the scatter region's outputs; returns the combine of
-/// each.
+/// Checks that code generation supports the scatter region's scatters; returns the combine of
+/// each ([`super::scatter_epilogue::accumulators`]'s order).
 pub(crate) fn combines(body: &kiln_ir::Graph, target: Target) -> Result<Vec<OpKind>, Unsupported> {
     let gpu_dtypes =
         [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt32, DType::UInt64];
+    let (accs, _) = super::scatter_epilogue::accumulators(body);
     if target == Target::Gpu {
-        if let Some(&o) =
-            body.outputs().iter().find(|&&o| !gpu_dtypes.contains(&body.node(o).dtype))
-        {
+        if let Some(&o) = accs.iter().find(|&&o| !gpu_dtypes.contains(&body.node(o).dtype)) {
             let n = body.node(o);
             return Err(Unsupported::new(
                 Some(n.op.name()),
@@ -48,8 +47,7 @@ pub(crate) fn combines(body: &kiln_ir::Graph, target: Target) -> Result<Vec<OpKi
             ));
         }
     }
-    body.outputs()
-        .iter()
+    accs.iter()
         .map(|&o| {
             let n = body.node(o);
             let c = n.op.combine().ok_or_else(|| {
@@ -71,8 +69,19 @@ impl Lower<'_> {
     /// docs).
     pub(super) fn scatter(&mut self, items: &[usize]) -> Result<(), Stop> {
         let body = self.body;
-        let outs = body.outputs().to_vec();
-        let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
+        let (outs, written) = super::scatter_epilogue::accumulators(body);
+        let epilogue = super::scatter_epilogue::epilogue_shape(body, written)?;
+        // With an epilogue, work items past the positions are its elements: the positions'
+        // loop stops at `n`.
+        let (lo, hi) = match &epilogue {
+            None => ("%start".to_string(), "%end".to_string()),
+            Some(_) => {
+                let n = extent(&mut self.b, numel(items));
+                let lo = self.b.op(&format!("arith.minsi %start, {n} : i64"));
+                (lo, self.b.op(&format!("arith.minsi %end, {n} : i64")))
+            }
+        };
+        let (iv, _, _) = self.open_for(&lo, &hi, &[], &[]);
         let item =
             if items.len() == 1 { vec![iv.clone()] } else { unravel(&mut self.b, &iv, items) };
         for (k, &o) in outs.iter().enumerate() {
@@ -98,7 +107,7 @@ impl Lower<'_> {
             dims.extend(unravel(&mut self.b, &j, row_shape));
             let v = self.emit(values, &Ix { dims: Some(dims), flat: None })?;
             let pos = self.b.op(&format!("arith.addi {row_start}, {j} overflow<nsw, nuw> : i64"));
-            let out = Self::out_ptr(k);
+            let out = self.host_acc_ptr(k, written);
             let old = load(&mut self.b, &out, &pos, node.dtype);
             let op = Node {
                 op: combine,
@@ -112,6 +121,9 @@ impl Lower<'_> {
             self.close();
         }
         self.close();
+        if let Some(shape) = epilogue {
+            self.scatter_epilogue_host(items, &outs, written, &shape)?;
+        }
         Ok(())
     }
 }
@@ -284,7 +296,8 @@ impl Lower<'_> {
             return Err(unsupported(format!("positions of rank {} on the GPU", items.len())));
         }
         let n = items[0];
-        let outs = body.outputs().to_vec();
+        let (outs, written) = super::scatter_epilogue::accumulators(body);
+        let epilogue = super::scatter_epilogue::epilogue_shape(body, written)?;
         let (nthreads, ntile) = scatter_shape();
         // Shared memory: each index's row per tile position (one slot for outputs sharing the
         // index and their row count: k-means' sums and counts), the bins, then the staged rows
@@ -389,10 +402,21 @@ impl Lower<'_> {
             l.groups_at = scratch;
             scratch = aligned(scratch + ngroups * l.rows * l.m * l.dt.itemsize());
         }
+        // Scatters only the epilogue reads: their combined results in the scratch buffer.
+        let mut homes = Vec::new();
+        for l in &layouts[written..] {
+            homes.push(scratch);
+            scratch = aligned(scratch + l.rows * l.m * l.dt.itemsize());
+        }
         // Bins too large for shared memory even as one copy: sums go straight to the outputs by
         // global atomics (float sums then differ from run to run in their last bits).
         let global = offset > SCATTER_SHARED;
         let (two_level, ngroups) = if global { (false, 0) } else { (two_level, ngroups) };
+        if global && epilogue.is_some() {
+            return Err(unsupported(
+                "an epilogue after bins that do not fit shared memory (no block runs last)".into(),
+            ));
+        }
         if global {
             if let Some(l) = layouts.iter().find(|l| l.combine != OpKind::Add) {
                 return Err(unsupported(format!(
@@ -691,8 +715,25 @@ impl Lower<'_> {
             let init =
                 self.emit(node.inputs[0], &Ix { dims: Some(dims), flat: Some(s.clone()) })?;
             let acc = self.fold_partials(l, &part, (&zero, &count), &s, init)?;
-            store(&mut self.b, &Self::out_ptr(k), &s, &acc);
+            let home = match k.checked_sub(written) {
+                None => Self::out_ptr(k),
+                Some(e) => self.scratch_at(homes[e]),
+            };
+            store(&mut self.b, &home, &s, &acc);
             self.close();
+        }
+        if let Some(shape) = &epilogue {
+            // Every combined element is written before the block's threads read them.
+            self.b.stmt("nvvm.barrier0");
+            for (k, &a) in outs.iter().enumerate() {
+                let home = match k.checked_sub(written) {
+                    None => Self::out_ptr(k),
+                    Some(e) => self.scratch_at(homes[e]),
+                };
+                self.combined.insert(a, home);
+            }
+            let total = self.b.i64(numel(shape) as i64);
+            self.scatter_epilogue(written, shape, ("%tid", &total, Some(&threads)))?;
         }
         if two_level {
             self.close();
@@ -826,13 +867,18 @@ fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
 }
 
 /// How the GPU combines a scatter region's values, for the fusion report: "shared-memory bins,
-/// B blocks" (the same bits every run), "global atomics, B blocks" (bins too large for shared
+/// B blocks" (the same bits every run; with an absorbed epilogue, computed by the last block), "global atomics, B blocks" (bins too large for shared
 /// memory), or "host" with the reason code generation gives.
 pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
+    let epilogue = if crate::fusion::has_epilogue(region) {
+        ", then the epilogue by the last block"
+    } else {
+        ""
+    };
     match super::lower_region(region, &super::LowerOptions::gpu()) {
         Ok(k) => match k.gpu_scatter {
             Some(GpuScatter { blocks, zero_outputs: false, .. }) => format!(
-                "GPU: shared-memory bins, {blocks} blocks, partials combined in block order"
+                "GPU: shared-memory bins, {blocks} blocks, partials combined in block order{epilogue}"
             ),
             Some(GpuScatter { blocks, zero_outputs: true, .. }) => format!(
                 "GPU: global atomics into the output, {blocks} blocks (not bit-reproducible)"
