@@ -7,6 +7,9 @@
 //!   against kiln's, case by case.
 //! - `indexing`: gathers and scatters (take, add_at, put, bincount...) against NumPy's fixtures,
 //!   their errors, the one-kernel k-means update.
+//! - `scatter_epilogue`: a small elementwise kernel after a scatter (k-means' division of the
+//!   sums by the counts) in the scatter's kernel: the report, its bits against the combined
+//!   sums and the evaluator (`gpu_*` on a GPU), the PTX's barriers.
 //! - `scans`: cumsum, cumprod, cummax, cummin, their NaN forms and diff against NumPy's
 //!   fixtures, their errors, the scan kernel.
 //! - `sorts`: sort and argsort against NumPy's fixtures, their errors, the sort region.
@@ -139,6 +142,8 @@ mod reduce_dtype;
 mod rowsort_gpu;
 #[path = "suite/scans.rs"]
 mod scans;
+#[path = "suite/scatter_epilogue.rs"]
+mod scatter_epilogue;
 #[path = "suite/select_gpu.rs"]
 mod select_gpu;
 #[path = "suite/shaping.rs"]

@@ -395,7 +395,7 @@ fn many_bins_gpu_kernel_uses_global_atomics() {
 }
 
 /// A PTX line with its registers' numbers taken out (`%rd85` → `%rd`).
-fn without_register_numbers(line: &str) -> String {
+pub(crate) fn without_register_numbers(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut in_register = false;
     for ch in line.chars() {
