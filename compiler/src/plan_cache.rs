@@ -7,7 +7,9 @@
 //! stay literal: they decide broadcasting). Ops, attributes, dtypes, ranks, constants and slice
 //! starts and steps are part of the key. A hit maps the cached plan's sizes to the new graph's;
 //! a plan holding a size the input graph does not (made by a rewrite) is reused only for the
-//! same sizes. The instantiated plan is verified before use.
+//! same sizes. The instantiated plan is verified before use, and compiled again where a scatter
+//! epilogue it absorbed no longer fits its limits at the new sizes
+//! ([`crate::fusion::epilogue_fits`]).
 
 use std::collections::HashMap;
 
@@ -201,7 +203,9 @@ impl PlanCache {
                         .partition
                         .regions
                         .iter()
-                        .all(|r| kiln_ir::verify::verify(&r.body).is_ok());
+                        .all(|r| kiln_ir::verify::verify(&r.body).is_ok())
+                    // (a scatter's epilogue is absorbed for small results only)
+                    && resized.partition.regions.iter().all(crate::fusion::epilogue_fits);
                 if ok {
                     let resized = Arc::new(resized);
                     let mut plans = self.plans.lock().expect("plan cache lock");

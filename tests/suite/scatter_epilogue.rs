@@ -175,3 +175,23 @@ fn kmeans_iteration_gpu_kernel_ptx() {
         .collect();
     insta::assert_snapshot!("kmeans_iteration_ptx_sync_lines", lines.join("\n"));
 }
+
+/// A plan reused at other sizes (the plan cache) keeps its epilogue only where it still fits:
+/// the iteration with 100 centres of 64 (25,600 bytes of sums, more than `EPILOGUE_BYTES`) is
+/// compiled again, its division a kernel of its own. (Written with `maximum(counts, 0.5)`, a
+/// structure of its own, so that no other test's plan is replaced meanwhile.)
+#[test]
+fn a_plan_reused_where_its_epilogue_no_longer_fits_is_compiled_again() {
+    let half = |x: &Array, c: &Array| {
+        let (sums, counts, _) = iteration(x, c);
+        &sums / counts.astype(DType::Float32).maximum(0.5f32).expand_dims(&[1])
+    };
+    let (x, c) = integer_data(1797, 64, 10);
+    let small = half(&x, &c);
+    crate::sorts_gpu::matches_evaluator_exactly(&[&small], "10 centres");
+    assert_eq!(kiln_exec::last_run_code().len(), 1, "10 centres: one kernel");
+    let (x, c) = integer_data(1797, 64, 100);
+    let large = half(&x, &c);
+    crate::sorts_gpu::matches_evaluator_exactly(&[&large], "100 centres");
+    assert_eq!(kiln_exec::last_run_code().len(), 2, "100 centres: the division on its own");
+}

@@ -45,7 +45,7 @@ pub use epilogue::{
 pub use fft_callbacks::{FftCallbackChoice, FftCallbackSite};
 pub use partition::partition;
 pub use run::run_regions;
-pub use scatter_epilogue::{has_epilogue, EPILOGUE_BYTES, EPILOGUE_ELEMENTS};
+pub use scatter_epilogue::{epilogue_fits, has_epilogue, EPILOGUE_BYTES, EPILOGUE_ELEMENTS};
 pub use text::{parse_regions, print_regions};
 
 use std::fmt;

@@ -39,6 +39,28 @@ pub fn has_epilogue(region: &Region) -> bool {
         && region.body.outputs().iter().any(|&o| region.body.node(o).op.class() != OpClass::Scatter)
 }
 
+/// Whether a scatter region's absorbed epilogue is within the limits at the region's sizes: its
+/// scatters' results together at most [`EPILOGUE_BYTES`], its elements at most
+/// [`EPILOGUE_ELEMENTS`] (true for a region without one). The plan cache asks it of a plan
+/// reused at other sizes: a plan whose epilogue no longer fits is compiled again.
+pub fn epilogue_fits(region: &Region) -> bool {
+    if !has_epilogue(region) {
+        return true;
+    }
+    let body = &region.body;
+    let sized = |n: &kiln_ir::Node| numel(&n.shape) * n.dtype.itemsize();
+    let bytes: usize =
+        body.nodes().iter().filter(|n| n.op.class() == OpClass::Scatter).map(sized).sum();
+    let elements = body
+        .outputs()
+        .iter()
+        .filter(|&&o| body.node(o).op.class() != OpClass::Scatter)
+        .map(|&o| numel(&body.node(o).shape))
+        .max()
+        .unwrap_or(0);
+    bytes <= EPILOGUE_BYTES && elements <= EPILOGUE_ELEMENTS
+}
+
 /// Whether elementwise region `consumer` may run after scatter region `producer`'s combine, in
 /// its kernel (see the module docs). `g` is the partitioned graph.
 pub(super) fn absorbable(g: &Graph, producer: &Region, consumer: &Region) -> bool {

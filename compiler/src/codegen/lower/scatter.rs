@@ -732,7 +732,7 @@ impl Lower<'_> {
                 };
                 self.combined.insert(a, home);
             }
-            let total = self.b.i64(numel(shape) as i64);
+            let total = extent(&mut self.b, numel(shape));
             self.scatter_epilogue(written, shape, ("%tid", &total, Some(&threads)))?;
         }
         if two_level {
@@ -867,8 +867,9 @@ fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
 }
 
 /// How the GPU combines a scatter region's values, for the fusion report: "shared-memory bins,
-/// B blocks" (the same bits every run; with an absorbed epilogue, computed by the last block), "global atomics, B blocks" (bins too large for shared
-/// memory), or "host" with the reason code generation gives.
+/// B blocks" (the same bits every run; with an absorbed epilogue, computed by the last block),
+/// "global atomics, B blocks" (bins too large for shared memory), or "host" with the reason
+/// code generation gives.
 pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
     let epilogue = if crate::fusion::has_epilogue(region) {
         ", then the epilogue by the last block"
