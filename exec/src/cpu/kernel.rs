@@ -222,6 +222,7 @@ fn run_scatter(
     } else {
         (0..copies).into_par_iter().for_each(run);
     }
+    compiled.code.ran(t.elapsed());
     let mut copies = outs.into_iter();
     let mut first = copies.next().expect("at least one copy");
     let rest: Vec<Vec<Data>> = copies.collect();
@@ -238,12 +239,13 @@ fn run_scatter(
         if elements > 0 {
             let mut bufs = in_ptrs.clone();
             bufs.extend(first.iter_mut().map(|d| with_data!(d, v => v.as_mut_ptr().cast::<u8>())));
+            let t = Instant::now();
             // SAFETY: as above, with the first copy's buffers, combined (`first`), alive until
             // after the call.
             unsafe { entry(bufs.as_ptr(), params.as_ptr(), work as i64, (work + elements) as i64) }
+            compiled.code.ran(t.elapsed());
         }
     }
-    compiled.code.ran(t.elapsed());
     k.outputs
         .iter()
         .zip(first)
