@@ -203,9 +203,11 @@ impl PlanCache {
                         .partition
                         .regions
                         .iter()
-                        .all(|r| kiln_ir::verify::verify(&r.body).is_ok())
-                    // (a scatter's epilogue is absorbed for small results only)
-                    && resized.partition.regions.iter().all(crate::fusion::epilogue_fits);
+                        // (a scatter's epilogue is absorbed for small results only)
+                        .all(|r| {
+                            kiln_ir::verify::verify(&r.body).is_ok()
+                                && crate::fusion::epilogue_fits(r)
+                        });
                 if ok {
                     let resized = Arc::new(resized);
                     let mut plans = self.plans.lock().expect("plan cache lock");

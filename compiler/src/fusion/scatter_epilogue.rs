@@ -58,6 +58,12 @@ pub fn epilogue_fits(region: &Region) -> bool {
         .map(|&o| numel(&body.node(o).shape))
         .max()
         .unwrap_or(0);
+    within_limits(bytes, elements)
+}
+
+/// Whether scatter results of `bytes` in all and an epilogue of `elements` are within
+/// [`EPILOGUE_BYTES`] and [`EPILOGUE_ELEMENTS`].
+fn within_limits(bytes: usize, elements: usize) -> bool {
     bytes <= EPILOGUE_BYTES && elements <= EPILOGUE_ELEMENTS
 }
 
@@ -86,8 +92,7 @@ pub(super) fn absorbable(g: &Graph, producer: &Region, consumer: &Region) -> boo
     let reads = |i: &NodeId| producer.outputs.contains(i);
     consumer.kind == RegionKind::Elementwise
         && elementwise
-        && bytes <= EPILOGUE_BYTES
-        && elements <= EPILOGUE_ELEMENTS
+        && within_limits(bytes, elements)
         && consumer.inputs.iter().any(reads)
         && consumer.inputs.iter().all(|i| reads(i) || numel(&g.node(*i).shape) <= elements)
 }
