@@ -87,6 +87,8 @@ pub enum GpuLink {
     Ptxas,
     /// `cubin`: the driver's `cuLink*` (relocatable code).
     Cubin,
+    /// `nvjitlink`: nvJitLink in the process (relocatable code).
+    NvJitLink,
 }
 
 /// How uploads of at most 16 bytes in whole aligned words are written (`KILN_GPU_SMALL_UPLOAD`).
@@ -187,7 +189,8 @@ pub struct Config {
     /// `KILN_GPU_MATH`: the math library of GPU kernels; `None`: libdevice when it is found,
     /// else polynomial.
     pub gpu_math: Option<GpuMath>,
-    /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: `ptxas` when it is
+    /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: the fast tier through
+    /// nvJitLink where it matches the driver, the optimised tier through `ptxas` when it is
     /// found, else the PTX.
     pub gpu_link: Option<GpuLink>,
     /// `KILN_GPU_JIT_OPT`: the driver JIT's optimisation level (`CU_JIT_OPTIMIZATION_LEVEL`, 0
@@ -338,7 +341,12 @@ impl Config {
             ),
             gpu_link: r.choice(
                 "KILN_GPU_LINK",
-                &[("ptx", GpuLink::Ptx), ("ptxas", GpuLink::Ptxas), ("cubin", GpuLink::Cubin)],
+                &[
+                    ("ptx", GpuLink::Ptx),
+                    ("ptxas", GpuLink::Ptxas),
+                    ("cubin", GpuLink::Cubin),
+                    ("nvjitlink", GpuLink::NvJitLink),
+                ],
             ),
             gpu_jit_opt: r.int("KILN_GPU_JIT_OPT", 0..=4).map(|v| v as u32),
             gpu_graphs: r
@@ -623,6 +631,7 @@ mod tests {
         let bad = read(&[("KILN_GPU_POOL", "asink")]);
         assert!(bad.gpu_pool && !bad.gpu_pool_async && bad.warnings.len() == 1, "{bad:?}");
         assert_eq!((c.gpu_math, c.gpu_link), (Some(GpuMath::Polynomial), Some(GpuLink::Cubin)));
+        assert_eq!(read(&[("KILN_GPU_LINK", "nvjitlink")]).gpu_link, Some(GpuLink::NvJitLink));
         assert_eq!(c.gpu_jit_opt, Some(2));
         assert_eq!(read(&[("KILN_GPU_JIT_OPT", "5")]).gpu_jit_opt, None);
         for (text, want) in [("on", Some(true)), ("off", Some(false)), ("Auto", None)] {

@@ -131,6 +131,9 @@ pub fn backend() -> Backend {
         let b = kiln_runtime::select_backend();
         // The compiler's one-time state, made while the program sets up (`kiln_compiler::warm`).
         kiln_compiler::warm::warm_up(options(), matches!(b, Backend::Cuda(_)));
+        if let Backend::Cuda(ordinal) = b {
+            kiln_exec::cuda::warm_up(ordinal);
+        }
         b
     })
 }

@@ -256,6 +256,19 @@ pub struct KernelError {
     pub dump_path: Option<PathBuf>,
 }
 
+impl KernelError {
+    /// A link-stage failure of `kernel` with no driver error (ptxas, nvJitLink), its log.
+    pub(crate) fn link(kernel: &str, log: String) -> RuntimeError {
+        RuntimeError::Kernel(Box::new(KernelError {
+            kernel: kernel.to_owned(),
+            stage: KernelStage::Link,
+            cuda: None,
+            log,
+            dump_path: None,
+        }))
+    }
+}
+
 impl fmt::Display for KernelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} kernel `{}` failed", self.stage, self.kernel)?;

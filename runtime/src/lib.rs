@@ -73,6 +73,7 @@ pub mod link;
 pub mod memory;
 pub mod module;
 pub mod nccl;
+pub mod nvjitlink;
 pub mod nvrtc;
 pub mod pool;
 pub mod profile;

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{KernelError, KernelStage, Result, RuntimeError};
+use crate::error::{KernelError, Result};
 
 /// Where `ptxas` is, if anywhere: `kiln_cache::cuda_toolkit::ptxas` (looked up once per
 /// process).
@@ -33,15 +33,7 @@ pub fn ptxas_path() -> Option<&'static Path> {
 /// [`RuntimeError::Kernel`] at [`KernelStage::Link`] with ptxas's messages as the log.
 pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32) -> Result<Vec<u8>> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    let error = |log: String| {
-        RuntimeError::Kernel(Box::new(KernelError {
-            kernel: name.to_owned(),
-            stage: KernelStage::Link,
-            cuda: None,
-            log,
-            dump_path: None,
-        }))
-    };
+    let error = |log: String| KernelError::link(name, log);
     let ptxas = ptxas_path().ok_or_else(|| {
         error(format!("ptxas not found ({})", kiln_cache::cuda_toolkit::PTXAS_SEARCH))
     })?;

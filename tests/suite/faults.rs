@@ -256,3 +256,32 @@ fn gpu_a_refused_launch_is_not_sticky() {
     assert_eq!(y.to_vec::<f32>(), vec![0.0; 16]);
     assert_eq!((&live + 1.0).to_vec::<f32>()[99], 298.0);
 }
+
+/// A new kernel's fast-tier code reaches the disk cache as a cubin where nvJitLink matches the
+/// driver (`kiln_runtime::nvjitlink`), so the next process loads it with no JIT: every GPU entry
+/// the child of [`a_full_disk_while_writing_the_cache`] stores holds an ELF image, and the next
+/// process computes the same values from them.
+#[test]
+fn gpu_fast_kernels_are_cached_as_cubins() {
+    if !on_gpu() {
+        return;
+    }
+    let driver = kiln_runtime::driver_version().unwrap();
+    if !kiln_runtime::nvjitlink::usable_with(driver) || std::env::var_os("KILN_GPU_LINK").is_some()
+    {
+        println!("skipped: {} (driver {driver})", kiln_runtime::nvjitlink::describe());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let c = 0.75 + (std::process::id() % 1000) as f64 * 1e-4;
+    let (stores, _, _) = full_disk_run(dir.path(), c, None);
+    assert!(stores >= 2, "the kernels are stored: {stores}");
+    let entries = files_under(&dir.path().join("kernels"));
+    assert!(!entries.is_empty());
+    for f in &entries {
+        let bytes = std::fs::read(f).unwrap();
+        assert!(bytes.windows(4).any(|w| w == b"\x7fELF"), "{f}: no cubin in the entry");
+    }
+    let (_, hits, _) = full_disk_run(dir.path(), c, None);
+    assert!(hits >= 2, "the next process loads them: {hits} hits");
+}

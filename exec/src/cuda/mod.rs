@@ -55,8 +55,8 @@ use kiln_ir::host::Data;
 use kiln_ir::shape::numel;
 use kiln_ir::{with_data, DType, HostArray};
 use kiln_runtime::{
-    link_ptx_to_cubin, ptxas_cubin, ptxas_path, CachedKernel, Device, DeviceBuffer, DiskCache,
-    Event, Function, KernelArg, LaunchConfig, Lookup, ModuleImage, RuntimeError, Stream,
+    link_ptx_to_cubin, nvjitlink, ptxas_cubin, ptxas_path, CachedKernel, Device, DeviceBuffer,
+    DiskCache, Event, Function, KernelArg, LaunchConfig, Lookup, ModuleImage, RuntimeError, Stream,
 };
 
 use crate::walk::{walk, Walker};
@@ -288,6 +288,26 @@ impl Gpu {
     pub fn target(&self) -> PtxTarget {
         self.target
     }
+}
+
+/// Starts, on a thread of its own, what the first compile of a new kernel on device `ordinal`
+/// would pay once: loading nvJitLink and its first compile ([`nvjitlink::warm_up`]), where the
+/// fast tier compiles through it ([`prepare::cubin_source_for`]). The frontend calls it when it
+/// picks the CUDA backend, long before the first materialisation; a compile that comes first
+/// waits for the library's `OnceLock` and pays the rest itself. Nothing here can fail a later
+/// compile.
+pub fn warm_up(ordinal: usize) {
+    let _ = std::thread::Builder::new().name("kiln-warm-link".into()).spawn(move || {
+        let Ok(device) = Device::new(ordinal) else { return };
+        let (Ok(driver), Ok((major, minor))) =
+            (kiln_runtime::driver_version(), device.compute_capability())
+        else {
+            return;
+        };
+        if prepare::fast_tier_links(driver) {
+            nvjitlink::warm_up(major * 10 + minor);
+        }
+    });
 }
 
 impl Gpu {

@@ -149,7 +149,7 @@ pub(super) fn load_or_compile(
     kernel: Kernel,
     tier: Tier,
 ) -> Result<(GpuKernel, Function)> {
-    let source = cubin_source_for(tier);
+    let source = cubin_source_for(gpu, tier);
     let Some(disk) = &gpu.disk else {
         let k = compile_ptx(kernel, gpu, tier)?;
         let function = load_new(gpu, &k, source)?.0;
@@ -209,6 +209,15 @@ pub(super) fn load_new(
             }
         },
         CubinSource::CuLink => Some(link_ptx_to_cubin(gpu.device, "kiln_region", &k.ptx)?),
+        CubinSource::NvJitLink => {
+            match nvjitlink::nvjitlink_cubin("kiln_region", &k.ptx, gpu.target.sm, &[]) {
+                Ok(cubin) => Some(cubin),
+                Err(e) => {
+                    tracing::warn!(error = %e, "nvJitLink failed; loading the PTX");
+                    None
+                }
+            }
+        }
     };
     match cubin {
         Some(cubin) => Ok((load(gpu, ModuleImage::Cubin(&cubin), k.tier)?, cubin)),
@@ -229,22 +238,37 @@ pub(super) enum CubinSource {
     /// (its loads were scheduled one after another's use): ew_chain 0.162 ms against 0.152,
     /// sum_cols 0.107 against 0.085, sum_all 0.122 against 0.081.
     CuLink,
+    /// nvJitLink in the process ([`kiln_runtime::nvjitlink`]): relocatable code too; the fast
+    /// tier's default where the library matches the driver.
+    NvJitLink,
 }
 
-/// Where a new kernel's code at `tier` comes from: unless `KILN_GPU_LINK` says otherwise, fast
-/// code is loaded as PTX (the driver compiles it in the process, to the same code `ptxas`
-/// makes: a new process's first call of a new expression took 22 ms so, 40–63 ms through a
-/// `ptxas` process, on an H100), optimised code through [`cubin_source`], so the disk cache
-/// keeps its cubin.
-pub(super) fn cubin_source_for(tier: Tier) -> CubinSource {
+/// Where a new kernel's code at `tier` comes from: `KILN_GPU_LINK` for both tiers where set;
+/// else fast code through nvJitLink where its library matches the driver
+/// ([`kiln_runtime::nvjitlink::usable_with`]: the disk cache then keeps a cubin, which a new
+/// process loads without the driver's JIT or its cache; the first call of a new expression was
+/// 4-10 ms faster with the driver's cache off on an H100, its relocatable code 1-14% slower), else
+/// loaded as PTX (the driver compiles it in the process: 40–63 ms through a `ptxas` process);
+/// optimised code through [`cubin_source`], so the disk cache keeps its cubin.
+pub(super) fn cubin_source_for(gpu: &Gpu, tier: Tier) -> CubinSource {
     match (tier, kiln_cache::config().gpu_link) {
+        (Tier::Fast, None) if nvjitlink::usable_with(gpu.driver) => CubinSource::NvJitLink,
         (Tier::Fast, None) => CubinSource::None,
         _ => cubin_source(),
     }
 }
 
-/// `KILN_GPU_LINK`: `ptx` ([`CubinSource::None`]), `ptxas`, or `cubin` ([`CubinSource::CuLink`]);
-/// unset, `ptxas` where it is found, else `ptx`. Read once per process.
+/// Whether the fast tier compiles through nvJitLink on a driver of `driver_version`
+/// ([`cubin_source_for`]), for the warm-up.
+pub(super) fn fast_tier_links(driver_version: i32) -> bool {
+    match kiln_cache::config().gpu_link {
+        None => nvjitlink::usable_with(driver_version),
+        Some(link) => link == GpuLink::NvJitLink,
+    }
+}
+
+/// `KILN_GPU_LINK`: `ptx` ([`CubinSource::None`]), `ptxas`, `cubin` ([`CubinSource::CuLink`]) or
+/// `nvjitlink`; unset, `ptxas` where it is found, else `ptx`. Read once per process.
 pub(super) fn cubin_source() -> CubinSource {
     static SOURCE: OnceLock<CubinSource> = OnceLock::new();
     *SOURCE.get_or_init(|| {
@@ -252,6 +276,14 @@ pub(super) fn cubin_source() -> CubinSource {
         match kiln_cache::config().gpu_link {
             Some(GpuLink::Ptx) => CubinSource::None,
             Some(GpuLink::Cubin) => CubinSource::CuLink,
+            Some(GpuLink::NvJitLink) => {
+                if nvjitlink::version().is_none() {
+                    tracing::warn!(why = %nvjitlink::describe(), "KILN_GPU_LINK=nvjitlink but nvJitLink does not load; loading PTX");
+                    CubinSource::None
+                } else {
+                    CubinSource::NvJitLink
+                }
+            }
             Some(GpuLink::Ptxas) => {
                 if found == CubinSource::None {
                     tracing::warn!("KILN_GPU_LINK=ptxas but no ptxas is found; loading PTX");
