@@ -78,7 +78,7 @@
 //!   in a new process without MLIR or LLVM, the same bits; damaged entries rebuilt; `off`.
 //! - `faults`: a full disk while the kernel cache is written (a child process with a file-size
 //!   limit); on a GPU, kernels that fault (sticky errors said so, in child processes), a
-//!   refused launch that leaves the context usable, and fast kernels cached as nvJitLink's cubins.
+//!   refused launch that leaves the context usable, and (with `KILN_GPU_LINK=nvjitlink`) fast kernels cached as cubins.
 //! - `streams`: the stream each region runs on: small independent kernels on pool streams,
 //!   chains and large kernels on the caller's, the report's column snapshotted; on a GPU
 //!   (`gpu_*`) a multi-stream schedule against the evaluator and the streams that ran; a stress

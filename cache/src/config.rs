@@ -189,8 +189,7 @@ pub struct Config {
     /// `KILN_GPU_MATH`: the math library of GPU kernels; `None`: libdevice when it is found,
     /// else polynomial.
     pub gpu_math: Option<GpuMath>,
-    /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: the fast tier through
-    /// nvJitLink where it matches the driver, the optimised tier through `ptxas` when it is
+    /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: `ptxas` when it is
     /// found, else the PTX.
     pub gpu_link: Option<GpuLink>,
     /// `KILN_GPU_JIT_OPT`: the driver JIT's optimisation level (`CU_JIT_OPTIMIZATION_LEVEL`, 0

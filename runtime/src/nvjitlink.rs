@@ -2,7 +2,8 @@
 //! the process (ptxas's options through `-Xptxas=...`), so a new kernel's cubin needs neither
 //! the driver's JIT nor a `ptxas` process, and the disk cache can keep it.
 //!
-//! kiln compiles a new kernel's fast tier here, at nvJitLink's default (`-O3`). Measured on an
+//! With `KILN_GPU_LINK=nvjitlink` kiln compiles new kernels here, at nvJitLink's default
+//! (`-O3`); not the default yet (the GPU suite has not run with it). Measured for the fast tier on an
 //! H100 (`benches/RESULTS.md`, session 27): the first call of a new `x * 1000.123 + cos(x)`
 //! took 42-57 ms against the driver's JIT's 47-63 with the driver's cache off (both use that
 //! cache: ~16 ms where it held the code); a later process's disk hit loads the cubin, 1.3-2.6 ms

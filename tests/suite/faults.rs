@@ -92,7 +92,18 @@ fn full_disk_child() {
 /// Runs [`full_disk_child`] with the cache in `dir`; with `limit`, every file it writes is cut
 /// at that many bytes (`RLIMIT_FSIZE`, `SIGXFSZ` ignored: the write fails with `EFBIG`).
 fn full_disk_run(dir: &Path, c: f64, limit: Option<u64>) -> (u64, u64, usize) {
+    full_disk_run_with(dir, c, limit, &[])
+}
+
+/// [`full_disk_run`] with more variables in the child's environment.
+fn full_disk_run_with(
+    dir: &Path,
+    c: f64,
+    limit: Option<u64>,
+    vars: &[(&str, &str)],
+) -> (u64, u64, usize) {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.envs(vars.iter().copied());
     cmd.args(["faults::full_disk_child", "--exact", "--ignored", "--nocapture"])
         .args(["--test-threads=1"])
         .env("KILN_FAULTS_CHILD", c.to_string())
@@ -257,24 +268,24 @@ fn gpu_a_refused_launch_is_not_sticky() {
     assert_eq!((&live + 1.0).to_vec::<f32>()[99], 298.0);
 }
 
-/// A new kernel's fast-tier code reaches the disk cache as a cubin where nvJitLink matches the
-/// driver (`kiln_runtime::nvjitlink`), so the next process loads it with no JIT: every GPU entry
+/// With `KILN_GPU_LINK=nvjitlink` a new kernel's fast-tier code reaches the disk cache as a
+/// cubin (`kiln_runtime::nvjitlink`), so the next process loads it with no JIT: every GPU entry
 /// the child of [`a_full_disk_while_writing_the_cache`] stores holds an ELF image, and the next
 /// process computes the same values from them.
 #[test]
-fn gpu_fast_kernels_are_cached_as_cubins() {
+fn gpu_fast_kernels_are_cached_as_cubins_through_nvjitlink() {
     if !on_gpu() {
         return;
     }
     let driver = kiln_runtime::driver_version().unwrap();
-    if !kiln_runtime::nvjitlink::usable_with(driver) || std::env::var_os("KILN_GPU_LINK").is_some()
-    {
+    if !kiln_runtime::nvjitlink::usable_with(driver) {
         println!("skipped: {} (driver {driver})", kiln_runtime::nvjitlink::describe());
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let c = 0.75 + (std::process::id() % 1000) as f64 * 1e-4;
-    let (stores, _, _) = full_disk_run(dir.path(), c, None);
+    let link = [("KILN_GPU_LINK", "nvjitlink")];
+    let (stores, _, _) = full_disk_run_with(dir.path(), c, None, &link);
     assert!(stores >= 2, "the kernels are stored: {stores}");
     let entries = files_under(&dir.path().join("kernels"));
     assert!(!entries.is_empty());
@@ -282,6 +293,6 @@ fn gpu_fast_kernels_are_cached_as_cubins() {
         let bytes = std::fs::read(f).unwrap();
         assert!(bytes.windows(4).any(|w| w == b"\x7fELF"), "{f}: no cubin in the entry");
     }
-    let (_, hits, _) = full_disk_run(dir.path(), c, None);
+    let (_, hits, _) = full_disk_run_with(dir.path(), c, None, &link);
     assert!(hits >= 2, "the next process loads them: {hits} hits");
 }

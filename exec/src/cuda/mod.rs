@@ -291,20 +291,17 @@ impl Gpu {
 }
 
 /// Starts, on a thread of its own, what the first compile of a new kernel on device `ordinal`
-/// would pay once: loading nvJitLink and its first compile ([`nvjitlink::warm_up`]), where the
-/// fast tier compiles through it ([`prepare::cubin_source_for`]). The frontend calls it when it
+/// would pay once where kernels compile through nvJitLink (`KILN_GPU_LINK=nvjitlink`): loading
+/// the library and its first compile ([`nvjitlink::warm_up`]). The frontend calls it when it
 /// picks the CUDA backend, long before the first materialisation; a compile that comes first
 /// waits for the library's `OnceLock` and pays the rest itself. Nothing here can fail a later
 /// compile.
 pub fn warm_up(ordinal: usize) {
+    if !prepare::links_in_process() {
+        return;
+    }
     let _ = std::thread::Builder::new().name("kiln-warm-link".into()).spawn(move || {
-        let Ok(device) = Device::new(ordinal) else { return };
-        let (Ok(driver), Ok((major, minor))) =
-            (kiln_runtime::driver_version(), device.compute_capability())
-        else {
-            return;
-        };
-        if prepare::fast_tier_links(driver) {
+        if let Ok((major, minor)) = Device::new(ordinal).and_then(|d| d.compute_capability()) {
             nvjitlink::warm_up(major * 10 + minor);
         }
     });

@@ -149,7 +149,7 @@ pub(super) fn load_or_compile(
     kernel: Kernel,
     tier: Tier,
 ) -> Result<(GpuKernel, Function)> {
-    let source = cubin_source_for(gpu, tier);
+    let source = cubin_source_for(tier);
     let Some(disk) = &gpu.disk else {
         let k = compile_ptx(kernel, gpu, tier)?;
         let function = load_new(gpu, &k, source)?.0;
@@ -238,33 +238,28 @@ pub(super) enum CubinSource {
     /// (its loads were scheduled one after another's use): ew_chain 0.162 ms against 0.152,
     /// sum_cols 0.107 against 0.085, sum_all 0.122 against 0.081.
     CuLink,
-    /// nvJitLink in the process ([`kiln_runtime::nvjitlink`]): relocatable code too; the fast
-    /// tier's default where the library matches the driver.
+    /// nvJitLink in the process ([`kiln_runtime::nvjitlink`]): relocatable code too.
     NvJitLink,
 }
 
 /// Where a new kernel's code at `tier` comes from: `KILN_GPU_LINK` for both tiers where set;
-/// else fast code through nvJitLink where its library matches the driver
-/// ([`kiln_runtime::nvjitlink::usable_with`]: the disk cache then keeps a cubin, which a new
-/// process loads without the driver's JIT or its cache; the first call of a new expression was
-/// 4-10 ms faster with the driver's cache off on an H100, its relocatable code 1-14% slower), else
-/// loaded as PTX (the driver compiles it in the process: 40–63 ms through a `ptxas` process);
-/// optimised code through [`cubin_source`], so the disk cache keeps its cubin.
-pub(super) fn cubin_source_for(gpu: &Gpu, tier: Tier) -> CubinSource {
+/// else fast code loaded as PTX (the driver compiles it in the process: 40–63 ms through a
+/// `ptxas` process), optimised code through [`cubin_source`], so the disk cache keeps its cubin.
+/// `KILN_GPU_LINK=nvjitlink` compiles in the process instead ([`kiln_runtime::nvjitlink`]): the
+/// disk cache then keeps the fast tier's cubin too, which a new process loads without the
+/// driver's JIT or its cache (on an H100 1.3-2.6 ms against 28-46 with the driver's cache off;
+/// the first call 0-10 ms faster, the relocatable fast code 1-14% slower). Not the default: the
+/// GPU suite has not run with it yet.
+pub(super) fn cubin_source_for(tier: Tier) -> CubinSource {
     match (tier, kiln_cache::config().gpu_link) {
-        (Tier::Fast, None) if nvjitlink::usable_with(gpu.driver) => CubinSource::NvJitLink,
         (Tier::Fast, None) => CubinSource::None,
         _ => cubin_source(),
     }
 }
 
-/// Whether the fast tier compiles through nvJitLink on a driver of `driver_version`
-/// ([`cubin_source_for`]), for the warm-up.
-pub(super) fn fast_tier_links(driver_version: i32) -> bool {
-    match kiln_cache::config().gpu_link {
-        None => nvjitlink::usable_with(driver_version),
-        Some(link) => link == GpuLink::NvJitLink,
-    }
+/// Whether new kernels compile through nvJitLink (`KILN_GPU_LINK=nvjitlink`), for the warm-up.
+pub(super) fn links_in_process() -> bool {
+    kiln_cache::config().gpu_link == Some(GpuLink::NvJitLink)
 }
 
 /// `KILN_GPU_LINK`: `ptx` ([`CubinSource::None`]), `ptxas`, `cubin` ([`CubinSource::CuLink`]) or
