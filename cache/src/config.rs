@@ -264,6 +264,10 @@ pub struct Config {
     /// stores when it copies a tile's rows to shared memory (1 to 16; tuning; default the
     /// lowering's choice).
     pub gpu_scatter_stage: Option<usize>,
+    /// `KILN_GPU_SCATTER_HELD`: a GPU scatter kernel's small inputs not indexed by position
+    /// (k-means' centres) copied once a block into shared memory and read there (a boolean;
+    /// tuning; default the lowering's choice).
+    pub gpu_scatter_held: Option<bool>,
     /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
     /// off for compute-sanitizer; `async` for the driver's stream-ordered pool, below).
     pub gpu_pool: bool,
@@ -422,6 +426,7 @@ impl Config {
                 t.parse().ok().filter(|u| [1, 2, 4].contains(u))
             }),
             gpu_scatter_stage: r.int("KILN_GPU_SCATTER_STAGE", 1..=16).map(|v| v as usize),
+            gpu_scatter_held: r.bool("KILN_GPU_SCATTER_HELD"),
             gpu_pool: gpu_pool != Some(Some(false)),
             gpu_pool_async: gpu_pool == Some(None),
             gpu_memory_limit: r.parse(

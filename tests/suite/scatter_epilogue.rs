@@ -176,6 +176,36 @@ fn kmeans_iteration_gpu_kernel_ptx() {
     insta::assert_snapshot!("kmeans_iteration_ptx_sync_lines", lines.join("\n"));
 }
 
+/// The k-means iteration's GPU kernel where a block takes several tiles (2^17 positions: 512
+/// blocks of two tiles) holds the centres whole in shared memory (`lower/tile.rs`, `Held`):
+/// each block copies them once, and the label phase reads them there, two elements a load or more (a
+/// lane's consecutive elements), so the kernel's read-only global loads (`ld.global.nc`) are
+/// the tile copy's and the centres' copy only (21 with `KILN_GPU_SCATTER_HELD=off`: the label
+/// phase's loads of the centres), and it spills nothing.
+#[test]
+fn kmeans_iteration_of_several_tiles_reads_the_centres_from_shared_memory() {
+    if std::env::var("KILN_GPU_SCATTER_HELD")
+        .is_ok_and(|v| ["0", "off", "false", "no"].contains(&v.trim().to_lowercase().as_str()))
+    {
+        return;
+    }
+    let (x, c) = integer_data(1 << 17, 64, 10);
+    let (_, _, centres) = iteration(&x, &c);
+    let k = crate::support::only_gpu_kernel(&[&centres]);
+    assert!(k.kernel.gpu_scatter.is_some(), "a GPU scatter kernel");
+    let ptx = &k.ptx;
+    if let Some(path) = std::env::var_os("KILN_TEST_PTX_OUT") {
+        std::fs::write(path, ptx.as_bytes()).unwrap();
+    }
+    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
+    let count = |p: &str| ptx.lines().filter(|l| l.trim_start().starts_with(p)).count();
+    let (nc, pairs) = (count("ld.global.nc"), count("ld.shared.v"));
+    assert!(
+        nc <= 2 && pairs >= 10,
+        "{nc} read-only global loads, {pairs} vector shared loads:\n{ptx}"
+    );
+}
+
 /// A plan reused at other sizes (the plan cache) keeps its epilogue only where it still fits:
 /// the iteration with 100 centres of 64 (25,600 bytes of sums, more than `EPILOGUE_BYTES`) is
 /// compiled again, its division a kernel of its own. (Written with `maximum(counts, 0.5)`, a

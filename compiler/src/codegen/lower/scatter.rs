@@ -26,7 +26,7 @@ use kiln_ir::DType;
 
 use super::combiner::atomic_op;
 pub(super) use super::combiner::identity;
-use super::tile::{staged_stride, Staged, Tile};
+use super::tile::{staged_stride, Held, Staged, Tile};
 use super::{Ix, Lower, Stop};
 use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, Val};
@@ -375,10 +375,16 @@ impl Lower<'_> {
             .map(|&(_, dt, _, stride)| aligned(ntile * stride * dt.itemsize()))
             .sum();
         let bins_bytes = |l: &OutLayout| aligned(l.copies * l.rows * l.m * l.dt.itemsize());
-        // Too many private copies for shared memory beside the staged rows: the largest float
-        // output's halved (each copy keeps its own group of threads, so fewer positions are
-        // combined at a time).
-        while offset + layouts.iter().map(bins_bytes).sum::<usize>() + stage_bytes > SCATTER_SHARED
+        // The small inputs not indexed by position, held whole in shared memory (k-means'
+        // centres: the label phase reads each element once per position).
+        let held_candidates = super::tile::held_inputs(body, n);
+        let held_bytes: usize =
+            held_candidates.iter().map(|&(_, dt, len)| aligned(len * dt.itemsize())).sum();
+        // Too many private copies for shared memory beside the staged rows (and the held
+        // inputs): the largest float output's halved (each copy keeps its own group of threads,
+        // so fewer positions are combined at a time).
+        while offset + layouts.iter().map(bins_bytes).sum::<usize>() + stage_bytes + held_bytes
+            > SCATTER_SHARED
         {
             let Some(l) = layouts
                 .iter_mut()
@@ -433,6 +439,14 @@ impl Lower<'_> {
                 (l.copies, l.groups) = (1, nthreads / l.lanes);
             }
         }
+        // The held inputs where they fit beside the staged rows (staging comes first).
+        let mut held = Vec::new();
+        if offset + held_bytes + stage_bytes <= SCATTER_SHARED {
+            for (index, dt, len) in held_candidates {
+                held.push(Held { index, dt, len, offset });
+                offset = aligned(offset + len * dt.itemsize());
+            }
+        }
         let mut staged = Vec::new();
         for (index, dt, row, stride) in stage_candidates.iter().copied() {
             let bytes = ntile * stride * dt.itemsize();
@@ -452,7 +466,8 @@ impl Lower<'_> {
             },
             offset,
         ));
-        self.tile = Some(Tile { staged: staged.clone(), at: None, items: Vec::new() });
+        self.tile =
+            Some(Tile { staged: staged.clone(), at: None, items: Vec::new(), held: held.clone() });
         let zero = self.b.i64(0);
         let threads = self.b.i64(nthreads as i64);
         // The bins start at the combine's identity.
@@ -464,6 +479,7 @@ impl Lower<'_> {
             store(&mut self.b, &base, &s, &id);
             self.close();
         }
+        self.hold_inputs(&held, nthreads);
         self.b.stmt("nvvm.barrier0");
         let tile = self.b.i64(ntile as i64);
         let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);

@@ -36,6 +36,58 @@ pub(super) struct Tile {
     pub at: Option<(String, String)>,
     /// The positions being computed, whose rows are in the tile for sure (SSA names).
     pub items: Vec<String>,
+    /// The inputs held whole in shared memory (see [`held_inputs`]), copied there before the
+    /// first tile.
+    pub held: Vec<Held>,
+}
+
+/// A small region input not indexed by position (k-means' centres: 10 × 64 float32), copied
+/// whole into shared memory once a block and read there, so that the label phase's loads of
+/// the centres are shared-memory loads rather than L1 loads of global memory.
+#[derive(Clone, Debug)]
+pub(super) struct Held {
+    pub(super) index: usize,
+    pub(super) dt: DType,
+    /// Elements, and the byte offset in the block's shared memory.
+    pub(super) len: usize,
+    pub(super) offset: usize,
+}
+
+/// Most bytes of a GPU scatter kernel's held inputs (see [`Held`]).
+const HELD_BYTES: usize = 4096;
+
+/// Whether GPU scatter kernels hold their small inputs in shared memory, by default
+/// (`KILN_GPU_SCATTER_HELD=on|off` for another).
+const HOLD: bool = true;
+
+/// The inputs of a scatter region over `n` positions that a GPU scatter block holds whole in
+/// shared memory: not indexed by position (axis 0 not of `n` elements), of at least one
+/// element, a dtype of 4 or 8 bytes loaded as is, in input order while their bytes fit
+/// [`HELD_BYTES`]: (input, dtype, elements); none where the knob says off.
+pub(super) fn held_inputs(body: &kiln_ir::Graph, n: usize) -> Vec<(usize, DType, usize)> {
+    if !kiln_cache::config().gpu_scatter_held.unwrap_or(HOLD) {
+        return Vec::new();
+    }
+    let dtypes =
+        [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt32, DType::UInt64];
+    let (mut total, mut held) = (0, Vec::new());
+    for node in body.nodes() {
+        let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) else { continue };
+        let len = kiln_ir::shape::numel(&node.shape);
+        let bytes = len * node.dtype.itemsize();
+        if node.shape.is_empty()
+            || node.shape.first() == Some(&n)
+            || len == 0
+            || !dtypes.contains(&node.dtype)
+            || total + bytes > HELD_BYTES
+            || held.iter().any(|&(i, _, _)| i == *index as usize)
+        {
+            continue;
+        }
+        total += bytes.next_multiple_of(16);
+        held.push((*index as usize, node.dtype, len));
+    }
+    held
 }
 
 /// The row stride (elements) of a staged input in shared memory: the least from `row` up, a
@@ -229,6 +281,50 @@ impl Lower<'_> {
             self.stage_stores(st, &e, &row, w, &vals);
             self.close();
         }
+    }
+}
+
+impl Lower<'_> {
+    /// The held inputs copied whole into shared memory by the block's `nthreads` threads
+    /// (before the barrier that opens the first tile).
+    pub(super) fn hold_inputs(&mut self, held: &[Held], nthreads: usize) {
+        let threads = self.b.i64(nthreads as i64);
+        for h in held {
+            let len = self.b.i64(h.len as i64);
+            let (s, _, _) = self.open_for_step("%tid", &len, Some(&threads), &[], &[]);
+            let v =
+                crate::codegen::types::load_input(&mut self.b, &Self::in_ptr(h.index), &s, h.dt);
+            let base = self.shared_at(h.offset);
+            store(&mut self.b, &base, &s, &v);
+            self.close();
+        }
+    }
+
+    /// Element `pos` of held input `index` (`dims` its index where known), from shared memory,
+    /// if it is held.
+    pub(super) fn held_load(
+        &mut self,
+        index: usize,
+        dims: Option<&[String]>,
+        pos: &str,
+    ) -> Option<Val> {
+        let h = self.tile.as_ref()?.held.iter().find(|h| h.index == index)?.clone();
+        let base = self.shared_at(h.offset);
+        // A row's element at a known multiple of k (the label phase's lanes take `unroll`
+        // consecutive elements): the address is a multiple of k elements where the row is too
+        // (the held input starts 16-byte aligned), so LLVM makes the k loads one.
+        let k = match dims {
+            Some([_, j]) => self.multiples.get(j).copied(),
+            _ => None,
+        };
+        let row = self.body_input_shape(index).get(1).copied().unwrap_or(1);
+        let k = k.map_or(1, |k| 1 << k.trailing_zeros().min(row.trailing_zeros()));
+        let align = (k * h.dt.itemsize()).min(16);
+        Some(if align > h.dt.itemsize() {
+            load_aligned(&mut self.b, &base, pos, h.dt, align)
+        } else {
+            load(&mut self.b, &base, pos, h.dt)
+        })
     }
 }
 
