@@ -193,7 +193,7 @@ impl Link<'_> {
 /// `name` names the code in errors.
 ///
 /// Errors: no library ([`describe`] says why), or nvJitLink rejecting the options or the PTX,
-/// as [`RuntimeError::Kernel`] at [`KernelStage::Link`] with its error log.
+/// as [`crate::RuntimeError::Kernel`] at [`crate::error::KernelStage::Link`] with its error log.
 pub fn nvjitlink_cubin(name: &str, ptx: &str, sm: u32, options: &[&str]) -> Result<Vec<u8>> {
     let error = |log: String| KernelError::link(name, log);
     let lib = library().map_err(|why| error(why.to_string()))?;

@@ -30,7 +30,7 @@ pub fn ptxas_path() -> Option<&'static Path> {
 /// `name` names the code in errors.
 ///
 /// Errors: no `ptxas` ([`ptxas_path`]); ptxas failing to start or rejecting the PTX, as
-/// [`RuntimeError::Kernel`] at [`KernelStage::Link`] with ptxas's messages as the log.
+/// [`crate::RuntimeError::Kernel`] at [`crate::error::KernelStage::Link`] with ptxas's messages as the log.
 pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32) -> Result<Vec<u8>> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let error = |log: String| KernelError::link(name, log);

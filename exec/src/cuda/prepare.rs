@@ -272,8 +272,8 @@ pub(super) fn cubin_source() -> CubinSource {
             Some(GpuLink::Ptx) => CubinSource::None,
             Some(GpuLink::Cubin) => CubinSource::CuLink,
             Some(GpuLink::NvJitLink) => {
-                if nvjitlink::version().is_none() {
-                    tracing::warn!(why = %nvjitlink::describe(), "KILN_GPU_LINK=nvjitlink but nvJitLink does not load; loading PTX");
+                if !kiln_runtime::driver_version().is_ok_and(nvjitlink::usable_with) {
+                    tracing::warn!(why = %nvjitlink::describe(), "KILN_GPU_LINK=nvjitlink but nvJitLink does not load or does not match the driver; loading PTX");
                     CubinSource::None
                 } else {
                     CubinSource::NvJitLink

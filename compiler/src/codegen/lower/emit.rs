@@ -94,9 +94,10 @@ impl<'g> Lower<'g> {
                         .and_then(|t| t.staged.iter().find(|s| s.index() == *index as usize))
                         .cloned();
                     // A held input (a GPU scatter kernel's small inputs) from shared memory.
-                    let held = self.held_load(*index as usize, ix.dims.as_deref(), &pos);
                     match (staged, &ix.dims) {
-                        _ if held.is_some() => held.expect("checked"),
+                        _ if self.is_held(*index as usize) => {
+                            self.held_load(*index as usize, ix.dims.as_deref(), &pos).expect("held")
+                        }
                         (Some(st), Some(dims))
                             if self.tile.as_ref().is_some_and(|t| t.at.is_some()) =>
                         {

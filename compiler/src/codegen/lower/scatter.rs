@@ -32,14 +32,17 @@ use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
+/// The dtypes a GPU scatter kernel combines, and holds in shared memory (4- and 8-byte
+/// numbers, loaded and stored as they are).
+pub(super) const GPU_DTYPES: [DType; 6] =
+    [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt32, DType::UInt64];
+
 /// Checks that code generation supports the scatter region's scatters; returns the combine of
 /// each ([`super::scatter_epilogue::accumulators`]'s order).
 pub(crate) fn combines(body: &kiln_ir::Graph, target: Target) -> Result<Vec<OpKind>, Unsupported> {
-    let gpu_dtypes =
-        [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt32, DType::UInt64];
     let (accs, _) = super::scatter_epilogue::accumulators(body);
     if target == Target::Gpu {
-        if let Some(&o) = accs.iter().find(|&&o| !gpu_dtypes.contains(&body.node(o).dtype)) {
+        if let Some(&o) = accs.iter().find(|&&o| !GPU_DTYPES.contains(&body.node(o).dtype)) {
             let n = body.node(o);
             return Err(Unsupported::new(
                 Some(n.op.name()),

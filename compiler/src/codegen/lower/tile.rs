@@ -68,8 +68,6 @@ pub(super) fn held_inputs(body: &kiln_ir::Graph, n: usize) -> Vec<(usize, DType,
     if !kiln_cache::config().gpu_scatter_held.unwrap_or(HOLD) {
         return Vec::new();
     }
-    let dtypes =
-        [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt32, DType::UInt64];
     let (mut total, mut held) = (0, Vec::new());
     for node in body.nodes() {
         let (OpKind::Input, Attrs::Input { index }) = (node.op, &node.attrs) else { continue };
@@ -78,7 +76,7 @@ pub(super) fn held_inputs(body: &kiln_ir::Graph, n: usize) -> Vec<(usize, DType,
         if node.shape.is_empty()
             || node.shape.first() == Some(&n)
             || len == 0
-            || !dtypes.contains(&node.dtype)
+            || !super::scatter::GPU_DTYPES.contains(&node.dtype)
             || total + bytes > HELD_BYTES
             || held.iter().any(|&(i, _, _)| i == *index as usize)
         {
@@ -298,6 +296,11 @@ impl Lower<'_> {
             store(&mut self.b, &base, &s, &v);
             self.close();
         }
+    }
+
+    /// Whether input `index` is held in shared memory (see [`Held`]).
+    pub(super) fn is_held(&self, index: usize) -> bool {
+        self.tile.as_ref().is_some_and(|t| t.held.iter().any(|h| h.index == index))
     }
 
     /// Element `pos` of held input `index` (`dims` its index where known), from shared memory,
