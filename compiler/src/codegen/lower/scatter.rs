@@ -289,7 +289,9 @@ impl Lower<'_> {
     /// [`Lower::reductions_together`]); then each output's threads, `lanes` to a position and `groups` positions
     /// at a time, combine the values into the block's bins in shared memory, thread `(g, j)`
     /// owning element `j` of every row of copy `g` (floats: the order is fixed) or by atomics
-    /// (integers: exact in any order). At the end each block combines its copies in order into
+    /// (integers: exact in any order); or, with rows of at most 64, each bin slot owned by one
+    /// thread adding the tile's positions of its row in order (module `owned`). At the end
+    /// each block combines its copies in order into
     /// its partial in the scratch buffer; the last block to finish (a counter) combines the
     /// partials in block order with the initial array into the output (past COMBINE_GROUP
     /// blocks in two levels, each in a fixed order). The same bits every run.
