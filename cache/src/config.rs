@@ -273,6 +273,11 @@ pub struct Config {
     /// (k-means' centres) copied once a block into shared memory and read there (a boolean;
     /// tuning; default the lowering's choice).
     pub gpu_scatter_held: Option<bool>,
+    /// `KILN_GPU_SCATTER_OWNED`: a GPU scatter kernel's bins each owned by one thread, which
+    /// adds a tile's positions of its row in position order (the label phase marks them in
+    /// bit masks), rather than private copies of the bins combined a few positions at a time
+    /// (a boolean; tuning; default the lowering's choice).
+    pub gpu_scatter_owned: Option<bool>,
     /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
     /// off for compute-sanitizer; `async` for the driver's stream-ordered pool, below).
     pub gpu_pool: bool,
@@ -433,6 +438,7 @@ impl Config {
             }),
             gpu_scatter_stage: r.int("KILN_GPU_SCATTER_STAGE", 1..=16).map(|v| v as usize),
             gpu_scatter_held: r.bool("KILN_GPU_SCATTER_HELD"),
+            gpu_scatter_owned: r.bool("KILN_GPU_SCATTER_OWNED"),
             gpu_pool: gpu_pool != Some(Some(false)),
             gpu_pool_async: gpu_pool == Some(None),
             gpu_memory_limit: r.parse(

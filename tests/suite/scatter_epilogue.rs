@@ -173,7 +173,12 @@ fn kmeans_iteration_gpu_kernel_ptx() {
         .filter(|l| ["bar.sync", "atom.", "fence.", "membar"].iter().any(|p| l.starts_with(p)))
         .map(crate::indexing::without_register_numbers)
         .collect();
-    insta::assert_snapshot!("kmeans_iteration_ptx_sync_lines", lines.join("\n"));
+    // (With `KILN_GPU_SCATTER_OWNED=off`, the previous kernel's lines: the counts' atomic add.)
+    let name = match bins_owned() {
+        true => "kmeans_iteration_ptx_sync_lines",
+        false => "kmeans_iteration_ptx_sync_lines_bins_copies",
+    };
+    insta::assert_snapshot!(name, lines.join("\n"));
 }
 
 /// The k-means iteration's GPU kernel where a block takes several tiles (2^17 positions: 512
@@ -204,6 +209,40 @@ fn kmeans_iteration_of_several_tiles_reads_the_centres_from_shared_memory() {
         nc <= 2 && pairs >= 10,
         "{nc} read-only global loads, {pairs} vector shared loads:\n{ptx}"
     );
+}
+
+/// Whether GPU scatter kernels' bins are owned by threads (`KILN_GPU_SCATTER_OWNED`, on unless
+/// the environment says off): the shared-memory atomics their PTX has depend on it.
+pub(crate) fn bins_owned() -> bool {
+    !std::env::var("KILN_GPU_SCATTER_OWNED")
+        .is_ok_and(|v| ["0", "off", "false", "no"].contains(&v.trim().to_lowercase().as_str()))
+}
+
+/// The same kernel's bins phase with its bins owned by threads (`KILN_GPU_SCATTER_OWNED`, the
+/// default; `lower/scatter/owned.rs`): the label phase marks each position in its row's bit
+/// mask by a shared-memory `or`, and the bins' threads walk the masks' set bits (a population
+/// count for the trip, the lowest bit each step), so the kernel has no atomic add in shared
+/// memory (the counts' int64 bins took one a position before) and no private copies to combine;
+/// it spills nothing. With the knob off, the previous kernel: its counts' atomic add, no `or`.
+#[test]
+fn kmeans_iteration_bins_owned_by_threads_walk_the_label_masks() {
+    let (x, c) = integer_data(1 << 17, 64, 10);
+    let (_, _, centres) = iteration(&x, &c);
+    let k = crate::support::only_gpu_kernel(&[&centres]);
+    assert!(k.kernel.gpu_scatter.is_some(), "a GPU scatter kernel");
+    let ptx = &k.ptx;
+    let count = |p: &str| ptx.lines().filter(|l| l.trim_start().starts_with(p)).count();
+    let (or, add, popc) =
+        (count("atom.shared.or.b32"), count("atom.shared.add"), count("popc.b32"));
+    if bins_owned() {
+        assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
+        assert!(
+            or >= 1 && add == 0 && popc >= 1,
+            "{or} shared ors, {add} shared atomic adds, {popc} population counts:\n{ptx}"
+        );
+    } else {
+        assert!(or == 0 && add >= 1, "{or} shared ors, {add} shared atomic adds:\n{ptx}");
+    }
 }
 
 /// A plan reused at other sizes (the plan cache) keeps its epilogue only where it still fits:

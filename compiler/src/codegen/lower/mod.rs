@@ -40,7 +40,7 @@
 //!   shared memory) and `split.rs` (reductions split across blocks); `nested.rs`: short inner
 //!   reductions unrolled, `screen.rs`: an unrolled argmin/argmax over float32 sums decided
 //!   by a float32 pass where its error bound allows;
-//! - `scatter.rs`, `scan.rs`, `scan_gpu.rs`, `sort_gpu.rs`: scatters, scans, line sorts;
+//! - `scatter.rs` (`scatter/owned.rs`: bins owned by threads), `scan.rs`, `scan_gpu.rs`, `sort_gpu.rs`: scatters, scans, line sorts;
 //! - `entry.rs`: the GPU entry around the kernel.
 
 use std::collections::HashMap;

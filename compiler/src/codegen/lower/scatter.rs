@@ -32,6 +32,8 @@ use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
+mod owned;
+
 /// The dtypes a GPU scatter kernel combines, and holds in shared memory (4- and 8-byte
 /// numbers, loaded and stored as they are).
 pub(super) const GPU_DTYPES: [DType; 6] =
@@ -287,7 +289,9 @@ impl Lower<'_> {
     /// [`Lower::reductions_together`]); then each output's threads, `lanes` to a position and `groups` positions
     /// at a time, combine the values into the block's bins in shared memory, thread `(g, j)`
     /// owning element `j` of every row of copy `g` (floats: the order is fixed) or by atomics
-    /// (integers: exact in any order). At the end each block combines its copies in order into
+    /// (integers: exact in any order); or, with rows of at most 64, each bin slot owned by one
+    /// thread adding the tile's positions of its row in order (module `owned`). At the end
+    /// each block combines its copies in order into
     /// its partial in the scratch buffer; the last block to finish (a counter) combines the
     /// partials in block order with the initial array into the output (past COMBINE_GROUP
     /// blocks in two levels, each in a fixed order). The same bits every run.
@@ -352,6 +356,11 @@ impl Lower<'_> {
                 }
             })
             .collect();
+        // Bins owned by threads (module `owned`): one copy of them.
+        let mut owned = owned::owned(&keys, ntile);
+        for l in layouts.iter_mut().filter(|_| owned) {
+            (l.copies, l.groups) = (1, 1);
+        }
         // The region inputs read by position whose tile of rows can be staged: (input, dtype,
         // row, stride).
         let unroll = super::screen::lane_unroll(n.div_ceil(blocks).div_ceil(ntile));
@@ -436,6 +445,7 @@ impl Lower<'_> {
             }
             offset = aligned(8 * ntile * keys.len());
             scratch = 0;
+            owned = false;
             blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS_GLOBAL);
             for l in &mut layouts {
                 (l.vec, l.lanes) = (1, l.m.clamp(1, nthreads));
@@ -489,6 +499,9 @@ impl Lower<'_> {
         let left = self.b.op(&format!("arith.subi %end, {t0} : i64"));
         let tlen = self.b.op(&format!("arith.minsi {left}, {tile} : i64"));
         self.stage_tile(&staged, (&t0, &tlen), nthreads, ntile);
+        if owned {
+            self.clear_masks(keys.len(), ntile, nthreads);
+        }
         self.b.stmt("nvvm.barrier0");
         self.tile.as_mut().expect("set above").at = Some((t0.clone(), tlen.clone()));
         // `lanes` threads per position: each output's index, wrapped, to shared memory. Every
@@ -530,6 +543,10 @@ impl Lower<'_> {
             let mine = self.b.op(&format!("arith.andi {inside}, {first} : i1"));
             self.open_if(&mine);
             for (k, r) in rows.iter().enumerate() {
+                if owned {
+                    self.mark_position(k, ntile, r, pq);
+                    continue;
+                }
                 let at = self.shared_at(8 * ntile * k);
                 store_aligned(&mut self.b, &at, pq, &Val::new(r.clone(), DType::Int64), 8);
             }
@@ -537,7 +554,10 @@ impl Lower<'_> {
         }
         self.b.stmt("nvvm.barrier0");
         // Each output's values into its bins.
-        for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate() {
+        if owned {
+            self.owned_bins(&outs, &layouts, &slot, (&t0, ntile, nthreads))?;
+        }
+        for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate().filter(|_| !owned) {
             let node = body.node(o);
             let lanes = self.b.i64(l.lanes as i64);
             let groups = self.b.i64(l.groups as i64);
