@@ -226,11 +226,6 @@ pub struct Config {
     /// pass divides by a row's value, see `gpu_row_div`: 4 with a layer norm's moments, else 5;
     /// otherwise none).
     pub gpu_row_bounds: Option<usize>,
-    /// `KILN_WARM_UP`: the compiler's one-time state (the rewrite rules, on a GPU a small
-    /// kernel's PTX: MLIR's and LLVM's first use, libdevice's common functions optimised) made
-    /// on a thread when the frontend picks the backend (a boolean, default on; off: paid by the
-    /// first compile, for measuring).
-    pub warm_up: bool,
     /// `KILN_GPU_ROW_SORT`: how the GPU sorts lines of at most 8192 elements along the last
     /// axis, `radix` (default: a block radix sort per line, `kiln-exec`'s `cuda/radix_rows.cu`)
     /// or `bitonic` (the generated bitonic line sort where it takes the dtype, for measuring);
@@ -400,7 +395,6 @@ impl Config {
                     t.parse().ok().filter(|n| (1..=8).contains(n))
                 }
             }),
-            warm_up: r.bool("KILN_WARM_UP").unwrap_or(true),
             gpu_row_sort_radix: r
                 .choice("KILN_GPU_ROW_SORT", &[("radix", true), ("bitonic", false)])
                 .unwrap_or(true),
@@ -681,8 +675,6 @@ mod tests {
         assert_eq!(read(&[("KILN_GPU_ROW_BOUNDS", "5")]).gpu_row_bounds, Some(5));
         assert_eq!(read(&[("KILN_GPU_ROW_BOUNDS", "off")]).gpu_row_bounds, Some(0));
         assert_eq!(read(&[("KILN_GPU_ROW_BOUNDS", "9")]).gpu_row_bounds, None);
-        assert!(read(&[]).warm_up);
-        assert!(!read(&[("KILN_WARM_UP", "off")]).warm_up);
         assert!(!read(&[("KILN_GPU_ROW_SORT", "Bitonic")]).gpu_row_sort_radix);
         assert!(read(&[("KILN_GPU_ROW_SORT", "radix")]).gpu_row_sort_radix);
         assert!(read(&[("KILN_GPU_SCAN_LOOKBACK", "Fenwick")]).gpu_scan_fenwick);

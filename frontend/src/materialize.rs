@@ -16,7 +16,6 @@ use crate::dump;
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceArray, Gpu};
 use kiln_compiler::pipeline::Stage;
-use kiln_compiler::toolchain::ptx::PtxTarget;
 use kiln_exec::cpu::HostRun;
 use kiln_exec::{Inputs, Outputs};
 use kiln_runtime::{Backend, Device};
@@ -130,16 +129,8 @@ pub fn backend() -> Backend {
     static BACKEND: OnceLock<Backend> = OnceLock::new();
     *BACKEND.get_or_init(|| {
         let b = kiln_runtime::select_backend();
-        // The compiler's one-time state, made while the program sets up (`kiln_compiler::warm`);
-        // on a GPU for its PTX target (a device whose capability cannot be read gets none).
-        let target = match b {
-            Backend::Cuda(ordinal) => Device::new(ordinal)
-                .and_then(|d| d.compute_capability())
-                .ok()
-                .map(|(major, minor)| PtxTarget { sm: major * 10 + minor, ..PtxTarget::default() }),
-            Backend::Cpu => None,
-        };
-        kiln_compiler::warm::warm_up(options(), target);
+        // The compiler's one-time state, made while the program sets up (`kiln_compiler::warm`).
+        kiln_compiler::warm::warm_up(options(), matches!(b, Backend::Cuda(_)));
         if let Backend::Cuda(ordinal) = b {
             kiln_exec::cuda::warm_up(ordinal);
         }
