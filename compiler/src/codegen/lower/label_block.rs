@@ -39,11 +39,12 @@ use crate::codegen::Target;
 const LANES: usize = 16;
 
 /// Positions ahead of a block whose rows it prefetches ([`Lower::transposed_rows`]), to the
-/// second-level cache (`prefetcht1`). Measured on the dev machine (AMD EPYC, Zen 4; 2^18×64,
-/// k = 10, one thread; one position at a time 9.8-10.0 ms): 16 or 32 rows ahead 8.0-8.2 ms,
-/// 48-96 rows 8.6-8.8; to the first-level cache (`prefetcht0`) 9.9-11.4 ms at 16-128 rows and
-/// 11.9 at 4; without prefetches 9.7-10.1.
-const AHEAD: usize = 2 * LANES;
+/// second-level cache (`prefetcht1`): the next block. Measured on the dev machine (AMD EPYC,
+/// Zen 4; 2^18×64, k = 10, one thread; one position at a time 9.8-10.0 ms): 16 or 32 rows
+/// ahead 8.0-8.2 ms, 48-96 rows 8.6-8.8; to the first-level cache (`prefetcht0`) 9.9-11.4 ms
+/// at 16-128 rows and 11.9 at 4; without prefetches 9.7-10.1. Again on the final code: 16
+/// rows 7.61 ms, 32 rows 7.76-7.84, 64-256 rows 7.79-8.01.
+const AHEAD: usize = LANES;
 
 /// Where an axis of an index comes from, for the analysis of the terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
