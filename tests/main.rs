@@ -10,6 +10,8 @@
 //! - `scatter_epilogue`: a small elementwise kernel after a scatter (k-means' division of the
 //!   sums by the counts) in the scatter's kernel: the report, its bits against the combined
 //!   sums and the evaluator (`gpu_*` on a GPU), the PTX's barriers.
+//! - `label_block`: a host scatter's k-means labels 16 positions at once: the host kernel's
+//!   shape, its counts, positions and sums against the evaluator (ties, NaN, argmax).
 //! - `scans`: cumsum, cumprod, cummax, cummin, their NaN forms and diff against NumPy's
 //!   fixtures, their errors, the scan kernel.
 //! - `sorts`: sort and argsort against NumPy's fixtures, their errors, the sort region.
@@ -134,6 +136,8 @@ mod random;
 #[path = "suite/random_distributions.rs"]
 mod random_distributions;
 
+#[path = "suite/label_block.rs"]
+mod label_block;
 #[path = "suite/random_params.rs"]
 mod random_params;
 #[path = "suite/reduce_dtype.rs"]

@@ -184,6 +184,9 @@ pub struct Config {
     /// `KILN_HOST_LIBMVEC`: glibc's vector math functions offered to the vectoriser (a
     /// boolean; default on).
     pub host_libmvec: bool,
+    /// `KILN_HOST_LABEL_BLOCK`: a host scatter's screened argmin labels (k-means') taken 16
+    /// positions at once, a vector lane a position (a boolean; default on).
+    pub host_label_block: bool,
     /// `KILN_GPU_TIER`: the tiers of GPU kernels (default [`TierSetting::Auto`]).
     pub gpu_tier: TierSetting,
     /// `KILN_GPU_MATH`: the math library of GPU kernels; `None`: libdevice when it is found,
@@ -342,6 +345,7 @@ impl Config {
             fast_math: r.bool("KILN_FAST_MATH").unwrap_or(false),
             host_tier: r.choice("KILN_HOST_TIER", &tiers).unwrap_or_default(),
             host_libmvec: r.bool("KILN_HOST_LIBMVEC").unwrap_or(true),
+            host_label_block: r.bool("KILN_HOST_LABEL_BLOCK").unwrap_or(true),
             gpu_tier: r.choice("KILN_GPU_TIER", &tiers).unwrap_or_default(),
             gpu_math: r.choice(
                 "KILN_GPU_MATH",
@@ -591,6 +595,7 @@ mod tests {
         );
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
         assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
+        assert!(c.host_label_block);
         assert!(c.const_div && c.gpu_row_sort_radix && !c.gpu_scan_fenwick);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
@@ -611,6 +616,7 @@ mod tests {
             ("KILN_FAST_MATH", "yes"),
             ("KILN_HOST_TIER", "optimized"),
             ("KILN_HOST_LIBMVEC", "0"),
+            ("KILN_HOST_LABEL_BLOCK", "off"),
             ("KILN_GPU_TIER", "Fast"),
             ("KILN_GPU_MATH", "polynomial"),
             ("KILN_GPU_LINK", "cubin"),
@@ -634,6 +640,7 @@ mod tests {
         assert_eq!((c.egg_iters, c.fast_math), (Some(3), true));
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Optimized, TierSetting::Fast));
         assert!(!c.host_libmvec && !c.gpu_pool && !c.gpu_pool_async && c.gpu_row_cache);
+        assert!(!c.host_label_block);
         assert_eq!(c.arg_screen, Some(0));
         assert_eq!(read(&[("KILN_ARG_SCREEN", "8")]).arg_screen, Some(8));
         let a = read(&[("KILN_GPU_POOL", "Async")]);

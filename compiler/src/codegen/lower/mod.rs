@@ -64,6 +64,7 @@ mod elementwise;
 mod emit;
 mod entry;
 mod join;
+mod label_block;
 mod nested;
 mod reduction;
 mod row_cache;

@@ -86,9 +86,44 @@ impl Lower<'_> {
                 (lo, self.b.op(&format!("arith.minsi %end, {n} : i64")))
             }
         };
+        // The labels of whole blocks of positions together where they apply
+        // (`label_block.rs`), the positions after them one at a time.
+        let idxs: Vec<_> = outs.iter().map(|&o| body.node(o).inputs[1]).collect();
+        let plan = match idxs.first() {
+            Some(&i) if idxs.iter().all(|&j| j == i) => self.label_block_plan(i, items, &outs),
+            _ => None,
+        };
+        let lo = match &plan {
+            Some(plan) => self.label_blocks(plan, &lo, &hi, &mut |me, iv| {
+                me.scatter_position(items, &outs, written, iv, true)
+            })?,
+            None => lo,
+        };
         let (iv, _, _) = self.open_for(&lo, &hi, &[], &[]);
+        self.scatter_position(items, &outs, written, &iv, plan.is_some())?;
+        self.close();
+        if let Some(shape) = epilogue {
+            self.scatter_epilogue_host(items, &outs, written, &shape)?;
+        }
+        Ok(())
+    }
+
+    /// The scatters' code at position `iv` of a scatter region over `items`: each of `outs`
+    /// (`written`: see [`super::scatter_epilogue::accumulators`]) combines its row of values
+    /// into the row its index names. `in_range`: the index is a label of
+    /// [`Lower::label_blocks`], an argmin/argmax over as many elements as the outputs have rows,
+    /// so already in `[0, rows)`: not wrapped.
+    fn scatter_position(
+        &mut self,
+        items: &[usize],
+        outs: &[kiln_ir::NodeId],
+        written: usize,
+        iv: &str,
+        in_range: bool,
+    ) -> Result<(), Stop> {
+        let body = self.body;
         let item =
-            if items.len() == 1 { vec![iv.clone()] } else { unravel(&mut self.b, &iv, items) };
+            if items.len() == 1 { vec![iv.to_string()] } else { unravel(&mut self.b, iv, items) };
         for (k, &o) in outs.iter().enumerate() {
             let node = body.node(o);
             let combine = node.op.combine().expect("checked by `combines`");
@@ -100,8 +135,8 @@ impl Lower<'_> {
                 )
                 .into());
             }
-            let i = self.emit(idx, &Ix { dims: Some(item.clone()), flat: Some(iv.clone()) })?;
-            let r = self.wrap_row(&i.ssa, node.shape[0]);
+            let i = self.emit(idx, &Ix { dims: Some(item.clone()), flat: Some(iv.to_string()) })?;
+            let r = if in_range { i.ssa } else { self.wrap_row(&i.ssa, node.shape[0]) };
             let zero = self.b.i64(0);
             let row_shape = &node.shape[1..];
             let m = numel(row_shape);
@@ -124,10 +159,6 @@ impl Lower<'_> {
             let new = scalar::elementwise(&mut self.b, &op, &[old, v])?;
             store(&mut self.b, &out, &pos, &new);
             self.close();
-        }
-        self.close();
-        if let Some(shape) = epilogue {
-            self.scatter_epilogue_host(items, &outs, written, &shape)?;
         }
         Ok(())
     }

@@ -27,6 +27,7 @@ use std::collections::HashMap;
 use kiln_ir::{Attrs, DType, NodeId, OpClass, OpKind};
 
 use super::{Lower, Stop};
+use crate::codegen::builder::Builder;
 use crate::codegen::index::Ix;
 use crate::codegen::reduce::Acc;
 use crate::codegen::types::{float_const, Val};
@@ -154,36 +155,7 @@ impl Lower<'_> {
         inner: &[(NodeId, Vec<Ix>)],
     ) -> Result<Val, Stop> {
         let max = self.body.node(id).op == OpKind::ArgMax;
-        let b = &mut self.b;
-        let inf = float_const(b, f64::INFINITY, "f32");
-        let worst = float_const(b, if max { f64::NEG_INFINITY } else { f64::INFINITY }, "f32");
-        let (mut best, mut second, mut at) = (worst.clone(), worst, b.i64(0));
-        let mut finite = b.constant("true", "i1");
-        let pred = if max { "ogt" } else { "olt" };
-        for (e, s) in sums.iter().enumerate() {
-            let abs = b.op(&format!("math.absf {s} : f32"));
-            let fin = b.op(&format!("arith.cmpf olt, {abs}, {inf} : f32"));
-            finite = b.op(&format!("arith.andi {finite}, {fin} : i1"));
-            let better = b.op(&format!("arith.cmpf {pred}, {s}, {best} : f32"));
-            let runner = b.op(&format!("arith.cmpf {pred}, {s}, {second} : f32"));
-            let demoted = b.op(&format!("arith.select {runner}, {s}, {second} : f32"));
-            second = b.op(&format!("arith.select {better}, {best}, {demoted} : f32"));
-            best = b.op(&format!("arith.select {better}, {s}, {best} : f32"));
-            let pos = b.i64(e as i64);
-            at = b.op(&format!("arith.select {better}, {pos}, {at} : i64"));
-        }
-        // Apart: the lower end of one interval beyond the upper end of the other.
-        let delta = relative_bound(terms);
-        let lo_f = float_const(b, 1.0 - delta, "f32");
-        let hi_f = float_const(b, 1.0 + delta, "f32");
-        let eps = float_const(b, absolute_bound(), "f32");
-        let (low, high) = if max { (&best, &second) } else { (&second, &best) };
-        let lo = b.op(&format!("arith.mulf {low}, {lo_f} : f32"));
-        let lo = b.op(&format!("arith.subf {lo}, {eps} : f32"));
-        let hi = b.op(&format!("arith.mulf {high}, {hi_f} : f32"));
-        let hi = b.op(&format!("arith.addf {hi}, {eps} : f32"));
-        let apart = b.op(&format!("arith.cmpf ogt, {lo}, {hi} : f32"));
-        let safe = b.op(&format!("arith.andi {finite}, {apart} : i1"));
+        let (safe, at) = screen_pick(&mut self.b, sums, max, terms, None);
         let res = self.open(1, &format!("scf.if {safe} -> (i64)"));
         self.b.stmt(&format!("scf.yield {at} : i64"));
         self.b.next_region("else");
@@ -205,7 +177,7 @@ impl Lower<'_> {
 
     /// The number of terms of sum `r` when it can be screened: a float32 sum of float32 terms
     /// non-negative by construction, at most [`MAX_TERMS`] of them.
-    fn screenable_sum(&self, r: NodeId) -> Option<usize> {
+    pub(super) fn screenable_sum(&self, r: NodeId) -> Option<usize> {
         let node = self.body.node(r);
         let Attrs::Reduce { axes, .. } = &node.attrs else { return None };
         let term = self.body.node(node.inputs[0]);
@@ -217,4 +189,78 @@ impl Lower<'_> {
         let terms: usize = axes.iter().map(|&a| term.shape[a]).product();
         (non_negative && (1..=MAX_TERMS).contains(&terms)).then_some(terms)
     }
+}
+
+/// The screen's decision over float32 `sums` (of `terms` terms each; the least under
+/// `max = false`): whether every sum is finite and the runner-up's interval lies beyond the
+/// best's (an `i1`), and the first best's position (an `i64`). With `lanes`, each of `sums` is
+/// a vector of that many lanes (a position each, [`super::label_block`]), and so are the
+/// results.
+pub(super) fn screen_pick(
+    b: &mut Builder,
+    sums: &[String],
+    max: bool,
+    terms: usize,
+    lanes: Option<usize>,
+) -> (String, String) {
+    let of = |t: &str| lanes.map_or(t.to_string(), |w| format!("vector<{w}x{t}>"));
+    let (fty, mty, ity) = (of("f32"), of("i1"), of("i64"));
+    // A float constant, in every lane.
+    let lift = |b: &mut Builder, v: f64| {
+        let c = float_const(b, v, "f32");
+        match lanes {
+            Some(w) => splat(b, &c, "f32", w),
+            None => c,
+        }
+    };
+    let sel = |c: &str, x: &str, y: &str, t: &str| match lanes {
+        Some(_) => format!("arith.select {c}, {x}, {y} : {mty}, {t}"),
+        None => format!("arith.select {c}, {x}, {y} : {t}"),
+    };
+    let int = |b: &mut Builder, v: i64| match lanes {
+        Some(_) => b.constant(&format!("dense<{v}>"), &ity),
+        None => b.i64(v),
+    };
+    let inf = lift(b, f64::INFINITY);
+    let worst = lift(b, if max { f64::NEG_INFINITY } else { f64::INFINITY });
+    let (mut best, mut second, mut at) = (worst.clone(), worst, int(b, 0));
+    let mut finite = match lanes {
+        Some(_) => b.constant("dense<true>", &mty),
+        None => b.constant("true", "i1"),
+    };
+    let pred = if max { "ogt" } else { "olt" };
+    for (e, s) in sums.iter().enumerate() {
+        let abs = b.op(&format!("math.absf {s} : {fty}"));
+        let fin = b.op(&format!("arith.cmpf olt, {abs}, {inf} : {fty}"));
+        finite = b.op(&format!("arith.andi {finite}, {fin} : {mty}"));
+        let better = b.op(&format!("arith.cmpf {pred}, {s}, {best} : {fty}"));
+        let runner = b.op(&format!("arith.cmpf {pred}, {s}, {second} : {fty}"));
+        let demoted = b.op(&sel(&runner, s, &second, &fty));
+        second = b.op(&sel(&better, &best, &demoted, &fty));
+        best = b.op(&sel(&better, s, &best, &fty));
+        let pos = int(b, e as i64);
+        at = b.op(&sel(&better, &pos, &at, &ity));
+    }
+    // Apart: the lower end of one interval beyond the upper end of the other.
+    let delta = relative_bound(terms);
+    let lo_f = lift(b, 1.0 - delta);
+    let hi_f = lift(b, 1.0 + delta);
+    let eps = lift(b, absolute_bound());
+    let (low, high) = if max { (&best, &second) } else { (&second, &best) };
+    let lo = b.op(&format!("arith.mulf {low}, {lo_f} : {fty}"));
+    let lo = b.op(&format!("arith.subf {lo}, {eps} : {fty}"));
+    let hi = b.op(&format!("arith.mulf {high}, {hi_f} : {fty}"));
+    let hi = b.op(&format!("arith.addf {hi}, {eps} : {fty}"));
+    let apart = b.op(&format!("arith.cmpf ogt, {lo}, {hi} : {fty}"));
+    let safe = b.op(&format!("arith.andi {finite}, {apart} : {mty}"));
+    (safe, at)
+}
+
+/// Scalar `s` (of type `ty`) in every lane of a vector of `w`.
+pub(super) fn splat(b: &mut Builder, s: &str, ty: &str, w: usize) -> String {
+    let vty = format!("vector<{w}x{ty}>");
+    let zero = b.i64(0);
+    let one = b.op(&format!("llvm.mlir.poison : {vty}"));
+    let one = b.op(&format!("llvm.insertelement {s}, {one}[{zero} : i64] : {vty}"));
+    b.op(&format!("llvm.shufflevector {one}, {one} [{}] : {vty}", vec!["0"; w].join(", ")))
 }

@@ -1,0 +1,154 @@
+//! A host scatter's labels 16 positions at once (`compiler/src/codegen/lower/label_block.rs`,
+//! `KILN_HOST_LABEL_BLOCK`): k-means' argmin labels of a block of points in vector lanes, the
+//! points' rows transposed in registers, a lane whose best is not provably apart from its
+//! runner-up (or whose sums are not finite) labelled by the one-position code. The host kernel's
+//! shape, and its results against the reference evaluator's: counts, the sums of each
+//! cluster's positions and of their squares (integers: any wrong label shows) and the float
+//! sums, bit for bit where the values are small integers.
+
+use kiln::{Array, DType};
+
+/// Points and centres of fractions in `[-5, 5)`.
+fn data(n: usize, d: usize, k: usize) -> (Vec<f32>, Vec<f32>) {
+    let x = (0..n * d).map(|i| ((i * 7919 % 1000) as f32) / 99.0 - 5.0).collect();
+    let c = (0..k * d).map(|i| ((i * 104729 % 1000) as f32) / 99.0 - 5.0).collect();
+    (x, c)
+}
+
+/// The scatters of one k-means update by `labels` (the argmin, or with `max` the argmax, of
+/// the squared distances): the sums of the points, the counts, and the sums of the positions
+/// and of their squares.
+fn update(x: &Array, c: &Array, max: bool) -> [Array; 4] {
+    let (n, k, d) = (x.shape()[0], c.shape()[0], c.shape()[1]);
+    let dist = (x.expand_dims(&[1]) - c.expand_dims(&[0])).square().sum(2);
+    let labels = if max { dist.argmax(1) } else { dist.argmin(1) };
+    let sums = kiln::zeros(&[k, d], DType::Float32).add_at(&labels, x);
+    let counts = kiln::bincount(&labels, None, k);
+    let at = kiln::arange(n as i64);
+    let pos = kiln::zeros(&[k], DType::Int64).add_at(&labels, &at);
+    let pos2 = kiln::zeros(&[k], DType::Int64).add_at(&labels, &(&at * &at));
+    [sums, counts, pos, pos2]
+}
+
+/// The update's results against the evaluator's: the integer ones equal, the float sums equal
+/// bit for bit with `exact` (small integers: exact in any order), else within a float32 sum's
+/// rounding bound (`m` terms of magnitude at most `a`, in any order: `m · 2^-24 · a·m`).
+fn check(x: Vec<f32>, c: Vec<f32>, n: usize, d: usize, k: usize, max: bool, exact: bool) {
+    let (x, c) = (Array::from_vec(x, &[n, d]), Array::from_vec(c, &[k, d]));
+    let [sums, counts, pos, pos2] = update(&x, &c, max);
+    let outs = [&sums, &counts, &pos, &pos2];
+    let l = kiln::lower(&outs);
+    let inputs: Vec<&kiln::ir::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap();
+    kiln::eval_all(&outs);
+    let what = format!("n={n} d={d} k={k} max={max}");
+    assert_eq!(counts.to_vec::<i64>(), want[1].as_slice::<i64>().unwrap(), "{what}");
+    assert_eq!(pos.to_vec::<i64>(), want[2].as_slice::<i64>().unwrap(), "{what}");
+    assert_eq!(pos2.to_vec::<i64>(), want[3].as_slice::<i64>().unwrap(), "{what}");
+    let got = sums.to_vec::<f32>();
+    let m = want[1].as_slice::<i64>().unwrap();
+    let a = x.to_vec::<f32>().iter().fold(0f32, |a, v| a.max(v.abs()));
+    for (e, (g, w)) in got.iter().zip(want[0].as_slice::<f32>().unwrap()).enumerate() {
+        if exact {
+            assert_eq!(g.to_bits(), w.to_bits(), "{what}: {g} vs {w}");
+        } else {
+            let m = m[e / d] as f32;
+            let bound = m * a * m * (-24f32).exp2();
+            assert!((g - w).abs() <= bound || g.to_bits() == w.to_bits(), "{what}: {g} vs {w}");
+        }
+    }
+}
+
+/// The host kernel of a k-means update takes its labels 16 positions at once where the row is
+/// a multiple of 16 long, and one at a time otherwise.
+#[test]
+fn kmeans_host_kernel_takes_blocks_of_labels() {
+    for (d, blocks) in [(64, true), (16, true), (24, false), (4, false)] {
+        let (x, c) = data(1000, d, 10);
+        let (x, c) = (Array::from_vec(x, &[1000, d]), Array::from_vec(c, &[10, d]));
+        let [sums, counts, ..] = update(&x, &c, false);
+        let mlir = kiln::kernel_code(&[&sums, &counts], kiln::CodeStage::HostMlir).unwrap();
+        // The block's labels (a vector of 16), the transpose's shuffles of two rows, and the
+        // loop over the blocks' positions after it.
+        let block = mlir.contains(": vector<16xi64>, !llvm.ptr")
+            && mlir.contains("llvm.shufflevector")
+            && mlir.contains("step %")
+            && mlir.contains("-> vector<16xf32>");
+        assert_eq!(block, blocks, "d = {d}: {mlir}");
+        if blocks {
+            // Ten sums a block, and the label -1 where the screen cannot decide.
+            assert!(mlir.contains("dense<-1> : vector<16xi64>"), "{mlir}");
+            assert!(mlir.contains("dense<9> : vector<16xi64>"), "{mlir}");
+            assert!(!mlir.contains("dense<10> : vector<16xi64>"), "{mlir}");
+        }
+    }
+}
+
+/// Sizes with and without a partial block, centres from 2 to 16, rows of 16 to 128, argmin
+/// and argmax.
+#[test]
+fn block_labels_match_the_evaluator() {
+    for (n, d, k, max) in [
+        (1000, 64, 10, false),
+        (4099, 64, 10, false),
+        (16, 16, 2, false),
+        (17, 16, 2, true),
+        (777, 128, 16, false),
+        (1024, 32, 3, true),
+        (50_000, 64, 10, false),
+    ] {
+        let (x, c) = data(n, d, k);
+        check(x, c, n, d, k, max, false);
+    }
+}
+
+/// Ties and near ties: two equal centres, points on the bisector of two centres, and small
+/// integers (many exact ties): the first best, as NumPy's argmin.
+#[test]
+fn block_labels_resolve_ties_as_the_evaluator() {
+    let (n, d, k) = (3001, 32, 6);
+    // Small integers in [-2, 2]: distances tie often.
+    let x: Vec<f32> = (0..n * d).map(|i| ((i * 7919 + i / d) % 5) as f32 - 2.0).collect();
+    let mut c: Vec<f32> = (0..k * d).map(|i| ((i * 104729 + 3) % 5) as f32 - 2.0).collect();
+    // Centre 4 repeats centre 1.
+    let (one, four) = (c[d..2 * d].to_vec(), 4 * d);
+    c[four..four + d].copy_from_slice(&one);
+    check(x, c, n, d, k, false, true);
+    // Points halfway between centres 0 and 1 (equal distances but for rounding), and a hair off.
+    let (x, c) = data(2048, 64, 10);
+    let mut x = x;
+    for p in 0..2048 {
+        for j in 0..64 {
+            let mid = 0.5 * (c[j] + c[64 + j]);
+            x[p * 64 + j] = if p % 3 == 0 { mid } else { mid + (p % 7) as f32 * 1e-7 };
+        }
+    }
+    check(x, c, 2048, 64, 10, false, false);
+}
+
+/// NaN and infinite points: NumPy's argmin takes the first NaN; the block leaves them to the
+/// one-position code.
+#[test]
+fn block_labels_of_nan_and_infinite_points() {
+    let (n, d, k) = (700, 64, 10);
+    let (mut x, c) = data(n, d, k);
+    for p in (0..n).step_by(37) {
+        x[p * d + p % d] = f32::NAN;
+    }
+    for p in (5..n).step_by(41) {
+        x[p * d + 3] = f32::INFINITY;
+    }
+    for p in (9..n).step_by(53) {
+        x[p * d + 60] = 3e19;
+    }
+    let (xs, cs) = (Array::from_vec(x, &[n, d]), Array::from_vec(c, &[k, d]));
+    let [_, counts, pos, pos2] = update(&xs, &cs, false);
+    let outs = [&counts, &pos, &pos2];
+    let l = kiln::lower(&outs);
+    let inputs: Vec<&kiln::ir::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+    let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap();
+    kiln::eval_all(&outs);
+    for (g, w) in outs.iter().zip(&want) {
+        assert_eq!(g.to_vec::<i64>(), w.as_slice::<i64>().unwrap());
+    }
+}
