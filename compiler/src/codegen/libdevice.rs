@@ -15,8 +15,8 @@
 //! longer counts libdevice's bodies: vector loads, no call).
 //!
 //! The optimised functions are kept in the kernel cache on disk (`KILN_CACHE_DIR`, format
-//! `KILNLD01`, keyed by kiln's and LLVM's versions, libdevice's size, the target and this
-//! file), so that a new process's first kernel calling `cosf` reads its ~7 ms of `O3` back.
+//! `KILNLD01`, keyed by kiln's and LLVM's versions, libdevice's size, the target and the
+//! sources that make the bitcode), so that a new process's first kernel calling `cosf` reads its ~7 ms of `O3` back.
 //!
 //! Because the optimiser sees calls, not bodies, its cost model would unroll loops calling them
 //! (a body per copy): the loops of GPU elementwise kernels' slow paths carry
@@ -176,12 +176,17 @@ const FORMAT: Format = Format::new(*b"KILNLD01", 1);
 static COUNTERS: Counters = Counters::new("libdevice function");
 
 /// The disk-cache key of libdevice's `name` optimised for `target`: the versions of kiln and
-/// LLVM, libdevice's size, the target, and a fingerprint of this file (the extraction and the
-/// pass pipeline), so that another kiln's or LLVM's bitcode is never read.
+/// LLVM, libdevice's size, the target, and a fingerprint of the sources that make the bitcode
+/// (this file's extraction and pipeline, `toolchain/ptx.rs`'s target setup and pass runner),
+/// so that another kiln's or LLVM's bitcode is never read.
 fn disk_key(name: &str, target: PtxTarget) -> String {
     static SOURCE: OnceLock<String> = OnceLock::new();
-    let source =
-        SOURCE.get_or_init(|| kiln_cache::digest(&[include_str!("libdevice.rs").as_bytes()]));
+    let source = SOURCE.get_or_init(|| {
+        kiln_cache::digest(&[
+            include_str!("libdevice.rs").as_bytes(),
+            include_str!("../toolchain/ptx.rs").as_bytes(),
+        ])
+    });
     let (major, minor, patch) = crate::toolchain::llvm_version();
     format!(
         "kiln libdevice function\nkiln {}\nllvm {major}.{minor}.{patch}\nlibdevice {} bytes\ntarget {} {}\nsource {source}\n--\n{name}",
