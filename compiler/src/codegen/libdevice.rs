@@ -14,10 +14,6 @@
 //! `shared_costly_value_two_reductions` the kernel is inlined into the entry (the inliner no
 //! longer counts libdevice's bodies: vector loads, no call).
 //!
-//! The optimised functions are kept in the kernel cache on disk (`KILN_CACHE_DIR`, format
-//! `KILNLD01`, keyed by kiln's and LLVM's versions, libdevice's size, the target and the
-//! sources that make the bitcode), so that a new process's first kernel calling `cosf` reads its ~7 ms of `O3` back.
-//!
 //! Because the optimiser sees calls, not bodies, its cost model would unroll loops calling them
 //! (a body per copy): the loops of GPU elementwise kernels' slow paths carry
 //! `llvm.loop.unroll.disable` (`lower::NO_UNROLL`).
@@ -25,8 +21,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-
-use kiln_cache::{Counters, DiskCache, Format};
 
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::llvm_sys;
@@ -154,79 +148,14 @@ pub(crate) fn prepare(names: &[String], target: PtxTarget) {
 /// optimised for `target`, by (name, target).
 type OptimizedCache = Mutex<HashMap<(String, PtxTarget), Arc<[u8]>>>;
 
-/// The optimised bitcode of libdevice's `name` for `target`, made the first time the process
-/// asks for it: read from the kernel cache on disk (`KILN_CACHE_DIR`) where an earlier process
-/// stored it, else optimised and stored there. (`wanted` only names the kernel's functions in
-/// the error for a missing libdevice.)
+/// The optimised bitcode of libdevice's `name` for `target`, made the first time it is asked
+/// for. (`wanted` only names the kernel's functions in the error for a missing libdevice.)
 fn optimized(name: &str, target: PtxTarget, wanted: &[String]) -> Result<Arc<[u8]>, CompileError> {
     let cache = optimized_cache();
     let key = (name.to_string(), target);
     if let Some(bitcode) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(bitcode.clone());
     }
-    let (bitcode, _) = on_disk_or_optimized(name, target, wanted, super::host_cache::disk())?;
-    cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, bitcode.clone());
-    Ok(bitcode)
-}
-
-/// Optimised libdevice functions in the kernel cache: one byte string, the bitcode.
-const FORMAT: Format = Format::new(*b"KILNLD01", 1);
-
-/// Lookups and stores, logged (target `kiln::cache`).
-static COUNTERS: Counters = Counters::new("libdevice function");
-
-/// The disk-cache key of libdevice's `name` optimised for `target`: the versions of kiln and
-/// LLVM, libdevice's size, the target, and a fingerprint of the sources that make the bitcode
-/// (this file's extraction and pipeline, `toolchain/ptx.rs`'s target setup and pass runner),
-/// so that another kiln's or LLVM's bitcode is never read.
-fn disk_key(name: &str, target: PtxTarget) -> String {
-    static SOURCE: OnceLock<String> = OnceLock::new();
-    let source = SOURCE.get_or_init(|| {
-        kiln_cache::digest(&[
-            include_str!("libdevice.rs").as_bytes(),
-            include_str!("../toolchain/ptx.rs").as_bytes(),
-        ])
-    });
-    let (major, minor, patch) = crate::toolchain::llvm_version();
-    format!(
-        "kiln libdevice function\nkiln {}\nllvm {major}.{minor}.{patch}\nlibdevice {} bytes\ntarget {} {}\nsource {source}\n--\n{name}",
-        env!("CARGO_PKG_VERSION"),
-        libdevice_len(),
-        target.cpu(),
-        target.features(),
-    )
-}
-
-/// `name`'s optimised bitcode for `target` from `disk` (and `true`), else optimised now and
-/// stored there (a failed store is logged, not an error). A damaged entry is a miss, rebuilt.
-fn on_disk_or_optimized(
-    name: &str,
-    target: PtxTarget,
-    wanted: &[String],
-    disk: Option<&DiskCache>,
-) -> Result<(Arc<[u8]>, bool), CompileError> {
-    let Some(disk) = disk else { return Ok((optimize(name, target, wanted)?, false)) };
-    let key = disk_key(name, target);
-    let path = disk.path_of(&key);
-    match disk.read(&FORMAT, &path, &key) {
-        Ok(mut parts) => {
-            COUNTERS.hit(&path);
-            return Ok((parts.pop().expect("one part").into(), true));
-        }
-        Err(reason) => COUNTERS.miss(&path, &reason, reason.damaged()),
-    }
-    let bitcode = optimize(name, target, wanted)?;
-    match disk.write(&FORMAT, &path, &key, &[&bitcode]) {
-        Ok(()) => COUNTERS.stored(&path),
-        Err(e) => {
-            tracing::warn!(target: "kiln::cache", path = %path.display(), error = %e, "could not store a libdevice function in the disk cache")
-        }
-    }
-    Ok((bitcode, false))
-}
-
-/// libdevice's `name` alone, optimised for `target` (NVVMReflect, `O3`), as bitcode.
-fn optimize(name: &str, target: PtxTarget, wanted: &[String]) -> Result<Arc<[u8]>, CompileError> {
     let bytes = libdevice_bytes().ok_or_else(|| {
         CompileError::Llvm(format!(
             "libdevice not found (looked in {}; set KILN_LIBDEVICE to libdevice.10.bc); needed \
@@ -243,7 +172,9 @@ fn optimize(name: &str, target: PtxTarget, wanted: &[String]) -> Result<Arc<[u8]
     // NVVMReflect runs first (the NVPTX target adds it): `__nvvm_reflect("__CUDA_FTZ")` is 0
     // (no `nvvm-reflect-ftz` module flag), so the flush-to-zero variants are dropped.
     run_pipeline(&module, target, "default<O3>")?;
-    Ok(module.write_bitcode_to_memory().as_slice().into())
+    let bitcode: Arc<[u8]> = module.write_bitcode_to_memory().as_slice().into();
+    cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, bitcode.clone());
+    Ok(bitcode)
 }
 
 /// The process's optimised libdevice functions.
@@ -309,38 +240,4 @@ fn extract<'ctx>(
         }
     }
     Ok(module)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A function optimised once is stored on disk and read back by the next lookup (the same
-    /// bytes), per target; a damaged entry is optimised again and rewritten.
-    #[test]
-    fn optimised_functions_are_kept_on_disk() {
-        // `cargo test` finds libdevice (`.cargo/config.toml`'s `KILN_LIBDEVICE`).
-        assert!(libdevice_bytes().is_some(), "libdevice (scripts/setup.sh fetches it)");
-        let dir = std::env::temp_dir().join(format!("kiln-libdevice-unit-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let disk = DiskCache::new(&dir);
-        let t = PtxTarget::default();
-        let get = |target| on_disk_or_optimized("__nv_cosf", target, &[], Some(&disk)).unwrap();
-        let (first, hit) = get(t);
-        assert!(!hit, "an empty cache");
-        let (again, hit) = get(t);
-        assert!(hit, "stored, then read");
-        assert_eq!(first, again);
-        assert!(!get(PtxTarget { sm: 80, ..t }).1, "another target, another entry");
-        let path = disk.path_of(&disk_key("__nv_cosf", t));
-        let mut bytes = std::fs::read(&path).unwrap();
-        let last = bytes.len() - 1;
-        bytes[last] ^= 0xff;
-        std::fs::write(&path, bytes).unwrap();
-        let (rebuilt, hit) = get(t);
-        assert!(!hit, "a damaged entry is a miss");
-        assert_eq!(rebuilt, first, "optimised again to the same bitcode");
-        assert!(get(t).1, "and rewritten");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 }
