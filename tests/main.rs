@@ -148,6 +148,8 @@ mod rowsort_gpu;
 mod scans;
 #[path = "suite/scatter_epilogue.rs"]
 mod scatter_epilogue;
+#[path = "suite/scatter_warp.rs"]
+mod scatter_warp;
 #[path = "suite/select_gpu.rs"]
 mod select_gpu;
 #[path = "suite/shaping.rs"]

@@ -276,6 +276,11 @@ pub struct Config {
     /// bit masks), rather than private copies of the bins combined a few positions at a time
     /// (a boolean; tuning; default the lowering's choice).
     pub gpu_scatter_owned: Option<bool>,
+    /// `KILN_GPU_SCATTER_WARP`: a GPU scatter kernel's bins of one-element float rows kept as
+    /// one copy per warp, every thread combining a position at a time (a warp's positions of
+    /// one row in lane order), rather than a copy per group of threads combined a few positions
+    /// at a time (a boolean; tuning; default the lowering's choice).
+    pub gpu_scatter_warp: Option<bool>,
     /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
     /// off for compute-sanitizer; `async` for the driver's stream-ordered pool, below).
     pub gpu_pool: bool,
@@ -437,6 +442,7 @@ impl Config {
             gpu_scatter_stage: r.int("KILN_GPU_SCATTER_STAGE", 1..=16).map(|v| v as usize),
             gpu_scatter_held: r.bool("KILN_GPU_SCATTER_HELD"),
             gpu_scatter_owned: r.bool("KILN_GPU_SCATTER_OWNED"),
+            gpu_scatter_warp: r.bool("KILN_GPU_SCATTER_WARP"),
             gpu_pool: gpu_pool != Some(Some(false)),
             gpu_pool_async: gpu_pool == Some(None),
             gpu_memory_limit: r.parse(

@@ -33,6 +33,7 @@ use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, V
 use crate::codegen::{scalar, Target, Unsupported};
 
 mod owned;
+mod warp;
 
 /// The dtypes a GPU scatter kernel combines, and holds in shared memory (4- and 8-byte
 /// numbers, loaded and stored as they are).
@@ -255,6 +256,8 @@ struct OutLayout {
     /// Private copies of the bins in shared memory: one per group for floats (each slot written
     /// by one thread: a fixed order), one for integers (combined by atomics: exact in any order).
     copies: usize,
+    /// One copy per warp, every thread combining (module `warp`).
+    per_warp: bool,
     /// Byte offsets: the bins in shared memory, the blocks' partials and the groups' partials
     /// (a two-level combine) in the scratch buffer.
     smem: usize,
@@ -381,6 +384,7 @@ impl Lower<'_> {
                     lanes,
                     groups,
                     copies,
+                    per_warp: false,
                     smem: 0,
                     scratch: 0,
                     groups_at: 0,
@@ -391,6 +395,13 @@ impl Lower<'_> {
         let mut owned = owned::owned(&keys, ntile);
         for l in layouts.iter_mut().filter(|_| owned) {
             (l.copies, l.groups) = (1, 1);
+        }
+        // One-element rows of floats: a copy of the bins per warp (module `warp`), where the
+        // copies fit beside the labels (else the halving below).
+        if !owned {
+            for l in layouts.iter_mut().filter(|l| warp::per_warp(l, nthreads)) {
+                (l.copies, l.groups, l.per_warp) = (warp::warps(nthreads), nthreads, true);
+            }
         }
         // The region inputs read by position whose tile of rows can be staged: (input, dtype,
         // row, stride).
@@ -423,6 +434,13 @@ impl Lower<'_> {
         let held_candidates = super::tile::held_inputs(body, n);
         let held_bytes: usize =
             held_candidates.iter().map(|&(_, dt, len)| aligned(len * dt.itemsize())).sum();
+        // Copies per warp that do not fit beside the labels and the held inputs: the copies of
+        // groups instead (their staged rows are optional).
+        if offset + layouts.iter().map(bins_bytes).sum::<usize>() + held_bytes > SCATTER_SHARED {
+            for l in layouts.iter_mut().filter(|l| l.per_warp) {
+                (l.copies, l.groups, l.per_warp) = (nthreads / l.lanes, nthreads / l.lanes, false);
+            }
+        }
         // Too many private copies for shared memory beside the staged rows (and the held
         // inputs): the largest float output's halved (each copy keeps its own group of threads,
         // so fewer positions are combined at a time).
@@ -431,7 +449,7 @@ impl Lower<'_> {
         {
             let Some(l) = layouts
                 .iter_mut()
-                .filter(|l| l.copies > 1)
+                .filter(|l| l.copies > 1 && !l.per_warp)
                 .max_by_key(|l| l.copies * l.rows * l.m * l.dt.itemsize())
             else {
                 break;
@@ -480,7 +498,7 @@ impl Lower<'_> {
             blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS_GLOBAL);
             for l in &mut layouts {
                 (l.vec, l.lanes) = (1, l.m.clamp(1, nthreads));
-                (l.copies, l.groups) = (1, nthreads / l.lanes);
+                (l.copies, l.groups, l.per_warp) = (1, nthreads / l.lanes, false);
             }
         }
         // The held inputs where they fit beside the staged rows (staging comes first).
@@ -589,6 +607,10 @@ impl Lower<'_> {
             self.owned_bins(&outs, &layouts, &slot, (&t0, ntile, nthreads))?;
         }
         for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate().filter(|_| !owned) {
+            if l.per_warp {
+                self.warp_bins(o, l, slot[k], (&t0, &tlen, ntile, nthreads))?;
+                continue;
+            }
             let node = body.node(o);
             let lanes = self.b.i64(l.lanes as i64);
             let groups = self.b.i64(l.groups as i64);
