@@ -98,6 +98,15 @@ fn one_element_bins_take_a_copy_per_warp() {
             matches >= 1 && votes >= 1 && atoms == 0,
             "{matches} matches, {votes} votes, {atoms} shared atomics:\n{ptx}"
         );
+        // After the last position's store into a warp's copy, a block barrier before any
+        // shared load (the copies' combine reads every warp's copy).
+        let lines: Vec<&str> = ptx.lines().map(str::trim_start).collect();
+        let last = lines.iter().rposition(|l| l.starts_with("match.any.sync")).unwrap();
+        let stored = last + lines[last..].iter().position(|l| l.starts_with("st.shared")).unwrap();
+        let next = lines[stored + 1..]
+            .iter()
+            .find(|l| l.starts_with("ld.shared") || l.starts_with("bar.sync"));
+        assert!(next.is_some_and(|l| l.starts_with("bar.sync")), "{ptx}");
     } else {
         assert_eq!(matches, 0, "{ptx}");
     }

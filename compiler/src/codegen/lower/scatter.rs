@@ -549,6 +549,8 @@ impl Lower<'_> {
         self.b.stmt("nvvm.barrier0");
         if direct {
             self.warp_direct(&outs, &layouts, (&keys, &slot), nthreads)?;
+            // Every warp's copy is complete before the block combines them.
+            self.b.stmt("nvvm.barrier0");
         } else {
             let tile = self.b.i64(ntile as i64);
             let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);
