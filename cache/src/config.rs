@@ -276,10 +276,10 @@ pub struct Config {
     /// bit masks), rather than private copies of the bins combined a few positions at a time
     /// (a boolean; tuning; default the lowering's choice).
     pub gpu_scatter_owned: Option<bool>,
-    /// `KILN_GPU_SCATTER_WARP`: a GPU scatter kernel's bins of one-element float rows kept as
-    /// one copy per warp, every thread combining a position at a time (a warp's positions of
-    /// one row in lane order), rather than a copy per group of threads combined a few positions
-    /// at a time (a boolean; tuning; default the lowering's choice).
+    /// `KILN_GPU_SCATTER_WARP`: a GPU scatter kernel whose outputs all have one-element rows
+    /// takes no tiles, every thread combining its positions, float bins in one copy per warp (a
+    /// warp's positions of one row in lane order), rather than tiles with float bins in a copy
+    /// per group of threads (a boolean; tuning; default the lowering's choice).
     pub gpu_scatter_warp: Option<bool>,
     /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
     /// off for compute-sanitizer; `async` for the driver's stream-ordered pool, below).

@@ -72,6 +72,24 @@ fn scatter_ptx(out: &Array) -> String {
     k.ptx.to_string()
 }
 
+/// `bincount` of 2^18 labels into 1024 bins without tiles: its int64 counts by shared-memory
+/// atomics, no block barrier between its loads of positions and its atomics (the tiles have
+/// two), no warp match.
+#[test]
+fn one_element_integer_bins_take_no_tiles() {
+    let ptx = scatter_ptx(&kiln::bincount(&labels(1 << 18, 1024, 1, 1), None, 1024));
+    let lines: Vec<&str> = ptx.lines().map(str::trim_start).collect();
+    let first = lines.iter().position(|l| l.starts_with("ld.global.nc")).unwrap();
+    let last = lines.iter().rposition(|l| l.starts_with("atom.shared.add")).unwrap();
+    let bars = lines[first..last].iter().filter(|l| l.starts_with("bar.sync")).count();
+    assert!(!ptx.contains("match.any"), "{ptx}");
+    if per_warp() {
+        assert_eq!(bars, 0, "{ptx}");
+    } else {
+        assert!(bars >= 1, "{ptx}");
+    }
+}
+
 /// `add_at` of 2^18 float32 into 1024 bins: with the per-warp bins, the kernel matches each
 /// warp's rows (`match.any.sync`), votes on what is left (`vote.sync.any`), has no atomic in
 /// shared memory and spills nothing; with them off, no match. Float64 into 1024 bins (8 copies
@@ -120,7 +138,8 @@ fn gpu_scatter_ran(c: &RanCode) -> bool {
 /// On the device, sums, maxima (with NaNs) and minima of one-element rows against the
 /// evaluator, bit for bit: float32 and float64, 1024, 100 and 1 bins, rows at random and in
 /// runs of 7 and 64 (a warp's positions on one or a few rows), zeros and computed starting
-/// arrays, a size that leaves a partial tile, and a weighted `bincount`.
+/// arrays, a size that leaves a partial step, a weighted `bincount`; integer bins (one copy,
+/// atomics): `bincount`, int32 sums, int64 maxima, uint32 minima.
 #[test]
 fn gpu_one_element_bins_match_the_evaluator() {
     if !on_gpu() {
@@ -155,6 +174,20 @@ fn gpu_one_element_bins_match_the_evaluator() {
     let weights = small_values(n, DType::Float64, 4);
     let counts = kiln::bincount(&idx, Some(&weights), 100);
     matches_evaluator_when(&[&counts], gpu_scatter_ran, true, "weighted bincount");
+    // Integer bins: one copy, atomics.
+    for bins in [1024usize, 7] {
+        let idx = labels(n, bins, 5, 13);
+        let counts = kiln::bincount(&idx, None, bins);
+        matches_evaluator_when(&[&counts], gpu_scatter_ran, true, &format!("bincount, {bins}"));
+        let v = small_values(n, DType::Float32, 6);
+        let sums = kiln::zeros(&[bins], DType::Int32).add_at(&idx, &v.astype(DType::Int32));
+        let hi = kiln::zeros(&[bins], DType::Int64).maximum_at(&idx, &v.astype(DType::Int64));
+        let lo =
+            kiln::zeros(&[bins], DType::UInt32).minimum_at(&idx, &(&v + 9.0).astype(DType::UInt32));
+        for (out, what) in [(&sums, "int32 sums"), (&hi, "int64 maxima"), (&lo, "uint32 minima")] {
+            matches_evaluator_when(&[out], gpu_scatter_ran, true, &format!("{what}, {bins}"));
+        }
+    }
 }
 
 /// On the device, float32 sums whose bits depend on the order (values of many magnitudes) are

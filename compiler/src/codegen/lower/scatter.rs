@@ -256,8 +256,8 @@ struct OutLayout {
     /// Private copies of the bins in shared memory: one per group for floats (each slot written
     /// by one thread: a fixed order), one for integers (combined by atomics: exact in any order).
     copies: usize,
-    /// One copy per warp, every thread combining (module `warp`).
-    per_warp: bool,
+    /// Combined without tiles, floats in a copy per warp (module `warp`).
+    direct: bool,
     /// Byte offsets: the bins in shared memory, the blocks' partials and the groups' partials
     /// (a two-level combine) in the scratch buffer.
     smem: usize,
@@ -384,7 +384,7 @@ impl Lower<'_> {
                     lanes,
                     groups,
                     copies,
-                    per_warp: false,
+                    direct: false,
                     smem: 0,
                     scratch: 0,
                     groups_at: 0,
@@ -396,11 +396,12 @@ impl Lower<'_> {
         for l in layouts.iter_mut().filter(|_| owned) {
             (l.copies, l.groups) = (1, 1);
         }
-        // Every output of one-element rows of floats: a copy of the bins per warp, no tiles
-        // (module `warp`), where the copies fit.
-        let mut direct = !owned && layouts.iter().all(|l| warp::per_warp(l, nthreads));
+        // Every output of one-element rows: no tiles, a copy of float bins per warp (module
+        // `warp`), where the copies fit.
+        let mut direct = !owned && layouts.iter().all(|l| warp::copies(l, nthreads).is_some());
         for l in layouts.iter_mut().filter(|_| direct) {
-            (l.copies, l.groups, l.per_warp) = (warp::warps(nthreads), nthreads, true);
+            let copies = warp::copies(l, nthreads).expect("checked above");
+            (l.copies, l.groups, l.direct) = (copies, nthreads, true);
         }
         // The region inputs read by position whose tile of rows can be staged: (input, dtype,
         // row, stride).
@@ -441,8 +442,9 @@ impl Lower<'_> {
         // groups.
         if offset + layouts.iter().map(bins_bytes).sum::<usize>() + held_bytes > SCATTER_SHARED {
             direct = false;
-            for l in layouts.iter_mut().filter(|l| l.per_warp) {
-                (l.copies, l.groups, l.per_warp) = (nthreads / l.lanes, nthreads / l.lanes, false);
+            for l in layouts.iter_mut().filter(|l| l.direct) {
+                let copies = if l.dt.is_float() { nthreads / l.lanes } else { 1 };
+                (l.copies, l.groups, l.direct) = (copies, nthreads / l.lanes, false);
             }
         }
         // Too many private copies for shared memory beside the staged rows (and the held
@@ -453,7 +455,7 @@ impl Lower<'_> {
         {
             let Some(l) = layouts
                 .iter_mut()
-                .filter(|l| l.copies > 1 && !l.per_warp)
+                .filter(|l| l.copies > 1 && !l.direct)
                 .max_by_key(|l| l.copies * l.rows * l.m * l.dt.itemsize())
             else {
                 break;
@@ -502,7 +504,7 @@ impl Lower<'_> {
             blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS_GLOBAL);
             for l in &mut layouts {
                 (l.vec, l.lanes) = (1, l.m.clamp(1, nthreads));
-                (l.copies, l.groups, l.per_warp) = (1, nthreads / l.lanes, false);
+                (l.copies, l.groups, l.direct) = (1, nthreads / l.lanes, false);
             }
         }
         // The held inputs where they fit beside the staged rows (staging comes first).

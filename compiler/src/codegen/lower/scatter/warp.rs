@@ -1,7 +1,7 @@
-//! A GPU scatter block's bins as one private copy per warp (`KILN_GPU_SCATTER_WARP`, module
-//! `scatter`), for kernels whose outputs all have rows of one float element (`scatter_add` of a
-//! 1-D array into 1024 bins, `maximum_at`, weighted `bincount`): no tiles, no block barrier
-//! until the end. Thread `t` of a block takes positions `p + u·nthreads + t` of its range, `p`
+//! A GPU scatter kernel without tiles for outputs that all have rows of one element
+//! (`KILN_GPU_SCATTER_WARP`, module `scatter`: `scatter_add` of a 1-D array into 1024 bins,
+//! `maximum_at`, `bincount`), float bins as one private copy per warp, integer ones as one copy
+//! combined by atomics (exact in any order); no block barrier until the end. Thread `t` of a block takes positions `p + u·nthreads + t` of its range, `p`
 //! a step of [`POSITIONS`]` · nthreads`, and computes their rows (the index's producers fused)
 //! and values first, so that their loads are in flight together; then it combines them into
 //! its warp's copy, one position after the other. Two positions of a warp that fall in the
@@ -14,7 +14,7 @@
 //! of 1024 bins combined by 8 of the block's 256 threads, three barriers a tile) every thread
 //! combines, and nothing waits at a barrier.
 
-use super::OutLayout;
+use super::{atomic_op, OutLayout};
 use crate::codegen::index::unravel;
 use crate::codegen::lower::{Ix, Lower, Stop};
 use crate::codegen::types::{load, store, Val};
@@ -26,19 +26,19 @@ const WARP: bool = true;
 /// Threads of a warp.
 const WARP_THREADS: usize = 32;
 
-/// Whether output layout `l` (of a kernel of `nthreads` threads, bins not owned by threads)
-/// takes a copy of its bins per warp: the knob is on, its rows are one element, and it is a
-/// float output (integers are combined by atomics into one copy, exact in any order).
-pub(super) fn per_warp(l: &OutLayout, nthreads: usize) -> bool {
-    kiln_cache::config().gpu_scatter_warp.unwrap_or(WARP)
-        && l.m == 1
-        && l.dt.is_float()
-        && nthreads.is_multiple_of(WARP_THREADS)
-}
-
-/// Copies of the bins a block of `nthreads` threads keeps per-warp.
-pub(super) fn warps(nthreads: usize) -> usize {
-    nthreads / WARP_THREADS
+/// The copies of its bins output layout `l` (of a kernel of `nthreads` threads, bins not owned
+/// by threads) takes in a kernel without tiles, if it can: the knob is on and its rows are one
+/// element; a copy per warp for floats, one for integers (combined by atomics: exact in any
+/// order).
+pub(super) fn copies(l: &OutLayout, nthreads: usize) -> Option<usize> {
+    let on = kiln_cache::config().gpu_scatter_warp.unwrap_or(WARP);
+    (on && l.m == 1 && nthreads.is_multiple_of(WARP_THREADS)).then(|| {
+        if l.dt.is_float() {
+            nthreads / WARP_THREADS
+        } else {
+            1
+        }
+    })
 }
 
 /// Positions a thread takes at a time (their loads in flight together).
@@ -46,7 +46,7 @@ const POSITIONS: usize = 4;
 
 impl Lower<'_> {
     /// The positions of the block (`%start .. %end`) combined into per-warp copies of the bins
-    /// of every output (`outs`, layouts `layouts`, all [`per_warp`]; each output's index `slot`
+    /// of every output (`outs`, layouts `layouts`, each taking [`copies`]; each output's index `slot`
     /// in `keys`, index and row count), see the module docs.
     pub(super) fn warp_direct(
         &mut self,
@@ -84,7 +84,24 @@ impl Lower<'_> {
             }
         }
         for (k, inside, r, v) in todo {
-            self.warp_rounds(&layouts[k], &inside, &r, v)?;
+            let l = &layouts[k];
+            if l.dt.is_float() {
+                self.warp_rounds(l, &inside, &r, v)?;
+                continue;
+            }
+            self.open_if(&inside);
+            let bins = self.shared_at(l.smem);
+            let ty = crate::codegen::types::mem_ty(l.dt);
+            let p = self.b.op(&format!(
+                "llvm.getelementptr inbounds {bins}[{r}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"
+            ));
+            let old = self.b.fresh();
+            self.b.stmt(&format!(
+                "{old} = llvm.atomicrmw {} {p}, {} monotonic : !llvm.ptr, {ty}",
+                atomic_op(l.combine, l.dt),
+                v.ssa
+            ));
+            self.close();
         }
         self.close();
         Ok(())
