@@ -77,7 +77,14 @@ fn scatter_ptx(out: &Array) -> String {
 /// two), no warp match.
 #[test]
 fn one_element_integer_bins_take_no_tiles() {
-    let ptx = scatter_ptx(&kiln::bincount(&labels(1 << 18, 1024, 1, 1), None, 1024));
+    let counts = kiln::bincount(&labels(1 << 18, 1024, 1, 1), None, 1024);
+    let report = kiln::explain(&[&counts]).report.to_string();
+    assert_eq!(
+        per_warp(),
+        report.contains("scatter: GPU: shared-memory bins without tiles"),
+        "{report}"
+    );
+    let ptx = scatter_ptx(&counts);
     let lines: Vec<&str> = ptx.lines().map(str::trim_start).collect();
     let first = lines.iter().position(|l| l.starts_with("ld.global.nc")).unwrap();
     let last = lines.iter().rposition(|l| l.starts_with("atom.shared.add")).unwrap();

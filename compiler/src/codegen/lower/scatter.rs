@@ -239,6 +239,9 @@ pub struct GpuScatter {
     /// Launch bounds: blocks of `threads` a multiprocessor holds at once (0: none); the launch
     /// then asks for the largest shared-memory carve-out.
     pub min_blocks: usize,
+    /// The block takes its positions in tiles (staged rows, indices in shared memory); without
+    /// them, every thread combines its own positions (module `warp`).
+    pub tiles: bool,
 }
 
 /// One output's layout in a GPU scatter block.
@@ -531,6 +534,7 @@ impl Lower<'_> {
                 counters: 1 + ngroups,
                 zero_outputs: global,
                 min_blocks: kiln_cache::config().gpu_scatter_bounds.unwrap_or(SCATTER_MIN_BLOCKS),
+                tiles: !direct,
             },
             offset,
         ));
@@ -968,7 +972,8 @@ fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
 }
 
 /// How the GPU combines a scatter region's values, for the fusion report: "shared-memory bins,
-/// B blocks" (the same bits every run; with an absorbed epilogue, computed by the last block),
+/// B blocks" (the same bits every run; with an absorbed epilogue, computed by the last block;
+/// "without tiles" for one-element rows, module `warp`),
 /// "global atomics, B blocks" (bins too large for shared memory), or "host" with the reason
 /// code generation gives.
 pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
@@ -979,8 +984,11 @@ pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
     };
     match super::lower_region(region, &super::LowerOptions::gpu()) {
         Ok(k) => match k.gpu_scatter {
-            Some(GpuScatter { blocks, zero_outputs: false, .. }) => format!(
+            Some(GpuScatter { blocks, zero_outputs: false, tiles: true, .. }) => format!(
                 "GPU: shared-memory bins, {blocks} blocks, partials combined in block order{epilogue}"
+            ),
+            Some(GpuScatter { blocks, zero_outputs: false, tiles: false, .. }) => format!(
+                "GPU: shared-memory bins without tiles (float bins a copy per warp), {blocks} blocks, partials combined in block order{epilogue}"
             ),
             Some(GpuScatter { blocks, zero_outputs: true, .. }) => format!(
                 "GPU: global atomics into the output, {blocks} blocks (not bit-reproducible)"
