@@ -198,6 +198,11 @@ const SCATTER_MIN_BLOCKS: usize = 0;
 /// Most blocks of a GPU scatter kernel: the last block combines every block's partial result
 /// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread).
 const SCATTER_BLOCKS: usize = 512;
+/// Most blocks of a GPU scatter kernel whose labels are screened by expanded distances
+/// (`screen/expanded.rs`; `KILN_GPU_SCATTER_BLOCKS=N` for another): its 44 registers a thread
+/// (k-means 2^20×64, k = 10; 63 without) let a multiprocessor hold 5 blocks, shared memory
+/// too (41 KB each): 660 is 5 a multiprocessor of an H100 or H200 (132).
+const SCATTER_BLOCKS_EXPANDED: usize = 660;
 /// Most blocks of a GPU scatter kernel whose sums go to the outputs by global atomics (no
 /// partials to combine: more blocks in flight).
 const SCATTER_BLOCKS_GLOBAL: usize = 8192;
@@ -352,7 +357,12 @@ impl Lower<'_> {
             })
             .collect();
         let mut offset = aligned(8 * ntile * keys.len());
-        let mut blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS);
+        let most = match keys.first().and_then(|&(idx, _)| self.expanded_plan(idx, n)) {
+            Some(_) => SCATTER_BLOCKS_EXPANDED,
+            None => SCATTER_BLOCKS,
+        };
+        let most = kiln_cache::config().gpu_scatter_blocks.unwrap_or(most);
+        let mut blocks = n.div_ceil(ntile).clamp(1, most);
         // Positions a thread of the label phase takes at once, and threads per position (a
         // power of two up to a warp): `nthreads / lanes` positions a pass, `passes` passes
         // cover the tile.
@@ -491,6 +501,16 @@ impl Lower<'_> {
                 offset = aligned(offset + len * dt.itemsize());
             }
         }
+        // The labels' screen by expanded distances: the centres' norms beside the held inputs
+        // where staging keeps its room (`screen/expanded.rs`).
+        let mut expanded = keys.first().and_then(|&(idx, _)| self.expanded_plan(idx, n));
+        if let Some(ex) = expanded.as_mut() {
+            ex.norms = offset;
+            offset = aligned(offset + ex.bytes());
+        }
+        if expanded.is_some() && offset + stage_bytes > SCATTER_SHARED {
+            offset = expanded.take().map_or(offset, |ex| ex.norms);
+        }
         let mut staged = Vec::new();
         for (index, dt, row, stride) in stage_candidates.iter().copied() {
             let bytes = ntile * stride * dt.itemsize();
@@ -525,6 +545,10 @@ impl Lower<'_> {
         }
         self.hold_inputs(&held, nthreads);
         self.b.stmt("nvvm.barrier0");
+        if let Some(ex) = &expanded {
+            self.expanded_norms(ex)?;
+        }
+        self.expanded = expanded;
         let tile = self.b.i64(ntile as i64);
         let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);
         let left = self.b.op(&format!("arith.subi %end, {t0} : i64"));
@@ -565,7 +589,7 @@ impl Lower<'_> {
                 rows.push(self.wrap_row(&i.ssa, nrows));
             }
         }
-        (self.label_lanes, self.co_items) = (None, None);
+        (self.label_lanes, self.co_items, self.expanded) = (None, None, None);
         let mut first = None;
         for (pq, rows) in ps.iter().zip(rows.chunks(keys.len())) {
             let inside = self.b.op(&format!("arith.cmpi slt, {pq}, {tlen} : i64"));
