@@ -196,13 +196,12 @@ fn scatter_shape() -> (usize, usize) {
 const SCATTER_MIN_BLOCKS: usize = 0;
 
 /// Most blocks of a GPU scatter kernel: the last block combines every block's partial result
-/// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread).
+/// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread). `KILN_GPU_SCATTER_BLOCKS=N` for
+/// another. On an H200 (k-means 2^20×64, k = 10, session 29, one call each): with the expanded
+/// screen (44 registers, 5 blocks a multiprocessor) 660 took 0.169-0.178 ms, 1320 0.185, 512
+/// 0.168-0.179; with the plain screen (63 registers, 4) 528 0.173, 660 0.214 (1.25 waves);
+/// blocks of 128 threads, tiles of 64, 1320 (expanded) or 1056 (plain) blocks 0.173-0.182.
 const SCATTER_BLOCKS: usize = 512;
-/// Most blocks of a GPU scatter kernel whose labels are screened by expanded distances
-/// (`screen/expanded.rs`; `KILN_GPU_SCATTER_BLOCKS=N` for another): its 44 registers a thread
-/// (k-means 2^20×64, k = 10; 63 without) let a multiprocessor hold 5 blocks, shared memory
-/// too (41 KB each): 660 is 5 a multiprocessor of an H100 or H200 (132).
-const SCATTER_BLOCKS_EXPANDED: usize = 660;
 /// Most blocks of a GPU scatter kernel whose sums go to the outputs by global atomics (no
 /// partials to combine: more blocks in flight).
 const SCATTER_BLOCKS_GLOBAL: usize = 8192;
@@ -357,11 +356,7 @@ impl Lower<'_> {
             })
             .collect();
         let mut offset = aligned(8 * ntile * keys.len());
-        let most = match keys.first().and_then(|&(idx, _)| self.expanded_plan(idx, n)) {
-            Some(_) => SCATTER_BLOCKS_EXPANDED,
-            None => SCATTER_BLOCKS,
-        };
-        let most = kiln_cache::config().gpu_scatter_blocks.unwrap_or(most);
+        let most = kiln_cache::config().gpu_scatter_blocks.unwrap_or(SCATTER_BLOCKS);
         let mut blocks = n.div_ceil(ntile).clamp(1, most);
         // Positions a thread of the label phase takes at once, and threads per position (a
         // power of two up to a warp): `nthreads / lanes` positions a pass, `passes` passes

@@ -38,8 +38,12 @@ use crate::codegen::lower::{Lower, Stop};
 use crate::codegen::types::{float_const, load, store, Val};
 
 /// Whether a GPU scatter's screened labels use expanded distances, by default
-/// (`KILN_GPU_SCREEN_EXPANDED=on|off` for another).
-const EXPANDED: bool = true;
+/// (`KILN_GPU_SCREEN_EXPANDED=on|off` for another): off. On an H200 (k-means 2^20×64, k = 10,
+/// session 29, three calls, off and on alternated) the kernel's instructions fell by 15% (99 M
+/// to 84 M, 63 registers to 44) but not its time: 0.166-0.178 ms on against 0.166-0.172 off
+/// (ncu: 200 µs against 204, issue slots busy 54% against 62%: bound by the phases' latency
+/// and barriers, not by issue).
+const EXPANDED: bool = false;
 
 /// Most elements of a point (the bound's `m`; see the module docs).
 const MAX_ROW: usize = 1024;
