@@ -104,11 +104,11 @@ impl Lower<'_> {
             return None;
         }
         let t = body.node(r.inputs[0]);
-        let s = match t.op {
-            OpKind::Square => t.inputs[0],
-            OpKind::Mul if t.inputs[0] == t.inputs[1] => t.inputs[0],
-            _ => return None,
-        };
+        let square = t.op == OpKind::Square || (t.op == OpKind::Mul && t.inputs[0] == t.inputs[1]);
+        if !square {
+            return None;
+        }
+        let s = t.inputs[0];
         let d = body.node(s);
         if d.op != OpKind::Sub || d.dtype != DType::Float32 || d.shape.len() != 3 {
             return None;
