@@ -10,6 +10,8 @@
 //! - `scatter_epilogue`: a small elementwise kernel after a scatter (k-means' division of the
 //!   sums by the counts) in the scatter's kernel: the report, its bits against the combined
 //!   sums and the evaluator (`gpu_*` on a GPU), the PTX's barriers.
+//! - `screen_expanded`: a GPU scatter's labels screened by expanded distances: the labels
+//!   against the evaluator's (ties, cancellation, NaN; `gpu_*` on a GPU), the kernel's PTX.
 //! - `label_block`: a host scatter's k-means labels 16 positions at once: the host kernel's
 //!   shape, its counts, positions and sums against the evaluator (ties, NaN, argmax).
 //! - `scans`: cumsum, cumprod, cummax, cummin, their NaN forms and diff against NumPy's
@@ -150,6 +152,8 @@ mod scans;
 mod scatter_epilogue;
 #[path = "suite/scatter_warp.rs"]
 mod scatter_warp;
+#[path = "suite/screen_expanded.rs"]
+mod screen_expanded;
 #[path = "suite/select_gpu.rs"]
 mod select_gpu;
 #[path = "suite/shaping.rs"]

@@ -267,6 +267,9 @@ pub struct Config {
     /// stores when it copies a tile's rows to shared memory (1 to 16; tuning; default the
     /// lowering's choice).
     pub gpu_scatter_stage: Option<usize>,
+    /// `KILN_GPU_SCATTER_BLOCKS`: most blocks of a GPU scatter kernel whose bins fit shared
+    /// memory (1 to 8192; tuning; default the lowering's choice).
+    pub gpu_scatter_blocks: Option<usize>,
     /// `KILN_GPU_SCATTER_HELD`: a GPU scatter kernel's small inputs not indexed by position
     /// (k-means' centres) copied once a block into shared memory and read there (a boolean;
     /// tuning; default the lowering's choice).
@@ -281,6 +284,11 @@ pub struct Config {
     /// warp's positions of one row in lane order), rather than tiles with float bins in a copy
     /// per group of threads (a boolean; tuning; default the lowering's choice).
     pub gpu_scatter_warp: Option<bool>,
+    /// `KILN_GPU_SCREEN_EXPANDED`: a GPU scatter's screened labels (k-means' argmin of squared
+    /// distances) from `‖x‖² − 2·x·c + ‖c‖²` in float32, one fused multiply-add a term, with
+    /// the screen's bound widened for it (the labels the evaluator's either way; a boolean;
+    /// tuning; default the lowering's choice).
+    pub gpu_screen_expanded: Option<bool>,
     /// `KILN_GPU_POOL`: the device memory pools cache freed blocks (a boolean; default on;
     /// off for compute-sanitizer; `async` for the driver's stream-ordered pool, below).
     pub gpu_pool: bool,
@@ -440,9 +448,11 @@ impl Config {
                 t.parse().ok().filter(|u| [1, 2, 4].contains(u))
             }),
             gpu_scatter_stage: r.int("KILN_GPU_SCATTER_STAGE", 1..=16).map(|v| v as usize),
+            gpu_scatter_blocks: r.int("KILN_GPU_SCATTER_BLOCKS", 1..=8192).map(|v| v as usize),
             gpu_scatter_held: r.bool("KILN_GPU_SCATTER_HELD"),
             gpu_scatter_owned: r.bool("KILN_GPU_SCATTER_OWNED"),
             gpu_scatter_warp: r.bool("KILN_GPU_SCATTER_WARP"),
+            gpu_screen_expanded: r.bool("KILN_GPU_SCREEN_EXPANDED"),
             gpu_pool: gpu_pool != Some(Some(false)),
             gpu_pool_async: gpu_pool == Some(None),
             gpu_memory_limit: r.parse(

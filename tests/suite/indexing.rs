@@ -170,7 +170,7 @@ fn kmeans_update_is_one_scatter_kernel_computing_the_labels() {
     }
 }
 
-/// A k-means update of 2^17 positions: on the GPU 512 blocks of two tiles each, whose label
+/// A k-means update of 2^17 positions: on the GPU blocks of two tiles each, whose label
 /// lanes take two terms a step (`lower/screen.rs`, `LANE_UNROLL`). The counts and the sums of
 /// each cluster's positions (integers: exact in any order) against the reference evaluator's,
 /// the float sums within a float32 sum's rounding bound of its (`m` terms of magnitude at most

@@ -181,7 +181,7 @@ fn kmeans_iteration_gpu_kernel_ptx() {
     insta::assert_snapshot!(name, lines.join("\n"));
 }
 
-/// The k-means iteration's GPU kernel where a block takes several tiles (2^17 positions: 512
+/// The k-means iteration's GPU kernel where a block takes several tiles (2^17 positions:
 /// blocks of two tiles) holds the centres whole in shared memory (`lower/tile.rs`, `Held`):
 /// each block copies them once, and the label phase reads them there, two elements a load or more (a
 /// lane's consecutive elements), so the kernel's read-only global loads (`ld.global.nc`) are

@@ -515,6 +515,8 @@ struct Lower<'g> {
     /// sums at all of them in one loop (each centre's load used for every position) and
     /// memoises the others' results (see [`Lower::unrolled_reduction`]).
     co_items: Option<(String, Vec<String>)>,
+    /// A GPU scatter kernel's label argmin screened by expanded distances (`screen/expanded.rs`).
+    expanded: Option<screen::Expanded>,
     /// Index values (SSA names) known to be multiples of a number (a loop's induction variable
     /// stepping by an unroll): the alignment of the shared-memory loads they index.
     multiples: HashMap<String, usize>,
@@ -574,6 +576,7 @@ impl<'g> Lower<'g> {
             tile: None,
             label_lanes: None,
             co_items: None,
+            expanded: None,
             multiples: HashMap::new(),
             scatter_launch: None,
             combined: HashMap::new(),

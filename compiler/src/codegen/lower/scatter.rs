@@ -197,7 +197,11 @@ fn scatter_shape() -> (usize, usize) {
 const SCATTER_MIN_BLOCKS: usize = 0;
 
 /// Most blocks of a GPU scatter kernel: the last block combines every block's partial result
-/// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread).
+/// ([`PARTIALS_IN_FLIGHT`] loads at a time per thread). `KILN_GPU_SCATTER_BLOCKS=N` for
+/// another. On an H200 (k-means 2^20×64, k = 10, session 29, one call each): with the expanded
+/// screen (44 registers, 5 blocks a multiprocessor) 660 took 0.169-0.178 ms, 1320 0.185, 512
+/// 0.168-0.179; with the plain screen (63 registers, 4) 528 0.173, 660 0.214 (1.25 waves);
+/// blocks of 128 threads, tiles of 64, 1320 (expanded) or 1056 (plain) blocks 0.173-0.182.
 const SCATTER_BLOCKS: usize = 512;
 /// Most blocks of a GPU scatter kernel whose sums go to the outputs by global atomics (no
 /// partials to combine: more blocks in flight).
@@ -358,7 +362,8 @@ impl Lower<'_> {
             })
             .collect();
         let mut offset = aligned(8 * ntile * keys.len());
-        let mut blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS);
+        let most = kiln_cache::config().gpu_scatter_blocks.unwrap_or(SCATTER_BLOCKS);
+        let mut blocks = n.div_ceil(ntile).clamp(1, most);
         // Positions a thread of the label phase takes at once, and threads per position (a
         // power of two up to a warp): `nthreads / lanes` positions a pass, `passes` passes
         // cover the tile.
@@ -518,6 +523,18 @@ impl Lower<'_> {
                 offset = aligned(offset + len * dt.itemsize());
             }
         }
+        // The labels' screen by expanded distances: the centres' norms beside the held inputs
+        // where staging keeps its room (`screen/expanded.rs`; not without tiles, whose loop
+        // has no barrier after the norms).
+        let mut expanded =
+            keys.first().filter(|_| !direct).and_then(|&(idx, _)| self.expanded_plan(idx, n));
+        if let Some(ex) = expanded.as_mut() {
+            ex.norms = offset;
+            offset = aligned(offset + ex.bytes());
+        }
+        if expanded.is_some() && offset + stage_bytes > SCATTER_SHARED {
+            offset = expanded.take().map_or(offset, |ex| ex.norms);
+        }
         let mut staged = Vec::new();
         for (index, dt, row, stride) in stage_candidates.iter().copied() {
             let bytes = ntile * stride * dt.itemsize();
@@ -553,6 +570,10 @@ impl Lower<'_> {
         }
         self.hold_inputs(&held, nthreads);
         self.b.stmt("nvvm.barrier0");
+        if let Some(ex) = &expanded {
+            self.expanded_norms(ex)?;
+        }
+        self.expanded = expanded;
         if direct {
             self.warp_direct(&outs, &layouts, (&keys, &slot), nthreads)?;
             // Every warp's copy is complete before the block combines them.
@@ -598,7 +619,7 @@ impl Lower<'_> {
                     rows.push(self.wrap_row(&i.ssa, nrows));
                 }
             }
-            (self.label_lanes, self.co_items) = (None, None);
+            (self.label_lanes, self.co_items, self.expanded) = (None, None, None);
             let mut first = None;
             for (pq, rows) in ps.iter().zip(rows.chunks(keys.len())) {
                 let inside = self.b.op(&format!("arith.cmpi slt, {pq}, {tlen} : i64"));

@@ -32,6 +32,9 @@ use crate::codegen::index::Ix;
 use crate::codegen::reduce::Acc;
 use crate::codegen::types::{float_const, Val};
 
+mod expanded;
+pub(super) use expanded::Expanded;
+
 /// Most terms of a screened sum (its relative bound `δ` then stays below 0.8%).
 const MAX_TERMS: usize = 1 << 16;
 
@@ -121,6 +124,12 @@ impl Lower<'_> {
         }
         let Some(r) = sum else { return Ok(None) };
         let Some(terms) = self.screenable_sum(r) else { return Ok(None) };
+        // A GPU scatter's labels by expanded distances where they apply (module `expanded`).
+        let lanes = self.label_lanes.as_ref().map(|(l, n, _)| (l.clone(), *n));
+        if let Some(v) = self.expanded_screen(id, positions, unroll, lanes)? {
+            self.label_lanes = None;
+            return Ok(Some(v));
+        }
         // The float32 pass: the sums together, in a memo scope of their own (the exact branch
         // must not read them), then per position the best, its position and the runner-up.
         self.memo.push(HashMap::new());
@@ -156,6 +165,19 @@ impl Lower<'_> {
     ) -> Result<Val, Stop> {
         let max = self.body.node(id).op == OpKind::ArgMax;
         let (safe, at) = screen_pick(&mut self.b, sums, max, terms, None);
+        self.pick_or_fold(id, &safe, &at, fulls, inner)
+    }
+
+    /// Position `at` (an `i64`) where `safe` (an `i1`) holds, else the exact fold of argmin or
+    /// argmax `id` over `fulls` (in a branch).
+    fn pick_or_fold(
+        &mut self,
+        id: NodeId,
+        safe: &str,
+        at: &str,
+        fulls: &[Ix],
+        inner: &[(NodeId, Vec<Ix>)],
+    ) -> Result<Val, Stop> {
         let res = self.open(1, &format!("scf.if {safe} -> (i64)"));
         self.b.stmt(&format!("scf.yield {at} : i64"));
         self.b.next_region("else");
@@ -203,6 +225,30 @@ pub(super) fn screen_pick(
     terms: usize,
     lanes: Option<usize>,
 ) -> (String, String) {
+    pick(b, sums, max, relative_bound(terms), None, lanes)
+}
+
+/// [`screen_pick`] of scalar `sums` whose values are within `slack` (an `f32`) of the exact
+/// sums they stand for, beside their relative bound `delta` (module `expanded`): the best's
+/// interval widened by `slack` above, the runner-up's below.
+pub(super) fn screen_pick_with(
+    b: &mut Builder,
+    sums: &[String],
+    max: bool,
+    delta: f64,
+    slack: Option<&str>,
+) -> (String, String) {
+    pick(b, sums, max, delta, slack, None)
+}
+
+fn pick(
+    b: &mut Builder,
+    sums: &[String],
+    max: bool,
+    delta: f64,
+    slack: Option<&str>,
+    lanes: Option<usize>,
+) -> (String, String) {
     let of = |t: &str| lanes.map_or(t.to_string(), |w| format!("vector<{w}x{t}>"));
     let (fty, mty, ity) = (of("f32"), of("i1"), of("i64"));
     // A float constant, in every lane.
@@ -242,11 +288,14 @@ pub(super) fn screen_pick(
         at = b.op(&sel(&better, &pos, &at, &ity));
     }
     // Apart: the lower end of one interval beyond the upper end of the other.
-    let delta = relative_bound(terms);
     let lo_f = lift(b, 1.0 - delta);
     let hi_f = lift(b, 1.0 + delta);
     let eps = lift(b, absolute_bound());
-    let (low, high) = if max { (&best, &second) } else { (&second, &best) };
+    let (mut low, mut high) = if max { (best, second) } else { (second, best) };
+    if let Some(w) = slack {
+        low = b.op(&format!("arith.subf {low}, {w} : {fty}"));
+        high = b.op(&format!("arith.addf {high}, {w} : {fty}"));
+    }
     let lo = b.op(&format!("arith.mulf {low}, {lo_f} : {fty}"));
     let lo = b.op(&format!("arith.subf {lo}, {eps} : {fty}"));
     let hi = b.op(&format!("arith.mulf {high}, {hi_f} : {fty}"));
