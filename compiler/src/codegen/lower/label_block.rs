@@ -18,6 +18,17 @@
 //! exact where the screen cannot decide): the evaluator's labels always. Positions past the
 //! last whole block take the one-position code too.
 //!
+//! The expanded form (`KILN_HOST_DISTANCES=expanded`, the default; an argmin of `(x - c)²`
+//! terms whose `x` is the rows read through views): each centre's `Σx·c` and the positions'
+//! `Σx²` are vectors accumulated a fused multiply-add a term (no subtraction), the centres'
+//! `Σc²` are computed once before the loop over blocks, and each sum is
+//! `fma(Σx·c, -2, Σx² + Σc²)`. Its error is bounded absolutely, relative to `Σx² + Σc²`
+//! ([`expanded_pick`]), so data far from the origin leaves more lanes to the one-position code.
+//!
+//! The scatter (`KILN_HOST_BLOCK_SCATTER=unrolled`, the default): under one branch a block
+//! (taken where any lane is -1) the undecided positions' labels are computed and stored; then
+//! the 16 positions' scatters follow unrolled, without a branch.
+//!
 //! Applies to an argmin/argmax over axis 1 of `[n, k]` (`2 <= k <= 16`) of a screened float32
 //! sum over axis 2 of `[n, k, m]` terms (`m` a multiple of 16), the scatters' index, whose
 //! terms read the positions' rows only as a float32 input `[n, m]` at `[position, j]` through
