@@ -2,8 +2,9 @@
 //! data, the same expression), timed by itself: per round, `ITERS` iterations, the median wall
 //! time and the process's CPU time (user + system, all threads) per iteration. The CPU time
 //! is less disturbed than the wall time by other processes on a loaded machine. Session 29:
-//! `KM_HUGE=1` asks for transparent huge pages for the points (as NumPy does). Built as a
-//! temporary example: `cp` it to `examples/cpu_km_time.rs`, `cargo build --release --example
+//! `KM_HUGE=1` asks for transparent huge pages for the points (as NumPy does), `KM_SHIFT=s`
+//! moves every coordinate by `s`. Built as a temporary example: `cp` it to
+//! `examples/cpu_km_time.rs`, `cargo build --release --example
 //! cpu_km_time`, then `[KM_N=points] target/release/examples/cpu_km_time [ROUNDS] [ITERS]`.
 use std::time::Instant;
 
@@ -38,7 +39,9 @@ fn main() {
     // `cpu_peers` draws six arrays from seeds 1..=6 first; the points are seed 7.
     // `KM_HUGE=1`: the points' buffer asked for transparent huge pages before its first write
     // (as NumPy asks for its large arrays), for measuring what the TLB costs.
-    let data = normal(kn * KD, 7);
+    // `KM_SHIFT=s`: every coordinate moved by `s` (data far from the origin).
+    let shift: f32 = std::env::var("KM_SHIFT").ok().map_or(0.0, |v| v.parse().unwrap());
+    let data: Vec<f32> = normal(kn * KD, 7).into_iter().map(|v| v + shift).collect();
     let data = if std::env::var("KM_HUGE").is_ok_and(|v| v == "1") {
         let mut v: Vec<f32> = Vec::with_capacity(data.len());
         let (start, len) = (v.as_mut_ptr() as usize, data.len() * 4);
