@@ -187,6 +187,15 @@ pub struct Config {
     /// `KILN_HOST_LABEL_BLOCK`: a host scatter's screened argmin labels (k-means') taken 16
     /// positions at once, a vector lane a position (a boolean; default on).
     pub host_label_block: bool,
+    /// `KILN_HOST_DISTANCES`: how those blocks take k-means' float32 sums of squared
+    /// differences for the screen, `expanded` (`Σx² - 2·Σxc + Σc²`: a fused multiply-add a
+    /// term, an absolute error bound) or `direct` (`Σ(x - c)²`); `true` for `expanded`.
+    pub host_expanded_distances: bool,
+    /// `KILN_HOST_BLOCK_SCATTER`: how those blocks scatter their 16 positions, `unrolled`
+    /// (undecided labels computed first, under one branch a block, then the 16 positions'
+    /// scatters without a branch) or `loop` (a loop over the positions, each with its branch);
+    /// `true` for `unrolled`.
+    pub host_block_scatter_unrolled: bool,
     /// `KILN_GPU_TIER`: the tiers of GPU kernels (default [`TierSetting::Auto`]).
     pub gpu_tier: TierSetting,
     /// `KILN_GPU_MATH`: the math library of GPU kernels; `None`: libdevice when it is found,
@@ -359,6 +368,12 @@ impl Config {
             host_tier: r.choice("KILN_HOST_TIER", &tiers).unwrap_or_default(),
             host_libmvec: r.bool("KILN_HOST_LIBMVEC").unwrap_or(true),
             host_label_block: r.bool("KILN_HOST_LABEL_BLOCK").unwrap_or(true),
+            host_expanded_distances: r
+                .choice("KILN_HOST_DISTANCES", &[("expanded", true), ("direct", false)])
+                .unwrap_or(true),
+            host_block_scatter_unrolled: r
+                .choice("KILN_HOST_BLOCK_SCATTER", &[("unrolled", true), ("loop", false)])
+                .unwrap_or(true),
             gpu_tier: r.choice("KILN_GPU_TIER", &tiers).unwrap_or_default(),
             gpu_math: r.choice(
                 "KILN_GPU_MATH",
@@ -611,7 +626,7 @@ mod tests {
         );
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
         assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
-        assert!(c.host_label_block);
+        assert!(c.host_label_block && c.host_expanded_distances && c.host_block_scatter_unrolled);
         assert!(c.const_div && c.gpu_row_sort_radix && !c.gpu_scan_fenwick);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
@@ -633,6 +648,8 @@ mod tests {
             ("KILN_HOST_TIER", "optimized"),
             ("KILN_HOST_LIBMVEC", "0"),
             ("KILN_HOST_LABEL_BLOCK", "off"),
+            ("KILN_HOST_DISTANCES", "Direct"),
+            ("KILN_HOST_BLOCK_SCATTER", "loop"),
             ("KILN_GPU_TIER", "Fast"),
             ("KILN_GPU_MATH", "polynomial"),
             ("KILN_GPU_LINK", "cubin"),
@@ -656,7 +673,16 @@ mod tests {
         assert_eq!((c.egg_iters, c.fast_math), (Some(3), true));
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Optimized, TierSetting::Fast));
         assert!(!c.host_libmvec && !c.gpu_pool && !c.gpu_pool_async && c.gpu_row_cache);
-        assert!(!c.host_label_block);
+        assert!(
+            !c.host_label_block && !c.host_expanded_distances && !c.host_block_scatter_unrolled
+        );
+        let e =
+            read(&[("KILN_HOST_DISTANCES", "expanded"), ("KILN_HOST_BLOCK_SCATTER", "Unrolled")]);
+        assert!(
+            e.host_expanded_distances && e.host_block_scatter_unrolled && e.warnings.is_empty()
+        );
+        let bad = read(&[("KILN_HOST_DISTANCES", "gemm")]);
+        assert!(bad.host_expanded_distances && bad.warnings.len() == 1, "{bad:?}");
         assert_eq!(c.arg_screen, Some(0));
         assert_eq!(read(&[("KILN_ARG_SCREEN", "8")]).arg_screen, Some(8));
         let a = read(&[("KILN_GPU_POOL", "Async")]);

@@ -4,7 +4,10 @@
 //! runner-up (or whose sums are not finite) labelled by the one-position code. The host kernel's
 //! shape, and its results against the reference evaluator's: counts, the sums of each
 //! cluster's positions and of their squares (integers: any wrong label shows) and the float
-//! sums, bit for bit where the values are small integers.
+//! sums, bit for bit where the values are small integers. The defaults take the expanded
+//! distances (`KILN_HOST_DISTANCES=expanded`: `Σx² - 2·Σxc + Σc²`, an absolute error bound)
+//! and the unrolled scatter (`KILN_HOST_BLOCK_SCATTER=unrolled`); the tests also pass under
+//! `direct` and `loop` (the shape test then checks those forms).
 
 use kiln::{Array, DType};
 
@@ -80,8 +83,91 @@ fn kmeans_host_kernel_takes_blocks_of_labels() {
             assert!(mlir.contains("dense<-1> : vector<16xi64>"), "{mlir}");
             assert!(mlir.contains("dense<9> : vector<16xi64>"), "{mlir}");
             assert!(!mlir.contains("dense<10> : vector<16xi64>"), "{mlir}");
+            // The expanded form: one fused multiply-add a term, the centres' `Σc²` before the
+            // loop over blocks, `fma(Σxc, -2, Σx² + Σc²)` a centre; the direct form subtracts.
+            let fma = mlir.contains("math.fma") && mlir.contains(": vector<16xf32>");
+            let direct = setting("KILN_HOST_DISTANCES").is_some_and(|v| v == "direct");
+            assert_eq!(fma, !direct, "d = {d}: {mlir}");
+            // A vector subtraction a term and centre in the direct form (160 a chunk of 16
+            // columns); the expanded form keeps the direct form for blocks after one with many
+            // undecided lanes (a loop-carried count, the undecided lanes counted).
+            let subs = mlir
+                .lines()
+                .filter(|l| l.contains("arith.subf") && l.ends_with("vector<16xf32>"))
+                .count();
+            assert!(subs >= 160, "d = {d}: {subs}: {mlir}");
+            assert_eq!(mlir.contains("llvm.intr.vector.reduce.add"), !direct, "{mlir}");
+            // The unrolled scatter: one branch a block for the undecided lanes (a reduction of
+            // the block's label test), then the 16 positions without a branch.
+            let unrolled = mlir.contains("llvm.intr.vector.reduce.or");
+            let looped = setting("KILN_HOST_BLOCK_SCATTER").is_some_and(|v| v == "loop");
+            assert_eq!(unrolled, !looped, "d = {d}: {mlir}");
         }
     }
+}
+
+/// A knob's value in this process's environment (lower case), if set.
+fn setting(name: &str) -> Option<String> {
+    std::env::var(name).ok().map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty())
+}
+
+/// The expanded form's terms written otherwise: `(c - x)²` and `(x - c)·(x - c)` take it, and
+/// the centres may be an expression (not reading the position). The labels are the evaluator's.
+#[test]
+fn block_labels_of_other_forms_of_the_distance() {
+    let (n, d, k) = (1037, 64, 10);
+    let (x, c) = data(n, d, k);
+    let (x, c) = (Array::from_vec(x, &[n, d]), Array::from_vec(c, &[k, d]));
+    let diffs = [
+        c.expand_dims(&[0]) - x.expand_dims(&[1]),
+        x.expand_dims(&[1]) - (&c * 0.5f32 + 0.25f32).expand_dims(&[0]),
+    ];
+    for (i, diff) in diffs.iter().enumerate() {
+        for squared in [diff.square(), diff * diff] {
+            let labels = squared.sum(2).argmin(1);
+            let sums = kiln::zeros(&[k, d], DType::Float32).add_at(&labels, &x);
+            let counts = kiln::bincount(&labels, None, k);
+            let at = kiln::arange(n as i64);
+            let pos = kiln::zeros(&[k], DType::Int64).add_at(&labels, &(&at * &at));
+            let outs = [&sums, &counts, &pos];
+            let mlir = kiln::kernel_code(&outs, kiln::CodeStage::HostMlir).unwrap();
+            let direct = setting("KILN_HOST_DISTANCES").is_some_and(|v| v == "direct");
+            assert_eq!(mlir.contains("math.fma"), !direct, "form {i}: {mlir}");
+            let l = kiln::lower(&outs);
+            let inputs: Vec<&kiln::ir::HostArray> = l.inputs.iter().map(|a| a.as_ref()).collect();
+            let want = kiln::ir::eval::evaluate(&l.graph, &inputs).unwrap();
+            kiln::eval_all(&outs);
+            assert_eq!(counts.to_vec::<i64>(), want[1].as_slice::<i64>().unwrap(), "form {i}");
+            assert_eq!(pos.to_vec::<i64>(), want[2].as_slice::<i64>().unwrap(), "form {i}");
+        }
+    }
+}
+
+/// Data far from the origin (the expanded form's bound, relative to `Σx² + Σc²`, then
+/// decides few lanes: the one-position code labels the rest), points whose `Σx²` overflows
+/// float32 while their distances do not, and tiny values whose squares are subnormal.
+#[test]
+fn block_labels_where_the_expanded_bound_is_wide() {
+    let (n, d, k) = (1500, 64, 10);
+    let (x, c) = data(n, d, k);
+    for (shift, scale) in [(1000.0f32, 1.0f32), (-3e4, 1.0), (3e18, 1e17), (0.0, 1e-21)] {
+        let f = |v: &f32| shift + v * scale;
+        let (xs, cs) = (x.iter().map(f).collect(), c.iter().map(f).collect());
+        check(xs, cs, n, d, k, false, false);
+    }
+    // Centres far from the origin, the first 100 blocks near them (few lanes decided in the
+    // expanded form), then the rest at the origin: the direct form after a block with many
+    // undecided lanes, the expanded form tried again after 64 blocks.
+    let n2 = 16 * 200;
+    let (x2, c2) = data(n2, d, k);
+    let x2: Vec<f32> =
+        x2.iter().enumerate().map(|(i, v)| if i < n2 * d / 2 { v + 300.0 } else { *v }).collect();
+    let c2 = c2.iter().map(|v| v + 300.0).collect();
+    check(x2, c2, n2, d, k, false, false);
+    // Half the points near the origin, half far: blocks of both kinds.
+    let xs: Vec<f32> =
+        x.iter().enumerate().map(|(i, v)| v + ((i / d) % 2) as f32 * 500.0).collect();
+    check(xs, c, n, d, k, false, false);
 }
 
 /// Sizes with and without a partial block, centres from 2 to 16, rows of 16 to 128, argmin
