@@ -288,6 +288,21 @@ impl Lower<'_> {
         self.b.op(&format!("arith.select {neg}, {up}, {rem} : i64"))
     }
 
+    /// `v` combined into element `slot` (i64) of the shared-memory bins of `dt` at `bins` by
+    /// an atomic `combine` (integers: exact in any order).
+    fn atomic_combine(&mut self, (combine, dt): (OpKind, DType), bins: &str, slot: &str, v: &Val) {
+        let ty = crate::codegen::types::mem_ty(dt);
+        let p = self.b.op(&format!(
+            "llvm.getelementptr inbounds {bins}[{slot}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"
+        ));
+        let old = self.b.fresh();
+        self.b.stmt(&format!(
+            "{old} = llvm.atomicrmw {} {p}, {} monotonic : !llvm.ptr, {ty}",
+            atomic_op(combine, dt),
+            v.ssa
+        ));
+    }
+
     /// `v` added to element `pos` of output `k` by a device-scope atomic (GPU kernels whose
     /// bins do not fit shared memory).
     fn atomic_add_out(&mut self, k: usize, pos: &str, v: &Val) {
@@ -732,14 +747,7 @@ impl Lower<'_> {
                     let new = self.combine(l.combine, l.dt, old, v)?;
                     store(&mut self.b, &bins, &slot, &new);
                 } else {
-                    let ty = crate::codegen::types::mem_ty(l.dt);
-                    let p = self.b.op(&format!("llvm.getelementptr inbounds {bins}[{slot}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"));
-                    let old = self.b.fresh();
-                    self.b.stmt(&format!(
-                        "{old} = llvm.atomicrmw {} {p}, {} monotonic : !llvm.ptr, {ty}",
-                        atomic_op(l.combine, l.dt),
-                        v.ssa
-                    ));
+                    self.atomic_combine((l.combine, l.dt), &bins, &slot, &v);
                 }
                 self.close();
                 self.close();

@@ -14,7 +14,7 @@
 //! of 1024 bins combined by 8 of the block's 256 threads, three barriers a tile) every thread
 //! combines, and nothing waits at a barrier.
 
-use super::{atomic_op, OutLayout};
+use super::OutLayout;
 use crate::codegen::index::unravel;
 use crate::codegen::lower::{Ix, Lower, Stop};
 use crate::codegen::types::{load, store, Val};
@@ -91,16 +91,7 @@ impl Lower<'_> {
             }
             self.open_if(&inside);
             let bins = self.shared_at(l.smem);
-            let ty = crate::codegen::types::mem_ty(l.dt);
-            let p = self.b.op(&format!(
-                "llvm.getelementptr inbounds {bins}[{r}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"
-            ));
-            let old = self.b.fresh();
-            self.b.stmt(&format!(
-                "{old} = llvm.atomicrmw {} {p}, {} monotonic : !llvm.ptr, {ty}",
-                atomic_op(l.combine, l.dt),
-                v.ssa
-            ));
+            self.atomic_combine((l.combine, l.dt), &bins, &r, &v);
             self.close();
         }
         self.close();
