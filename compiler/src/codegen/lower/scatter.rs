@@ -32,8 +32,12 @@ use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
+mod entry;
 mod owned;
 mod warp;
+
+pub(super) use entry::gpu_entry;
+pub use entry::gpu_strategy;
 
 /// The dtypes a GPU scatter kernel combines, and holds in shared memory (4- and 8-byte
 /// numbers, loaded and stored as they are).
@@ -937,50 +941,6 @@ impl Lower<'_> {
     }
 }
 
-/// The GPU entry of a scatter kernel: block `b` of `B` takes positions
-/// `b·ceil(n/B) .. min((b+1)·ceil(n/B), n)`; the region's buffers are followed by the scratch
-/// buffer and the counter (see [`GpuScatter`]). `bounds`: launch bounds, (threads, blocks a
-/// multiprocessor holds at once), `.maxntid` and `.minnctapersm` in the PTX.
-pub(super) fn gpu_entry(nbuf: usize, nparams: usize, bounds: Option<(usize, usize)>) -> String {
-    let mut args: Vec<String> = (0..nbuf + 2)
-        .map(|k| format!("%b{k}: !llvm.ptr {{llvm.noalias, llvm.align = 16 : i64}}"))
-        .collect();
-    args.extend((0..nparams).map(|k| format!("%p{k}: i64")));
-    args.extend(["%n: i64".to_string(), "%chunk: i64".into()]);
-    let attrs = bounds.map_or(String::new(), |(threads, blocks)| {
-        format!(
-            " attributes {{nvvm.maxntid = array<i32: {threads}, 1, 1>, nvvm.minctasm = {blocks} : i32}}"
-        )
-    });
-    let mut t = format!("  func.func @{}({}){attrs} {{\n", super::GPU_ENTRY, args.join(", "));
-    t += "    %one = arith.constant 1 : i64\n";
-    t += &super::entry_prologue(nparams);
-    for line in [
-        "%nb = arith.addi %n, %nctaid : i64",
-        "%nb1 = arith.subi %nb, %one : i64",
-        "%per = arith.divui %nb1, %nctaid : i64",
-        "%s0 = arith.muli %ctaid, %per : i64",
-        "%start = arith.minui %s0, %n : i64",
-        "%e0 = arith.addi %s0, %per : i64",
-        "%end = arith.minui %e0, %n : i64",
-    ] {
-        t += &format!("    {line}\n");
-    }
-    let mut names: Vec<String> = (0..nbuf).map(|k| format!("%b{k}")).collect();
-    names.extend(["%params", "%start", "%end", "%tid", "%ctaid", "%nctaid"].map(String::from));
-    names.extend([format!("%b{nbuf}"), format!("%b{}", nbuf + 1)]);
-    let mut tys = vec!["!llvm.ptr"; nbuf + 1];
-    tys.extend(["i64", "i64", "i64", "i64", "i64", "!llvm.ptr", "!llvm.ptr"]);
-    t += &format!(
-        "    func.call @{}({}) : ({}) -> ()\n",
-        super::KERNEL,
-        names.join(", "),
-        tys.join(", ")
-    );
-    t += "    return\n  }\n";
-    t
-}
-
 /// Whether node `id` of `body` is a zero of its dtype (a `const` 0 through views): an initial
 /// array global atomics need not add.
 fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
@@ -997,33 +957,5 @@ fn is_zero(body: &kiln_ir::Graph, id: kiln_ir::NodeId) -> bool {
             ) || matches!(kiln_ir::eval::Value::from_literal(*value, n.dtype), kiln_ir::eval::Value::Float(x) if x == 0.0 && x.is_sign_positive())
         }
         _ => false,
-    }
-}
-
-/// How the GPU combines a scatter region's values, for the fusion report: "shared-memory bins,
-/// B blocks" (the same bits every run; with an absorbed epilogue, computed by the last block;
-/// "without tiles" for one-element rows, module `warp`),
-/// "global atomics, B blocks" (bins too large for shared memory), or "host" with the reason
-/// code generation gives.
-pub fn gpu_strategy(region: &crate::fusion::Region) -> String {
-    let epilogue = if crate::fusion::has_epilogue(region) {
-        ", then the epilogue by the last block"
-    } else {
-        ""
-    };
-    match super::lower_region(region, &super::LowerOptions::gpu()) {
-        Ok(k) => match k.gpu_scatter {
-            Some(GpuScatter { blocks, zero_outputs: false, tiles: true, .. }) => format!(
-                "GPU: shared-memory bins, {blocks} blocks, partials combined in block order{epilogue}"
-            ),
-            Some(GpuScatter { blocks, zero_outputs: false, tiles: false, .. }) => format!(
-                "GPU: shared-memory bins without tiles (float bins a copy per warp), {blocks} blocks, partials combined in block order{epilogue}"
-            ),
-            Some(GpuScatter { blocks, zero_outputs: true, .. }) => format!(
-                "GPU: global atomics into the output, {blocks} blocks (not bit-reproducible)"
-            ),
-            None => "GPU: no scatter kernel".into(),
-        },
-        Err(u) => format!("GPU: on the host ({})", u.reason),
     }
 }
