@@ -243,6 +243,8 @@ mod fft_callbacks;
 mod fft_callbacks_generated;
 #[path = "suite/host_cache.rs"]
 mod host_cache;
+#[path = "suite/huge_pages.rs"]
+mod huge_pages;
 #[path = "suite/invariants.rs"]
 mod invariants;
 #[path = "suite/linalg.rs"]

@@ -196,6 +196,9 @@ pub struct Config {
     /// scatters without a branch) or `loop` (a loop over the positions, each with its branch);
     /// `true` for `unrolled`.
     pub host_block_scatter_unrolled: bool,
+    /// `KILN_HOST_HUGE_PAGES`: on the CPU backend, large host data given to kiln (`from_vec`,
+    /// `load_npy`) copied into a buffer on transparent huge pages (a boolean; default on).
+    pub host_huge_pages: bool,
     /// `KILN_GPU_TIER`: the tiers of GPU kernels (default [`TierSetting::Auto`]).
     pub gpu_tier: TierSetting,
     /// `KILN_GPU_MATH`: the math library of GPU kernels; `None`: libdevice when it is found,
@@ -374,6 +377,7 @@ impl Config {
             host_block_scatter_unrolled: r
                 .choice("KILN_HOST_BLOCK_SCATTER", &[("unrolled", true), ("loop", false)])
                 .unwrap_or(true),
+            host_huge_pages: r.bool("KILN_HOST_HUGE_PAGES").unwrap_or(true),
             gpu_tier: r.choice("KILN_GPU_TIER", &tiers).unwrap_or_default(),
             gpu_math: r.choice(
                 "KILN_GPU_MATH",

@@ -140,12 +140,12 @@ pub(crate) fn read_npy(bytes: &[u8], path: &Path) -> Result<Array> {
     if fortran {
         // Stored with the first axis fastest: read as the reversed shape, then transpose.
         let rev: Vec<usize> = shape.iter().rev().copied().collect();
-        let a = Array::from_host(HostArray::new(&rev, data)?);
+        let a = Array::from_host(crate::creation::placed(HostArray::new(&rev, data)?));
         let t = a.t();
         t.try_eval()?;
         return Ok(t);
     }
-    Ok(Array::from_host(HostArray::new(&shape, data)?))
+    Ok(Array::from_host(crate::creation::placed(HostArray::new(&shape, data)?)))
 }
 
 impl Array {

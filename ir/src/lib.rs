@@ -8,6 +8,7 @@ pub mod error;
 pub mod eval;
 pub mod graph;
 pub mod host;
+pub mod huge_pages;
 pub mod infer;
 pub mod ops;
 pub mod promote;

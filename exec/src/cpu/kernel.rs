@@ -36,23 +36,6 @@ const CHUNK_COST: usize = 1 << 15;
 /// Below this much work the kernel runs on the calling thread in one call.
 const PARALLEL_COST: usize = 1 << 17;
 
-/// Asks the kernel to back a large fresh buffer with transparent huge pages: its first writes
-/// then fault 2 MiB at a time rather than 4 KiB (a 64 MiB output takes 32 faults, not 16384).
-/// Only a hint; ignored where THP is off.
-fn huge_pages(ptr: *mut u8, bytes: usize) {
-    const HUGE: usize = 2 << 20;
-    if bytes < 4 * HUGE {
-        return;
-    }
-    let start = (ptr as usize).next_multiple_of(HUGE);
-    let end = (ptr as usize + bytes) & !(HUGE - 1);
-    if end > start {
-        // SAFETY: [start, end) lies inside the live allocation [ptr, ptr + bytes) and is
-        // page-aligned; MADV_HUGEPAGE changes no contents, only how pages are backed.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-    }
-}
-
 /// Whether a max/min/argmax/argmin of the body reduces an empty axis into a non-empty result
 /// (an error the reference evaluator reports).
 fn empty_extreme(region: &Region) -> Option<&'static str> {
@@ -176,7 +159,7 @@ fn run_scatter(
                     if k.scatter[a] == kiln_ir::OpKind::Add {
                         additive_identity(d.dtype(), d.len())
                     } else {
-                        copied(d)
+                        kiln_ir::huge_pages::copy_of(d)
                     }
                 })
                 .collect(),
@@ -185,7 +168,7 @@ fn run_scatter(
     outs.insert(0, place(init));
     for d in outs.iter_mut().flatten() {
         let bytes = d.len() * d.dtype().itemsize();
-        huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
+        kiln_ir::huge_pages::advise(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
     }
     let in_ptrs: Vec<*mut u8> = inputs.iter().map(|a| a.as_bytes().as_ptr().cast_mut()).collect();
     let ptrs: Vec<Vec<*mut u8>> = outs
@@ -305,7 +288,7 @@ fn typed_start(
     if let (OpKind::Input, Attrs::Input { index }) = (at.op, &at.attrs) {
         if let Some(a) = inputs.get(*index as usize) {
             if a.dtype() == dtype && a.len() == n {
-                return Ok(Some(copied(a.data())));
+                return Ok(Some(kiln_ir::huge_pages::copy_of(a.data())));
             }
         }
         return Ok(None);
@@ -322,28 +305,6 @@ fn typed_start(
     g.set_outputs(vec![src]);
     let one = kiln_ir::eval::evaluate(&g, inputs)?.remove(0);
     Ok(Some(filled(one.data(), n)))
-}
-
-/// A copy of `d` in a fresh buffer, a large one on transparent huge pages (as outputs are: its
-/// first writes fault 2 MiB at a time).
-fn copied(d: &Data) -> Data {
-    fn fresh<T: Copy>(v: &[T]) -> Vec<T> {
-        let mut out: Vec<T> = Vec::with_capacity(v.len());
-        huge_pages(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v));
-        out.extend_from_slice(v);
-        out
-    }
-    macro_rules! copy {
-        ($($var:ident),*) => {
-            match d {
-                $(Data::$var(v) => Data::$var(fresh(v)),)*
-            }
-        };
-    }
-    copy!(
-        Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, BFloat16, Float32,
-        Float64, Complex64, Complex128
-    )
 }
 
 /// `n` copies of `one`'s single element.
@@ -538,7 +499,7 @@ pub fn run_compiled(
         k.outputs.iter().map(|(dt, shape)| host_zeros(*dt, shape)).collect::<Result<_, _>>()?;
     for d in outs.iter_mut() {
         let bytes = d.len() * d.dtype().itemsize();
-        huge_pages(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
+        kiln_ir::huge_pages::advise(with_data!(d, v => v.as_mut_ptr().cast::<u8>()), bytes);
     }
     let mut ptrs: Vec<*mut u8> = inputs.iter().map(|a| a.as_bytes().as_ptr().cast_mut()).collect();
     for d in outs.iter_mut() {
