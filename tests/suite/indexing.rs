@@ -350,25 +350,10 @@ fn scatters_into_many_bins() {
 
 #[test]
 fn many_bins_gpu_kernel_uses_global_atomics() {
-    use kiln_compiler::pipeline::{compile, Options};
-    use kiln_compiler::toolchain::ptx::PtxTarget;
     let ia = &Array::from_vec((0..4096i64).collect::<Vec<_>>(), &[4096]) + 0;
     let va = Array::from_vec(vec![1.0f32; 4096], &[4096]);
     let s = kiln::zeros(&[1 << 20], DType::Float32).add_at(&ia, &va);
-    let lowered = kiln::lower(&[&s]);
-    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
-    let region = plan
-        .partition
-        .regions
-        .iter()
-        .find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter)
-        .unwrap();
-    let k = crate::support::gpu_kernel(
-        region,
-        PtxTarget::default(),
-        kiln_compiler::codegen::Tier::Optimized,
-    )
-    .unwrap();
+    let k = crate::support::scatter_gpu_kernel(&s).unwrap();
     assert!(k.kernel.gpu_scatter.expect("a GPU scatter").zero_outputs);
     let report = kiln::explain(&[&s]).report.to_string();
     assert!(report.contains("scatter: GPU: global atomics into the output"), "{report}");
@@ -379,20 +364,8 @@ fn many_bins_gpu_kernel_uses_global_atomics() {
     );
     // A maximum into as many bins has no GPU kernel (the host runs it).
     let m = kiln::zeros(&[1 << 20], DType::Float32).maximum_at(&ia, &va);
-    let lowered = kiln::lower(&[&m]);
-    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
-    let region = plan
-        .partition
-        .regions
-        .iter()
-        .find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter)
-        .unwrap();
     assert!(matches!(
-        crate::support::gpu_kernel(
-            region,
-            PtxTarget::default(),
-            kiln_compiler::codegen::Tier::Optimized
-        ),
+        crate::support::scatter_gpu_kernel(&m),
         Err(kiln_compiler::CompileError::Unsupported { .. })
     ));
     let report = kiln::explain(&[&m]).report.to_string();

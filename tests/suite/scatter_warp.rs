@@ -49,22 +49,7 @@ fn small_values(n: usize, dt: DType, seed: u64) -> Array {
 
 /// The one scatter region of `out`, compiled to PTX for the GPU.
 fn scatter_ptx(out: &Array) -> String {
-    use kiln_compiler::pipeline::{compile, Options};
-    use kiln_compiler::toolchain::ptx::PtxTarget;
-    let lowered = kiln::lower(&[out]);
-    let plan = compile(&lowered.graph, &Options::from_env()).unwrap();
-    let region = plan
-        .partition
-        .regions
-        .iter()
-        .find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter)
-        .expect("a scatter region");
-    let k = crate::support::gpu_kernel(
-        region,
-        PtxTarget::default(),
-        kiln_compiler::codegen::Tier::Optimized,
-    )
-    .unwrap();
+    let k = crate::support::scatter_gpu_kernel(out).unwrap();
     assert!(k.kernel.gpu_scatter.is_some(), "a GPU scatter kernel");
     if let Some(path) = std::env::var_os("KILN_TEST_PTX_OUT") {
         std::fs::write(path, k.ptx.as_bytes()).unwrap();

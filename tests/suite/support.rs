@@ -29,13 +29,50 @@ pub fn only_gpu_kernel(outs: &[&kiln::Array]) -> GpuKernel {
     gpu_kernel(&plan.partition.regions[0], PtxTarget::default(), Tier::Optimized).unwrap()
 }
 
+/// The optimised GPU kernel (PTX for the default target) of the scatter region of `out`'s
+/// plan; panics if the plan has none.
+pub fn scatter_gpu_kernel(out: &kiln::Array) -> Result<GpuKernel, CompileError> {
+    let lowered = kiln::lower(&[out]);
+    let plan = kiln_compiler::pipeline::compile(
+        &lowered.graph,
+        &kiln_compiler::pipeline::Options::from_env(),
+    )
+    .unwrap();
+    let region = plan
+        .partition
+        .regions
+        .iter()
+        .find(|r| r.kind == kiln_compiler::fusion::RegionKind::Scatter)
+        .expect("a scatter region");
+    gpu_kernel(region, PtxTarget::default(), Tier::Optimized)
+}
+
 /// A kernel lowered for the GPU, compiled to PTX for `target` at `tier`.
 pub fn gpu_compile(
     kernel: codegen::Kernel,
     target: PtxTarget,
     tier: Tier,
 ) -> Result<GpuKernel, CompileError> {
-    Ok(codegen::compile(kernel, CodeTarget::Ptx(target), tier)?.into_ptx().expect("PTX"))
+    let k = codegen::compile(kernel, CodeTarget::Ptx(target), tier)?.into_ptx().expect("PTX");
+    write_ptx(&k.ptx);
+    Ok(k)
+}
+
+/// With `KILN_TEST_PTX_DIR` set, `ptx` written there as `TEST-N.ptx` (the test's thread name,
+/// its `N`-th kernel): for comparing the PTX of every test before and after a change of code
+/// generation that should keep it.
+fn write_ptx(ptx: &str) {
+    thread_local! {
+        static COUNT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    let Some(dir) = std::env::var_os("KILN_TEST_PTX_DIR") else { return };
+    let n = COUNT.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    });
+    let name = std::thread::current().name().unwrap_or("main").replace("::", "-");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(std::path::Path::new(&dir).join(format!("{name}-{n}.ptx")), ptx).unwrap();
 }
 
 /// A region's host code at `tier`, bypassing the caches.

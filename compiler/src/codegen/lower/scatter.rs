@@ -29,15 +29,17 @@ pub(super) use super::combiner::identity;
 use super::tile::{staged_stride, Held, Staged, Tile};
 use super::{Ix, Lower, Stop};
 use crate::codegen::index::{extent, unravel};
-use crate::codegen::types::{literal, load, load_aligned, store, store_aligned, Val};
+use crate::codegen::types::{literal, load, store, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
 mod entry;
 mod owned;
+mod tiles;
 mod warp;
 
 pub(super) use entry::gpu_entry;
 pub use entry::gpu_strategy;
+use tiles::TileLoop;
 
 /// The dtypes a GPU scatter kernel combines, and holds in shared memory (4- and 8-byte
 /// numbers, loaded and stored as they are).
@@ -265,10 +267,9 @@ struct OutLayout {
     lanes: usize,
     groups: usize,
     /// Private copies of the bins in shared memory: one per group for floats (each slot written
-    /// by one thread: a fixed order), one for integers (combined by atomics: exact in any order).
+    /// by one thread: a fixed order), one for integers (combined by atomics: exact in any order);
+    /// without tiles, one per warp for floats (module `warp`).
     copies: usize,
-    /// Combined without tiles, floats in a copy per warp (module `warp`).
-    direct: bool,
     /// Byte offsets: the bins in shared memory, the blocks' partials and the groups' partials
     /// (a two-level combine) in the scratch buffer.
     smem: usize,
@@ -411,7 +412,6 @@ impl Lower<'_> {
                     lanes,
                     groups,
                     copies,
-                    direct: false,
                     smem: 0,
                     scratch: 0,
                     groups_at: 0,
@@ -423,12 +423,29 @@ impl Lower<'_> {
         for l in layouts.iter_mut().filter(|_| owned) {
             (l.copies, l.groups) = (1, 1);
         }
+        let bins_bytes = |l: &OutLayout| aligned(l.copies * l.rows * l.m * l.dt.itemsize());
+        // The small inputs not indexed by position, held whole in shared memory (k-means'
+        // centres: the label phase reads each element once per position).
+        let held_candidates = super::tile::held_inputs(body, n);
+        let held_bytes: usize =
+            held_candidates.iter().map(|&(_, dt, len)| aligned(len * dt.itemsize())).sum();
         // Every output of one-element rows: no tiles, a copy of float bins per warp (module
-        // `warp`), where the copies fit.
-        let mut direct = !owned && layouts.iter().all(|l| warp::copies(l, nthreads).is_some());
-        for l in layouts.iter_mut().filter(|_| direct) {
-            let copies = warp::copies(l, nthreads).expect("checked above");
-            (l.copies, l.groups, l.direct) = (copies, nthreads, true);
+        // `warp`), where the copies fit beside the held inputs.
+        let warp_copies: Option<Vec<usize>> = match owned {
+            true => None,
+            false => layouts.iter().map(|l| warp::copies(l, nthreads)).collect(),
+        };
+        let mut direct = warp_copies.as_ref().is_some_and(|copies| {
+            let bins: usize = layouts
+                .iter()
+                .zip(copies)
+                .map(|(l, &c)| aligned(c * l.rows * l.m * l.dt.itemsize()))
+                .sum();
+            offset + bins + held_bytes <= SCATTER_SHARED
+        });
+        for (l, &copies) in layouts.iter_mut().zip(warp_copies.iter().flatten()).filter(|_| direct)
+        {
+            (l.copies, l.groups) = (copies, nthreads);
         }
         // The region inputs read by position whose tile of rows can be staged: (input, dtype,
         // row, stride).
@@ -451,29 +468,16 @@ impl Lower<'_> {
                 }
             }
         }
-        if direct {
-            // (Nothing is staged: each position is read once, by the thread that combines it.)
+        if warp_copies.is_some() {
+            // (Nothing is staged where every output's rows are one element, tiles or not: each
+            // position's index and value are read once, without tiles by the thread that
+            // combines them.)
             stage_candidates.clear();
         }
         let stage_bytes: usize = stage_candidates
             .iter()
             .map(|&(_, dt, _, stride)| aligned(ntile * stride * dt.itemsize()))
             .sum();
-        let bins_bytes = |l: &OutLayout| aligned(l.copies * l.rows * l.m * l.dt.itemsize());
-        // The small inputs not indexed by position, held whole in shared memory (k-means'
-        // centres: the label phase reads each element once per position).
-        let held_candidates = super::tile::held_inputs(body, n);
-        let held_bytes: usize =
-            held_candidates.iter().map(|&(_, dt, len)| aligned(len * dt.itemsize())).sum();
-        // Copies per warp that do not fit beside the held inputs: the tiles, with copies of
-        // groups.
-        if offset + layouts.iter().map(bins_bytes).sum::<usize>() + held_bytes > SCATTER_SHARED {
-            direct = false;
-            for l in layouts.iter_mut().filter(|l| l.direct) {
-                let copies = if l.dt.is_float() { nthreads / l.lanes } else { 1 };
-                (l.copies, l.groups, l.direct) = (copies, nthreads / l.lanes, false);
-            }
-        }
         // Too many private copies for shared memory beside the staged rows (and the held
         // inputs): the largest float output's halved (each copy keeps its own group of threads,
         // so fewer positions are combined at a time).
@@ -482,7 +486,7 @@ impl Lower<'_> {
         {
             let Some(l) = layouts
                 .iter_mut()
-                .filter(|l| l.copies > 1 && !l.direct)
+                .filter(|l| l.copies > 1 && !direct)
                 .max_by_key(|l| l.copies * l.rows * l.m * l.dt.itemsize())
             else {
                 break;
@@ -531,7 +535,7 @@ impl Lower<'_> {
             blocks = n.div_ceil(ntile).clamp(1, SCATTER_BLOCKS_GLOBAL);
             for l in &mut layouts {
                 (l.vec, l.lanes) = (1, l.m.clamp(1, nthreads));
-                (l.copies, l.groups, l.direct) = (1, nthreads / l.lanes, false);
+                (l.copies, l.groups) = (1, nthreads / l.lanes);
             }
         }
         // The held inputs where they fit beside the staged rows (staging comes first).
@@ -598,169 +602,19 @@ impl Lower<'_> {
             // Every warp's copy is complete before the block combines them.
             self.b.stmt("nvvm.barrier0");
         } else {
-            let tile = self.b.i64(ntile as i64);
-            let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);
-            let left = self.b.op(&format!("arith.subi %end, {t0} : i64"));
-            let tlen = self.b.op(&format!("arith.minsi {left}, {tile} : i64"));
-            self.stage_tile(&staged, (&t0, &tlen), nthreads, ntile);
-            if owned {
-                self.clear_masks(keys.len(), ntile, nthreads);
-            }
-            self.b.stmt("nvvm.barrier0");
-            self.tile.as_mut().expect("set above").at = Some((t0.clone(), tlen.clone()));
-            // `lanes` threads per position: each output's index, wrapped, to shared memory. Every
-            // thread computes one (past the tile's end, its last position again), so that a warp's
-            // lanes stay together where a screened argmin's sums are shared between them (see
-            // `label_lanes`); lane 0 stores it.
-            let lanes_c = self.b.i64(lanes as i64);
-            let (p, lane) = self.b.divrem("%tid", &lanes_c);
-            let one = self.b.i64(1);
-            let last_p = self.b.op(&format!("arith.subi {tlen}, {one} : i64"));
-            // This thread's positions: `p`, then `p + q·nthreads/lanes` (pass `q`).
-            let mut ps = vec![p.clone()];
-            for q in 1..passes {
-                let off = self.b.i64((q * nthreads / lanes) as i64);
-                ps.push(self.b.op(&format!("arith.addi {p}, {off} : i64")));
-            }
-            let item_of = |s: &mut Self, pq: &str| {
-                let pc = s.b.op(&format!("arith.minsi {pq}, {last_p} : i64"));
-                s.b.op(&format!("arith.addi {t0}, {pc} : i64"))
+            let plan = TileLoop {
+                ntile,
+                nthreads,
+                lanes,
+                passes,
+                unroll,
+                owned,
+                global,
+                staged: &staged,
+                keys: &keys,
+                slot: &slot,
             };
-            let its: Vec<String> = ps.iter().map(|pq| item_of(self, pq)).collect();
-            self.tile.as_mut().expect("set above").items = its.clone();
-            self.label_lanes = (lanes > 1).then(|| (lane.clone(), lanes, unroll));
-            self.co_items = (passes > 1).then(|| (its[0].clone(), its[1..].to_vec()));
-            let mut rows = Vec::with_capacity(keys.len() * passes);
-            for item in &its {
-                for &(idx, nrows) in &keys {
-                    let ix = Ix { dims: Some(vec![item.clone()]), flat: Some(item.clone()) };
-                    let i = self.emit(idx, &ix)?;
-                    rows.push(self.wrap_row(&i.ssa, nrows));
-                }
-            }
-            (self.label_lanes, self.co_items, self.expanded) = (None, None, None);
-            let mut first = None;
-            for (pq, rows) in ps.iter().zip(rows.chunks(keys.len())) {
-                let inside = self.b.op(&format!("arith.cmpi slt, {pq}, {tlen} : i64"));
-                let first = first.get_or_insert_with(|| {
-                    self.b.op(&format!("arith.cmpi eq, {lane}, {zero} : i64"))
-                });
-                let mine = self.b.op(&format!("arith.andi {inside}, {first} : i1"));
-                self.open_if(&mine);
-                for (k, r) in rows.iter().enumerate() {
-                    if owned {
-                        self.mark_position(k, ntile, r, pq);
-                        continue;
-                    }
-                    let at = self.shared_at(8 * ntile * k);
-                    store_aligned(&mut self.b, &at, pq, &Val::new(r.clone(), DType::Int64), 8);
-                }
-                self.close();
-            }
-            self.b.stmt("nvvm.barrier0");
-            // Each output's values into its bins.
-            if owned {
-                self.owned_bins(&outs, &layouts, &slot, (&t0, ntile, nthreads))?;
-            }
-            for (k, (&o, l)) in outs.iter().zip(&layouts).enumerate().filter(|_| !owned) {
-                let node = body.node(o);
-                let lanes = self.b.i64(l.lanes as i64);
-                let groups = self.b.i64(l.groups as i64);
-                let (g, lane) = self.b.divrem("%tid", &lanes);
-                let vec = self.b.i64(l.vec as i64);
-                let j0 = self.b.op(&format!("arith.muli {lane}, {vec} : i64"));
-                let by = self.b.i64((l.lanes * l.vec) as i64);
-                let active = self.b.op(&format!("arith.cmpi slt, {g}, {groups} : i64"));
-                self.open_if(&active);
-                let (ii, _, _) = self.open_for_step(&g, &tlen, Some(&groups), &[], &[]);
-                let at = self.shared_at(8 * ntile * slot[k]);
-                let r = load_aligned(&mut self.b, &at, &ii, DType::Int64, 8).ssa;
-                let item = self.b.op(&format!("arith.addi {t0}, {ii} : i64"));
-                self.tile.as_mut().expect("set above").items = vec![item.clone()];
-                let me = extent(&mut self.b, l.m);
-                let copy = if l.copies > 1 { g.clone() } else { zero.clone() };
-                let rm = self.b.i64((l.rows * l.m) as i64);
-                let c0 = self.b.op(&format!("arith.muli {copy}, {rm} : i64"));
-                let r0 = self.b.op(&format!("arith.muli {r}, {me} : i64"));
-                let slot0 = self.b.op(&format!("arith.addi {c0}, {r0} : i64"));
-                let (j, _, _) = self.open_for_step(&j0, &me, Some(&by), &[], &[]);
-                if l.vec > 1 {
-                    self.multiples.insert(j.clone(), l.vec);
-                    // The values first, then the bins, then the stores: each four loads or stores
-                    // side by side (LLVM makes them 16-byte ones; the bins are not the values).
-                    let mut vals = Vec::with_capacity(l.vec);
-                    for q in 0..l.vec {
-                        // (The first is `j` itself: its alignment is known, see `multiples`.)
-                        let jq = if q == 0 {
-                            j.clone()
-                        } else {
-                            let off = self.b.i64(q as i64);
-                            self.b.op(&format!("arith.addi {j}, {off} : i64"))
-                        };
-                        let mut dims = vec![item.clone()];
-                        dims.extend(unravel(&mut self.b, &jq, &node.shape[1..]));
-                        vals.push(self.emit(node.inputs[2], &Ix { dims: Some(dims), flat: None })?);
-                    }
-                    let bins = self.shared_at(l.smem);
-                    let slot = self.b.op(&format!("arith.addi {slot0}, {j} : i64"));
-                    let slots: Vec<String> = (0..l.vec)
-                        .map(|q| {
-                            let off = self.b.i64(q as i64);
-                            self.b.op(&format!("arith.addi {slot}, {off} : i64"))
-                        })
-                        .collect();
-                    // The first slot is a multiple of `vec` elements (so are rows and `j`).
-                    let align = l.vec * l.dt.itemsize();
-                    let olds: Vec<Val> = slots
-                        .iter()
-                        .enumerate()
-                        .map(|(q, sq)| match q {
-                            0 => load_aligned(&mut self.b, &bins, sq, l.dt, align),
-                            _ => load(&mut self.b, &bins, sq, l.dt),
-                        })
-                        .collect();
-                    let mut news = Vec::with_capacity(l.vec);
-                    for (old, v) in olds.into_iter().zip(vals) {
-                        news.push(self.combine(l.combine, l.dt, old, v)?);
-                    }
-                    for (q, (sq, new)) in slots.iter().zip(&news).enumerate() {
-                        match q {
-                            0 => store_aligned(&mut self.b, &bins, sq, new, align),
-                            _ => store(&mut self.b, &bins, sq, new),
-                        }
-                    }
-                    self.close();
-                    self.close();
-                    self.close();
-                    continue;
-                }
-                let mut dims = vec![item.clone()];
-                dims.extend(unravel(&mut self.b, &j, &node.shape[1..]));
-                let v = self.emit(node.inputs[2], &Ix { dims: Some(dims), flat: None })?;
-                let slot = self.b.op(&format!("arith.addi {slot0}, {j} : i64"));
-                if global {
-                    self.atomic_add_out(k, &slot, &v);
-                    self.close();
-                    self.close();
-                    self.close();
-                    continue;
-                }
-                let bins = self.shared_at(l.smem);
-                if l.copies > 1 || l.dt.is_float() {
-                    let old = load(&mut self.b, &bins, &slot, l.dt);
-                    let new = self.combine(l.combine, l.dt, old, v)?;
-                    store(&mut self.b, &bins, &slot, &new);
-                } else {
-                    self.atomic_combine((l.combine, l.dt), &bins, &slot, &v);
-                }
-                self.close();
-                self.close();
-                self.close();
-            }
-            self.b.stmt("nvvm.barrier0");
-            let tile = self.tile.as_mut().expect("set above");
-            (tile.at, tile.items) = (None, Vec::new());
-            self.close();
+            self.scatter_tiles(&outs, &layouts, &plan)?;
         }
         // The block's copies, in order, to its partial.
         for l in layouts.iter().filter(|_| !global) {
