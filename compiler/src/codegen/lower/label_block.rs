@@ -291,11 +291,7 @@ impl Lower<'_> {
             return Ok(mid);
         }
         let (q, _, _) = self.open_for(&zero, &width, &[], &[]);
-        let iv = self.b.op(&format!("arith.addi {p0}, {q} overflow<nsw, nuw> : i64"));
-        let at = self.b.op(&format!(
-            "llvm.getelementptr inbounds {labels}[{q}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
-        ));
-        let l = self.b.op(&format!("llvm.load {at} : !llvm.ptr -> i64"));
+        let (iv, _, l) = self.block_label((&labels, &p0), &q);
         let ok = self.b.op(&format!("arith.cmpi sge, {l}, {zero} : i64"));
         let res = self.open(1, &format!("scf.if {ok} -> (i64)"));
         self.b.stmt(&format!("scf.yield {l} : i64"));
@@ -306,10 +302,7 @@ impl Lower<'_> {
         let exact = self.emit(plan.arg, &one)?;
         self.b.stmt(&format!("scf.yield {} : i64", exact.ssa));
         self.close();
-        self.memo
-            .last_mut()
-            .expect("a memo scope is open")
-            .insert((plan.arg, one.key()), Val::new(res[0].clone(), DType::Int64));
+        self.known_label(plan, &iv, &res[0]);
         each(self, &iv)?;
         // Not unrolled: the one-position code is in each position's branch.
         self.close_no_unroll();
@@ -364,11 +357,7 @@ impl Lower<'_> {
         let any = self.b.op(&format!("\"llvm.intr.vector.reduce.or\"({neg}) : ({mty}) -> i1"));
         self.open_if(&any);
         let (q, _, _) = self.open_for(&zero, &width, &[], &[]);
-        let iv = self.b.op(&format!("arith.addi {p0}, {q} overflow<nsw, nuw> : i64"));
-        let at = self.b.op(&format!(
-            "llvm.getelementptr inbounds {labels}[{q}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
-        ));
-        let l = self.b.op(&format!("llvm.load {at} : !llvm.ptr -> i64"));
+        let (iv, at, l) = self.block_label((labels, p0), &q);
         let undecided = self.b.op(&format!("arith.cmpi slt, {l}, {zero} : i64"));
         self.open_if(&undecided);
         let one = Ix { dims: Some(vec![iv.clone()]), flat: Some(iv.clone()) };
@@ -379,19 +368,32 @@ impl Lower<'_> {
         self.close();
         for q in 0..w {
             let qc = self.b.i64(q as i64);
-            let iv = self.b.op(&format!("arith.addi {p0}, {qc} overflow<nsw, nuw> : i64"));
-            let at = self.b.op(&format!(
-                "llvm.getelementptr inbounds {labels}[{qc}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
-            ));
-            let l = self.b.op(&format!("llvm.load {at} : !llvm.ptr -> i64"));
-            let one = Ix { dims: Some(vec![iv.clone()]), flat: Some(iv.clone()) };
-            self.memo
-                .last_mut()
-                .expect("a memo scope is open")
-                .insert((plan.arg, one.key()), Val::new(l, DType::Int64));
+            let (iv, _, l) = self.block_label((labels, p0), &qc);
+            self.known_label(plan, &iv, &l);
             each(self, &iv)?;
         }
         Ok(())
+    }
+
+    /// Position `p0 + q` of the block from `p0` whose labels are stored at `labels`, the
+    /// address of its label and the label loaded.
+    fn block_label(&mut self, (labels, p0): (&str, &str), q: &str) -> (String, String, String) {
+        let iv = self.b.op(&format!("arith.addi {p0}, {q} overflow<nsw, nuw> : i64"));
+        let at = self.b.op(&format!(
+            "llvm.getelementptr inbounds {labels}[{q}] : (!llvm.ptr, i64) -> !llvm.ptr, i64"
+        ));
+        let l = self.b.op(&format!("llvm.load {at} : !llvm.ptr -> i64"));
+        (iv, at, l)
+    }
+
+    /// Makes `label` (i64) the value of the block's argmin at position `iv` for the code the
+    /// position runs after it (the scatter's index reads it there, not computed again).
+    fn known_label(&mut self, plan: &LabelBlock, iv: &str, label: &str) {
+        let one = Ix { dims: Some(vec![iv.to_string()]), flat: Some(iv.to_string()) };
+        self.memo
+            .last_mut()
+            .expect("a memo scope is open")
+            .insert((plan.arg, one.key()), Val::new(label.to_string(), DType::Int64));
     }
 
     /// The centres' `Σc²` of the expanded form (`c`: the terms' side that does not read the
