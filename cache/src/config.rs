@@ -631,6 +631,7 @@ mod tests {
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
         assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
         assert!(c.host_label_block && c.host_expanded_distances && c.host_block_scatter_unrolled);
+        assert!(c.host_huge_pages);
         assert!(c.const_div && c.gpu_row_sort_radix && !c.gpu_scan_fenwick);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
@@ -654,6 +655,7 @@ mod tests {
             ("KILN_HOST_LABEL_BLOCK", "off"),
             ("KILN_HOST_DISTANCES", "Direct"),
             ("KILN_HOST_BLOCK_SCATTER", "loop"),
+            ("KILN_HOST_HUGE_PAGES", "off"),
             ("KILN_GPU_TIER", "Fast"),
             ("KILN_GPU_MATH", "polynomial"),
             ("KILN_GPU_LINK", "cubin"),
@@ -680,6 +682,7 @@ mod tests {
         assert!(
             !c.host_label_block && !c.host_expanded_distances && !c.host_block_scatter_unrolled
         );
+        assert!(!c.host_huge_pages);
         let e =
             read(&[("KILN_HOST_DISTANCES", "expanded"), ("KILN_HOST_BLOCK_SCATTER", "Unrolled")]);
         assert!(

@@ -14,14 +14,17 @@ use crate::error::{value_err, Result};
 /// TLB entry per 2 MiB (a k-means iteration over 64 MiB of points: 8-10% faster on the dev
 /// machine). On a CUDA device the data is uploaded as it is.
 pub(crate) fn placed(h: HostArray) -> HostArray {
-    let bytes = h.len() * h.dtype().itemsize();
-    if bytes < kiln_ir::huge_pages::LARGE
-        || !kiln_cache::config().host_huge_pages
-        || !matches!(crate::backend(), kiln_runtime::Backend::Cpu)
-    {
+    if !on_huge_pages(h.len() * h.dtype().itemsize()) {
         return h;
     }
     HostArray::new(h.shape(), kiln_ir::huge_pages::copy_of(h.data())).unwrap_or(h)
+}
+
+/// Whether host data of `bytes` goes on transparent huge pages (see [`placed`]).
+fn on_huge_pages(bytes: usize) -> bool {
+    bytes >= kiln_ir::huge_pages::LARGE
+        && kiln_cache::config().host_huge_pages
+        && matches!(crate::backend(), kiln_runtime::Backend::Cpu)
 }
 
 impl Array {
@@ -41,10 +44,16 @@ impl Array {
         crate::unwrap(Array::try_from_vec(data, shape))
     }
 
-    /// A copy of `data` as an array of `shape`. Panics if the sizes disagree.
+    /// A copy of `data` as an array of `shape` (one copy: on the CPU backend, data of 8 MiB or
+    /// more straight onto transparent huge pages, see [`placed`]). Panics if the sizes
+    /// disagree.
     #[track_caller]
     pub fn from_slice<T: HostElement>(data: &[T], shape: &[usize]) -> Array {
-        Array::from_vec(data.to_vec(), shape)
+        if !on_huge_pages(std::mem::size_of_val(data)) {
+            return Array::from_vec(data.to_vec(), shape);
+        }
+        let h = HostArray::from_vec(shape, kiln_ir::huge_pages::copy_slice(data));
+        crate::unwrap(h.map(Array::from_host).map_err(Into::into))
     }
 
     /// A 1-D array of `data`.

@@ -34,16 +34,10 @@ pub fn advise(ptr: *mut u8, bytes: usize) {
 /// A copy of `d` in a fresh buffer, a large one advised (see [`advise`]) before the copy
 /// writes it.
 pub fn copy_of(d: &Data) -> Data {
-    fn fresh<T: Copy>(v: &[T]) -> Vec<T> {
-        let mut out: Vec<T> = Vec::with_capacity(v.len());
-        advise(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v));
-        out.extend_from_slice(v);
-        out
-    }
     macro_rules! copy {
         ($($var:ident),*) => {
             match d {
-                $(Data::$var(v) => Data::$var(fresh(v)),)*
+                $(Data::$var(v) => Data::$var(copy_slice(v)),)*
             }
         };
     }
@@ -51,6 +45,15 @@ pub fn copy_of(d: &Data) -> Data {
         Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, BFloat16, Float32,
         Float64, Complex64, Complex128
     )
+}
+
+/// A copy of `v` in a fresh vector, a large one advised (see [`advise`]) before the copy
+/// writes it.
+pub fn copy_slice<T: Copy>(v: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    advise(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v));
+    out.extend_from_slice(v);
+    out
 }
 
 #[cfg(test)]

@@ -68,6 +68,23 @@ fn large_host_data_is_copied_onto_huge_pages_on_the_cpu() {
     assert!((s - want).abs() <= want.abs() * 1e-5, "{s} against {want}");
 }
 
+/// `from_slice` copies once, a large slice straight into the advised buffer.
+#[test]
+fn a_large_slice_is_copied_onto_huge_pages_on_the_cpu() {
+    let n = (16 << 20) / 8;
+    let v: Vec<i64> = (0..n as i64).map(|i| i * 3 - 7).collect();
+    let a = Array::from_slice(&v, &[n]);
+    let h = a.try_to_host().unwrap();
+    let held = h.as_slice::<i64>().unwrap();
+    assert_eq!(held, &v[..]);
+    if !matches!(backend(), Backend::Cpu) || !knob_on() || !thp_on() {
+        eprintln!("huge pages: not the CPU backend, the knob off or THP never; values only");
+        return;
+    }
+    let kb = huge_kb_at(held.as_ptr() as usize + (8 << 20)).expect("the buffer's mapping");
+    assert!(kb >= 2048, "{kb} kB of huge pages under the slice's copy");
+}
+
 #[test]
 fn small_host_data_keeps_its_vector() {
     let v: Vec<f64> = (0..1000).map(|i| i as f64).collect();

@@ -19,15 +19,13 @@
 
 use super::OutLayout;
 use crate::codegen::index::unravel;
+use crate::codegen::lower::coop::WARP as WARP_THREADS;
 use crate::codegen::lower::{Ix, Lower, Stop};
 use crate::codegen::types::{load, store, Val};
 
 /// Whether GPU scatter kernels give each warp a copy of one-element bins, by default
 /// (`KILN_GPU_SCATTER_WARP=on|off` for another).
 const WARP: bool = true;
-
-/// Threads of a warp.
-const WARP_THREADS: usize = 32;
 
 /// The copies of its bins output layout `l` (of a kernel of `nthreads` threads, bins not owned
 /// by threads) takes in a kernel without tiles, if it can: the knob is on and its rows are one
