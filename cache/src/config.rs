@@ -197,7 +197,8 @@ pub struct Config {
     /// `true` for `unrolled`.
     pub host_block_scatter_unrolled: bool,
     /// `KILN_HOST_HUGE_PAGES`: on the CPU backend, large host data given to kiln (`from_vec`,
-    /// `load_npy`) copied into a buffer on transparent huge pages (a boolean; default on).
+    /// `from_slice`, `load_npy`) copied into a buffer on transparent huge pages (a boolean;
+    /// default on).
     pub host_huge_pages: bool,
     /// `KILN_GPU_TIER`: the tiers of GPU kernels (default [`TierSetting::Auto`]).
     pub gpu_tier: TierSetting,
