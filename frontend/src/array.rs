@@ -10,6 +10,8 @@ use smallvec::SmallVec;
 use crate::error::Result;
 use crate::gpu::DeviceArray;
 
+mod spare;
+
 /// One expression: an op of the IR applied to other arrays. `value` is filled when the array is
 /// materialised ([`Array::eval`]) or was created from data; later graphs then read it as an
 /// input instead of recomputing it.
@@ -43,6 +45,7 @@ impl Drop for Expr {
                 while let Some(b) = e.inputs.pop() {
                     orphans.push(b);
                 }
+                spare::keep(a);
             }
         }
         kiln_runtime::host_trace::point("expr: inputs dropped");
@@ -100,8 +103,13 @@ impl Array {
                 infer(op, &attrs, &types)?
             }
         };
-        kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
-        crate::devices::check_same_device(op.name(), &inputs)?;
+        // (The op's name is looked up for an error only: a chain of scalar ops builds here.)
+        if !kiln_ir::shape::fits(&shape, dtype.itemsize()) {
+            kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
+        }
+        if inputs.iter().any(|a| a.held_device().is_some()) {
+            crate::devices::check_same_device(op.name(), &inputs)?;
+        }
         Ok(Array::node(op, attrs, inputs, dtype, shape))
     }
 
@@ -112,6 +120,10 @@ impl Array {
         dtype: DType,
         shape: Shape,
     ) -> Array {
+        let (attrs, inputs, shape) = match spare::take(op, attrs, inputs, dtype, shape) {
+            Ok(a) => return a,
+            Err(fields) => fields,
+        };
         Array {
             e: Arc::new(Expr {
                 op,

@@ -185,16 +185,24 @@ thread_local! {
 /// Only [`prepare`] hands these out, to ops it builds, so a shared node is never materialised
 /// (one found materialised is replaced all the same).
 fn splat(dtype: DType, value: Literal, shape: &[usize]) -> Array {
-    use std::hash::{Hash, Hasher};
-    let mut h = rustc_hash::FxHasher::default();
-    (dtype, value, shape).hash(&mut h);
-    // FxHash's bits are poorly mixed: finish with a multiply (splitmix64's), take the top bits.
-    let x = h.finish();
-    let slot = ((x ^ (x >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9) >> 58) as usize % SPLATS;
+    // The slot: the literal's bits, the dtype and the extents mixed by multiplies
+    // (splitmix64's constant), the top bits taken.
+    let bits = match value {
+        Literal::Bool(b) => u64::from(b),
+        Literal::Int(i) => i as u64,
+        Literal::UInt(u) | Literal::Float(u) => u,
+        Literal::Complex(re, im) => re ^ im.rotate_left(29),
+    };
+    let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0xbf58_476d_1ce4_e5b9).rotate_left(31);
+    let x = shape.iter().fold(mix(bits, dtype as u64), |h, &n| mix(h, n as u64));
+    let slot = (x.wrapping_mul(0x94d0_49bb_1331_11eb) >> 58) as usize % SPLATS;
     SPLAT_CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if let Some((d, v, a)) = &c[slot] {
-            if *d == dtype && *v == value && a.shape() == shape && !a.is_materialized() {
+            // (Extents compared in a loop: `==` on slices calls `memcmp`, slower for a few.)
+            let same_shape =
+                a.shape().len() == shape.len() && a.shape().iter().zip(shape).all(|(x, y)| x == y);
+            if *d == dtype && *v == value && same_shape && !a.is_materialized() {
                 return a.clone();
             }
         }
@@ -210,7 +218,8 @@ fn splat(dtype: DType, value: Literal, shape: &[usize]) -> Array {
 /// dtype (as [`prepare`] finds it); `None` otherwise, errors included (`prepare` reports them).
 fn scalar_keeps_dtype(op: OpKind, x: &Array, s: WeakScalar) -> Option<Array> {
     let d = x.dtype();
-    let promoted = result_type_weak(op.name(), d, s).ok()?;
+    // (An error is dropped here, `prepare` names the op: no name looked up.)
+    let promoted = result_type_weak("", d, s).ok()?;
     (coerce(op, promoted) == d && fits(x)).then(|| splat(d, scalar_literal(d, s), x.shape()))
 }
 
