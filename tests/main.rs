@@ -123,6 +123,8 @@ mod compaction;
 mod dispatch;
 #[path = "suite/einsum.rs"]
 mod einsum;
+#[path = "suite/fuse_direct.rs"]
+mod fuse_direct;
 #[path = "suite/fusion.rs"]
 mod fusion;
 #[path = "suite/indexing.rs"]

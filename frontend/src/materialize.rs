@@ -162,23 +162,37 @@ pub fn current_backend() -> Backend {
 /// Errors: a compilation, evaluation or device failure (the arrays are left unmaterialised and
 /// still valid).
 pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
+    try_eval_dispatched(arrays).map(|_| ())
+}
+
+/// What a materialisation ran: its plan (`cached`: the plan cache keeps it, see
+/// [`Dispatch`]) and the held arrays it read, by input index. For a caller that runs the same
+/// plan again on other arguments of the same structure ([`run_plan`]).
+pub(crate) struct Ran {
+    pub plan: Arc<Compiled>,
+    pub cached: bool,
+    pub held: Vec<Array>,
+}
+
+/// [`try_eval_all`], returning what ran: `None` where nothing had to be computed (or a view
+/// of a copy's buffer was materialised first).
+pub(crate) fn try_eval_dispatched(arrays: &[&Array]) -> Result<Option<Ran>> {
     // A view of a copy's buffer (an F-ordered copy) materialises that buffer (`layout.rs`).
     if let Some(buffers) = crate::layout::buffers(arrays) {
-        return try_eval_all(&buffers.iter().collect::<Vec<_>>());
+        try_eval_all(&buffers.iter().collect::<Vec<_>>())?;
+        return Ok(None);
     }
     let pending: Vec<&Array> = arrays.iter().copied().filter(|a| !a.is_materialized()).collect();
     if pending.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     crate::kernels::check_not_traced(&pending)?;
     let mut t = std::time::Instant::now();
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
-    // Dumps are written from the lowered graph: with KILN_DUMP every call lowers.
-    let dumping = !kiln_cache::config().dump.is_empty();
     let target = current_backend();
     let (key, held) = dispatch::key(&pending, target);
     kiln_runtime::host_trace::point("dispatch key");
-    let (plan, cached) = match dispatch::get(&key).filter(|_| !dumping) {
+    let (plan, cached) = match dispatch::get(&key).filter(|_| !dumping()) {
         Some(Dispatch { plan, cached }) => {
             dispatch::count(true);
             phase(0, &mut t);
@@ -203,30 +217,8 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
     };
     phase(1, &mut t);
     kiln_runtime::host_trace::point("dispatch lookup");
-    let outputs = match target {
-        Backend::Cuda(ordinal) => {
-            let gpu = Gpu::get(ordinal)?;
-            kiln_runtime::host_trace::point("gpu get");
-            let inputs: Vec<Arc<DeviceArray>> = held
-                .iter()
-                .map(|a| on_device_at(a, gpu.device(), pending[0].e.op.name()))
-                .collect::<Result<_>>()?;
-            phase(2, &mut t);
-            kiln_runtime::host_trace::point("inputs on device");
-            kiln_exec::run(&plan, Inputs::Cuda(gpu, &inputs, cached))?
-        }
-        Backend::Cpu => {
-            let host: Vec<Arc<HostArray>> = held
-                .iter()
-                .map(|a| Ok(a.host_value()?.expect("a held array has a value")))
-                .collect::<Result<_>>()?;
-            let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
-            phase(2, &mut t);
-            kiln_exec::run(&plan, Inputs::Host(&inputs, host_run(), cached))?
-        }
-    };
-    phase(3, &mut t);
-    kiln_runtime::host_trace::point("run: return");
+    let held_refs: Vec<&Array> = held.iter().collect();
+    let outputs = run_plan(target, &plan, cached, &held_refs, pending[0].e.op.name(), &mut t)?;
     if Stage::ALL.iter().any(|s| s.is_code() && dump::enabled(*s)) {
         dump::ran_code(seq, &kiln_exec::last_run_code());
     }
@@ -243,7 +235,57 @@ pub fn try_eval_all(arrays: &[&Array]) -> Result<()> {
         }
     }
     kiln_runtime::host_trace::point("results kept");
-    Ok(())
+    Ok(Some(Ran { plan, cached, held }))
+}
+
+/// Whether `KILN_DUMP` asks for stages: every materialisation then lowers (the dumps are
+/// written from the lowered graph).
+pub(crate) fn dumping() -> bool {
+    !kiln_cache::config().dump.is_empty()
+}
+
+/// Runs `plan` on `target` with `held[k]` as its input `k` (each copied to the device where it
+/// is not there yet; `op` names the materialisation in a copy's error), counting the phases
+/// from `t`.
+pub(crate) fn run_plan(
+    target: Backend,
+    plan: &Arc<Compiled>,
+    cached: bool,
+    held: &[&Array],
+    op: &str,
+    t: &mut std::time::Instant,
+) -> Result<Outputs> {
+    let outputs = match target {
+        Backend::Cuda(ordinal) => {
+            let gpu = Gpu::get(ordinal)?;
+            kiln_runtime::host_trace::point("gpu get");
+            let inputs: Vec<Arc<DeviceArray>> =
+                held.iter().map(|a| on_device_at(a, gpu.device(), op)).collect::<Result<_>>()?;
+            phase(2, t);
+            kiln_runtime::host_trace::point("inputs on device");
+            kiln_exec::run(plan, Inputs::Cuda(gpu, &inputs, cached))?
+        }
+        Backend::Cpu => {
+            let host: Vec<Arc<HostArray>> = held
+                .iter()
+                .map(|a| Ok(a.host_value()?.expect("a held array has a value")))
+                .collect::<Result<_>>()?;
+            let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
+            phase(2, t);
+            kiln_exec::run(plan, Inputs::Host(&inputs, host_run(), cached))?
+        }
+    };
+    phase(3, t);
+    kiln_runtime::host_trace::point("run: return");
+    Ok(outputs)
+}
+
+/// Counts a materialisation that skipped the dispatch walk (a direct run of a fused closure's
+/// plan, `kernels::fuse`), as a dispatch hit, and returns the start of its phases.
+pub(crate) fn count_direct(t: &mut std::time::Instant) {
+    MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
+    dispatch::count(true);
+    phase(0, t);
 }
 
 /// The array's value in the current device's memory ([`on_device_at`]).

@@ -8,6 +8,7 @@ use kiln_ir::{Attrs, DType, OpKind, Shape, WeakScalar};
 use smallvec::SmallVec;
 
 use super::elementwise::label;
+use super::fuse_direct::{Direct, MAX_DIRECT};
 use super::template::{Substitution, Template};
 use crate::array::Array;
 use crate::elementwise::Operand;
@@ -236,6 +237,9 @@ pub struct Fused<F> {
     f: F,
     cache: Mutex<HashMap<Vec<ArgKey>, Entry>>,
     traces: AtomicUsize,
+    /// Direct runs ([`Fused::try_run`]), oldest first, and how many calls took one.
+    direct: Mutex<Vec<Arc<Direct>>>,
+    direct_runs: AtomicUsize,
 }
 
 /// `cupy.fuse(kernel_name=..)(f)`: `f` over arrays and Rust scalars ([`Operand`]s) is traced
@@ -280,6 +284,8 @@ where
         f,
         cache: Mutex::new(HashMap::new()),
         traces: AtomicUsize::new(0),
+        direct: Mutex::new(Vec::new()),
+        direct_runs: AtomicUsize::new(0),
     }
 }
 
@@ -296,6 +302,12 @@ where
     /// How many times the closure ran (each trace is one run).
     pub fn traces(&self) -> usize {
         self.traces.load(Ordering::Relaxed)
+    }
+
+    /// How many calls of [`Fused::try_run`] ran a kept plan directly (no trace, no expression
+    /// built).
+    pub fn direct_runs(&self) -> usize {
+        self.direct_runs.load(Ordering::Relaxed)
     }
 
     fn trace(&self, args: &[Operand]) -> Result<Vec<Array>> {
@@ -343,6 +355,11 @@ where
 
     /// Calls the fused closure: its results, labelled with the kernel's name.
     pub fn try_call(&self, args: &[Operand]) -> Result<Vec<Array>> {
+        self.call_traced(args).map(|(outs, _)| outs)
+    }
+
+    /// [`Fused::try_call`], and the shape-generic template the results come from, if they do.
+    fn call_traced(&self, args: &[Operand]) -> Result<(Vec<Array>, Option<Arc<Template>>)> {
         let (key, classes) = signature(args);
         let cached = self.cache.lock().expect("the fuse cache lock").get(&key).cloned();
         let entry = match cached {
@@ -352,6 +369,10 @@ where
                 self.cache.lock().expect("the fuse cache lock").insert(key.clone(), e.clone());
                 e
             }
+        };
+        let generic = match &entry {
+            Entry::Generic(t) => Some(t.clone()),
+            Entry::PerCall => None,
         };
         let outs = match entry {
             Entry::Generic(t) => {
@@ -378,7 +399,53 @@ where
             }
             Entry::PerCall => self.trace(args)?,
         };
-        Ok(outs.iter().map(|o| label(o, &self.name)).collect())
+        Ok((outs.iter().map(|o| label(o, &self.name)).collect(), generic))
+    }
+
+    /// Calls the fused closure and materialises its results, as `cupy.fuse` runs its kernel at
+    /// the call. The results hold their values (they are not lazy: later ops read them, not
+    /// fuse with them; [`Fused::try_call`] gives lazy results).
+    ///
+    /// A call whose arguments match an earlier call's exactly runs that call's plan directly:
+    /// no trace, no expression built, no dispatch walk (see `fuse_direct.rs`). Matching means
+    /// the same backend, every array argument materialised with the same dtype and shape and
+    /// the same arguments holding one value, and every scalar equal bit for bit. Other calls
+    /// (lazy arguments, other shapes or scalars) trace or instantiate the closure and
+    /// materialise as [`crate::eval_all`] does; the last 16 argument sets are kept.
+    ///
+    /// Errors: those of [`Fused::try_call`] and of materialisation (the arguments stay valid).
+    pub fn try_run(&self, args: &[Operand]) -> Result<Vec<Array>> {
+        let t = std::time::Instant::now();
+        let backend = crate::materialize::current_backend();
+        if !crate::materialize::dumping() {
+            let direct = self.direct.lock().expect("the fuse cache lock");
+            let found = direct.iter().rev().find(|d| d.matches(backend, args)).cloned();
+            drop(direct);
+            if let Some(d) = found {
+                self.direct_runs.fetch_add(1, Ordering::Relaxed);
+                return d.run(args, t);
+            }
+        }
+        let (outs, generic) = self.call_traced(args)?;
+        let all_pending = outs.iter().all(|o| !o.is_materialized());
+        let refs: Vec<&Array> = outs.iter().collect();
+        let ran = crate::materialize::try_eval_dispatched(&refs)?;
+        if let (Some(ran), Some(template), true) = (ran, generic, all_pending) {
+            if let Some(d) = Direct::record(backend, args, &template.captured(), ran) {
+                let mut direct = self.direct.lock().expect("the fuse cache lock");
+                if direct.len() >= MAX_DIRECT {
+                    direct.remove(0);
+                }
+                direct.push(Arc::new(d));
+            }
+        }
+        Ok(outs)
+    }
+
+    /// [`Fused::try_run`], panicking on error.
+    #[track_caller]
+    pub fn run(&self, args: &[Operand]) -> Vec<Array> {
+        crate::unwrap(self.try_run(args))
     }
 
     /// [`Fused::try_call`], panicking on error.

@@ -51,6 +51,7 @@ mod ctypes;
 mod diag;
 mod elementwise;
 mod fuse;
+mod fuse_direct;
 #[doc(hidden)]
 pub mod fuzzing;
 mod inline;

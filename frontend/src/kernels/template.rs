@@ -99,6 +99,17 @@ impl Template {
         Template { outputs: outputs.iter().map(|o| index[&Arc::as_ptr(&o.e)]).collect(), nodes }
     }
 
+    /// The arrays holding data the closure captured (its externals).
+    pub fn captured(&self) -> Vec<Array> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match n {
+                TNode::External(a) => Some(a.clone()),
+                TNode::Arg(_) | TNode::Op { .. } => None,
+            })
+            .collect()
+    }
+
     /// Whether two templates are the same computation (externals by identity).
     pub fn same(&self, other: &Template) -> bool {
         self.outputs == other.outputs

@@ -14,6 +14,7 @@
 //! profile) is reported beside it. Memory-bound work is also given in GB/s of the fewest bytes
 //! it must move, and as a fraction of the device-to-device copy rate measured in the same run.
 //! `tiny_chain_48ops` is wall time from the host call to the result on the device (synchronised);
+//! `tiny_chain_48ops_fuse` the same chain as a `kiln::fuse` closure run per call (`Fused::run`);
 //! `first_call_compile` is wall time of the first call of a new fused expression, compiled
 //! from scratch (at the fast tier) (the benchmark runs with an empty disk cache of its own unless `KILN_CACHE_DIR`
 //! is set); `first_call_disk_hit` is the same first call in a new process whose disk cache holds
@@ -720,6 +721,9 @@ fn main() {
     }
     if want("tiny_chain_48ops") {
         tiny::chain_48ops(&a, &stream, &mut rows);
+    }
+    if want("tiny_chain_48ops_fuse") {
+        tiny::chain_48ops_fuse(&a, &stream, &mut rows);
     }
 
     // Library workloads as peers.py defines them (matmul: a @ a of K×K, no TF32; FFT: c64 of

@@ -33,17 +33,62 @@ pub(super) fn multi(a: &Args, stream: &Stream, rows: &mut Vec<Row>) {
     rows.push(Row { work, ms, kernel_ms: None, gbps: None, kernels: Some(kernels), tflops: None });
 }
 
+/// `tiny_chain_48ops`' expression of one call: 48 scalar ops (peers.py's `tiny`).
+fn chain(mut t: Array) -> Array {
+    for _ in 0..16 {
+        t = t * 1.0001 + 0.5;
+        t = t - 0.25;
+        t = t * 0.999;
+    }
+    t
+}
+
+/// Times `tiny_chain_48ops_fuse`: the same chain as a `kiln::fuse` closure run per call
+/// (`Fused::run`, materialised as `cupy.fuse` runs its kernel; peers.py's `cupy.fuse` row is
+/// this), wall time from the host call to the result on the device (synchronised).
+pub(super) fn chain_48ops_fuse(a: &Args, stream: &Stream, rows: &mut Vec<Row>) {
+    let s = device_array(normal(1024, 6), &[1024]);
+    let f = kiln::fuse("tiny", |args: &[kiln::Operand]| chain(args[0].to_array()));
+    for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS_SMALL + 1 {
+        f.run(&[(&s).into()]);
+    }
+    stream.synchronize().unwrap();
+    let (before, n0) = kiln::host_phase_times();
+    let direct0 = f.direct_runs();
+    let mut ts = Vec::new();
+    kiln_runtime::host_trace::report();
+    let reps = a.reps.max(100);
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        kiln_runtime::host_trace::begin();
+        let r = f.run(&[(&s).into()]);
+        kiln_runtime::host_trace::point("bench: run returned");
+        drop(r);
+        kiln_runtime::host_trace::point("bench: call returned");
+        stream.synchronize().unwrap();
+        kiln_runtime::host_trace::point("bench: synchronized");
+        ts.push(t0.elapsed().as_secs_f64() * 1e3);
+    }
+    println!(
+        "tiny_chain_48ops_fuse host time per call: {} ({} of {reps} calls direct)",
+        phases_since(&before, n0).0,
+        f.direct_runs() - direct0
+    );
+    print_host_trace("tiny_chain_48ops_fuse", reps);
+    rows.push(Row {
+        work: "tiny_chain_48ops_fuse".into(),
+        ms: median(ts),
+        kernel_ms: None,
+        gbps: None,
+        kernels: Some(1),
+        tflops: None,
+    });
+}
+
 /// Times `tiny_chain_48ops`.
 pub(super) fn chain_48ops(a: &Args, stream: &Stream, rows: &mut Vec<Row>) {
     let s = device_array(normal(1024, 6), &[1024]);
-    let tiny = |mut t: Array| {
-        for _ in 0..16 {
-            t = t * 1.0001 + 0.5;
-            t = t - 0.25;
-            t = t * 0.999;
-        }
-        t
-    };
+    let tiny = chain;
     for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS_SMALL + 1 {
         tiny(s.clone()).eval();
     }
