@@ -41,6 +41,11 @@ impl Drop for Expr {
             orphans.push(a);
         }
         while let Some(mut a) = orphans.pop() {
+            // (A node others hold, such as a scalar's shared splat, is only released: the
+            // count's load costs less than `get_mut`'s locked exchange.)
+            if Arc::strong_count(&a.e) > 1 {
+                continue;
+            }
             if let Some(e) = Arc::get_mut(&mut a.e) {
                 while let Some(b) = e.inputs.pop() {
                     orphans.push(b);
