@@ -67,6 +67,7 @@ pub mod gpu_tests;
 pub mod graph;
 pub mod host_trace;
 mod image_check;
+pub mod kiln_modules;
 pub mod launch;
 mod libs;
 pub mod link;

@@ -254,12 +254,18 @@ impl Device {
         let mut cache = state.modules.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(module) = cache.get(&key) {
             if *module.code == *image.bytes() {
+                crate::host_trace::point("module: in the device's cache");
                 return Ok(module.clone());
             }
             // A hash collision: load without caching.
             return Ok(Arc::new(load(state, name, image, jit_level)?));
         }
+        crate::host_trace::point("module: looked up");
         let module = Arc::new(load(state, name, image, jit_level)?);
+        crate::host_trace::point(match image {
+            ModuleImage::Ptx(_) => "module: PTX loaded (the driver's JIT)",
+            _ => "module: cubin loaded",
+        });
         cache.insert(key, module.clone());
         Ok(module)
     }

@@ -435,6 +435,7 @@ fn compile_as(program: &Program<'_>, cc: u32, lto: bool) -> Result<Compiled> {
         }),
     }
     .map_err(|(call, e)| fail(call, format!("{e:?}"), log.clone(), &options))?;
+    crate::host_trace::point("nvrtc: compiled");
     Ok(Compiled { kind, code, lowered_names, log, options })
 }
 

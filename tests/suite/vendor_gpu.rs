@@ -452,3 +452,25 @@ fn the_plan_cache_config_is_a_typed_error_on_the_cpu() {
     assert!(config::set_plan_cache_size(4).is_err());
     assert!(!kiln::allow_tf32(), "TF32 is off by default");
 }
+
+/// kiln's linear-algebra helper kernels (CUDA C++, `exec/src/cuda/linalg/kernels.rs`) are one
+/// NVRTC program: compiled at most once per device whatever kernels of it run (each kernel's
+/// first use compiled the whole program again before), none where the disk cache held it.
+#[test]
+fn gpu_the_linear_algebra_helpers_compile_once() {
+    if !on_gpu() {
+        return;
+    }
+    for dtype in [DType::Float32, DType::Float64, DType::Complex64] {
+        let a = randn(&[3, 4, 4], 90, dtype);
+        let spd =
+            (a.matmul(&a.swapaxes(-1, -2)) + kiln::eye(4, None, 0, dtype) * 4.0).eval().clone();
+        kiln::linalg::det(&spd).eval();
+        kiln::linalg::inv(&spd).eval();
+        if !dtype.is_complex() {
+            kiln::linalg::cholesky(&spd).eval();
+        }
+    }
+    let n = kiln_runtime::kiln_modules::compiles("kiln_linalg");
+    assert!(n <= 1, "the linear-algebra helpers compiled {n} times on one GPU");
+}

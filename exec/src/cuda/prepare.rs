@@ -79,7 +79,10 @@ impl Loaded {
         if code.0.tier == Tier::Fast && self.calls.call(work_of(&code.0.kernel)) {
             let upgrade = self.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(kernel) = upgrade {
-                match load_or_compile(gpu, kernel, Tier::Optimized) {
+                kiln_runtime::host_trace::point("upgrade: start");
+                let optimized = load_or_compile(gpu, kernel, Tier::Optimized);
+                kiln_runtime::host_trace::point("upgrade: optimised code loaded");
+                match optimized {
                     Ok(optimized) => {
                         let optimized = Arc::new(optimized);
                         *self.current.write().unwrap_or_else(|e| e.into_inner()) =
@@ -219,6 +222,9 @@ pub(super) fn load_new(
             }
         }
     };
+    if cubin.is_some() {
+        kiln_runtime::host_trace::point("prepare: cubin made");
+    }
     match cubin {
         Some(cubin) => Ok((load(gpu, ModuleImage::Cubin(&cubin), k.tier)?, cubin)),
         None => Ok((load(gpu, ModuleImage::Ptx(&k.ptx), k.tier)?, Vec::new())),

@@ -2,8 +2,7 @@
 //! `radix_sort.cu` (8-bit digits of the elements' order-preserving bits, one histogram pass,
 //! then one "onesweep" pass per digit with decoupled look-back; stable and deterministic; the
 //! file's head says how). Its CUDA C++ is compiled by NVRTC once per device and kept in the
-//! disk kernel cache (keyed by the source, NVRTC's version, the driver and `sm_XX`), so a new
-//! process loads the cubin without compiling; nothing needs nvcc or a host compiler.
+//! disk kernel cache ([`kiln_runtime::kiln_modules`]).
 //!
 //! Buffers per call, from the pool: the scratch words (every digit's histogram, a tile
 //! counter and a trivial-pass flag per pass, a status word per tile and digit per pass: zeroed
@@ -13,16 +12,12 @@
 //! integers makes only the passes of their low bytes: no read back to the host). Lines of a region are
 //! sorted one after the other (at most [`kiln_compiler::codegen::RADIX_MAX_LINES`]).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use kiln_compiler::codegen::RadixSort;
 use kiln_compiler::fusion::Region;
 use kiln_ir::DType;
-use kiln_runtime::nvrtc::{self, CodeKind, Program};
-use kiln_runtime::{
-    CachedKernel, DeviceBuffer, KernelArg, LaunchConfig, Lookup, Module, ModuleImage,
-};
+use kiln_runtime::{DeviceBuffer, KernelArg, LaunchConfig, Module};
 
 use super::{DeviceArray, Gpu, Result};
 use crate::ExecError as Error;
@@ -78,65 +73,15 @@ fn tile_of(key_bytes: usize, argsort: bool) -> usize {
         }
 }
 
-/// The disk cache key of the module for `sm`.
-fn cache_key(sm: u32, nvrtc: (i32, i32), driver: i32) -> String {
-    format!(
-        "kiln radix sort {}\nnvrtc {}.{}\ncuda driver {driver}\nsm_{sm}\n-- source\n{SOURCE}",
-        env!("CARGO_PKG_VERSION"),
-        nvrtc.0,
-        nvrtc.1,
-    )
-}
-
-/// The module of [`SOURCE`] on `gpu`'s device: from the disk cache, or compiled by NVRTC and
-/// stored there; kept per device.
+/// The module of [`SOURCE`] on `gpu`'s device ([`kiln_runtime::kiln_modules`]: compiled once
+/// per device, kept in the disk cache).
 pub(super) fn module(gpu: &Gpu) -> Result<Arc<Module>> {
-    static MODULES: OnceLock<Mutex<HashMap<usize, Arc<Module>>>> = OnceLock::new();
-    let map = MODULES.get_or_init(Default::default);
-    let id = gpu.device.id();
-    if let Some(m) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
-        return Ok(m.clone());
-    }
-    let sm = gpu.sm();
-    let key = cache_key(sm, nvrtc::version()?, gpu.driver);
-    let cached = match gpu.disk.as_ref().map(|d| d.lookup(&key)) {
-        Some(Lookup::Hit(entry)) => Some(entry),
-        Some(Lookup::Miss(_)) | None => None,
-    };
-    let entry = match cached {
-        Some(entry) => entry,
-        None => {
-            let program = Program {
-                name: "kiln_radix_sort",
-                source: SOURCE,
-                options: &[],
-                headers: &[],
-                name_expressions: &[],
-            };
-            let compiled = nvrtc::compile(&program, sm)?;
-            let entry = match compiled.kind {
-                CodeKind::Cubin => CachedKernel { ptx: String::new(), cubin: compiled.code },
-                CodeKind::Ptx => CachedKernel {
-                    ptx: String::from_utf8_lossy(&compiled.code).into_owned(),
-                    cubin: Vec::new(),
-                },
-            };
-            if let Some(disk) = &gpu.disk {
-                if let Err(e) = disk.store(&key, &entry) {
-                    tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
-                }
-            }
-            entry
-        }
-    };
-    let image = if entry.cubin.is_empty() {
-        ModuleImage::Ptx(&entry.ptx)
-    } else {
-        ModuleImage::Cubin(&entry.cubin)
-    };
-    let m = gpu.device.load_module("kiln_radix_sort", image)?;
-    map.lock().unwrap_or_else(|p| p.into_inner()).insert(id, m.clone());
-    Ok(m)
+    Ok(kiln_runtime::kiln_modules::kiln_module(
+        gpu.device,
+        "kiln_radix_sort",
+        SOURCE,
+        gpu.disk.as_ref(),
+    )?)
 }
 
 /// Runs `sort` (the radix sort of `region`) over the region's inputs `reads` on the current

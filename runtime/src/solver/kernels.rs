@@ -50,8 +50,9 @@ extern "C" __global__ void kiln_solver_any_nonzero(const int* info, long long n,
 const NAMES: [&str; 3] =
     ["kiln_solver_pointers", "kiln_solver_pointers2", "kiln_solver_any_nonzero"];
 
-/// Kernel `name` (one of [`NAMES`]) of [`SOURCE`] on `device`: the source is compiled and
-/// loaded once per device, on the first use of any of its kernels.
+/// Kernel `name` (one of [`NAMES`]) of [`SOURCE`] on `device`: the source is compiled (or
+/// found in the disk cache, [`crate::kiln_modules`]) and loaded once per device, on the first
+/// use of any of its kernels.
 fn kernel(device: Device, name: &str) -> Result<Function> {
     static MODULES: OnceLock<Mutex<HashMap<usize, Vec<Function>>>> = OnceLock::new();
     let index = NAMES.iter().position(|&n| n == name).ok_or_else(|| {
@@ -62,16 +63,8 @@ fn kernel(device: Device, name: &str) -> Result<Function> {
     if let Some(fs) = map.get(&device.id()) {
         return Ok(fs[index].clone());
     }
-    let (major, minor) = device.compute_capability()?;
-    let program = crate::nvrtc::Program {
-        name: "kiln_solver",
-        source: SOURCE,
-        options: &[],
-        headers: &[],
-        name_expressions: &[],
-    };
-    let compiled = crate::nvrtc::compile(&program, major * 10 + minor)?;
-    let module = device.load_module("kiln_solver", compiled.image()?)?;
+    let disk = crate::kiln_modules::process_disk_cache();
+    let module = crate::kiln_modules::kiln_module(device, "kiln_solver", SOURCE, disk)?;
     let fs = NAMES.iter().map(|n| module.function(n)).collect::<Result<Vec<_>>>()?;
     let f = fs[index].clone();
     map.insert(device.id(), fs);

@@ -183,7 +183,8 @@ extern "C" __global__ void kiln_la_det_c64(const c64* a, const long long* p, lon
 extern "C" __global__ void kiln_la_det_c128(const c128* a, const long long* p, long long b, long long n, c128* d, c128* s, double* l) { det(a, p, b, n, d, s, l); }
 "#;
 
-/// Kernel `name` of [`SOURCE`] on `device`, compiled and loaded on first use.
+/// Kernel `name` of [`SOURCE`] on `device`: the module compiled once per device (and kept in
+/// the disk cache, [`kiln_runtime::kiln_modules`]), its functions kept by name.
 fn kernel(device: Device, name: &str) -> Result<Function> {
     static FUNCTIONS: OnceLock<Mutex<HashMap<(usize, String), Function>>> = OnceLock::new();
     let map = FUNCTIONS.get_or_init(Default::default);
@@ -191,16 +192,9 @@ fn kernel(device: Device, name: &str) -> Result<Function> {
     if let Some(f) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(f.clone());
     }
-    let (major, minor) = device.compute_capability()?;
-    let program = kiln_runtime::nvrtc::Program {
-        name: "kiln_linalg",
-        source: SOURCE,
-        options: &[],
-        headers: &[],
-        name_expressions: &[],
-    };
-    let compiled = kiln_runtime::nvrtc::compile(&program, major * 10 + minor)?;
-    let module = device.load_module("kiln_linalg", compiled.image()?)?;
+    let gpu = crate::cuda::Gpu::get(device.id())?;
+    let module =
+        kiln_runtime::kiln_modules::kiln_module(device, "kiln_linalg", SOURCE, gpu.disk())?;
     let f = module.function(name)?;
     map.lock().unwrap_or_else(|p| p.into_inner()).insert(key, f.clone());
     Ok(f)
