@@ -31,7 +31,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|n| n.to_str())
         .unwrap_or_default()
         .to_string();
-    match name.as_str() {
+    kiln_runtime::host_trace::begin();
+    let result = run(&name);
+    print_host_trace(&name);
+    result
+}
+
+/// With `KILN_HOST_TRACE=1`: the main thread's whole run split at kiln's trace points (the time
+/// before each point since the previous one, summed: where a cold run goes), to stderr.
+fn print_host_trace(name: &str) {
+    let mut points = kiln_runtime::host_trace::report();
+    if points.is_empty() {
+        return;
+    }
+    points.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let total: f64 = points.iter().map(|p| p.1).sum();
+    eprintln!("{name}: host trace, ms (of {:.1} ms traced), most first:", total / 1e3);
+    for (p, us, n) in points.iter().filter(|p| p.1 >= 100.0) {
+        eprintln!("  {p}: {:.1} ms, {n} times", us / 1e3);
+    }
+}
+
+fn run(name: &str) -> Result<(), Box<dyn std::error::Error>> {
+    match name {
         "color_quantization" => color_quantization::main(),
         "digits_stats" => digits_stats::main(),
         "gmm" => gmm::main(),
