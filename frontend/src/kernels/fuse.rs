@@ -245,7 +245,9 @@ pub struct Fused<F> {
 /// `cupy.fuse(kernel_name=..)(f)`: `f` over arrays and Rust scalars ([`Operand`]s) is traced
 /// into kiln's graph once per signature and cached; its results are labelled `kernel_name`
 /// (shown in the fusion report). Since every kiln operation is lazy and fuses anyway, what fusing
-/// adds is the cache and the name.
+/// adds is the cache, the name, and [`Fused::run`]: the results materialised at the call, as
+/// `cupy.fuse` runs its kernel, a repeated call of the same exact arguments running its plan
+/// directly (no trace, no expression built).
 ///
 /// ```
 /// use kiln_frontend::{fuse, Array, Operand};
