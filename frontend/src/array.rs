@@ -125,10 +125,11 @@ impl Array {
         dtype: DType,
         shape: Shape,
     ) -> Array {
-        let (attrs, inputs, shape) = match spare::take(op, attrs, inputs, dtype, shape) {
-            Ok(a) => return a,
-            Err(fields) => fields,
-        };
+        if let Some(mut e) = spare::take() {
+            let x = Arc::get_mut(&mut e).expect("a spare node has one handle");
+            (x.op, x.attrs, x.inputs, x.dtype, x.shape) = (op, attrs, inputs, dtype, shape);
+            return Array { e };
+        }
         Array {
             e: Arc::new(Expr {
                 op,
@@ -214,6 +215,17 @@ impl Array {
     /// Whether the value has been computed and is held (after `eval`, or for data arrays).
     pub fn is_materialized(&self) -> bool {
         self.e.value.get().is_some() || self.e.device.get().is_some()
+    }
+
+    /// The identity of the held value (the host value's first, else the device value's), as
+    /// materialisation tells inputs apart: two handles with one identity are one input. `None`
+    /// for a lazy array.
+    pub(crate) fn held_identity(&self) -> Option<*const ()> {
+        match (self.value(), self.device_value()) {
+            (Some(v), _) => Some(Arc::as_ptr(v).cast()),
+            (None, Some(d)) => Some(Arc::as_ptr(d).cast()),
+            (None, None) => None,
+        }
     }
 
     /// The held value in host memory, if materialised there.

@@ -73,10 +73,7 @@ pub(crate) fn walk<V: Visit>(arrays: &[&Array], v: &mut V) -> Vec<Array> {
                 continue;
             }
             if a.is_materialized() {
-                let identity: *const () = match a.value() {
-                    Some(v) => Arc::as_ptr(v).cast(),
-                    None => Arc::as_ptr(a.device_value().expect("materialised")).cast(),
-                };
+                let identity = a.held_identity().expect("materialised");
                 let next = held.len() as u32;
                 let index = *input_index.entry(identity).or_insert_with(|| {
                     held.push(a.clone());

@@ -217,8 +217,7 @@ pub(crate) fn try_eval_dispatched(arrays: &[&Array]) -> Result<Option<Ran>> {
     };
     phase(1, &mut t);
     kiln_runtime::host_trace::point("dispatch lookup");
-    let held_refs: Vec<&Array> = held.iter().collect();
-    let outputs = run_plan(target, &plan, cached, &held_refs, pending[0].e.op.name(), &mut t)?;
+    let outputs = run_plan(target, &plan, cached, &held, pending[0].e.op.name(), &mut t)?;
     if Stage::ALL.iter().any(|s| s.is_code() && dump::enabled(*s)) {
         dump::ran_code(seq, &kiln_exec::last_run_code());
     }
@@ -247,11 +246,11 @@ pub(crate) fn dumping() -> bool {
 /// Runs `plan` on `target` with `held[k]` as its input `k` (each copied to the device where it
 /// is not there yet; `op` names the materialisation in a copy's error), counting the phases
 /// from `t`.
-pub(crate) fn run_plan(
+pub(crate) fn run_plan<A: std::borrow::Borrow<Array>>(
     target: Backend,
     plan: &Arc<Compiled>,
     cached: bool,
-    held: &[&Array],
+    held: &[A],
     op: &str,
     t: &mut std::time::Instant,
 ) -> Result<Outputs> {
@@ -259,8 +258,10 @@ pub(crate) fn run_plan(
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
             kiln_runtime::host_trace::point("gpu get");
-            let inputs: Vec<Arc<DeviceArray>> =
-                held.iter().map(|a| on_device_at(a, gpu.device(), op)).collect::<Result<_>>()?;
+            let inputs: Vec<Arc<DeviceArray>> = held
+                .iter()
+                .map(|a| on_device_at(a.borrow(), gpu.device(), op))
+                .collect::<Result<_>>()?;
             phase(2, t);
             kiln_runtime::host_trace::point("inputs on device");
             kiln_exec::run(plan, Inputs::Cuda(gpu, &inputs, cached))?
@@ -268,7 +269,7 @@ pub(crate) fn run_plan(
         Backend::Cpu => {
             let host: Vec<Arc<HostArray>> = held
                 .iter()
-                .map(|a| Ok(a.host_value()?.expect("a held array has a value")))
+                .map(|a| Ok(a.borrow().host_value()?.expect("a held array has a value")))
                 .collect::<Result<_>>()?;
             let inputs: Vec<&HostArray> = host.iter().map(|a| a.as_ref()).collect();
             phase(2, t);
@@ -281,7 +282,8 @@ pub(crate) fn run_plan(
 }
 
 /// Counts a materialisation that skipped the dispatch walk (a direct run of a fused closure's
-/// plan, `kernels::fuse`), as a dispatch hit, and returns the start of its phases.
+/// plan, `kernels::fuse`) as a dispatch hit, the time since `t` (the argument match) charged
+/// to the "lower" phase.
 pub(crate) fn count_direct(t: &mut std::time::Instant) {
     MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
     dispatch::count(true);

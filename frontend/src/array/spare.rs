@@ -14,9 +14,6 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use kiln_ir::{Attrs, DType, OpKind, Shape};
-use smallvec::SmallVec;
-
 use super::{Array, Expr};
 
 /// Most nodes a thread keeps (about 70 KB).
@@ -45,21 +42,8 @@ pub(super) fn keep(a: Array) {
     // (`a`, if not kept, drops here: outside the list's borrow.)
 }
 
-/// A node built from a spare one (its fields replaced), if this thread has one.
-pub(super) fn take(
-    op: OpKind,
-    attrs: Attrs,
-    inputs: SmallVec<[Array; 3]>,
-    dtype: DType,
-    shape: Shape,
-) -> std::result::Result<Array, (Attrs, SmallVec<[Array; 3]>, Shape)> {
-    let spare = SPARE.try_with(|s| s.try_borrow_mut().ok()?.pop()).ok().flatten();
-    let Some(mut e) = spare else { return Err((attrs, inputs, shape)) };
-    let Some(x) = Arc::get_mut(&mut e) else { return Err((attrs, inputs, shape)) };
-    x.op = op;
-    x.attrs = attrs;
-    x.inputs = inputs;
-    x.dtype = dtype;
-    x.shape = shape;
-    Ok(Array { e })
+/// A spare node of this thread, if it has one: its only handle, no operands, nothing held (the
+/// caller replaces its fields).
+pub(super) fn take() -> Option<Arc<Expr>> {
+    SPARE.try_with(|s| s.try_borrow_mut().ok()?.pop()).ok().flatten()
 }

@@ -433,7 +433,7 @@ where
         let refs: Vec<&Array> = outs.iter().collect();
         let ran = crate::materialize::try_eval_dispatched(&refs)?;
         if let (Some(ran), Some(template), true) = (ran, generic, all_pending) {
-            if let Some(d) = Direct::record(backend, args, &template.captured(), ran) {
+            if let Some(d) = Direct::record(backend, args, template.captured(), ran) {
                 let mut direct = self.direct.lock().expect("the fuse cache lock");
                 if direct.len() >= MAX_DIRECT {
                     direct.remove(0);

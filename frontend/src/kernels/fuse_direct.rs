@@ -77,19 +77,9 @@ pub(super) struct Direct {
     captured: Vec<Array>,
 }
 
-/// The identity of an array's held value, as the dispatch walk tells inputs apart (the host
-/// value first); `None` for a lazy array.
-fn identity(a: &Array) -> Option<*const ()> {
-    match (a.value(), a.device_value()) {
-        (Some(v), _) => Some(Arc::as_ptr(v).cast()),
-        (None, Some(d)) => Some(Arc::as_ptr(d).cast()),
-        (None, None) => None,
-    }
-}
-
 /// The first argument before `k` holding the value `id`.
 fn alias_of(args: &[Operand], k: usize, id: *const ()) -> Option<usize> {
-    args[..k].iter().position(|o| matches!(o, Operand::Array(b) if identity(b) == Some(id)))
+    args[..k].iter().position(|o| matches!(o, Operand::Array(b) if b.held_identity() == Some(id)))
 }
 
 impl Direct {
@@ -99,14 +89,14 @@ impl Direct {
     pub(super) fn record(
         backend: Backend,
         args: &[Operand],
-        captured: &[Array],
+        captured: Vec<Array>,
         ran: Ran,
     ) -> Option<Direct> {
         let mut recorded = Vec::with_capacity(args.len());
         for (k, o) in args.iter().enumerate() {
             recorded.push(match o {
                 Operand::Array(a) => {
-                    let id = identity(a)?;
+                    let id = a.held_identity()?;
                     let (dtype, shape) = (a.dtype(), Shape::from_slice(a.shape()));
                     Arg::Array { dtype, shape, alias: alias_of(args, k, id) }
                 }
@@ -115,15 +105,12 @@ impl Direct {
         }
         let mut inputs = Vec::with_capacity(ran.held.len());
         for h in ran.held {
-            let id = identity(&h)?;
-            let arg =
-                args.iter().position(|o| matches!(o, Operand::Array(a) if identity(a) == Some(id)));
-            inputs.push(match arg {
+            let id = h.held_identity()?;
+            inputs.push(match alias_of(args, args.len(), id) {
                 Some(k) => Source::Arg(k),
                 None => Source::Captured(h),
             });
         }
-        let captured = captured.to_vec();
         let direct = Direct {
             backend,
             args: recorded,
@@ -140,10 +127,10 @@ impl Direct {
         if backend != self.backend || args.len() != self.args.len() {
             return false;
         }
-        let captured = || self.captured.iter().filter_map(identity);
+        let captured = || self.captured.iter().filter_map(Array::held_identity);
         self.args.iter().zip(args).enumerate().all(|(k, (r, o))| match (r, o) {
             (Arg::Array { dtype, shape, alias }, Operand::Array(a)) => {
-                let Some(id) = identity(a) else { return false };
+                let Some(id) = a.held_identity() else { return false };
                 a.dtype() == *dtype
                     && a.shape() == shape.as_slice()
                     && alias_of(args, k, id) == *alias
