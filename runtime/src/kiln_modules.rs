@@ -4,6 +4,12 @@
 //! and `sm_XX`), so a new process loads the cubin without compiling (NVRTC's first compile in
 //! a process took 2.4 s for the linear-algebra helpers on an H200); nothing needs nvcc or a
 //! host compiler.
+//!
+//! For `sm_90` (H100, H200) the library carries each module's cubin as NVRTC made it
+//! (`runtime/prebuilt/`, with the exact source it was made from): where the source is that
+//! text, the module loads from it with no NVRTC and no disk cache, even in a new process
+//! with an empty cache (see [`PREBUILT`]). A source that changed, another `sm_XX`, or a
+//! cubin the driver refuses takes the NVRTC path.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -11,6 +17,77 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::error::Result;
 use crate::nvrtc::{self, CodeKind, Program};
 use crate::{driver_version, CachedKernel, Device, DiskCache, Lookup, Module, ModuleImage};
+
+/// A module of kiln's CUDA C++ compiled ahead: its label, its `sm_XX`, the source text it was
+/// compiled from, and the cubin NVRTC made of it.
+pub struct Prebuilt {
+    pub label: &'static str,
+    pub sm: u32,
+    pub source: &'static str,
+    pub cubin: &'static [u8],
+}
+
+/// 16-byte aligned bytes (a cubin the driver reads in place).
+#[repr(C, align(16))]
+struct Aligned<T: ?Sized>(T);
+
+static LINALG_90: &Aligned<[u8]> = &Aligned(*include_bytes!("../prebuilt/kiln_linalg.sm_90.cubin"));
+static RADIX_90: &Aligned<[u8]> =
+    &Aligned(*include_bytes!("../prebuilt/kiln_radix_sort.sm_90.cubin"));
+static SOLVER_90: &Aligned<[u8]> = &Aligned(*include_bytes!("../prebuilt/kiln_solver.sm_90.cubin"));
+
+/// kiln's CUDA C++ compiled ahead by NVRTC 13.0 for `sm_90` on an H200
+/// (`scripts/gpu/prebuilt.sh` makes them again): a device of that `sm_XX` whose driver takes
+/// the cubin loads it in microseconds where NVRTC's compile took 0.1-2.5 s a module in a new
+/// process without a disk cache. Each entry's source must be the text the library passes (a
+/// test of each crate checks it): one that changed falls back to NVRTC.
+pub static PREBUILT: [Prebuilt; 3] = [
+    Prebuilt {
+        label: "kiln_linalg",
+        sm: 90,
+        source: include_str!("../prebuilt/kiln_linalg.cu"),
+        cubin: &LINALG_90.0,
+    },
+    Prebuilt {
+        label: "kiln_radix_sort",
+        sm: 90,
+        source: include_str!("../prebuilt/kiln_radix_sort.cu"),
+        cubin: &RADIX_90.0,
+    },
+    Prebuilt {
+        label: "kiln_solver",
+        sm: 90,
+        source: include_str!("../prebuilt/kiln_solver.cu"),
+        cubin: &SOLVER_90.0,
+    },
+];
+
+/// The source the prebuilt module `label` was compiled from (any `sm_XX`), if there is one.
+pub fn prebuilt_source(label: &str) -> Option<&'static str> {
+    PREBUILT.iter().find(|p| p.label == label).map(|p| p.source)
+}
+
+/// Panics unless the prebuilt module `label` was made from `source`: each crate's test of its
+/// own module (a source that changed must make the cubins again, `scripts/gpu/prebuilt.sh`,
+/// or every device would compile it with NVRTC).
+pub fn assert_prebuilt_current(label: &str, source: &str) {
+    assert!(
+        prebuilt_source(label) == Some(source),
+        "runtime/prebuilt/{label}.cu is not the library's source: make the prebuilt modules again (scripts/gpu/prebuilt.sh)"
+    );
+}
+
+/// Modules [`kiln_module`] loaded from [`PREBUILT`], by label (for tests and reports).
+fn prebuilt_counts() -> &'static Mutex<HashMap<&'static str, usize>> {
+    static COUNTS: OnceLock<Mutex<HashMap<&'static str, usize>>> = OnceLock::new();
+    COUNTS.get_or_init(Default::default)
+}
+
+/// How many times this process loaded the module labelled `label` from its prebuilt cubin
+/// (once per device at most).
+pub fn prebuilt_loads(label: &str) -> usize {
+    prebuilt_counts().lock().unwrap_or_else(|p| p.into_inner()).get(label).copied().unwrap_or(0)
+}
 
 /// The disk cache key of `source` (labelled `label`) for `sm`.
 fn cache_key(label: &str, source: &str, sm: u32, nvrtc: (i32, i32), driver: i32) -> String {
@@ -40,8 +117,9 @@ pub fn process_disk_cache() -> Option<&'static DiskCache> {
     DISK.get_or_init(DiskCache::from_env).as_ref()
 }
 
-/// The module of `source` on `device`: kept per device and label, else from `disk`, else
-/// compiled by NVRTC (no options, no headers) and stored there.
+/// The module of `source` on `device`: kept per device and label, else loaded from its
+/// [`PREBUILT`] cubin (the same label, `sm_XX` and source), else from `disk`, else compiled by
+/// NVRTC (no options, no headers) and stored there.
 ///
 /// Errors: NVRTC's ([`crate::RuntimeError::Nvrtc`]: no libnvrtc, a compile error), a module
 /// that does not load. A cache that cannot be written is logged, not an error.
@@ -62,6 +140,24 @@ pub fn kiln_module(
     }
     let (major, minor) = device.compute_capability()?;
     let sm = major * 10 + minor;
+    let ahead = PREBUILT.iter().find(|p| p.label == label && p.sm == sm && p.source == source);
+    if let Some(p) = ahead {
+        match device.load_module(label, ModuleImage::Cubin(p.cubin)) {
+            Ok(m) => {
+                crate::host_trace::point("kiln module: prebuilt cubin loaded");
+                *prebuilt_counts()
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(label)
+                    .or_default() += 1;
+                modules.insert(id, m.clone());
+                return Ok(m);
+            }
+            Err(e) => {
+                tracing::debug!(target: "kiln::cache", label, error = %e, "the prebuilt cubin did not load; compiling with NVRTC");
+            }
+        }
+    }
     let key = cache_key(label, source, sm, nvrtc::version()?, driver_version()?);
     let cached = match disk.map(|d| d.lookup(&key)) {
         Some(Lookup::Hit(entry)) => Some(entry),

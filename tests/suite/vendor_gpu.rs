@@ -473,4 +473,10 @@ fn gpu_the_linear_algebra_helpers_compile_once() {
     }
     let n = kiln_runtime::kiln_modules::compiles("kiln_linalg");
     assert!(n <= 1, "the linear-algebra helpers compiled {n} times on one GPU");
+    // On sm_90 the library's own cubin is loaded, once, and NVRTC never runs.
+    let (major, minor) = kiln_runtime::Device::new(0).unwrap().compute_capability().unwrap();
+    if (major, minor) == (9, 0) {
+        let loads = kiln_runtime::kiln_modules::prebuilt_loads("kiln_linalg");
+        assert_eq!((n, loads), (0, 1), "NVRTC compiles, prebuilt loads on sm_90");
+    }
 }

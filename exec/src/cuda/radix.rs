@@ -212,3 +212,12 @@ pub(super) fn sort_into(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// The library's prebuilt cubin of this module was made from this very source.
+    #[test]
+    fn the_prebuilt_module_is_of_this_source() {
+        kiln_runtime::kiln_modules::assert_prebuilt_current("kiln_radix_sort", super::SOURCE);
+    }
+}

@@ -140,3 +140,12 @@ pub(super) fn any_nonzero(info: &DeviceBuffer, len: usize) -> Result<bool> {
     unsafe { crate::memory::download(stream, &mut out, flag)? };
     Ok(u32::from_ne_bytes(out) != 0)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The library's prebuilt cubin of this module was made from this very source.
+    #[test]
+    fn the_prebuilt_module_is_of_this_source() {
+        crate::kiln_modules::assert_prebuilt_current("kiln_solver", super::SOURCE);
+    }
+}

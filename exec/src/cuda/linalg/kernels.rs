@@ -304,3 +304,12 @@ pub(super) fn conjugate(buf: &DeviceBuffer, ty: SolverType, n: usize) -> Result<
     let args: [&dyn KernelArg; 2] = [buf, &k];
     launch(buf.device(), &format!("kiln_la_conj_{}", suffix(ty)), n, &args)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The library's prebuilt cubin of this module was made from this very source.
+    #[test]
+    fn the_prebuilt_module_is_of_this_source() {
+        kiln_runtime::kiln_modules::assert_prebuilt_current("kiln_linalg", super::SOURCE);
+    }
+}
