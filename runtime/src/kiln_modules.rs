@@ -6,8 +6,8 @@
 //! host compiler.
 //!
 //! For `sm_90` (H100, H200) the library carries each module's cubin as NVRTC made it
-//! (`runtime/prebuilt/`, with the exact source it was made from): where the source is that
-//! text, the module loads from it with no NVRTC and no disk cache, even in a new process
+//! (`runtime/prebuilt/`, with the SHA-256 of the source it was made from): where the source
+//! has that digest, the module loads from it with no NVRTC and no disk cache, even in a new process
 //! with an empty cache (see [`PREBUILT`]). A source that changed, another `sm_XX`, or a
 //! cubin the driver refuses takes the NVRTC path.
 
@@ -18,53 +18,46 @@ use crate::error::Result;
 use crate::nvrtc::{self, CodeKind, Program};
 use crate::{driver_version, CachedKernel, Device, DiskCache, Lookup, Module, ModuleImage};
 
-/// A module of kiln's CUDA C++ compiled ahead: its label, its `sm_XX`, the source text it was
-/// compiled from, and the cubin NVRTC made of it.
+/// A module of kiln's CUDA C++ compiled ahead: its label, its `sm_XX`, the SHA-256 of the
+/// source it was compiled from ([`kiln_cache::digest`], hex), and the cubin NVRTC made of it.
 pub struct Prebuilt {
     pub label: &'static str,
     pub sm: u32,
-    pub source: &'static str,
+    pub source_sha256: &'static str,
     pub cubin: &'static [u8],
 }
 
-/// 16-byte aligned bytes (a cubin the driver reads in place).
-#[repr(C, align(16))]
-struct Aligned<T: ?Sized>(T);
-
-static LINALG_90: &Aligned<[u8]> = &Aligned(*include_bytes!("../prebuilt/kiln_linalg.sm_90.cubin"));
-static RADIX_90: &Aligned<[u8]> =
-    &Aligned(*include_bytes!("../prebuilt/kiln_radix_sort.sm_90.cubin"));
-static SOLVER_90: &Aligned<[u8]> = &Aligned(*include_bytes!("../prebuilt/kiln_solver.sm_90.cubin"));
-
 /// kiln's CUDA C++ compiled ahead by NVRTC 13.0 for `sm_90` on an H200
 /// (`scripts/gpu/prebuilt.sh` makes them again): a device of that `sm_XX` whose driver takes
-/// the cubin loads it in microseconds where NVRTC's compile took 0.1-2.5 s a module in a new
-/// process without a disk cache. Each entry's source must be the text the library passes (a
+/// the cubin loads it in about a millisecond where NVRTC's compile took 0.1-2.5 s a module in
+/// a new process without a disk cache. The library's source must have the recorded digest (a
 /// test of each crate checks it): one that changed falls back to NVRTC.
 pub static PREBUILT: [Prebuilt; 3] = [
     Prebuilt {
         label: "kiln_linalg",
         sm: 90,
-        source: include_str!("../prebuilt/kiln_linalg.cu"),
-        cubin: &LINALG_90.0,
+        source_sha256: include_str!("../prebuilt/kiln_linalg.sha256"),
+        cubin: include_bytes!("../prebuilt/kiln_linalg.sm_90.cubin"),
     },
     Prebuilt {
         label: "kiln_radix_sort",
         sm: 90,
-        source: include_str!("../prebuilt/kiln_radix_sort.cu"),
-        cubin: &RADIX_90.0,
+        source_sha256: include_str!("../prebuilt/kiln_radix_sort.sha256"),
+        cubin: include_bytes!("../prebuilt/kiln_radix_sort.sm_90.cubin"),
     },
     Prebuilt {
         label: "kiln_solver",
         sm: 90,
-        source: include_str!("../prebuilt/kiln_solver.cu"),
-        cubin: &SOLVER_90.0,
+        source_sha256: include_str!("../prebuilt/kiln_solver.sha256"),
+        cubin: include_bytes!("../prebuilt/kiln_solver.sm_90.cubin"),
     },
 ];
 
-/// The source the prebuilt module `label` was compiled from (any `sm_XX`), if there is one.
-pub fn prebuilt_source(label: &str) -> Option<&'static str> {
-    PREBUILT.iter().find(|p| p.label == label).map(|p| p.source)
+impl Prebuilt {
+    /// Whether this module was compiled from `source`.
+    fn is_of(&self, source: &str) -> bool {
+        self.source_sha256.trim() == kiln_cache::digest(&[source.as_bytes()])
+    }
 }
 
 /// Panics unless the prebuilt module `label` was made from `source`: each crate's test of its
@@ -72,8 +65,8 @@ pub fn prebuilt_source(label: &str) -> Option<&'static str> {
 /// or every device would compile it with NVRTC).
 pub fn assert_prebuilt_current(label: &str, source: &str) {
     assert!(
-        prebuilt_source(label) == Some(source),
-        "runtime/prebuilt/{label}.cu is not the library's source: make the prebuilt modules again (scripts/gpu/prebuilt.sh)"
+        PREBUILT.iter().any(|p| p.label == label && p.is_of(source)),
+        "runtime/prebuilt/{label}.sha256 is not the library's source's: make the prebuilt modules again (scripts/gpu/prebuilt.sh)"
     );
 }
 
@@ -140,21 +133,21 @@ pub fn kiln_module(
     }
     let (major, minor) = device.compute_capability()?;
     let sm = major * 10 + minor;
-    let ahead = PREBUILT.iter().find(|p| p.label == label && p.sm == sm && p.source == source);
-    if let Some(p) = ahead {
-        match device.load_module(label, ModuleImage::Cubin(p.cubin)) {
+    let ahead = PREBUILT.iter().find(|p| p.label == label && p.sm == sm && p.is_of(source));
+    if let Some(ahead) = ahead {
+        match device.load_module(label, ModuleImage::Cubin(ahead.cubin)) {
             Ok(m) => {
                 crate::host_trace::point("kiln module: prebuilt cubin loaded");
                 *prebuilt_counts()
                     .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
                     .entry(label)
                     .or_default() += 1;
                 modules.insert(id, m.clone());
                 return Ok(m);
             }
             Err(e) => {
-                tracing::debug!(target: "kiln::cache", label, error = %e, "the prebuilt cubin did not load; compiling with NVRTC");
+                tracing::warn!(target: "kiln::cache", label, error = %e, "the prebuilt cubin did not load; compiling with NVRTC");
             }
         }
     }

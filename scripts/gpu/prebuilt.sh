@@ -11,7 +11,7 @@
 #
 #   python3 scripts/gpu/prebuilt_extract.py modules.tgz runtime/prebuilt
 #
-# writes each module's source (LABEL.cu) and cubin (LABEL.sm_XX.cubin); `PREBUILT` in
+# writes each module's cubin (LABEL.sm_XX.cubin) and its source's digest (LABEL.sha256); `PREBUILT` in
 # runtime/src/kiln_modules.rs lists them.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -21,7 +21,8 @@ xz -dc "$pack/kiln-tests.xz" > "$work/kiln-tests" && chmod +x "$work/kiln-tests"
 cache=$(mktemp -d)
 KILN_DEVICE=cuda:0 KILN_REPO=$root INSTA_WORKSPACE_ROOT=$root INSTA_UPDATE=no \
   KILN_DATA=$pack/data KILN_CACHE_DIR=$cache \
-  "$work/kiln-tests" linalg sorts_gpu vendor_gpu einsum --test-threads 8 | grep -E "^test result"
+  "$work/kiln-tests" linalg sorts_gpu vendor_gpu einsum --test-threads 8 | grep -E "^test result" || true
+# (a changed source fails gpu_the_linear_algebra_helpers_compile_once's prebuilt check: expected)
 mkdir -p "$work/modules"
 grep -rl --null "kiln nvrtc module" "$cache" | xargs -0 -r -I{} cp {} "$work/modules/"
 ls -la "$work/modules"

@@ -1,5 +1,6 @@
 """Writes the NVRTC modules found in kiln disk-cache entries (scripts/gpu/prebuilt.sh's
-modules.tgz, or a directory of *.kc files) as LABEL.cu (the source) and LABEL.sm_XX.cubin.
+modules.tgz, or a directory of *.kc files) as LABEL.sm_XX.cubin and LABEL.sha256 (the SHA-256
+of the source it was compiled from, as `kiln_cache::digest` writes it).
 
 Usage: python3 scripts/gpu/prebuilt_extract.py modules.tgz|DIR runtime/prebuilt
 
@@ -9,6 +10,7 @@ the cubin (u64, little-endian), a 32-byte checksum, then the three. The key of a
 version, the driver's, "sm_XX", then "-- source" and the source.
 """
 import glob
+import hashlib
 import io
 import os
 import struct
@@ -27,9 +29,16 @@ def entries(src):
                     yield m.name, t.extractfile(m).read()
 
 
+MAGIC = b"KILNKC01"
+
+
 def main(src, out):
     os.makedirs(out, exist_ok=True)
+    seen = set()
     for name, b in entries(src):
+        if b[:8] != MAGIC:
+            print(f"{name}: not a kiln GPU cache entry, skipped")
+            continue
         lens = struct.unpack("<3Q", b[8:32])
         at = 64
         key = b[at:at + lens[0]].decode()
@@ -41,14 +50,19 @@ def main(src, out):
         if at != len(b) or not key.startswith("kiln nvrtc module "):
             print(f"{name}: not a module entry, skipped")
             continue
+        if hashlib.sha256(b[64:]).digest() != b[32:64]:
+            sys.exit(f"{name}: checksum mismatch")
         head, source = key.split("\n-- source\n", 1)
         label = head.split()[3]
         sm = [l for l in head.splitlines() if l.startswith("sm_")][0]
         if not cubin:
             print(f"{name}: {label} has PTX only ({len(ptx)} bytes), skipped")
             continue
-        with open(os.path.join(out, f"{label}.cu"), "w", encoding="utf-8", newline="") as f:
-            f.write(source)
+        if (label, sm) in seen:
+            sys.exit(f"{name}: a second entry of {label} {sm}")
+        seen.add((label, sm))
+        with open(os.path.join(out, f"{label}.sha256"), "w") as f:
+            f.write(hashlib.sha256(source.encode("utf-8")).hexdigest() + "\n")
         with open(os.path.join(out, f"{label}.{sm}.cubin"), "wb") as f:
             f.write(cubin)
         print(f"{label}: {sm}, source {len(source)} chars, cubin {len(cubin)} bytes ({head.splitlines()[1]})")
