@@ -42,8 +42,10 @@ use crate::{
 pub enum GraphMode {
     /// Never recorded: every launch is issued as it is made (`off`).
     Off,
-    /// A list of two operations or more is replayed as a graph from its
-    /// [`REPLAY_AFTER`]-th sighting on (`on`).
+    /// A list is replayed as a graph from its [`REPLAY_AFTER`]-th sighting on (`on`), one
+    /// kernel too: on an H200 (session 33, `launch-cost.cu`) `cuGraphLaunch` of a one-node
+    /// graph took 1.93 µs of host time (2.34 with its node's arguments set first) against
+    /// 4.35 µs for `cuLaunchKernel` of the same kernel.
     On,
     /// The default: as `on` (it measured faster on an H100/H200, see `benches/RESULTS.md`,
     /// session 25).
@@ -350,7 +352,7 @@ fn issue(stream: &Stream, ops: &[Op]) -> Result<Issued> {
     }
     let device = stream.state();
     let _bound = device.bind()?;
-    if ops.len() < 2 || mode() == GraphMode::Off {
+    if mode() == GraphMode::Off {
         count(|s| s.direct += 1);
         direct(stream, ops)?;
         return Ok(Issued::Direct { ops: ops.len(), fallback: false });

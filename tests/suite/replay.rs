@@ -1,5 +1,5 @@
 //! Launch lists replayed as CUDA graphs (`KILN_GPU_GRAPHS`, `kiln::cuda::replay`): plans of
-//! several kernels computed again and again with graphs on, each call against the reference
+//! one kernel or several computed again and again with graphs on, each call against the reference
 //! evaluator bit for bit: inputs that change between calls, sizes that make a new plan, results
 //! kept alive so that the buffers change between calls, the radix sort's passes (one scratch
 //! cleared per line: the memsets keep their place in the list), scatters with cleared outputs.
@@ -71,6 +71,44 @@ fn gpu_replay_of_a_chain_of_kernels_with_new_inputs_each_call() {
     let s = since(before);
     assert!(s.built >= 1 && s.replayed >= 1, "the chain was replayed as a graph: {s:?}");
     assert_eq!(s.fallbacks, 0, "{s:?}");
+}
+
+/// Elementwise work only: one kernel.
+fn one_kernel(x: &Array) -> Array {
+    (x * 1.5f32 + 0.25f32).abs() * x - 2.0f32
+}
+
+/// A plan of one kernel is replayed as a one-node graph too (its launch costs the host less
+/// than `cuLaunchKernel`'s), each call right: new inputs each call, then results kept alive
+/// so that the node's pointers change and are updated before each replay.
+#[test]
+fn gpu_replay_of_one_kernel_with_new_inputs_and_buffers_each_call() {
+    if !on_gpu() {
+        return;
+    }
+    let _on = GraphsOn::new();
+    let before = stats();
+    for call in 0..6 {
+        let x = data(4096, call);
+        matches_evaluator(&[&one_kernel(&x)], &format!("call {call}"));
+    }
+    let s = since(before);
+    assert!(s.built >= 1 && s.replayed >= 1, "one kernel replayed as a graph: {s:?}");
+    assert_eq!(s.fallbacks, 0, "{s:?}");
+    let before = stats();
+    let mut kept = Vec::new();
+    for call in 0..6 {
+        let x = data(4096, 100 + call);
+        let r = one_kernel(&x);
+        matches_evaluator(&[&r], &format!("kept call {call}"));
+        kept.push((x, r));
+    }
+    let s = since(before);
+    assert!(s.replayed >= 1 && s.updated_nodes >= 1, "{s:?}");
+    for (call, (_, r)) in kept.iter().enumerate() {
+        let again = one_kernel(&data(4096, 100 + call as u32));
+        assert_eq!(r.to_vec::<f32>(), again.to_vec::<f32>(), "kept call {call}");
+    }
 }
 
 #[test]

@@ -485,6 +485,201 @@ km_mma(const float* __restrict__ X, const float* __restrict__ C, float* __restri
     }
 }
 
+// Warp tiles of 16 positions, two lanes a position (lane 2p + h takes the float4 chunks
+// 2i + h of position p's row: the pair's loads in different banks), row stride RS5 = D + 8
+// (a quarter warp's eight loads in eight banks); the pair's dot products summed by one shuffle.
+#define WT5 16
+#define RS5 (D + 8)
+extern "C" __global__ void __launch_bounds__(NT, MINB)
+km_pair(const float* __restrict__ X, const float* __restrict__ C, float* __restrict__ part,
+        long long n, long long per)
+{
+    extern __shared__ float4 sm4[];
+    float* sm = (float*)sm4;
+    float* cs = sm;
+    float* cn = cs + KC * D;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int p = lane >> 1, h = lane & 1;
+    const int wsz = WT5 * RS5 + KC * D + 16;
+    float* tile = cn + 16 + warp * wsz;
+    float* wb = tile + WT5 * RS5;
+    float* wc = wb + KC * D;
+    for (int i = threadIdx.x; i < KC * D; i += NT) cs[i] = C[i];
+    for (int i = lane; i < KC * D + 16; i += 32) wb[i] = 0.f;
+    __syncthreads();
+    if (threadIdx.x < KC) {
+        float s = 0.f;
+        for (int d = 0; d < D; d++) s = fmaf(cs[threadIdx.x * D + d], cs[threadIdx.x * D + d], s);
+        cn[threadIdx.x] = s;
+    }
+    __syncthreads();
+    float cmax = 0.f;
+    for (int j = 0; j < KC; j++) cmax = fmaxf(cmax, cn[j]);
+    const long long start = (long long)blockIdx.x * per;
+    const long long end = min(start + per, n);
+    for (long long t0 = start + warp * WT5; t0 < end; t0 += NW * WT5) {
+        const int len = (int)min((long long)WT5, end - t0);
+        const float4* src = (const float4*)(X + t0 * D);
+#pragma unroll
+        for (int i = 0; i < WT5 * D / 4 / 32; i++) {
+            int f = i * 32 + lane;
+            int r = f / (D / 4), c = f % (D / 4);
+            if (r < len) *(float4*)&tile[r * RS5 + c * 4] = src[f];
+        }
+        __syncwarp();
+#if FREE
+        int lab = (h == 0 && p < len) ? (int)((t0 + p) % KC) : -1;
+#else
+        const float* xr = tile + min(p, len - 1) * RS5 + 4 * h;
+        const float* cr = cs + 4 * h;
+        float dot[KC];
+#pragma unroll
+        for (int j = 0; j < KC; j++) dot[j] = 0.f;
+        float xn = 0.f;
+#pragma unroll 4
+        for (int i = 0; i < D / 8; i++) {
+            float4 x = *(const float4*)&xr[8 * i];
+            xn = fmaf(x.x, x.x, fmaf(x.y, x.y, fmaf(x.z, x.z, fmaf(x.w, x.w, xn))));
+#pragma unroll
+            for (int j = 0; j < KC; j++) {
+                float4 c = *(const float4*)&cr[j * D + 8 * i];
+                dot[j] = fmaf(x.x, c.x, fmaf(x.y, c.y, fmaf(x.z, c.z, fmaf(x.w, c.w, dot[j]))));
+            }
+        }
+        xn += __shfl_xor_sync(FULL, xn, 1);
+        float best = INFINITY, second = INFINITY;
+        int bj = 0;
+#pragma unroll
+        for (int j = 0; j < KC; j++) {
+            float dj = dot[j] + __shfl_xor_sync(FULL, dot[j], 1);
+            float e = fmaf(-2.f, dj, cn[j]);
+            if (e < best) { second = best; best = e; bj = j; }
+            else if (e < second) second = e;
+        }
+        float bound = 1.0e-5f * (xn + cmax) + 1e-30f;
+        if (!(second - best > bound)) {
+            const float* xq = tile + min(p, len - 1) * RS5;
+            float bd = INFINITY; bj = 0;
+            for (int j = 0; j < KC; j++) {
+                float s = 0.f;
+                for (int d = 0; d < D; d++) { float t = xq[d] - cs[j * D + d]; s = fmaf(t, t, s); }
+                if (s < bd) { bd = s; bj = j; }
+            }
+        }
+        int lab = (h == 0 && p < len) ? bj : -1;
+#endif
+#pragma unroll 1
+        for (int j = 0; j < KC; j++) {
+            unsigned m = __ballot_sync(FULL, lab == j);
+            if (lane == 0) wc[j] += (float)__popc(m);
+            float ax = 0.f, ay = 0.f;
+            while (m) {
+                int q = (__ffs(m) - 1) >> 1;
+                m &= m - 1;
+                float2 v = *(const float2*)&tile[q * RS5 + 2 * lane];
+                ax += v.x; ay += v.y;
+            }
+            float2* b = (float2*)&wb[j * D + 2 * lane];
+            float2 o = *b; o.x += ax; o.y += ay; *b = o;
+        }
+        __syncwarp();
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < COLS; i += NT) {
+        float s = 0.f;
+        for (int w = 0; w < NW; w++) s += (cn + 16 + w * wsz + WT5 * RS5)[i];
+        part[(long long)blockIdx.x * COLS + i] = s;
+    }
+}
+
+// Warp tiles of 32 positions (as km_tiles, rows staged), the centres and their norms in
+// constant memory: every dot-product FMA takes its centre element from the constant bank
+// (a uniform operand, no load instruction).
+__constant__ float ccent[KC * D];
+__constant__ float cnorm[16];
+extern "C" __global__ void __launch_bounds__(NT)
+km_const(const float* __restrict__ X, float* __restrict__ part, long long n, long long per)
+{
+    extern __shared__ float4 sm4[];
+    float* sm = (float*)sm4;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wsz = WT * RS + KC * D + 16;
+    float* tile = sm + warp * wsz;
+    float* wb = tile + WT * RS;
+    float* wc = wb + KC * D;
+    for (int i = lane; i < KC * D + 16; i += 32) wb[i] = 0.f;
+    float cmax = 0.f;
+#pragma unroll
+    for (int j = 0; j < KC; j++) cmax = fmaxf(cmax, cnorm[j]);
+    const long long start = (long long)blockIdx.x * per;
+    const long long end = min(start + per, n);
+    for (long long t0 = start + warp * WT; t0 < end; t0 += NW * WT) {
+        const int len = (int)min((long long)WT, end - t0);
+        const float4* src = (const float4*)(X + t0 * D);
+#pragma unroll
+        for (int i = 0; i < WT * D / 4 / 32; i++) {
+            int f = i * 32 + lane;
+            int r = f / (D / 4), c = f % (D / 4);
+            if (r < len) *(float4*)&tile[r * RS + c * 4] = src[f];
+        }
+        __syncwarp();
+        const float* xr = tile + min(lane, len - 1) * RS;
+        float dot[KC];
+#pragma unroll
+        for (int j = 0; j < KC; j++) dot[j] = 0.f;
+        float xn = 0.f;
+#pragma unroll
+        for (int d4 = 0; d4 < D / 4; d4++) {
+            float4 x = *(const float4*)&xr[4 * d4];
+            xn = fmaf(x.x, x.x, fmaf(x.y, x.y, fmaf(x.z, x.z, fmaf(x.w, x.w, xn))));
+#pragma unroll
+            for (int j = 0; j < KC; j++) {
+                const int o = j * D + 4 * d4;
+                dot[j] = fmaf(x.x, ccent[o], fmaf(x.y, ccent[o + 1], fmaf(x.z, ccent[o + 2], fmaf(x.w, ccent[o + 3], dot[j]))));
+            }
+        }
+        float best = INFINITY, second = INFINITY;
+        int bj = 0;
+#pragma unroll
+        for (int j = 0; j < KC; j++) {
+            float e = fmaf(-2.f, dot[j], cnorm[j]);
+            if (e < best) { second = best; best = e; bj = j; }
+            else if (e < second) second = e;
+        }
+        float bound = 1.0e-5f * (xn + cmax) + 1e-30f;
+        if (!(second - best > bound)) {
+            float bd = INFINITY; bj = 0;
+            for (int j = 0; j < KC; j++) {
+                float s = 0.f;
+                for (int d = 0; d < D; d++) { float t = xr[d] - ccent[j * D + d]; s = fmaf(t, t, s); }
+                if (s < bd) { bd = s; bj = j; }
+            }
+        }
+        int lab = lane < len ? bj : -1;
+#pragma unroll 1
+        for (int j = 0; j < KC; j++) {
+            unsigned m = __ballot_sync(FULL, lab == j);
+            if (lane == 0) wc[j] += (float)__popc(m);
+            float ax = 0.f, ay = 0.f;
+            while (m) {
+                int p = __ffs(m) - 1;
+                m &= m - 1;
+                float2 v = *(const float2*)&tile[p * RS + 2 * lane];
+                ax += v.x; ay += v.y;
+            }
+            float2* b = (float2*)&wb[j * D + 2 * lane];
+            float2 o = *b; o.x += ax; o.y += ay; *b = o;
+        }
+        __syncwarp();
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < COLS; i += NT) {
+        float s = 0.f;
+        for (int w = 0; w < NW; w++) s += (sm + w * wsz + WT * RS)[i];
+        part[(long long)blockIdx.x * COLS + i] = s;
+    }
+}
+
 extern "C" __global__ void km_final(const float* __restrict__ part, float* __restrict__ out,
                                     float* __restrict__ counts, int blocks)
 {
@@ -503,11 +698,13 @@ extern "C" __global__ void km_final(const float* __restrict__ part, float* __res
 }
 '''
 
-def build(nt, stage, ppl=1, free=0):
-    opts = ("-std=c++17", f"-DNT={nt}", f"-DSTAGE={stage}", f"-DPPL={ppl}", f"-DFREE={free}")
+def build(nt, stage, ppl=1, free=0, minb=1):
+    opts = ("-std=c++17", f"-DNT={nt}", f"-DSTAGE={stage}", f"-DPPL={ppl}", f"-DFREE={free}", f"-DMINB={minb}")
     mod = cp.RawModule(code=SRC, options=opts)
     try:
-        name = {3: "km_ppl", 4: "km_mma"}.get(stage, "km_tiles")
+        name = {3: "km_ppl", 4: "km_mma", 5: "km_pair", 6: "km_const"}.get(stage, "km_tiles")
+        if stage == 6:
+            return mod, mod.get_function(name), mod.get_function("km_final")
         return mod.get_function(name), mod.get_function("km_final")
     except Exception as e:
         print(f"compile failed (NT={nt}, STAGE={stage}): {e}", flush=True)
@@ -547,15 +744,32 @@ def run(N=1 << 20, D=64, K=10):
     ct, cw = time_it(lambda: cp.copyto(b, a))
     print(f"copy 2^26 float32: events {ct:.4f} ms, wall {cw:.4f}", flush=True)
     # (stage, threads, blocks a multiprocessor, positions a lane, labels free)
-    configs = [(1, 256, (2,), 1, 0), (3, 256, (2,), 1, 1),
-               (4, 128, (3, 4), 1, 0), (4, 256, (1, 2), 1, 0), (4, 64, (6, 8), 1, 0),
-               (4, 512, (1,), 1, 0), (1, 128, (4,), 1, 0)]
+    configs = [(1, 128, (4,), 1, 0), (6, 128, (4,), 1, 0), (6, 256, (2,), 1, 0),
+               (6, 512, (1,), 1, 0), (6, 64, (8,), 1, 0), (1, 256, (2,), 1, 0),
+               (6, 96, (5,), 1, 0), (6, 160, (3,), 1, 0)]
     for stage, nt, bps, ppl, free in configs:
             wt = 32 * (ppl if stage in (3, 4) else stage)
             smem = 4 * (K * D + 16 + (nt // 32) * ((wt * (D + 4)) + K * D + 16))
+            if stage == 5:
+                smem = 4 * (K * D + 16 + (nt // 32) * (16 * (D + 8) + K * D + 16))
+            if stage == 6:
+                smem = 4 * ((nt // 32) * ((32 * (D + 4)) + K * D + 16))
             if stage == 4:
                 smem += 4 * 2 * (D // 8) * 32 * 4
-            kt, kf = build(nt, stage, ppl, free)
+            built = build(nt, stage, ppl, free, max(bps) if stage == 5 else 1)
+            if stage == 6:
+                mod, kt, kf = built
+                cn_h = np.zeros(16, np.float32); cn_h[:K] = (C.astype(np.float32) ** 2).sum(1)
+                # norms as the other kernels compute them: a float32 fma chain in order
+                for j in range(K):
+                    acc = np.float32(0)
+                    for d_ in range(D):
+                        acc = np.float32(np.fma(C[j, d_], C[j, d_], acc)) if hasattr(np, "fma") else np.float32(acc + C[j, d_] * C[j, d_])
+                    cn_h[j] = acc
+                g1 = mod.get_global("ccent"); g1.copy_from_host(C.ctypes.data, C.nbytes)
+                g2 = mod.get_global("cnorm"); g2.copy_from_host(cn_h.ctypes.data, cn_h.nbytes)
+            else:
+                kt, kf = built
             kt.max_dynamic_shared_size_bytes = smem
             occ = None
             for blocks_per_sm in bps:
@@ -568,6 +782,8 @@ def run(N=1 << 20, D=64, K=10):
                 und = cp.zeros(1, cp.uint32)
                 def go():
                     args = (Xc, Cc, part, cp.int64(N), cp.int64(per)) + ((und,) if stage == 4 else ())
+                    if stage == 6:
+                        args = (Xc, part, cp.int64(N), cp.int64(per))
                     kt((B,), (nt,), args, shared_mem=smem)
                     kf(((K * D + K + 7) // 8,), (256,), (part, out, cnt, cp.int32(B)))
                 try:
