@@ -597,6 +597,27 @@ km_pair(const float* __restrict__ X, const float* __restrict__ C, float* __restr
 // (a uniform operand, no load instruction).
 __constant__ float ccent[KC * D];
 __constant__ float cnorm[16];
+// The dot products of a row (shared memory) with the constant centres, in a function of its
+// own so that the compiler cannot hoist the 640 constant loads out of the tile loop.
+__device__ __noinline__ float const_dots(const float* xr, float* dot) {
+    float d[KC];
+#pragma unroll
+    for (int j = 0; j < KC; j++) d[j] = 0.f;
+    float xn = 0.f;
+#pragma unroll
+    for (int d4 = 0; d4 < D / 4; d4++) {
+        float4 x = *(const float4*)&xr[4 * d4];
+        xn = fmaf(x.x, x.x, fmaf(x.y, x.y, fmaf(x.z, x.z, fmaf(x.w, x.w, xn))));
+#pragma unroll
+        for (int j = 0; j < KC; j++) {
+            const int o = j * D + 4 * d4;
+            d[j] = fmaf(x.x, ccent[o], fmaf(x.y, ccent[o + 1], fmaf(x.z, ccent[o + 2], fmaf(x.w, ccent[o + 3], d[j]))));
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < KC; j++) dot[j] = d[j];
+    return xn;
+}
 extern "C" __global__ void __launch_bounds__(NT)
 km_const(const float* __restrict__ X, float* __restrict__ part, long long n, long long per)
 {
@@ -625,19 +646,7 @@ km_const(const float* __restrict__ X, float* __restrict__ part, long long n, lon
         __syncwarp();
         const float* xr = tile + min(lane, len - 1) * RS;
         float dot[KC];
-#pragma unroll
-        for (int j = 0; j < KC; j++) dot[j] = 0.f;
-        float xn = 0.f;
-#pragma unroll
-        for (int d4 = 0; d4 < D / 4; d4++) {
-            float4 x = *(const float4*)&xr[4 * d4];
-            xn = fmaf(x.x, x.x, fmaf(x.y, x.y, fmaf(x.z, x.z, fmaf(x.w, x.w, xn))));
-#pragma unroll
-            for (int j = 0; j < KC; j++) {
-                const int o = j * D + 4 * d4;
-                dot[j] = fmaf(x.x, ccent[o], fmaf(x.y, ccent[o + 1], fmaf(x.z, ccent[o + 2], fmaf(x.w, ccent[o + 3], dot[j]))));
-            }
-        }
+        float xn = const_dots(xr, dot);
         float best = INFINITY, second = INFINITY;
         int bj = 0;
 #pragma unroll
