@@ -70,16 +70,35 @@ pub fn assert_prebuilt_current(label: &str, source: &str) {
     );
 }
 
-/// Modules [`kiln_module`] loaded from [`PREBUILT`], by label (for tests and reports).
-fn prebuilt_counts() -> &'static Mutex<HashMap<&'static str, usize>> {
-    static COUNTS: OnceLock<Mutex<HashMap<&'static str, usize>>> = OnceLock::new();
-    COUNTS.get_or_init(Default::default)
+/// Counts of this process by module label (for tests and reports).
+struct Tally(OnceLock<Mutex<HashMap<&'static str, usize>>>);
+
+impl Tally {
+    const fn new() -> Tally {
+        Tally(OnceLock::new())
+    }
+
+    fn counts(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, usize>> {
+        self.0.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn add(&self, label: &'static str) {
+        *self.counts().entry(label).or_default() += 1;
+    }
+
+    fn get(&self, label: &str) -> usize {
+        self.counts().get(label).copied().unwrap_or(0)
+    }
 }
+
+/// Modules [`kiln_module`] loaded from [`PREBUILT`], and NVRTC compiles it made.
+static PREBUILT_LOADS: Tally = Tally::new();
+static COMPILES: Tally = Tally::new();
 
 /// How many times this process loaded the module labelled `label` from its prebuilt cubin
 /// (once per device at most).
 pub fn prebuilt_loads(label: &str) -> usize {
-    prebuilt_counts().lock().unwrap_or_else(|p| p.into_inner()).get(label).copied().unwrap_or(0)
+    PREBUILT_LOADS.get(label)
 }
 
 /// The disk cache key of `source` (labelled `label`) for `sm`.
@@ -92,16 +111,10 @@ fn cache_key(label: &str, source: &str, sm: u32, nvrtc: (i32, i32), driver: i32)
     )
 }
 
-/// NVRTC compiles [`kiln_module`] made, by label (for tests and reports).
-fn compile_counts() -> &'static Mutex<HashMap<&'static str, usize>> {
-    static COUNTS: OnceLock<Mutex<HashMap<&'static str, usize>>> = OnceLock::new();
-    COUNTS.get_or_init(Default::default)
-}
-
 /// How many times this process compiled the source labelled `label` with NVRTC (once per
 /// device at most, none where the disk cache held it).
 pub fn compiles(label: &str) -> usize {
-    compile_counts().lock().unwrap_or_else(|p| p.into_inner()).get(label).copied().unwrap_or(0)
+    COMPILES.get(label)
 }
 
 /// The process's disk kernel cache (`KILN_CACHE_DIR`), for callers that have no other.
@@ -138,11 +151,7 @@ pub fn kiln_module(
         match device.load_module(label, ModuleImage::Cubin(ahead.cubin)) {
             Ok(m) => {
                 crate::host_trace::point("kiln module: prebuilt cubin loaded");
-                *prebuilt_counts()
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .entry(label)
-                    .or_default() += 1;
+                PREBUILT_LOADS.add(label);
                 modules.insert(id, m.clone());
                 return Ok(m);
             }
@@ -162,11 +171,7 @@ pub fn kiln_module(
             let program =
                 Program { name: label, source, options: &[], headers: &[], name_expressions: &[] };
             let compiled = nvrtc::compile(&program, sm)?;
-            *compile_counts()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry(label)
-                .or_default() += 1;
+            COMPILES.add(label);
             let entry = match compiled.kind {
                 CodeKind::Cubin => CachedKernel { ptx: String::new(), cubin: compiled.code },
                 CodeKind::Ptx => CachedKernel {
@@ -190,4 +195,19 @@ pub fn kiln_module(
     let m = device.load_module(label, image)?;
     modules.insert(id, m.clone());
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tally;
+
+    #[test]
+    fn a_tally_counts_each_label_apart() {
+        static T: Tally = Tally::new();
+        assert_eq!(T.get("a"), 0);
+        T.add("a");
+        T.add("a");
+        T.add("b");
+        assert_eq!((T.get("a"), T.get("b"), T.get("c")), (2, 1, 0));
+    }
 }

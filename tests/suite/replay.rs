@@ -57,25 +57,50 @@ fn since(before: ReplayStats) -> ReplayStats {
     }
 }
 
+/// Elementwise work only: one kernel.
+fn one_kernel(x: &Array) -> Array {
+    (x * 1.5f32 + 0.25f32).abs() * x - 2.0f32
+}
+
+/// `f` of new data of `n` elements at each seed, each result against the evaluator; the
+/// replay counts of those calls.
+fn new_inputs(f: fn(&Array) -> Array, n: usize, seeds: std::ops::Range<u32>) -> ReplayStats {
+    let before = stats();
+    for call in seeds {
+        matches_evaluator(&[&f(&data(n, call))], &format!("call {call}"));
+    }
+    since(before)
+}
+
+/// [`new_inputs`] with every result kept: the pool cannot hand the same blocks back, so the
+/// nodes' pointers change and are updated before each replay. The replay counts of those
+/// calls; then each kept result is checked to still hold its own values.
+fn kept_results(f: fn(&Array) -> Array, n: usize, seeds: std::ops::Range<u32>) -> ReplayStats {
+    let before = stats();
+    let mut kept = Vec::new();
+    for call in seeds {
+        let x = data(n, call);
+        let r = f(&x);
+        matches_evaluator(&[&r], &format!("call {call}"));
+        kept.push((call, x, r));
+    }
+    let s = since(before);
+    for (call, _, r) in &kept {
+        let again = f(&data(n, *call));
+        assert_eq!(r.to_vec::<f32>(), again.to_vec::<f32>(), "call {call} kept");
+    }
+    s
+}
+
 #[test]
 fn gpu_replay_of_a_chain_of_kernels_with_new_inputs_each_call() {
     if !on_gpu() {
         return;
     }
     let _on = GraphsOn::new();
-    let before = stats();
-    for call in 0..8 {
-        let x = data(1024, call);
-        matches_evaluator(&[&chain(&x)], &format!("call {call}"));
-    }
-    let s = since(before);
+    let s = new_inputs(chain, 1024, 0..8);
     assert!(s.built >= 1 && s.replayed >= 1, "the chain was replayed as a graph: {s:?}");
     assert_eq!(s.fallbacks, 0, "{s:?}");
-}
-
-/// Elementwise work only: one kernel.
-fn one_kernel(x: &Array) -> Array {
-    (x * 1.5f32 + 0.25f32).abs() * x - 2.0f32
 }
 
 /// A plan of one kernel is replayed as a one-node graph too (its launch costs the host less
@@ -87,28 +112,11 @@ fn gpu_replay_of_one_kernel_with_new_inputs_and_buffers_each_call() {
         return;
     }
     let _on = GraphsOn::new();
-    let before = stats();
-    for call in 0..6 {
-        let x = data(4096, call);
-        matches_evaluator(&[&one_kernel(&x)], &format!("call {call}"));
-    }
-    let s = since(before);
+    let s = new_inputs(one_kernel, 4096, 0..6);
     assert!(s.built >= 1 && s.replayed >= 1, "one kernel replayed as a graph: {s:?}");
     assert_eq!(s.fallbacks, 0, "{s:?}");
-    let before = stats();
-    let mut kept = Vec::new();
-    for call in 0..6 {
-        let x = data(4096, 100 + call);
-        let r = one_kernel(&x);
-        matches_evaluator(&[&r], &format!("kept call {call}"));
-        kept.push((x, r));
-    }
-    let s = since(before);
+    let s = kept_results(one_kernel, 4096, 100..106);
     assert!(s.replayed >= 1 && s.updated_nodes >= 1, "{s:?}");
-    for (call, (_, r)) in kept.iter().enumerate() {
-        let again = one_kernel(&data(4096, 100 + call as u32));
-        assert_eq!(r.to_vec::<f32>(), again.to_vec::<f32>(), "kept call {call}");
-    }
 }
 
 #[test]
@@ -134,23 +142,8 @@ fn gpu_replay_when_the_buffers_change_between_calls() {
         return;
     }
     let _on = GraphsOn::new();
-    let before = stats();
-    // Every result kept: the pool cannot hand the same blocks back, so the nodes' pointers
-    // change and are updated before each replay.
-    let mut kept = Vec::new();
-    for call in 0..8 {
-        let x = data(5000, call);
-        let r = chain(&x);
-        matches_evaluator(&[&r], &format!("call {call}"));
-        kept.push((x, r));
-    }
-    let s = since(before);
+    let s = kept_results(chain, 5000, 0..8);
     assert!(s.replayed >= 1 && s.updated_nodes >= 1, "{s:?}");
-    // The kept results still hold their own values.
-    for (call, (_, r)) in kept.iter().enumerate() {
-        let again = chain(&data(5000, call as u32));
-        assert_eq!(r.to_vec::<f32>(), again.to_vec::<f32>(), "call {call} kept");
-    }
 }
 
 #[test]
