@@ -148,6 +148,8 @@ mod random_params;
 mod reduce_dtype;
 #[path = "suite/rowsort_gpu.rs"]
 mod rowsort_gpu;
+#[path = "suite/scan_lookahead.rs"]
+mod scan_lookahead;
 #[path = "suite/scans.rs"]
 mod scans;
 #[path = "suite/scatter_epilogue.rs"]

@@ -331,6 +331,8 @@ impl Module {
             module: self.clone(),
             name: Arc::from(name),
             params: Arc::new(OnceLock::new()),
+            dynamic_shared: Arc::new(std::sync::atomic::AtomicU32::new(0)),
+            resident: Arc::new(OnceLock::new()),
         })
     }
 
@@ -379,6 +381,11 @@ pub struct Function {
     pub(crate) name: Arc<str>,
     /// Parameter sizes from `cuFuncGetParamInfo`, `None` if the driver cannot tell.
     pub(crate) params: Arc<OnceLock<Option<Vec<usize>>>>,
+    /// The dynamic shared memory this kernel was allowed ([`Function::set_max_dynamic_shared_memory`]),
+    /// so that a launch sets it once.
+    pub(crate) dynamic_shared: Arc<std::sync::atomic::AtomicU32>,
+    /// The first [`Function::max_active_blocks`] answer: (threads, dynamic shared bytes, blocks).
+    pub(crate) resident: Arc<OnceLock<(usize, usize, usize)>>,
 }
 
 impl std::fmt::Debug for Function {
@@ -444,7 +451,12 @@ impl Function {
     }
 
     /// Allows this kernel more than 48 KiB of dynamic shared memory.
+    /// Setting the size this kernel already has costs no driver call.
     pub fn set_max_dynamic_shared_memory(&self, bytes: u32) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.dynamic_shared.load(Ordering::Relaxed) == bytes {
+            return Ok(());
+        }
         let _bound = self.module.device.bind()?;
         // SAFETY: a live function.
         check("cuFuncSetAttribute", unsafe {
@@ -453,7 +465,9 @@ impl Function {
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 bytes as i32,
             )
-        })
+        })?;
+        self.dynamic_shared.store(bytes, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Every attribute CuPy's `RawKernel.attributes` gives (`cuFuncGetAttribute`).
@@ -487,6 +501,30 @@ impl Function {
                 percent,
             )
         })
+    }
+
+    /// Blocks of `threads` threads with `dynamic_shared_bytes` of dynamic shared memory a
+    /// multiprocessor holds at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`): what a
+    /// cooperative launch may have per multiprocessor.
+    /// The first answer is kept: asking again with the same sizes costs no driver call.
+    pub fn max_active_blocks(&self, threads: usize, dynamic_shared_bytes: usize) -> Result<usize> {
+        if let Some(&(t, s, n)) = self.resident.get() {
+            if (t, s) == (threads, dynamic_shared_bytes) {
+                return Ok(n);
+            }
+        }
+        let _bound = self.module.device.bind()?;
+        // SAFETY: a live function.
+        let n = check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(
+                self.raw.0,
+                threads as std::ffi::c_int,
+                dynamic_shared_bytes,
+            )
+        })?;
+        let n = n.max(0) as usize;
+        let _ = self.resident.set((threads, dynamic_shared_bytes, n));
+        Ok(n)
     }
 
     /// `(min_grid_size, block_size)` from `cuOccupancyMaxPotentialBlockSize`: the block size

@@ -13,7 +13,11 @@ pub fn gpu_kernel(
     target: PtxTarget,
     tier: Tier,
 ) -> Result<GpuKernel, CompileError> {
-    gpu_compile(codegen::lower(region, &LowerOptions::gpu_tier(tier))?, target, tier)
+    gpu_compile(
+        codegen::lower(region, &LowerOptions::gpu_tier(tier).for_sm(target.sm))?,
+        target,
+        tier,
+    )
 }
 
 /// The optimised GPU kernel (PTX for the default target) of the one region the plan of `outs`

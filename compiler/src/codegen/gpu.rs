@@ -217,18 +217,21 @@ pub(crate) fn compile_ptx(
 /// The MLIR of a region's GPU kernel (canonical and shape-generic: what `KILN_DUMP=mlir`
 /// shows on the GPU backend).
 pub fn mlir_text(region: &Region) -> Result<String, CompileError> {
-    Ok(lower(region, &LowerOptions::gpu())?.mlir)
+    Ok(lower(region, &LowerOptions::gpu().for_sm(PtxTarget::default().sm))?.mlir)
 }
 
 /// The LLVM IR of a region's GPU kernel as translated from MLIR, before libdevice is linked
 /// and before optimisation (canonical: what `KILN_DUMP=llvm` shows on the GPU backend).
 pub fn llvm_ir_text(region: &Region) -> Result<String, CompileError> {
-    super::jit::translate(&lower(region, &LowerOptions::gpu())?.mlir)
+    super::jit::translate(
+        &lower(region, &LowerOptions::gpu().for_sm(PtxTarget::default().sm))?.mlir,
+    )
 }
 
 /// The PTX of a region's kernel for `target` (what `KILN_DUMP=ptx` shows).
 pub fn ptx_text(region: &Region, target: PtxTarget) -> Result<String, CompileError> {
-    Ok(compile_ptx(lower(region, &LowerOptions::gpu())?, target, Tier::Optimized)?.ptx.to_string())
+    let kernel = lower(region, &LowerOptions::gpu().for_sm(target.sm))?;
+    Ok(compile_ptx(kernel, target, Tier::Optimized)?.ptx.to_string())
 }
 
 /// The disk-cache key of a GPU kernel: its canonical MLIR text, its math library, the PTX

@@ -54,9 +54,23 @@ pub(super) fn launch(
         counter.memset(0)?;
         split_bufs.push(counter);
     }
+    // More dynamic shared memory than a launch gets without opting in (a GPU line sort, the
+    // look-ahead scan).
+    if kernel.gpu_shared > 48 * 1024 {
+        function.set_max_dynamic_shared_memory(kernel.gpu_shared as u32)?;
+    }
     let config = match (kernel.gpu_split, kernel.gpu_block) {
         _ if let Some(gs) = kernel.gpu_scatter => {
             LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
+        }
+        _ if let Some(gs) = kernel.gpu_grid
+            && gs.persistent =>
+        {
+            // Every block resident at once: as many as the device holds (one a multiprocessor
+            // for the look-ahead scan's shared memory), at most one a tile.
+            let per_sm = function.max_active_blocks(gs.threads, kernel.gpu_shared)?.max(1);
+            let resident = per_sm * (gpu.max_blocks as usize / MAX_BLOCKS_PER_SM);
+            LaunchConfig::linear(gs.blocks.min(resident) as u32, gs.threads as u32)
         }
         _ if let Some(gs) = kernel.gpu_grid => {
             LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
@@ -72,10 +86,6 @@ pub(super) fn launch(
         (_, None) => LaunchConfig::grid_stride(chunks, 256, gpu.max_blocks),
     }
     .with_shared_mem(kernel.gpu_shared as u32);
-    // More dynamic shared memory than a launch gets without opting in (a GPU line sort).
-    if kernel.gpu_shared > 48 * 1024 {
-        function.set_max_dynamic_shared_memory(kernel.gpu_shared as u32)?;
-    }
     // A scatter with launch bounds: the blocks it asks a multiprocessor to hold need the
     // shared memory (the driver's own carve-out may hold one fewer).
     if kernel.gpu_scatter.is_some_and(|gs| gs.min_blocks > 0) {
@@ -98,7 +108,13 @@ pub(super) fn launch(
     // unused scratch and zeroed published words (sized by `GpuGrid`), then its i64
     // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers.
-    unsafe { function.launch_on(&stream, config, &args)? };
+    unsafe {
+        if kernel.gpu_grid.is_some_and(|gs| gs.persistent) {
+            function.launch_cooperative_on(&stream, config, &args)?
+        } else {
+            function.launch_on(&stream, config, &args)?
+        }
+    };
     kiln_runtime::host_trace::point("launch: cuLaunchKernel");
     Ok(outs)
 }

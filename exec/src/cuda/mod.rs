@@ -241,6 +241,10 @@ fn host_bytes_mut(d: &mut Data) -> &mut [u8] {
     })
 }
 
+/// Blocks of a grid-stride launch per multiprocessor ([`Gpu`]'s `max_blocks` is this many
+/// times the multiprocessors).
+const MAX_BLOCKS_PER_SM: usize = 32;
+
 /// The device materialisation runs on, with its PTX target.
 pub struct Gpu {
     device: Device,
@@ -278,7 +282,13 @@ impl Gpu {
             let sms = device.multiprocessor_count()?;
             let target = PtxTarget { sm: major * 10 + minor, ..PtxTarget::default() };
             let driver = kiln_runtime::driver_version()?;
-            Ok(Gpu { device, target, max_blocks: sms * 32, driver, disk: DiskCache::from_env() })
+            Ok(Gpu {
+                device,
+                target,
+                max_blocks: sms * MAX_BLOCKS_PER_SM as u32,
+                driver,
+                disk: DiskCache::from_env(),
+            })
         })
         .as_ref()
         .map_err(|e| Error::Runtime(e.clone()))

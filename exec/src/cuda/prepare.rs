@@ -111,7 +111,7 @@ pub(super) fn ready_cache(
 }
 
 pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
-    let kernel = match lower(region, &LowerOptions::gpu()) {
+    let kernel = match lower(region, &LowerOptions::gpu().for_sm(gpu.target().sm)) {
         Ok(k) => k,
         Err(CompileError::Unsupported { op, reason, .. }) => {
             tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; a library or the host runs it");
@@ -124,7 +124,7 @@ pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
     let (code, upgrade, calls) = match tier {
         Tier::Optimized => (load_or_compile(gpu, kernel, tier)?, None, Arc::default()),
         Tier::Fast => {
-            let fast = lower(region, &LowerOptions::gpu_tier(Tier::Fast))?;
+            let fast = lower(region, &LowerOptions::gpu_tier(Tier::Fast).for_sm(gpu.target().sm))?;
             kiln_runtime::host_trace::point("prepare: lowered fast");
             let calls = fast_calls(&fast.mlir);
             if upgrades && calls.hot_with(work_of(&fast)) {

@@ -264,6 +264,10 @@ pub struct LowerOptions {
     /// norms their sum and sum of squares (module `moments`); by default on the GPU only (see
     /// [`online_softmax`]'s figures).
     pub online_softmax: bool,
+    /// The GPU has `sm_90`'s bulk copies (the TMA) and transaction mbarriers: long scans take
+    /// the look-ahead kernel (`scan_gpu::lookahead`). Off by default; [`LowerOptions::for_sm`]
+    /// sets it from the device.
+    pub bulk_copies: bool,
 }
 
 impl LowerOptions {
@@ -275,7 +279,14 @@ impl LowerOptions {
             math: MathLib::for_target(target),
             gpu_vec: true,
             online_softmax: online_softmax(target),
+            bulk_copies: false,
         }
+    }
+
+    /// These options for a GPU of compute capability `sm` (`major · 10 + minor`): bulk copies
+    /// from `sm_90` on.
+    pub fn for_sm(self, sm: u32) -> LowerOptions {
+        LowerOptions { bulk_copies: self.target == Target::Gpu && sm >= 90, ..self }
     }
 
     /// The defaults for the host.
@@ -309,7 +320,7 @@ pub fn lower(region: &Region, options: &LowerOptions) -> Result<Kernel, CompileE
 }
 
 fn lower_region(region: &Region, options: &LowerOptions) -> Result<Kernel, Unsupported> {
-    let LowerOptions { target, math, gpu_vec, online_softmax } = *options;
+    let LowerOptions { target, math, gpu_vec, online_softmax, bulk_copies } = *options;
     if matches!((target, math), (Target::Host, MathLib::Libdevice) | (Target::Gpu, MathLib::Libm)) {
         return Err(Unsupported::new(
             None,
@@ -371,6 +382,7 @@ fn lower_region(region: &Region, options: &LowerOptions) -> Result<Kernel, Unsup
         let mut cx = Lower::new(body, inputs.len(), outputs.len() + scatter_extra.len(), target);
         cx.gpu_vec = gpu_vec && target == Target::Gpu;
         cx.online = online_softmax;
+        cx.bulk_copies = bulk_copies && target == Target::Gpu;
         cx.b.math = math;
         cx.b.index32 = index32;
         match &region.space {
@@ -530,6 +542,11 @@ struct Lower<'g> {
     /// Launch bounds of a grid kernel that is not a scatter's: (threads, blocks a
     /// multiprocessor should hold at once), `.maxntid` and `.minnctapersm` in the PTX.
     grid_bounds: Option<(usize, usize)>,
+    /// `sm_90` bulk copies (the TMA) and mbarriers may be used: the look-ahead scan.
+    bulk_copies: bool,
+    /// A look-ahead scan's tile (elements) and the byte offset of its slots after the stages.
+    lookahead_tile: usize,
+    lookahead_slots: usize,
     /// The kernel's shape (see [`KernelShape`]): set by the function that lays the work out;
     /// GPU reductions' refined in `finish` from `coop`, `split` and `row_cache`.
     shape: KernelShape,
@@ -582,6 +599,9 @@ impl<'g> Lower<'g> {
             combined: HashMap::new(),
             grid_launch: None,
             grid_bounds: None,
+            bulk_copies: false,
+            lookahead_tile: 0,
+            lookahead_slots: 0,
             shape: KernelShape::ElementwiseRows,
             constant: super::fold::constant_nodes(body),
         }

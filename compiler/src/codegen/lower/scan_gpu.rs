@@ -24,6 +24,9 @@
 //! set after a fence cost a device-scope fence, an L1 invalidation with it, per publish and
 //! per wait).
 //!
+//! - One line of [`lookahead::LOOKAHEAD_MIN`] elements or more on `sm_90` (bulk copies): the
+//!   look-ahead scan (the `lookahead` module): persistent blocks, all resident, each tile's
+//!   prefix combined from totals only, so no tile waits on another's prefix.
 //! - Scans along the last axis ([`Lower::scan_gpu`]): a tile is up to 2048 consecutive
 //!   elements of a row (256 threads), or for longer rows up to 8192 (512 threads, 16 runs of
 //!   32 a warp: fewer tiles, so fewer and shallower look-backs), scanned by warp shuffles.
@@ -53,6 +56,7 @@ use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, mem_ty, store, work_ty, Val};
 use lookback::{publications, LookBack};
 
+mod lookahead;
 mod lookback;
 
 /// Threads of a GPU scan block (of a column scan; a row scan's tiles of more than
@@ -82,12 +86,15 @@ pub struct GpuGrid {
     pub threads: usize,
     pub scratch_bytes: usize,
     pub counter_words: usize,
+    /// Persistent blocks that wait on each other (the look-ahead scan): launched cooperatively,
+    /// `blocks` cut to those the device holds at once (the kernel reads the grid's size).
+    pub persistent: bool,
 }
 
 impl GpuGrid {
     /// `blocks` blocks of `threads` threads publishing `words` tagged words in all.
     fn new(blocks: usize, threads: usize, words: usize) -> GpuGrid {
-        GpuGrid { blocks, threads, scratch_bytes: 16, counter_words: 2 * words }
+        GpuGrid { blocks, threads, scratch_bytes: 16, counter_words: 2 * words, persistent: false }
     }
 }
 
@@ -186,6 +193,9 @@ impl Lower<'_> {
         axis: usize,
         tiles: Tiles,
     ) -> Result<(), Stop> {
+        if let Some(la) = self.lookahead_plan(shape, axis) {
+            return self.scan_lookahead(shape, &la);
+        }
         let (threads, groups, per_row) = match tiles {
             Tiles::Rows { threads, groups, per_row } => (threads, groups, per_row),
             Tiles::Columns { chunks, cols, col_groups } => {

@@ -357,7 +357,13 @@ impl Lower<'_> {
         let kdt = if wide { DType::UInt64 } else { DType::UInt32 };
         let key_bytes = np2 * s.dt.itemsize();
         self.grid_launch = Some((
-            GpuGrid { blocks: s.lines, threads: SORT_THREADS, scratch_bytes: 16, counter_words: 1 },
+            GpuGrid {
+                blocks: s.lines,
+                threads: SORT_THREADS,
+                scratch_bytes: 16,
+                counter_words: 1,
+                persistent: false,
+            },
             key_bytes + 4 * np2,
         ));
         let keys = self.shared_at(0);
