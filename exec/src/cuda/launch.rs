@@ -107,7 +107,9 @@ pub(super) fn launch(
     // scatter its scratch and zeroed counters (sized by `GpuScatter`), for a scan by tiles its
     // unused scratch and zeroed published words (sized by `GpuGrid`), then its i64
     // parameters, the number of work items and the chunk size, as the lowering
-    // declares them; it touches only elements of those buffers.
+    // declares them; it touches only elements of those buffers. The look-ahead scan's blocks
+    // wait on each other: its launch is cooperative, so every block is resident (or the launch
+    // fails) and the waits end.
     unsafe {
         if kernel.gpu_grid.is_some_and(|gs| gs.persistent) {
             function.launch_cooperative_on(&stream, config, &args)?

@@ -284,9 +284,11 @@ impl LowerOptions {
     }
 
     /// These options for a GPU of compute capability `sm` (`major · 10 + minor`): bulk copies
-    /// from `sm_90` on.
+    /// on the data-centre parts whose blocks may have 227 KiB of shared memory (`sm_90`,
+    /// `sm_100`, `sm_103`; the look-ahead scan's stages take 192 KiB), not on `sm_120`'s 99 KiB.
     pub fn for_sm(self, sm: u32) -> LowerOptions {
-        LowerOptions { bulk_copies: self.target == Target::Gpu && sm >= 90, ..self }
+        let big_smem = matches!(sm, 90 | 100 | 103);
+        LowerOptions { bulk_copies: self.target == Target::Gpu && big_smem, ..self }
     }
 
     /// The defaults for the host.
