@@ -79,6 +79,8 @@ impl Lower<'_> {
     /// copies ([`Lower::bulk_copies`]), one line of at least [`LOOKAHEAD_MIN`] elements, one
     /// scanned output of up to 4 bytes (one tagged word), no compaction, and a scanned value
     /// computed elementwise from region inputs read at its own position (staged) and scalars.
+    /// `KILN_GPU_SCAN_LOOKBACK=fenwick` turns it off (the tree of the parent module, for
+    /// measuring).
     pub(super) fn lookahead_plan(&self, shape: &[usize], axis: usize) -> Option<LookAhead> {
         let n = *shape.get(axis)?;
         if !self.bulk_copies || shape.len() != 1 || n < LOOKAHEAD_MIN {
