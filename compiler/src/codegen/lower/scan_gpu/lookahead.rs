@@ -74,6 +74,38 @@ impl LookAhead {
     }
 }
 
+/// Slots after the stages (8 bytes each): the mbarriers `full`, `empty` and `pfull` of each
+/// stage, the prefixes handed to the consumers, and the warps' totals (`CONSUMERS` a stage).
+const FULL: usize = 0;
+const EMPTY: usize = STAGES;
+const PFULL: usize = 2 * STAGES;
+const PREF: usize = 3 * STAGES;
+const WSUM: usize = 4 * STAGES;
+
+/// What the parts of a look-ahead scan kernel share: the scan, the layout, and SSA values of
+/// the kernel's start (i32 `tid`, `warp`, `lane`; i1 `lead`: lane 0; i64 the rest).
+struct Pipe {
+    op: OpKind,
+    dt: DType,
+    input: NodeId,
+    id: Val,
+    tile: usize,
+    stage: usize,
+    bars: usize,
+    tid: String,
+    warp: String,
+    lane: String,
+    lead: String,
+    ne: String,
+    te: String,
+    zero: String,
+    one: String,
+    sc: String,
+    g: String,
+    c: String,
+    mine: String,
+}
+
 impl Lower<'_> {
     /// The look-ahead plan of a GPU scan over `axis` of `shape`, if it applies: `sm_90` bulk
     /// copies ([`Lower::bulk_copies`]), one line of at least [`LOOKAHEAD_MIN`] elements, one
@@ -150,10 +182,8 @@ impl Lower<'_> {
         let tile = la.tile;
         let n_tiles = n.div_ceil(tile);
         let stage = tile * la.element_bytes();
-        // Shared memory: the stages, then 8-byte slots: full[S], empty[S], pfull[S], the
-        // prefixes pref[S], and the warps' totals wsum[S][CONSUMERS].
+        // Shared memory: the stages, then the 8-byte slots (`FULL` ..).
         let bars = STAGES * stage;
-        let (full, empty, pfull, pref, wsum) = (0, STAGES, 2 * STAGES, 3 * STAGES, 4 * STAGES);
         let smem = bars + 8 * (4 * STAGES + STAGES * CONSUMERS);
         let threads = (2 + CONSUMERS) * WARP;
         self.lookahead_tile = tile;
@@ -183,18 +213,13 @@ impl Lower<'_> {
         let per = self.b.op(&format!("arith.addi {per}, {one} : i64"));
         let some = self.b.op(&format!("arith.cmpi slt, {c}, {nt} : i64"));
         let mine = self.b.op(&format!("arith.select {some}, {per}, {zero} : i64"));
-        let s32 = |me: &mut Self, slot: usize| -> String {
-            let base = me.smem_base32();
-            let off = me.b.constant(&(bars + 8 * slot).to_string(), "i32");
-            me.b.op(&format!("arith.addi {base}, {off} : i32"))
-        };
 
         // Thread 0 initialises the mbarriers; every thread waits for it.
         let first = self.b.op(&format!("arith.cmpi eq, {tid}, {z32} : i32"));
         self.open_if(&first);
         for s in 0..STAGES {
-            for (slot, count) in [(full + s, 1), (empty + s, CONSUMERS), (pfull + s, 1)] {
-                let a = s32(self, slot);
+            for (slot, count) in [(FULL + s, 1), (EMPTY + s, CONSUMERS), (PFULL + s, 1)] {
+                let a = self.la_slot32(bars, slot);
                 let k = self.b.constant(&count.to_string(), "i32");
                 self.asm(
                     "mbarrier.init.shared::cta.b64 [$0], $1;",
@@ -212,49 +237,60 @@ impl Lower<'_> {
         let w1 = self.b.op(&format!("arith.cmpi eq, {warp}, {one32} : i32"));
         let lead = self.b.op(&format!("arith.cmpi eq, {lane}, {z32} : i32"));
         let sc = self.b.i64(STAGES as i64);
-        // The step's stage slot and the parity of its phase: (k % S, (k / S) & 1).
-        let phase = |me: &mut Self, k: &str, back: bool| -> (String, String) {
-            let (q, s) = me.b.divrem(k, &sc);
-            let q = if back {
-                let one = me.b.i64(1);
-                me.b.op(&format!("arith.subi {q}, {one} : i64"))
-            } else {
-                q
-            };
-            let q = me.b.op(&format!("arith.trunci {q} : i64 to i32"));
-            let one = me.b.constant("1", "i32");
-            (s, me.b.op(&format!("arith.andi {q}, {one} : i32")))
+        let pl = &Pipe {
+            op,
+            dt,
+            input,
+            id,
+            tile,
+            stage,
+            bars,
+            tid,
+            warp,
+            lane,
+            lead,
+            ne,
+            te,
+            zero,
+            one,
+            sc,
+            g,
+            c,
+            mine,
         };
-        let bar_at = |me: &mut Self, first_slot: usize, s: &str| -> String {
-            let base = s32(me, first_slot);
-            let s = me.b.op(&format!("arith.trunci {s} : i64 to i32"));
-            let eight = me.b.constant("8", "i32");
-            let off = me.b.op(&format!("arith.muli {s}, {eight} : i32"));
-            me.b.op(&format!("arith.addi {base}, {off} : i32"))
-        };
-        let tile_of = |me: &mut Self, k: &str| -> String {
-            let kg = me.b.op(&format!("arith.muli {k}, {g} : i64"));
-            me.b.op(&format!("arith.addi {c}, {kg} : i64"))
-        };
-        let whole = |me: &mut Self, t: &str| -> (String, String) {
-            let t0 = me.b.op(&format!("arith.muli {t}, {te} : i64"));
-            let end = me.b.op(&format!("arith.addi {t0}, {te} : i64"));
-            (t0.clone(), me.b.op(&format!("arith.cmpi ule, {end}, {ne} : i64")))
-        };
-
-        // Warp 0: the producer (lane 0).
+        // Warp 0: the producer; warp 1: the look-ahead; the others: the consumers.
         self.open(0, &format!("scf.if {w0}"));
-        self.open_if(&lead);
-        let (k, _, _) = self.open_for(&zero, &mine, &[], &[]);
-        let (s, par) = phase(self, &k, true);
+        self.la_producer(pl, la);
+        self.b.next_region("else");
+        self.memo.pop();
+        self.memo.push(Default::default());
+        self.open(0, &format!("scf.if {w1}"));
+        self.la_lookahead(pl)?;
+        self.b.next_region("else");
+        self.memo.pop();
+        self.memo.push(Default::default());
+        self.la_consumers(pl, la)?;
+        self.close();
+        self.close();
+        Ok(())
+    }
+
+    /// Warp 0's lane 0, the producer: each of the block's tiles into stage `k % STAGES` once the
+    /// consumers released it, by one bulk copy per staged input (a tile past the line's end:
+    /// an arrival only).
+    fn la_producer(&mut self, pl: &Pipe, la: &LookAhead) {
+        let (zero, mine, sc, tile, stage) = (&pl.zero, &pl.mine, &pl.sc, pl.tile, pl.stage);
+        self.open_if(&pl.lead);
+        let (k, _, _) = self.open_for(zero, mine, &[], &[]);
+        let (s, par) = self.la_phase(pl, &k, true);
         let again = self.b.op(&format!("arith.cmpi sge, {k}, {sc} : i64"));
         self.open_if(&again);
-        let e = bar_at(self, empty, &s);
+        let e = self.la_bar(pl, EMPTY, &s);
         self.asm_wait(&e, &par);
         self.close();
-        let t = tile_of(self, &k);
-        let (t0, is_whole) = whole(self, &t);
-        let f = bar_at(self, full, &s);
+        let t = self.la_tile(pl, &k);
+        let (t0, is_whole) = self.la_whole(pl, &t);
+        let f = self.la_bar(pl, FULL, &s);
         self.open(0, &format!("scf.if {is_whole}"));
         let bytes = self.b.constant(&stage.to_string(), "i32");
         self.asm(
@@ -291,67 +327,74 @@ impl Lower<'_> {
         self.close();
         self.close();
         self.close();
+    }
 
-        // Warp 1: the look-ahead.
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
-        self.open(0, &format!("scf.if {w1}"));
+    /// Warp 1, the look-ahead: the exclusive prefix of each of the block's tiles, the previous
+    /// one's combined with the published totals of the tiles in between, each lane folding the
+    /// words `32·i + lane` of the window in order, then a butterfly; lane 0 hands it to the
+    /// consumers through slot `PREF + k % STAGES`.
+    fn la_lookahead(&mut self, pl: &Pipe) -> Result<(), Stop> {
+        let (op, dt, id) = (pl.op, pl.dt, &pl.id);
+        let (zero, mine, lane, lead) = (&pl.zero, &pl.mine, &pl.lane, &pl.lead);
         let ty = id.ty();
-        let (k, acc, _) =
-            self.open_for(&zero, &mine, &[id.ssa.clone(), zero.clone()], &[ty, "i64"]);
+        let (k, acc, _) = self.open_for(zero, mine, &[id.ssa.clone(), zero.clone()], &[ty, "i64"]);
         let (prev, lo) = (Val::new(acc[0].clone(), dt), acc[1].clone());
-        let t = tile_of(self, &k);
+        let t = self.la_tile(pl, &k);
         let len = self.b.op(&format!("arith.subi {t}, {lo} : i64"));
         let c31 = self.b.i64(31);
         let len = self.b.op(&format!("arith.addi {len}, {c31} : i64"));
         let c5 = self.b.i64(5);
         let chunks = self.b.op(&format!("arith.shrui {len}, {c5} : i64"));
-        let (i, a, done) = self.open_for(&zero, &chunks, &[id.ssa.clone()], &[ty]);
+        let (i, a, done) = self.open_for(zero, &chunks, &[id.ssa.clone()], &[ty]);
         let c32 = self.b.i64(WARP as i64);
         let j = self.b.op(&format!("arith.muli {i}, {c32} : i64"));
         let j = self.b.op(&format!("arith.addi {lo}, {j} : i64"));
         let l64 = self.b.op(&format!("arith.extui {lane} : i32 to i64"));
         let j = self.b.op(&format!("arith.addi {j}, {l64} : i64"));
         let before = self.b.op(&format!("arith.cmpi slt, {j}, {t} : i64"));
-        let v = self.gather_published(&before, &j, std::slice::from_ref(&id)).remove(0);
+        let v = self.gather_published(&before, &j, std::slice::from_ref(id)).remove(0);
         let a = self.combine(op, dt, Val::new(a[0].clone(), dt), v)?;
         self.yield_(&[a.ssa.clone()], &[ty]);
         self.close();
         let window = self.butterfly(op, Val::new(done[0].clone(), dt))?;
         let p = self.combine(op, dt, prev, window)?;
-        let (s, _) = phase(self, &k, false);
-        self.open_if(&lead);
+        let (s, _) = self.la_phase(pl, &k, false);
+        self.open_if(lead);
         let pb = self.bits_of(&p);
-        let slot = self.slot_ptr(pref, &s);
+        let slot = self.slot_ptr(PREF, &s);
         self.b.stmt(&format!("llvm.store {pb}, {slot} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
-        let pf = bar_at(self, pfull, &s);
+        let pf = self.la_bar(pl, PFULL, &s);
         self.asm_arrive(&pf);
         self.close();
         self.yield_(&[p.ssa.clone(), t.clone()], &[ty, "i64"]);
         self.close();
+        Ok(())
+    }
 
-        // Warps 2 ..: the consumers.
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
+    /// Warps 2 .. 2 + CONSUMERS: at step `k` fold tile `k` (each lane its runs' elements in
+    /// order, then the warp by a butterfly), publish its total, then scan tile `k - 1` from its
+    /// prefix and store it, and release its stage.
+    fn la_consumers(&mut self, pl: &Pipe, la: &LookAhead) -> Result<(), Stop> {
+        let (op, dt, id, input, tile) = (pl.op, pl.dt, &pl.id, pl.input, pl.tile);
+        let (zero, one, mine, ne) = (&pl.zero, &pl.one, &pl.mine, &pl.ne);
+        let (tid, warp, lane, lead) = (&pl.tid, &pl.warp, &pl.lane, &pl.lead);
+        let ty = id.ty();
         let two = self.b.constant("2", "i32");
         let cw = self.b.op(&format!("arith.subi {warp}, {two} : i32"));
         let cw64 = self.b.op(&format!("arith.extui {cw} : i32 to i64"));
         let steps = self.b.op(&format!("arith.addi {mine}, {one} : i64"));
-        let (k, _, _) = self.open_for(&zero, &steps, &[], &[]);
+        let (k, _, _) = self.open_for(zero, &steps, &[], &[]);
         let has = self.b.op(&format!("arith.cmpi slt, {k}, {mine} : i64"));
         // Fold tile k: each lane its runs' elements in order, then the warp by a butterfly.
         self.open_if(&has);
-        let (s, par) = phase(self, &k, false);
-        let f = bar_at(self, full, &s);
+        let (s, par) = self.la_phase(pl, &k, false);
+        let f = self.la_bar(pl, FULL, &s);
         self.asm_wait(&f, &par);
-        let t = tile_of(self, &k);
-        let (t0, is_whole) = whole(self, &t);
+        let t = self.la_tile(pl, &k);
+        let (t0, is_whole) = self.la_whole(pl, &t);
         let runs = self.b.i64((tile / CONSUMERS / RUN) as i64);
-        let (j, a, done) = self.open_for(&zero, &runs, &[id.ssa.clone()], &[ty]);
-        let vals =
-            self.lookahead_values(la, input, dt, &id, &s, &is_whole, &t0, &cw64, &j, &lane)?;
+        let (j, a, done) = self.open_for(zero, &runs, &[id.ssa.clone()], &[ty]);
+        let vals = self.lookahead_values(la, input, dt, id, &s, &is_whole, &t0, &cw64, &j, lane)?;
         let mut acc = Val::new(a[0].clone(), dt);
         for v in vals {
             acc = self.combine(op, dt, acc, v)?;
@@ -359,11 +402,11 @@ impl Lower<'_> {
         self.yield_(&[acc.ssa.clone()], &[ty]);
         self.close();
         let wt = self.butterfly(op, Val::new(done[0].clone(), dt))?;
-        self.open_if(&lead);
+        self.open_if(lead);
         let sw = self.b.i64(CONSUMERS as i64);
         let i = self.b.op(&format!("arith.muli {s}, {sw} : i64"));
         let i = self.b.op(&format!("arith.addi {i}, {cw64} : i64"));
-        let slot = self.slot_ptr(wsum, &i);
+        let slot = self.slot_ptr(WSUM, &i);
         let bits = self.bits_of(&wt);
         self.b.stmt(&format!("llvm.store {bits}, {slot} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
         self.close();
@@ -374,41 +417,40 @@ impl Lower<'_> {
         let pub_thread = self.b.op(&format!("arith.cmpi eq, {tid}, {c64} : i32"));
         let publishes = self.b.op(&format!("arith.andi {has}, {pub_thread} : i1"));
         self.open_if(&publishes);
-        let (s, _) = phase(self, &k, false);
+        let (s, _) = self.la_phase(pl, &k, false);
         let mut tot = id.clone();
         for w in 0..CONSUMERS {
-            let v = self.wsum_value(wsum, &s, w, dt);
+            let v = self.wsum_value(WSUM, &s, w, dt);
             tot = self.combine(op, dt, tot, v)?;
         }
-        let t = tile_of(self, &k);
+        let t = self.la_tile(pl, &k);
         self.publish(&t, std::slice::from_ref(&tot));
         self.close();
         // Scan tile k - 1 and store it.
         let later = self.b.op(&format!("arith.cmpi sge, {k}, {one} : i64"));
         self.open_if(&later);
         let kk = self.b.op(&format!("arith.subi {k}, {one} : i64"));
-        let (s, par) = phase(self, &kk, false);
-        let pf = bar_at(self, pfull, &s);
+        let (s, par) = self.la_phase(pl, &kk, false);
+        let pf = self.la_bar(pl, PFULL, &s);
         self.asm_wait(&pf, &par);
-        let slot = self.slot_ptr(pref, &s);
+        let slot = self.slot_ptr(PREF, &s);
         let pbits = self.b.fresh();
         self.b.stmt(&format!(
             "{pbits} = llvm.load volatile {slot} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
         ));
         let mut carry = self.value_of_bits(&pbits, dt);
         for w in 0..CONSUMERS {
-            let v = self.wsum_value(wsum, &s, w, dt);
+            let v = self.wsum_value(WSUM, &s, w, dt);
             let wi = self.b.constant(&w.to_string(), "i32");
             let earlier = self.b.op(&format!("arith.cmpi ult, {wi}, {cw} : i32"));
             let cv = self.combine(op, dt, carry.clone(), v)?;
             carry = self.select(&earlier, &cv, &carry);
         }
-        let t = tile_of(self, &kk);
-        let (t0, is_whole) = whole(self, &t);
-        let (j, a, _) = self.open_for(&zero, &runs, &[carry.ssa.clone()], &[ty]);
+        let t = self.la_tile(pl, &kk);
+        let (t0, is_whole) = self.la_whole(pl, &t);
+        let (j, a, _) = self.open_for(zero, &runs, &[carry.ssa.clone()], &[ty]);
         let carry = Val::new(a[0].clone(), dt);
-        let vals =
-            self.lookahead_values(la, input, dt, &id, &s, &is_whole, &t0, &cw64, &j, &lane)?;
+        let vals = self.lookahead_values(la, input, dt, id, &s, &is_whole, &t0, &cw64, &j, lane)?;
         // The lane's inclusive values, then the warp's scan of the lanes' totals.
         let mut incl: Vec<Val> = Vec::with_capacity(PER_LANE);
         for v in vals {
@@ -429,9 +471,9 @@ impl Lower<'_> {
             d *= 2;
         }
         let up = Val::new(self.shfl(Shfl::Up, &x.ssa, x.ty(), 1), dt);
-        let excl = self.select(&lead, &id, &up);
+        let excl = self.select(lead, id, &up);
         let head = self.combine(op, dt, carry.clone(), excl)?;
-        let at = self.run_position(&t0, &cw64, &j, &lane);
+        let at = self.run_position(&t0, &cw64, &j, lane);
         let mut outs = Vec::with_capacity(PER_LANE);
         for v in incl {
             outs.push(self.combine(op, dt, head.clone(), v)?);
@@ -462,15 +504,57 @@ impl Lower<'_> {
         self.close();
         // The warp's reads of the stage are done: release it.
         self.asm("bar.warp.sync -1;", "", &[]);
-        self.open_if(&lead);
-        let e = bar_at(self, empty, &s);
+        self.open_if(lead);
+        let e = self.la_bar(pl, EMPTY, &s);
         self.asm_arrive(&e);
         self.close();
         self.close();
         self.close();
-        self.close();
-        self.close();
         Ok(())
+    }
+
+    /// The 32-bit shared address of 8-byte slot `slot` after the stages (at byte `bars`).
+    fn la_slot32(&mut self, bars: usize, slot: usize) -> String {
+        let base = self.smem_base32();
+        let off = self.b.constant(&(bars + 8 * slot).to_string(), "i32");
+        self.b.op(&format!("arith.addi {base}, {off} : i32"))
+    }
+
+    /// Step `k`'s stage slot and the parity of its phase: `(k % S, (k / S) & 1)`, or with
+    /// `back` the parity of the phase before (`(k / S - 1) & 1`).
+    fn la_phase(&mut self, pl: &Pipe, k: &str, back: bool) -> (String, String) {
+        let (q, s) = self.b.divrem(k, &pl.sc);
+        let q = if back {
+            let one = self.b.i64(1);
+            self.b.op(&format!("arith.subi {q}, {one} : i64"))
+        } else {
+            q
+        };
+        let q = self.b.op(&format!("arith.trunci {q} : i64 to i32"));
+        let one = self.b.constant("1", "i32");
+        (s, self.b.op(&format!("arith.andi {q}, {one} : i32")))
+    }
+
+    /// The shared address of mbarrier `first + s` (`s` an i64 stage slot).
+    fn la_bar(&mut self, pl: &Pipe, first: usize, s: &str) -> String {
+        let base = self.la_slot32(pl.bars, first);
+        let s = self.b.op(&format!("arith.trunci {s} : i64 to i32"));
+        let eight = self.b.constant("8", "i32");
+        let off = self.b.op(&format!("arith.muli {s}, {eight} : i32"));
+        self.b.op(&format!("arith.addi {base}, {off} : i32"))
+    }
+
+    /// The block's `k`-th tile: `c + k·G`.
+    fn la_tile(&mut self, pl: &Pipe, k: &str) -> String {
+        let kg = self.b.op(&format!("arith.muli {k}, {} : i64", pl.g));
+        self.b.op(&format!("arith.addi {}, {kg} : i64", pl.c))
+    }
+
+    /// Tile `t`'s first element and whether the tile is whole (within the line).
+    fn la_whole(&mut self, pl: &Pipe, t: &str) -> (String, String) {
+        let t0 = self.b.op(&format!("arith.muli {t}, {} : i64", pl.te));
+        let end = self.b.op(&format!("arith.addi {t0}, {} : i64", pl.te));
+        (t0.clone(), self.b.op(&format!("arith.cmpi ule, {end}, {} : i64", pl.ne)))
     }
 
     /// The [`PER_LANE`] values a consumer lane takes at run `j` of tile step stage `s` (the
