@@ -41,6 +41,13 @@ fn lookahead_scan_is_chosen_for_long_lines() {
     {
         assert!(code.contains(needle), "{needle} not in the long scan's PTX");
     }
+    // Two staged inputs, and a bool one beside a float one: two bulk copies a tile.
+    let keep = Array::from_vec((0..N).map(|i| i % 3 == 0).collect::<Vec<bool>>(), &[N]);
+    let y = Array::from_vec(eighths(N), &[N]);
+    for two in [(&x * &y).cumsum(None), kiln::where_(&keep, &x, 0.0).cumsum(None)] {
+        let code = kiln::kernel_code(&[&two], ptx).unwrap();
+        assert!(code.contains("cp.async.bulk.shared::cluster.global"), "two inputs staged");
+    }
     let short = Array::from_vec(eighths(1 << 20), &[1 << 20]).cumsum(None);
     let code = kiln::kernel_code(&[&short], ptx).unwrap();
     assert!(!code.contains("cp.async.bulk"), "a short line keeps the chunk look-back");
@@ -53,6 +60,7 @@ fn lookahead_scan_is_chosen_for_long_lines() {
 }
 
 /// Float sums that are exact in any association give the running sum's bits; a fused square;
+/// two staged inputs, and a bool one beside a float one;
 /// an int32 accumulator (`cumsum_dtype`); a running maximum that grows late; a count of a
 /// mask computed in the kernel; and inexact float sums that are the same bits on every run.
 #[test]
@@ -66,6 +74,15 @@ fn lookahead_scans_of_a_long_line() {
     let hx = Array::from_vec(h.clone(), &[N]);
     let sq: Vec<f32> = h.iter().map(|v| v * v).collect();
     assert_eq!((&hx * &hx).cumsum(None).to_vec::<f32>(), running(&sq, 0.0, |a, b| a + b));
+
+    // Two staged inputs (tiles of 8192), and a bool input beside a float one (its own part of
+    // each stage): products and selections of exact values, exact.
+    let prod: Vec<f32> = f.iter().zip(&h).map(|(a, b)| a * b).collect();
+    assert_eq!((&x * &hx).cumsum(None).to_vec::<f32>(), running(&prod, 0.0, |a, b| a + b));
+    let keep: Vec<bool> = (0..N).map(|i| (i * 7) % 5 < 2).collect();
+    let kept_x: Vec<f32> = f.iter().zip(&keep).map(|(&v, &k)| if k { v } else { 0.0 }).collect();
+    let sel = kiln::where_(&Array::from_vec(keep, &[N]), &x, 0.0).cumsum(None);
+    assert_eq!(sel.to_vec::<f32>(), running(&kept_x, 0.0, |a, b| a + b));
 
     let xi: Vec<i32> = (0..N).map(|i| ((i as i64 * 7919) % 201) as i32 - 100).collect();
     let a = Array::from_vec(xi.clone(), &[N]);
