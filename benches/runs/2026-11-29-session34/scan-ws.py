@@ -91,7 +91,27 @@ scan_ws(const float* __restrict__ x, float* __restrict__ y, unsigned long long* 
         for (int k = 0; k < my_tiles; k++) {
             const int t = c + k * G;
             float acc = 0.0f;
+#if LA_BATCH
+            // the window's words loaded at once (up to 32 * 8 tiles), then only the missing
+            // ones polled again: one round trip when every total is out
+            unsigned long long w[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int j = lo + i * 32 + lane;
+                w[i] = j < t ? ld_word(&words[j]) : 0ull;
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int j = lo + i * 32 + lane;
+                if (j < t) {
+                    while ((unsigned)(w[i] >> 32) != epoch) w[i] = ld_word(&words[j]);
+                    acc += __uint_as_float((unsigned)w[i]);
+                }
+            }
+            for (int base = lo + 256; base < t; base += 32) {
+#else
             for (int base = lo; base < t; base += 32) {
+#endif
                 const int j = base + lane;
                 float v = 0.0f;
                 if (j < t) {
@@ -386,6 +406,7 @@ cum_ms = timed(lambda: cp.cumsum(x, out=y))
 print(f'cupy.cumsum median {cum_ms[0]:.4f} ms')
 
 epoch = [0]
+LA_BATCH = int(os.environ.get('SCAN_LA_BATCH', '0'))  # 1: scan_ws's look-ahead loads its window at once
 TMA_STORE = int(os.environ.get('SCAN_TMA_STORE', '0'))  # 1: scan_ws stores each tile by one bulk copy
 TICKET = int(os.environ.get('SCAN_TICKET', '0'))      # 1: scan_tk (tiles by ticket)
 ROUND = int(os.environ.get('SCAN_ROUND', '128'))      # tiles a round of scan_tk
@@ -415,7 +436,7 @@ for (T, S, CW, B) in CONFIGS:
     if smem > 227 * 1024 // B - 2048:
         print(f'T{T} S{S} CW{CW} B{B}: does not fit'); continue
     for square in (0, 1):
-        opts = ('-std=c++17', f'-DTMA_STORE={TMA_STORE}', f'-DROUND={ROUND}', f'-DTILE={T}', f'-DSTAGES={S}', f'-DCWARPS={CW}', f'-DSQUARE={square}')
+        opts = ('-std=c++17', f'-DLA_BATCH={LA_BATCH}', f'-DTMA_STORE={TMA_STORE}', f'-DROUND={ROUND}', f'-DTILE={T}', f'-DSTAGES={S}', f'-DCWARPS={CW}', f'-DSQUARE={square}')
         mod = cp.RawModule(code=SRC, options=opts)
         k = mod.get_function('scan_ws')
         kc = mod.get_function('copy_ws')
@@ -436,7 +457,7 @@ for (T, S, CW, B) in CONFIGS:
             if TICKET:
                 words[2 * n_tiles + 64] = 0
             kern((G,), (nthr,), (x, y, words, np.int32(n_tiles), np.uint32(epoch[0])), shared_mem=smem)
-        name = f'T{T} S{S} CW{CW} B{B} sq{square}' + (' tma-store' if TMA_STORE else '') + (f' ticket R{ROUND} grid {G}' if TICKET else '')
+        name = f'T{T} S{S} CW{CW} B{B} sq{square}' + (' tma-store' if TMA_STORE else '') + (' la-batch' if LA_BATCH else '') + (f' ticket R{ROUND} grid {G}' if TICKET else '')
         try:
             if square == 0 and not TICKET:
                 cm = timed(lambda: run(kc))
