@@ -148,9 +148,7 @@ impl CodeStage {
     fn text(self, region: &Region) -> Result<(codegen::Kernel, String), CompileError> {
         let options = match self {
             CodeStage::HostMlir | CodeStage::HostLlvm | CodeStage::HostAsm => LowerOptions::host(),
-            CodeStage::GpuMlir | CodeStage::GpuLlvm => {
-                LowerOptions::gpu().for_sm(PtxTarget::default().sm)
-            }
+            CodeStage::GpuMlir | CodeStage::GpuLlvm => LowerOptions::gpu(),
             CodeStage::Ptx(target) => LowerOptions::gpu().for_sm(target.sm),
         };
         let kernel = codegen::lower(region, &options)?;

@@ -217,15 +217,13 @@ pub(crate) fn compile_ptx(
 /// The MLIR of a region's GPU kernel (canonical and shape-generic: what `KILN_DUMP=mlir`
 /// shows on the GPU backend).
 pub fn mlir_text(region: &Region) -> Result<String, CompileError> {
-    Ok(lower(region, &LowerOptions::gpu().for_sm(PtxTarget::default().sm))?.mlir)
+    Ok(lower(region, &LowerOptions::gpu())?.mlir)
 }
 
 /// The LLVM IR of a region's GPU kernel as translated from MLIR, before libdevice is linked
 /// and before optimisation (canonical: what `KILN_DUMP=llvm` shows on the GPU backend).
 pub fn llvm_ir_text(region: &Region) -> Result<String, CompileError> {
-    super::jit::translate(
-        &lower(region, &LowerOptions::gpu().for_sm(PtxTarget::default().sm))?.mlir,
-    )
+    super::jit::translate(&lower(region, &LowerOptions::gpu())?.mlir)
 }
 
 /// The PTX of a region's kernel for `target` (what `KILN_DUMP=ptx` shows).

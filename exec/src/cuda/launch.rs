@@ -69,7 +69,7 @@ pub(super) fn launch(
             // Every block resident at once: as many as the device holds (one a multiprocessor
             // for the look-ahead scan's shared memory), at most one a tile.
             let per_sm = function.max_active_blocks(gs.threads, kernel.gpu_shared)?.max(1);
-            let resident = per_sm * (gpu.max_blocks as usize / MAX_BLOCKS_PER_SM);
+            let resident = per_sm * gpu.multiprocessors();
             LaunchConfig::linear(gs.blocks.min(resident) as u32, gs.threads as u32)
         }
         _ if let Some(gs) = kernel.gpu_grid => {

@@ -298,6 +298,11 @@ impl Gpu {
     pub fn target(&self) -> PtxTarget {
         self.target
     }
+
+    /// The device's streaming multiprocessors.
+    pub(super) fn multiprocessors(&self) -> usize {
+        self.max_blocks as usize / MAX_BLOCKS_PER_SM
+    }
 }
 
 /// Starts, on a thread of its own, what the first compile of a new kernel on device `ordinal`

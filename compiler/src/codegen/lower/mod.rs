@@ -265,8 +265,8 @@ pub struct LowerOptions {
     /// [`online_softmax`]'s figures).
     pub online_softmax: bool,
     /// The GPU has `sm_90`'s bulk copies (the TMA) and transaction mbarriers: long scans take
-    /// the look-ahead kernel (`scan_gpu::lookahead`). Off by default; [`LowerOptions::for_sm`]
-    /// sets it from the device.
+    /// the look-ahead kernel (`scan_gpu::lookahead`). By default as the default PTX target
+    /// (`sm_90`) has them; [`LowerOptions::for_sm`] sets it for a device.
     pub bulk_copies: bool,
 }
 
@@ -281,6 +281,7 @@ impl LowerOptions {
             online_softmax: online_softmax(target),
             bulk_copies: false,
         }
+        .for_sm(crate::toolchain::ptx::PtxTarget::default().sm)
     }
 
     /// These options for a GPU of compute capability `sm` (`major · 10 + minor`): bulk copies
@@ -546,9 +547,6 @@ struct Lower<'g> {
     grid_bounds: Option<(usize, usize)>,
     /// `sm_90` bulk copies (the TMA) and mbarriers may be used: the look-ahead scan.
     bulk_copies: bool,
-    /// A look-ahead scan's tile (elements) and the byte offset of its slots after the stages.
-    lookahead_tile: usize,
-    lookahead_slots: usize,
     /// The kernel's shape (see [`KernelShape`]): set by the function that lays the work out;
     /// GPU reductions' refined in `finish` from `coop`, `split` and `row_cache`.
     shape: KernelShape,
@@ -602,8 +600,6 @@ impl<'g> Lower<'g> {
             grid_launch: None,
             grid_bounds: None,
             bulk_copies: false,
-            lookahead_tile: 0,
-            lookahead_slots: 0,
             shape: KernelShape::ElementwiseRows,
             constant: super::fold::constant_nodes(body),
         }

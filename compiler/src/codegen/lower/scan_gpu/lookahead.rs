@@ -186,8 +186,6 @@ impl Lower<'_> {
         let bars = STAGES * stage;
         let smem = bars + 8 * (4 * STAGES + STAGES * CONSUMERS);
         let threads = (2 + CONSUMERS) * WARP;
-        self.lookahead_tile = tile;
-        self.lookahead_slots = bars;
         let mut grid = GpuGrid::new(n_tiles, threads, n_tiles);
         grid.persistent = true;
         self.grid_launch = Some((grid, smem));
@@ -361,7 +359,7 @@ impl Lower<'_> {
         let (s, _) = self.la_phase(pl, &k, false);
         self.open_if(lead);
         let pb = self.bits_of(&p);
-        let slot = self.slot_ptr(PREF, &s);
+        let slot = self.slot_ptr(pl, PREF, &s);
         self.b.stmt(&format!("llvm.store {pb}, {slot} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
         let pf = self.la_bar(pl, PFULL, &s);
         self.asm_arrive(&pf);
@@ -375,7 +373,7 @@ impl Lower<'_> {
     /// order, then the warp by a butterfly), publish its total, then scan tile `k - 1` from its
     /// prefix and store it, and release its stage.
     fn la_consumers(&mut self, pl: &Pipe, la: &LookAhead) -> Result<(), Stop> {
-        let (op, dt, id, input, tile) = (pl.op, pl.dt, &pl.id, pl.input, pl.tile);
+        let (op, dt, id, tile) = (pl.op, pl.dt, &pl.id, pl.tile);
         let (zero, one, mine, ne) = (&pl.zero, &pl.one, &pl.mine, &pl.ne);
         let (tid, warp, lane, lead) = (&pl.tid, &pl.warp, &pl.lane, &pl.lead);
         let ty = id.ty();
@@ -394,7 +392,7 @@ impl Lower<'_> {
         let (t0, is_whole) = self.la_whole(pl, &t);
         let runs = self.b.i64((tile / CONSUMERS / RUN) as i64);
         let (j, a, done) = self.open_for(zero, &runs, &[id.ssa.clone()], &[ty]);
-        let vals = self.lookahead_values(la, input, dt, id, &s, &is_whole, &t0, &cw64, &j, lane)?;
+        let vals = self.lookahead_values(pl, la, &s, &is_whole, &t0, &cw64, &j)?;
         let mut acc = Val::new(a[0].clone(), dt);
         for v in vals {
             acc = self.combine(op, dt, acc, v)?;
@@ -406,7 +404,7 @@ impl Lower<'_> {
         let sw = self.b.i64(CONSUMERS as i64);
         let i = self.b.op(&format!("arith.muli {s}, {sw} : i64"));
         let i = self.b.op(&format!("arith.addi {i}, {cw64} : i64"));
-        let slot = self.slot_ptr(WSUM, &i);
+        let slot = self.slot_ptr(pl, WSUM, &i);
         let bits = self.bits_of(&wt);
         self.b.stmt(&format!("llvm.store {bits}, {slot} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
         self.close();
@@ -420,7 +418,7 @@ impl Lower<'_> {
         let (s, _) = self.la_phase(pl, &k, false);
         let mut tot = id.clone();
         for w in 0..CONSUMERS {
-            let v = self.wsum_value(WSUM, &s, w, dt);
+            let v = self.wsum_value(pl, &s, w);
             tot = self.combine(op, dt, tot, v)?;
         }
         let t = self.la_tile(pl, &k);
@@ -433,14 +431,14 @@ impl Lower<'_> {
         let (s, par) = self.la_phase(pl, &kk, false);
         let pf = self.la_bar(pl, PFULL, &s);
         self.asm_wait(&pf, &par);
-        let slot = self.slot_ptr(PREF, &s);
+        let slot = self.slot_ptr(pl, PREF, &s);
         let pbits = self.b.fresh();
         self.b.stmt(&format!(
             "{pbits} = llvm.load volatile {slot} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
         ));
         let mut carry = self.value_of_bits(&pbits, dt);
         for w in 0..CONSUMERS {
-            let v = self.wsum_value(WSUM, &s, w, dt);
+            let v = self.wsum_value(pl, &s, w);
             let wi = self.b.constant(&w.to_string(), "i32");
             let earlier = self.b.op(&format!("arith.cmpi ult, {wi}, {cw} : i32"));
             let cv = self.combine(op, dt, carry.clone(), v)?;
@@ -450,7 +448,7 @@ impl Lower<'_> {
         let (t0, is_whole) = self.la_whole(pl, &t);
         let (j, a, _) = self.open_for(zero, &runs, &[carry.ssa.clone()], &[ty]);
         let carry = Val::new(a[0].clone(), dt);
-        let vals = self.lookahead_values(la, input, dt, id, &s, &is_whole, &t0, &cw64, &j, lane)?;
+        let vals = self.lookahead_values(pl, la, &s, &is_whole, &t0, &cw64, &j)?;
         // The lane's inclusive values, then the warp's scan of the lanes' totals.
         let mut incl: Vec<Val> = Vec::with_capacity(PER_LANE);
         for v in vals {
@@ -473,7 +471,7 @@ impl Lower<'_> {
         let up = Val::new(self.shfl(Shfl::Up, &x.ssa, x.ty(), 1), dt);
         let excl = self.select(lead, id, &up);
         let head = self.combine(op, dt, carry.clone(), excl)?;
-        let at = self.run_position(&t0, &cw64, &j, lane);
+        let at = self.run_position(pl, &t0, &cw64, &j);
         let mut outs = Vec::with_capacity(PER_LANE);
         for v in incl {
             outs.push(self.combine(op, dt, head.clone(), v)?);
@@ -564,24 +562,21 @@ impl Lower<'_> {
     #[allow(clippy::too_many_arguments)]
     fn lookahead_values(
         &mut self,
+        pl: &Pipe,
         la: &LookAhead,
-        input: NodeId,
-        dt: DType,
-        id: &Val,
         s: &str,
         is_whole: &str,
         t0: &str,
         cw: &str,
         j: &str,
-        lane: &str,
     ) -> Result<Vec<Val>, Stop> {
-        let tile = la.tile;
+        let (input, dt, id, tile) = (pl.input, pl.dt, &pl.id, pl.tile);
         let ty = id.ty();
         let tys = vec![ty; PER_LANE].join(", ");
-        let at = self.run_position(t0, cw, j, lane);
+        let at = self.run_position(pl, t0, cw, j);
         let q0 = self.b.op(&format!("arith.subi {at}, {t0} : i64"));
         let results = self.open(PER_LANE, &format!("scf.if {is_whole} -> ({tys})"));
-        let stage = self.b.i64((tile * la.element_bytes()) as i64);
+        let stage = self.b.i64(pl.stage as i64);
         let soff = self.b.op(&format!("arith.muli {s}, {stage} : i64"));
         let base = self.shared_at(0);
         let sbase = self.b.op(&format!(
@@ -614,7 +609,7 @@ impl Lower<'_> {
         self.memo.pop();
         self.memo.push(Default::default());
         let mut names = Vec::with_capacity(PER_LANE);
-        let ne = extent(&mut self.b, self.body.node(input).shape[0]);
+        let ne = &pl.ne;
         let one = self.b.i64(1);
         let last = self.b.op(&format!("arith.subi {ne}, {one} : i64"));
         for e in 0..PER_LANE {
@@ -632,9 +627,10 @@ impl Lower<'_> {
     }
 
     /// The line position of a consumer lane's first element of run `j`:
-    /// `t0 + cw·(tile/CONSUMERS) + j·RUN + PER_LANE·lane` (the tile length from `t0`'s step).
-    fn run_position(&mut self, t0: &str, cw: &str, j: &str, lane: &str) -> String {
-        let seg = self.b.i64((self.lookahead_tile / CONSUMERS) as i64);
+    /// `t0 + cw·(tile/CONSUMERS) + j·RUN + PER_LANE·lane`.
+    fn run_position(&mut self, pl: &Pipe, t0: &str, cw: &str, j: &str) -> String {
+        let lane = &pl.lane;
+        let seg = self.b.i64((pl.tile / CONSUMERS) as i64);
         let a = self.b.op(&format!("arith.muli {cw}, {seg} : i64"));
         let run = self.b.i64(RUN as i64);
         let b = self.b.op(&format!("arith.muli {j}, {run} : i64"));
@@ -646,23 +642,23 @@ impl Lower<'_> {
         self.b.op(&format!("arith.addi {x}, {l} : i64"))
     }
 
-    /// The value of warp `w`'s total in slot `wsum + s·CONSUMERS + w`.
-    fn wsum_value(&mut self, wsum: usize, s: &str, w: usize, dt: DType) -> Val {
+    /// The value of warp `w`'s total in slot `WSUM + s·CONSUMERS + w`.
+    fn wsum_value(&mut self, pl: &Pipe, s: &str, w: usize) -> Val {
         let sw = self.b.i64(CONSUMERS as i64);
         let i = self.b.op(&format!("arith.muli {s}, {sw} : i64"));
         let wv = self.b.i64(w as i64);
         let i = self.b.op(&format!("arith.addi {i}, {wv} : i64"));
-        let slot = self.slot_ptr(wsum, &i);
+        let slot = self.slot_ptr(pl, WSUM, &i);
         let bits = self.b.fresh();
         self.b.stmt(&format!(
             "{bits} = llvm.load volatile {slot} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
         ));
-        self.value_of_bits(&bits, dt)
+        self.value_of_bits(&bits, pl.dt)
     }
 
     /// A generic pointer to 8-byte slot `first + i` after the stages.
-    fn slot_ptr(&mut self, first: usize, i: &str) -> String {
-        let base = self.shared_at(self.lookahead_slots);
+    fn slot_ptr(&mut self, pl: &Pipe, first: usize, i: &str) -> String {
+        let base = self.shared_at(pl.bars);
         let f = self.b.i64(first as i64);
         let i = self.b.op(&format!("arith.addi {f}, {i} : i64"));
         self.slot(&base, &i)
