@@ -264,7 +264,7 @@ impl Function {
             return Ok(());
         }
         // A launch list being recorded on this stream keeps the launch (`crate::replay`).
-        if !cooperative && crate::replay::record_launch(stream, self, config, args) {
+        if crate::replay::record_launch(stream, self, config, args, cooperative) {
             return Ok(());
         }
         let mut params: Vec<*mut c_void> = args.iter().map(|a| a.as_kernel_param()).collect();

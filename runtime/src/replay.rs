@@ -1,18 +1,20 @@
 //! Launch lists replayed as CUDA graphs.
 //!
 //! Between [`Recording::begin`] and [`Recording::finish`], kernel launches
-//! ([`crate::Function::launch_on`]) and memsets ([`DeviceBuffer::memset`]) queued on the
+//! ([`crate::Function::launch_on`], and cooperative ones,
+//! [`crate::Function::launch_cooperative_on`]) and memsets ([`DeviceBuffer::memset`]) queued on the
 //! recording stream by this thread are not issued: they are kept, in order, as a launch list.
 //! Device buffers this thread drops meanwhile keep their memory until the list has been issued
 //! (their pool frees come after it on the stream, so no block is handed to other work while a
 //! kept launch may still touch it). `finish` then issues the list:
 //!
-//! - as plain launches (`cuLaunchKernel`, `cuMemsetD8Async`), the same calls that recording
-//!   saved; or
+//! - as plain launches (`cuLaunchKernel`, `cuLaunchCooperativeKernel`, `cuMemsetD8Async`),
+//!   the same calls that recording saved; or
 //! - as one CUDA graph launch (`cuGraphLaunch`): a list of the same shape (the same kernels,
 //!   launch configurations, parameter sizes and memset sizes, on the same device) seen
 //!   [`REPLAY_AFTER`] times before on this thread is built once as a graph (a chain of kernel
-//!   and memset nodes) and instantiated; each later call updates only the nodes whose
+//!   and memset nodes, a cooperative launch's node with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`)
+//!   and instantiated; each later call updates only the nodes whose
 //!   arguments differ from the last call's (`cuGraphExecKernelNodeSetParams`,
 //!   `cuGraphExecMemsetNodeSetParams`; the caching pool often hands back the same pointers)
 //!   and launches it.
@@ -129,6 +131,8 @@ enum Op {
         words: Vec<u64>,
         /// Each argument's first word and size in bytes.
         args: Vec<(usize, usize)>,
+        /// Every block resident at once (`cuLaunchCooperativeKernel`).
+        cooperative: bool,
     },
     Memset {
         ptr: u64,
@@ -140,10 +144,11 @@ enum Op {
 impl Op {
     fn shape(&self) -> OpShape {
         match self {
-            Op::Kernel { function, config, args, .. } => OpShape::Kernel(
+            Op::Kernel { function, config, args, cooperative, .. } => OpShape::Kernel(
                 function.raw.0 as usize,
                 *config,
                 args.iter().map(|a| a.1).collect(),
+                *cooperative,
             ),
             Op::Memset { len, .. } => OpShape::Memset(*len),
         }
@@ -165,7 +170,7 @@ impl Op {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum OpShape {
-    Kernel(usize, LaunchConfig, Vec<usize>),
+    Kernel(usize, LaunchConfig, Vec<usize>, bool),
     Memset(usize),
 }
 
@@ -276,12 +281,14 @@ impl Drop for Recording {
     }
 }
 
-/// Keeps a kernel launch if this thread is recording on `stream`; `false` if it must be issued.
+/// Keeps a kernel launch (`cooperative`: every block resident at once) if this thread is
+/// recording on `stream`; `false` if it must be issued.
 pub(crate) fn record_launch(
     stream: &Stream,
     function: &Function,
     config: LaunchConfig,
     args: &[&dyn KernelArg],
+    cooperative: bool,
 ) -> bool {
     // `try_with`: a launch from a thread-local's destructor at thread exit finds no recording.
     ACTIVE
@@ -307,7 +314,13 @@ pub(crate) fn record_launch(
                 }
                 spans.push((first, size));
             }
-            active.ops.push(Op::Kernel { function: function.clone(), config, words, args: spans });
+            active.ops.push(Op::Kernel {
+                function: function.clone(),
+                config,
+                words,
+                args: spans,
+                cooperative,
+            });
             true
         })
         .unwrap_or(false)
@@ -409,29 +422,29 @@ fn issue(stream: &Stream, ops: &[Op]) -> Result<Issued> {
 fn direct(stream: &Stream, ops: &[Op]) -> Result<()> {
     for op in ops {
         match op {
-            Op::Kernel { function, config, words, args } => {
+            Op::Kernel { function, config, words, args, cooperative } => {
                 let mut params = Op::param_ptrs(words, args);
                 let (g, b) = (config.grid, config.block);
+                let (f, sh, st, p) =
+                    (function.raw.0, config.shared_mem_bytes, stream.raw(), params.as_mut_ptr());
                 stream.set_last_kernel(&function.name);
-                // SAFETY: a live function (kept by the op) and stream; `params` points at the
-                // argument values copied when the launch was recorded, which outlive the call;
-                // the launch's caller vouched for their meaning then.
-                let status = unsafe {
-                    sys::cuLaunchKernel(
-                        function.raw.0,
-                        g.0,
-                        g.1,
-                        g.2,
-                        b.0,
-                        b.1,
-                        b.2,
-                        config.shared_mem_bytes,
-                        stream.raw(),
-                        params.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                    )
-                };
-                check_raw("cuLaunchKernel", status)?;
+                // SAFETY (both calls): a live function (kept by the op) and stream; `params`
+                // points at the argument values copied when the launch was recorded, which
+                // outlive the call; the launch's caller vouched for their meaning then.
+                if *cooperative {
+                    // SAFETY: as above.
+                    let status = unsafe {
+                        sys::cuLaunchCooperativeKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, sh, st, p)
+                    };
+                    check_raw("cuLaunchCooperativeKernel", status)?;
+                } else {
+                    let null = std::ptr::null_mut();
+                    // SAFETY: as above.
+                    let status = unsafe {
+                        sys::cuLaunchKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, sh, st, p, null)
+                    };
+                    check_raw("cuLaunchKernel", status)?;
+                }
             }
             Op::Memset { ptr, len, value } => {
                 // SAFETY: the range of a buffer that was live when the memset was recorded and
@@ -496,7 +509,7 @@ fn build(device: &'static DeviceState, ops: &[Op]) -> Result<Replay> {
         let mut node: sys::CUgraphNode = std::ptr::null_mut();
         let deps: Vec<sys::CUgraphNode> = replay.nodes.last().copied().into_iter().collect();
         match op {
-            Op::Kernel { function, config, words, args } => {
+            Op::Kernel { function, config, words, args, cooperative } => {
                 let mut ptrs = Op::param_ptrs(words, args);
                 let p = kernel_params(function, config, &mut ptrs);
                 // SAFETY: a live graph; the dependency is a node of it; `p` names a live
@@ -505,6 +518,21 @@ fn build(device: &'static DeviceState, ops: &[Op]) -> Result<Replay> {
                     sys::cuGraphAddKernelNode_v2(&mut node, graph, deps.as_ptr(), deps.len(), &p)
                 })?;
                 replay._functions.push(function.clone());
+                if *cooperative {
+                    // SAFETY: an all-zero attribute value is valid plain data (a union of
+                    // integers and structs of integers); its `cooperative` member is then set.
+                    let mut value: sys::CUkernelNodeAttrValue = unsafe { std::mem::zeroed() };
+                    value.cooperative = 1;
+                    // SAFETY: a kernel node of the live graph just added; `value` outlives the
+                    // call (the driver copies it).
+                    check_raw("cuGraphKernelNodeSetAttribute", unsafe {
+                        sys::cuGraphKernelNodeSetAttribute(
+                            node,
+                            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+                            &value,
+                        )
+                    })?;
+                }
             }
             Op::Memset { ptr, len, value } => {
                 let p = memset_params(*ptr, *len, *value);
@@ -539,7 +567,7 @@ impl Replay {
                 continue;
             }
             match op {
-                Op::Kernel { function, config, words, args } => {
+                Op::Kernel { function, config, words, args, .. } => {
                     let mut ptrs = Op::param_ptrs(words, args);
                     let p = kernel_params(function, config, &mut ptrs);
                     // SAFETY: a live executable graph and its kernel node of the same function

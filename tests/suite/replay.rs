@@ -119,6 +119,26 @@ fn gpu_replay_of_one_kernel_with_new_inputs_and_buffers_each_call() {
     assert!(s.replayed >= 1 && s.updated_nodes >= 1, "{s:?}");
 }
 
+/// The look-ahead scan of a long line (a cooperative launch of persistent blocks, its tiles'
+/// words cleared first) is replayed as a graph of a memset node and a cooperative kernel node:
+/// new inputs each call, then results kept alive so that the nodes' pointers change.
+#[test]
+fn gpu_replay_of_the_lookahead_scan() {
+    if !on_gpu() {
+        return;
+    }
+    let _on = GraphsOn::new();
+    // A line past the look-ahead's least length (2^21), with a partial last tile.
+    let n = (1 << 21) + 4321;
+    let cumsum: fn(&Array) -> Array = |x| x.cumsum(None);
+    let s = new_inputs(cumsum, n, 0..5);
+    assert!(s.built >= 1 && s.replayed >= 1, "the scan replayed as a graph: {s:?}");
+    assert_eq!(s.fallbacks, 0, "{s:?}");
+    let s = kept_results(cumsum, n, 100..105);
+    assert!(s.replayed >= 1 && s.updated_nodes >= 1, "{s:?}");
+    assert_eq!(s.fallbacks, 0, "{s:?}");
+}
+
 #[test]
 fn gpu_replay_across_sizes_that_make_new_plans() {
     if !on_gpu() {

@@ -3,9 +3,9 @@
 //! A single-stream schedule's steps that only launch kernels and clear memory (compiled
 //! region kernels, with their scratch and counters; the radix sort's histogram, scan and
 //! passes) are recorded as one launch list, issued when a step of another kind comes (a
-//! library call, an FFT with callbacks, a row sort, a selection, a cooperative launch (the
-//! look-ahead scan), a host step: these run as
-//! before, after the list) and at the end of the walk. A list of the same shape seen twice
+//! library call, an FFT with callbacks, a row sort, a selection, a host step: these run as
+//! before, after the list; the look-ahead scan's cooperative launch is recorded as a
+//! cooperative kernel node) and at the end of the walk. A list of the same shape seen twice
 //! before on the thread is replayed as a CUDA graph, its nodes' arguments updated where the
 //! buffers or scalars differ. A schedule on several streams is not recorded. Which steps broke
 //! a list, and when a graph was built, is logged (target `kiln::plan`, debug).
@@ -25,17 +25,6 @@ pub(super) fn not_recorded(
     }
     match (&ready.kernel, &ready.vendor) {
         (Some(_), _) if ready.fft_site.is_some() => Some("a kernel beside an FFT"),
-        (Some(k), _)
-            if k.current
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .0
-                .kernel
-                .gpu_grid
-                .is_some_and(|gs| gs.persistent) =>
-        {
-            Some("a cooperative launch (the look-ahead scan)")
-        }
         (Some(_), _) => None,
         (None, Some(_)) => Some("a library call"),
         (None, None) if kiln_runtime::nvrtc::nvrtc_available() && radix_sort(region).is_ok() => {
