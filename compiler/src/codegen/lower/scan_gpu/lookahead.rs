@@ -1,7 +1,8 @@
 //! The look-ahead scan of one long line on `sm_90` and later ([`Lower::scan_lookahead`]): a
-//! cumsum of 2^26 float32 at 86-92% of the device-to-device copy rate on an H200, where the
-//! chunk look-back of the parent module reaches 63-65% (`benches/runs/2026-11-29-session34/`,
-//! `scan-ws.py`: the prototype this kernel lowers).
+//! cumsum of 2^26 float32 at 88-91% of the device-to-device copy rate on an H200 (kiln-bench,
+//! the host's time included; the kernel alone 0.134-0.140 ms), where the chunk look-back of the
+//! parent module reaches 63-65% (`benches/runs/2026-11-29-session34/`, `scan-ws.py`: the
+//! prototype this kernel lowers; `benches/runs/2026-11-29-session35/g5/`).
 //!
 //! Persistent blocks, all resident at once (the executor launches the kernel cooperatively,
 //! one block a multiprocessor at most): block `c` of `G` takes tiles `c, c + G, c + 2G, ...`
@@ -20,7 +21,11 @@
 //! - warps 2 .. 2 + [`CONSUMERS`], the **consumers**: at step `k` they fold tile `k`'s values
 //!   (the region's prologue computed from the staged inputs), publish its total, then scan tile
 //!   `k - 1` (its prefix was a whole step in coming) and store it; a lane takes runs of
-//!   [`PER_LANE`] consecutive elements, scanned across the warp by shuffles.
+//!   [`PER_LANE`] consecutive elements, scanned across the warp by shuffles. A whole tile's
+//!   runs are a loop of their own, without a branch, unrolled by [`UNROLL_RUNS`]: the runs'
+//!   shared-memory loads and shuffle chains overlap (one run after another, each run's five
+//!   dependent shuffles exposed, the kernel took 0.143-0.167 ms, median 0.155, against
+//!   0.134-0.141, median 0.136, under `ncu` at normal clocks).
 //!
 //! Why the waits cannot deadlock: every block is resident, and the look-ahead of tile `t`
 //! waits only on totals of tiles before `t`, which their consumers publish after the tile's
@@ -47,6 +52,9 @@ const CONSUMERS: usize = 8;
 const PER_LANE: usize = 4;
 /// Elements of a run of a consumer warp.
 const RUN: usize = WARP * PER_LANE;
+/// Runs of a whole tile a consumer's loops take at once (LLVM's unrolling: independent loads
+/// and shuffles that ptxas overlaps).
+const UNROLL_RUNS: usize = 4;
 /// Tiles hold at most this many elements, and at least a run per consumer warp.
 const MAX_TILE: usize = 16384;
 const MIN_TILE: usize = RUN * CONSUMERS;
@@ -373,9 +381,9 @@ impl Lower<'_> {
     /// order, then the warp by a butterfly), publish its total, then scan tile `k - 1` from its
     /// prefix and store it, and release its stage.
     fn la_consumers(&mut self, pl: &Pipe, la: &LookAhead) -> Result<(), Stop> {
-        let (op, dt, id, tile) = (pl.op, pl.dt, &pl.id, pl.tile);
-        let (zero, one, mine, ne) = (&pl.zero, &pl.one, &pl.mine, &pl.ne);
-        let (tid, warp, lane, lead) = (&pl.tid, &pl.warp, &pl.lane, &pl.lead);
+        let (op, dt, id) = (pl.op, pl.dt, &pl.id);
+        let (zero, one, mine) = (&pl.zero, &pl.one, &pl.mine);
+        let (tid, warp, lead) = (&pl.tid, &pl.warp, &pl.lead);
         let ty = id.ty();
         let two = self.b.constant("2", "i32");
         let cw = self.b.op(&format!("arith.subi {warp}, {two} : i32"));
@@ -390,14 +398,18 @@ impl Lower<'_> {
         self.asm_wait(&f, &par);
         let t = self.la_tile(pl, &k);
         let (t0, is_whole) = self.la_whole(pl, &t);
-        let runs = self.b.i64((tile / CONSUMERS / RUN) as i64);
-        let (j, a, done) = self.open_for(zero, &runs, &[id.ssa.clone()], &[ty]);
-        let vals = self.lookahead_values(pl, la, &s, &is_whole, &t0, &cw64, &j)?;
-        let mut acc = Val::new(a[0].clone(), dt);
-        for v in vals {
-            acc = self.combine(op, dt, acc, v)?;
+        // A whole tile's runs and the partial tile's in loops of their own: the whole one's
+        // body has no branch, so LLVM unrolls it and ptxas overlaps its runs' loads.
+        let done = self.open(1, &format!("scf.if {is_whole} -> ({ty})"));
+        for whole in [true, false] {
+            if !whole {
+                self.b.next_region("else");
+                self.memo.pop();
+                self.memo.push(Default::default());
+            }
+            let folded = self.la_fold_runs(pl, la, &s, whole, &t0, &cw64)?;
+            self.yield_(&[folded], &[ty]);
         }
-        self.yield_(&[acc.ssa.clone()], &[ty]);
         self.close();
         let wt = self.butterfly(op, Val::new(done[0].clone(), dt))?;
         self.open_if(lead);
@@ -446,9 +458,75 @@ impl Lower<'_> {
         }
         let t = self.la_tile(pl, &kk);
         let (t0, is_whole) = self.la_whole(pl, &t);
-        let (j, a, _) = self.open_for(zero, &runs, &[carry.ssa.clone()], &[ty]);
+        self.open_if(&is_whole);
+        for whole in [true, false] {
+            if !whole {
+                self.b.next_region("else");
+                self.memo.pop();
+                self.memo.push(Default::default());
+            }
+            self.la_scan_runs(pl, la, &s, whole, &t0, &cw64, &carry)?;
+        }
+        self.close();
+        // The warp's reads of the stage are done: release it.
+        self.asm("bar.warp.sync -1;", "", &[]);
+        self.open_if(lead);
+        let e = self.la_bar(pl, EMPTY, &s);
+        self.asm_arrive(&e);
+        self.close();
+        self.close();
+        self.close();
+        Ok(())
+    }
+
+    /// Folds a consumer warp's runs of a tile (its lanes' values in order, each lane its own
+    /// fold) at stage `s`: a `whole` tile's from the stage, unrolled; the partial tile's from
+    /// global memory. Returns the lane's fold.
+    fn la_fold_runs(
+        &mut self,
+        pl: &Pipe,
+        la: &LookAhead,
+        s: &str,
+        whole: bool,
+        t0: &str,
+        cw64: &str,
+    ) -> Result<String, Stop> {
+        let (op, dt, id) = (pl.op, pl.dt, &pl.id);
+        let ty = id.ty();
+        let runs = self.b.i64((pl.tile / CONSUMERS / RUN) as i64);
+        let (j, a, done) = self.open_for(&pl.zero, &runs, &[id.ssa.clone()], &[ty]);
+        let vals = self.lookahead_values(pl, la, s, whole, t0, cw64, &j)?;
+        let mut acc = Val::new(a[0].clone(), dt);
+        for v in vals {
+            acc = self.combine(op, dt, acc, v)?;
+        }
+        self.yield_(&[acc.ssa.clone()], &[ty]);
+        self.la_close_runs(whole);
+        Ok(done[0].clone())
+    }
+
+    /// Scans a consumer warp's runs of a tile at stage `s` after `carry` (the tile's prefix
+    /// and the earlier warps' totals) and stores them: a `whole` tile's from the stage with
+    /// unguarded stores, unrolled; the partial tile's from global memory, stores within the
+    /// line.
+    #[allow(clippy::too_many_arguments)]
+    fn la_scan_runs(
+        &mut self,
+        pl: &Pipe,
+        la: &LookAhead,
+        s: &str,
+        whole: bool,
+        t0: &str,
+        cw64: &str,
+        carry: &Val,
+    ) -> Result<(), Stop> {
+        let (op, dt, id) = (pl.op, pl.dt, &pl.id);
+        let (lane, lead, ne) = (&pl.lane, &pl.lead, &pl.ne);
+        let ty = id.ty();
+        let runs = self.b.i64((pl.tile / CONSUMERS / RUN) as i64);
+        let (j, a, _) = self.open_for(&pl.zero, &runs, &[carry.ssa.clone()], &[ty]);
         let carry = Val::new(a[0].clone(), dt);
-        let vals = self.lookahead_values(pl, la, &s, &is_whole, &t0, &cw64, &j)?;
+        let vals = self.lookahead_values(pl, la, s, whole, t0, cw64, &j)?;
         // The lane's inclusive values, then the warp's scan of the lanes' totals.
         let mut incl: Vec<Val> = Vec::with_capacity(PER_LANE);
         for v in vals {
@@ -471,44 +549,40 @@ impl Lower<'_> {
         let up = Val::new(self.shfl(Shfl::Up, &x.ssa, x.ty(), 1), dt);
         let excl = self.select(lead, id, &up);
         let head = self.combine(op, dt, carry.clone(), excl)?;
-        let at = self.run_position(pl, &t0, &cw64, &j);
-        let mut outs = Vec::with_capacity(PER_LANE);
-        for v in incl {
-            outs.push(self.combine(op, dt, head.clone(), v)?);
-        }
-        // A whole tile's stores unguarded (LLVM makes them one vector store), the last tile's
-        // within the line.
-        self.open_if(&is_whole);
-        for (e, out) in outs.iter().enumerate() {
+        let at = self.run_position(pl, t0, cw64, &j);
+        for (e, v) in incl.into_iter().enumerate() {
+            let out = self.combine(op, dt, head.clone(), v)?;
             let ev = self.b.i64(e as i64);
             let p = self.b.op(&format!("arith.addi {at}, {ev} : i64"));
-            store(&mut self.b, &Self::out_ptr(0), &p, out);
+            // A whole tile's stores unguarded (LLVM makes them one vector store), the last
+            // tile's within the line.
+            if whole {
+                store(&mut self.b, &Self::out_ptr(0), &p, &out);
+            } else {
+                let inside = self.b.op(&format!("arith.cmpi ult, {p}, {ne} : i64"));
+                self.open_if(&inside);
+                store(&mut self.b, &Self::out_ptr(0), &p, &out);
+                self.close();
+            }
         }
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
-        for (e, out) in outs.iter().enumerate() {
-            let ev = self.b.i64(e as i64);
-            let p = self.b.op(&format!("arith.addi {at}, {ev} : i64"));
-            let inside = self.b.op(&format!("arith.cmpi ult, {p}, {ne} : i64"));
-            self.open_if(&inside);
-            store(&mut self.b, &Self::out_ptr(0), &p, out);
-            self.close();
-        }
-        self.close();
         let total = Val::new(self.shfl(Shfl::Idx, &x.ssa, x.ty(), WARP - 1), dt);
         let next = self.combine(op, dt, carry, total)?;
         self.yield_(&[next.ssa.clone()], &[ty]);
-        self.close();
-        // The warp's reads of the stage are done: release it.
-        self.asm("bar.warp.sync -1;", "", &[]);
-        self.open_if(lead);
-        let e = self.la_bar(pl, EMPTY, &s);
-        self.asm_arrive(&e);
-        self.close();
-        self.close();
-        self.close();
+        self.la_close_runs(whole);
         Ok(())
+    }
+
+    /// Closes a loop over runs: a whole tile's unrolled ([`UNROLL_RUNS`]), the partial tile's
+    /// (once a line) not.
+    fn la_close_runs(&mut self, whole: bool) {
+        if whole {
+            self.memo.pop();
+            self.b.close_with(&format!(
+                "{{loop_annotation = #llvm.loop_annotation<unroll = <count = {UNROLL_RUNS} : i32>>}}"
+            ));
+        } else {
+            self.close_no_unroll();
+        }
     }
 
     /// The 32-bit shared address of 8-byte slot `slot` after the stages (at byte `bars`).
@@ -556,26 +630,26 @@ impl Lower<'_> {
     }
 
     /// The [`PER_LANE`] values a consumer lane takes at run `j` of tile step stage `s` (the
-    /// elements `t0 + cw·SEG + j·RUN + PER_LANE·lane + e`): the scanned node computed from the
-    /// staged inputs in shared memory, or, in a tile past the line's end, from global memory
-    /// (the identity past the end).
+    /// elements `t0 + cw·SEG + j·RUN + PER_LANE·lane + e`): in a `whole` tile the scanned node
+    /// computed from the staged inputs in shared memory, else (the tile past the line's end)
+    /// from global memory (the identity past the end).
     #[allow(clippy::too_many_arguments)]
     fn lookahead_values(
         &mut self,
         pl: &Pipe,
         la: &LookAhead,
         s: &str,
-        is_whole: &str,
+        whole: bool,
         t0: &str,
         cw: &str,
         j: &str,
     ) -> Result<Vec<Val>, Stop> {
-        let (input, dt, id, tile) = (pl.input, pl.dt, &pl.id, pl.tile);
-        let ty = id.ty();
-        let tys = vec![ty; PER_LANE].join(", ");
+        let (input, dt, tile) = (pl.input, pl.dt, pl.tile);
         let at = self.run_position(pl, t0, cw, j);
         let q0 = self.b.op(&format!("arith.subi {at}, {t0} : i64"));
-        let results = self.open(PER_LANE, &format!("scf.if {is_whole} -> ({tys})"));
+        if !whole {
+            return self.lookahead_values_past(pl, &at);
+        }
         let stage = self.b.i64(pl.stage as i64);
         let soff = self.b.op(&format!("arith.muli {s}, {stage} : i64"));
         let base = self.shared_at(0);
@@ -604,10 +678,13 @@ impl Lower<'_> {
             let v = self.emit(input, &ix)?;
             names.push(cast(&mut self.b, &v, dt)?.ssa);
         }
-        self.b.stmt(&format!("scf.yield {} : {tys}", names.join(", ")));
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
+        Ok(names.into_iter().map(|r| Val::new(r, dt)).collect())
+    }
+
+    /// [`Lower::lookahead_values`] of the partial tile, from global memory (the identity past
+    /// the line's end), for the lane's run at line position `at`.
+    fn lookahead_values_past(&mut self, pl: &Pipe, at: &str) -> Result<Vec<Val>, Stop> {
+        let (input, dt, id) = (pl.input, pl.dt, &pl.id);
         let mut names = Vec::with_capacity(PER_LANE);
         let ne = &pl.ne;
         let one = self.b.i64(1);
@@ -619,11 +696,9 @@ impl Lower<'_> {
             let pc = self.b.op(&format!("arith.minui {p}, {last} : i64"));
             let v = self.emit(input, &Ix { dims: Some(vec![pc]), flat: None })?;
             let v = cast(&mut self.b, &v, dt)?;
-            names.push(self.select(&inside, &v, id).ssa);
+            names.push(self.select(&inside, &v, id));
         }
-        self.b.stmt(&format!("scf.yield {} : {tys}", names.join(", ")));
-        self.close();
-        Ok(results.into_iter().map(|r| Val::new(r, dt)).collect())
+        Ok(names)
     }
 
     /// The line position of a consumer lane's first element of run `j`:
