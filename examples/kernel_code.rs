@@ -1,5 +1,5 @@
 //! Prints the code kiln generates for a few of the benchmark's expressions, at one stage:
-//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|layernorm_affine|sum_all|ew_chain|normal|uniform|dropout|pad_reflect|cumsum|cumsum_sq]`.
+//! `cargo run --release --example kernel_code -- [ptx|gpu-mlir|gpu-llvm|host-mlir|host-llvm|host-asm] [softmax|layernorm|layernorm_affine|sum_all|ew_chain|normal|uniform|dropout|pad_reflect|cumsum|cumsum_sq|cumsum_long|kmeans]`.
 //! No GPU is needed (PTX is for sm_90).
 use kiln::{Array, CodeStage};
 
@@ -50,6 +50,18 @@ fn main() {
         "pad_reflect" => m.pad(&[(8, 8), (8, 8)], kiln::PadMode::Reflect),
         "cumsum" => x.cumsum(None),
         "cumsum_sq" => (&x * &x).cumsum(None),
+        // A line long enough for the look-ahead scan (sm_90: bulk copies into shared memory).
+        "cumsum_long" => Array::from_vec(vec![0.5f32; 1 << 26], &[1 << 26]).cumsum(None),
+        // kiln-bench's k-means iteration on 2^20×64 points, k = 10 (one scatter kernel).
+        "kmeans" => {
+            let (n, d, k) = (1usize << 20, 64usize, 10usize);
+            let px = Array::from_vec(vec![0.5f32; n * d], &[n, d]);
+            let pc = Array::from_vec(vec![0.25f32; k * d], &[k, d]);
+            let labels = (px.expand_dims(&[1]) - pc.expand_dims(&[0])).square().sum(2).argmin(1);
+            let sums = kiln::zeros(&[k, d], kiln::DType::Float32).add_at(&labels, &px);
+            let counts = kiln::bincount(&labels, None, k).astype(kiln::DType::Float32);
+            &sums / counts.maximum(1.0f32).expand_dims(&[1])
+        }
         other => panic!("unknown work {other}"),
     };
     println!("{}", kiln::kernel_code(&[&y], stage).unwrap());

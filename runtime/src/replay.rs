@@ -371,6 +371,7 @@ fn issue(stream: &Stream, ops: &[Op]) -> Result<Issued> {
         return Ok(Issued::Direct { ops: ops.len(), fallback: false });
     }
     let shape = Shape { device: device.id, ops: ops.iter().map(Op::shape).collect() };
+    crate::host_trace::point("replay: shape");
     let tried = GRAPHS.with(|g| {
         let mut graphs = g.borrow_mut();
         if graphs.len() >= MAX_GRAPHS && !graphs.contains_key(&shape) {
@@ -587,7 +588,9 @@ impl Replay {
             *last = op.values();
             updated += 1;
         }
+        crate::host_trace::point("replay: nodes compared, updated");
         self.launch(stream)?;
+        crate::host_trace::point("replay: cuGraphLaunch");
         Ok(updated)
     }
 

@@ -237,6 +237,7 @@ fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) ->
     }
     stream.synchronize().unwrap();
     let (before, n0) = kiln::host_phase_times();
+    let graphs0 = kiln::cuda::replay::stats();
     let mut ts = Vec::with_capacity(reps);
     let mut host = Vec::with_capacity(reps);
     kiln_runtime::host_trace::report();
@@ -261,6 +262,18 @@ fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) ->
         n / reps.max(1)
     );
     print_host_trace(name, reps);
+    let g = kiln::cuda::replay::stats();
+    if g.replayed + g.built + g.direct > graphs0.replayed + graphs0.built + graphs0.direct {
+        println!(
+            "{name}: launch lists in {reps} calls: {} replayed as graphs ({} nodes updated), {} \
+             built, {} plain ({} after a graph failed)",
+            g.replayed - graphs0.replayed,
+            g.updated_nodes - graphs0.updated_nodes,
+            g.built - graphs0.built,
+            g.direct - graphs0.direct,
+            g.fallbacks - graphs0.fallbacks,
+        );
+    }
     median(ts)
 }
 
