@@ -65,6 +65,16 @@ const STAGE_BYTES: usize = 192 * 1024;
 /// 16384 elements: 2^21 is 128 of them).
 pub(crate) const LOOKAHEAD_MIN: usize = 1 << 21;
 
+/// A consumer warp's runs of one tile: its stage step `s`, first element `t0`, the warp's
+/// index among the consumers `cw` (i64), and whether the tile is whole (staged) or the partial
+/// last one (read from global memory).
+struct Runs<'a> {
+    s: &'a str,
+    t0: &'a str,
+    cw: &'a str,
+    whole: bool,
+}
+
 /// A look-ahead scan's tiles and staged inputs (see [`Lower::lookahead_plan`]).
 #[derive(Clone, Debug)]
 pub(crate) struct LookAhead {
@@ -407,7 +417,8 @@ impl Lower<'_> {
                 self.memo.pop();
                 self.memo.push(Default::default());
             }
-            let folded = self.la_fold_runs(pl, la, &s, whole, &t0, &cw64)?;
+            let runs = Runs { s: &s, t0: &t0, cw: &cw64, whole };
+            let folded = self.la_fold_runs(pl, la, &runs)?;
             self.yield_(&[folded], &[ty]);
         }
         self.close();
@@ -465,7 +476,7 @@ impl Lower<'_> {
                 self.memo.pop();
                 self.memo.push(Default::default());
             }
-            self.la_scan_runs(pl, la, &s, whole, &t0, &cw64, &carry)?;
+            self.la_scan_runs(pl, la, &Runs { s: &s, t0: &t0, cw: &cw64, whole }, &carry)?;
         }
         self.close();
         // The warp's reads of the stage are done: release it.
@@ -480,44 +491,31 @@ impl Lower<'_> {
     }
 
     /// Folds a consumer warp's runs of a tile (its lanes' values in order, each lane its own
-    /// fold) at stage `s`: a `whole` tile's from the stage, unrolled; the partial tile's from
-    /// global memory. Returns the lane's fold.
-    fn la_fold_runs(
-        &mut self,
-        pl: &Pipe,
-        la: &LookAhead,
-        s: &str,
-        whole: bool,
-        t0: &str,
-        cw64: &str,
-    ) -> Result<String, Stop> {
+    /// fold): a whole tile's from the stage, unrolled; the partial tile's from global memory.
+    /// Returns the lane's fold.
+    fn la_fold_runs(&mut self, pl: &Pipe, la: &LookAhead, r: &Runs) -> Result<String, Stop> {
         let (op, dt, id) = (pl.op, pl.dt, &pl.id);
         let ty = id.ty();
         let runs = self.b.i64((pl.tile / CONSUMERS / RUN) as i64);
         let (j, a, done) = self.open_for(&pl.zero, &runs, &[id.ssa.clone()], &[ty]);
-        let vals = self.lookahead_values(pl, la, s, whole, t0, cw64, &j)?;
+        let vals = self.lookahead_values(pl, la, r, &j)?;
         let mut acc = Val::new(a[0].clone(), dt);
         for v in vals {
             acc = self.combine(op, dt, acc, v)?;
         }
         self.yield_(&[acc.ssa.clone()], &[ty]);
-        self.la_close_runs(whole);
+        self.la_close_runs(r.whole);
         Ok(done[0].clone())
     }
 
-    /// Scans a consumer warp's runs of a tile at stage `s` after `carry` (the tile's prefix
-    /// and the earlier warps' totals) and stores them: a `whole` tile's from the stage with
-    /// unguarded stores, unrolled; the partial tile's from global memory, stores within the
-    /// line.
-    #[allow(clippy::too_many_arguments)]
+    /// Scans a consumer warp's runs of a tile after `carry` (the tile's prefix and the earlier
+    /// warps' totals) and stores them: a whole tile's from the stage with unguarded stores,
+    /// unrolled; the partial tile's from global memory, stores within the line.
     fn la_scan_runs(
         &mut self,
         pl: &Pipe,
         la: &LookAhead,
-        s: &str,
-        whole: bool,
-        t0: &str,
-        cw64: &str,
+        r: &Runs,
         carry: &Val,
     ) -> Result<(), Stop> {
         let (op, dt, id) = (pl.op, pl.dt, &pl.id);
@@ -526,7 +524,7 @@ impl Lower<'_> {
         let runs = self.b.i64((pl.tile / CONSUMERS / RUN) as i64);
         let (j, a, _) = self.open_for(&pl.zero, &runs, &[carry.ssa.clone()], &[ty]);
         let carry = Val::new(a[0].clone(), dt);
-        let vals = self.lookahead_values(pl, la, s, whole, t0, cw64, &j)?;
+        let vals = self.lookahead_values(pl, la, r, &j)?;
         // The lane's inclusive values, then the warp's scan of the lanes' totals.
         let mut incl: Vec<Val> = Vec::with_capacity(PER_LANE);
         for v in vals {
@@ -549,14 +547,14 @@ impl Lower<'_> {
         let up = Val::new(self.shfl(Shfl::Up, &x.ssa, x.ty(), 1), dt);
         let excl = self.select(lead, id, &up);
         let head = self.combine(op, dt, carry.clone(), excl)?;
-        let at = self.run_position(pl, t0, cw64, &j);
+        let at = self.run_position(pl, r.t0, r.cw, &j);
         for (e, v) in incl.into_iter().enumerate() {
             let out = self.combine(op, dt, head.clone(), v)?;
             let ev = self.b.i64(e as i64);
             let p = self.b.op(&format!("arith.addi {at}, {ev} : i64"));
             // A whole tile's stores unguarded (LLVM makes them one vector store), the last
             // tile's within the line.
-            if whole {
+            if r.whole {
                 store(&mut self.b, &Self::out_ptr(0), &p, &out);
             } else {
                 let inside = self.b.op(&format!("arith.cmpi ult, {p}, {ne} : i64"));
@@ -568,7 +566,7 @@ impl Lower<'_> {
         let total = Val::new(self.shfl(Shfl::Idx, &x.ssa, x.ty(), WARP - 1), dt);
         let next = self.combine(op, dt, carry, total)?;
         self.yield_(&[next.ssa.clone()], &[ty]);
-        self.la_close_runs(whole);
+        self.la_close_runs(r.whole);
         Ok(())
     }
 
@@ -629,25 +627,22 @@ impl Lower<'_> {
         (t0.clone(), self.b.op(&format!("arith.cmpi ule, {end}, {} : i64", pl.ne)))
     }
 
-    /// The [`PER_LANE`] values a consumer lane takes at run `j` of tile step stage `s` (the
-    /// elements `t0 + cw·SEG + j·RUN + PER_LANE·lane + e`): in a `whole` tile the scanned node
+    /// The [`PER_LANE`] values a consumer lane takes at run `j` of the tile `r` (the elements
+    /// `t0 + cw·SEG + j·RUN + PER_LANE·lane + e`): in a whole tile the scanned node
     /// computed from the staged inputs in shared memory, else (the tile past the line's end)
     /// from global memory (the identity past the end).
-    #[allow(clippy::too_many_arguments)]
     fn lookahead_values(
         &mut self,
         pl: &Pipe,
         la: &LookAhead,
-        s: &str,
-        whole: bool,
-        t0: &str,
-        cw: &str,
+        r: &Runs,
         j: &str,
     ) -> Result<Vec<Val>, Stop> {
         let (input, dt, tile) = (pl.input, pl.dt, pl.tile);
-        let at = self.run_position(pl, t0, cw, j);
+        let (s, t0) = (r.s, r.t0);
+        let at = self.run_position(pl, t0, r.cw, j);
         let q0 = self.b.op(&format!("arith.subi {at}, {t0} : i64"));
-        if !whole {
+        if !r.whole {
             return self.lookahead_values_past(pl, &at);
         }
         let stage = self.b.i64(pl.stage as i64);
