@@ -47,13 +47,16 @@ pub(super) fn launch(
         counter.memset(0)?;
         split_bufs.push(counter);
     }
-    // A scan by tiles: a scratch it does not use, and the zeroed words the tiles publish.
-    if let Some(gs) = kernel.gpu_grid {
-        split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
-        let mut counter = DeviceBuffer::alloc(4 * gs.counter_words)?;
-        counter.memset(0)?;
-        split_bufs.push(counter);
-    }
+    // A scan by tiles: the zeroed words the tiles publish, passed for the entry's scratch
+    // parameter too (a grid kernel reads no scratch).
+    let grid_words = match kernel.gpu_grid {
+        Some(gs) => {
+            let mut words = DeviceBuffer::alloc(4 * gs.counter_words)?;
+            words.memset(0)?;
+            Some(words)
+        }
+        None => None,
+    };
     // More dynamic shared memory than a launch gets without opting in (a GPU line sort, the
     // look-ahead scan).
     if kernel.gpu_shared > 48 * 1024 {
@@ -98,6 +101,9 @@ pub(super) fn launch(
     args.extend(inputs.iter().map(|a| &a.buf as &dyn KernelArg));
     args.extend(outs.iter().map(|a| &a.buf as &dyn KernelArg));
     args.extend(split_bufs.iter().map(|b| b as &dyn KernelArg));
+    if let Some(words) = &grid_words {
+        args.extend([words as &dyn KernelArg, words as &dyn KernelArg]);
+    }
     args.extend(scalars.iter().map(|s| s as &dyn KernelArg));
     let stream = Stream::current()?;
     kiln_runtime::host_trace::point("launch: config, args");
@@ -105,7 +111,8 @@ pub(super) fn launch(
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
     // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
     // scatter its scratch and zeroed counters (sized by `GpuScatter`), for a scan by tiles its
-    // unused scratch and zeroed published words (sized by `GpuGrid`), then its i64
+    // zeroed published words (sized by `GpuGrid`) twice, the first for the scratch it does not
+    // read, then its i64
     // parameters, the number of work items and the chunk size, as the lowering
     // declares them; it touches only elements of those buffers. The look-ahead scan's blocks
     // wait on each other: its launch is cooperative, so every block is resident (or the launch

@@ -77,14 +77,14 @@ const TILED_FEW_ROWS: usize = 4096;
 
 /// How a GPU kernel of one block per piece of work is launched (a scan's tiles, a sort's
 /// lines): block `b` of `blocks` (of `threads` threads) takes piece `b`; after the region's
-/// buffers come a scratch buffer of `scratch_bytes` (16, unused: the entry takes one) and a
-/// zeroed buffer of `counter_words` u32s, where a scan's tiles publish their values as tagged
-/// 64-bit words (two u32s each; see the module docs).
+/// buffers come the entry's scratch pointer, which these kernels do not read (the executor
+/// passes the counters' there too: no buffer of its own to allocate and free), and a zeroed
+/// buffer of `counter_words` u32s, where a scan's tiles publish their values as tagged 64-bit
+/// words (two u32s each; see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuGrid {
     pub blocks: usize,
     pub threads: usize,
-    pub scratch_bytes: usize,
     pub counter_words: usize,
     /// Persistent blocks that wait on each other (the look-ahead scan): launched cooperatively,
     /// `blocks` cut to those the device holds at once (the kernel reads the grid's size).
@@ -94,7 +94,7 @@ pub struct GpuGrid {
 impl GpuGrid {
     /// `blocks` blocks of `threads` threads publishing `words` tagged words in all.
     fn new(blocks: usize, threads: usize, words: usize) -> GpuGrid {
-        GpuGrid { blocks, threads, scratch_bytes: 16, counter_words: 2 * words, persistent: false }
+        GpuGrid { blocks, threads, counter_words: 2 * words, persistent: false }
     }
 }
 

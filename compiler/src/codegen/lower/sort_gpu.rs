@@ -349,7 +349,7 @@ impl LineSort {
 
 impl Lower<'_> {
     /// The kernel of a [`LineSort`] (see the module docs); launched as a [`GpuGrid`] of one
-    /// block per line (its scratch and counter unused).
+    /// block per line (its counter unused).
     pub(super) fn sort_lines_gpu(&mut self, s: &LineSort) -> Result<(), Stop> {
         let np2 = s.n.next_power_of_two();
         let wide = s.dt.itemsize() == 8;
@@ -357,13 +357,7 @@ impl Lower<'_> {
         let kdt = if wide { DType::UInt64 } else { DType::UInt32 };
         let key_bytes = np2 * s.dt.itemsize();
         self.grid_launch = Some((
-            GpuGrid {
-                blocks: s.lines,
-                threads: SORT_THREADS,
-                scratch_bytes: 16,
-                counter_words: 1,
-                persistent: false,
-            },
+            GpuGrid { blocks: s.lines, threads: SORT_THREADS, counter_words: 1, persistent: false },
             key_bytes + 4 * np2,
         ));
         let keys = self.shared_at(0);
