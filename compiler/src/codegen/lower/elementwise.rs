@@ -59,9 +59,7 @@ impl<'g> Lower<'g> {
                     })
                     .collect();
                 self.preload_and_store(shape, &outs, &ixs)?;
-                self.b.next_region("else");
-                self.memo.pop();
-                self.memo.push(HashMap::new());
+                self.open_else();
                 let (iv, _, _) = self.open_for("%start", "%end", &[], &[]);
                 store_all(self, &Ix { dims: None, flat: Some(iv.clone()) }, &iv)?;
                 self.close_no_unroll();
@@ -114,9 +112,7 @@ impl<'g> Lower<'g> {
                 })
                 .collect();
             self.preload_and_store(shape, &outs, &ixs)?;
-            self.b.next_region("else");
-            self.memo.pop();
-            self.memo.push(HashMap::new());
+            self.open_else();
         }
         let f = self.b.fresh();
         let g = self.b.fresh();

@@ -410,9 +410,7 @@ impl<'g> Lower<'g> {
         let first = self.emit(m.x, &Ix { dims: Some(full), flat: None })?;
         let c = m.shift(&mut self.b, &first)?;
         self.b.stmt(&format!("scf.yield {c} : {t}"));
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(HashMap::new());
+        self.open_else();
         let none = float_const(&mut self.b, 0.0, t);
         self.b.stmt(&format!("scf.yield {none} : {t}"));
         self.close();

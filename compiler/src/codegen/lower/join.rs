@@ -68,9 +68,7 @@ impl<'g> Lower<'g> {
         };
         let v = operand(self)?;
         yield_val(self, &v);
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(HashMap::new());
+        self.open_else();
         let w = self.emit_segment(node, dims, axis, ends, k + 1)?;
         yield_val(self, &w);
         self.close();

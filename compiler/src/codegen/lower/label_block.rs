@@ -264,9 +264,7 @@ impl Lower<'_> {
                 let sums = self.block_sums(plan, &p0)?;
                 let chosen = block_pick(self, &sums, max, plan.m);
                 self.b.stmt(&format!("scf.yield {chosen} : {ity}"));
-                self.b.next_region("else");
-                self.memo.pop();
-                self.memo.push(HashMap::new());
+                self.open_else();
                 let (xc, xx) = self.expanded_sums(plan, *parts, &p0)?;
                 let chosen = expanded_pick(self, &xc, &xx, norms, plan.m);
                 self.b.stmt(&format!("scf.yield {chosen} : {ity}"));
@@ -295,9 +293,7 @@ impl Lower<'_> {
         let ok = self.b.op(&format!("arith.cmpi sge, {l}, {zero} : i64"));
         let res = self.open(1, &format!("scf.if {ok} -> (i64)"));
         self.b.stmt(&format!("scf.yield {l} : i64"));
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(HashMap::new());
+        self.open_else();
         let one = Ix { dims: Some(vec![iv.clone()]), flat: Some(iv.clone()) };
         let exact = self.emit(plan.arg, &one)?;
         self.b.stmt(&format!("scf.yield {} : i64", exact.ssa));

@@ -687,6 +687,14 @@ impl<'g> Lower<'g> {
         self.open(0, &format!("scf.if {cond}"));
     }
 
+    /// Moves from an `scf.if`'s then region to its else region, in a memo scope of its own
+    /// (nothing the then region computed is visible there).
+    fn open_else(&mut self) {
+        self.b.next_region("else");
+        self.memo.pop();
+        self.memo.push(HashMap::new());
+    }
+
     /// The module text and the parameter values.
     fn finish(self) -> (String, Vec<i64>, Launch) {
         let params = self.b.params().to_vec();

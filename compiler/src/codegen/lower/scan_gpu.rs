@@ -627,9 +627,7 @@ impl Lower<'_> {
         let vals = self.wait_published(src, &dts);
         let names: Vec<String> = vals.iter().map(|v| v.ssa.clone()).collect();
         self.b.stmt(&format!("scf.yield {} : {}", names.join(", "), tys.join(", ")));
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
+        self.open_else();
         let same: Vec<String> = ids.iter().map(|v| v.ssa.clone()).collect();
         self.b.stmt(&format!("scf.yield {} : {}", same.join(", "), tys.join(", ")));
         self.close();
@@ -814,9 +812,7 @@ impl Lower<'_> {
             next.push(self.combine(scans[k].1, a.dt, x, y)?.ssa);
         }
         self.b.stmt(&format!("scf.yield {} : {}", next.join(", "), tys.join(", ")));
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
+        self.open_else();
         let same: Vec<String> = acc.iter().map(|v| v.ssa.clone()).collect();
         self.b.stmt(&format!("scf.yield {} : {}", same.join(", "), tys.join(", ")));
         self.close();

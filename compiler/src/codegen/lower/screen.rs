@@ -180,9 +180,7 @@ impl Lower<'_> {
     ) -> Result<Val, Stop> {
         let res = self.open(1, &format!("scf.if {safe} -> (i64)"));
         self.b.stmt(&format!("scf.yield {at} : i64"));
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(HashMap::new());
+        self.open_else();
         let exact = self.exact_unrolled_fold(id, fulls, inner)?;
         self.b.stmt(&format!("scf.yield {} : i64", exact.ssa));
         self.close();

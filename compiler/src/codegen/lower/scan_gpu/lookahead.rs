@@ -277,14 +277,10 @@ impl Lower<'_> {
         // Warp 0: the producer; warp 1: the look-ahead; the others: the consumers.
         self.open(0, &format!("scf.if {w0}"));
         self.la_producer(pl, la);
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
+        self.open_else();
         self.open(0, &format!("scf.if {w1}"));
         self.la_lookahead(pl)?;
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
+        self.open_else();
         self.la_consumers(pl, la)?;
         self.close();
         self.close();
@@ -336,9 +332,7 @@ impl Lower<'_> {
                 &[(&dst, "i32"), (&src, "i64"), (&nb, "i32"), (&f, "i32")],
             );
         }
-        self.b.next_region("else");
-        self.memo.pop();
-        self.memo.push(Default::default());
+        self.open_else();
         self.asm_arrive(&f);
         self.close();
         self.close();
@@ -413,9 +407,7 @@ impl Lower<'_> {
         let done = self.open(1, &format!("scf.if {is_whole} -> ({ty})"));
         for whole in [true, false] {
             if !whole {
-                self.b.next_region("else");
-                self.memo.pop();
-                self.memo.push(Default::default());
+                self.open_else();
             }
             let runs = Runs { s: &s, t0: &t0, cw: &cw64, whole };
             let folded = self.la_fold_runs(pl, la, &runs)?;
@@ -472,9 +464,7 @@ impl Lower<'_> {
         self.open_if(&is_whole);
         for whole in [true, false] {
             if !whole {
-                self.b.next_region("else");
-                self.memo.pop();
-                self.memo.push(Default::default());
+                self.open_else();
             }
             self.la_scan_runs(pl, la, &Runs { s: &s, t0: &t0, cw: &cw64, whole }, &carry)?;
         }
