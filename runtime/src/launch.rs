@@ -269,15 +269,39 @@ impl Function {
         }
         let mut params: Vec<*mut c_void> = args.iter().map(|a| a.as_kernel_param()).collect();
         let _bound = self.module.device.bind()?;
+        // SAFETY: `params` points at argument values that outlive the call (the driver copies
+        // them); the caller vouches for their meaning.
+        let (call, status) = unsafe { self.issue(stream, config, &mut params, cooperative) };
+        status.result().map_err(|e| {
+            self.error(Some(CudaError::from_driver(call, e)), format!("configuration {config:?}"))
+        })
+    }
+}
+
+impl Function {
+    /// Issues the launch on `stream` with the driver: `cuLaunchCooperativeKernel` or
+    /// `cuLaunchKernel`, the stream's last kernel noted first. Returns the call's name and its
+    /// status. The one place both calls are made ([`Function::launch_on`], and a launch list's
+    /// plain launches in [`crate::replay`]).
+    ///
+    /// # Safety
+    /// The function's context is bound on this thread and `stream` is of its device; `params`
+    /// points at one value per kernel parameter, live for the call, meaning what the kernel
+    /// expects (as [`Function::launch`]).
+    pub(crate) unsafe fn issue(
+        &self,
+        stream: &Stream,
+        config: LaunchConfig,
+        params: &mut [*mut c_void],
+        cooperative: bool,
+    ) -> (&'static str, cudarc::driver::sys::CUresult) {
+        use cudarc::driver::sys::{cuLaunchCooperativeKernel, cuLaunchKernel};
         stream.set_last_kernel(&self.name);
         let (g, b) = (config.grid, config.block);
         let (f, sh, st, p) =
             (self.raw.0, config.shared_mem_bytes, stream.raw(), params.as_mut_ptr());
-        use cudarc::driver::sys::{cuLaunchCooperativeKernel, cuLaunchKernel};
-        // SAFETY (both calls): a live function and stream; `params` points at argument values
-        // that outlive the call (the driver copies them); the caller vouches for their meaning.
-        let (call, status) = if cooperative {
-            // SAFETY: as above.
+        if cooperative {
+            // SAFETY: a live function and stream, parameters as the caller vouches.
             let r =
                 unsafe { cuLaunchCooperativeKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, sh, st, p) };
             ("cuLaunchCooperativeKernel", r)
@@ -286,10 +310,7 @@ impl Function {
             // SAFETY: as above.
             let r = unsafe { cuLaunchKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, sh, st, p, null) };
             ("cuLaunchKernel", r)
-        };
-        status.result().map_err(|e| {
-            self.error(Some(CudaError::from_driver(call, e)), format!("configuration {config:?}"))
-        })
+        }
     }
 }
 

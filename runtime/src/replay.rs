@@ -24,10 +24,10 @@
 //! finishes the recording before any other step. [`mode`] is `KILN_GPU_GRAPHS`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ffi::c_void;
 
 use cudarc::driver::sys;
+use rustc_hash::FxHashMap;
 
 use crate::{
     device::DeviceState,
@@ -64,7 +64,7 @@ const MAX_GRAPHS: usize = 256;
 thread_local! {
     static MODE: std::cell::Cell<Option<GraphMode>> = const { std::cell::Cell::new(None) };
     static ACTIVE: RefCell<Option<Active>> = const { RefCell::new(None) };
-    static GRAPHS: RefCell<HashMap<Shape, Entry>> = RefCell::new(HashMap::new());
+    static GRAPHS: RefCell<FxHashMap<Shape, Entry>> = RefCell::new(FxHashMap::default());
     static STATS: std::cell::Cell<ReplayStats> = const { std::cell::Cell::new(ReplayStats::ZERO) };
 }
 
@@ -425,27 +425,12 @@ fn direct(stream: &Stream, ops: &[Op]) -> Result<()> {
         match op {
             Op::Kernel { function, config, words, args, cooperative } => {
                 let mut params = Op::param_ptrs(words, args);
-                let (g, b) = (config.grid, config.block);
-                let (f, sh, st, p) =
-                    (function.raw.0, config.shared_mem_bytes, stream.raw(), params.as_mut_ptr());
-                stream.set_last_kernel(&function.name);
-                // SAFETY (both calls): a live function (kept by the op) and stream; `params`
-                // points at the argument values copied when the launch was recorded, which
-                // outlive the call; the launch's caller vouched for their meaning then.
-                if *cooperative {
-                    // SAFETY: as above.
-                    let status = unsafe {
-                        sys::cuLaunchCooperativeKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, sh, st, p)
-                    };
-                    check_raw("cuLaunchCooperativeKernel", status)?;
-                } else {
-                    let null = std::ptr::null_mut();
-                    // SAFETY: as above.
-                    let status = unsafe {
-                        sys::cuLaunchKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, sh, st, p, null)
-                    };
-                    check_raw("cuLaunchKernel", status)?;
-                }
+                // SAFETY: a live function (kept by the op) and stream, the context bound;
+                // `params` points at the argument values copied when the launch was recorded,
+                // which outlive the call; the launch's caller vouched for their meaning then.
+                let (call, status) =
+                    unsafe { function.issue(stream, *config, &mut params, *cooperative) };
+                check_raw(call, status)?;
             }
             Op::Memset { ptr, len, value } => {
                 // SAFETY: the range of a buffer that was live when the memset was recorded and

@@ -69,11 +69,12 @@ pub(super) fn launch(
         _ if let Some(gs) = kernel.gpu_grid
             && gs.persistent =>
         {
-            // Every block resident at once: as many as the device holds (one a multiprocessor
-            // for the look-ahead scan's shared memory), at most one a tile.
+            // Every block resident at once (one a multiprocessor for the look-ahead scan's
+            // shared memory), at most one a tile, as few as take the tiles in as many rounds
+            // as the device's resident blocks would: no last round of a few blocks alone.
             let per_sm = function.max_active_blocks(gs.threads, kernel.gpu_shared)?.max(1);
             let resident = per_sm * gpu.multiprocessors();
-            LaunchConfig::linear(gs.blocks.min(resident) as u32, gs.threads as u32)
+            LaunchConfig::linear(balanced_blocks(gs.blocks, resident) as u32, gs.threads as u32)
         }
         _ if let Some(gs) = kernel.gpu_grid => {
             LaunchConfig::linear(gs.blocks as u32, gs.threads as u32)
@@ -126,4 +127,36 @@ pub(super) fn launch(
     };
     kiln_runtime::host_trace::point("launch: cuLaunchKernel");
     Ok(outs)
+}
+
+/// Blocks for `tiles` tiles taken in turn by at most `resident` blocks (block `c` takes tiles
+/// `c, c + G, ...`): the fewest that need no more rounds than `resident` blocks would, so
+/// the last round is as full as the others can make it. 4096 tiles on 132 multiprocessors:
+/// 128 blocks of 32 tiles each, not 4 blocks taking a 32nd tile while 128 wait.
+fn balanced_blocks(tiles: usize, resident: usize) -> usize {
+    let resident = resident.max(1);
+    let rounds = tiles.div_ceil(resident).max(1);
+    tiles.div_ceil(rounds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::balanced_blocks;
+
+    #[test]
+    fn balanced_blocks_fill_the_last_round() {
+        assert_eq!(balanced_blocks(4096, 132), 128);
+        assert_eq!(balanced_blocks(128, 132), 128);
+        assert_eq!(balanced_blocks(133, 132), 67);
+        assert_eq!(balanced_blocks(4097, 132), 129);
+        assert_eq!(balanced_blocks(1, 132), 1);
+        assert_eq!(balanced_blocks(0, 132), 0);
+        for tiles in 1..2000 {
+            for resident in [1, 7, 114, 132] {
+                let g = balanced_blocks(tiles, resident);
+                assert!(g >= 1 && g <= resident.min(tiles), "{tiles} {resident} {g}");
+                assert_eq!(tiles.div_ceil(g), tiles.div_ceil(resident), "{tiles} {resident}");
+            }
+        }
+    }
 }
