@@ -555,6 +555,16 @@ impl DeviceBuffer {
         if crate::replay::record_memset(&self.stream, self.ptr, self.len, value) {
             return Ok(());
         }
+        self.memset_unrecorded(value)
+    }
+
+    /// [`DeviceBuffer::memset`] issued now even while this thread records a launch list on
+    /// the buffer's stream: queued before the list's launches, and done whether the list is
+    /// issued or dropped.
+    pub fn memset_unrecorded(&mut self, value: u8) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
         let _bound = self.stream.state().bind()?;
         // SAFETY: the range is this buffer.
         check("cuMemsetD8Async", unsafe {

@@ -120,8 +120,8 @@ fn gpu_replay_of_one_kernel_with_new_inputs_and_buffers_each_call() {
 }
 
 /// The look-ahead scan of a long line (a cooperative launch of persistent blocks, its tiles'
-/// words cleared first) is replayed as a graph of a memset node and a cooperative kernel node:
-/// new inputs each call, then results kept alive so that the nodes' pointers change.
+/// words the stream's, kept) is replayed as a graph of one cooperative kernel node: new inputs
+/// each call, then results kept alive so that the node's pointers change.
 #[test]
 fn gpu_replay_of_the_lookahead_scan() {
     if !on_gpu() {

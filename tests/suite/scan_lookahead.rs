@@ -113,3 +113,59 @@ fn lookahead_scans_of_a_long_line() {
     let scale = g.iter().map(|&v| v.abs() as f64).sum::<f64>();
     assert!(worst <= scale * 1e-6, "worst error {worst} against a scale of {scale}");
 }
+
+/// The look-ahead scan's words are kept per stream and tagged by launch epochs, not zeroed a
+/// launch (`GpuGrid::persistent`): many launches in turn of two line lengths (two kept
+/// buffers), of kernels that share one buffer (cumsum, a fused square, an int32 count), on the
+/// default stream and on a stream of their own, each exact.
+#[test]
+fn gpu_lookahead_words_kept_across_launches_lengths_and_streams() {
+    if !matches!(kiln::backend(), kiln_runtime::Backend::Cuda(_)) {
+        println!("skipped: no GPU");
+        return;
+    }
+    let lengths = [(1 << 21) + 4321, N];
+    let check = |call: usize, n: usize| {
+        // Eighths (their sums exact), and for the squares halves (quarters squared, exact).
+        let f: Vec<f32> = match call % 3 {
+            1 => (0..n).map(|i| ((i * 7919 + call) % 3) as f32 * 0.5 - 0.5).collect(),
+            _ => eighths(n + call)[call..].to_vec(),
+        };
+        let f = &f[..];
+        let x = Array::from_vec(f.to_vec(), &[n]);
+        let got = match call % 3 {
+            0 => x.cumsum(None).to_vec::<f32>(),
+            1 => (&x * &x).cumsum(None).to_vec::<f32>(),
+            _ => x
+                .greater(0.0)
+                .cumsum_dtype(None, DType::Int32)
+                .to_vec::<i32>()
+                .iter()
+                .map(|&c| c as f32)
+                .collect(),
+        };
+        let want = match call % 3 {
+            0 => running(f, 0.0, |a, b| a + b),
+            1 => running(&f.iter().map(|v| v * v).collect::<Vec<_>>(), 0.0, |a, b| a + b),
+            _ => running(
+                &f.iter().map(|&v| (v > 0.0) as i32 as f32).collect::<Vec<_>>(),
+                0.0,
+                |a, b| a + b,
+            ),
+        };
+        assert!(got == want, "call {call}, {n} elements: the scan differs from the running sum");
+    };
+    for call in 0..24 {
+        check(call, lengths[call % 2]);
+    }
+    let stream = kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(0).unwrap()).unwrap();
+    {
+        let _on = stream.use_scoped();
+        for call in 24..30 {
+            check(call, lengths[call % 2]);
+        }
+    }
+    for call in 30..34 {
+        check(call, lengths[call % 2]);
+    }
+}

@@ -48,12 +48,14 @@ pub(super) fn launch(
         split_bufs.push(counter);
     }
     // A scan by tiles: the zeroed words the tiles publish, passed for the entry's scratch
-    // parameter too (a grid kernel reads no scratch).
+    // parameter too (a grid kernel reads no scratch); a persistent kernel's words are the
+    // stream's, kept (tagged by epochs, they need no zeroing a launch).
     let grid_words = match kernel.gpu_grid {
+        Some(gs) if gs.persistent => Some(Words::Kept(kept_words(4 * gs.counter_words)?)),
         Some(gs) => {
             let mut words = DeviceBuffer::alloc(4 * gs.counter_words)?;
             words.memset(0)?;
-            Some(words)
+            Some(Words::Fresh(words))
         }
         None => None,
     };
@@ -103,6 +105,7 @@ pub(super) fn launch(
     args.extend(outs.iter().map(|a| &a.buf as &dyn KernelArg));
     args.extend(split_bufs.iter().map(|b| b as &dyn KernelArg));
     if let Some(words) = &grid_words {
+        let words = words.buffer();
         args.extend([words as &dyn KernelArg, words as &dyn KernelArg]);
     }
     args.extend(scalars.iter().map(|s| s as &dyn KernelArg));
@@ -127,6 +130,47 @@ pub(super) fn launch(
     };
     kiln_runtime::host_trace::point("launch: cuLaunchKernel");
     Ok(outs)
+}
+
+/// A grid kernel's words: zeroed for the launch, or the stream's kept ones.
+enum Words {
+    Fresh(DeviceBuffer),
+    Kept(Arc<DeviceBuffer>),
+}
+
+impl Words {
+    fn buffer(&self) -> &DeviceBuffer {
+        match self {
+            Words::Fresh(b) => b,
+            Words::Kept(b) => b,
+        }
+    }
+}
+
+/// Streams whose persistent kernels' words are kept, at most (the oldest is dropped: its
+/// free is ordered after the launches that used it on its stream).
+const KEPT_WORDS: usize = 16;
+
+/// The current stream's kept words of `bytes` bytes for persistent grid kernels
+/// ([`kiln_compiler::codegen::GpuGrid::persistent`]), zeroed once when made. The
+/// stream's launches run one after another, each finding the epoch the last left, whatever
+/// kernel it was; the zeroing is issued at once, not recorded into a launch list (a list
+/// dropped unissued must not leave the words unzeroed).
+fn kept_words(bytes: usize) -> Result<Arc<DeviceBuffer>> {
+    static KEPT: Mutex<Vec<(Stream, usize, Arc<DeviceBuffer>)>> = Mutex::new(Vec::new());
+    let stream = Stream::current()?;
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, words)) = kept.iter().find(|(s, b, _)| *b == bytes && *s == stream) {
+        return Ok(words.clone());
+    }
+    let mut words = DeviceBuffer::alloc_on(&stream, bytes)?;
+    words.memset_unrecorded(0)?;
+    if kept.len() >= KEPT_WORDS {
+        kept.remove(0);
+    }
+    let words = Arc::new(words);
+    kept.push((stream, bytes, words.clone()));
+    Ok(words)
 }
 
 /// Blocks for `tiles` tiles taken in turn by at most `resident` blocks (block `c` takes tiles

@@ -547,6 +547,9 @@ struct Lower<'g> {
     grid_bounds: Option<(usize, usize)>,
     /// `sm_90` bulk copies (the TMA) and mbarriers may be used: the look-ahead scan.
     bulk_copies: bool,
+    /// The tag of a scan's published words (i64 SSA, the high half set) where it is the
+    /// launch's epoch (the look-ahead scan's), else the constant tag 1.
+    scan_tag: Option<String>,
     /// The kernel's shape (see [`KernelShape`]): set by the function that lays the work out;
     /// GPU reductions' refined in `finish` from `coop`, `split` and `row_cache`.
     shape: KernelShape,
@@ -600,6 +603,7 @@ impl<'g> Lower<'g> {
             grid_launch: None,
             grid_bounds: None,
             bulk_copies: false,
+            scan_tag: None,
             shape: KernelShape::ElementwiseRows,
             constant: super::fold::constant_nodes(body),
         }

@@ -88,6 +88,13 @@ pub struct GpuGrid {
     pub counter_words: usize,
     /// Persistent blocks that wait on each other (the look-ahead scan): launched cooperatively,
     /// `blocks` cut to those the device holds at once (the kernel reads the grid's size).
+    /// Their words need no zeroing a launch: the last of them, one more, holds the launch's
+    /// epoch (its low half) and the blocks that read it (its high half). A launch tags its
+    /// words with the epoch after the one it finds (1 after 2^32 - 1, so 0, a zeroed
+    /// buffer's, never tags a launch); each block counts itself in once its threads have read
+    /// it, and the last stores that epoch with none counted. The executor zeroes the buffer
+    /// once and keeps it for the stream's later launches, each after the last
+    /// (`counter_words` counts the epoch's word).
     pub persistent: bool,
 }
 
@@ -539,7 +546,7 @@ impl Lower<'_> {
         let dts: Vec<DType> = vals.iter().map(|v| v.dt).collect();
         let per = self.b.i64(words_per(&dts) as i64);
         let i0 = self.b.op(&format!("arith.muli {at}, {per} : i64"));
-        let tag = self.b.i64(TAG);
+        let tag = self.tag();
         let mut w = 0;
         for v in vals {
             let bits = self.bits_of(v);
@@ -597,17 +604,33 @@ impl Lower<'_> {
         vals
     }
 
-    /// Tagged word `p`, loaded volatile until its tag is set.
+    /// The tag of this kernel's published words: the launch's epoch (see
+    /// [`GpuGrid::persistent`]), else the constant 1, in the high half.
+    fn tag(&mut self) -> String {
+        match &self.scan_tag {
+            Some(t) => t.clone(),
+            None => self.b.i64(TAG),
+        }
+    }
+
+    /// Tagged word `p`, loaded volatile until its tag is set (is this launch's epoch).
     fn poll(&mut self, p: &str) -> String {
         let z = self.b.i64(0);
-        let tag = self.b.i64(TAG);
+        let tag = self.tag();
         let (w, x) = (self.b.fresh(), self.b.fresh());
         let r = self.open(1, &format!("scf.while ({w} = {z}) : (i64) -> i64"));
         let word = self.b.fresh();
         self.b.stmt(&format!(
             "{word} = llvm.load volatile {p} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
         ));
-        let unset = self.b.op(&format!("arith.cmpi ult, {word}, {tag} : i64"));
+        let unset = match self.scan_tag.is_some() {
+            true => {
+                let high = self.b.i64(-1i64 << 32);
+                let h = self.b.op(&format!("arith.andi {word}, {high} : i64"));
+                self.b.op(&format!("arith.cmpi ne, {h}, {tag} : i64"))
+            }
+            false => self.b.op(&format!("arith.cmpi ult, {word}, {tag} : i64")),
+        };
         self.b.stmt(&format!("scf.condition({unset}) {word} : i64"));
         self.memo.pop();
         self.memo.push(Default::default());

@@ -204,7 +204,8 @@ impl Lower<'_> {
         let bars = STAGES * stage;
         let smem = bars + 8 * (4 * STAGES + STAGES * CONSUMERS);
         let threads = (2 + CONSUMERS) * WARP;
-        let mut grid = GpuGrid::new(n_tiles, threads, n_tiles);
+        // The tiles' words, then the epoch's (see `GpuGrid::persistent`).
+        let mut grid = GpuGrid::new(n_tiles, threads, n_tiles + 1);
         grid.persistent = true;
         self.grid_launch = Some((grid, smem));
         self.grid_bounds = Some((threads, 1));
@@ -229,6 +230,7 @@ impl Lower<'_> {
         let per = self.b.op(&format!("arith.addi {per}, {one} : i64"));
         let some = self.b.op(&format!("arith.cmpi slt, {c}, {nt} : i64"));
         let mine = self.b.op(&format!("arith.select {some}, {per}, {zero} : i64"));
+        let epoch_word = self.la_epoch(&nt);
 
         // Thread 0 initialises the mbarriers; every thread waits for it.
         let first = self.b.op(&format!("arith.cmpi eq, {tid}, {z32} : i32"));
@@ -247,6 +249,7 @@ impl Lower<'_> {
         self.asm("fence.mbarrier_init.release.cluster;", "", &[]);
         self.close();
         self.b.stmt("nvvm.barrier0");
+        self.la_counted(&epoch_word, &g, &tid);
 
         let w0 = self.b.op(&format!("arith.cmpi eq, {warp}, {z32} : i32"));
         let one32 = self.b.constant("1", "i32");
@@ -285,6 +288,55 @@ impl Lower<'_> {
         self.close();
         self.close();
         Ok(())
+    }
+
+    /// The launch's epoch (see [`GpuGrid::persistent`]): the one after the epoch word's low
+    /// half (word `nt`, after the tiles'), skipping 0; its tag (`epoch << 32`) tags the words
+    /// this launch publishes and polls for. Returns the epoch word's pointer.
+    fn la_epoch(&mut self, nt: &str) -> String {
+        let p = self.word_at(nt);
+        let word = self.b.fresh();
+        self.b.stmt(&format!(
+            "{word} = llvm.load volatile {p} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
+        ));
+        let low = self.b.i64(0xffff_ffff);
+        let last = self.b.op(&format!("arith.andi {word}, {low} : i64"));
+        let wraps = self.b.op(&format!("arith.cmpi eq, {last}, {low} : i64"));
+        let one = self.b.i64(1);
+        let next = self.b.op(&format!("arith.addi {last}, {one} : i64"));
+        let epoch = self.b.op(&format!("arith.select {wraps}, {one}, {next} : i64"));
+        let c32 = self.b.i64(32);
+        self.scan_tag = Some(self.b.op(&format!("arith.shli {epoch}, {c32} : i64")));
+        p
+    }
+
+    /// The block has its epoch: every thread read it before the barrier at its start, so
+    /// thread 32 (the look-ahead's lane 0, whose first wait is for tiles still loading) counts
+    /// the block in the epoch word's high half; the last of the `g` blocks stores the epoch
+    /// with none counted, for the stream's next launch (no block of this one reads it again).
+    fn la_counted(&mut self, p: &str, g: &str, tid: &str) {
+        let t32 = self.b.constant("32", "i32");
+        let counts = self.b.op(&format!("arith.cmpi eq, {tid}, {t32} : i32"));
+        self.open_if(&counts);
+        self.b.stmt(super::super::split::DEVICE_FENCE);
+        let c32 = self.b.i64(32);
+        let one = self.b.i64(1);
+        let count = self.b.op(&format!("arith.shli {one}, {c32} : i64"));
+        let old = self.b.fresh();
+        self.b.stmt(&format!(
+            "{old} = llvm.atomicrmw add {p}, {count} syncscope(\"device\") acq_rel : !llvm.ptr, i64"
+        ));
+        let done = self.b.op(&format!("arith.shrui {old}, {c32} : i64"));
+        let gm1 = self.b.op(&format!("arith.subi {g}, {one} : i64"));
+        let last = self.b.op(&format!("arith.cmpi eq, {done}, {gm1} : i64"));
+        self.open_if(&last);
+        let tag = self.scan_tag.clone().expect("the epoch's tag");
+        let epoch = self.b.op(&format!("arith.shrui {tag}, {c32} : i64"));
+        self.b.stmt(&format!(
+            "llvm.store volatile {epoch}, {p} {{alignment = 8 : i64}} : i64, !llvm.ptr"
+        ));
+        self.close();
+        self.close();
     }
 
     /// Warp 0's lane 0, the producer: each of the block's tiles into stage `k % STAGES` once the
