@@ -1,11 +1,12 @@
 //! The look-ahead scan of one long line on `sm_90` and later ([`Lower::scan_lookahead`]): a
-//! cumsum of 2^26 float32 at 88-91% of the device-to-device copy rate on an H200 (kiln-bench,
-//! the host's time included; the kernel alone 0.134-0.140 ms), where the chunk look-back of the
+//! cumsum of 2^26 float32 at 90-93% of the device-to-device copy rate on an H200 (kiln-bench,
+//! the host's time included; the kernel alone 0.131-0.138 ms), where the chunk look-back of the
 //! parent module reaches 63-65% (`benches/runs/2026-11-29-session34/`, `scan-ws.py`: the
-//! prototype this kernel lowers; `benches/runs/2026-11-29-session35/g5/`).
+//! prototype this kernel lowers; `benches/runs/2026-11-29-session36/g6/`).
 //!
 //! Persistent blocks, all resident at once (the executor launches the kernel cooperatively,
-//! one block a multiprocessor at most): block `c` of `G` takes tiles `c, c + G, c + 2G, ...`
+//! one block a multiprocessor at most, as few as take the tiles in as many rounds): block `c`
+//! of `G` takes tiles `c, c + G, c + 2G, ...`
 //! of [`LookAhead::tile`] elements. Its warps have roles:
 //! - warp 0, lane 0, the **producer**: streams each tile's staged inputs (the region inputs the
 //!   scanned value reads at its own position) into one of [`STAGES`] shared-memory stages by
@@ -26,6 +27,11 @@
 //!   shared-memory loads and shuffle chains overlap (one run after another, each run's five
 //!   dependent shuffles exposed, the kernel took 0.143-0.167 ms, median 0.155, against
 //!   0.134-0.141, median 0.136, under `ncu` at normal clocks).
+//!
+//! The words tiles publish are tagged with the launch's epoch, not zeroed for each launch
+//! (see [`GpuGrid::persistent`]): the executor keeps one buffer of them per stream, so a launch
+//! is one cooperative kernel node, no memset node before it (a 32 KiB memset node cost 1.3 µs
+//! of launch and synchronisation on an H200, `benches/runs/2026-11-29-session36/graph-cost2.cu`).
 //!
 //! Why the waits cannot deadlock: every block is resident, and the look-ahead of tile `t`
 //! waits only on totals of tiles before `t`, which their consumers publish after the tile's
