@@ -547,3 +547,37 @@ fn stress_concurrent_threads_match_the_evaluator() {
         failures.join("\n")
     );
 }
+
+/// Split reductions' and scatters' counters are the stream's, kept and zeroed once (each
+/// launch's last blocks set them back to zero): whole sums (split over blocks) of several
+/// lengths and bincounts (a scatter's last blocks) in turn, sharing kept counters, on the
+/// default stream and on a stream of their own, each exact.
+#[test]
+fn gpu_kept_counters_across_kernels_lengths_and_streams() {
+    if !on_gpu() {
+        return;
+    }
+    let check = |call: usize| {
+        let n = [1 << 20, (1 << 22) + 77, 3 << 19][call % 3];
+        let v: Vec<i32> = (0..n).map(|i| ((i * 7919 + call * 13) % 201) as i32 - 100).collect();
+        let x = Array::from_vec(v.clone(), &[n]);
+        let want: i64 = v.iter().map(|&a| a as i64).sum();
+        assert_eq!(x.sum(None).item::<i64>(), want, "call {call}: the sum of {n} int32");
+        let labels: Vec<i64> = v.iter().map(|&a| (a + 100) as i64 % 37).collect();
+        let mut counts = vec![0i64; 37];
+        labels.iter().for_each(|&l| counts[l as usize] += 1);
+        let got = kiln::bincount(&Array::from_vec(labels, &[n]), None, 37).to_vec::<i64>();
+        assert_eq!(got, counts, "call {call}: bincount of {n} labels");
+    };
+    for call in 0..9 {
+        check(call);
+    }
+    let stream = kiln_runtime::Stream::non_blocking(kiln_runtime::Device::new(0).unwrap()).unwrap();
+    {
+        let _on = stream.use_scoped();
+        for call in 9..13 {
+            check(call);
+        }
+    }
+    check(13);
+}

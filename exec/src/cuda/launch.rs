@@ -34,24 +34,22 @@ pub(super) fn launch(
     // A split reduction: one block per (group of work items, split), its scratch and zeroed
     // counters.
     let mut split_bufs = Vec::new();
+    // (The counters are the stream's kept ones: each launch's last blocks set them back to
+    // zero.)
     if let Some(sp) = kernel.gpu_split {
-        split_bufs.push(DeviceBuffer::alloc(sp.scratch_bytes(kernel.work_items))?);
-        let mut counters = DeviceBuffer::alloc(4 * kernel.work_items)?;
-        counters.memset(0)?;
-        split_bufs.push(counters);
+        split_bufs.push(Words::Fresh(DeviceBuffer::alloc(sp.scratch_bytes(kernel.work_items))?));
+        split_bufs.push(Words::Kept(kept(Kept::Counters, 4 * kernel.work_items)?));
     }
     // A scatter: its blocks' partials and the counters that find the last blocks.
     if let Some(gs) = kernel.gpu_scatter {
-        split_bufs.push(DeviceBuffer::alloc(gs.scratch_bytes)?);
-        let mut counter = DeviceBuffer::alloc(4 * gs.counters)?;
-        counter.memset(0)?;
-        split_bufs.push(counter);
+        split_bufs.push(Words::Fresh(DeviceBuffer::alloc(gs.scratch_bytes)?));
+        split_bufs.push(Words::Kept(kept(Kept::Counters, 4 * gs.counters)?));
     }
     // A scan by tiles: the zeroed words the tiles publish, passed for the entry's scratch
     // parameter too (a grid kernel reads no scratch); a persistent kernel's words are the
     // stream's, kept (tagged by epochs, they need no zeroing a launch).
     let grid_words = match kernel.gpu_grid {
-        Some(gs) if gs.persistent => Some(Words::Kept(kept_words(4 * gs.counter_words)?)),
+        Some(gs) if gs.persistent => Some(Words::Kept(kept(Kept::Epochs, 4 * gs.counter_words)?)),
         Some(gs) => {
             let mut words = DeviceBuffer::alloc(4 * gs.counter_words)?;
             words.memset(0)?;
@@ -103,7 +101,7 @@ pub(super) fn launch(
         Vec::with_capacity(inputs.len() + outs.len() + scalars.len());
     args.extend(inputs.iter().map(|a| &a.buf as &dyn KernelArg));
     args.extend(outs.iter().map(|a| &a.buf as &dyn KernelArg));
-    args.extend(split_bufs.iter().map(|b| b as &dyn KernelArg));
+    args.extend(split_bufs.iter().map(|b| b.buffer() as &dyn KernelArg));
     if let Some(words) = &grid_words {
         let words = words.buffer();
         args.extend([words as &dyn KernelArg, words as &dyn KernelArg]);
@@ -132,7 +130,7 @@ pub(super) fn launch(
     Ok(outs)
 }
 
-/// A grid kernel's words: zeroed for the launch, or the stream's kept ones.
+/// A kernel's scratch or counters: made for the launch, or the stream's kept ones.
 enum Words {
     Fresh(DeviceBuffer),
     Kept(Arc<DeviceBuffer>),
@@ -147,30 +145,49 @@ impl Words {
     }
 }
 
-/// Streams whose persistent kernels' words are kept, at most (the oldest is dropped: its
-/// free is ordered after the launches that used it on its stream).
-const KEPT_WORDS: usize = 16;
+/// What a kept buffer holds between a stream's launches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    /// Split reductions' and scatters' counters: zero (each launch's last blocks set them
+    /// back to zero, [`kiln_compiler::codegen`]'s `last_block`).
+    Counters,
+    /// Persistent grid kernels' words, tagged by launch epochs
+    /// (`kiln_compiler::codegen::GpuGrid::persistent`).
+    Epochs,
+}
 
-/// The current stream's kept words of `bytes` bytes for persistent grid kernels
-/// ([`kiln_compiler::codegen::GpuGrid::persistent`]), zeroed once when made. The
-/// stream's launches run one after another, each finding the epoch the last left, whatever
-/// kernel it was; the zeroing is issued at once, not recorded into a launch list (a list
-/// dropped unissued must not leave the words unzeroed).
-fn kept_words(bytes: usize) -> Result<Arc<DeviceBuffer>> {
-    static KEPT: Mutex<Vec<(Stream, usize, Arc<DeviceBuffer>)>> = Mutex::new(Vec::new());
+/// Kept buffers, at most (the oldest is dropped: its free is ordered after the launches that
+/// used it on its stream).
+const KEPT: usize = 32;
+
+/// The current stream's kept buffer of `kind` and `bytes` bytes, zeroed once when made: the
+/// stream's launches run one after another, each finding it as the last left it, whatever
+/// kernel that was, so no launch zeroes it again (no memset node in a replayed launch list).
+/// The zeroing is issued at once, not recorded into a launch list: a list dropped unissued
+/// must not leave the buffer unzeroed.
+fn kept(kind: Kept, bytes: usize) -> Result<Arc<DeviceBuffer>> {
+    type Entry = (Kept, Stream, usize, Arc<DeviceBuffer>);
+    static BUFFERS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+    // Zeroed counters serve any kernel needing no more (sizes rounded, so that kernels of
+    // nearby sizes share one); epoch words only kernels of their exact size (the epoch's word
+    // is the last, where a longer line's kernel publishes a tile).
+    let bytes = match kind {
+        Kept::Counters => bytes.next_power_of_two().max(1024),
+        Kept::Epochs => bytes,
+    };
     let stream = Stream::current()?;
-    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, _, words)) = kept.iter().find(|(s, b, _)| *b == bytes && *s == stream) {
-        return Ok(words.clone());
+    let mut kept = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = kept.iter().find(|e| e.0 == kind && e.2 == bytes && e.1 == stream) {
+        return Ok(e.3.clone());
     }
-    let mut words = DeviceBuffer::alloc_on(&stream, bytes)?;
-    words.memset_unrecorded(0)?;
-    if kept.len() >= KEPT_WORDS {
+    let mut buf = DeviceBuffer::alloc_on(&stream, bytes)?;
+    buf.memset_unrecorded(0)?;
+    if kept.len() >= KEPT {
         kept.remove(0);
     }
-    let words = Arc::new(words);
-    kept.push((stream, bytes, words.clone()));
-    Ok(words)
+    let buf = Arc::new(buf);
+    kept.push((kind, stream, bytes, buf.clone()));
+    Ok(buf)
 }
 
 /// Blocks for `tiles` tiles taken in turn by at most `resident` blocks (block `c` takes tiles

@@ -212,16 +212,6 @@ impl<'g> Lower<'g> {
             }
         }
         if self.split.is_some() {
-            // The group's counter back to zero for the next launch.
-            let zero = self.b.i64(0);
-            let first = self.b.op(&format!("arith.cmpi eq, %tid, {zero} : i64"));
-            self.open_if(&first);
-            let ctr = self.b.op(
-                "llvm.getelementptr inbounds %counter[%group] : (!llvm.ptr, i64) -> !llvm.ptr, i32",
-            );
-            let zero32 = self.b.op("arith.constant 0 : i32");
-            self.b.stmt(&format!("llvm.store {zero32}, {ctr} : i32, !llvm.ptr"));
-            self.close();
             self.close();
         }
         // Outputs of the full shape: one pass over the reduced axes.

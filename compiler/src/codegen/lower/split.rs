@@ -75,7 +75,10 @@ impl<'g> Lower<'g> {
     }
 
     /// Whether this block is the last of `ns` blocks to count itself in on
-    /// `%counter[counter]` (block-uniform, i1; see [`Lower::split_last_block`]).
+    /// `%counter[counter]` (block-uniform, i1; see [`Lower::split_last_block`]). The last sets
+    /// the counter back to zero (no other block of the launch touches it again): a launch
+    /// leaves its counters as it found them, so the executor zeroes a stream's counters once
+    /// and keeps them for its later launches.
     pub(super) fn last_block(&mut self, ns: &str, counter: &str) -> String {
         let g = self.b.op("llvm.mlir.addressof @kiln_flag : !llvm.ptr<3>");
         let flag = self.b.op(&format!("llvm.addrspacecast {g} : !llvm.ptr<3> to !llvm.ptr"));
@@ -99,6 +102,10 @@ impl<'g> Lower<'g> {
         let last = self.b.op(&format!("arith.cmpi eq, {old}, {nm1} : i32"));
         let last32 = self.b.op(&format!("arith.extui {last} : i1 to i32"));
         self.b.stmt(&format!("llvm.store {last32}, {flag} : i32, !llvm.ptr"));
+        self.open_if(&last);
+        let zero32 = self.b.op("arith.constant 0 : i32");
+        self.b.stmt(&format!("llvm.store {zero32}, {ctr} : i32, !llvm.ptr"));
+        self.close();
         self.close();
         self.b.stmt("nvvm.barrier0");
         let v = self.b.fresh();
