@@ -38,18 +38,18 @@ pub(super) fn launch(
     // zero.)
     if let Some(sp) = kernel.gpu_split {
         split_bufs.push(Words::Fresh(DeviceBuffer::alloc(sp.scratch_bytes(kernel.work_items))?));
-        split_bufs.push(Words::Kept(kept(Kept::Counters, 4 * kernel.work_items)?));
+        split_bufs.push(kept(Kept::Counters, 4 * kernel.work_items)?);
     }
     // A scatter: its blocks' partials and the counters that find the last blocks.
     if let Some(gs) = kernel.gpu_scatter {
         split_bufs.push(Words::Fresh(DeviceBuffer::alloc(gs.scratch_bytes)?));
-        split_bufs.push(Words::Kept(kept(Kept::Counters, 4 * gs.counters)?));
+        split_bufs.push(kept(Kept::Counters, 4 * gs.counters)?);
     }
     // A scan by tiles: the zeroed words the tiles publish, passed for the entry's scratch
     // parameter too (a grid kernel reads no scratch); a persistent kernel's words are the
     // stream's, kept (tagged by epochs, they need no zeroing a launch).
     let grid_words = match kernel.gpu_grid {
-        Some(gs) if gs.persistent => Some(Words::Kept(kept(Kept::Epochs, 4 * gs.counter_words)?)),
+        Some(gs) if gs.persistent => Some(kept(Kept::Epochs, 4 * gs.counter_words)?),
         Some(gs) => {
             let mut words = DeviceBuffer::alloc(4 * gs.counter_words)?;
             words.memset(0)?;
@@ -156,16 +156,17 @@ enum Kept {
     Epochs,
 }
 
-/// Kept buffers, at most (the oldest is dropped: its free is ordered after the launches that
-/// used it on its stream).
+/// Kept buffers, at most. Past this a launch gets a buffer of its own, zeroed by a memset
+/// recorded with it (as before buffers were kept). None is ever dropped: a launch list another
+/// thread recorded on the same stream, not yet issued, may use it.
 const KEPT: usize = 32;
 
 /// The current stream's kept buffer of `kind` and `bytes` bytes, zeroed once when made: the
 /// stream's launches run one after another, each finding it as the last left it, whatever
 /// kernel that was, so no launch zeroes it again (no memset node in a replayed launch list).
 /// The zeroing is issued at once, not recorded into a launch list: a list dropped unissued
-/// must not leave the buffer unzeroed.
-fn kept(kind: Kept, bytes: usize) -> Result<Arc<DeviceBuffer>> {
+/// must not leave the buffer unzeroed. The kept buffers keep their streams alive.
+fn kept(kind: Kept, bytes: usize) -> Result<Words> {
     type Entry = (Kept, Stream, usize, Arc<DeviceBuffer>);
     static BUFFERS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
     // Zeroed counters serve any kernel needing no more (sizes rounded, so that kernels of
@@ -178,16 +179,17 @@ fn kept(kind: Kept, bytes: usize) -> Result<Arc<DeviceBuffer>> {
     let stream = Stream::current()?;
     let mut kept = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(e) = kept.iter().find(|e| e.0 == kind && e.2 == bytes && e.1 == stream) {
-        return Ok(e.3.clone());
+        return Ok(Words::Kept(e.3.clone()));
     }
     let mut buf = DeviceBuffer::alloc_on(&stream, bytes)?;
-    buf.memset_unrecorded(0)?;
     if kept.len() >= KEPT {
-        kept.remove(0);
+        buf.memset(0)?;
+        return Ok(Words::Fresh(buf));
     }
+    buf.memset_unrecorded(0)?;
     let buf = Arc::new(buf);
     kept.push((kind, stream, bytes, buf.clone()));
-    Ok(buf)
+    Ok(Words::Kept(buf))
 }
 
 /// Blocks for `tiles` tiles taken in turn by at most `resident` blocks (block `c` takes tiles
