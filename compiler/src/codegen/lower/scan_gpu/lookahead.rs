@@ -1,6 +1,6 @@
 //! The look-ahead scan of one long line on `sm_90` and later ([`Lower::scan_lookahead`]): a
 //! cumsum of 2^26 float32 at 90-93% of the device-to-device copy rate on an H200 (kiln-bench,
-//! the host's time included; the kernel alone 0.131-0.138 ms), where the chunk look-back of the
+//! the host's time included; the kernel alone 0.131-0.140 ms), where the chunk look-back of the
 //! parent module reaches 63-65% (`benches/runs/2026-11-29-session34/`, `scan-ws.py`: the
 //! prototype this kernel lowers; `benches/runs/2026-11-29-session36/g6/`).
 //!
