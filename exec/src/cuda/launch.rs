@@ -111,14 +111,16 @@ pub(super) fn launch(
     kiln_runtime::host_trace::point("launch: config, args");
     // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
-    // for a split reduction its scratch and zeroed counters (sized by `GpuSplit`), for a
-    // scatter its scratch and zeroed counters (sized by `GpuScatter`), for a scan by tiles its
-    // zeroed published words (sized by `GpuGrid`) twice, the first for the scratch it does not
-    // read, then its i64
-    // parameters, the number of work items and the chunk size, as the lowering
-    // declares them; it touches only elements of those buffers. The look-ahead scan's blocks
-    // wait on each other: its launch is cooperative, so every block is resident (or the launch
-    // fails) and the waits end.
+    // for a split reduction its scratch and counters (sized by `GpuSplit`), for a scatter its
+    // scratch and counters (sized by `GpuScatter`), for a scan by tiles its published words
+    // (sized by `GpuGrid`) twice, the first for the scratch it does not read, then its i64
+    // parameters, the number of work items and the chunk size, as the lowering declares them;
+    // it touches only elements of those buffers. The counters are zero when it starts: fresh
+    // and zeroed before it, or kept for this stream, zeroed once and left zero by each launch
+    // before it on the stream; a persistent grid's words are fresh and zeroed, or the stream's
+    // kept words of exactly its size, tagged by the epochs of the launches before it on the
+    // stream. The look-ahead scan's blocks wait on each other: its launch is cooperative, so
+    // every block is resident (or the launch fails) and the waits end.
     unsafe {
         if kernel.gpu_grid.is_some_and(|gs| gs.persistent) {
             function.launch_cooperative_on(&stream, config, &args)?
