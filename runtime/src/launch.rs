@@ -276,9 +276,7 @@ impl Function {
             self.error(Some(CudaError::from_driver(call, e)), format!("configuration {config:?}"))
         })
     }
-}
 
-impl Function {
     /// Issues the launch on `stream` with the driver: `cuLaunchCooperativeKernel` or
     /// `cuLaunchKernel`, the stream's last kernel noted first. Returns the call's name and its
     /// status. The one place both calls are made ([`Function::launch_on`], and a launch list's

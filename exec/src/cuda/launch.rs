@@ -31,30 +31,25 @@ pub(super) fn launch(
     }
     let chunk = kernel.min_chunk.max(1);
     let chunks = kernel.work_items.div_ceil(chunk);
+    let stream = Stream::current()?;
     // A split reduction: one block per (group of work items, split), its scratch and zeroed
-    // counters.
+    // counters (the stream's kept ones: each launch's last blocks set them back to zero).
     let mut split_bufs = Vec::new();
-    // (The counters are the stream's kept ones: each launch's last blocks set them back to
-    // zero.)
     if let Some(sp) = kernel.gpu_split {
         split_bufs.push(Words::Fresh(DeviceBuffer::alloc(sp.scratch_bytes(kernel.work_items))?));
-        split_bufs.push(kept(Kept::Counters, 4 * kernel.work_items)?);
+        split_bufs.push(kept(Kept::Counters, &stream, 4 * kernel.work_items)?);
     }
     // A scatter: its blocks' partials and the counters that find the last blocks.
     if let Some(gs) = kernel.gpu_scatter {
         split_bufs.push(Words::Fresh(DeviceBuffer::alloc(gs.scratch_bytes)?));
-        split_bufs.push(kept(Kept::Counters, 4 * gs.counters)?);
+        split_bufs.push(kept(Kept::Counters, &stream, 4 * gs.counters)?);
     }
     // A scan by tiles: the zeroed words the tiles publish, passed for the entry's scratch
     // parameter too (a grid kernel reads no scratch); a persistent kernel's words are the
     // stream's, kept (tagged by epochs, they need no zeroing a launch).
     let grid_words = match kernel.gpu_grid {
-        Some(gs) if gs.persistent => Some(kept(Kept::Epochs, 4 * gs.counter_words)?),
-        Some(gs) => {
-            let mut words = DeviceBuffer::alloc(4 * gs.counter_words)?;
-            words.memset(0)?;
-            Some(Words::Fresh(words))
-        }
+        Some(gs) if gs.persistent => Some(kept(Kept::Epochs, &stream, 4 * gs.counter_words)?),
+        Some(gs) => Some(Words::zeroed(&stream, 4 * gs.counter_words)?),
         None => None,
     };
     // More dynamic shared memory than a launch gets without opting in (a GPU line sort, the
@@ -107,7 +102,6 @@ pub(super) fn launch(
         args.extend([words as &dyn KernelArg, words as &dyn KernelArg]);
     }
     args.extend(scalars.iter().map(|s| s as &dyn KernelArg));
-    let stream = Stream::current()?;
     kiln_runtime::host_trace::point("launch: config, args");
     // SAFETY: `kiln_gpu` takes the region's input then output buffers (device pointers, each
     // holding the dtype and shape checked above, outputs freshly allocated at their full size),
@@ -139,6 +133,14 @@ enum Words {
 }
 
 impl Words {
+    /// `bytes` for the launch on `stream`, zeroed by a memset (recorded with the launch when
+    /// a launch list is).
+    fn zeroed(stream: &Stream, bytes: usize) -> Result<Words> {
+        let mut buf = DeviceBuffer::alloc_on(stream, bytes)?;
+        buf.memset(0)?;
+        Ok(Words::Fresh(buf))
+    }
+
     fn buffer(&self) -> &DeviceBuffer {
         match self {
             Words::Fresh(b) => b,
@@ -163,12 +165,12 @@ enum Kept {
 /// thread recorded on the same stream, not yet issued, may use it.
 const KEPT: usize = 32;
 
-/// The current stream's kept buffer of `kind` and `bytes` bytes, zeroed once when made: the
+/// `stream`'s kept buffer of `kind` and `bytes` bytes, zeroed once when made: the
 /// stream's launches run one after another, each finding it as the last left it, whatever
 /// kernel that was, so no launch zeroes it again (no memset node in a replayed launch list).
 /// The zeroing is issued at once, not recorded into a launch list: a list dropped unissued
 /// must not leave the buffer unzeroed. The kept buffers keep their streams alive.
-fn kept(kind: Kept, bytes: usize) -> Result<Words> {
+fn kept(kind: Kept, stream: &Stream, bytes: usize) -> Result<Words> {
     type Entry = (Kept, Stream, usize, Arc<DeviceBuffer>);
     static BUFFERS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
     // Zeroed counters serve any kernel needing no more (sizes rounded, so that kernels of
@@ -178,19 +180,17 @@ fn kept(kind: Kept, bytes: usize) -> Result<Words> {
         Kept::Counters => bytes.next_power_of_two().max(1024),
         Kept::Epochs => bytes,
     };
-    let stream = Stream::current()?;
     let mut kept = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(e) = kept.iter().find(|e| e.0 == kind && e.2 == bytes && e.1 == stream) {
+    if let Some(e) = kept.iter().find(|e| e.0 == kind && e.2 == bytes && e.1 == *stream) {
         return Ok(Words::Kept(e.3.clone()));
     }
-    let mut buf = DeviceBuffer::alloc_on(&stream, bytes)?;
     if kept.len() >= KEPT {
-        buf.memset(0)?;
-        return Ok(Words::Fresh(buf));
+        return Words::zeroed(stream, bytes);
     }
+    let mut buf = DeviceBuffer::alloc_on(stream, bytes)?;
     buf.memset_unrecorded(0)?;
     let buf = Arc::new(buf);
-    kept.push((kind, stream, bytes, buf.clone()));
+    kept.push((kind, stream.clone(), bytes, buf.clone()));
     Ok(Words::Kept(buf))
 }
 

@@ -623,13 +623,14 @@ impl Lower<'_> {
         self.b.stmt(&format!(
             "{word} = llvm.load volatile {p} {{alignment = 8 : i64}} : !llvm.ptr -> i64"
         ));
-        let unset = match self.scan_tag.is_some() {
-            true => {
-                let high = self.b.i64(-1i64 << 32);
-                let h = self.b.op(&format!("arith.andi {word}, {high} : i64"));
-                self.b.op(&format!("arith.cmpi ne, {h}, {tag} : i64"))
-            }
-            false => self.b.op(&format!("arith.cmpi ult, {word}, {tag} : i64")),
+        // An epoch tag is set when the word's high half is it; the constant tag 1 when the
+        // word is at least it (a zeroed buffer's high halves are 0 or 1).
+        let unset = if self.scan_tag.is_some() {
+            let high = self.b.i64(-1i64 << 32);
+            let h = self.b.op(&format!("arith.andi {word}, {high} : i64"));
+            self.b.op(&format!("arith.cmpi ne, {h}, {tag} : i64"))
+        } else {
+            self.b.op(&format!("arith.cmpi ult, {word}, {tag} : i64"))
         };
         self.b.stmt(&format!("scf.condition({unset}) {word} : i64"));
         self.memo.pop();

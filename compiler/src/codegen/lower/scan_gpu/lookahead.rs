@@ -298,7 +298,7 @@ impl Lower<'_> {
 
     /// The launch's epoch (see [`GpuGrid::persistent`]): the one after the epoch word's low
     /// half (word `nt`, after the tiles'), skipping 0; its tag (`epoch << 32`) tags the words
-    /// this launch publishes and polls for. Returns the epoch word's pointer.
+    /// this launch publishes and polls for (`scan_tag`). Returns the epoch word's pointer.
     fn la_epoch(&mut self, nt: &str) -> String {
         let p = self.word_at(nt);
         let word = self.b.fresh();
@@ -319,24 +319,26 @@ impl Lower<'_> {
     /// The block has its epoch: every thread read it before the barrier at its start, so
     /// thread 32 (the look-ahead's lane 0, whose first wait is for tiles still loading) counts
     /// the block in the epoch word's high half; the last of the `g` blocks stores the epoch
-    /// with none counted, for the stream's next launch (no block of this one reads it again).
+    /// (`scan_tag`'s high half) with none counted, for the stream's next launch (no block of
+    /// this one reads it again).
     fn la_counted(&mut self, p: &str, g: &str, tid: &str) {
         let t32 = self.b.constant("32", "i32");
         let counts = self.b.op(&format!("arith.cmpi eq, {tid}, {t32} : i32"));
         self.open_if(&counts);
         self.b.stmt(super::super::split::DEVICE_FENCE);
-        let c32 = self.b.i64(32);
-        let one = self.b.i64(1);
-        let count = self.b.op(&format!("arith.shli {one}, {c32} : i64"));
+        // One block counted: 1 in the high half.
+        let count = self.b.i64(1 << 32);
         let old = self.b.fresh();
         self.b.stmt(&format!(
             "{old} = llvm.atomicrmw add {p}, {count} syncscope(\"device\") acq_rel : !llvm.ptr, i64"
         ));
+        let c32 = self.b.i64(32);
         let done = self.b.op(&format!("arith.shrui {old}, {c32} : i64"));
+        let one = self.b.i64(1);
         let gm1 = self.b.op(&format!("arith.subi {g}, {one} : i64"));
         let last = self.b.op(&format!("arith.cmpi eq, {done}, {gm1} : i64"));
         self.open_if(&last);
-        let tag = self.scan_tag.clone().expect("the epoch's tag");
+        let tag = self.scan_tag.clone().expect("la_epoch set the tag");
         let epoch = self.b.op(&format!("arith.shrui {tag}, {c32} : i64"));
         self.b.stmt(&format!(
             "llvm.store volatile {epoch}, {p} {{alignment = 8 : i64}} : i64, !llvm.ptr"
