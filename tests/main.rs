@@ -154,6 +154,8 @@ mod scan_lookahead;
 mod scans;
 #[path = "suite/scatter_epilogue.rs"]
 mod scatter_epilogue;
+#[path = "suite/scatter_queue.rs"]
+mod scatter_queue;
 #[path = "suite/scatter_warp.rs"]
 mod scatter_warp;
 #[path = "suite/screen_expanded.rs"]

@@ -292,11 +292,22 @@ pub struct Config {
     /// bit masks), rather than private copies of the bins combined a few positions at a time
     /// (a boolean; tuning; default the lowering's choice).
     pub gpu_scatter_owned: Option<bool>,
+    /// `KILN_GPU_SCATTER_QUEUE`: a GPU scatter kernel on a device with bulk copies (`sm_90`)
+    /// takes its rows from a queue of tile buffers that producer warps fill by bulk copies,
+    /// consumer warps taking tiles of 32 positions on their own (a boolean; tuning; default
+    /// the lowering's choice).
+    pub gpu_scatter_queue: Option<bool>,
     /// `KILN_GPU_SCATTER_WARP`: a GPU scatter kernel whose outputs all have one-element rows
     /// takes no tiles, every thread combining its positions, float bins in one copy per warp (a
     /// warp's positions of one row in lane order), rather than tiles with float bins in a copy
     /// per group of threads (a boolean; tuning; default the lowering's choice).
     pub gpu_scatter_warp: Option<bool>,
+    /// `KILN_GPU_SCATTER_WARP_TILE`: a tiled GPU scatter kernel's warps each take tiles of
+    /// this many positions on their own (`off`, 8, 16 or 32: their rows staged in the warp's
+    /// shared memory, bins owned by the warp's threads, a copy a warp, no block barrier in the
+    /// tile loop), rather than the block taking tiles together (tuning; default the
+    /// lowering's choice).
+    pub gpu_scatter_warp_tile: Option<usize>,
     /// `KILN_GPU_SCREEN_EXPANDED`: a GPU scatter's screened labels (k-means' argmin of squared
     /// distances) from `‖x‖² − 2·x·c + ‖c‖²` in float32, one fused multiply-add a term, with
     /// the screen's bound widened for it (the labels the evaluator's either way; a boolean;
@@ -471,7 +482,19 @@ impl Config {
             gpu_scatter_blocks: r.int("KILN_GPU_SCATTER_BLOCKS", 1..=8192).map(|v| v as usize),
             gpu_scatter_held: r.bool("KILN_GPU_SCATTER_HELD"),
             gpu_scatter_owned: r.bool("KILN_GPU_SCATTER_OWNED"),
+            gpu_scatter_queue: r.bool("KILN_GPU_SCATTER_QUEUE"),
             gpu_scatter_warp: r.bool("KILN_GPU_SCATTER_WARP"),
+            gpu_scatter_warp_tile: r.parse(
+                "KILN_GPU_SCATTER_WARP_TILE",
+                "`off`, 8, 16 or 32",
+                |t| {
+                    if is_off(t) {
+                        Some(0)
+                    } else {
+                        t.parse().ok().filter(|u| [8, 16, 32].contains(u))
+                    }
+                },
+            ),
             gpu_screen_expanded: r.bool("KILN_GPU_SCREEN_EXPANDED"),
             gpu_pool: gpu_pool != Some(Some(false)),
             gpu_pool_async: gpu_pool == Some(None),

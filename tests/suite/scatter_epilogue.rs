@@ -181,8 +181,8 @@ fn kmeans_iteration_gpu_kernel_ptx() {
     insta::assert_snapshot!(name, lines.join("\n"));
 }
 
-/// The k-means iteration's GPU kernel where a block takes several tiles (2^17 positions:
-/// blocks of two tiles) holds the centres whole in shared memory (`lower/tile.rs`, `Held`):
+/// The k-means iteration's GPU kernel where a block takes several tiles together (2^17
+/// positions: blocks of two tiles; without bulk copies, `support::only_tiled_gpu_kernel`) holds the centres whole in shared memory (`lower/tile.rs`, `Held`):
 /// each block copies them once, and the label phase reads them there, two elements a load or more (a
 /// lane's consecutive elements), so the kernel's read-only global loads (`ld.global.nc`) are
 /// the tile copy's and the centres' copy only (21 with `KILN_GPU_SCATTER_HELD=off`: the label
@@ -196,7 +196,7 @@ fn kmeans_iteration_of_several_tiles_reads_the_centres_from_shared_memory() {
     }
     let (x, c) = integer_data(1 << 17, 64, 10);
     let (_, _, centres) = iteration(&x, &c);
-    let k = crate::support::only_gpu_kernel(&[&centres]);
+    let k = crate::support::only_tiled_gpu_kernel(&[&centres]);
     assert!(k.kernel.gpu_scatter.is_some(), "a GPU scatter kernel");
     let ptx = &k.ptx;
     if let Some(path) = std::env::var_os("KILN_TEST_PTX_OUT") {

@@ -121,7 +121,8 @@ fn gpu_expanded_screen_labels_match_the_evaluator() {
     }
 }
 
-/// The 2^17 iteration's GPU kernel (`scatter_epilogue`'s k-means, blocks of two tiles), its
+/// The 2^17 iteration's GPU kernel (`scatter_epilogue`'s k-means, blocks of two tiles taken
+/// together: without bulk copies, `support::only_tiled_gpu_kernel`), its
 /// float32 arithmetic counted by opcode in the PTX: with expanded distances the screen's loop
 /// is fused multiply-adds only, the exact fold's float32 subtracts (and float64 adds) left in
 /// their branch; with the knob off (the default), a subtract beside each multiply-add.
@@ -135,7 +136,7 @@ fn kmeans_iteration_expanded_screen_ptx() {
     let sums = kiln::zeros(&[K, D], DType::Float32).add_at(&labels, &x);
     let counts = kiln::bincount(&labels, None, K);
     let centres = &sums / counts.astype(DType::Float32).maximum(1.0f32).expand_dims(&[1]);
-    let k = crate::support::only_gpu_kernel(&[&centres]);
+    let k = crate::support::only_tiled_gpu_kernel(&[&centres]);
     assert!(k.kernel.gpu_scatter.is_some(), "a GPU scatter kernel");
     let ptx = &k.ptx;
     assert!(!ptx.contains(".local"), "local memory:\n{ptx}");

@@ -23,6 +23,19 @@ pub fn gpu_kernel(
 /// The optimised GPU kernel (PTX for the default target) of the one region the plan of `outs`
 /// has; panics if the plan has several.
 pub fn only_gpu_kernel(outs: &[&kiln::Array]) -> GpuKernel {
+    only_gpu_kernel_with(outs, true)
+}
+
+/// [`only_gpu_kernel`] lowered as for an `sm_90` device without bulk copies: a GPU scatter's
+/// block taking its tiles together, not consumer warps taking them from a queue (what
+/// `KILN_GPU_SCATTER_QUEUE=off` runs on an H100 or H200).
+pub fn only_tiled_gpu_kernel(outs: &[&kiln::Array]) -> GpuKernel {
+    only_gpu_kernel_with(outs, false)
+}
+
+/// The optimised GPU kernel of the one region of `outs`' plan, with or without `sm_90`'s
+/// bulk copies.
+fn only_gpu_kernel_with(outs: &[&kiln::Array], bulk_copies: bool) -> GpuKernel {
     let lowered = kiln::lower(outs);
     let plan = kiln_compiler::pipeline::compile(
         &lowered.graph,
@@ -30,7 +43,11 @@ pub fn only_gpu_kernel(outs: &[&kiln::Array]) -> GpuKernel {
     )
     .unwrap();
     assert_eq!(plan.partition.regions.len(), 1, "one region");
-    gpu_kernel(&plan.partition.regions[0], PtxTarget::default(), Tier::Optimized).unwrap()
+    let (target, tier) = (PtxTarget::default(), Tier::Optimized);
+    let options = LowerOptions::gpu_tier(tier).for_sm(target.sm);
+    let options = LowerOptions { bulk_copies: options.bulk_copies && bulk_copies, ..options };
+    let lowered = codegen::lower(&plan.partition.regions[0], &options).unwrap();
+    gpu_compile(lowered, target, tier).unwrap()
 }
 
 /// The optimised GPU kernel (PTX for the default target) of the scatter region of `out`'s

@@ -65,6 +65,7 @@ mod emit;
 mod entry;
 mod join;
 mod label_block;
+mod mbarrier;
 mod nested;
 mod reduction;
 mod row_cache;
@@ -537,6 +538,8 @@ struct Lower<'g> {
     multiples: HashMap<String, usize>,
     /// A GPU scatter kernel's launch and its bytes of shared memory.
     scatter_launch: Option<(scatter::GpuScatter, usize)>,
+    /// A GPU scatter kernel whose warps take tiles on their own (module `scatter::group`).
+    group: Option<scatter::group::Group>,
     /// A scatter kernel's epilogue: where each scatter's combined result is (a pointer to its
     /// elements in C order), read by the epilogue's loads of it (see [`Lower::emit`]).
     combined: HashMap<NodeId, String>,
@@ -599,6 +602,7 @@ impl<'g> Lower<'g> {
             expanded: None,
             multiples: HashMap::new(),
             scatter_launch: None,
+            group: None,
             combined: HashMap::new(),
             grid_launch: None,
             grid_bounds: None,

@@ -33,7 +33,9 @@ use crate::codegen::types::{literal, load, store, Val};
 use crate::codegen::{scalar, Target, Unsupported};
 
 mod entry;
+pub(super) mod group;
 mod owned;
+pub(super) mod queue;
 mod tiles;
 mod warp;
 
@@ -252,6 +254,9 @@ pub struct GpuScatter {
     /// The block takes its positions in tiles (staged rows, indices in shared memory); without
     /// them, every thread combines its own positions (module `warp`).
     pub tiles: bool,
+    /// The rows copied into a queue of tile buffers by producer warps (module `queue`):
+    /// consumer warps, producer warps and buffers.
+    pub queue: Option<(usize, usize, usize)>,
 }
 
 /// One output's layout in a GPU scatter block.
@@ -357,6 +362,30 @@ impl Lower<'_> {
     /// partials in block order with the initial array into the output (past COMBINE_GROUP
     /// blocks in two levels, each in a fixed order). The same bits every run.
     pub(super) fn scatter_gpu(&mut self, items: &[usize]) -> Result<(), Stop> {
+        let queued = items.len() == 1 && queue::applies(self.body, items[0], self.bulk_copies);
+        if queued && self.scatter_gpu_in(items, Some(group::WARP), true)? {
+            return Ok(());
+        }
+        if let Some(wt) = group::warp_tile() {
+            if self.scatter_gpu_in(items, Some(wt), false)? {
+                return Ok(());
+            }
+        }
+        self.scatter_gpu_in(items, None, false).map(|_| ())
+    }
+
+    /// [`Lower::scatter_gpu`] with the block taking tiles together (`warp` `None`), or its
+    /// warps taking tiles of `warp` positions on their own (module `group`); `false` (nothing
+    /// emitted) where the warps' way does not apply: bins not owned by threads, one-element
+    /// rows only (no tiles), or the warps' staged rows and copies of the bins not fitting
+    /// shared memory. `queued`: the warps take tiles of 32 whose rows producer warps copy
+    /// (module `queue`; `warp` is then 32).
+    fn scatter_gpu_in(
+        &mut self,
+        items: &[usize],
+        warp: Option<usize>,
+        queued: bool,
+    ) -> Result<bool, Stop> {
         let body = self.body;
         let unsupported =
             |why: String| -> Stop { Unsupported::new(Some("scatter_add"), why).into() };
@@ -366,7 +395,19 @@ impl Lower<'_> {
         let n = items[0];
         let (outs, written) = super::scatter_epilogue::accumulators(body);
         let epilogue = super::scatter_epilogue::epilogue_shape(body, written)?;
-        let (nthreads, ntile) = scatter_shape();
+        let (nthreads, ntile) = match warp {
+            Some(_) if queued => ((queue::CONSUMERS + queue::PRODUCERS) * group::WARP, group::WARP),
+            Some(wt) => {
+                let threads = kiln_cache::config().gpu_scatter.map(|(t, _)| t);
+                (threads.unwrap_or(group::WARP_TILE_THREADS), wt)
+            }
+            None => scatter_shape(),
+        };
+        // The threads that take a tile together: a warp, or the block.
+        let gthreads = if warp.is_some() { group::WARP } else { nthreads };
+        // (The warps that take tiles: with a queue, the consumers.)
+        let warps = if queued { queue::CONSUMERS } else { nthreads / group::WARP };
+        let limit = if queued { queue::SHARED } else { SCATTER_SHARED };
         // Shared memory: each index's row per tile position (one slot for outputs sharing the
         // index and their row count: k-means' sums and counts), the bins, then the staged rows
         // of the inputs read by position (as many as fit: staging only saves loads).
@@ -381,15 +422,18 @@ impl Lower<'_> {
                 })
             })
             .collect();
-        let mut offset = aligned(8 * ntile * keys.len());
+        // (Where warps take tiles on their own, the masks are in each warp's region.)
+        let masks_bytes = aligned(8 * ntile * keys.len());
+        let mut offset = if warp.is_some() { 0 } else { masks_bytes };
         let most = kiln_cache::config().gpu_scatter_blocks.unwrap_or(SCATTER_BLOCKS);
+        let most = if queued { queue::BLOCKS } else { most };
         let mut blocks = n.div_ceil(ntile).clamp(1, most);
         // Positions a thread of the label phase takes at once, and threads per position (a
         // power of two up to a warp): `nthreads / lanes` positions a pass, `passes` passes
         // cover the tile.
         let positions = super::screen::label_positions(n.div_ceil(blocks).div_ceil(ntile));
-        let lanes = 1usize << (nthreads * positions / ntile).clamp(1, 32).ilog2();
-        let passes = ntile.div_ceil(nthreads / lanes);
+        let lanes = 1usize << (gthreads * positions / ntile).clamp(1, 32).ilog2();
+        let passes = ntile.div_ceil(gthreads / lanes);
         let mut layouts: Vec<OutLayout> = outs
             .iter()
             .map(|&o| {
@@ -420,8 +464,12 @@ impl Lower<'_> {
             .collect();
         // Bins owned by threads (module `owned`): one copy of them.
         let mut owned = owned::owned(&keys, ntile);
+        if warp.is_some() && !owned {
+            return Ok(false);
+        }
         for l in layouts.iter_mut().filter(|_| owned) {
-            (l.copies, l.groups) = (1, 1);
+            // (A copy a warp where warps take tiles on their own.)
+            (l.copies, l.groups) = (if warp.is_some() { warps } else { 1 }, 1);
         }
         let bins_bytes = |l: &OutLayout| aligned(l.copies * l.rows * l.m * l.dt.itemsize());
         // The small inputs not indexed by position, held whole in shared memory (k-means'
@@ -458,7 +506,10 @@ impl Lower<'_> {
                 // `reductions_together`) where the row is a multiple of them all.
                 let vec = unroll.max(1);
                 let vec = if lanes > 1 && row.is_multiple_of(vec * lanes) { vec } else { 1 };
-                let stride = staged_stride(row, lanes, vec, node.dtype.itemsize());
+                let size = node.dtype.itemsize();
+                // (Rows copied by bulk copies land 16-byte aligned.)
+                let stride =
+                    staged_stride(row, lanes, vec, size, if queued { 16 / size } else { 1 });
                 if node.shape.first() == Some(&n)
                     && row <= STAGE_ROW
                     && !node.dtype.is_complex()
@@ -478,15 +529,22 @@ impl Lower<'_> {
             .iter()
             .map(|&(_, dt, _, stride)| aligned(ntile * stride * dt.itemsize()))
             .sum();
+        // (Where warps take tiles on their own, each warp's region: its masks, its rows.)
+        // (With a queue: the warps' masks and at least a buffer a producer.)
+        let stage_bytes = match warp {
+            Some(_) if queued => warps * masks_bytes + queue::PRODUCERS * stage_bytes,
+            Some(_) => warps * (masks_bytes + stage_bytes),
+            None => stage_bytes,
+        };
         // Too many private copies for shared memory beside the staged rows (and the held
         // inputs): the largest float output's halved (each copy keeps its own group of threads,
         // so fewer positions are combined at a time).
         while offset + layouts.iter().map(bins_bytes).sum::<usize>() + stage_bytes + held_bytes
-            > SCATTER_SHARED
+            > limit
         {
             let Some(l) = layouts
                 .iter_mut()
-                .filter(|l| l.copies > 1 && !direct)
+                .filter(|l| l.copies > 1 && !direct && warp.is_none())
                 .max_by_key(|l| l.copies * l.rows * l.m * l.dt.itemsize())
             else {
                 break;
@@ -514,7 +572,10 @@ impl Lower<'_> {
         }
         // Bins too large for shared memory even as one copy: sums go straight to the outputs by
         // global atomics (float sums then differ from run to run in their last bits).
-        let global = offset > SCATTER_SHARED;
+        let global = offset > limit;
+        if warp.is_some() && (global || stage_candidates.is_empty()) {
+            return Ok(false);
+        }
         let (two_level, ngroups) = if global { (false, 0) } else { (two_level, ngroups) };
         if global && epilogue.is_some() {
             return Err(unsupported(
@@ -540,7 +601,7 @@ impl Lower<'_> {
         }
         // The held inputs where they fit beside the staged rows (staging comes first).
         let mut held = Vec::new();
-        if offset + held_bytes + stage_bytes <= SCATTER_SHARED {
+        if offset + held_bytes + stage_bytes <= limit {
             for (index, dt, len) in held_candidates {
                 held.push(Held { index, dt, len, offset });
                 offset = aligned(offset + len * dt.itemsize());
@@ -549,19 +610,67 @@ impl Lower<'_> {
         // The labels' screen by expanded distances: the centres' norms beside the held inputs
         // where staging keeps its room (`screen/expanded.rs`; not without tiles, whose loop
         // has no barrier after the norms).
-        let mut expanded =
-            keys.first().filter(|_| !direct).and_then(|&(idx, _)| self.expanded_plan(idx, n));
+        let mut expanded = keys
+            .first()
+            .filter(|_| !direct)
+            .and_then(|&(idx, _)| self.expanded_plan(idx, n, queued));
         if let Some(ex) = expanded.as_mut() {
             ex.norms = offset;
             offset = aligned(offset + ex.bytes());
         }
-        if expanded.is_some() && offset + stage_bytes > SCATTER_SHARED {
+        if expanded.is_some() && offset + stage_bytes > limit {
             offset = expanded.take().map_or(offset, |ex| ex.norms);
         }
         let mut staged = Vec::new();
-        for (index, dt, row, stride) in stage_candidates.iter().copied() {
+        // Where warps take tiles on their own: their regions after the block's, each its
+        // masks, then its rows of every staged input (all of them, or the block's way).
+        let mut region = None;
+        let mut queue = None;
+        if warp.is_some() {
+            let base = aligned(offset);
+            let mut at = masks_bytes;
+            for (index, dt, row, stride) in stage_candidates.iter().copied().filter(|_| !queued) {
+                staged.push(Staged { index, dt, row, stride, offset: at });
+                at = aligned(at + ntile * stride * dt.itemsize());
+            }
+            if base + warps * at > limit {
+                return Ok(false);
+            }
+            region = Some((base, at));
+            offset = base + warps * at;
+        }
+        if queued {
+            // The queue's buffers, as many as fit (a multiple of the producers), then their
+            // mbarriers and tags.
+            let [(index, dt, row, stride)] = stage_candidates[..] else { return Ok(false) };
+            let tile_bytes = aligned(ntile * stride * dt.itemsize());
+            let at = aligned(offset);
+            let room = limit.saturating_sub(at);
+            let fit = (1..=queue::BUFFERS)
+                .rev()
+                .filter(|c| c.is_multiple_of(queue::PRODUCERS))
+                .find(|&c| c * tile_bytes + queue::Queue::bars_bytes(c) <= room);
+            let Some(count) = fit else { return Ok(false) };
+            staged.push(Staged { index, dt, row, stride, offset: at });
+            let bars = at + count * tile_bytes;
+            offset = bars + queue::Queue::bars_bytes(count);
+            queue = Some(queue::Queue {
+                count,
+                tile_bytes,
+                stride_bytes: stride * dt.itemsize(),
+                buffers: at,
+                bars,
+                index,
+                dt,
+                row,
+                buffer: None,
+                slot: None,
+            });
+        }
+        for (index, dt, row, stride) in stage_candidates.iter().copied().filter(|_| warp.is_none())
+        {
             let bytes = ntile * stride * dt.itemsize();
-            if aligned(offset + bytes) <= SCATTER_SHARED {
+            if aligned(offset + bytes) <= limit {
                 staged.push(Staged { index, dt, row, stride, offset });
                 offset = aligned(offset + bytes);
             }
@@ -573,8 +682,13 @@ impl Lower<'_> {
                 scratch_bytes: scratch.max(16),
                 counters: 1 + ngroups,
                 zero_outputs: global,
-                min_blocks: kiln_cache::config().gpu_scatter_bounds.unwrap_or(SCATTER_MIN_BLOCKS),
+                min_blocks: match queued {
+                    // (Launch bounds keep the block's registers within a multiprocessor's.)
+                    true => 1,
+                    false => kiln_cache::config().gpu_scatter_bounds.unwrap_or(SCATTER_MIN_BLOCKS),
+                },
                 tiles: !direct,
+                queue: queue.as_ref().map(|q| (queue::CONSUMERS, queue::PRODUCERS, q.count)),
             },
             offset,
         ));
@@ -582,6 +696,12 @@ impl Lower<'_> {
             Some(Tile { staged: staged.clone(), at: None, items: Vec::new(), held: held.clone() });
         let zero = self.b.i64(0);
         let threads = self.b.i64(nthreads as i64);
+        if let Some((base, bytes)) = region {
+            let c32 = self.b.i64(group::WARP as i64);
+            let (warp, lane) = self.b.divrem("%tid", &c32);
+            self.group =
+                Some(group::Group { warp, lane, base, bytes, warps, queue: queue.clone() });
+        }
         // The bins start at the combine's identity.
         for l in layouts.iter().filter(|_| !global) {
             let total = self.b.i64((l.copies * l.rows * l.m) as i64);
@@ -592,6 +712,9 @@ impl Lower<'_> {
             self.close();
         }
         self.hold_inputs(&held, nthreads);
+        if let Some(q) = &queue {
+            self.queue_init(q);
+        }
         self.b.stmt("nvvm.barrier0");
         if let Some(ex) = &expanded {
             self.expanded_norms(ex)?;
@@ -604,7 +727,7 @@ impl Lower<'_> {
         } else {
             let plan = TileLoop {
                 ntile,
-                nthreads,
+                nthreads: gthreads,
                 lanes,
                 passes,
                 unroll,
@@ -614,7 +737,24 @@ impl Lower<'_> {
                 keys: &keys,
                 slot: &slot,
             };
+            // With a queue, the consumer warps take the tiles and the producer warps fill
+            // their buffers.
+            let consumer = self.group.as_ref().filter(|_| queued).map(|g| g.warp.clone());
+            if let Some(w) = &consumer {
+                let c = self.b.i64(queue::CONSUMERS as i64);
+                let is = self.b.op(&format!("arith.cmpi slt, {w}, {c} : i64"));
+                self.open_if(&is);
+            }
             self.scatter_tiles(&outs, &layouts, &plan)?;
+            if consumer.is_some() {
+                self.open_else();
+                self.queue_produce();
+                self.close();
+            }
+            if self.group.take().is_some() {
+                // Every warp's copy is complete before the block combines them.
+                self.b.stmt("nvvm.barrier0");
+            }
         }
         // The block's copies, in order, to its partial.
         for l in layouts.iter().filter(|_| !global) {
@@ -658,7 +798,7 @@ impl Lower<'_> {
                 self.atomic_add_out(k, &s, &v);
                 self.close();
             }
-            return Ok(());
+            return Ok(true);
         }
         // Each thread's partials are visible device-wide before its block counts itself in.
         self.b.stmt(super::DEVICE_FENCE);
@@ -731,7 +871,7 @@ impl Lower<'_> {
             self.close();
         }
         self.close();
-        Ok(())
+        Ok(true)
     }
 
     /// `acc` combined with element `s` of the partials `from..to` at `part` (each `rows · m`

@@ -94,10 +94,18 @@ pub(super) fn held_inputs(body: &kiln_ir::Graph, n: usize) -> Vec<(usize, DType,
 /// warp's `32 / lanes` positions, meet the fewest distinct words in one bank (4-byte banks; a
 /// load of 8 or 16 bytes a thread served in 2 or 4 phases of 16 or 8 threads): `row + 1` for an
 /// even row of 4-byte elements, one lane and `vec` 1; `row + 8` for 64, two lanes and `vec` 4.
-pub(super) fn staged_stride(row: usize, lanes: usize, vec: usize, itemsize: usize) -> usize {
+/// The stride is a multiple of `align` elements too (rows copied by bulk copies land 16-byte
+/// aligned).
+pub(super) fn staged_stride(
+    row: usize,
+    lanes: usize,
+    vec: usize,
+    itemsize: usize,
+    align: usize,
+) -> usize {
     let bytes = (vec * itemsize).min(16);
     let per_phase = (128 / bytes).clamp(1, 32);
-    let align = vec.min((16 / itemsize).max(1));
+    let align = vec.min((16 / itemsize).max(1)).max(align);
     let most_in_a_bank = |s: usize| {
         let mut worst = 0;
         for phase in (0..32).step_by(per_phase) {
@@ -141,7 +149,7 @@ impl Lower<'_> {
         let stride = self.b.i64(st.stride as i64);
         let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
         let s = self.b.op(&format!("arith.addi {s}, {in_row} : i64"));
-        let base = self.shared_at(st.offset);
+        let base = self.staged_base(st.offset);
         let ty = crate::codegen::types::mem_ty(st.dt);
         let sp = self.b.op(&format!(
             "llvm.getelementptr inbounds {base}[{s}] : (!llvm.ptr, i64) -> !llvm.ptr, {ty}"
@@ -191,7 +199,7 @@ impl Lower<'_> {
         let stride = self.b.i64(st.stride as i64);
         let s = self.b.op(&format!("arith.muli {ii}, {stride} : i64"));
         let s = self.b.op(&format!("arith.addi {s}, {j} : i64"));
-        let base = self.shared_at(st.offset);
+        let base = self.group_at(st.offset);
         // The first of each `w` at a multiple of `w` elements where the stride is one.
         let k = 1 << w.trailing_zeros().min(st.stride.trailing_zeros());
         let align = (k * st.dt.itemsize()).min(16);
@@ -239,7 +247,8 @@ impl Lower<'_> {
             let count = self.b.op(&format!("arith.muli {tlen}, {row} : i64"));
             let first = self.b.op(&format!("arith.muli {t0}, {row} : i64"));
             let wc = self.b.i64(w as i64);
-            let from = self.b.op(&format!("arith.muli %tid, {wc} : i64"));
+            let tid = self.group_tid();
+            let from = self.b.op(&format!("arith.muli {tid}, {wc} : i64"));
             let by = self.b.i64((nthreads * w) as i64);
             if batch > 1 {
                 // `batch` elements' loads first (each past the tile's end reads its last

@@ -45,9 +45,10 @@ impl Lower<'_> {
     pub(super) fn clear_masks(&mut self, keys: usize, ntile: usize, nthreads: usize) {
         let words = self.b.i64((2 * ntile * keys) as i64);
         let threads = self.b.i64(nthreads as i64);
-        let base = self.shared_at(0);
+        let base = self.group_at(0);
         let zero = Val::new(self.b.constant("0", "i32"), DType::UInt32);
-        let (s, _, _) = self.open_for_step("%tid", &words, Some(&threads), &[], &[]);
+        let tid = self.group_tid();
+        let (s, _, _) = self.open_for_step(&tid, &words, Some(&threads), &[], &[]);
         store(&mut self.b, &base, &s, &zero);
         self.close();
     }
@@ -64,7 +65,7 @@ impl Lower<'_> {
         let bit = self.b.op(&format!("arith.andi {p32}, {low} : i32"));
         let one = self.b.constant("1", "i32");
         let m = self.b.op(&format!("arith.shli {one}, {bit} : i32"));
-        let base = self.shared_at(8 * ntile * key);
+        let base = self.group_at(8 * ntile * key);
         let ptr = self.b.op(&format!(
             "llvm.getelementptr inbounds {base}[{at}] : (!llvm.ptr, i64) -> !llvm.ptr, i32"
         ));
@@ -92,7 +93,8 @@ impl Lower<'_> {
             let total = l.rows * l.lanes;
             let shift = self.b.i64(((nthreads - base % nthreads) % nthreads) as i64);
             base += total;
-            let s0 = self.b.op(&format!("arith.addi %tid, {shift} : i64"));
+            let tid = self.group_tid();
+            let s0 = self.b.op(&format!("arith.addi {tid}, {shift} : i64"));
             let s0 = self.b.op(&format!("arith.remui {s0}, {threads} : i64"));
             let total = self.b.i64(total as i64);
             let (s, _, _) = self.open_for_step(&s0, &total, Some(&threads), &[], &[]);
@@ -105,7 +107,14 @@ impl Lower<'_> {
             }
             let me = extent(&mut self.b, l.m);
             let r0 = self.b.op(&format!("arith.muli {r}, {me} : i64"));
-            let slot0 = self.b.op(&format!("arith.addi {r0}, {j0} : i64"));
+            let mut slot0 = self.b.op(&format!("arith.addi {r0}, {j0} : i64"));
+            if let Some(g) = &self.group {
+                // The warp's own copy of the bins.
+                let warp = g.warp.clone();
+                let rm = self.b.i64((l.rows * l.m) as i64);
+                let c0 = self.b.op(&format!("arith.muli {warp}, {rm} : i64"));
+                slot0 = self.b.op(&format!("arith.addi {slot0}, {c0} : i64"));
+            }
             let bins = self.shared_at(l.smem);
             let slots: Vec<String> = (0..l.vec)
                 .map(|q| {
@@ -132,7 +141,7 @@ impl Lower<'_> {
                     }
                 })
                 .collect();
-            let masks = self.shared_at(8 * ntile * slot[k]);
+            let masks = self.group_at(8 * ntile * slot[k]);
             let wc = self.b.i64(words as i64);
             let rw = self.b.op(&format!("arith.muli {r}, {wc} : i64"));
             for w in 0..words {

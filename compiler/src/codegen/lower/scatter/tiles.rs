@@ -45,21 +45,39 @@ impl Lower<'_> {
             *plan;
         let zero = self.b.i64(0);
         let tile = self.b.i64(ntile as i64);
-        let (t0, _, _) = self.open_for_step("%start", "%end", Some(&tile), &[], &[]);
+        // Where warps take tiles on their own: warp `w` takes tiles `w`, `w + warps`...
+        let (from, step) = match self.group.clone() {
+            Some(g) => {
+                let w0 = self.b.op(&format!("arith.muli {}, {tile} : i64", g.warp));
+                let from = self.b.op(&format!("arith.addi %start, {w0} : i64"));
+                (from, self.b.i64((g.warps * ntile) as i64))
+            }
+            None => ("%start".to_string(), tile.clone()),
+        };
+        let (t0, _, _) = self.open_for_step(&from, "%end", Some(&step), &[], &[]);
         let left = self.b.op(&format!("arith.subi %end, {t0} : i64"));
         let tlen = self.b.op(&format!("arith.minsi {left}, {tile} : i64"));
-        self.stage_tile(staged, (&t0, &tlen), nthreads, ntile);
+        // The tile's rows: taken from the queue where producer warps copy them (module
+        // `queue`), else copied here.
+        if self.group.as_ref().is_some_and(|g| g.queue.is_some()) {
+            let span = self.b.op(&format!("arith.subi {t0}, %start : i64"));
+            let k = self.b.op(&format!("arith.divui {span}, {tile} : i64"));
+            self.queue_take(&k);
+        } else {
+            self.stage_tile(staged, (&t0, &tlen), nthreads, ntile);
+        }
         if owned {
             self.clear_masks(keys.len(), ntile, nthreads);
         }
-        self.b.stmt("nvvm.barrier0");
+        self.group_barrier();
         self.tile.as_mut().expect("set above").at = Some((t0.clone(), tlen.clone()));
         // `lanes` threads per position: each output's index, wrapped, to shared memory. Every
         // thread computes one (past the tile's end, its last position again), so that a warp's
         // lanes stay together where a screened argmin's sums are shared between them (see
         // `label_lanes`); lane 0 stores it.
         let lanes_c = self.b.i64(lanes as i64);
-        let (p, lane) = self.b.divrem("%tid", &lanes_c);
+        let tid = self.group_tid();
+        let (p, lane) = self.b.divrem(&tid, &lanes_c);
         let one = self.b.i64(1);
         let last_p = self.b.op(&format!("arith.subi {tlen}, {one} : i64"));
         // This thread's positions: `p`, then `p + q·nthreads/lanes` (pass `q`).
@@ -102,7 +120,7 @@ impl Lower<'_> {
             }
             self.close();
         }
-        self.b.stmt("nvvm.barrier0");
+        self.group_barrier();
         // Each output's values into its bins.
         if owned {
             self.owned_bins(outs, layouts, slot, (&t0, ntile, nthreads))?;
@@ -202,7 +220,10 @@ impl Lower<'_> {
             self.close();
             self.close();
         }
-        self.b.stmt("nvvm.barrier0");
+        self.group_barrier();
+        if self.group.as_ref().is_some_and(|g| g.queue.is_some()) {
+            self.queue_release();
+        }
         let tile = self.tile.as_mut().expect("set above");
         (tile.at, tile.items) = (None, Vec::new());
         self.close();

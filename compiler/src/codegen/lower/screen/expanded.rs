@@ -38,12 +38,16 @@ use crate::codegen::lower::{Lower, Stop};
 use crate::codegen::types::{float_const, load, store, Val};
 
 /// Whether a GPU scatter's screened labels use expanded distances, by default
-/// (`KILN_GPU_SCREEN_EXPANDED=on|off` for another): off. On an H200 (k-means 2^20×64, k = 10,
-/// session 29, three calls, off and on alternated) the kernel's instructions fell by 15% (99 M
-/// to 84 M, 63 registers to 44) but not its time: 0.166-0.178 ms on against 0.166-0.172 off
-/// (ncu: 200 µs against 204, issue slots busy 54% against 62%: bound by the phases' latency
-/// and barriers, not by issue).
+/// (`KILN_GPU_SCREEN_EXPANDED=on|off` for another): off where the block takes tiles together,
+/// on where consumer warps take them from a queue (module `scatter::queue`). On an H200
+/// (k-means 2^20×64, k = 10, session 29, three calls, off and on alternated) the block's
+/// kernel's instructions fell by 15% (99 M to 84 M, 63 registers to 44) but not its time:
+/// 0.166-0.178 ms on against 0.166-0.172 off (ncu: 200 µs against 204, issue slots busy 54%
+/// against 62%: bound by the phases' latency and barriers, not by issue). The queued kernel,
+/// whose warps wait on no barrier, is bound by issue: 0.1350-0.1374 ms on against
+/// 0.1450-0.1494 off (session 37, `benches/runs/2026-11-29-session37/q3.sh`).
 const EXPANDED: bool = false;
+const EXPANDED_QUEUED: bool = true;
 
 /// Most elements of a point (the bound's `m`; see the module docs).
 const MAX_ROW: usize = 1024;
@@ -80,15 +84,17 @@ fn constant_along(body: &kiln_ir::Graph, id: NodeId, axis: usize) -> Option<Node
 
 impl Lower<'_> {
     /// The expanded screen of a GPU scatter over `n` positions whose index is node `idx`
-    /// (see the module docs), its norms not yet placed; `None` where the knob is off or the
-    /// shapes do not say the identity holds.
+    /// (see the module docs), its norms not yet placed; `None` where the knob is off (by
+    /// default off unless the kernel is `queued`) or the shapes do not say the identity holds.
     pub(in crate::codegen::lower) fn expanded_plan(
         &self,
         idx: NodeId,
         n: usize,
+        queued: bool,
     ) -> Option<Expanded> {
         let cfg = kiln_cache::config();
-        if !cfg.gpu_screen_expanded.unwrap_or(EXPANDED) || cfg.arg_screen == Some(0) {
+        let default = if queued { EXPANDED_QUEUED } else { EXPANDED };
+        if !cfg.gpu_screen_expanded.unwrap_or(default) || cfg.arg_screen == Some(0) {
             return None;
         }
         let body = self.body;
