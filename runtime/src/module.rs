@@ -332,6 +332,7 @@ impl Module {
             name: Arc::from(name),
             params: Arc::new(OnceLock::new()),
             dynamic_shared: Arc::new(std::sync::atomic::AtomicU32::new(0)),
+            carveout: Arc::new(std::sync::atomic::AtomicI32::new(CARVEOUT_UNSET)),
             resident: Arc::new(OnceLock::new()),
         })
     }
@@ -373,6 +374,9 @@ pub struct FunctionAttributes {
     pub preferred_shared_memory_carveout: i32,
 }
 
+/// [`Function`]'s carveout before one is set (not a percentage, nor -1).
+const CARVEOUT_UNSET: i32 = i32::MIN;
+
 /// A kernel of a loaded module (keeps the module loaded). Cheap to clone.
 #[derive(Clone)]
 pub struct Function {
@@ -384,6 +388,10 @@ pub struct Function {
     /// The dynamic shared memory this kernel was allowed ([`Function::set_max_dynamic_shared_memory`]),
     /// so that a launch sets it once.
     pub(crate) dynamic_shared: Arc<std::sync::atomic::AtomicU32>,
+    /// The shared-memory carveout this kernel was given
+    /// ([`Function::set_preferred_shared_memory_carveout`]; [`CARVEOUT_UNSET`] before), so that
+    /// a launch sets it once.
+    pub(crate) carveout: Arc<std::sync::atomic::AtomicI32>,
     /// The first [`Function::max_active_blocks`] answer: (threads, dynamic shared bytes, blocks).
     pub(crate) resident: Arc<OnceLock<(usize, usize, usize)>>,
 }
@@ -491,7 +499,12 @@ impl Function {
 
     /// Sets the preferred shared memory carveout (`cuFuncSetAttribute`): a percentage of the
     /// L1/shared memory to give to shared memory, or -1 for no preference (a hint).
+    /// Setting the carveout this kernel already has costs no driver call.
     pub fn set_preferred_shared_memory_carveout(&self, percent: i32) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.carveout.load(Ordering::Relaxed) == percent {
+            return Ok(());
+        }
         let _bound = self.module.device.bind()?;
         // SAFETY: a live function.
         check("cuFuncSetAttribute", unsafe {
@@ -500,7 +513,9 @@ impl Function {
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
                 percent,
             )
-        })
+        })?;
+        self.carveout.store(percent, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Blocks of `threads` threads with `dynamic_shared_bytes` of dynamic shared memory a
