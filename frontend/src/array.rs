@@ -69,8 +69,12 @@ impl std::panic::RefUnwindSafe for Keep {}
 pub(crate) fn uniform_elementwise(op: OpKind, attrs: &Attrs, inputs: &[Array]) -> Option<DType> {
     let first = inputs.first()?;
     let (d, s) = (first.dtype(), first.shape());
-    if !matches!(attrs, Attrs::None) || inputs[1..].iter().any(|a| a.dtype() != d || a.shape() != s)
-    {
+    // (Extents compared in a loop: `!=` on slices calls `memcmp`, slower for a few.)
+    let same = |a: &Array| {
+        let t = a.shape();
+        a.dtype() == d && t.len() == s.len() && t.iter().zip(s).all(|(x, y)| x == y)
+    };
+    if !matches!(attrs, Attrs::None) || !inputs[1..].iter().all(same) {
         return None;
     }
     kiln_ir::infer::uniform_elementwise_dtype(op, d, inputs.len())
@@ -100,14 +104,30 @@ impl Array {
         attrs: Attrs,
         inputs: SmallVec<[Array; 3]>,
     ) -> Result<Array> {
-        let (dtype, shape) = match uniform_elementwise(op, &attrs, &inputs) {
-            Some(dtype) => (dtype, Shape::from_slice(inputs[0].shape())),
-            None => {
-                let types: SmallVec<[(DType, &[usize]); 3]> =
-                    inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
-                infer(op, &attrs, &types)?
-            }
+        // (The uniform case builds its node apart: joined with `infer`'s result, the dtype and
+        // shape were moved through a stack slot whose overlapping copies stalled the loads
+        // after them, a sixth of a chain of scalar ops' build on the dev machine.)
+        if let Some(dtype) = uniform_elementwise(op, &attrs, &inputs) {
+            let shape = Shape::from_slice(inputs[0].shape());
+            return Array::checked_node(op, attrs, inputs, dtype, shape);
+        }
+        let (dtype, shape) = {
+            let types: SmallVec<[(DType, &[usize]); 3]> =
+                inputs.iter().map(|a| (a.dtype(), a.shape())).collect();
+            infer(op, &attrs, &types)?
         };
+        Array::checked_node(op, attrs, inputs, dtype, shape)
+    }
+
+    /// The node of `op` on `inputs` of `dtype` and `shape`, after the checks of its size and
+    /// of its operands' devices.
+    fn checked_node(
+        op: OpKind,
+        attrs: Attrs,
+        inputs: SmallVec<[Array; 3]>,
+        dtype: DType,
+        shape: Shape,
+    ) -> Result<Array> {
         // (The op's name is looked up for an error only: a chain of scalar ops builds here.)
         if !kiln_ir::shape::fits(&shape, dtype.itemsize()) {
             kiln_ir::shape::check_size(op.name(), &shape, dtype.itemsize())?;
