@@ -1,5 +1,6 @@
 //! Inline PTX for Hopper's asynchronous copies: the block's shared window as 32-bit
-//! addresses, and mbarrier arrivals and waits (the look-ahead scan, the queued scatter).
+//! addresses, mbarriers (initialised, arrived on with or without a transaction count, waited
+//! on) and bulk copies completing on them (the look-ahead scan, the queued scatter).
 
 use super::Lower;
 
@@ -38,6 +39,53 @@ impl Lower<'_> {
             "{ .reg .pred p; LAB_WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1; @!p bra LAB_WAIT; }",
             "r,r",
             &[(bar, "i32"), (par, "i32")],
+        );
+    }
+
+    /// The 32-bit shared address of 8-byte slot `slot` from byte `bars` of dynamic shared
+    /// memory.
+    pub(super) fn slot32(&mut self, bars: usize, slot: usize) -> String {
+        let base = self.smem_base32();
+        let off = self.b.constant(&(bars + 8 * slot).to_string(), "i32");
+        self.b.op(&format!("arith.addi {base}, {off} : i32"))
+    }
+
+    /// The 32-bit shared address of 8-byte slot `first + s` from byte `bars` (`s` an i64).
+    pub(super) fn bar_at(&mut self, bars: usize, first: usize, s: &str) -> String {
+        let base = self.slot32(bars, first);
+        let s = self.b.op(&format!("arith.trunci {s} : i64 to i32"));
+        let eight = self.b.constant("8", "i32");
+        let off = self.b.op(&format!("arith.muli {s}, {eight} : i32"));
+        self.b.op(&format!("arith.addi {base}, {off} : i32"))
+    }
+
+    /// Initialises the mbarrier at shared address `bar` for `count` (an i32) arrivals.
+    pub(super) fn asm_init(&mut self, bar: &str, count: &str) {
+        self.asm("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", &[(bar, "i32"), (count, "i32")]);
+    }
+
+    /// Makes the initialisations before it visible to the bulk-copy engine.
+    pub(super) fn asm_init_fence(&mut self) {
+        self.asm("fence.mbarrier_init.release.cluster;", "", &[]);
+    }
+
+    /// Arrives on the mbarrier at shared address `bar`, its phase expecting `bytes` (an i32)
+    /// more of bulk copies.
+    pub(super) fn asm_expect_tx(&mut self, bar: &str, bytes: &str) {
+        self.asm(
+            "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }",
+            "r,r",
+            &[(bar, "i32"), (bytes, "i32")],
+        );
+    }
+
+    /// Copies `bytes` (an i32, a multiple of 16) from global address `src` (an i64) to shared
+    /// address `dst` (an i32), both 16-byte aligned, completing on the mbarrier at `bar`.
+    pub(super) fn asm_bulk_copy(&mut self, dst: &str, src: &str, bytes: &str, bar: &str) {
+        self.asm(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
+            "r,l,r,r",
+            &[(dst, "i32"), (src, "i64"), (bytes, "i32"), (bar, "i32")],
         );
     }
 }

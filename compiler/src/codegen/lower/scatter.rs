@@ -27,7 +27,7 @@ use kiln_ir::DType;
 use super::combiner::atomic_op;
 pub(super) use super::combiner::identity;
 use super::tile::{staged_stride, Held, Staged, Tile};
-use super::{Ix, Lower, Stop};
+use super::{Ix, Lower, Stop, WARP};
 use crate::codegen::index::{extent, unravel};
 use crate::codegen::types::{literal, load, store, Val};
 use crate::codegen::{scalar, Target, Unsupported};
@@ -363,7 +363,7 @@ impl Lower<'_> {
     /// blocks in two levels, each in a fixed order). The same bits every run.
     pub(super) fn scatter_gpu(&mut self, items: &[usize]) -> Result<(), Stop> {
         let queued = items.len() == 1 && queue::applies(self.body, items[0], self.bulk_copies);
-        if queued && self.scatter_gpu_in(items, Some(group::WARP), true)? {
+        if queued && self.scatter_gpu_in(items, Some(WARP), true)? {
             return Ok(());
         }
         if let Some(wt) = group::warp_tile() {
@@ -396,7 +396,7 @@ impl Lower<'_> {
         let (outs, written) = super::scatter_epilogue::accumulators(body);
         let epilogue = super::scatter_epilogue::epilogue_shape(body, written)?;
         let (nthreads, ntile) = match warp {
-            Some(_) if queued => ((queue::CONSUMERS + queue::PRODUCERS) * group::WARP, group::WARP),
+            Some(_) if queued => ((queue::CONSUMERS + queue::PRODUCERS) * WARP, WARP),
             Some(wt) => {
                 let threads = kiln_cache::config().gpu_scatter.map(|(t, _)| t);
                 (threads.unwrap_or(group::WARP_TILE_THREADS), wt)
@@ -404,9 +404,9 @@ impl Lower<'_> {
             None => scatter_shape(),
         };
         // The threads that take a tile together: a warp, or the block.
-        let gthreads = if warp.is_some() { group::WARP } else { nthreads };
+        let gthreads = if warp.is_some() { WARP } else { nthreads };
         // (The warps that take tiles: with a queue, the consumers.)
-        let warps = if queued { queue::CONSUMERS } else { nthreads / group::WARP };
+        let warps = if queued { queue::CONSUMERS } else { nthreads / WARP };
         let limit = if queued { queue::SHARED } else { SCATTER_SHARED };
         // Shared memory: each index's row per tile position (one slot for outputs sharing the
         // index and their row count: k-means' sums and counts), the bins, then the staged rows
@@ -425,8 +425,10 @@ impl Lower<'_> {
         // (Where warps take tiles on their own, the masks are in each warp's region.)
         let masks_bytes = aligned(8 * ntile * keys.len());
         let mut offset = if warp.is_some() { 0 } else { masks_bytes };
-        let most = kiln_cache::config().gpu_scatter_blocks.unwrap_or(SCATTER_BLOCKS);
-        let most = if queued { queue::BLOCKS } else { most };
+        let most = match queued {
+            true => queue::BLOCKS,
+            false => kiln_cache::config().gpu_scatter_blocks.unwrap_or(SCATTER_BLOCKS),
+        };
         let mut blocks = n.div_ceil(ntile).clamp(1, most);
         // Positions a thread of the label phase takes at once, and threads per position (a
         // power of two up to a warp): `nthreads / lanes` positions a pass, `passes` passes
@@ -697,7 +699,7 @@ impl Lower<'_> {
         let zero = self.b.i64(0);
         let threads = self.b.i64(nthreads as i64);
         if let Some((base, bytes)) = region {
-            let c32 = self.b.i64(group::WARP as i64);
+            let c32 = self.b.i64(WARP as i64);
             let (warp, lane) = self.b.divrem("%tid", &c32);
             self.group =
                 Some(group::Group { warp, lane, base, bytes, warps, queue: queue.clone() });

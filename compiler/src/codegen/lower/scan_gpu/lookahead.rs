@@ -243,16 +243,12 @@ impl Lower<'_> {
         self.open_if(&first);
         for s in 0..STAGES {
             for (slot, count) in [(FULL + s, 1), (EMPTY + s, CONSUMERS), (PFULL + s, 1)] {
-                let a = self.la_slot32(bars, slot);
+                let a = self.slot32(bars, slot);
                 let k = self.b.constant(&count.to_string(), "i32");
-                self.asm(
-                    "mbarrier.init.shared::cta.b64 [$0], $1;",
-                    "r,r",
-                    &[(&a, "i32"), (&k, "i32")],
-                );
+                self.asm_init(&a, &k);
             }
         }
-        self.asm("fence.mbarrier_init.release.cluster;", "", &[]);
+        self.asm_init_fence();
         self.close();
         self.b.stmt("nvvm.barrier0");
         self.la_counted(&epoch_word, &g, &tid);
@@ -357,19 +353,15 @@ impl Lower<'_> {
         let (s, par) = self.la_phase(pl, &k, true);
         let again = self.b.op(&format!("arith.cmpi sge, {k}, {sc} : i64"));
         self.open_if(&again);
-        let e = self.la_bar(pl, EMPTY, &s);
+        let e = self.bar_at(pl.bars, EMPTY, &s);
         self.asm_wait(&e, &par);
         self.close();
         let t = self.la_tile(pl, &k);
         let (t0, is_whole) = self.la_whole(pl, &t);
-        let f = self.la_bar(pl, FULL, &s);
+        let f = self.bar_at(pl.bars, FULL, &s);
         self.open(0, &format!("scf.if {is_whole}"));
         let bytes = self.b.constant(&stage.to_string(), "i32");
-        self.asm(
-            "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }",
-            "r,r",
-            &[(&f, "i32"), (&bytes, "i32")],
-        );
+        self.asm_expect_tx(&f, &bytes);
         let si = self.b.op(&format!("arith.trunci {s} : i64 to i32"));
         let sb = self.b.constant(&stage.to_string(), "i32");
         let soff = self.b.op(&format!("arith.muli {si}, {sb} : i32"));
@@ -386,11 +378,7 @@ impl Lower<'_> {
             ));
             let src = self.b.op(&format!("llvm.ptrtoint {src} : !llvm.ptr to i64"));
             let nb = self.b.constant(&(tile * size).to_string(), "i32");
-            self.asm(
-                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
-                "r,l,r,r",
-                &[(&dst, "i32"), (&src, "i64"), (&nb, "i32"), (&f, "i32")],
-            );
+            self.asm_bulk_copy(&dst, &src, &nb, &f);
         }
         self.open_else();
         self.asm_arrive(&f);
@@ -433,7 +421,7 @@ impl Lower<'_> {
         let pb = self.bits_of(&p);
         let slot = self.slot_ptr(pl, PREF, &s);
         self.b.stmt(&format!("llvm.store {pb}, {slot} {{alignment = 8 : i64}} : i64, !llvm.ptr"));
-        let pf = self.la_bar(pl, PFULL, &s);
+        let pf = self.bar_at(pl.bars, PFULL, &s);
         self.asm_arrive(&pf);
         self.close();
         self.yield_(&[p.ssa.clone(), t.clone()], &[ty, "i64"]);
@@ -458,7 +446,7 @@ impl Lower<'_> {
         // Fold tile k: each lane its runs' elements in order, then the warp by a butterfly.
         self.open_if(&has);
         let (s, par) = self.la_phase(pl, &k, false);
-        let f = self.la_bar(pl, FULL, &s);
+        let f = self.bar_at(pl.bars, FULL, &s);
         self.asm_wait(&f, &par);
         let t = self.la_tile(pl, &k);
         let (t0, is_whole) = self.la_whole(pl, &t);
@@ -504,7 +492,7 @@ impl Lower<'_> {
         self.open_if(&later);
         let kk = self.b.op(&format!("arith.subi {k}, {one} : i64"));
         let (s, par) = self.la_phase(pl, &kk, false);
-        let pf = self.la_bar(pl, PFULL, &s);
+        let pf = self.bar_at(pl.bars, PFULL, &s);
         self.asm_wait(&pf, &par);
         let slot = self.slot_ptr(pl, PREF, &s);
         let pbits = self.b.fresh();
@@ -532,7 +520,7 @@ impl Lower<'_> {
         // The warp's reads of the stage are done: release it.
         self.asm("bar.warp.sync -1;", "", &[]);
         self.open_if(lead);
-        let e = self.la_bar(pl, EMPTY, &s);
+        let e = self.bar_at(pl.bars, EMPTY, &s);
         self.asm_arrive(&e);
         self.close();
         self.close();
@@ -633,13 +621,6 @@ impl Lower<'_> {
         }
     }
 
-    /// The 32-bit shared address of 8-byte slot `slot` after the stages (at byte `bars`).
-    fn la_slot32(&mut self, bars: usize, slot: usize) -> String {
-        let base = self.smem_base32();
-        let off = self.b.constant(&(bars + 8 * slot).to_string(), "i32");
-        self.b.op(&format!("arith.addi {base}, {off} : i32"))
-    }
-
     /// Step `k`'s stage slot and the parity of its phase: `(k % S, (k / S) & 1)`, or with
     /// `back` the parity of the phase before (`(k / S - 1) & 1`).
     fn la_phase(&mut self, pl: &Pipe, k: &str, back: bool) -> (String, String) {
@@ -653,15 +634,6 @@ impl Lower<'_> {
         let q = self.b.op(&format!("arith.trunci {q} : i64 to i32"));
         let one = self.b.constant("1", "i32");
         (s, self.b.op(&format!("arith.andi {q}, {one} : i32")))
-    }
-
-    /// The shared address of mbarrier `first + s` (`s` an i64 stage slot).
-    fn la_bar(&mut self, pl: &Pipe, first: usize, s: &str) -> String {
-        let base = self.la_slot32(pl.bars, first);
-        let s = self.b.op(&format!("arith.trunci {s} : i64 to i32"));
-        let eight = self.b.constant("8", "i32");
-        let off = self.b.op(&format!("arith.muli {s}, {eight} : i32"));
-        self.b.op(&format!("arith.addi {base}, {off} : i32"))
     }
 
     /// The block's `k`-th tile: `c + k·G`.

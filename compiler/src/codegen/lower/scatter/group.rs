@@ -22,9 +22,6 @@ const WARP_TILE: usize = 0;
 /// a launch gets without opting in.
 pub(super) const WARP_TILE_THREADS: usize = 128;
 
-/// Threads of a warp.
-pub(super) const WARP: usize = 32;
-
 /// Positions of a warp's tile, or `None` where the block takes tiles together.
 pub(super) fn warp_tile() -> Option<usize> {
     Some(kiln_cache::config().gpu_scatter_warp_tile.unwrap_or(WARP_TILE)).filter(|&t| t > 0)

@@ -32,8 +32,7 @@
 
 use kiln_ir::{Attrs, DType, OpKind};
 
-use super::super::Lower;
-use super::group::WARP;
+use super::super::{Lower, WARP};
 use super::STAGE_ROW;
 
 /// Consumer and producer warps of a block.
@@ -111,18 +110,6 @@ pub(in crate::codegen::lower) fn applies(body: &kiln_ir::Graph, n: usize, bulk: 
 }
 
 impl Lower<'_> {
-    /// The shared-window address (i32) of slot `first + s` (8 bytes each) of the queue's
-    /// mbarriers and tags, `s` an i64.
-    fn queue_slot(&mut self, q: &Queue, first: usize, s: &str) -> String {
-        let base = self.smem_base32();
-        let off = self.b.constant(&(q.bars + 8 * first).to_string(), "i32");
-        let base = self.b.op(&format!("arith.addi {base}, {off} : i32"));
-        let s = self.b.op(&format!("arith.trunci {s} : i64 to i32"));
-        let eight = self.b.constant("8", "i32");
-        let at = self.b.op(&format!("arith.muli {s}, {eight} : i32"));
-        self.b.op(&format!("arith.addi {base}, {at} : i32"))
-    }
-
     /// The queue's mbarriers initialised and its tags set to -1 by thread 0 (before the barrier
     /// that opens the block's work).
     pub(in crate::codegen::lower) fn queue_init(&mut self, q: &Queue) {
@@ -134,17 +121,13 @@ impl Lower<'_> {
         for s in 0..q.count {
             let si = self.b.i64(s as i64);
             for first in [0, q.count] {
-                let bar = self.queue_slot(q, first, &si);
-                self.asm(
-                    "mbarrier.init.shared::cta.b64 [$0], $1;",
-                    "r,r",
-                    &[(&bar, "i32"), (&one, "i32")],
-                );
+                let bar = self.bar_at(q.bars, first, &si);
+                self.asm_init(&bar, &one);
             }
-            let tag = self.queue_slot(q, 2 * q.count, &si);
+            let tag = self.bar_at(q.bars, 2 * q.count, &si);
             self.asm("st.volatile.shared.u32 [$0], $1;", "r,r", &[(&tag, "i32"), (&none, "i32")]);
         }
-        self.asm("fence.mbarrier_init.release.cluster;", "", &[]);
+        self.asm_init_fence();
         self.close();
     }
 
@@ -154,14 +137,14 @@ impl Lower<'_> {
         let q = self.group.as_ref().and_then(|g| g.queue.clone()).expect("a queued scatter");
         let count = self.b.i64(q.count as i64);
         let (r, s) = self.b.divrem(k, &count);
-        let tag = self.queue_slot(&q, 2 * q.count, &s);
+        let tag = self.bar_at(q.bars, 2 * q.count, &s);
         let k32 = self.b.op(&format!("arith.trunci {k} : i64 to i32"));
         self.asm(
             "{ .reg .pred p; .reg .b32 t; LAB_TAG: ld.volatile.shared.u32 t, [$0]; setp.ne.u32 p, t, $1; @p bra LAB_TAG; }",
             "r,r",
             &[(&tag, "i32"), (&k32, "i32")],
         );
-        let full = self.queue_slot(&q, 0, &s);
+        let full = self.bar_at(q.bars, 0, &s);
         let r32 = self.b.op(&format!("arith.trunci {r} : i64 to i32"));
         let one = self.b.constant("1", "i32");
         let par = self.b.op(&format!("arith.andi {r32}, {one} : i32"));
@@ -182,7 +165,7 @@ impl Lower<'_> {
         let g = self.group.clone().expect("a queued scatter");
         let q = g.queue.expect("a queued scatter");
         let s = q.slot.clone().expect("inside a tile");
-        let empty = self.queue_slot(&q, q.count, &s);
+        let empty = self.bar_at(q.bars, q.count, &s);
         let zero = self.b.i64(0);
         let lead = self.b.op(&format!("arith.cmpi eq, {}, {zero} : i64", g.lane));
         self.open_if(&lead);
@@ -218,22 +201,21 @@ impl Lower<'_> {
         let (r, s) = self.b.divrem(&k, &count);
         let again = self.b.op(&format!("arith.cmpi sgt, {r}, {zero} : i64"));
         self.open_if(&again);
-        let empty = self.queue_slot(&q, q.count, &s);
+        let empty = self.bar_at(q.bars, q.count, &s);
         let back = self.b.op(&format!("arith.subi {r}, {one} : i64"));
         let back = self.b.op(&format!("arith.trunci {back} : i64 to i32"));
         let one32 = self.b.constant("1", "i32");
         let par = self.b.op(&format!("arith.andi {back}, {one32} : i32"));
         self.asm_wait(&empty, &par);
         self.close();
-        let all = self.b.constant("-1", "i32");
-        self.b.stmt(&format!("nvvm.bar.warp.sync {all} : i32"));
+        self.group_barrier();
         let k0 = self.b.op(&format!("arith.muli {k}, {tile} : i64"));
         let t = self.b.op(&format!("arith.addi %start, {k0} : i64"));
         let left = self.b.op(&format!("arith.subi %end, {t} : i64"));
         let len = self.b.op(&format!("arith.minsi {left}, {tile} : i64"));
         let lead = self.b.op(&format!("arith.cmpi eq, {lane}, {zero} : i64"));
-        let full_bar = self.queue_slot(&q, 0, &s);
-        let tag = self.queue_slot(&q, 2 * q.count, &s);
+        let full_bar = self.bar_at(q.bars, 0, &s);
+        let tag = self.bar_at(q.bars, 2 * q.count, &s);
         let k32 = self.b.op(&format!("arith.trunci {k} : i64 to i32"));
         let base = self.smem_base32();
         let at = self.b.constant(&q.buffers.to_string(), "i32");
@@ -248,11 +230,7 @@ impl Lower<'_> {
         // Lane 0's arrival carries the tile's bytes; each lane's row completes on it.
         let bytes = self.b.op(&format!("arith.muli {len}, {rb} : i64"));
         let bytes = self.b.op(&format!("arith.trunci {bytes} : i64 to i32"));
-        self.asm(
-            "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }",
-            "r,r",
-            &[(&full_bar, "i32"), (&bytes, "i32")],
-        );
+        self.asm_expect_tx(&full_bar, &bytes);
         self.close();
         let mine = self.b.op(&format!("arith.cmpi slt, {lane}, {len} : i64"));
         self.open_if(&mine);
@@ -267,11 +245,7 @@ impl Lower<'_> {
         ));
         let src = self.b.op(&format!("llvm.ptrtoint {src} : !llvm.ptr to i64"));
         let nb = self.b.constant(&row_bytes.to_string(), "i32");
-        self.asm(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
-            "r,l,r,r",
-            &[(&dst, "i32"), (&src, "i64"), (&nb, "i32"), (&full_bar, "i32")],
-        );
+        self.asm_bulk_copy(&dst, &src, &nb, &full_bar);
         self.close();
         self.close();
     }
