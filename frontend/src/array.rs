@@ -11,6 +11,9 @@ use crate::error::Result;
 use crate::gpu::DeviceArray;
 
 mod spare;
+mod structure;
+
+pub(crate) use structure::{held_intermediate, Structure};
 
 /// One expression: an op of the IR applied to other arrays. `value` is filled when the array is
 /// materialised ([`Array::eval`]) or was created from data; later graphs then read it as an
@@ -27,6 +30,8 @@ pub(crate) struct Expr {
     /// What else the value needs alive: the DLPack tensor an imported array shares memory
     /// with (its deleter runs when the last array holding this expression drops).
     pub(crate) keep: OnceLock<Keep>,
+    /// The structural number as built (`structure.rs`): a repeated call finds its plan by it.
+    pub(crate) structure: Structure,
 }
 
 impl Drop for Expr {
@@ -145,9 +150,11 @@ impl Array {
         dtype: DType,
         shape: Shape,
     ) -> Array {
+        let structure = Structure::of(op, &attrs, &inputs, dtype, &shape);
         if let Some(mut e) = spare::take() {
             let x = Arc::get_mut(&mut e).expect("a spare node has one handle");
             (x.op, x.attrs, x.inputs, x.dtype, x.shape) = (op, attrs, inputs, dtype, shape);
+            x.structure = structure;
             return Array { e };
         }
         Array {
@@ -160,6 +167,7 @@ impl Array {
                 value: OnceLock::new(),
                 device: OnceLock::new(),
                 keep: OnceLock::new(),
+                structure,
             }),
         }
     }

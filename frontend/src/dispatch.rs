@@ -145,10 +145,7 @@ pub(crate) fn key(arrays: &[&Array], backend: kiln_runtime::Backend) -> (Key, Ve
     // Sized for a chain of ~70 ops: regrowing (or shrinking into a box) copied the key again.
     let mut k = KeyWalk { words: Vec::with_capacity(512), next: 0 };
     let held = walk(arrays, &mut k);
-    k.words.push(match backend {
-        kiln_runtime::Backend::Cpu => 3,
-        kiln_runtime::Backend::Cuda(ordinal) => 4 | (ordinal as u64) << 8,
-    });
+    k.words.push(backend_word(backend));
     (Key(k.words), held)
 }
 
@@ -171,6 +168,7 @@ pub(crate) struct Dispatch {
 
 thread_local! {
     static STATS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+    static BY_STRUCTURE_HITS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Counts a dispatch on this thread: a hit of a kept key, or a miss.
@@ -186,6 +184,12 @@ pub(crate) fn count(hit: bool) {
 /// reports. `KILN_DUMP` makes every call a miss (the dumps are written from the lowered graph).
 pub fn dispatch_stats() -> (usize, usize) {
     STATS.with(|s| s.get())
+}
+
+/// The hits of [`dispatch_stats`] on this thread that found their plan by the root's
+/// structural number, kept as the expression was built (no walk), for tests and reports.
+pub fn dispatch_structure_hits() -> usize {
+    BY_STRUCTURE_HITS.with(|s| s.get())
 }
 
 /// Plans by dispatch key.
@@ -206,4 +210,49 @@ pub(crate) fn insert(key: Key, d: Dispatch) {
         c.clear();
     }
     c.insert(key, d);
+}
+
+/// The key of a call by its root's structural number (`array/structure.rs`): the number's
+/// table, the number, which leaves hold one value, the backend.
+type StructureKey = (u64, u32, u16, u64);
+
+thread_local! {
+    /// Plans by structural number, this thread's (the numbers are its table's).
+    static BY_STRUCTURE: std::cell::RefCell<FxHashMap<StructureKey, Dispatch>> =
+        std::cell::RefCell::new(FxHashMap::default());
+}
+
+/// The word of `backend` in keys.
+fn backend_word(backend: kiln_runtime::Backend) -> u64 {
+    match backend {
+        kiln_runtime::Backend::Cpu => 3,
+        kiln_runtime::Backend::Cuda(ordinal) => 4 | (ordinal as u64) << 8,
+    }
+}
+
+/// The key of materialising `root` alone on `backend` by its structural number, where it has
+/// one valid now on this thread.
+pub(crate) fn structure_key(root: &Array, backend: kiln_runtime::Backend) -> Option<StructureKey> {
+    let s = &root.e.structure;
+    let (table, id) = s.current()?;
+    Some((table, id, s.leaf_pattern(), backend_word(backend)))
+}
+
+/// The plan kept for `key` ([`structure_key`]) and the held arrays it reads by input index
+/// (`root`'s leaves, one per value), if a call of that structure ran on this thread.
+pub(crate) fn get_by_structure(root: &Array, key: &StructureKey) -> Option<(Dispatch, Vec<Array>)> {
+    let d = BY_STRUCTURE.with(|m| m.borrow().get(key).cloned())?;
+    BY_STRUCTURE_HITS.with(|s| s.set(s.get() + 1));
+    Some((d, root.e.structure.held(key.2)))
+}
+
+/// Keeps `d` as the plan of `key` ([`structure_key`]) on this thread.
+pub(crate) fn insert_by_structure(key: StructureKey, d: Dispatch) {
+    BY_STRUCTURE.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MAX_KEYS {
+            m.clear();
+        }
+        m.insert(key, d);
+    });
 }

@@ -202,7 +202,14 @@ fn splat(dtype: DType, value: Literal, shape: &[usize]) -> Array {
             // (Extents compared in a loop: `==` on slices calls `memcmp`, slower for a few.)
             let same_shape =
                 a.shape().len() == shape.len() && a.shape().iter().zip(shape).all(|(x, y)| x == y);
-            if *d == dtype && *v == value && same_shape && !a.is_materialized() {
+            // (One made before its structural number went stale is made again: the nodes
+            // built on it would have none.)
+            if *d == dtype
+                && *v == value
+                && same_shape
+                && !a.is_materialized()
+                && a.e.structure.is_current()
+            {
                 return a.clone();
             }
         }

@@ -54,7 +54,7 @@ pub use creation::{
     linspace_with, logspace, ones, ones_like, try_arange_step, try_full, try_geomspace, zeros,
     zeros_like,
 };
-pub use dispatch::dispatch_stats;
+pub use dispatch::{dispatch_stats, dispatch_structure_hits};
 pub use dlpack::{dlpack_stream, from_dlpack, DLPackTensor};
 pub use dump::CodeStage;
 pub use elementwise::{try_where_, where_, Operand};

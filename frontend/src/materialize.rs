@@ -190,6 +190,19 @@ pub(crate) fn try_eval_dispatched(arrays: &[&Array]) -> Result<Option<Ran>> {
     let mut t = std::time::Instant::now();
     let seq = MATERIALIZATIONS.fetch_add(1, Ordering::Relaxed);
     let target = current_backend();
+    // One root whose structural number is valid: its plan by the number, no walk.
+    let by_structure = match pending[..] {
+        [root] if !dumping() => dispatch::structure_key(root, target),
+        _ => None,
+    };
+    if let Some(k) = &by_structure {
+        if let Some((Dispatch { plan, cached }, held)) = dispatch::get_by_structure(pending[0], k) {
+            dispatch::count(true);
+            phase(0, &mut t);
+            kiln_runtime::host_trace::point("dispatch by structure");
+            return run_and_keep(target, &pending, plan, cached, held, seq, &mut t);
+        }
+    }
     let (key, held) = dispatch::key(&pending, target);
     kiln_runtime::host_trace::point("dispatch key");
     let (plan, cached) = match dispatch::get(&key).filter(|_| !dumping()) {
@@ -217,7 +230,30 @@ pub(crate) fn try_eval_dispatched(arrays: &[&Array]) -> Result<Option<Ran>> {
     };
     phase(1, &mut t);
     kiln_runtime::host_trace::point("dispatch lookup");
-    let outputs = run_plan(target, &plan, cached, &held, pending[0].e.op.name(), &mut t)?;
+    if let Some(k) = by_structure {
+        // The number's inputs are the walk's (checked here, where the walk was taken: a
+        // number that disagreed would be a fault of `structure.rs`, and is not kept).
+        let by = pending[0].e.structure.held(k.2);
+        let same = by.len() == held.len() && by.iter().zip(&held).all(|(a, b)| a.same_expr(b));
+        debug_assert!(same, "a structural number's inputs differ from the walk's");
+        if same {
+            dispatch::insert_by_structure(k, Dispatch { plan: plan.clone(), cached });
+        }
+    }
+    run_and_keep(target, &pending, plan, cached, held, seq, &mut t)
+}
+
+/// Runs `plan` on `held` and keeps its outputs in `pending` (see [`try_eval_dispatched`]).
+fn run_and_keep(
+    target: Backend,
+    pending: &[&Array],
+    plan: Arc<Compiled>,
+    cached: bool,
+    held: Vec<Array>,
+    seq: usize,
+    t: &mut std::time::Instant,
+) -> Result<Option<Ran>> {
+    let outputs = run_plan(target, &plan, cached, &held, pending[0].e.op.name(), t)?;
     if Stage::ALL.iter().any(|s| s.is_code() && dump::enabled(*s)) {
         dump::ran_code(seq, &kiln_exec::last_run_code());
     }
@@ -232,6 +268,12 @@ pub(crate) fn try_eval_dispatched(arrays: &[&Array]) -> Result<Option<Ran>> {
                 let _ = a.e.value.set(Arc::new(r));
             }
         }
+    }
+    // A result another handle holds (another expression's operand, perhaps) is an input of
+    // that expression's walk from now on: the structural numbers made so far may be stale.
+    // (After the values are set: a number made in the new epoch sees them held.)
+    if pending.iter().any(|a| Arc::strong_count(&a.e) > 1) {
+        crate::array::held_intermediate();
     }
     kiln_runtime::host_trace::point("results kept");
     Ok(Some(Ran { plan, cached, held }))

@@ -283,13 +283,13 @@ impl Attrs {
     /// encode alike exactly when they are equal (literals bit-wise, as they compare), and an
     /// encoding is never a prefix of another's. For keys compared word by word (the frontend's
     /// dispatch key).
-    pub fn encode(&self, out: &mut Vec<u64>) {
-        let list = |tag: u64, xs: &[usize], out: &mut Vec<u64>| {
-            out.push(tag | (xs.len() as u64) << 8);
+    pub fn encode<E: Extend<u64>>(&self, out: &mut E) {
+        fn list<E: Extend<u64>>(tag: u64, xs: &[usize], out: &mut E) {
+            out.extend([tag | (xs.len() as u64) << 8]);
             out.extend(xs.iter().map(|&x| x as u64));
-        };
+        }
         match self {
-            Attrs::None => out.push(0),
+            Attrs::None => out.extend([0]),
             Attrs::Input { index } => out.extend([1, u64::from(*index)]),
             Attrs::Const { value } => match *value {
                 Literal::Bool(b) => out.extend([2, u64::from(b)]),
@@ -306,7 +306,7 @@ impl Attrs {
             Attrs::Axes { axes } => list(8, axes, out),
             Attrs::Axis { axis } => out.extend([9, *axis as u64]),
             Attrs::Slice { dims } => {
-                out.push(10 | (dims.len() as u64) << 8);
+                out.extend([10 | (dims.len() as u64) << 8]);
                 for d in dims {
                     out.extend([d.start as u64, d.step as u64, d.len as u64]);
                 }
@@ -316,7 +316,7 @@ impl Attrs {
             }
             Attrs::RealFft { axes, n, norm } => {
                 list(12 | (*norm as u64) << 40, axes, out);
-                out.push(*n as u64);
+                out.extend([*n as u64]);
             }
             Attrs::Linalg { output, full_matrices } => {
                 out.extend([14, u64::from(*output) | u64::from(*full_matrices) << 8])
@@ -325,10 +325,10 @@ impl Attrs {
                 out.extend([15 | u64::from(*largest) << 32, *axis as u64, *k as u64])
             }
             Attrs::Philox { per_call, words } => {
-                out.push(16 | u64::from(*per_call) << 8 | u64::from(*words) << 16)
+                out.extend([16 | u64::from(*per_call) << 8 | u64::from(*words) << 16])
             }
             Attrs::Custom { name } => {
-                out.push(13 | (name.len() as u64) << 8);
+                out.extend([13 | (name.len() as u64) << 8]);
                 out.extend(name.as_bytes().chunks(8).map(|c| {
                     let mut w = [0u8; 8];
                     w[..c.len()].copy_from_slice(c);

@@ -200,3 +200,148 @@ fn the_plan_cache_says_why_it_compiles() {
     assert!(why.contains("const:f32") && why.contains(&format!("{}", 3.0f64.to_bits())), "{why}");
     assert!(why.contains(&format!("{}", 2.0f64.to_bits())), "{why}");
 }
+
+/// The structural numbers kept as expressions are built (`frontend/src/array/structure.rs`):
+/// a repeated expression of one root finds its plan by its number, with no walk.
+#[test]
+fn a_repeated_expression_is_found_by_its_structure() {
+    let x = data(&[33], 9);
+    let f = |x: &Array| ((x * 1.25 - 0.5) * &(x + 2.0)).abs();
+    let want = reference(&[&f(&x)]);
+    assert_eq!(computed(&[&f(&x)]), want);
+    let s0 = kiln::dispatch_structure_hits();
+    assert_eq!(computed(&[&f(&x)]), want);
+    assert_eq!(kiln::dispatch_structure_hits(), s0 + 1, "the repeat is found by its number");
+    // Another value of the same structure, by its number too, computes the new value.
+    let y = data(&[33], 10);
+    let want_y = reference(&[&f(&y)]);
+    assert_eq!(computed(&[&f(&y)]), want_y);
+    assert_eq!(kiln::dispatch_structure_hits(), s0 + 2);
+    // What the walk's key tells apart, the numbers do too (each variant twice; some go by
+    // number, and none may hand a plan to another).
+    let (a, b) = (data(&[6, 6], 15), data(&[6, 6], 16));
+    let held = &a * 2.0;
+    held.eval();
+    for pass in 0..2 {
+        for (name, arrays) in variants(&a, &b, &held) {
+            let refs: Vec<&Array> = arrays.iter().collect();
+            assert_eq!(computed(&refs), reference(&refs), "{name}, pass {pass}");
+        }
+    }
+}
+
+/// Two distinct arrays holding one value (an export of kiln's read back) are one input of the
+/// plan, as the walk numbers inputs by value; a number made when they were distinct values
+/// does not hand its plan over.
+#[test]
+fn leaves_holding_one_value_are_one_input_by_structure_too() {
+    let x = data(&[12], 11);
+    let y = data(&[12], 12);
+    let x2 = kiln::from_dlpack(x.to_dlpack().unwrap()).unwrap();
+    let f = |a: &Array, b: &Array| a * 3.0 - b;
+    for pass in 0..3 {
+        for (name, a, b) in
+            [("x, y", &x, &y), ("x, x2", &x, &x2), ("x2, x", &x2, &x), ("x, x", &x, &x)]
+        {
+            let r = f(a, b);
+            let want = reference(&[&r]);
+            assert_eq!(computed(&[&r]), want, "{name}, pass {pass}");
+        }
+    }
+    // x·3 − x, whichever handle holds the value.
+    let got = f(&x, &x2).to_vec::<f32>();
+    let want: Vec<f32> = x.to_vec::<f32>().iter().map(|v| v * 3.0 - v).collect();
+    assert_eq!(got, want);
+}
+
+/// A lazy intermediate materialised through another handle after an expression over it was
+/// built: that expression's number is stale, so its call walks and reads the held value (the
+/// same values; the plan differs).
+#[test]
+fn a_number_made_before_an_intermediate_was_held_is_not_used() {
+    let x = data(&[20], 13);
+    let f = |t: &Array| (t + 1.0) * 0.5;
+    // Warm the structure of f over a lazy t.
+    for _ in 0..2 {
+        let t = &x * 2.0;
+        f(&t).eval();
+    }
+    let t = &x * 2.0;
+    let r = f(&t);
+    t.eval();
+    let want = reference(&[&r]);
+    assert_eq!(kiln::lower(&[&r]).inputs.len(), 1);
+    let s0 = kiln::dispatch_structure_hits();
+    assert_eq!(computed(&[&r]), want);
+    assert_eq!(kiln::dispatch_structure_hits(), s0, "the stale number is not used");
+    // Built now, over the held t, the expression has a number again: a second call finds it.
+    let r2 = f(&t);
+    assert_eq!(computed(&[&r2]), want);
+    let r3 = f(&t);
+    assert_eq!(computed(&[&r3]), want);
+    assert_eq!(kiln::dispatch_structure_hits(), s0 + 1);
+}
+
+/// An expression built on one thread and materialised on another takes the walk there (its
+/// numbers are its thread's table's), and computes the same values.
+#[test]
+fn an_expression_built_on_another_thread_is_computed_by_its_walk() {
+    let x = data(&[16], 14);
+    let f = |x: &Array| (x * 0.75 + 3.0).sqrt() - x;
+    let want = reference(&[&f(&x)]);
+    for _ in 0..2 {
+        assert_eq!(computed(&[&f(&x)]), want);
+    }
+    let r = f(&x);
+    let (hits, got) = std::thread::scope(|s| {
+        s.spawn(|| (kiln::dispatch_structure_hits(), computed(&[&r]))).join().unwrap()
+    });
+    assert_eq!((hits, got), (0, want.clone()));
+    // And the other way: built there, computed here.
+    let r = std::thread::scope(|s| s.spawn(|| f(&x)).join().unwrap());
+    let s0 = kiln::dispatch_structure_hits();
+    assert_eq!(computed(&[&r]), want);
+    assert_eq!(kiln::dispatch_structure_hits(), s0);
+}
+
+/// Past four distinct held arrays an expression has no number: it takes the walk, correctly.
+#[test]
+fn an_expression_over_many_held_arrays_takes_the_walk() {
+    let xs: Vec<Array> = (0..6).map(|k| data(&[10], 20 + k)).collect();
+    let f = |n: usize| xs[1..n].iter().fold(xs[0].clone(), |acc, x| acc * 0.5 + x);
+    for n in [4, 5, 6] {
+        let want = reference(&[&f(n)]);
+        let s0 = kiln::dispatch_structure_hits();
+        for _ in 0..3 {
+            assert_eq!(computed(&[&f(n)]), want, "{n} arrays");
+        }
+        let by_number = kiln::dispatch_structure_hits() - s0;
+        assert_eq!(by_number, if n <= 4 { 2 } else { 0 }, "{n} arrays");
+    }
+}
+
+/// A thread that builds ever new structures empties its table (a new generation); expressions
+/// built before that take the walk, and numbering goes on after it.
+#[test]
+fn a_full_table_starts_a_new_generation() {
+    std::thread::spawn(|| {
+        let x = data(&[8], 30);
+        let f = |x: &Array| (x + 0.125) * 4.0;
+        let want = reference(&[&f(&x)]);
+        assert_eq!(computed(&[&f(&x)]), want);
+        let before = f(&x);
+        // Three new numbers an iteration (a constant, its splat, the multiply).
+        for k in 0..30_000 {
+            std::hint::black_box(&x * (k as f64 + 0.5));
+        }
+        let s0 = kiln::dispatch_structure_hits();
+        assert_eq!(computed(&[&before]), want);
+        assert_eq!(kiln::dispatch_structure_hits(), s0, "a number of the old generation");
+        for _ in 0..2 {
+            assert_eq!(computed(&[&f(&x)]), want);
+        }
+        assert_eq!(kiln::dispatch_structure_hits(), s0 + 1, "numbered again");
+    })
+    .join()
+    .unwrap();
+}
