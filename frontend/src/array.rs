@@ -46,12 +46,8 @@ impl Drop for Expr {
             orphans.push(a);
         }
         while let Some(mut a) = orphans.pop() {
-            // (A node others hold, such as a scalar's shared splat, is only released: the
-            // count's load costs less than `get_mut`'s locked exchange.)
-            if Arc::strong_count(&a.e) > 1 {
-                continue;
-            }
-            if let Some(e) = Arc::get_mut(&mut a.e) {
+            // (A node others hold, such as a scalar's shared splat, is only released.)
+            if let Some(e) = unique(&mut a.e) {
                 while let Some(b) = e.inputs.pop() {
                     orphans.push(b);
                 }
@@ -60,6 +56,22 @@ impl Drop for Expr {
         }
         kiln_runtime::host_trace::point("expr: inputs dropped");
     }
+}
+
+/// The node of `e` to change, where `e` is its only handle: `Arc::get_mut` without its locked
+/// exchange on the weak count (a tenth of building and dropping a chain of scalar ops). Sound
+/// because no `Weak<Expr>` is ever made (`tests/suite/invariants.rs` checks the crate's source):
+/// with one strong count, `e` is the only way to the node.
+fn unique(e: &mut Arc<Expr>) -> Option<&mut Expr> {
+    if Arc::strong_count(e) != 1 {
+        return None;
+    }
+    // Synchronises with the release of the handles other threads dropped (as `Arc`'s own drop
+    // and `get_mut` do), so their uses of the node happen before ours.
+    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+    // SAFETY: `e` is the node's only strong handle and no weak handle exists (see above), so
+    // nothing else can reach the node while the `&mut` borrow of `e` lasts.
+    Some(unsafe { &mut *Arc::as_ptr(e).cast_mut() })
 }
 
 /// What an array's memory needs alive (see [`Expr::keep`]). Only ever dropped, never read, so
@@ -152,7 +164,7 @@ impl Array {
     ) -> Array {
         let structure = Structure::of(op, &attrs, &inputs, dtype, &shape);
         if let Some(mut e) = spare::take() {
-            let x = Arc::get_mut(&mut e).expect("a spare node has one handle");
+            let x = unique(&mut e).expect("a spare node has one handle");
             (x.op, x.attrs, x.inputs, x.dtype, x.shape) = (op, attrs, inputs, dtype, shape);
             x.structure = structure;
             return Array { e };

@@ -451,6 +451,29 @@ fn op_matches_are_exhaustive() {
     );
 }
 
+/// No weak handle on an expression node is ever made in the frontend: `array.rs`'s `unique`
+/// takes a node with one strong handle as its own without `Arc::get_mut`'s check of the weak
+/// count, which a `Weak<Expr>` would make unsound. (The frontend's `Arc`s of other types may
+/// have weak handles; none is made there now either, so any `downgrade` or `Weak` is flagged.)
+#[test]
+fn no_weak_handle_on_an_expression_is_made() {
+    let root = crate::repo_root().join("frontend/src");
+    let mut files = Vec::new();
+    rust_files(&root, false, &mut files);
+    assert!(files.len() > 20, "only {} .rs files under {}", files.len(), root.display());
+    let mut bad = Vec::new();
+    for f in &files {
+        let src = std::fs::read_to_string(f).unwrap();
+        for (k, line) in src.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("downgrade") || code.contains("Weak<") || code.contains("Weak::") {
+                bad.push(format!("{}:{}", f.display(), k + 1));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "a weak handle in the frontend:\n  {}", bad.join("\n  "));
+}
+
 /// `ops_of!` and `ops_not_of!`, the table's classes as patterns (what replaces a catch-all where
 /// whole classes are treated alike), against `OpKind::class`: each op in its own class's.
 #[test]
