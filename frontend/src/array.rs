@@ -138,7 +138,7 @@ impl Array {
 
     /// The node of `op` on `inputs` of `dtype` and `shape`, after the checks of its size and
     /// of its operands' devices.
-    fn checked_node(
+    pub(crate) fn checked_node(
         op: OpKind,
         attrs: Attrs,
         inputs: SmallVec<[Array; 3]>,

@@ -172,11 +172,47 @@ impl Array {
 /// Entries of the [`splat`] cache (direct-mapped).
 const SPLATS: usize = 64;
 
-type SplatEntry = Option<(DType, Literal, Array)>;
+/// What a [`splat`] cache entry answers, as words: a literal of a dtype ([`splat`]), or a weak
+/// scalar operand of an op on an array of a dtype ([`scalar_op`]); the shape is the entry's
+/// array's.
+type SplatKey = [u64; 3];
+
+type SplatEntry = Option<(SplatKey, Array, DType)>;
 
 thread_local! {
     static SPLAT_CACHE: std::cell::RefCell<[SplatEntry; SPLATS]> =
         const { std::cell::RefCell::new([const { None }; SPLATS]) };
+}
+
+/// The cached array and dtype of `key` at `shape`, else `make`'s (kept where it gives one).
+/// An array found materialised, or made before its structural number went stale, is made
+/// again (the nodes built on it would read it held, or have no number).
+fn splat_cached(
+    key: SplatKey,
+    shape: &[usize],
+    make: impl FnOnce() -> Option<(Array, DType)>,
+) -> Option<(Array, DType)> {
+    // The slot: the key's words and the extents mixed by multiplies (splitmix64's constant),
+    // the top bits taken.
+    let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0xbf58_476d_1ce4_e5b9).rotate_left(31);
+    let x = shape.iter().fold(key.iter().fold(0, |h, &w| mix(h, w)), |h, &n| mix(h, n as u64));
+    let slot = (x.wrapping_mul(0x94d0_49bb_1331_11eb) >> 58) as usize % SPLATS;
+    let found = SPLAT_CACHE.with(|c| {
+        let c = c.borrow();
+        let (k, a, d) = c[slot].as_ref()?;
+        // (Extents compared in a loop: `==` on slices calls `memcmp`, slower for a few.)
+        let same_shape =
+            a.shape().len() == shape.len() && a.shape().iter().zip(shape).all(|(x, y)| x == y);
+        (*k == key && same_shape && !a.is_materialized() && a.e.structure.is_current())
+            .then(|| (a.clone(), *d))
+    });
+    if found.is_some() {
+        return found;
+    }
+    // (Made outside the borrow: `make` may ask the cache for a literal's splat.)
+    let made = make()?;
+    SPLAT_CACHE.with(|c| c.borrow_mut()[slot] = Some((key, made.0.clone(), made.1)));
+    Some(made)
 }
 
 /// The scalar `value` of `dtype` broadcast to `shape` (a `const` and a `broadcast_to` node),
@@ -185,39 +221,56 @@ thread_local! {
 /// Only [`prepare`] hands these out, to ops it builds, so a shared node is never materialised
 /// (one found materialised is replaced all the same).
 fn splat(dtype: DType, value: Literal, shape: &[usize]) -> Array {
-    // The slot: the literal's bits, the dtype and the extents mixed by multiplies
-    // (splitmix64's constant), the top bits taken.
-    let bits = match value {
-        Literal::Bool(b) => u64::from(b),
-        Literal::Int(i) => i as u64,
-        Literal::UInt(u) | Literal::Float(u) => u,
-        Literal::Complex(re, im) => re ^ im.rotate_left(29),
+    let (variant, bits, im) = match value {
+        Literal::Bool(b) => (0, u64::from(b), 0),
+        Literal::Int(i) => (1, i as u64, 0),
+        Literal::UInt(u) => (2, u, 0),
+        Literal::Float(u) => (3, u, 0),
+        Literal::Complex(re, im) => (4, re, im),
     };
-    let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0xbf58_476d_1ce4_e5b9).rotate_left(31);
-    let x = shape.iter().fold(mix(bits, dtype as u64), |h, &n| mix(h, n as u64));
-    let slot = (x.wrapping_mul(0x94d0_49bb_1331_11eb) >> 58) as usize % SPLATS;
-    SPLAT_CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if let Some((d, v, a)) = &c[slot] {
-            // (Extents compared in a loop: `==` on slices calls `memcmp`, slower for a few.)
-            let same_shape =
-                a.shape().len() == shape.len() && a.shape().iter().zip(shape).all(|(x, y)| x == y);
-            // (One made before its structural number went stale is made again: the nodes
-            // built on it would have none.)
-            if *d == dtype
-                && *v == value
-                && same_shape
-                && !a.is_materialized()
-                && a.e.structure.is_current()
-            {
-                return a.clone();
-            }
-        }
+    let key = [(dtype as u64) << 8 | variant << 16, bits, im];
+    let make = || {
         let a = Array::literal(dtype, value)
             .broadcast_to_shape(shape)
             .expect("a scalar broadcasts to any shape");
-        c[slot] = Some((dtype, value, a.clone()));
-        a
+        Some((a, dtype))
+    };
+    splat_cached(key, shape, make).expect("a literal's splat").0
+}
+
+/// A weak scalar as three words (its kind, then its bits), and back: how a scalar operand
+/// travels to [`binary_scalar`] (in registers, where a `WeakScalar` by value went through a
+/// stack copy whose wide reloads stalled on the narrower stores that wrote it).
+fn scalar_words(s: WeakScalar) -> [u64; 3] {
+    match s {
+        WeakScalar::Bool(b) => [0, u64::from(b), 0],
+        WeakScalar::Int(i) => [1, i as u64, (i >> 64) as u64],
+        WeakScalar::Float(f) => [2, f.to_bits(), 0],
+        WeakScalar::Complex(z) => [3, z.re.to_bits(), z.im.to_bits()],
+    }
+}
+
+/// The weak scalar of [`scalar_words`]' words.
+fn words_scalar([kind, lo, hi]: [u64; 3]) -> WeakScalar {
+    match kind {
+        0 => WeakScalar::Bool(lo != 0),
+        1 => WeakScalar::Int((u128::from(hi) << 64 | u128::from(lo)) as i128),
+        2 => WeakScalar::Float(f64::from_bits(lo)),
+        _ => WeakScalar::Complex(Complex64::new(f64::from_bits(lo), f64::from_bits(hi))),
+    }
+}
+
+/// For `op` on `x` and the weak scalar of `words` ([`scalar_words`], either side) computing in
+/// `x`'s dtype (as [`prepare`] finds it; `None` otherwise, errors included: `prepare` reports
+/// them): the scalar's [`splat`] and the op's result dtype, remembered by op, dtype, scalar
+/// and shape, so a repeated scalar op skips promotion, loop selection and the literal's
+/// conversion.
+fn scalar_op(op: OpKind, x: &Array, words: [u64; 3]) -> Option<(Array, DType)> {
+    let d = x.dtype();
+    let key = [1 | (op as u64) << 8 | (d as u64) << 24 | words[0] << 40, words[1], words[2]];
+    splat_cached(key, x.shape(), || {
+        let splat = scalar_keeps_dtype(op, x, words_scalar(words))?;
+        Some((splat, kiln_ir::infer::uniform_elementwise_dtype(op, d, 2)?))
     })
 }
 
@@ -312,7 +365,38 @@ pub(crate) fn prepare(op: OpKind, operands: &[Operand]) -> Result<SmallVec<[Arra
 }
 
 /// Applies a binary elementwise op (NumPy's binary ufunc).
+#[inline]
 pub(crate) fn binary(op: OpKind, a: Operand, b: Operand) -> Result<Array> {
+    // (Inlined where an operator is written, so a scalar's kind is known there and its words
+    // are made in registers.)
+    match (a, b) {
+        (Operand::Array(x), Operand::Scalar(s)) => binary_scalar(op, x, scalar_words(s), false),
+        (Operand::Scalar(s), Operand::Array(x)) => binary_scalar(op, x, scalar_words(s), true),
+        (a, b) => binary_general(op, a, b),
+    }
+}
+
+/// [`binary`] of array `x` and the weak scalar of `words` ([`scalar_words`]), the scalar
+/// first where `scalar_first`: where the scalar keeps `x`'s dtype and was seen before
+/// ([`scalar_op`]), the node at once.
+fn binary_scalar(op: OpKind, x: Array, words: [u64; 3], scalar_first: bool) -> Result<Array> {
+    if let Some((splat, dtype)) = scalar_op(op, &x, words) {
+        let shape = kiln_ir::Shape::from_slice(x.shape());
+        let inputs = if scalar_first {
+            smallvec::smallvec![splat, x]
+        } else {
+            smallvec::smallvec![x, splat]
+        };
+        return Array::checked_node(op, Attrs::None, inputs, dtype, shape);
+    }
+    let (x, s) = (Operand::Array(x), Operand::Scalar(words_scalar(words)));
+    let (a, b) = if scalar_first { (s, x) } else { (x, s) };
+    binary_general(op, a, b)
+}
+
+/// [`binary`] in general: promotion, loop selection and broadcasting ([`prepare`]), unless the
+/// operands are already what they would make.
+fn binary_general(op: OpKind, a: Operand, b: Operand) -> Result<Array> {
     let inputs = match prepared_as_they_are(op, a, b) {
         Ok(inputs) => inputs,
         Err((a, b)) => prepare(op, &[a, b])?,
