@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 38, calls b1: tiny_chain_48ops (built each call) and its fused form, three rounds of
 # 200 calls, a traced round, and k-means 2^20, by the kiln-bench of the carried folder:
-# s38-pack/ (16b9531, the structural numbers), then q-pack/ (edf2225, frontend 562bc84: the
+# s38-pack/ (16b9531, the structural numbers; 9c1d65a in b2), then q-pack/ (edf2225, frontend 562bc84: the
 # code before them) on the same warm machine right after (both do not fit one call); with
 # `peers`, then the peers of tiny_chain_48ops (cupy.fuse...).
 # `bash benches/runs/2026-11-29-session38/b1.sh PACK [peers]`.
