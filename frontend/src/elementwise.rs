@@ -170,7 +170,7 @@ impl Array {
 }
 
 /// Entries of the [`splat`] cache (direct-mapped).
-const SPLATS: usize = 64;
+const SPLATS: usize = 256;
 
 /// What a [`splat`] cache entry answers, as words: a literal of a dtype ([`splat`]), or a weak
 /// scalar operand of an op on an array of a dtype ([`scalar_op`]); the shape is the entry's
@@ -192,11 +192,13 @@ fn splat_cached(
     shape: &[usize],
     make: impl FnOnce() -> Option<(Array, DType)>,
 ) -> Option<(Array, DType)> {
-    // The slot: the key's words and the extents mixed by multiplies (splitmix64's constant),
-    // the top bits taken.
+    // The slot: the key's words mixed by multiplies (splitmix64's constant), the top bits
+    // taken. Not the shape: `fuse` traces a closure at two shapes and keeps it only if both
+    // traces build the same nodes, so which requests share a slot (and make their arrays
+    // again) must not depend on the shape.
     let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0xbf58_476d_1ce4_e5b9).rotate_left(31);
-    let x = shape.iter().fold(key.iter().fold(0, |h, &w| mix(h, w)), |h, &n| mix(h, n as u64));
-    let slot = (x.wrapping_mul(0x94d0_49bb_1331_11eb) >> 58) as usize % SPLATS;
+    let x = key.iter().fold(0, |h, &w| mix(h, w));
+    let slot = (x.wrapping_mul(0x94d0_49bb_1331_11eb) >> 56) as usize % SPLATS;
     let found = SPLAT_CACHE.with(|c| {
         let c = c.borrow();
         let (k, a, d) = c[slot].as_ref()?;

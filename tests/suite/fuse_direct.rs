@@ -164,3 +164,37 @@ fn several_results_and_integer_arguments() {
     }
     assert_eq!(f.direct_runs(), 2);
 }
+
+/// A closure of many scalar ops (kiln-bench's `tiny_chain_48ops_fuse`, and chains with more
+/// constants) is traced into one shape-generic template, so its repeated calls run directly:
+/// the two traces at different shapes build the same nodes, whichever of its scalars' splats
+/// the thread's cache shares between ops (`elementwise.rs`; a cache whose slots depended on
+/// the shape made one trace's splats again and the other's not, and no call ran directly).
+#[test]
+fn a_chain_of_scalar_ops_runs_directly() {
+    let chain = |n: usize| {
+        move |a: &[Operand]| {
+            let mut t = a[0].to_array();
+            for k in 0..16 {
+                t = t * 1.0001 + 0.5;
+                t = t - 0.25;
+                t = t * 0.999;
+                // More constants, one an op: a fuller cache.
+                for j in 0..n {
+                    t = t + (k * n + j) as f64 * 1e-3;
+                }
+            }
+            Ok(t)
+        }
+    };
+    for n in [0, 1, 3] {
+        let f = kiln::fuse("chain", chain(n));
+        let x = data(&[64], 9);
+        for _ in 0..4 {
+            let args: [Operand; 1] = [(&x).into()];
+            let got = bits(&f.run(&args).remove(0));
+            assert_eq!(got, lazy(&f, &args), "{n} more constants an iteration");
+        }
+        assert_eq!(f.direct_runs(), 3, "{n} more constants an iteration");
+    }
+}
