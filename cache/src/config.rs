@@ -179,6 +179,10 @@ pub struct Config {
     pub egg_time_ms: Option<u64>,
     /// `KILN_FAST_MATH`: float rewrites that are not IEEE-exact (a boolean; default off).
     pub fast_math: bool,
+    /// `KILN_DISPATCH_STRUCTURE`: a one-root materialisation finds its plan by its root's
+    /// structural number, kept as the expression was built, with no walk (a boolean; default
+    /// on; off: every call takes the dispatch walk's key, for measurements).
+    pub dispatch_structure: bool,
     /// `KILN_HOST_TIER`: the tiers of host kernels (default [`TierSetting::Auto`]).
     pub host_tier: TierSetting,
     /// `KILN_HOST_LIBMVEC`: glibc's vector math functions offered to the vectoriser (a
@@ -380,6 +384,7 @@ impl Config {
             egg_nodes: r.int("KILN_EGG_NODES", 0..=usize::MAX as u64).map(|v| v as usize),
             egg_time_ms: r.int("KILN_EGG_TIME_MS", 0..=u64::MAX),
             fast_math: r.bool("KILN_FAST_MATH").unwrap_or(false),
+            dispatch_structure: r.bool("KILN_DISPATCH_STRUCTURE").unwrap_or(true),
             host_tier: r.choice("KILN_HOST_TIER", &tiers).unwrap_or_default(),
             host_libmvec: r.bool("KILN_HOST_LIBMVEC").unwrap_or(true),
             host_label_block: r.bool("KILN_HOST_LABEL_BLOCK").unwrap_or(true),
@@ -655,7 +660,7 @@ mod tests {
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
         assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
         assert!(c.host_label_block && c.host_expanded_distances && c.host_block_scatter_unrolled);
-        assert!(c.host_huge_pages);
+        assert!(c.host_huge_pages && c.dispatch_structure);
         assert!(c.const_div && c.gpu_row_sort_radix && !c.gpu_scan_fenwick);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
@@ -680,6 +685,7 @@ mod tests {
             ("KILN_HOST_DISTANCES", "Direct"),
             ("KILN_HOST_BLOCK_SCATTER", "loop"),
             ("KILN_HOST_HUGE_PAGES", "off"),
+            ("KILN_DISPATCH_STRUCTURE", "off"),
             ("KILN_GPU_TIER", "Fast"),
             ("KILN_GPU_MATH", "polynomial"),
             ("KILN_GPU_LINK", "cubin"),
@@ -706,7 +712,7 @@ mod tests {
         assert!(
             !c.host_label_block && !c.host_expanded_distances && !c.host_block_scatter_unrolled
         );
-        assert!(!c.host_huge_pages);
+        assert!(!c.host_huge_pages && !c.dispatch_structure);
         let e =
             read(&[("KILN_HOST_DISTANCES", "expanded"), ("KILN_HOST_BLOCK_SCATTER", "Unrolled")]);
         assert!(

@@ -192,7 +192,9 @@ pub(crate) fn try_eval_dispatched(arrays: &[&Array]) -> Result<Option<Ran>> {
     let target = current_backend();
     // One root whose structural number is valid: its plan by the number, no walk.
     let by_structure = match pending[..] {
-        [root] if !dumping() => dispatch::structure_key(root, target),
+        [root] if !dumping() && kiln_cache::config().dispatch_structure => {
+            dispatch::structure_key(root, target)
+        }
         _ => None,
     };
     if let Some(k) = &by_structure {
