@@ -2,8 +2,8 @@
 //!
 //! Each node built gets a [`Structure`]: a number that stands for everything materialisation
 //! would see of it (its op, attributes, dtype and shape, and its operands' numbers, a held
-//! operand as its dtype and shape), interned per thread, so two nodes built on one thread have
-//! the same number exactly when they lower to the same graph. It is interned, not hashed: the
+//! operand as its dtype and shape), interned per thread, so two nodes built on one thread with
+//! one number lower to the same graph. It is interned, not hashed: the
 //! table compares the words written here, and an operand appears by its own number, so a node
 //! costs one lookup of a few words, not a walk of what is below it.
 //!
@@ -22,8 +22,10 @@
 //!   ([`held_intermediate`]), and nodes built before it lose their numbers. The common call,
 //!   an expression built and materialised through its one handle, starts none.
 //!
-//! A node with more than [`MAX_LEAVES`] leaves, or an operand without a valid number, has none:
-//! its call takes the dispatch walk (`crate::dispatch`), as every call did before.
+//! A node with more than [`MAX_LEAVES`] leaves, a description longer than [`MAX_WORDS`], or an
+//! operand without a valid number has none: its call takes the dispatch walk
+//! (`crate::dispatch`), as every call did before (and every call does with
+//! `KILN_DISPATCH_STRUCTURE=off`).
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
