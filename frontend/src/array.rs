@@ -86,15 +86,17 @@ impl std::panic::RefUnwindSafe for Keep {}
 pub(crate) fn uniform_elementwise(op: OpKind, attrs: &Attrs, inputs: &[Array]) -> Option<DType> {
     let first = inputs.first()?;
     let (d, s) = (first.dtype(), first.shape());
-    // (Extents compared in a loop: `!=` on slices calls `memcmp`, slower for a few.)
-    let same = |a: &Array| {
-        let t = a.shape();
-        a.dtype() == d && t.len() == s.len() && t.iter().zip(s).all(|(x, y)| x == y)
-    };
+    let same = |a: &Array| a.dtype() == d && same_extents(a.shape(), s);
     if !matches!(attrs, Attrs::None) || !inputs[1..].iter().all(same) {
         return None;
     }
     kiln_ir::infer::uniform_elementwise_dtype(op, d, inputs.len())
+}
+
+/// Whether two shapes are equal, compared in a loop (`==` on slices calls `memcmp`, slower for
+/// a few extents: this is on the path of every elementwise op built).
+pub(crate) fn same_extents(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// A lazy n-dimensional array, CuPy's `ndarray` with deferred evaluation.

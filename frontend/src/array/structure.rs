@@ -36,7 +36,7 @@ use rustc_hash::FxHashMap;
 use super::{Array, Expr};
 
 /// Most distinct leaf nodes an expression with a number reads.
-pub(crate) const MAX_LEAVES: usize = 4;
+const MAX_LEAVES: usize = 4;
 
 /// Most numbers a thread's table holds before it is emptied (a program that builds ever new
 /// structures, such as one whose constants change every call).
