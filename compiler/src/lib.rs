@@ -14,6 +14,7 @@
 //!   interfaces, translations and passes kiln uses; the host pipeline; translation of MLIR into an
 //!   inkwell module; the host JIT; and PTX emission for `nvptx64-nvidia-cuda`.
 
+pub mod bytecode;
 pub mod codegen;
 pub mod cost;
 pub mod error;
