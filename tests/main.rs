@@ -129,6 +129,8 @@ mod fuse_direct;
 mod fusion;
 #[path = "suite/indexing.rs"]
 mod indexing;
+#[path = "suite/interp_gpu.rs"]
+mod interp_gpu;
 #[path = "suite/layout_dtypes.rs"]
 mod layout_dtypes;
 #[path = "suite/nan_functions.rs"]

@@ -91,6 +91,21 @@ pub enum GpuLink {
     NvJitLink,
 }
 
+/// Whether new elementwise GPU kernels run in kiln's bytecode interpreter while their code
+/// compiles (`KILN_GPU_INTERP`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GpuInterp {
+    /// `on`: a region whose code is in no cache runs interpreted until its compile, on a
+    /// thread of its own, lands.
+    #[default]
+    On,
+    /// `off`: every kernel compiles before its first launch.
+    Off,
+    /// `always`: every region the interpreter can run is interpreted, nothing compiled (for
+    /// measuring the interpreter).
+    Always,
+}
+
 /// How uploads of at most 16 bytes in whole aligned words are written (`KILN_GPU_SMALL_UPLOAD`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SmallUpload {
@@ -212,6 +227,9 @@ pub struct Config {
     /// `KILN_GPU_LINK`: where new GPU kernels' cubins come from; `None`: `ptxas` when it is
     /// found, else the PTX.
     pub gpu_link: Option<GpuLink>,
+    /// `KILN_GPU_INTERP`: new elementwise GPU kernels interpreted while they compile (`on`,
+    /// `off`, `always`; default on).
+    pub gpu_interp: GpuInterp,
     /// `KILN_GPU_JIT_OPT`: the driver JIT's optimisation level (`CU_JIT_OPTIMIZATION_LEVEL`, 0
     /// to 4) for fast-tier PTX; `None`: the driver's default (4).
     pub gpu_jit_opt: Option<u32>,
@@ -409,6 +427,16 @@ impl Config {
                     ("nvjitlink", GpuLink::NvJitLink),
                 ],
             ),
+            gpu_interp: r
+                .choice(
+                    "KILN_GPU_INTERP",
+                    &[
+                        ("on", GpuInterp::On),
+                        ("off", GpuInterp::Off),
+                        ("always", GpuInterp::Always),
+                    ],
+                )
+                .unwrap_or_default(),
             gpu_jit_opt: r.int("KILN_GPU_JIT_OPT", 0..=4).map(|v| v as u32),
             gpu_graphs: r
                 .parse("KILN_GPU_GRAPHS", "`on`, `off` or `auto`", |t| {
@@ -728,6 +756,9 @@ mod tests {
         assert!(bad.gpu_pool && !bad.gpu_pool_async && bad.warnings.len() == 1, "{bad:?}");
         assert_eq!((c.gpu_math, c.gpu_link), (Some(GpuMath::Polynomial), Some(GpuLink::Cubin)));
         assert_eq!(read(&[("KILN_GPU_LINK", "nvjitlink")]).gpu_link, Some(GpuLink::NvJitLink));
+        assert_eq!(read(&[]).gpu_interp, GpuInterp::On);
+        assert_eq!(read(&[("KILN_GPU_INTERP", "always")]).gpu_interp, GpuInterp::Always);
+        assert_eq!(read(&[("KILN_GPU_INTERP", "off")]).gpu_interp, GpuInterp::Off);
         assert_eq!(c.gpu_jit_opt, Some(2));
         assert_eq!(read(&[("KILN_GPU_JIT_OPT", "5")]).gpu_jit_opt, None);
         for (text, want) in [("on", Some(true)), ("off", Some(false)), ("Auto", None)] {

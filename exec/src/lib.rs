@@ -30,7 +30,7 @@ pub enum Inputs<'a> {
     Host(&'a [&'a HostArray], cpu::HostRun, bool),
     /// On a CUDA device; `cached`: the plan lives in the plan cache (its prepared kernels may
     /// be kept by its address).
-    Cuda(&'a cuda::Gpu, &'a [Arc<cuda::DeviceArray>], bool),
+    Cuda(&'static cuda::Gpu, &'a [Arc<cuda::DeviceArray>], bool),
 }
 
 /// A plan's outputs, where [`run`] computed them.
@@ -66,6 +66,9 @@ pub enum RanCode {
     Host(Arc<CompiledRegion>),
     /// A GPU kernel and its loaded function (its MLIR, shape, PTX and tier in [`GpuKernel`]).
     Gpu(Arc<(GpuKernel, kiln_runtime::Function)>),
+    /// kiln's bytecode interpreter on the GPU, running this program while the region's code
+    /// compiles (`kiln_exec::cuda::interp`).
+    GpuInterpreted(Arc<kiln_compiler::bytecode::Bytecode>),
     /// A library call (cuBLAS, cuFFT, or the host's GEMM and FFT).
     Library,
     /// The host's radix sort.
@@ -86,7 +89,8 @@ impl RanCode {
         match self {
             RanCode::Host(c) => Some(&c.kernel),
             RanCode::Gpu(g) => Some(&g.0.kernel),
-            RanCode::Library
+            RanCode::GpuInterpreted(_)
+            | RanCode::Library
             | RanCode::HostSort
             | RanCode::GpuRadixSort
             | RanCode::GpuRadixSelect
@@ -100,7 +104,8 @@ impl RanCode {
         match self {
             RanCode::Host(c) => Some(c.code.get().tier),
             RanCode::Gpu(g) => Some(g.0.tier),
-            RanCode::Library
+            RanCode::GpuInterpreted(_)
+            | RanCode::Library
             | RanCode::HostSort
             | RanCode::GpuRadixSort
             | RanCode::GpuRadixSelect
@@ -114,6 +119,7 @@ impl RanCode {
         match self {
             RanCode::Gpu(g) => Some(&g.0.ptx),
             RanCode::Host(_)
+            | RanCode::GpuInterpreted(_)
             | RanCode::Library
             | RanCode::HostSort
             | RanCode::GpuRadixSort
@@ -128,6 +134,9 @@ impl RanCode {
         match (self.kernel(), self.tier()) {
             (Some(k), Some(t)) => format!("{}, {} tier", k.shape, t.name()),
             _ => match self {
+                RanCode::GpuInterpreted(_) => {
+                    "the GPU's bytecode interpreter (its code was compiling)".into()
+                }
                 RanCode::Library => "a library call".into(),
                 RanCode::HostSort => "the host's radix sort".into(),
                 RanCode::GpuRadixSort => "the GPU's radix sort".into(),

@@ -60,12 +60,12 @@ pub fn graph(seq: usize, g: &Graph) {
 
 /// Dumps the code stages of a run from the code that ran (`ran`: by region, as
 /// [`kiln_exec::last_run_code`] gives it): `mlir` (canonical and shape-generic), `llvm` (its
-/// LLVM IR as translated, before optimisation: canonical), `ptx` (GPU kernels' PTX as loaded)
-/// and `asm` (host kernels' assembly at the tier that ran, for reading). One file per stage, the
+/// LLVM IR as translated, before optimisation: canonical), `ptx` (GPU kernels' PTX as loaded;
+/// a region the bytecode interpreter ran, its program as comments) and `asm` (host kernels' assembly at the tier that ran, for reading). One file per stage, the
 /// regions in order, each under a comment naming its kernel shape and tier and separated by a
 /// `-----` comment line (`// -----` in MLIR, which `mlir-opt --split-input-file` reads).
 pub fn ran_code(seq: usize, ran: &[(usize, RanCode)]) {
-    let gpu = ran.iter().any(|(_, c)| matches!(c, RanCode::Gpu(_)));
+    let gpu = ran.iter().any(|(_, c)| matches!(c, RanCode::Gpu(_) | RanCode::GpuInterpreted(_)));
     let host = ran.iter().any(|(_, c)| matches!(c, RanCode::Host(_)));
     // PTX where a GPU kernel ran, assembly where a host kernel did.
     let stages = [(Stage::Mlir, true), (Stage::Llvm, true), (Stage::Ptx, gpu), (Stage::Asm, host)];
@@ -79,6 +79,10 @@ pub fn ran_code(seq: usize, ran: &[(usize, RanCode)]) {
                 }
                 out += &format!("{comment} region {region}: {}\n", code.describe());
                 let text = match (stage, code.kernel()) {
+                    // What the interpreter ran: its program, one instruction a line.
+                    (Stage::Ptx, None) if let RanCode::GpuInterpreted(p) = code => {
+                        Ok(p.text().lines().map(|l| format!("{comment} {l}\n")).collect())
+                    }
                     (_, None) => continue,
                     (Stage::Mlir, Some(k)) => Ok(k.mlir.clone()),
                     (Stage::Llvm, Some(k)) => codegen::llvm_ir_of_mlir(&k.mlir),

@@ -27,12 +27,13 @@ pub struct Prebuilt {
     pub cubin: &'static [u8],
 }
 
-/// kiln's CUDA C++ compiled ahead by NVRTC 13.0 for `sm_90` on an H200
-/// (`scripts/gpu/prebuilt.sh` makes them again): a device of that `sm_XX` whose driver takes
+/// kiln's CUDA C++ compiled ahead for `sm_90`: by NVRTC 13.0 on an H200
+/// (`scripts/gpu/prebuilt.sh` makes them again), the bytecode interpreter by clang and ptxas
+/// 13.0 (`scripts/gpu/interp.sh`): a device of that `sm_XX` whose driver takes
 /// the cubin loads it in about a millisecond where NVRTC's compile took 0.1-2.5 s a module in
 /// a new process without a disk cache. The library's source must have the recorded digest (a
 /// test of each crate checks it): one that changed falls back to NVRTC.
-pub static PREBUILT: [Prebuilt; 3] = [
+pub static PREBUILT: [Prebuilt; 4] = [
     Prebuilt {
         label: "kiln_linalg",
         sm: 90,
@@ -50,6 +51,13 @@ pub static PREBUILT: [Prebuilt; 3] = [
         sm: 90,
         source_sha256: include_str!("../prebuilt/kiln_solver.sha256"),
         cubin: include_bytes!("../prebuilt/kiln_solver.sm_90.cubin"),
+    },
+    // Made by clang and ptxas (`scripts/gpu/interp.sh`), not NVRTC: no GPU is needed.
+    Prebuilt {
+        label: "kiln_interp",
+        sm: 90,
+        source_sha256: include_str!("../prebuilt/kiln_interp.sha256"),
+        cubin: include_bytes!("../prebuilt/kiln_interp.sm_90.cubin"),
     },
 ];
 

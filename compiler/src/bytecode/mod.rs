@@ -35,6 +35,7 @@ use crate::codegen::Unsupported;
 use crate::fusion::{Region, RegionKind};
 
 mod host;
+pub mod samples;
 
 /// Registers of the interpreter's file.
 pub const MAX_REGISTERS: usize = 32;
@@ -286,6 +287,8 @@ fn family(op: OpKind, ty: Ty) -> Option<Family> {
         Le => F::Le,
         Gt => F::Gt,
         Ge => F::Ge,
+        // catch-all: the interpreter has instructions for the ops above (on the types their
+        // guards name); any other op, or type, is compiled as before.
         _ => return None,
     })
 }
@@ -329,15 +332,13 @@ impl Bytecode {
             }
             at_zero[i] = size == 1 && elements != 1;
             use OpKind::*;
-            match n.op {
-                Label | Reshape | ExpandDims | Squeeze | BroadcastTo => {
-                    let src = n.inputs[0].index();
-                    if at_zero[src] != at_zero[i] && !at_zero[src] {
-                        return Err(unsupported(Some(n.op.name()), "a view of another size"));
-                    }
-                    value[i] = value[src];
+            // Views that keep each element's flat position, and labels: their operand's value.
+            if matches!(n.op, Label | Reshape | ExpandDims | Squeeze | BroadcastTo) {
+                let src = n.inputs[0].index();
+                if at_zero[src] != at_zero[i] && !at_zero[src] {
+                    return Err(unsupported(Some(n.op.name()), "a view of another size"));
                 }
-                _ => {}
+                value[i] = value[src];
             }
         }
         for &o in outs {
@@ -404,6 +405,8 @@ impl Bytecode {
                         _ => return Err(unsupported(Some(op.name()), "arity")),
                     }
                 }
+                // catch-all: reductions, gathers, scatters, scans, sorts, moving views, copies
+                // and library ops have no instruction; their regions compile as before.
                 (op, _) => return Err(unsupported(Some(op.name()), "no interpreter op")),
             };
             // Registers whose value's last reader this is are free for the result.

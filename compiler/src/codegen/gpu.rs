@@ -179,6 +179,13 @@ fn cache() -> &'static PtxCache {
 
 /// Compiles a kernel lowered for the GPU to PTX for `target` at `tier` (see
 /// [`ptx_of_mlir_tier`]), cached in memory by its MLIR text, math library and tier.
+/// Whether this process compiled `kernel`'s PTX for `target` at `tier` already (then
+/// [`compile`](super::compile) returns it at once).
+pub fn ptx_is_compiled(kernel: &Kernel, target: PtxTarget, tier: Tier) -> bool {
+    let key = (kernel.mlir.clone(), kernel.math, target, tier);
+    cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key)
+}
+
 pub(crate) fn compile_ptx(
     kernel: Kernel,
     target: PtxTarget,

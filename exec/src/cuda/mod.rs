@@ -39,7 +39,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use kiln_cache::config::GpuLink;
+use kiln_cache::config::{GpuInterp, GpuLink};
 use kiln_compiler::codegen::gpu::{disk_cache_key, gpu_is_hot, gpu_tier, GpuKernel};
 use kiln_compiler::codegen::{
     lower, radix_sort, row_sort, sort_take, topk, CodeTarget, Kernel, LowerOptions, Tier, GPU_ENTRY,
@@ -305,13 +305,19 @@ impl Gpu {
     }
 }
 
-/// Starts, on a thread of its own, what the first compile of a new kernel on device `ordinal`
-/// would pay once where kernels compile through nvJitLink (`KILN_GPU_LINK=nvjitlink`): loading
-/// the library and its first compile ([`nvjitlink::warm_up`]). The frontend calls it when it
+/// Starts, on threads of their own, what the first call of a new kernel on device `ordinal`
+/// would pay once: loading the bytecode interpreter ([`interp`], unless `KILN_GPU_INTERP=off`),
+/// and where kernels compile through nvJitLink (`KILN_GPU_LINK=nvjitlink`) loading the library
+/// and its first compile ([`nvjitlink::warm_up`]). The frontend calls it when it
 /// picks the CUDA backend, long before the first materialisation; a compile that comes first
 /// waits for the library's `OnceLock` and pays the rest itself. Nothing here can fail a later
 /// compile.
 pub fn warm_up(ordinal: usize) {
+    if kiln_cache::config().gpu_interp != GpuInterp::Off {
+        let _ = std::thread::Builder::new()
+            .name("kiln-warm-interp".into())
+            .spawn(move || interp::warm_up(ordinal));
+    }
     if !prepare::links_in_process() {
         return;
     }
@@ -345,6 +351,7 @@ impl Gpu {
 }
 
 mod fft_fusion;
+pub mod interp;
 mod launch;
 mod linalg;
 mod lto;
@@ -374,7 +381,7 @@ use streams::{order_on, Lanes, LAST_RUN};
 /// the schedule's outputs in device memory. `cached`: the plan lives in the plan cache (its
 /// prepared kernels may be kept by its address).
 pub fn run_schedule(
-    gpu: &Gpu,
+    gpu: &'static Gpu,
     plan: &Arc<Compiled>,
     cached: bool,
     inputs: &[Arc<DeviceArray>],
@@ -412,7 +419,7 @@ pub fn run_schedule(
 
 /// The CUDA side of [`walk`].
 struct Cuda<'a> {
-    gpu: &'a Gpu,
+    gpu: &'static Gpu,
     plan: &'a Arc<Compiled>,
     cached: bool,
     /// The streams (bit k: stream k) each buffer is used on; a buffer used on several waits
@@ -465,8 +472,11 @@ impl Walker for Cuda<'_> {
         let ready = match hit {
             Some(r) => r,
             None => {
-                let mut r = prepare(gpu, region)?;
-                let side = if r.kernel.is_some() {
+                // A kernel an FFT may take as its callback compiles first.
+                let may_interpret =
+                    fft_fusion::find(plan, si + 1, fft_fusion::Side::Load).is_none();
+                let mut r = prepare(gpu, region, may_interpret)?;
+                let side = if r.kernel().is_some() {
                     Some((si + 1, fft_fusion::Side::Load))
                 } else {
                     r.vendor.is_some().then_some((si, fft_fusion::Side::Store))
@@ -490,7 +500,12 @@ impl Walker for Cuda<'_> {
         self.stream_index = index;
         let stream = self.lanes.before(&sched.streams, step.region)?;
         kiln_runtime::host_trace::point("step: lanes before");
-        let code = ready.kernel.as_ref().map(|loaded| loaded.for_call(gpu));
+        let mut loaded = ready.kernel();
+        if loaded.is_none() && interp::interpreting() == GpuInterp::Off {
+            // A thread that runs no interpreted code waits for the compile.
+            loaded = ready.pending.as_ref().and_then(|p| p.wait());
+        }
+        let code = loaded.map(|loaded| loaded.for_call(gpu));
         kiln_runtime::host_trace::point("step: for_call");
         let tier = code.as_ref().map(|c| c.0.tier);
         self.ran.push(RanOn { region: step.region, stream: index, cuda_stream: stream.id(), tier });
@@ -531,6 +546,10 @@ impl Walker for Cuda<'_> {
                     self.pending = Some(fft_fusion::Pending::Load { step, entry, inputs, measure });
                 }
                 (launch(gpu, &code.0, &code.1, &reads)?, RanCode::Gpu(code.clone()))
+            }
+            (None, _, None) if let Some(pending) = &ready.pending => {
+                let i = &pending.interpreted;
+                (i.run(gpu, &reads)?, RanCode::GpuInterpreted(i.program.clone()))
             }
             (None, _, None) if let Some(call @ VendorCall::Fft(_)) = &ready.vendor => {
                 let store = ready.fft_site.as_ref();

@@ -2,18 +2,38 @@
 //! compiled (fast tier first, optimised once hot), linked to a cubin where `ptxas` is found,
 //! and loaded.
 
+use kiln_cache::config::GpuInterp;
+use kiln_compiler::bytecode::Bytecode;
+use kiln_compiler::codegen::gpu::ptx_is_compiled;
+
+use super::interp::{self, Interpreted, Pending};
 use super::*;
 
 /// A region ready to launch: its kernel and the loaded function (`None`: a library call, or
 /// it runs on the host).
 pub(super) struct Ready {
-    pub(super) kernel: Option<Loaded>,
+    /// The region's loaded kernel, where it was ready at once; see [`Ready::kernel`].
+    kernel: Option<Loaded>,
+    /// The region interpreted until its code compiles ([`super::interp`]).
+    pub(super) pending: Option<Arc<Pending>>,
     /// The library call of a vendor region the GPU executor takes (cuBLAS, cuFFT).
     pub(super) vendor: Option<kiln_compiler::vendor::VendorCall>,
     /// A kernel step as the load callback of the next step's FFT, or an FFT step's consumer
     /// (the next step) as its store callback, where it qualifies ([`super::fft_fusion::find`];
     /// set by the executor, which sees the schedule).
     pub(super) fft_site: Option<Arc<super::fft_fusion::Candidate>>,
+}
+
+impl Ready {
+    fn new(kernel: Option<Loaded>, pending: Option<Arc<Pending>>) -> Ready {
+        Ready { kernel, pending, vendor: None, fft_site: None }
+    }
+
+    /// The region's loaded kernel: ready at once, or compiled while it was interpreted and
+    /// landed since (`None` while it is interpreted, and for library and host regions).
+    pub(super) fn kernel(&self) -> Option<&Loaded> {
+        self.kernel.as_ref().or_else(|| self.pending.as_ref()?.compiled())
+    }
 }
 
 /// A region's loaded kernel: fast code first where [`gpu_tier`] says so, replaced by
@@ -110,32 +130,61 @@ pub(super) fn ready_cache(
     CACHE.get_or_init(Default::default)
 }
 
-pub(super) fn prepare(gpu: &Gpu, region: &Region) -> Result<Ready> {
+/// `region` made ready on `gpu`: its kernel loaded from a cache, or interpreted while a worker
+/// compiles it (where `may_interpret` and [`interp::interpreting`] allow), or compiled here.
+pub(super) fn prepare(gpu: &'static Gpu, region: &Region, may_interpret: bool) -> Result<Ready> {
     let kernel = match lower(region, &LowerOptions::gpu().for_sm(gpu.target().sm)) {
         Ok(k) => k,
         Err(CompileError::Unsupported { op, reason, .. }) => {
             tracing::debug!(op = %op, reason = %reason, "no GPU code for the region; a library or the host runs it");
-            return Ok(Ready { kernel: None, vendor: vendor::plan(region), fft_site: None });
+            let mut ready = Ready::new(None, None);
+            ready.vendor = vendor::plan(region);
+            return Ok(ready);
         }
         Err(e) => return Err(e.into()),
     };
     kiln_runtime::host_trace::point("prepare: lowered");
+    let mode = if may_interpret { interp::interpreting() } else { GpuInterp::Off };
+    if mode == GpuInterp::Always {
+        if let Ok(program) = Bytecode::of(region) {
+            let pending = Pending::always(Interpreted::new(gpu, program)?);
+            return Ok(Ready::new(None, Some(Arc::new(pending))));
+        }
+    }
     let (tier, upgrades) = gpu_tier();
-    let (code, upgrade, calls) = match tier {
-        Tier::Optimized => (load_or_compile(gpu, kernel, tier)?, None, Arc::default()),
+    // The code to load, its tier, and the optimised kernel it may upgrade to.
+    let (kernel, tier, upgrade, calls) = match tier {
+        Tier::Optimized => (kernel, tier, None, Arc::default()),
         Tier::Fast => {
             let fast = lower(region, &LowerOptions::gpu_tier(Tier::Fast).for_sm(gpu.target().sm))?;
             kiln_runtime::host_trace::point("prepare: lowered fast");
             let calls = fast_calls(&fast.mlir);
             if upgrades && calls.hot_with(work_of(&fast)) {
                 // Hot already (under other plans): optimised at once.
-                (load_or_compile(gpu, kernel, Tier::Optimized)?, None, calls)
+                (kernel, Tier::Optimized, None, calls)
             } else {
-                (load_or_compile(gpu, fast, tier)?, upgrades.then_some(kernel), calls)
+                (fast, tier, upgrades.then_some(kernel), calls)
             }
         }
     };
-    Ok(Ready { kernel: Some(Loaded::new(code, upgrade, calls)), vendor: None, fft_site: None })
+    let kernel = match load_cached(gpu, kernel, tier) {
+        Ok(code) => return Ok(Ready::new(Some(Loaded::new(code, upgrade, calls)), None)),
+        Err(kernel) => kernel,
+    };
+    if mode == GpuInterp::On {
+        if let Ok(program) = Bytecode::of(region) {
+            let compile = {
+                let (kernel, upgrade, calls) = (kernel.clone(), upgrade.clone(), calls.clone());
+                move || Ok(Loaded::new(compile_and_load(gpu, kernel, tier)?, upgrade, calls))
+            };
+            if let Some(pending) = interp::interpret_while(gpu, program, compile) {
+                kiln_runtime::host_trace::point("prepare: interpreted");
+                return Ok(Ready::new(None, Some(pending)));
+            }
+        }
+    }
+    let code = compile_and_load(gpu, kernel, tier)?;
+    Ok(Ready::new(Some(Loaded::new(code, upgrade, calls)), None))
 }
 
 /// A kernel lowered for the GPU compiled to PTX for `gpu` at `tier` (cached in memory by its
@@ -152,45 +201,69 @@ pub(super) fn load_or_compile(
     kernel: Kernel,
     tier: Tier,
 ) -> Result<(GpuKernel, Function)> {
-    let source = cubin_source_for(tier);
+    match load_cached(gpu, kernel, tier) {
+        Ok(code) => Ok(code),
+        Err(kernel) => compile_and_load(gpu, kernel, tier),
+    }
+}
+
+/// A lowered kernel's code at `tier` where a cache holds it: the disk cache, or without one
+/// this process's PTX (the module then in the device's cache, or the driver's JIT); else the
+/// kernel back.
+fn load_cached(
+    gpu: &Gpu,
+    kernel: Kernel,
+    tier: Tier,
+) -> std::result::Result<(GpuKernel, Function), Kernel> {
     let Some(disk) = &gpu.disk else {
-        let k = compile_ptx(kernel, gpu, tier)?;
-        let function = load_new(gpu, &k, source)?.0;
-        return Ok((k, function));
+        // Without a disk cache, code compiled before is this process's PTX.
+        if ptx_is_compiled(&kernel, gpu.target, tier) {
+            return compile_and_load(gpu, kernel.clone(), tier).map_err(|_| kernel);
+        }
+        return Err(kernel);
     };
+    let source = cubin_source_for(tier);
     let key = disk_cache_key(&kernel, gpu.target, tier, gpu.driver);
     kiln_runtime::host_trace::point("prepare: disk key");
     let lookup = disk.lookup(&key);
     kiln_runtime::host_trace::point("prepare: disk lookup");
-    if let Lookup::Hit(entry) = lookup {
-        let image = match (source, entry.cubin.is_empty()) {
-            (CubinSource::None, _) | (_, true) => ModuleImage::Ptx(&entry.ptx),
-            (_, false) => ModuleImage::Cubin(&entry.cubin),
-        };
-        match load(gpu, image, tier) {
-            Ok(function) => {
-                kiln_runtime::host_trace::point("prepare: module loaded");
-                let k = GpuKernel {
-                    kernel,
-                    ptx: entry.ptx.into(),
-                    compile_ms: 0.0,
-                    times: Default::default(),
-                    tier,
-                };
-                return Ok((k, function));
-            }
-            Err(e) => {
-                tracing::warn!(target: "kiln::cache", error = %e, "cached kernel does not load; rebuilding it")
-            }
+    let Lookup::Hit(entry) = lookup else { return Err(kernel) };
+    let image = match (source, entry.cubin.is_empty()) {
+        (CubinSource::None, _) | (_, true) => ModuleImage::Ptx(&entry.ptx),
+        (_, false) => ModuleImage::Cubin(&entry.cubin),
+    };
+    match load(gpu, image, tier) {
+        Ok(function) => {
+            kiln_runtime::host_trace::point("prepare: module loaded");
+            let k = GpuKernel {
+                kernel,
+                ptx: entry.ptx.into(),
+                compile_ms: 0.0,
+                times: Default::default(),
+                tier,
+            };
+            Ok((k, function))
+        }
+        Err(e) => {
+            tracing::warn!(target: "kiln::cache", error = %e, "cached kernel does not load; rebuilding it");
+            Err(kernel)
         }
     }
+}
+
+/// A lowered kernel compiled at `tier`, loaded, and stored in the disk cache.
+fn compile_and_load(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, Function)> {
+    let source = cubin_source_for(tier);
+    let key = gpu.disk.as_ref().map(|_| disk_cache_key(&kernel, gpu.target, tier, gpu.driver));
     let k = compile_ptx(kernel, gpu, tier)?;
     kiln_runtime::host_trace::point("prepare: compiled");
     let (function, cubin) = load_new(gpu, &k, source)?;
     kiln_runtime::host_trace::point("prepare: module loaded");
-    let entry = CachedKernel { ptx: k.ptx.to_string(), cubin };
-    if let Err(e) = disk.store(&key, &entry) {
-        tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
+    if let (Some(disk), Some(key)) = (&gpu.disk, key) {
+        let entry = CachedKernel { ptx: k.ptx.to_string(), cubin };
+        if let Err(e) = disk.store(&key, &entry) {
+            tracing::warn!(target: "kiln::cache", dir = %disk.dir().display(), error = %e, "cannot write the disk cache");
+        }
     }
     Ok((k, function))
 }

@@ -23,7 +23,8 @@ pub(super) fn not_recorded(
     if fft_pending {
         return Some("an FFT's callback step");
     }
-    match (&ready.kernel, &ready.vendor) {
+    match (ready.kernel(), &ready.vendor) {
+        (None, _) if ready.pending.is_some() => Some("an interpreted kernel"),
         (Some(_), _) if ready.fft_site.is_some() => Some("a kernel beside an FFT"),
         (Some(_), _) => None,
         (None, Some(_)) => Some("a library call"),

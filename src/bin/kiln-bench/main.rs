@@ -19,7 +19,10 @@
 //! from scratch (at the fast tier) (the benchmark runs with an empty disk cache of its own unless `KILN_CACHE_DIR`
 //! is set); `first_call_disk_hit` is the same first call in a new process whose disk cache holds
 //! the kernel (the child is this binary with `--first-call-child`, timed after its device is set
-//! up and its input uploaded). The expression is `x * k + cos(x)`; `KILN_BENCH_FIRST_EXPR=plain`
+//! up and its input uploaded; a first call with no cached code runs in kiln's bytecode
+//! interpreter while the code compiles, `KILN_GPU_INTERP`). The expression is `x * k + cos(x)`
+//! (`first_expr` times it with another constant once compiled, or interpreted with
+//! `KILN_GPU_INTERP=always`); `KILN_BENCH_FIRST_EXPR=plain`
 //! times `x * k + 0.5` instead (no libdevice function in its kernel), for measuring.
 //! `sqdiff_ek` and `l2norm_rk` are `sqdiff_bcast` and `l2norm_rows` written as CuPy's
 //! `ElementwiseKernel` and `ReductionKernel` (peers.py's `cupy.Elementwise` and
@@ -129,6 +132,7 @@ struct Row {
 fn time_few(stream: &Stream, reps: usize, mut f: impl FnMut()) -> f64 {
     for _ in 0..2 {
         f();
+        kiln_exec::cuda::interp::wait_for_compiles();
     }
     stream.synchronize().unwrap();
     let mut ts = Vec::with_capacity(reps);
@@ -232,7 +236,11 @@ fn linalg_workloads(a: &Args, stream: &Stream, rows: &mut Vec<Row>) {
 /// Event-timed median of `reps` calls of `f` after warm-ups (enough for GPU kernels to reach
 /// their optimised tier, small ones included: `GPU_HOT_CALLS_SMALL`), in ms.
 fn time_events(name: &str, stream: &Stream, reps: usize, mut f: impl FnMut()) -> f64 {
-    for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS_SMALL + 1 {
+    // A new kernel's first call runs interpreted while its code compiles on a worker: the
+    // warm-up goes on once it landed.
+    f();
+    kiln_exec::cuda::interp::wait_for_compiles();
+    for _ in 0..kiln_compiler::codegen::gpu::GPU_HOT_CALLS_SMALL {
         f();
     }
     stream.synchronize().unwrap();
@@ -336,6 +344,15 @@ fn time_first_call(x: &Array, stream: &Stream) -> f64 {
     stream.synchronize().unwrap();
     kiln_runtime::host_trace::point("bench: synchronized");
     let ms = t0.elapsed().as_secs_f64() * 1e3;
+    let interpreted = kiln_exec::last_run_code()
+        .iter()
+        .any(|(_, c)| matches!(c, kiln_exec::RanCode::GpuInterpreted(_)));
+    kiln_exec::cuda::interp::wait_for_compiles();
+    println!(
+        "first call: {}; its code landed {:.1} ms after the call began",
+        if interpreted { "interpreted while its code compiled" } else { "compiled code" },
+        t0.elapsed().as_secs_f64() * 1e3
+    );
     // KILN_HOST_TRACE=1: where the call's host time went, point by point.
     let trace: Vec<String> = kiln_runtime::host_trace::report()
         .iter()
@@ -452,6 +469,9 @@ fn main() {
 
     type Work<'a> = (&'static str, Box<dyn Fn() -> Array + 'a>, usize);
     let works: Vec<Work> = vec![
+        // The first call's expression with another constant: its kernel's steady time
+        // (interpreted with `KILN_GPU_INTERP=always`).
+        ("first_expr", Box::new(|| &x * 999.5 + x.cos()), 8 * n),
         (
             "ew_chain",
             Box::new(|| ((&x - 1.5).power(2.0) * 0.5 + x.sin()) * (-(&x * &x)).exp()),

@@ -1,0 +1,317 @@
+//! New elementwise kernels run by kiln's bytecode interpreter (`interp.cu`, the programs of
+//! [`kiln_compiler::bytecode`]) while their code compiles on a worker thread, so a new
+//! expression's first call launches at once instead of waiting for MLIR, LLVM and the driver's
+//! JIT (`KILN_GPU_INTERP`, default on; see [`interpreting`]).
+//!
+//! A region is interpreted when its code is in no cache (neither the process's PTX nor the
+//! disk's), its program exists ([`Bytecode::of`]) and a compile worker has room; its [`Pending`]
+//! holds the interpreter's launch until the worker's code lands, and every call after that runs
+//! the compiled kernel. The workers (at most [`workers`], each keeping its MLIR context and
+//! target machines) take compiles in order; when [`MAX_QUEUED`] wait, the caller compiles
+//! itself as before.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::mpsc;
+use std::sync::Condvar;
+
+use kiln_cache::config::GpuInterp;
+use kiln_compiler::bytecode::{Bytecode, MAX_INPUTS, MAX_OUTPUTS};
+use kiln_runtime::memory::DeviceCopy;
+
+use super::prepare::Loaded;
+use super::*;
+
+/// The interpreter's CUDA C++ (compiled ahead for sm_90: `runtime/prebuilt/kiln_interp.*`).
+pub(crate) const SOURCE: &str = include_str!("interp.cu");
+
+/// Threads of the interpreter's blocks (its `__launch_bounds__`).
+const THREADS: u32 = 256;
+
+/// The buffers of a launch, by value (`Buffers` in `interp.cu`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Buffers {
+    inputs: [u64; MAX_INPUTS],
+    outputs: [u64; MAX_OUTPUTS],
+}
+
+// SAFETY: plain device addresses, copied as the kernel's parameter.
+unsafe impl DeviceCopy for Buffers {}
+
+/// Whether this process interprets new kernels (`KILN_GPU_INTERP`), unless the thread said
+/// otherwise ([`no_interpreter`]).
+pub(super) fn interpreting() -> GpuInterp {
+    if NEVER.with(|n| n.get()) {
+        return GpuInterp::Off;
+    }
+    kiln_cache::config().gpu_interp
+}
+
+thread_local! {
+    static NEVER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Until the guard drops, this thread runs no interpreted code: a region being interpreted
+/// waits for its compile first, and the thread's new regions compile before they launch.
+/// For tests and measurements that read a first call's compiled code.
+pub fn no_interpreter() -> NoInterpreter {
+    NoInterpreter(NEVER.with(|n| n.replace(true)))
+}
+
+/// The guard of [`no_interpreter`].
+pub struct NoInterpreter(bool);
+
+impl Drop for NoInterpreter {
+    fn drop(&mut self) {
+        NEVER.with(|n| n.set(self.0));
+    }
+}
+
+/// The interpreter's function on `gpu`'s device ([`kiln_runtime::kiln_modules`]).
+fn function(gpu: &Gpu) -> Result<Function> {
+    let module = kiln_runtime::kiln_modules::kiln_module(
+        gpu.device,
+        "kiln_interp",
+        SOURCE,
+        gpu.disk.as_ref(),
+    )?;
+    Ok(module.function("kiln_interp")?)
+}
+
+/// Loads the interpreter on device `ordinal` ahead of the first call (the frontend's
+/// warm-up, on a thread of its own).
+pub(super) fn warm_up(ordinal: usize) {
+    if kiln_cache::config().gpu_interp == GpuInterp::Off {
+        return;
+    }
+    if let Ok(gpu) = Gpu::get(ordinal) {
+        let _ = function(gpu);
+    }
+}
+
+/// A program ready to run: its code in device memory, the interpreter loaded.
+pub struct Interpreted {
+    pub program: Arc<Bytecode>,
+    code: DeviceBuffer,
+    function: Function,
+}
+
+impl Interpreted {
+    /// `program` on `gpu`: its code uploaded (and the upload finished, so any stream may read
+    /// it), the interpreter loaded.
+    pub fn new(gpu: &Gpu, program: Bytecode) -> Result<Interpreted> {
+        let function = function(gpu)?;
+        let mut code = DeviceBuffer::alloc(8 * program.code.len().max(1))?;
+        if !program.code.is_empty() {
+            code.copy_from_host(&program.code)?;
+        }
+        code.stream().synchronize()?;
+        Ok(Interpreted { program: Arc::new(program), code, function })
+    }
+
+    /// Runs the program over `inputs` (its dtypes and shapes) into fresh outputs, on the
+    /// current stream.
+    pub fn run(&self, gpu: &Gpu, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
+        let p = &self.program;
+        check_inputs(0, &p.inputs, inputs)?;
+        let outs: Vec<DeviceArray> = p
+            .outputs
+            .iter()
+            .map(|(dt, shape)| DeviceArray::empty(*dt, shape))
+            .collect::<Result<_>>()?;
+        if p.elements == 0 {
+            return Ok(outs);
+        }
+        let mut bufs = Buffers { inputs: [0; MAX_INPUTS], outputs: [0; MAX_OUTPUTS] };
+        for (slot, a) in bufs.inputs.iter_mut().zip(inputs) {
+            *slot = a.buf.ptr();
+        }
+        for (slot, a) in bufs.outputs.iter_mut().zip(&outs) {
+            *slot = a.buf.ptr();
+        }
+        let (ncode, n) = (p.code.len() as u32, p.elements as u64);
+        let blocks = gpu.multiprocessors() as u32 * (2048 / THREADS);
+        let config = LaunchConfig::grid_stride(p.elements, THREADS, blocks);
+        let args: [&dyn KernelArg; 4] = [&self.code, &ncode, &n, &bufs];
+        let stream = Stream::current()?;
+        // SAFETY: `kiln_interp(code, ncode, n, buffers)` reads `ncode` words of `code` (this
+        // program, uploaded and finished), then for each element e < n reads the inputs the
+        // program's loads name at e (or 0) and writes the outputs its stores name at e: the
+        // inputs were checked to hold the program's dtypes and shapes (each `n` elements or,
+        // read at 0, at least one), the outputs are fresh buffers of `n` elements of theirs.
+        unsafe { self.function.launch_on(&stream, config, &args)? };
+        Ok(outs)
+    }
+}
+
+/// A region interpreted until its compile lands.
+pub(super) struct Pending {
+    pub(super) interpreted: Interpreted,
+    compiled: OnceLock<Loaded>,
+    done: Mutex<bool>,
+    landed: Condvar,
+}
+
+impl Pending {
+    fn new(interpreted: Interpreted) -> Pending {
+        Pending {
+            interpreted,
+            compiled: OnceLock::new(),
+            done: Mutex::new(false),
+            landed: Condvar::new(),
+        }
+    }
+
+    /// Interpreted for good (`KILN_GPU_INTERP=always`): nothing compiles.
+    pub(super) fn always(interpreted: Interpreted) -> Pending {
+        let p = Pending::new(interpreted);
+        p.finish(None);
+        p
+    }
+
+    /// The compiled code, once it landed.
+    pub(super) fn compiled(&self) -> Option<&Loaded> {
+        self.compiled.get()
+    }
+
+    /// Waits for the compile to end: its code (`None` where it failed, or where nothing
+    /// compiles).
+    pub(super) fn wait(&self) -> Option<&Loaded> {
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        while !*done {
+            done = self.landed.wait(done).unwrap_or_else(|e| e.into_inner());
+        }
+        self.compiled.get()
+    }
+
+    fn finish(&self, code: Option<Loaded>) {
+        if let Some(code) = code {
+            let _ = self.compiled.set(code);
+        }
+        *self.done.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.landed.notify_all();
+    }
+}
+
+/// Compiles waiting or running on the workers, at most.
+const MAX_QUEUED: usize = 64;
+
+/// Compile workers: half the host's cores, 1 to 8.
+fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get() / 2).clamp(1, 8)
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+fn queue() -> &'static Mutex<mpsc::Sender<Job>> {
+    static QUEUE: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
+    QUEUE.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for k in 0..workers() {
+            let rx = rx.clone();
+            let _ =
+                std::thread::Builder::new().name(format!("kiln-compile-{k}")).spawn(move || loop {
+                    let job = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let Ok(job) = job else { return };
+                    job();
+                    QUEUED.fetch_sub(1, Ordering::AcqRel);
+                });
+        }
+        Mutex::new(tx)
+    })
+}
+
+/// Interprets `program` while a worker runs `compile` (the region's code, loaded), or `None`
+/// where the workers are full or the interpreter does not load (the caller compiles).
+pub(super) fn interpret_while(
+    gpu: &Gpu,
+    program: Bytecode,
+    compile: impl FnOnce() -> Result<Loaded> + Send + 'static,
+) -> Option<Arc<Pending>> {
+    if QUEUED.fetch_add(1, Ordering::AcqRel) >= MAX_QUEUED {
+        QUEUED.fetch_sub(1, Ordering::AcqRel);
+        return None;
+    }
+    let interpreted = match Interpreted::new(gpu, program) {
+        Ok(i) => i,
+        Err(e) => {
+            QUEUED.fetch_sub(1, Ordering::AcqRel);
+            tracing::warn!(error = %e, "the bytecode interpreter does not load; compiling first");
+            return None;
+        }
+    };
+    let pending = Arc::new(Pending::new(interpreted));
+    let landing = pending.clone();
+    let job: Job = Box::new(move || {
+        kiln_runtime::host_trace::point("interp: compile start");
+        let code = match compile() {
+            Ok(code) => Some(code),
+            // The interpreter goes on: it computes the same values.
+            Err(e) => {
+                tracing::warn!(error = %e, "compiling an interpreted GPU kernel failed");
+                None
+            }
+        };
+        landing.finish(code);
+    });
+    if let Err(mpsc::SendError(job)) = queue().lock().unwrap_or_else(|e| e.into_inner()).send(job) {
+        // No worker could start: compile here.
+        job();
+        QUEUED.fetch_sub(1, Ordering::AcqRel);
+    }
+    Some(pending)
+}
+
+/// Waits until no compile is queued or running (tests and measurements).
+pub fn wait_for_compiles() {
+    while QUEUED.load(Ordering::Acquire) > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kiln_compiler::bytecode::{Family, Ty, MAX_CODE, MAX_REGISTERS};
+
+    use super::SOURCE;
+
+    /// The value of `#define NAME value` in the source.
+    fn define(name: &str) -> Option<u64> {
+        SOURCE.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("#define") && w.next() == Some(name))
+                .then(|| w.next()?.parse().ok())
+                .flatten()
+        })
+    }
+
+    #[test]
+    fn the_source_numbers_ops_and_types_as_the_translator() {
+        for &(family, name) in Family::ALL {
+            let define = format!("OP_{}", name.to_uppercase());
+            assert_eq!(self::define(&define), Some(family as u64), "{define}");
+        }
+        for (ty, name) in [
+            (Ty::Bool, "T_BOOL"),
+            (Ty::I32, "T_I32"),
+            (Ty::I64, "T_I64"),
+            (Ty::F32, "T_F32"),
+            (Ty::F64, "T_F64"),
+        ] {
+            assert_eq!(define(name), Some(ty as u64), "{name}");
+        }
+        assert_eq!(define("MAX_REGISTERS"), Some(MAX_REGISTERS as u64));
+        assert_eq!(define("MAX_CODE"), Some(MAX_CODE as u64));
+        assert_eq!(define("MAX_INPUTS"), Some(super::MAX_INPUTS as u64));
+        assert_eq!(define("MAX_OUTPUTS"), Some(super::MAX_OUTPUTS as u64));
+        assert_eq!(define("OP_ERF"), None, "no op the translator does not write");
+    }
+
+    #[test]
+    fn the_prebuilt_interpreter_is_of_this_source() {
+        kiln_runtime::kiln_modules::assert_prebuilt_current("kiln_interp", SOURCE);
+    }
+}

@@ -1,0 +1,108 @@
+//! kiln's bytecode interpreter on a CUDA device (`kiln_exec::cuda::interp`): every sample
+//! program of `kiln_compiler::bytecode::samples` against the evaluator, and a new expression's
+//! first call interpreted until its code lands. Tests are named `gpu_...` and print
+//! `skipped: no GPU` without a CUDA backend.
+
+use kiln::Array;
+use kiln_cache::config::GpuInterp;
+use kiln_compiler::bytecode::{samples, Bytecode};
+use kiln_exec::cuda::interp::{self, Interpreted};
+use kiln_exec::cuda::{DeviceArray, Gpu};
+use kiln_exec::RanCode;
+use kiln_ir::HostArray;
+use kiln_runtime::Backend;
+
+use crate::vendor_gpu::on_gpu;
+
+fn gpu() -> &'static Gpu {
+    let Backend::Cuda(n) = kiln::backend() else { unreachable!("on a GPU") };
+    Gpu::get(n).expect("the device")
+}
+
+/// Libdevice's float32 bounds reach 4 ulps (`tan`), the host's libm's 1.
+const MATH_ULPS: u64 = 4;
+
+#[test]
+fn gpu_every_sample_program_agrees_with_the_evaluator() {
+    if !on_gpu() {
+        return;
+    }
+    let gpu = gpu();
+    let _d = gpu.device().use_scoped().unwrap();
+    let programs = samples::programs(1000);
+    for (text, max_ulps) in &programs {
+        let g = kiln_ir::text::parse(text).unwrap();
+        let region = kiln_compiler::fusion::partition(&g).regions.remove(0);
+        let program = Bytecode::of(&region).unwrap();
+        let host = samples::inputs(&program, 11);
+        let refs: Vec<&HostArray> = host.iter().collect();
+        let want = kiln_ir::eval::evaluate(&region.body, &refs).unwrap();
+        let inputs: Vec<_> =
+            host.iter().map(|h| std::sync::Arc::new(DeviceArray::upload(h).unwrap())).collect();
+        let interpreted = Interpreted::new(gpu, program).unwrap();
+        let outs = interpreted.run(gpu, &inputs).unwrap();
+        for (k, (o, w)) in outs.iter().zip(&want).enumerate() {
+            let got = o.download().unwrap();
+            let bound = if *max_ulps > 0 { MATH_ULPS } else { 0 };
+            let u = samples::ulps_apart(&got, w);
+            assert!(u <= bound, "output {k} {u} ulps apart:\n{text}\n{got:?}\n{w:?}");
+        }
+    }
+}
+
+/// A constant new to this process and to any disk cache.
+fn new_k(salt: u64) -> f32 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let bits = t.as_nanos() as u64 ^ u64::from(std::process::id()) << 20 ^ salt << 40;
+    1000.0 + (bits % 1_000_000) as f32 / 1e6
+}
+
+fn x() -> Array {
+    Array::from_vec((0..4096).map(|i| i as f32 * 0.01 - 20.0).collect::<Vec<f32>>(), &[4096])
+}
+
+/// `x * k + cos(x)`, as a host array, and how its one region ran.
+fn run(x: &Array, k: f32) -> (HostArray, RanCode) {
+    let y = (x * f64::from(k) + x.cos()).to_vec::<f32>();
+    let ran = kiln_exec::last_run_code();
+    assert_eq!(ran.len(), 1, "one region");
+    (HostArray::from_vec(&[4096], y).unwrap(), ran[0].1.clone())
+}
+
+/// The same on the host, in float32 (the product and the sum rounded once each).
+fn host(x: &Array, k: f32) -> HostArray {
+    let v = x.to_vec::<f32>().iter().map(|&x| x * k + x.cos()).collect();
+    HostArray::from_vec(&[4096], v).unwrap()
+}
+
+#[test]
+fn gpu_a_new_expression_runs_interpreted_until_its_code_lands() {
+    if !on_gpu() {
+        return;
+    }
+    if kiln_cache::config().gpu_interp != GpuInterp::On {
+        println!("skipped: KILN_GPU_INTERP is not on");
+        return;
+    }
+    let (x, k) = (x(), new_k(1));
+    let (first, ran) = run(&x, k);
+    assert!(matches!(ran, RanCode::GpuInterpreted(_)), "the first call is interpreted");
+    assert!(samples::ulps_apart(&first, &host(&x, k)) <= 2);
+    interp::wait_for_compiles();
+    let (second, ran) = run(&x, k);
+    assert!(matches!(ran, RanCode::Gpu(_)), "the code landed");
+    // Compiled code may contract the product and the sum into one FMA.
+    assert!(samples::ulps_apart(&first, &second) <= 2);
+}
+
+#[test]
+fn gpu_a_thread_without_the_interpreter_compiles_first() {
+    if !on_gpu() {
+        return;
+    }
+    let _never = interp::no_interpreter();
+    let (x, k) = (x(), new_k(2));
+    let (y, ran) = run(&x, k);
+    assert!(matches!(ran, RanCode::Gpu(_)), "compiled before its first launch");
+    assert!(samples::ulps_apart(&y, &host(&x, k)) <= 2);
+}
