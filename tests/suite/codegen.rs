@@ -216,6 +216,8 @@ fn gpu_kernels_start_fast_and_are_optimised_once_hot() {
     if !crate::vendor_gpu::on_gpu() {
         return;
     }
+    // Tiers of compiled code: no first call interpreted while its code compiles.
+    let _compiled = kiln_exec::cuda::interp::no_interpreter();
     let forced = match kiln_compiler::codegen::gpu::gpu_tier() {
         (tier, false) => Some(tier),
         (_, true) => None,

@@ -14,12 +14,13 @@ use crate::sorts_gpu::matches_evaluator_exactly as matches_evaluator;
 use crate::vendor_gpu::on_gpu;
 
 /// Graphs on for this test's thread, off again when dropped.
-struct GraphsOn;
+/// Graphs on, and no interpreted step (an interpreted launch is not recorded) on the thread.
+struct GraphsOn(#[allow(dead_code)] kiln_exec::cuda::interp::NoInterpreter);
 
 impl GraphsOn {
     fn new() -> GraphsOn {
         set_mode(Some(GraphMode::On));
-        GraphsOn
+        GraphsOn(kiln_exec::cuda::interp::no_interpreter())
     }
 }
 

@@ -8,7 +8,9 @@
 //! holds the interpreter's launch until the worker's code lands, and every call after that runs
 //! the compiled kernel. The workers (at most [`workers`], each keeping its MLIR context and
 //! target machines) take compiles in order; when [`MAX_QUEUED`] wait, the caller compiles
-//! itself as before.
+//! itself as before. A compile made on a worker stores its cubin in the disk cache (fast code
+//! through `ptxas` too), and a process that ends with compiles queued waits for them (at most
+//! [`EXIT_WAIT`]), so the next process finds them.
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc;
@@ -220,8 +222,22 @@ fn queue() -> &'static Mutex<mpsc::Sender<Job>> {
                     QUEUED.fetch_sub(1, Ordering::AcqRel);
                 });
         }
+        // A process that ends with compiles queued waits for them (their code reaches the
+        // disk cache for the next process): at most `EXIT_WAIT`.
+        // SAFETY: `wait_at_exit` is a plain function that only reads an atomic and sleeps.
+        unsafe { libc::atexit(wait_at_exit) };
         Mutex::new(tx)
     })
+}
+
+/// How long a process's end waits for its queued compiles.
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+extern "C" fn wait_at_exit() {
+    let start = std::time::Instant::now();
+    while QUEUED.load(Ordering::Acquire) > 0 && start.elapsed() < EXIT_WAIT {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
 }
 
 /// Interprets `program` while a worker runs `compile` (the region's code, loaded), or `None`

@@ -175,7 +175,10 @@ pub(super) fn prepare(gpu: &'static Gpu, region: &Region, may_interpret: bool) -
         if let Ok(program) = Bytecode::of(region) {
             let compile = {
                 let (kernel, upgrade, calls) = (kernel.clone(), upgrade.clone(), calls.clone());
-                move || Ok(Loaded::new(compile_and_load(gpu, kernel, tier)?, upgrade, calls))
+                let source = background_source(tier);
+                move || {
+                    Ok(Loaded::new(compile_and_load(gpu, kernel, tier, source)?, upgrade, calls))
+                }
             };
             if let Some(pending) = interp::interpret_while(gpu, program, compile) {
                 kiln_runtime::host_trace::point("prepare: interpreted");
@@ -183,7 +186,7 @@ pub(super) fn prepare(gpu: &'static Gpu, region: &Region, may_interpret: bool) -
             }
         }
     }
-    let code = compile_and_load(gpu, kernel, tier)?;
+    let code = compile_and_load(gpu, kernel, tier, cubin_source_for(tier))?;
     Ok(Ready::new(Some(Loaded::new(code, upgrade, calls)), None))
 }
 
@@ -203,7 +206,7 @@ pub(super) fn load_or_compile(
 ) -> Result<(GpuKernel, Function)> {
     match load_cached(gpu, kernel, tier) {
         Ok(code) => Ok(code),
-        Err(kernel) => compile_and_load(gpu, kernel, tier),
+        Err(kernel) => compile_and_load(gpu, kernel, tier, cubin_source_for(tier)),
     }
 }
 
@@ -218,19 +221,23 @@ fn load_cached(
     let Some(disk) = &gpu.disk else {
         // Without a disk cache, code compiled before is this process's PTX.
         if ptx_is_compiled(&kernel, gpu.target, tier) {
-            return compile_and_load(gpu, kernel.clone(), tier).map_err(|_| kernel);
+            let source = cubin_source_for(tier);
+            return compile_and_load(gpu, kernel.clone(), tier, source).map_err(|_| kernel);
         }
         return Err(kernel);
     };
-    let source = cubin_source_for(tier);
     let key = disk_cache_key(&kernel, gpu.target, tier, gpu.driver);
     kiln_runtime::host_trace::point("prepare: disk key");
     let lookup = disk.lookup(&key);
     kiln_runtime::host_trace::point("prepare: disk lookup");
     let Lookup::Hit(entry) = lookup else { return Err(kernel) };
-    let image = match (source, entry.cubin.is_empty()) {
-        (CubinSource::None, _) | (_, true) => ModuleImage::Ptx(&entry.ptx),
-        (_, false) => ModuleImage::Cubin(&entry.cubin),
+    // The entry's cubin where it has one (fast code compiled while it was interpreted has
+    // one too), unless `KILN_GPU_LINK=ptx` asks for the PTX.
+    let ptx = kiln_cache::config().gpu_link == Some(GpuLink::Ptx);
+    let image = if entry.cubin.is_empty() || ptx {
+        ModuleImage::Ptx(&entry.ptx)
+    } else {
+        ModuleImage::Cubin(&entry.cubin)
     };
     match load(gpu, image, tier) {
         Ok(function) => {
@@ -251,9 +258,14 @@ fn load_cached(
     }
 }
 
-/// A lowered kernel compiled at `tier`, loaded, and stored in the disk cache.
-fn compile_and_load(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, Function)> {
-    let source = cubin_source_for(tier);
+/// A lowered kernel compiled at `tier`, its cubin made by `source`, loaded, and stored in the
+/// disk cache.
+fn compile_and_load(
+    gpu: &Gpu,
+    kernel: Kernel,
+    tier: Tier,
+    source: CubinSource,
+) -> Result<(GpuKernel, Function)> {
     let key = gpu.disk.as_ref().map(|_| disk_cache_key(&kernel, gpu.target, tier, gpu.driver));
     let k = compile_ptx(kernel, gpu, tier)?;
     kiln_runtime::host_trace::point("prepare: compiled");
@@ -333,6 +345,17 @@ pub(super) fn cubin_source_for(tier: Tier) -> CubinSource {
     match (tier, kiln_cache::config().gpu_link) {
         (Tier::Fast, None) => CubinSource::None,
         _ => cubin_source(),
+    }
+}
+
+/// Where the cubin of a kernel compiled on a worker while it is interpreted comes from:
+/// fast code too goes through `ptxas` where it is found and `KILN_GPU_LINK` is unset (the
+/// code the driver's JIT would make, off the call's path either way), so the disk cache keeps
+/// its cubin and a new process loads it with no JIT, whatever the driver's own cache holds.
+fn background_source(tier: Tier) -> CubinSource {
+    match (tier, kiln_cache::config().gpu_link) {
+        (Tier::Fast, None) => cubin_source(),
+        _ => cubin_source_for(tier),
     }
 }
 
