@@ -3,8 +3,9 @@
 // compute while its code compiles. Carried compiled for sm_90 (runtime/prebuilt, made by
 // scripts/gpu/interp.sh with clang and ptxas); NVRTC compiles it elsewhere.
 //
-// A block copies the program into shared memory, then each thread runs it for elements
-// e = thread, thread + threads, ... over a file of 32 64-bit registers: an instruction word's
+// A block copies the program into shared memory, then each thread runs it for LANES elements
+// at once (each instruction decoded once for them, their loads issued together), over a file
+// of 64-bit registers in shared memory (as many as the program uses): an instruction word's
 // byte 0 is its op (OP_*, bytecode::Family), byte 1 its operands' type (T_*), byte 2 the
 // register it writes, bytes 3-5 its operands. The math functions are libdevice's, as in
 // kiln's compiled kernels; each op rounds once.
@@ -306,10 +307,37 @@ static __device__ __forceinline__ void store(void* p, int ty, u64 i, u64 r) {
   }
 }
 
+// One instruction for the `LANES` elements of a thread (`FILE(r, l)`: register r of lane l).
+static __device__ __forceinline__ u64 compute(int op, int ty, int c, u64 x, u64 y, u64 z) {
+  if (op == OP_CAST) return cast(ty, c, x);
+  if (op == OP_WHERE) return x ? y : z;
+  if (op == OP_ISNAN || op == OP_ISINF || op == OP_ISFINITE) {
+    double f = as_f64(ty, x);
+    return op == OP_ISNAN ? f != f : op == OP_ISINF ? (f == 1.0 / 0.0 || f == -1.0 / 0.0)
+                                                    : (f == f && f != 1.0 / 0.0 && f != -1.0 / 0.0);
+  }
+  if (op >= OP_EQ && op <= OP_GE) return compare(op, ty, x, y);
+  if (ty == T_BOOL) return op == OP_NOT ? (x == 0) : op == OP_AND ? (x & y) : op == OP_OR ? (x | y) : (x ^ y);
+  if (ty == T_I32) return of_i32(i32_op(op, (i32)(u32)x, (i32)(u32)y));
+  if (ty == T_I64) return (u64)i64_op(op, (i64)x, (i64)y);
+  if (ty == T_F32) return of_f32(op < OP_ADD ? f32_unary(op, f32_of(x)) : f32_binary(op, f32_of(x), f32_of(y)));
+  return of_f64(op < OP_ADD ? f64_unary(op, f64_of(x)) : f64_binary(op, f64_of(x), f64_of(y)));
+}
+
+// Elements a thread runs the program for at once: their loads are issued together, and each
+// instruction is decoded once for them.
+#define LANES 4
+
+// The register file: `registers` registers of LANES lanes for each thread of the block, in
+// dynamic shared memory (the launch gives registers * LANES * 8 bytes a thread), lane-major so
+// that a warp's accesses fall in distinct banks.
+#define FILE(r, l) file[((r) * LANES + (l)) * BLOCK_DIM_X + THREAD_X]
+
 extern "C" __global__ void __launch_bounds__(256) kiln_interp(const u64* code, u32 ncode, u64 n, Buffers bufs) {
   __shared__ u64 program[MAX_CODE];
   __shared__ const void* ins[MAX_INPUTS];
   __shared__ void* outs[MAX_OUTPUTS];
+  extern __shared__ u64 file[];
   for (u32 k = THREAD_X; k < ncode; k += BLOCK_DIM_X) program[k] = code[k];
   if (THREAD_X == 0) {
 #pragma unroll
@@ -318,43 +346,41 @@ extern "C" __global__ void __launch_bounds__(256) kiln_interp(const u64* code, u
     for (int k = 0; k < MAX_OUTPUTS; k++) outs[k] = bufs.out[k];
   }
   SYNC_THREADS();
-  u64 r[MAX_REGISTERS];
-  for (u64 e = (u64)BLOCK_X * BLOCK_DIM_X + THREAD_X; e < n; e += (u64)GRID_DIM_X * BLOCK_DIM_X) {
+  // Tiles of LANES * threads elements: lane l of thread t takes element tile + l * threads + t.
+  u64 tile_size = (u64)BLOCK_DIM_X * LANES;
+  for (u64 tile = (u64)BLOCK_X * tile_size; tile < n; tile += (u64)GRID_DIM_X * tile_size) {
+    u64 first = tile + THREAD_X;
     for (u32 pc = 0; pc < ncode; pc++) {
       u64 w = program[pc];
       int op = (int)(w & 0xff), ty = (int)((w >> 8) & 0xff);
-      int dst = (int)((w >> 16) & 0xff), a = (int)((w >> 24) & 0xff);
-      int b = (int)((w >> 32) & 0xff), c = (int)((w >> 40) & 0xff);
-      u64 x = r[a & (MAX_REGISTERS - 1)], y = r[b & (MAX_REGISTERS - 1)], v;
+      int dst = (int)((w >> 16) & 0xff) & (MAX_REGISTERS - 1), a = (int)((w >> 24) & 0xff) & (MAX_REGISTERS - 1);
+      int b = (int)((w >> 32) & 0xff) & (MAX_REGISTERS - 1), c = (int)((w >> 40) & 0xff);
       if (op == OP_LOAD) {
-        v = load(ins[a], ty, b ? 0 : e);
+        const void* p = ins[(w >> 24) & 0xff];
+        u64 v[LANES];
+#pragma unroll
+        for (int l = 0; l < LANES; l++) {
+          u64 e = first + (u64)l * BLOCK_DIM_X;
+          v[l] = b ? load(p, ty, 0) : e < n ? load(p, ty, e) : 0;
+        }
+#pragma unroll
+        for (int l = 0; l < LANES; l++) FILE(dst, l) = v[l];
       } else if (op == OP_STORE) {
-        store(outs[dst], ty, e, x);
-        continue;
+        void* p = outs[(w >> 16) & 0xff];
+#pragma unroll
+        for (int l = 0; l < LANES; l++) {
+          u64 e = first + (u64)l * BLOCK_DIM_X;
+          if (e < n) store(p, ty, e, FILE(a, l));
+        }
       } else if (op == OP_CONST) {
-        v = program[++pc];
-      } else if (op == OP_CAST) {
-        v = cast(ty, c, x);
-      } else if (op == OP_WHERE) {
-        v = x ? y : r[c & (MAX_REGISTERS - 1)];
-      } else if (op == OP_ISNAN || op == OP_ISINF || op == OP_ISFINITE) {
-        double f = as_f64(ty, x);
-        v = op == OP_ISNAN ? f != f : op == OP_ISINF ? (f == 1.0 / 0.0 || f == -1.0 / 0.0)
-                                                     : (f == f && f != 1.0 / 0.0 && f != -1.0 / 0.0);
-      } else if (op >= OP_EQ && op <= OP_GE) {
-        v = compare(op, ty, x, y);
-      } else if (ty == T_BOOL) {
-        v = op == OP_NOT ? (x == 0) : op == OP_AND ? (x & y) : op == OP_OR ? (x | y) : (x ^ y);
-      } else if (ty == T_I32) {
-        v = of_i32(i32_op(op, (i32)(u32)x, (i32)(u32)y));
-      } else if (ty == T_I64) {
-        v = (u64)i64_op(op, (i64)x, (i64)y);
-      } else if (ty == T_F32) {
-        v = of_f32(op < OP_ADD ? f32_unary(op, f32_of(x)) : f32_binary(op, f32_of(x), f32_of(y)));
+        u64 k = program[++pc];
+#pragma unroll
+        for (int l = 0; l < LANES; l++) FILE(dst, l) = k;
       } else {
-        v = of_f64(op < OP_ADD ? f64_unary(op, f64_of(x)) : f64_binary(op, f64_of(x), f64_of(y)));
+        int z = c & (MAX_REGISTERS - 1);
+#pragma unroll
+        for (int l = 0; l < LANES; l++) FILE(dst, l) = compute(op, ty, c, FILE(a, l), FILE(b, l), FILE(z, l));
       }
-      r[dst & (MAX_REGISTERS - 1)] = v;
     }
   }
 }

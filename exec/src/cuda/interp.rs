@@ -26,8 +26,12 @@ use super::*;
 /// The interpreter's CUDA C++ (compiled ahead for sm_90: `runtime/prebuilt/kiln_interp.*`).
 pub(crate) const SOURCE: &str = include_str!("interp.cu");
 
-/// Threads of the interpreter's blocks (its `__launch_bounds__`).
-const THREADS: u32 = 256;
+/// Threads of the interpreter's blocks, at most (its `__launch_bounds__`).
+const THREADS: usize = 256;
+/// Elements a thread runs the program for at once (`LANES` in `interp.cu`).
+const LANES: usize = 4;
+/// Shared memory a block's register file may take (no opt-in above the default).
+const FILE_BYTES: usize = 48 * 1024;
 
 /// The buffers of a launch, by value (`Buffers` in `interp.cu`).
 #[repr(C)]
@@ -132,13 +136,19 @@ impl Interpreted {
             *slot = a.buf.ptr();
         }
         let (ncode, n) = (p.code.len() as u32, p.elements as u64);
-        let blocks = gpu.multiprocessors() as u32 * (2048 / THREADS);
-        let config = LaunchConfig::grid_stride(p.elements, THREADS, blocks);
+        // The register file: the program's registers, LANES lanes a thread, 8 bytes each.
+        let per_thread = p.registers.max(1) * LANES * 8;
+        let threads = (FILE_BYTES / per_thread / 32 * 32).clamp(32, THREADS);
+        let tiles = p.elements.div_ceil(threads * LANES);
+        let blocks = tiles.min(gpu.multiprocessors() * (2048 / threads));
+        let config = LaunchConfig::linear(blocks as u32, threads as u32)
+            .with_shared_mem((per_thread * threads) as u32);
         let args: [&dyn KernelArg; 4] = [&self.code, &ncode, &n, &bufs];
         let stream = Stream::current()?;
         // SAFETY: `kiln_interp(code, ncode, n, buffers)` reads `ncode` words of `code` (this
-        // program, uploaded and finished), then for each element e < n reads the inputs the
-        // program's loads name at e (or 0) and writes the outputs its stores name at e: the
+        // program, uploaded and finished), keeps registers below `p.registers` (each thread's
+        // lanes in the dynamic shared memory given), then for each element e < n reads the
+        // inputs the program's loads name at e (or 0) and writes the outputs its stores name at e: the
         // inputs were checked to hold the program's dtypes and shapes (each `n` elements or,
         // read at 0, at least one), the outputs are fresh buffers of `n` elements of theirs.
         unsafe { self.function.launch_on(&stream, config, &args)? };
@@ -323,6 +333,7 @@ mod tests {
         assert_eq!(define("MAX_CODE"), Some(MAX_CODE as u64));
         assert_eq!(define("MAX_INPUTS"), Some(super::MAX_INPUTS as u64));
         assert_eq!(define("MAX_OUTPUTS"), Some(super::MAX_OUTPUTS as u64));
+        assert_eq!(define("LANES"), Some(super::LANES as u64));
         assert_eq!(define("OP_ERF"), None, "no op the translator does not write");
     }
 
