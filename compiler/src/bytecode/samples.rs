@@ -112,6 +112,23 @@ pub fn programs(n: usize) -> Vec<(String, u64)> {
         ),
         1,
     ));
+    // Many values live at once: 24 products of x, summed last to first.
+    let mut wide = format!("{head}%0 = input {{index=0}} : f32[{n}]\n");
+    for k in 0..24 {
+        wide += &format!(
+            "%{c} = const {{value={k}.5}} : f32[]\n%{b} = broadcast_to(%{c}) {{shape=[{n}]}} : f32[{n}]\n\
+             %{m} = multiply(%0, %{b}) : f32[{n}]\n",
+            c = 3 * k + 1,
+            b = 3 * k + 2,
+            m = 3 * k + 3
+        );
+    }
+    let mut last = 3 * 24;
+    for k in (0..23).rev() {
+        wide += &format!("%{} = add(%{last}, %{}) : f32[{n}]\n", last + 1, 3 * k + 3);
+        last += 1;
+    }
+    out.push((wide + &format!("return %{last}\n"), 0));
     out
 }
 

@@ -60,11 +60,18 @@ fn every_sample_program_agrees_with_the_evaluator() {
 
 #[test]
 fn scalars_are_read_at_position_zero() {
-    let (text, _) = programs(32).pop().unwrap();
+    let (text, _) = programs(32).into_iter().find(|(t, _)| t.contains("f64[1]")).unwrap();
     let bc = Bytecode::of(&region(&text)).unwrap();
     assert!(bc.text().contains("load.f64 in1[0]"), "{}", bc.text());
     assert_eq!(bc.outputs.len(), 2);
     assert_eq!(bc.outputs[0].1, [32]);
+}
+
+#[test]
+fn many_live_values_take_many_registers() {
+    let (text, _) = programs(32).pop().unwrap();
+    let bc = Bytecode::of(&region(&text)).unwrap();
+    assert!((24..=MAX_REGISTERS).contains(&bc.registers), "{}", bc.registers);
 }
 
 #[test]

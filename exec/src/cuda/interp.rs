@@ -30,8 +30,10 @@ pub(crate) const SOURCE: &str = include_str!("interp.cu");
 const THREADS: usize = 256;
 /// Elements a thread runs the program for at once (`LANES` in `interp.cu`).
 const LANES: usize = 4;
-/// Shared memory a block's register file may take (no opt-in above the default).
-const FILE_BYTES: usize = 48 * 1024;
+/// Shared memory a block's register file may take: the 48 KiB a launch gets without opting
+/// in, less the kernel's static shared memory (the program, the buffers' addresses: 3,200
+/// bytes).
+const FILE_BYTES: usize = 44 * 1024;
 
 /// The buffers of a launch, by value (`Buffers` in `interp.cu`).
 #[repr(C)]
@@ -136,13 +138,9 @@ impl Interpreted {
             *slot = a.buf.ptr();
         }
         let (ncode, n) = (p.code.len() as u32, p.elements as u64);
-        // The register file: the program's registers, LANES lanes a thread, 8 bytes each.
-        let per_thread = p.registers.max(1) * LANES * 8;
-        let threads = (FILE_BYTES / per_thread / 32 * 32).clamp(32, THREADS);
-        let tiles = p.elements.div_ceil(threads * LANES);
-        let blocks = tiles.min(gpu.multiprocessors() * (2048 / threads));
-        let config = LaunchConfig::linear(blocks as u32, threads as u32)
-            .with_shared_mem((per_thread * threads) as u32);
+        let (blocks, threads, bytes) = launch_shape(p.registers, p.elements, gpu.multiprocessors());
+        let config =
+            LaunchConfig::linear(blocks as u32, threads as u32).with_shared_mem(bytes as u32);
         let args: [&dyn KernelArg; 4] = [&self.code, &ncode, &n, &bufs];
         let stream = Stream::current()?;
         // SAFETY: `kiln_interp(code, ncode, n, buffers)` reads `ncode` words of `code` (this
@@ -154,6 +152,19 @@ impl Interpreted {
         unsafe { self.function.launch_on(&stream, config, &args)? };
         Ok(outs)
     }
+}
+
+/// Blocks, threads and dynamic shared memory (bytes) of a launch of a program of `registers`
+/// registers over `elements` elements on `sms` multiprocessors: the register file (LANES lanes
+/// a thread, 8 bytes each) within [`FILE_BYTES`], small arrays in small blocks so that every
+/// multiprocessor takes a share.
+fn launch_shape(registers: usize, elements: usize, sms: usize) -> (usize, usize, usize) {
+    let per_thread = registers.max(1) * LANES * 8;
+    let fit = (FILE_BYTES / per_thread / 32 * 32).clamp(32, THREADS);
+    let spread = elements.div_ceil(LANES * sms.max(1)).next_multiple_of(32);
+    let threads = spread.clamp(32, fit);
+    let blocks = elements.div_ceil(threads * LANES).min(sms.max(1) * (2048 / threads));
+    (blocks, threads, per_thread * threads)
 }
 
 /// A region interpreted until its compile lands.
@@ -335,6 +346,21 @@ mod tests {
         assert_eq!(define("MAX_OUTPUTS"), Some(super::MAX_OUTPUTS as u64));
         assert_eq!(define("LANES"), Some(super::LANES as u64));
         assert_eq!(define("OP_ERF"), None, "no op the translator does not write");
+    }
+
+    #[test]
+    fn launches_fit_the_shared_memory_and_spread_small_arrays() {
+        for registers in 1..=MAX_REGISTERS {
+            for elements in [1, 1024, 100_000, 1 << 26] {
+                let (blocks, threads, bytes) = super::launch_shape(registers, elements, 132);
+                assert!(bytes + 3200 <= 48 * 1024, "{registers} registers: {bytes} bytes");
+                assert!(threads % 32 == 0 && (32..=256).contains(&threads));
+                assert!(blocks >= 1 && blocks * threads * super::LANES >= elements.min(132 * 2048));
+            }
+        }
+        // 1,024 elements on 132 multiprocessors: 8 blocks of 32 threads, not one of 256.
+        assert_eq!(super::launch_shape(2, 1024, 132).0, 8);
+        assert_eq!(super::launch_shape(2, 1 << 26, 132).1, 256);
     }
 
     #[test]
