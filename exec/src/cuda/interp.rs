@@ -3,8 +3,9 @@
 //! expression's first call launches at once instead of waiting for MLIR, LLVM and the driver's
 //! JIT (`KILN_GPU_INTERP`, default on; see [`interpreting`]).
 //!
-//! A region is interpreted when its code is in no cache (neither the process's PTX nor the
-//! disk's), its program exists ([`Bytecode::of`]) and a compile worker has room; its [`Pending`]
+//! A region is interpreted when its code is in no cache (the disk cache's, or without one the
+//! process's PTX), its program exists ([`Bytecode::of`]), no FFT may take it as its load
+//! callback, and a compile worker has room; its [`Pending`]
 //! holds the interpreter's launch until the worker's code lands, and every call after that runs
 //! the compiled kernel. The workers (at most [`workers`], each keeping its MLIR context and
 //! target machines) take compiles in order; when [`MAX_QUEUED`] wait, the caller compiles
