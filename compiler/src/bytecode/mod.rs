@@ -294,17 +294,14 @@ fn family(op: OpKind, ty: Ty) -> Option<Family> {
 }
 
 /// A literal's bits in a register of type `ty`.
-fn literal_bits(value: Literal, dtype: DType, ty: Ty) -> Option<u64> {
+fn literal_bits(value: Literal, ty: Ty) -> Option<u64> {
     Some(match (value, ty) {
         (Literal::Bool(b), Ty::Bool) => u64::from(b),
         (Literal::Int(i), Ty::I32) => u64::from(i as i32 as u32),
         (Literal::Int(i), Ty::I64) => i as u64,
         (Literal::Float(bits), Ty::F32) => u64::from((f64::from_bits(bits) as f32).to_bits()),
         (Literal::Float(bits), Ty::F64) => bits,
-        _ => {
-            let _ = dtype;
-            return None;
-        }
+        _ => return None,
     })
 }
 
@@ -369,46 +366,6 @@ impl Bytecode {
             let operand = |k: usize| reg[value[n.inputs[k].index()]];
             let operand_ty =
                 |k: usize| Ty::of(nodes[n.inputs[k].index()].dtype).expect("checked above");
-            let insn = match (n.op, &n.attrs) {
-                (OpKind::Input, Attrs::Input { index }) => {
-                    let k = *index as usize;
-                    if k >= MAX_INPUTS {
-                        return Err(unsupported(Some("input"), "too many inputs"));
-                    }
-                    if inputs.len() <= k {
-                        inputs.resize(k + 1, None);
-                    }
-                    inputs[k] = Some((n.dtype, n.shape.to_vec()));
-                    vec![word(Family::Load, ty, 0, k, usize::from(at_zero[i]), 0)]
-                }
-                (OpKind::Const, Attrs::Const { value: lit }) => {
-                    let Some(bits) = literal_bits(*lit, n.dtype, ty) else {
-                        return Err(unsupported(Some("const"), "a literal of another kind"));
-                    };
-                    vec![word(Family::Const, ty, 0, 0, 0, 0), bits]
-                }
-                (OpKind::Cast, Attrs::DType { dtype }) => {
-                    let to = Ty::of(*dtype).expect("the node's dtype, checked");
-                    vec![word(Family::Cast, operand_ty(0), 0, operand(0), 0, to as usize)]
-                }
-                (OpKind::Where, _) => {
-                    vec![word(Family::Where, ty, 0, operand(0), operand(1), operand(2))]
-                }
-                (op, _) if op.info().class == kiln_ir::OpClass::Elementwise => {
-                    let arity = n.inputs.len();
-                    let Some(f) = family(op, operand_ty(0)) else {
-                        return Err(unsupported(Some(op.name()), "no interpreter op"));
-                    };
-                    match arity {
-                        1 => vec![word(f, operand_ty(0), 0, operand(0), 0, 0)],
-                        2 => vec![word(f, operand_ty(0), 0, operand(0), operand(1), 0)],
-                        _ => return Err(unsupported(Some(op.name()), "arity")),
-                    }
-                }
-                // catch-all: reductions, gathers, scatters, scans, sorts, moving views, copies
-                // and library ops have no instruction; their regions compile as before.
-                (op, _) => return Err(unsupported(Some(op.name()), "no interpreter op")),
-            };
             // Registers whose value's last reader this is are free for the result.
             for &x in &n.inputs {
                 let v = value[x.index()];
@@ -419,13 +376,51 @@ impl Bytecode {
             let Some(r) = free.pop() else {
                 return Err(unsupported(None, "more live values than registers"));
             };
+            let insn = match (n.op, &n.attrs) {
+                (OpKind::Input, Attrs::Input { index }) => {
+                    let k = *index as usize;
+                    if k >= MAX_INPUTS {
+                        return Err(unsupported(Some("input"), "too many inputs"));
+                    }
+                    if inputs.len() <= k {
+                        inputs.resize(k + 1, None);
+                    }
+                    inputs[k] = Some((n.dtype, n.shape.to_vec()));
+                    vec![word(Family::Load, ty, r, k, usize::from(at_zero[i]), 0)]
+                }
+                (OpKind::Const, Attrs::Const { value: lit }) => {
+                    let Some(bits) = literal_bits(*lit, ty) else {
+                        return Err(unsupported(Some("const"), "a literal of another kind"));
+                    };
+                    vec![word(Family::Const, ty, r, 0, 0, 0), bits]
+                }
+                (OpKind::Cast, Attrs::DType { dtype }) => {
+                    let to = Ty::of(*dtype).expect("the node's dtype, checked");
+                    vec![word(Family::Cast, operand_ty(0), r, operand(0), 0, to as usize)]
+                }
+                (OpKind::Where, _) => {
+                    vec![word(Family::Where, ty, r, operand(0), operand(1), operand(2))]
+                }
+                (op, _) if op.info().class == kiln_ir::OpClass::Elementwise => {
+                    let arity = n.inputs.len();
+                    let Some(f) = family(op, operand_ty(0)) else {
+                        return Err(unsupported(Some(op.name()), "no interpreter op"));
+                    };
+                    match arity {
+                        1 => vec![word(f, operand_ty(0), r, operand(0), 0, 0)],
+                        2 => vec![word(f, operand_ty(0), r, operand(0), operand(1), 0)],
+                        _ => return Err(unsupported(Some(op.name()), "arity")),
+                    }
+                }
+                // catch-all: reductions, gathers, scatters, scans, sorts, moving views, copies
+                // and library ops have no instruction; their regions compile as before.
+                (op, _) => return Err(unsupported(Some(op.name()), "no interpreter op")),
+            };
             registers = registers.max(r + 1);
             reg[i] = r;
-            let mut insn = insn;
-            insn[0] |= (r as u64) << 16;
             code.extend(insn);
-            if last_use[i] == 0 && !outs.iter().any(|o| value[o.index()] == i) {
-                // Never read: its register is free again.
+            if last_use[i] == 0 {
+                // Never read (outputs are read at the end): its register is free again.
                 free.push(r);
             }
         }

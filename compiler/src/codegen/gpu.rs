@@ -177,21 +177,25 @@ fn cache() -> &'static PtxCache {
     CACHE.get_or_init(Default::default)
 }
 
-/// Compiles a kernel lowered for the GPU to PTX for `target` at `tier` (see
-/// [`ptx_of_mlir_tier`]), cached in memory by its MLIR text, math library and tier.
 /// Whether this process compiled `kernel`'s PTX for `target` at `tier` already (then
 /// [`compile`](super::compile) returns it at once).
 pub fn ptx_is_compiled(kernel: &Kernel, target: PtxTarget, tier: Tier) -> bool {
-    let key = (kernel.mlir.clone(), kernel.math, target, tier);
-    cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key)
+    cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&ptx_key(kernel, target, tier))
 }
 
+/// The key of `kernel`'s PTX in the process's cache: its MLIR text, math library, target and tier.
+fn ptx_key(kernel: &Kernel, target: PtxTarget, tier: Tier) -> (String, MathLib, PtxTarget, Tier) {
+    (kernel.mlir.clone(), kernel.math, target, tier)
+}
+
+/// Compiles a kernel lowered for the GPU to PTX for `target` at `tier` (see
+/// [`ptx_of_mlir_tier`]), cached in memory by its MLIR text, math library and tier.
 pub(crate) fn compile_ptx(
     kernel: Kernel,
     target: PtxTarget,
     tier: Tier,
 ) -> Result<GpuKernel, CompileError> {
-    let key = (kernel.mlir.clone(), kernel.math, target, tier);
+    let key = ptx_key(&kernel, target, tier);
     if let Some(ptx) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(GpuKernel {
             kernel,

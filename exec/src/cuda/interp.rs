@@ -88,11 +88,8 @@ fn function(gpu: &Gpu) -> Result<Function> {
 }
 
 /// Loads the interpreter on device `ordinal` ahead of the first call (the frontend's
-/// warm-up, on a thread of its own).
+/// warm-up, on a thread of its own, unless `KILN_GPU_INTERP=off`).
 pub(super) fn warm_up(ordinal: usize) {
-    if kiln_cache::config().gpu_interp == GpuInterp::Off {
-        return;
-    }
     if let Ok(gpu) = Gpu::get(ordinal) {
         let _ = function(gpu);
     }
@@ -256,8 +253,13 @@ fn queue() -> &'static Mutex<mpsc::Sender<Job>> {
 const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 extern "C" fn wait_at_exit() {
+    wait_queued(EXIT_WAIT);
+}
+
+/// Waits until no compile is queued or running, for at most `limit`.
+fn wait_queued(limit: std::time::Duration) {
     let start = std::time::Instant::now();
-    while QUEUED.load(Ordering::Acquire) > 0 && start.elapsed() < EXIT_WAIT {
+    while QUEUED.load(Ordering::Acquire) > 0 && start.elapsed() < limit {
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
 }
@@ -305,9 +307,7 @@ pub(super) fn interpret_while(
 
 /// Waits until no compile is queued or running (tests and measurements).
 pub fn wait_for_compiles() {
-    while QUEUED.load(Ordering::Acquire) > 0 {
-        std::thread::sleep(std::time::Duration::from_micros(200));
-    }
+    wait_queued(std::time::Duration::MAX);
 }
 
 #[cfg(test)]
