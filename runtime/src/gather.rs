@@ -1,44 +1,24 @@
 //! A strided gather: elements read through a layout (offset, shape, strides in elements,
 //! negative or zero allowed) written C-contiguously into a new buffer. The library wrappers'
 //! fallback for operands cuBLAS or cuFFT cannot read through strides. One small CUDA C kernel
-//! per element size, compiled by NVRTC for the device on first use and cached.
+//! per element size (`gather.cu`), one of kiln's modules ([`crate::kiln_modules`]): carried
+//! compiled for sm_90, else compiled by NVRTC once and kept in the disk cache.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use crate::device::Device;
-use crate::error::{LibraryError, Result, RuntimeError};
+use crate::error::{Result, RuntimeError};
 use crate::launch::{KernelArg, LaunchConfig};
-use crate::libs::ensure_loaded;
 use crate::memory::{DeviceBuffer, DeviceCopy};
-use crate::module::{Function, ModuleImage};
+use crate::module::Function;
 use crate::stream::Stream;
 
 /// Most axes a gather takes (after merging axes that are contiguous with each other).
 pub const MAX_RANK: usize = 8;
 
-const SOURCE: &str = r#"
-struct Dims { long long shape[8]; long long strides[8]; };
-struct __align__(16) V16 { unsigned long long a, b; };
-template <typename T>
-__device__ void gather(const T* src, T* dst, long long n, int rank, long long offset, Dims d) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        long long rem = i, pos = offset;
-        for (int ax = rank - 1; ax >= 0; --ax) {
-            long long q = rem / d.shape[ax];
-            pos += (rem - q * d.shape[ax]) * d.strides[ax];
-            rem = q;
-        }
-        dst[i] = src[pos];
-    }
-}
-extern "C" __global__ void kiln_gather_1(const unsigned char* s, unsigned char* d, long long n, int r, long long o, Dims x) { gather(s, d, n, r, o, x); }
-extern "C" __global__ void kiln_gather_2(const unsigned short* s, unsigned short* d, long long n, int r, long long o, Dims x) { gather(s, d, n, r, o, x); }
-extern "C" __global__ void kiln_gather_4(const unsigned int* s, unsigned int* d, long long n, int r, long long o, Dims x) { gather(s, d, n, r, o, x); }
-extern "C" __global__ void kiln_gather_8(const unsigned long long* s, unsigned long long* d, long long n, int r, long long o, Dims x) { gather(s, d, n, r, o, x); }
-extern "C" __global__ void kiln_gather_16(const V16* s, V16* d, long long n, int r, long long o, Dims x) { gather(s, d, n, r, o, x); }
-"#;
+/// The kernels' CUDA C++ (carried compiled for sm_90: `runtime/prebuilt/kiln_gather.*`).
+pub const SOURCE: &str = include_str!("gather.cu");
 
 /// The kernel's `Dims` argument: extents then strides, padded with 1 and 0.
 #[derive(Clone, Copy)]
@@ -66,35 +46,16 @@ pub fn merge_axes(shape: &[usize], strides: &[isize]) -> (Vec<usize>, Vec<isize>
     out.into_iter().unzip()
 }
 
-static NVRTC: OnceLock<bool> = OnceLock::new();
-
-/// The gather kernel for `size`-byte elements on `device`.
+/// The gather kernel for `size`-byte elements on `device`: from kiln's module
+/// ([`crate::kiln_modules`]: the prebuilt cubin on sm_90, else the disk cache or NVRTC).
 fn function(device: Device, size: usize) -> Result<Function> {
     static FUNCTIONS: OnceLock<Mutex<HashMap<(usize, usize), Function>>> = OnceLock::new();
     let map = FUNCTIONS.get_or_init(Default::default);
     if let Some(f) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&(device.id(), size)) {
         return Ok(f.clone());
     }
-    ensure_loaded("libnvrtc", &NVRTC, cudarc::nvrtc::sys::is_culib_present)?;
-    let (major, minor) = device.compute_capability()?;
-    let options = cudarc::nvrtc::CompileOptions {
-        options: vec![format!("--gpu-architecture=compute_{major}{minor}")],
-        ..Default::default()
-    };
-    let ptx = std::panic::catch_unwind(|| cudarc::nvrtc::compile_ptx_with_opts(SOURCE, options))
-        .map_err(|_| {
-            RuntimeError::Library(LibraryError {
-                call: "nvrtcCompileProgram",
-                status: "cudarc panicked".into(),
-            })
-        })?
-        .map_err(|e| {
-            RuntimeError::Library(LibraryError {
-                call: "nvrtcCompileProgram",
-                status: format!("{e:?}"),
-            })
-        })?;
-    let module = device.load_module("kiln_gather", ModuleImage::Ptx(&ptx.to_src()))?;
+    let disk = crate::kiln_modules::process_disk_cache();
+    let module = crate::kiln_modules::kiln_module(device, "kiln_gather", SOURCE, disk)?;
     let f = module.function(&format!("kiln_gather_{size}"))?;
     map.lock().unwrap_or_else(|p| p.into_inner()).insert((device.id(), size), f.clone());
     Ok(f)
@@ -155,6 +116,11 @@ pub fn gather(
 #[cfg(test)]
 mod tests {
     use super::merge_axes;
+
+    #[test]
+    fn the_prebuilt_module_is_of_this_source() {
+        crate::kiln_modules::assert_prebuilt_current("kiln_gather", super::SOURCE);
+    }
 
     #[test]
     fn contiguous_axes_merge_and_unit_axes_vanish() {

@@ -1,4 +1,5 @@
-//! kiln's own CUDA C++ (the radix sort, the linear-algebra and solver helpers) as loaded
+//! kiln's own CUDA C++ (the radix sort, the linear-algebra and solver helpers, the bytecode
+//! interpreter, the strided gather) as loaded
 //! modules: each source compiled by NVRTC once per device and process, and kept in the disk
 //! kernel cache (keyed by the source's label and text, kiln's and NVRTC's versions, the driver
 //! and `sm_XX`), so a new process loads the cubin without compiling (NVRTC's first compile in
@@ -28,12 +29,12 @@ pub struct Prebuilt {
 }
 
 /// kiln's CUDA C++ compiled ahead for `sm_90`: by NVRTC 13.0 on an H200
-/// (`scripts/gpu/prebuilt.sh` makes them again), the bytecode interpreter by clang and ptxas
-/// 13.0 (`scripts/gpu/interp.sh`): a device of that `sm_XX` whose driver takes
+/// (`scripts/gpu/prebuilt.sh` makes them again), the bytecode interpreter and the gather by clang and ptxas
+/// 13.0 (`scripts/gpu/clang_modules.sh`): a device of that `sm_XX` whose driver takes
 /// the cubin loads it in about a millisecond where NVRTC's compile took 0.1-2.5 s a module in
 /// a new process without a disk cache. The library's source must have the recorded digest (a
 /// test of each crate checks it): one that changed falls back to NVRTC.
-pub static PREBUILT: [Prebuilt; 4] = [
+pub static PREBUILT: [Prebuilt; 5] = [
     Prebuilt {
         label: "kiln_linalg",
         sm: 90,
@@ -52,12 +53,19 @@ pub static PREBUILT: [Prebuilt; 4] = [
         source_sha256: include_str!("../prebuilt/kiln_solver.sha256"),
         cubin: include_bytes!("../prebuilt/kiln_solver.sm_90.cubin"),
     },
-    // Made by clang and ptxas (`scripts/gpu/interp.sh`), not NVRTC: no GPU is needed.
+    // Made by clang and ptxas (`scripts/gpu/clang_modules.sh`), not NVRTC: no GPU is needed.
     Prebuilt {
         label: "kiln_interp",
         sm: 90,
         source_sha256: include_str!("../prebuilt/kiln_interp.sha256"),
         cubin: include_bytes!("../prebuilt/kiln_interp.sm_90.cubin"),
+    },
+    // The same: the strided gather of the library wrappers' operands.
+    Prebuilt {
+        label: "kiln_gather",
+        sm: 90,
+        source_sha256: include_str!("../prebuilt/kiln_gather.sha256"),
+        cubin: include_bytes!("../prebuilt/kiln_gather.sm_90.cubin"),
     },
 ];
 

@@ -251,8 +251,8 @@ impl Device {
         let state = self.state()?;
         let jit_level = jit_level.filter(|_| matches!(image, ModuleImage::Ptx(_)));
         let key = ModuleKey { jit_level, ..image.key() };
-        let mut cache = state.modules.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(module) = cache.get(&key) {
+        let lock = || state.modules.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(module) = lock().get(&key) {
             if *module.code == *image.bytes() {
                 crate::host_trace::point("module: in the device's cache");
                 return Ok(module.clone());
@@ -261,13 +261,21 @@ impl Device {
             return Ok(Arc::new(load(state, name, image, jit_level)?));
         }
         crate::host_trace::point("module: looked up");
+        // Loaded without the cache's lock: other threads load theirs meanwhile (a JIT takes
+        // tens of milliseconds). Where one loaded the same code first, its module is kept.
         let module = Arc::new(load(state, name, image, jit_level)?);
         crate::host_trace::point(match image {
             ModuleImage::Ptx(_) => "module: PTX loaded (the driver's JIT)",
             _ => "module: cubin loaded",
         });
-        cache.insert(key, module.clone());
-        Ok(module)
+        let mut cache = lock();
+        match cache.get(&key) {
+            Some(first) if *first.code == *image.bytes() => Ok(first.clone()),
+            _ => {
+                cache.insert(key, module.clone());
+                Ok(module)
+            }
+        }
     }
 
     /// Loads a module without the cache (a new `CUmodule` each time).

@@ -118,6 +118,14 @@ fn gpu_strided_and_gathered_operands_match_the_evaluator() {
     // Empty extents: k = 0 gives zeros.
     let z = randn(&[2, 0], 11, DType::Float32).matmul(&randn(&[0, 3], 12, DType::Float32));
     assert_eq!(z.to_vec::<f32>(), vec![0.0; 6]);
+    // The gather is kiln's module: on sm_90 its carried cubin, loaded once, and NVRTC never
+    // runs (it compiled it, and the driver's JIT its PTX, in every process before: ~0.7 s).
+    let (major, minor) = kiln_runtime::Device::new(0).unwrap().compute_capability().unwrap();
+    if (major, minor) == (9, 0) {
+        let loads = kiln_runtime::kiln_modules::prebuilt_loads("kiln_gather");
+        let compiles = kiln_runtime::kiln_modules::compiles("kiln_gather");
+        assert_eq!((compiles, loads), (0, 1), "NVRTC compiles, prebuilt loads on sm_90");
+    }
 }
 
 #[test]

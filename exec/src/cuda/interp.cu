@@ -1,7 +1,7 @@
 // kiln's bytecode interpreter (exec/src/cuda/interp.rs runs it): the programs of
 // kiln_compiler::bytecode, one run per element, so a new elementwise kernel's first calls
 // compute while its code compiles. Carried compiled for sm_90 (runtime/prebuilt, made by
-// scripts/gpu/interp.sh with clang and ptxas); NVRTC compiles it elsewhere.
+// scripts/gpu/clang_modules.sh with clang and ptxas); NVRTC compiles it elsewhere.
 //
 // A block copies the program into shared memory, then each thread runs it for LANES elements
 // at once (each instruction decoded once for them, their loads issued together), over a file
