@@ -230,6 +230,9 @@ pub struct Config {
     /// `KILN_GPU_INTERP`: new elementwise GPU kernels interpreted while they compile (`on`,
     /// `off`, `always`; default on).
     pub gpu_interp: GpuInterp,
+    /// `KILN_GPU_COMPILE_AHEAD`: a plan's new GPU kernels compiled at once on the compile
+    /// workers before its first step runs (a boolean; default on).
+    pub gpu_compile_ahead: bool,
     /// `KILN_GPU_JIT_OPT`: the driver JIT's optimisation level (`CU_JIT_OPTIMIZATION_LEVEL`, 0
     /// to 4) for fast-tier PTX; `None`: the driver's default (4).
     pub gpu_jit_opt: Option<u32>,
@@ -437,6 +440,7 @@ impl Config {
                     ],
                 )
                 .unwrap_or_default(),
+            gpu_compile_ahead: r.bool("KILN_GPU_COMPILE_AHEAD").unwrap_or(true),
             gpu_jit_opt: r.int("KILN_GPU_JIT_OPT", 0..=4).map(|v| v as u32),
             gpu_graphs: r
                 .parse("KILN_GPU_GRAPHS", "`on`, `off` or `auto`", |t| {
@@ -688,7 +692,7 @@ mod tests {
         assert_eq!((c.host_tier, c.gpu_tier), (TierSetting::Auto, TierSetting::Auto));
         assert!(c.host_libmvec && c.gpu_pool && c.gpu_row_cache && c.arg_screen.is_none());
         assert!(c.host_label_block && c.host_expanded_distances && c.host_block_scatter_unrolled);
-        assert!(c.host_huge_pages && c.dispatch_structure);
+        assert!(c.host_huge_pages && c.dispatch_structure && c.gpu_compile_ahead);
         assert!(c.const_div && c.gpu_row_sort_radix && !c.gpu_scan_fenwick);
         assert_eq!((c.gpu_math, c.gpu_link, c.online_softmax), (None, None, None));
         assert_eq!((c.gpu_split_unroll, c.gpu_row_cache_unroll, c.gpu_scatter), (None, None, None));
@@ -718,6 +722,7 @@ mod tests {
             ("KILN_GPU_MATH", "polynomial"),
             ("KILN_GPU_LINK", "cubin"),
             ("KILN_GPU_JIT_OPT", " 2"),
+            ("KILN_GPU_COMPILE_AHEAD", "off"),
             ("KILN_GPU_SPLIT_UNROLL", "8"),
             ("KILN_ONLINE_SOFTMAX", "off"),
             ("KILN_GPU_ROW_CACHE", "16"),
@@ -740,7 +745,7 @@ mod tests {
         assert!(
             !c.host_label_block && !c.host_expanded_distances && !c.host_block_scatter_unrolled
         );
-        assert!(!c.host_huge_pages && !c.dispatch_structure);
+        assert!(!c.host_huge_pages && !c.dispatch_structure && !c.gpu_compile_ahead);
         let e =
             read(&[("KILN_HOST_DISTANCES", "expanded"), ("KILN_HOST_BLOCK_SCATTER", "Unrolled")]);
         assert!(

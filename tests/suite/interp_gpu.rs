@@ -106,3 +106,44 @@ fn gpu_a_thread_without_the_interpreter_compiles_first() {
     assert!(matches!(ran, RanCode::Gpu(_)), "compiled before its first launch");
     assert!(samples::ulps_apart(&y, &host(&x, k)) <= 2);
 }
+
+#[test]
+fn gpu_a_plans_new_kernels_are_prepared_side_by_side() {
+    if !on_gpu() {
+        return;
+    }
+    if !kiln_cache::config().gpu_compile_ahead {
+        println!("skipped: KILN_GPU_COMPILE_AHEAD is off");
+        return;
+    }
+    // Three reductions over other axes and of other kinds: three regions, none of which the
+    // interpreter runs (reductions), each new to this process and to any disk cache.
+    let (k1, k2, k3) = (new_k(3), new_k(4), new_k(5));
+    let v: Vec<f32> = (0..64 * 48).map(|i| ((i * 37) % 101) as f32 * 0.25 - 12.0).collect();
+    let x = Array::from_vec(v.clone(), &[64, 48]);
+    let cols = (&x * f64::from(k1)).sum(0);
+    let rows = (&x - f64::from(k2)).max(1);
+    let all = (x.cos() * f64::from(k3)).sum(None);
+    let before = kiln_exec::cuda::queued_ahead();
+    kiln::eval_all(&[&cols, &rows, &all]);
+    let ran = kiln_exec::last_run_code();
+    assert_eq!(ran.len(), 3, "three regions");
+    assert!(ran.iter().all(|r| matches!(r.1, RanCode::Gpu(_))), "each a compiled kernel");
+    if kiln_exec::cuda::interp::compile_workers() >= 2 {
+        assert_eq!(kiln_exec::cuda::queued_ahead() - before, 3, "each queued ahead");
+    }
+    let at = |r: usize, c: usize| v[r * 48 + c];
+    let close = |got: f32, want: f64| (f64::from(got) - want).abs() <= 1e-5 * want.abs().max(1.0);
+    let cols = cols.to_vec::<f32>();
+    for c in 0..48 {
+        let want: f64 = (0..64).map(|r| f64::from(at(r, c) * k1)).sum();
+        assert!(close(cols[c], want), "column {c}: {} against {want}", cols[c]);
+    }
+    let rows = rows.to_vec::<f32>();
+    for r in 0..64 {
+        let want = (0..48).map(|c| at(r, c) - k2).fold(f32::NEG_INFINITY, f32::max);
+        assert_eq!(rows[r], want, "row {r}");
+    }
+    let want: f64 = v.iter().map(|&x| f64::from(x.cos() * k3)).sum();
+    assert!(close(all.to_vec::<f32>()[0], want), "{:?} against {want}", all.to_vec::<f32>());
+}

@@ -7,13 +7,14 @@
 //! process's PTX), its program exists ([`Bytecode::of`]), no FFT may take it as its load
 //! callback, and a compile worker has room; its [`Pending`]
 //! holds the interpreter's launch until the worker's code lands, and every call after that runs
-//! the compiled kernel. The workers (at most [`workers`], each keeping its MLIR context and
+//! the compiled kernel. The workers (at most [`compile_workers`], each keeping its MLIR context and
 //! target machines) take compiles in order; when [`MAX_QUEUED`] wait, the caller compiles
 //! itself as before. A compile made on a worker stores its cubin in the disk cache (fast code
 //! through `ptxas` too), and a process that ends with compiles queued waits for them (at most
-//! [`EXIT_WAIT`]), so the next process finds them.
+//! [`EXIT_WAIT`], where a disk cache keeps them), so the next process finds them. The workers
+//! also prepare a plan's new kernels side by side ([`super::ahead`], [`on_worker`]).
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::mpsc;
 use std::sync::Condvar;
 
@@ -217,12 +218,14 @@ impl Pending {
 /// Compiles waiting or running on the workers, at most.
 const MAX_QUEUED: usize = 64;
 
-/// Compile workers: half the host's cores, 1 to 8.
-fn workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get() / 2).clamp(1, 8)
+/// Compile workers: half the host's cores, 1 to 8 (read once).
+pub fn compile_workers() -> usize {
+    static WORKERS: OnceLock<usize> = OnceLock::new();
+    *WORKERS
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() / 2).clamp(1, 8))
 }
 
-type Job = Box<dyn FnOnce() + Send>;
+pub(super) type Job = Box<dyn FnOnce() + Send>;
 
 static QUEUED: AtomicUsize = AtomicUsize::new(0);
 
@@ -231,7 +234,7 @@ fn queue() -> &'static Mutex<mpsc::Sender<Job>> {
     QUEUE.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
-        for k in 0..workers() {
+        for k in 0..compile_workers() {
             let rx = rx.clone();
             let _ =
                 std::thread::Builder::new().name(format!("kiln-compile-{k}")).spawn(move || loop {
@@ -242,8 +245,9 @@ fn queue() -> &'static Mutex<mpsc::Sender<Job>> {
                 });
         }
         // A process that ends with compiles queued waits for them (their code reaches the
-        // disk cache for the next process): at most `EXIT_WAIT`.
-        // SAFETY: `wait_at_exit` is a plain function that only reads an atomic and sleeps.
+        // disk cache for the next process): at most `EXIT_WAIT`, and only where a disk cache
+        // keeps them.
+        // SAFETY: `wait_at_exit` is a plain function that only reads atomics and sleeps.
         unsafe { libc::atexit(wait_at_exit) };
         Mutex::new(tx)
     })
@@ -252,8 +256,13 @@ fn queue() -> &'static Mutex<mpsc::Sender<Job>> {
 /// How long a process's end waits for its queued compiles.
 const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Whether a queued compile stores its code in a disk cache (else the exit does not wait).
+static TO_DISK: AtomicBool = AtomicBool::new(false);
+
 extern "C" fn wait_at_exit() {
-    wait_queued(EXIT_WAIT);
+    if TO_DISK.load(Ordering::Acquire) {
+        wait_queued(EXIT_WAIT);
+    }
 }
 
 /// Waits until no compile is queued or running, for at most `limit`.
@@ -297,12 +306,27 @@ pub(super) fn interpret_while(
         };
         landing.finish(code);
     });
+    submit(gpu, job);
+    Some(pending)
+}
+
+/// Runs `job` (a compile for `gpu`) on a compile worker, counted among the queued compiles (so
+/// a process's end waits for it too); here where no worker could start.
+pub(super) fn on_worker(gpu: &Gpu, job: Job) {
+    QUEUED.fetch_add(1, Ordering::AcqRel);
+    submit(gpu, job);
+}
+
+/// Queues `job` (a compile for `gpu`, counted in [`QUEUED`] by the caller) on the workers, or
+/// runs it here where none could start.
+fn submit(gpu: &Gpu, job: Job) {
+    if gpu.disk.is_some() {
+        TO_DISK.store(true, Ordering::Release);
+    }
     if let Err(mpsc::SendError(job)) = queue().lock().unwrap_or_else(|e| e.into_inner()).send(job) {
-        // No worker could start: compile here.
         job();
         QUEUED.fetch_sub(1, Ordering::AcqRel);
     }
-    Some(pending)
 }
 
 /// Waits until no compile is queued or running (tests and measurements).

@@ -350,6 +350,7 @@ impl Gpu {
     }
 }
 
+mod ahead;
 mod fft_fusion;
 pub mod interp;
 mod launch;
@@ -366,6 +367,7 @@ mod streams;
 mod tests;
 mod vendor;
 
+pub use ahead::queued_ahead;
 pub use fft_fusion::{
     decision as fft_callback_decision, decisions as fft_callback_decisions,
     set_mode as set_fft_callback_mode, Decision as FftCallbackDecision, Mode as FftCallbackMode,
@@ -407,6 +409,7 @@ pub fn run_schedule(
         stream_index: 0,
         pending: None,
         replay: replay::Replaying::new(gpu.device, sched),
+        ahead: ahead::Ahead::start(gpu, plan, cached),
     };
     kiln_runtime::host_trace::point("run: lanes");
     let outputs = walk(sched, inputs, &mut cuda)?;
@@ -438,6 +441,8 @@ struct Cuda<'a> {
     pending: Option<fft_fusion::Pending>,
     /// The launch list being recorded ([`replay`]).
     replay: replay::Replaying,
+    /// The plan's new kernels, prepared on the compile workers ([`ahead`]).
+    ahead: ahead::Ahead,
 }
 
 impl Walker for Cuda<'_> {
@@ -473,9 +478,14 @@ impl Walker for Cuda<'_> {
             Some(r) => r,
             None => {
                 // A kernel an FFT may take as its callback compiles first.
-                let may_interpret =
-                    fft_fusion::find(plan, si + 1, fft_fusion::Side::Load).is_none();
-                let mut r = prepare(gpu, region, may_interpret)?;
+                let mut r = match self.ahead.take(gpu, si, region) {
+                    Some(r) => r?,
+                    None => {
+                        let may_interpret =
+                            fft_fusion::find(plan, si + 1, fft_fusion::Side::Load).is_none();
+                        prepare(gpu, region, may_interpret)?
+                    }
+                };
                 let side = if r.kernel().is_some() {
                     Some((si + 1, fft_fusion::Side::Load))
                 } else {

@@ -175,10 +175,7 @@ pub(super) fn prepare(gpu: &'static Gpu, region: &Region, may_interpret: bool) -
         if let Ok(program) = Bytecode::of(region) {
             let compile = {
                 let (kernel, upgrade, calls) = (kernel.clone(), upgrade.clone(), calls.clone());
-                let source = background_source(tier);
-                move || {
-                    Ok(Loaded::new(compile_and_load(gpu, kernel, tier, source)?, upgrade, calls))
-                }
+                move || Ok(Loaded::new(compile_and_load(gpu, kernel, tier)?, upgrade, calls))
             };
             if let Some(pending) = interp::interpret_while(gpu, program, compile) {
                 kiln_runtime::host_trace::point("prepare: interpreted");
@@ -186,7 +183,7 @@ pub(super) fn prepare(gpu: &'static Gpu, region: &Region, may_interpret: bool) -
             }
         }
     }
-    let code = compile_and_load(gpu, kernel, tier, cubin_source_for(tier))?;
+    let code = compile_and_load(gpu, kernel, tier)?;
     Ok(Ready::new(Some(Loaded::new(code, upgrade, calls)), None))
 }
 
@@ -206,7 +203,7 @@ pub(super) fn load_or_compile(
 ) -> Result<(GpuKernel, Function)> {
     match load_cached(gpu, kernel, tier) {
         Ok(code) => Ok(code),
-        Err(kernel) => compile_and_load(gpu, kernel, tier, cubin_source_for(tier)),
+        Err(kernel) => compile_and_load(gpu, kernel, tier),
     }
 }
 
@@ -221,8 +218,7 @@ fn load_cached(
     let Some(disk) = &gpu.disk else {
         // Without a disk cache, code compiled before is this process's PTX.
         if ptx_is_compiled(&kernel, gpu.target, tier) {
-            let source = cubin_source_for(tier);
-            return compile_and_load(gpu, kernel.clone(), tier, source).map_err(|_| kernel);
+            return compile_and_load(gpu, kernel.clone(), tier).map_err(|_| kernel);
         }
         return Err(kernel);
     };
@@ -258,18 +254,13 @@ fn load_cached(
     }
 }
 
-/// A lowered kernel compiled at `tier`, its cubin made by `source`, loaded, and stored in the
-/// disk cache.
-fn compile_and_load(
-    gpu: &Gpu,
-    kernel: Kernel,
-    tier: Tier,
-    source: CubinSource,
-) -> Result<(GpuKernel, Function)> {
+/// A lowered kernel compiled at `tier`, its cubin made by [`cubin_source`], loaded, and stored
+/// in the disk cache.
+fn compile_and_load(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, Function)> {
     let key = gpu.disk.as_ref().map(|_| disk_cache_key(&kernel, gpu.target, tier, gpu.driver));
     let k = compile_ptx(kernel, gpu, tier)?;
     kiln_runtime::host_trace::point("prepare: compiled");
-    let (function, cubin) = load_new(gpu, &k, source)?;
+    let (function, cubin) = load_new(gpu, &k, cubin_source())?;
     kiln_runtime::host_trace::point("prepare: module loaded");
     if let (Some(disk), Some(key)) = (&gpu.disk, key) {
         let entry = CachedKernel { ptx: k.ptx.to_string(), cubin };
@@ -333,39 +324,21 @@ pub(super) enum CubinSource {
     NvJitLink,
 }
 
-/// Where a new kernel's code at `tier` comes from: `KILN_GPU_LINK` for both tiers where set;
-/// else fast code loaded as PTX (the driver compiles it in the process: 40–63 ms through a
-/// `ptxas` process), optimised code through [`cubin_source`], so the disk cache keeps its cubin.
-/// `KILN_GPU_LINK=nvjitlink` compiles in the process instead ([`kiln_runtime::nvjitlink`]): the
-/// disk cache then keeps the fast tier's cubin too, which a new process loads without the
-/// driver's JIT or its cache (on an H100 1.3-2.6 ms against 28-46 with the driver's cache off;
-/// the first call 0-10 ms faster, the relocatable fast code 1-14% slower). Not the default: the
-/// GPU suite has not run with it yet.
-pub(super) fn cubin_source_for(tier: Tier) -> CubinSource {
-    match (tier, kiln_cache::config().gpu_link) {
-        (Tier::Fast, None) => CubinSource::None,
-        _ => cubin_source(),
-    }
-}
-
-/// Where the cubin of a kernel compiled on a worker while it is interpreted comes from:
-/// fast code too goes through `ptxas` where it is found and `KILN_GPU_LINK` is unset (the
-/// code the driver's JIT would make, off the call's path either way), so the disk cache keeps
-/// its cubin and a new process loads it with no JIT, whatever the driver's own cache holds.
-fn background_source(tier: Tier) -> CubinSource {
-    match (tier, kiln_cache::config().gpu_link) {
-        (Tier::Fast, None) => cubin_source(),
-        _ => cubin_source_for(tier),
-    }
-}
-
 /// Whether new kernels compile through nvJitLink (`KILN_GPU_LINK=nvjitlink`), for the warm-up.
 pub(super) fn links_in_process() -> bool {
     kiln_cache::config().gpu_link == Some(GpuLink::NvJitLink)
 }
 
-/// `KILN_GPU_LINK`: `ptx` ([`CubinSource::None`]), `ptxas`, `cubin` ([`CubinSource::CuLink`]) or
-/// `nvjitlink`; unset, `ptxas` where it is found, else `ptx`. Read once per process.
+/// Where a new kernel's cubin comes from, at either tier: `KILN_GPU_LINK`, `ptx`
+/// ([`CubinSource::None`]), `ptxas`, `cubin` ([`CubinSource::CuLink`]) or `nvjitlink`; unset,
+/// `ptxas` where it is found, else `ptx`. Read once per process.
+///
+/// Fast code went to the driver's JIT as PTX before (no `ptxas` process to start): on an H200
+/// a reduction's JIT and its `ptxas` took the same ~44 ms (`benches/RESULTS.md`, session 40),
+/// but two JITs in a process run one after the other where `ptxas` processes run side by side
+/// ([`super::ahead`]), and only a cubin lets the disk cache spare a new process the JIT when
+/// the driver's own cache is off or evicted (gmm in a new process over kiln's cache: 1.1 s
+/// with PTX entries, see RESULTS).
 pub(super) fn cubin_source() -> CubinSource {
     static SOURCE: OnceLock<CubinSource> = OnceLock::new();
     *SOURCE.get_or_init(|| {

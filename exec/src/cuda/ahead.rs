@@ -1,0 +1,229 @@
+//! A plan's new kernels compiled at once (`KILN_GPU_COMPILE_AHEAD`, default on): before the
+//! first step of a plan runs on a device for the first time, each step whose region makes a
+//! kernel, is not ready yet and would compile before it launches (no interpreter runs it
+//! meanwhile) is prepared on the compile workers ([`interp::on_worker`]). A plan of ten new
+//! kernels then waits for about its slowest compile, not their sum.
+//!
+//! Their code goes through `ptxas` where it is found ([`prepare::cubin_source`]): `ptxas`
+//! processes run side by side, where the driver's JIT compiles one module at a time in a
+//! process. A step whose preparation no worker has started when the walk reaches it prepares
+//! its region itself, as without this module.
+
+use std::sync::Condvar;
+
+use kiln_cache::config::GpuInterp;
+use kiln_compiler::bytecode::Bytecode;
+use kiln_compiler::fusion::RegionKind;
+
+use super::prepare::{prepare, ready_cache, Ready};
+use super::*;
+
+/// The steps of one run prepared ahead, by step index (`None`: the step prepares itself).
+pub(super) struct Ahead {
+    slots: Vec<Option<Arc<Slot<Result<Ready>>>>>,
+}
+
+thread_local! {
+    /// Steps this thread's runs queued to prepare ahead.
+    static QUEUED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many steps this thread's runs queued to prepare ahead on the compile workers (each
+/// prepared there, or by the walk where it reached the step first).
+pub fn queued_ahead() -> usize {
+    QUEUED.with(|q| q.get())
+}
+
+/// One step's preparation, its result a `T`.
+struct Slot<T> {
+    state: Mutex<State<T>>,
+    done: Condvar,
+}
+
+enum State<T> {
+    /// Waiting for a worker.
+    Queued,
+    /// A worker prepares it.
+    Running,
+    /// Prepared; the walk takes it.
+    Done(T),
+    /// Taken by the walk, or prepared by it.
+    Taken,
+}
+
+impl Ahead {
+    /// No step prepared ahead.
+    pub(super) fn none() -> Ahead {
+        Ahead { slots: Vec::new() }
+    }
+
+    /// Starts preparing `plan`'s new kernel steps on the workers, where at least two are new,
+    /// more than one worker compiles and `KILN_GPU_COMPILE_AHEAD` is on. `cached`: the plan is
+    /// in the plan cache (its steps' regions may be ready already, [`ready_cache`]).
+    pub(super) fn start(gpu: &'static Gpu, plan: &Arc<Compiled>, cached: bool) -> Ahead {
+        if !kiln_cache::config().gpu_compile_ahead || interp::compile_workers() < 2 {
+            return Ahead::none();
+        }
+        let steps = &plan.schedule.steps;
+        // A plan whose first step is ready ran on this device before (steps are prepared in
+        // order): one lookup on the path of every call.
+        let key = |si: usize| (Arc::as_ptr(plan) as usize, si, gpu.device.id());
+        if steps.len() < 2
+            || (cached
+                && ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key(0)))
+        {
+            return Ahead::none();
+        }
+        let ahead: Vec<bool> =
+            (0..steps.len()).map(|si| compiles_first(gpu, plan, cached, si)).collect();
+        if ahead.iter().filter(|a| **a).count() < 2 {
+            return Ahead::none();
+        }
+        let slots = ahead
+            .iter()
+            .enumerate()
+            .map(|(si, &ahead)| {
+                ahead.then(|| {
+                    let slot = Arc::new(Slot::new());
+                    QUEUED.with(|q| q.set(q.get() + 1));
+                    let (job_slot, plan) = (slot.clone(), plan.clone());
+                    interp::on_worker(
+                        gpu,
+                        Box::new(move || {
+                            if job_slot.claim() {
+                                let region =
+                                    &plan.partition.regions[plan.schedule.steps[si].region];
+                                job_slot.finish(prepare(gpu, region, false));
+                            }
+                        }),
+                    );
+                    slot
+                })
+            })
+            .collect();
+        Ahead { slots }
+    }
+
+    /// Step `si`'s region prepared ahead: waited for where a worker prepares it, prepared here
+    /// (as the walk would) where none has started; `None` where it was not prepared ahead.
+    pub(super) fn take(
+        &self,
+        gpu: &'static Gpu,
+        si: usize,
+        region: &Region,
+    ) -> Option<Result<Ready>> {
+        let slot = self.slots.get(si)?.as_ref()?;
+        if slot.claim() {
+            let ready = prepare(gpu, region, false);
+            *slot.lock() = State::Taken;
+            return Some(ready);
+        }
+        slot.take()
+    }
+}
+
+impl Drop for Ahead {
+    /// Preparations no worker started are dropped with the run (an error ended its walk).
+    fn drop(&mut self) {
+        for slot in self.slots.iter().flatten() {
+            let mut state = slot.lock();
+            if matches!(*state, State::Queued) {
+                *state = State::Taken;
+            }
+        }
+    }
+}
+
+impl<T> Slot<T> {
+    fn new() -> Slot<T> {
+        Slot { state: Mutex::new(State::Queued), done: Condvar::new() }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the preparation on where no one has: whether it is the caller's.
+    fn claim(&self) -> bool {
+        let mut state = self.lock();
+        let queued = matches!(*state, State::Queued);
+        if queued {
+            *state = State::Running;
+        }
+        queued
+    }
+
+    fn finish(&self, value: T) {
+        *self.lock() = State::Done(value);
+        self.done.notify_all();
+    }
+
+    /// The result of a preparation claimed by another thread, once it finishes (`None`: taken
+    /// before, or dropped unstarted).
+    fn take(&self) -> Option<T> {
+        let mut state = self.lock();
+        loop {
+            match std::mem::replace(&mut *state, State::Taken) {
+                State::Done(value) => return Some(value),
+                State::Taken => return None,
+                running @ (State::Running | State::Queued) => {
+                    *state = running;
+                    state = self.done.wait(state).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+    }
+}
+
+/// Whether step `si` of `plan` would compile its kernel before it launches: its region makes a
+/// kernel, is not ready on this device, and the interpreter would not run it while it compiles.
+fn compiles_first(gpu: &Gpu, plan: &Arc<Compiled>, cached: bool, si: usize) -> bool {
+    let region = &plan.partition.regions[plan.schedule.steps[si].region];
+    let kernel = match region.kind {
+        RegionKind::Elementwise
+        | RegionKind::Reduction
+        | RegionKind::Scatter
+        | RegionKind::Scan => true,
+        RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => false,
+    };
+    if !kernel {
+        return false;
+    }
+    let key = (Arc::as_ptr(plan) as usize, si, gpu.device.id());
+    if cached && ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key) {
+        return false;
+    }
+    let interpreted = interp::interpreting() != GpuInterp::Off
+        && fft_fusion::find(plan, si + 1, fft_fusion::Side::Load).is_none()
+        && Bytecode::of(region).is_ok();
+    !interpreted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_is_prepared_once_and_taken_once() {
+        let slot = Slot::<u32>::new();
+        assert!(slot.claim(), "the first claim takes it");
+        assert!(!slot.claim(), "a second finds it running");
+        slot.finish(7);
+        assert!(!slot.claim(), "nor once done");
+        assert_eq!(slot.take(), Some(7));
+        assert_eq!(slot.take(), None, "taken once");
+    }
+
+    #[test]
+    fn taking_waits_for_the_worker() {
+        let slot = Arc::new(Slot::<u32>::new());
+        assert!(slot.claim());
+        let worker = slot.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            worker.finish(9);
+        });
+        assert_eq!(slot.take(), Some(9));
+        t.join().unwrap();
+    }
+}
