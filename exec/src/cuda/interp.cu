@@ -3,8 +3,8 @@
 // compute while its code compiles. Carried compiled for sm_90 (runtime/prebuilt, made by
 // scripts/gpu/clang_modules.sh with clang and ptxas); NVRTC compiles it elsewhere.
 //
-// A block copies the program into shared memory, then each thread runs it for LANES elements
-// at once (each instruction decoded once for them, their loads issued together), over a file
+// A block copies the program into shared memory, then each thread runs it for L elements
+// (kiln_interp: LANES, kiln_interp_1: one) at once (each instruction decoded once for them, their loads issued together), over a file
 // of 64-bit registers in shared memory (as many as the program uses): an instruction word's
 // byte 0 is its op (OP_*, bytecode::Family), byte 1 its operands' type (T_*), byte 2 the
 // register it writes, bytes 3-5 its operands. The math functions are libdevice's, as in
@@ -307,7 +307,7 @@ static __device__ __forceinline__ void store(void* p, int ty, u64 i, u64 r) {
   }
 }
 
-// One instruction for the `LANES` elements of a thread (`FILE(r, l)`: register r of lane l).
+// One instruction for one element.
 static __device__ __forceinline__ u64 compute(int op, int ty, int c, u64 x, u64 y, u64 z) {
   if (op == OP_CAST) return cast(ty, c, x);
   if (op == OP_WHERE) return x ? y : z;
@@ -324,20 +324,39 @@ static __device__ __forceinline__ u64 compute(int op, int ty, int c, u64 x, u64 
   return of_f64(op < OP_ADD ? f64_unary(op, f64_of(x)) : f64_binary(op, f64_of(x), f64_of(y)));
 }
 
-// Elements a thread runs the program for at once: their loads are issued together, and each
-// instruction is decoded once for them.
-#define LANES 4
+// The register file: `registers` registers of L lanes for each thread of the block, in
+// dynamic shared memory (the launch gives registers * L * 8 bytes a thread), lane-major so that
+// a warp's accesses fall in distinct banks.
+#define FILE(r, l) file[((r) * L + (l)) * BLOCK_DIM_X + THREAD_X]
 
-// The register file: `registers` registers of LANES lanes for each thread of the block, in
-// dynamic shared memory (the launch gives registers * LANES * 8 bytes a thread), lane-major so
-// that a warp's accesses fall in distinct banks.
-#define FILE(r, l) file[((r) * LANES + (l)) * BLOCK_DIM_X + THREAD_X]
+// A float unary op for the L lanes of a thread (`EACH(e)`: each lane's register set to `e` of
+// its `x`): the op decoded once for them, where `compute` decodes it again for every lane.
+#define FLOAT_UNARY_LANES(T, S)                                             \
+  switch (op) {                                                             \
+    case OP_NEG: EACH(-x) case OP_ABS: EACH(__nv_fabs##S(x))               \
+    case OP_SQRT: EACH(SQRT(x)) case OP_SQUARE: EACH(x * x)                \
+    case OP_RECIP: EACH(DIV((T)1, x)) case OP_EXP: EACH(__nv_exp##S(x))    \
+    case OP_EXP2: EACH(__nv_exp2##S(x)) case OP_EXPM1: EACH(__nv_expm1##S(x)) \
+    case OP_LOG: EACH(__nv_log##S(x)) case OP_LOG2: EACH(__nv_log2##S(x))  \
+    case OP_LOG10: EACH(__nv_log10##S(x)) case OP_LOG1P: EACH(__nv_log1p##S(x)) \
+    case OP_SIN: EACH(__nv_sin##S(x)) case OP_COS: EACH(__nv_cos##S(x))    \
+    case OP_TAN: EACH(__nv_tan##S(x)) case OP_ASIN: EACH(__nv_asin##S(x))  \
+    case OP_ACOS: EACH(__nv_acos##S(x)) case OP_ATAN: EACH(__nv_atan##S(x)) \
+    case OP_SINH: EACH(__nv_sinh##S(x)) case OP_COSH: EACH(__nv_cosh##S(x)) \
+    case OP_TANH: EACH(__nv_tanh##S(x)) case OP_ASINH: EACH(__nv_asinh##S(x)) \
+    case OP_ACOSH: EACH(__nv_acosh##S(x)) case OP_ATANH: EACH(__nv_atanh##S(x)) \
+    case OP_FLOOR: EACH(__nv_floor##S(x)) case OP_CEIL: EACH(__nv_ceil##S(x)) \
+    case OP_TRUNC: EACH(__nv_trunc##S(x)) case OP_RINT: EACH(__nv_rint##S(x)) \
+    case OP_CBRT: EACH(__nv_cbrt##S(x))                                     \
+    case OP_SIGN: EACH(x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x)   \
+    default: EACH(x)                                                        \
+  }
 
-extern "C" __global__ void __launch_bounds__(256) kiln_interp(const u64* code, u32 ncode, u64 n, Buffers bufs) {
-  __shared__ u64 program[MAX_CODE];
-  __shared__ const void* ins[MAX_INPUTS];
-  __shared__ void* outs[MAX_OUTPUTS];
-  extern __shared__ u64 file[];
+// The program run for L elements a thread at once (their loads issued together, each
+// instruction decoded once for them): lane l of thread t takes element tile + l * threads + t.
+template <int L>
+static __device__ __forceinline__ void run(const u64* code, u32 ncode, u64 n, Buffers bufs,
+                                           u64* program, const void** ins, void** outs, u64* file) {
   for (u32 k = THREAD_X; k < ncode; k += BLOCK_DIM_X) program[k] = code[k];
   if (THREAD_X == 0) {
 #pragma unroll
@@ -346,8 +365,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_interp(const u64* code, u
     for (int k = 0; k < MAX_OUTPUTS; k++) outs[k] = bufs.out[k];
   }
   SYNC_THREADS();
-  // Tiles of LANES * threads elements: lane l of thread t takes element tile + l * threads + t.
-  u64 tile_size = (u64)BLOCK_DIM_X * LANES;
+  u64 tile_size = (u64)BLOCK_DIM_X * L;
   for (u64 tile = (u64)BLOCK_X * tile_size; tile < n; tile += (u64)GRID_DIM_X * tile_size) {
     u64 first = tile + THREAD_X;
     for (u32 pc = 0; pc < ncode; pc++) {
@@ -357,30 +375,75 @@ extern "C" __global__ void __launch_bounds__(256) kiln_interp(const u64* code, u
       int b = (int)((w >> 32) & 0xff) & (MAX_REGISTERS - 1), c = (int)((w >> 40) & 0xff);
       if (op == OP_LOAD) {
         const void* p = ins[(w >> 24) & 0xff];
-        u64 v[LANES];
+        u64 v[L];
 #pragma unroll
-        for (int l = 0; l < LANES; l++) {
+        for (int l = 0; l < L; l++) {
           u64 e = first + (u64)l * BLOCK_DIM_X;
           v[l] = b ? load(p, ty, 0) : e < n ? load(p, ty, e) : 0;
         }
 #pragma unroll
-        for (int l = 0; l < LANES; l++) FILE(dst, l) = v[l];
+        for (int l = 0; l < L; l++) FILE(dst, l) = v[l];
       } else if (op == OP_STORE) {
         void* p = outs[(w >> 16) & 0xff];
 #pragma unroll
-        for (int l = 0; l < LANES; l++) {
+        for (int l = 0; l < L; l++) {
           u64 e = first + (u64)l * BLOCK_DIM_X;
           if (e < n) store(p, ty, e, FILE(a, l));
         }
       } else if (op == OP_CONST) {
         u64 k = program[++pc];
 #pragma unroll
-        for (int l = 0; l < LANES; l++) FILE(dst, l) = k;
+        for (int l = 0; l < L; l++) FILE(dst, l) = k;
+      } else if (op >= OP_ADD && op <= OP_MUL && ty == T_F32) {
+        // The commonest ops in line, without the calls of `compute` (each rounds once, as the
+        // evaluator's).
+#pragma unroll
+        for (int l = 0; l < L; l++) {
+          float x = f32_of(FILE(a, l)), y = f32_of(FILE(b, l));
+          FILE(dst, l) = of_f32(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
+        }
+      } else if (op >= OP_ADD && op <= OP_MUL && ty == T_F64) {
+#pragma unroll
+        for (int l = 0; l < L; l++) {
+          double x = f64_of(FILE(a, l)), y = f64_of(FILE(b, l));
+          FILE(dst, l) = of_f64(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
+        }
+      } else if (op >= OP_NEG && op <= OP_CBRT && ty == T_F32) {
+#define EACH(e) for (int l = 0; l < L; l++) { float x = f32_of(FILE(a, l)); FILE(dst, l) = of_f32(e); } break;
+#define SQRT __nv_fsqrt_rn
+#define DIV __nv_fdiv_rn
+        FLOAT_UNARY_LANES(float, f)
+#undef SQRT
+#undef DIV
+#undef EACH
+      } else if (op >= OP_NEG && op <= OP_CBRT && ty == T_F64) {
+#define EACH(e) for (int l = 0; l < L; l++) { double x = f64_of(FILE(a, l)); FILE(dst, l) = of_f64(e); } break;
+#define SQRT __nv_dsqrt_rn
+#define DIV __nv_ddiv_rn
+        FLOAT_UNARY_LANES(double, )
+#undef SQRT
+#undef DIV
+#undef EACH
       } else {
         int z = c & (MAX_REGISTERS - 1);
 #pragma unroll
-        for (int l = 0; l < LANES; l++) FILE(dst, l) = compute(op, ty, c, FILE(a, l), FILE(b, l), FILE(z, l));
+        for (int l = 0; l < L; l++) FILE(dst, l) = compute(op, ty, c, FILE(a, l), FILE(b, l), FILE(z, l));
       }
     }
   }
 }
+
+// Four elements a thread (arrays that fill the device), and one (small arrays: a thread's
+// program is then a quarter as long, and more threads share the work).
+#define LANES 4
+
+#define KERNEL(name, lanes)                                                                        \
+  extern "C" __global__ void __launch_bounds__(256) name(const u64* code, u32 ncode, u64 n, Buffers bufs) { \
+    __shared__ u64 program[MAX_CODE];                                                              \
+    __shared__ const void* ins[MAX_INPUTS];                                                        \
+    __shared__ void* outs[MAX_OUTPUTS];                                                            \
+    extern __shared__ u64 file[];                                                                  \
+    run<lanes>(code, ncode, n, bufs, program, ins, outs, file);                                    \
+  }
+KERNEL(kiln_interp, LANES)
+KERNEL(kiln_interp_1, 1)
