@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 40, call g3c: the examples in a new process on 54ecf4b: the new defaults (a plan's new
+# Session 40, call g3c: the examples in a new process (the commit in the MANIFEST): the new defaults (a plan's new
 # kernels compiled ahead, both tiers through ptxas) against ahead off, and against the old way
 # (ahead off, fast code as PTX for the driver: KILN_GPU_LINK=ptx), alternated; truly cold
 # (CUDA_CACHE_DISABLE=1, an empty kiln cache), then over the kiln cache it left ("disk"); the

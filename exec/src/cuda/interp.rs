@@ -1,7 +1,7 @@
 //! New elementwise kernels run by kiln's bytecode interpreter (`interp.cu`, the programs of
 //! [`kiln_compiler::bytecode`]) while their code compiles on a worker thread, so a new
-//! expression's first call launches at once instead of waiting for MLIR, LLVM and the driver's
-//! JIT (`KILN_GPU_INTERP`, default on; see [`interpreting`]).
+//! expression's first call launches at once instead of waiting for MLIR, LLVM and `ptxas` (or
+//! the driver's JIT) (`KILN_GPU_INTERP`, default on; see [`interpreting`]).
 //!
 //! A region is interpreted when its code is in no cache (the disk cache's, or without one the
 //! process's PTX), its program exists ([`Bytecode::of`]), no FFT may take it as its load
@@ -9,8 +9,7 @@
 //! holds the interpreter's launch until the worker's code lands, and every call after that runs
 //! the compiled kernel. The workers (at most [`compile_workers`], each keeping its MLIR context and
 //! target machines) take compiles in order; when [`MAX_QUEUED`] wait, the caller compiles
-//! itself as before. A compile made on a worker stores its cubin in the disk cache (fast code
-//! through `ptxas` too), and a process that ends with compiles queued waits for them (at most
+//! itself as before. A compile made on a worker stores its cubin in the disk cache, and a process that ends with compiles queued waits for them (at most
 //! [`EXIT_WAIT`], where a disk cache keeps them), so the next process finds them. The workers
 //! also prepare a plan's new kernels side by side ([`super::ahead`], [`on_worker`]).
 
