@@ -234,7 +234,8 @@ pub struct Config {
     /// workers before its first step runs (a boolean; default on).
     pub gpu_compile_ahead: bool,
     /// `KILN_GPU_JIT_OPT`: the driver JIT's optimisation level (`CU_JIT_OPTIMIZATION_LEVEL`, 0
-    /// to 4) for fast-tier PTX; `None`: the driver's default (4).
+    /// to 4) for fast-tier PTX the driver compiles (no `ptxas` found, or `KILN_GPU_LINK=ptx`);
+    /// `None`: the driver's default (4).
     pub gpu_jit_opt: Option<u32>,
     /// `KILN_GPU_GRAPHS`: launch lists replayed as CUDA graphs (`on`, `off` or `auto`; `None`:
     /// `auto`, which the runtime's `replay::mode` takes as on).

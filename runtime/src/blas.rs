@@ -163,6 +163,7 @@ fn check_blas(call: &'static str, status: cb::cublasStatus_t) -> Result<()> {
 /// Runs `f` with the current device's cuBLAS handle bound to the current stream.
 fn with_blas<T>(f: impl FnOnce(cb::cublasHandle_t) -> Result<T>) -> Result<T> {
     ensure_loaded("libcublas", &CUBLAS, cb::is_culib_present)?;
+    crate::host_trace::point("blas: library loaded");
     let stream = Stream::current()?;
     blas_handles().with(
         "cublasCreate_v2",
@@ -175,6 +176,7 @@ fn with_blas<T>(f: impl FnOnce(cb::cublasHandle_t) -> Result<T>) -> Result<T> {
             check_blas("cublasSetMathMode", unsafe {
                 cb::cublasSetMathMode(h, cb::cublasMath_t::CUBLAS_DEFAULT_MATH)
             })?;
+            crate::host_trace::point("blas: handle made");
             Ok(Blas(h))
         },
         |h| {
@@ -452,6 +454,7 @@ pub unsafe fn gemm_epilogue(
         return Ok(());
     }
     ensure_loaded("libcublasLt", &CUBLASLT, lt::is_culib_present)?;
+    crate::host_trace::point("blasLt: library loaded");
     let stream = Stream::current()?;
     let workspace = DeviceBuffer::alloc(LT_WORKSPACE)?;
     let (alpha, beta) = one_zero(d.ty);

@@ -122,9 +122,10 @@ fn gpu_strided_and_gathered_operands_match_the_evaluator() {
     // runs (it compiled it, and the driver's JIT its PTX, in every process before: ~0.7 s).
     let (major, minor) = kiln_runtime::Device::new(0).unwrap().compute_capability().unwrap();
     if (major, minor) == (9, 0) {
+        // (Once a device: at least once here, more where other devices gathered.)
         let loads = kiln_runtime::kiln_modules::prebuilt_loads("kiln_gather");
         let compiles = kiln_runtime::kiln_modules::compiles("kiln_gather");
-        assert_eq!((compiles, loads), (0, 1), "NVRTC compiles, prebuilt loads on sm_90");
+        assert!(compiles == 0 && loads >= 1, "NVRTC compiled {compiles}, prebuilt loads {loads}");
     }
 }
 

@@ -9,6 +9,7 @@
 //! process. A step whose preparation no worker has started when the walk reaches it prepares
 //! its region itself, as without this module.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Condvar;
 
 use kiln_cache::config::GpuInterp;
@@ -20,8 +21,12 @@ use super::*;
 
 /// The steps of one run prepared ahead, by step index (`None`: the step prepares itself).
 pub(super) struct Ahead {
-    slots: Vec<Option<Arc<Slot<Result<Ready>>>>>,
+    slots: Vec<Option<Arc<Slot<Prepared>>>>,
 }
+
+/// A step's preparation: its result, or the panic that ended it on a worker (raised again on
+/// the walk's thread, as where the walk prepares it itself).
+type Prepared = std::thread::Result<Result<Ready>>;
 
 thread_local! {
     /// Steps this thread's runs queued to prepare ahead.
@@ -57,11 +62,13 @@ impl Ahead {
         Ahead { slots: Vec::new() }
     }
 
-    /// Starts preparing `plan`'s new kernel steps on the workers, where at least two are new,
-    /// more than one worker compiles and `KILN_GPU_COMPILE_AHEAD` is on. `cached`: the plan is
-    /// in the plan cache (its steps' regions may be ready already, [`ready_cache`]).
+    /// Starts preparing `plan`'s new kernel steps on the workers, where the plan is in the plan
+    /// cache (`cached`: its steps are then kept ready, [`ready_cache`]), at least two steps are
+    /// new, more than one worker compiles and `KILN_GPU_COMPILE_AHEAD` is on.
     pub(super) fn start(gpu: &'static Gpu, plan: &Arc<Compiled>, cached: bool) -> Ahead {
-        if !kiln_cache::config().gpu_compile_ahead || interp::compile_workers() < 2 {
+        // A plan outside the plan cache is made again for each run: its steps are not kept
+        // ready, so nothing tells a first run from a later one.
+        if !cached || !kiln_cache::config().gpu_compile_ahead || interp::compile_workers() < 2 {
             return Ahead::none();
         }
         let steps = &plan.schedule.steps;
@@ -69,13 +76,11 @@ impl Ahead {
         // order): one lookup on the path of every call.
         let key = |si: usize| (Arc::as_ptr(plan) as usize, si, gpu.device.id());
         if steps.len() < 2
-            || (cached
-                && ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key(0)))
+            || ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key(0))
         {
             return Ahead::none();
         }
-        let ahead: Vec<bool> =
-            (0..steps.len()).map(|si| compiles_first(gpu, plan, cached, si)).collect();
+        let ahead: Vec<bool> = (0..steps.len()).map(|si| compiles_first(gpu, plan, si)).collect();
         if ahead.iter().filter(|a| **a).count() < 2 {
             return Ahead::none();
         }
@@ -85,18 +90,20 @@ impl Ahead {
             .map(|(si, &ahead)| {
                 ahead.then(|| {
                     let slot = Arc::new(Slot::new());
-                    QUEUED.with(|q| q.set(q.get() + 1));
                     let (job_slot, plan) = (slot.clone(), plan.clone());
-                    interp::on_worker(
-                        gpu,
-                        Box::new(move || {
-                            if job_slot.claim() {
-                                let region =
-                                    &plan.partition.regions[plan.schedule.steps[si].region];
-                                job_slot.finish(prepare(gpu, region, false));
-                            }
-                        }),
-                    );
+                    let job = Box::new(move || {
+                        if job_slot.claim() {
+                            let region = &plan.partition.regions[plan.schedule.steps[si].region];
+                            let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                                prepare(gpu, region, false)
+                            }));
+                            job_slot.finish(prepared);
+                        }
+                    });
+                    // Where the workers are full the slot stays queued: the walk prepares it.
+                    if interp::on_worker(gpu, job) {
+                        QUEUED.with(|q| q.set(q.get() + 1));
+                    }
                     slot
                 })
             })
@@ -118,7 +125,10 @@ impl Ahead {
             *slot.lock() = State::Taken;
             return Some(ready);
         }
-        slot.take()
+        match slot.take()? {
+            Ok(ready) => Some(ready),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     }
 }
 
@@ -175,9 +185,10 @@ impl<T> Slot<T> {
     }
 }
 
-/// Whether step `si` of `plan` would compile its kernel before it launches: its region makes a
-/// kernel, is not ready on this device, and the interpreter would not run it while it compiles.
-fn compiles_first(gpu: &Gpu, plan: &Arc<Compiled>, cached: bool, si: usize) -> bool {
+/// Whether step `si` of `plan` (in the plan cache) would compile its kernel before it launches:
+/// its region makes a kernel, is not ready on this device, and the interpreter would not run it
+/// while it compiles.
+fn compiles_first(gpu: &Gpu, plan: &Arc<Compiled>, si: usize) -> bool {
     let region = &plan.partition.regions[plan.schedule.steps[si].region];
     let kernel = match region.kind {
         RegionKind::Elementwise
@@ -190,7 +201,7 @@ fn compiles_first(gpu: &Gpu, plan: &Arc<Compiled>, cached: bool, si: usize) -> b
         return false;
     }
     let key = (Arc::as_ptr(plan) as usize, si, gpu.device.id());
-    if cached && ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key) {
+    if ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key) {
         return false;
     }
     let interpreted = interp::interpreting() != GpuInterp::Off

@@ -254,7 +254,8 @@ fn queue() -> &'static Mutex<mpsc::Sender<Job>> {
                 std::thread::Builder::new().name(format!("kiln-compile-{k}")).spawn(move || loop {
                     let job = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
                     let Ok(job) = job else { return };
-                    job();
+                    // A job that panics ends, not its worker (its own caller hears of it).
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                     QUEUED.fetch_sub(1, Ordering::AcqRel);
                 });
         }
@@ -310,11 +311,15 @@ pub(super) fn interpret_while(
     let landing = pending.clone();
     let job: Job = Box::new(move || {
         kiln_runtime::host_trace::point("interp: compile start");
-        let code = match compile() {
-            Ok(code) => Some(code),
+        let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile)) {
+            Ok(Ok(code)) => Some(code),
             // The interpreter goes on: it computes the same values.
-            Err(e) => {
+            Ok(Err(e)) => {
                 tracing::warn!(error = %e, "compiling an interpreted GPU kernel failed");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("compiling an interpreted GPU kernel panicked");
                 None
             }
         };
@@ -325,10 +330,15 @@ pub(super) fn interpret_while(
 }
 
 /// Runs `job` (a compile for `gpu`) on a compile worker, counted among the queued compiles (so
-/// a process's end waits for it too); here where no worker could start.
-pub(super) fn on_worker(gpu: &Gpu, job: Job) {
-    QUEUED.fetch_add(1, Ordering::AcqRel);
+/// a process's end waits for it too); here where no worker could start. Not at all where
+/// [`MAX_QUEUED`] compiles wait (`false`: the caller does the work itself).
+pub(super) fn on_worker(gpu: &Gpu, job: Job) -> bool {
+    if QUEUED.fetch_add(1, Ordering::AcqRel) >= MAX_QUEUED {
+        QUEUED.fetch_sub(1, Ordering::AcqRel);
+        return false;
+    }
     submit(gpu, job);
+    true
 }
 
 /// Queues `job` (a compile for `gpu`, counted in [`QUEUED`] by the caller) on the workers, or
@@ -407,6 +417,25 @@ mod tests {
         assert_eq!(super::launch_shape(2, 1024, 132, super::LANES).0, 8);
         assert_eq!(super::launch_shape(2, 1024, 132, 1).0, 32);
         assert_eq!(super::launch_shape(2, 1 << 26, 132, super::LANES).1, 256);
+    }
+
+    #[test]
+    fn a_job_that_panics_leaves_its_worker_and_the_count() {
+        use std::sync::atomic::Ordering;
+        use std::time::Duration;
+
+        use super::{queue, wait_queued, QUEUED};
+        let (tx, rx) = std::sync::mpsc::channel();
+        QUEUED.fetch_add(2, Ordering::AcqRel);
+        let workers = queue().lock().unwrap();
+        workers.send(Box::new(|| panic!("a compile job's panic (expected by this test)"))).unwrap();
+        workers.send(Box::new(move || tx.send(7).unwrap())).unwrap();
+        drop(workers);
+        // The next job ran (with one worker, on the thread the panic left), and both were
+        // counted off: a process's end and `wait_for_compiles` do not wait for them forever.
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(7));
+        wait_queued(Duration::from_secs(10));
+        assert_eq!(QUEUED.load(Ordering::Acquire), 0);
     }
 
     #[test]

@@ -195,7 +195,7 @@ pub(super) fn compile_ptx(kernel: Kernel, gpu: &Gpu, tier: Tier) -> Result<GpuKe
 }
 
 /// A lowered kernel's code at `tier`, loaded: from the disk cache when it holds it, else
-/// compiled (and stored there, with its cubin where [`cubin_source`] makes one for `tier`).
+/// compiled (and stored there, with its cubin where [`cubin_source`] makes one).
 pub(super) fn load_or_compile(
     gpu: &Gpu,
     kernel: Kernel,
@@ -227,8 +227,8 @@ fn load_cached(
     let lookup = disk.lookup(&key);
     kiln_runtime::host_trace::point("prepare: disk lookup");
     let Lookup::Hit(entry) = lookup else { return Err(kernel) };
-    // The entry's cubin where it has one (fast code compiled while it was interpreted has
-    // one too), unless `KILN_GPU_LINK=ptx` asks for the PTX.
+    // The entry's cubin where it has one (code compiled where `ptxas` was found), unless
+    // `KILN_GPU_LINK=ptx` asks for the PTX.
     let ptx = kiln_cache::config().gpu_link == Some(GpuLink::Ptx);
     let image = if entry.cubin.is_empty() || ptx {
         ModuleImage::Ptx(&entry.ptx)

@@ -425,6 +425,7 @@ impl Solver {
             // SAFETY: writes a new handle into `h`; the device's context is current (we run
             // under `Handles::with`).
             check_blas("cublasCreate_v2", unsafe { cb::cublasCreate_v2(&mut h) })?;
+            crate::host_trace::point("solver: cuBLAS handle made");
             self.blas = h;
         }
         // SAFETY: a live handle and a live stream of the same device.
@@ -439,6 +440,7 @@ impl Solver {
 /// `f`), the device's context current.
 fn with_solver<T>(f: impl FnOnce(&mut Solver, &Stream) -> Result<T>) -> Result<T> {
     ensure_loaded("libcusolver", &CUSOLVER, cs::is_culib_present)?;
+    crate::host_trace::point("solver: library loaded");
     let stream = Stream::current()?;
     handles().with(
         "cusolverDnCreate",
@@ -452,6 +454,7 @@ fn with_solver<T>(f: impl FnOnce(&mut Solver, &Stream) -> Result<T>) -> Result<T
             check_status("cusolverDnCreateParams", unsafe {
                 cs::cusolverDnCreateParams(&mut params)
             })?;
+            crate::host_trace::point("solver: handle made");
             Ok(Solver { dn, params, blas: std::ptr::null_mut() })
         },
         |s| {
