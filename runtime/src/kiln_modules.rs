@@ -29,9 +29,9 @@ pub struct Prebuilt {
 }
 
 /// kiln's CUDA C++ compiled ahead for `sm_90`: by NVRTC 13.0 on an H200
-/// (`scripts/gpu/prebuilt.sh` makes them again), the bytecode interpreter and the gather by clang and ptxas
-/// 13.0 (`scripts/gpu/clang_modules.sh`): a device of that `sm_XX` whose driver takes
-/// the cubin loads it in about a millisecond where NVRTC's compile took 0.1-2.5 s a module in
+/// (`scripts/gpu/prebuilt.sh` makes them again), the bytecode interpreter and the gather by
+/// clang and ptxas 13.0 (`scripts/gpu/clang_modules.sh`): a device of that `sm_XX` whose driver
+/// takes the cubin loads it in about a millisecond where NVRTC's compile took 0.1-2.5 s a module in
 /// a new process without a disk cache. The library's source must have the recorded digest (a
 /// test of each crate checks it): one that changed falls back to NVRTC.
 pub static PREBUILT: [Prebuilt; 5] = [

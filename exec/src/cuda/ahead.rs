@@ -16,7 +16,7 @@ use kiln_cache::config::GpuInterp;
 use kiln_compiler::bytecode::Bytecode;
 use kiln_compiler::fusion::RegionKind;
 
-use super::prepare::{prepare, ready_cache, Ready};
+use super::prepare::{may_interpret, prepare, ready_cache, ready_key, Ready};
 use super::*;
 
 /// The steps of one run prepared ahead, by step index (`None`: the step prepares itself).
@@ -72,15 +72,20 @@ impl Ahead {
             return Ahead::none();
         }
         let steps = &plan.schedule.steps;
-        // A plan whose first step is ready ran on this device before (steps are prepared in
-        // order): one lookup on the path of every call.
-        let key = |si: usize| (Arc::as_ptr(plan) as usize, si, gpu.device.id());
-        if steps.len() < 2
-            || ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key(0))
-        {
+        if steps.len() < 2 {
             return Ahead::none();
         }
-        let ahead: Vec<bool> = (0..steps.len()).map(|si| compiles_first(gpu, plan, si)).collect();
+        let ready: Vec<bool> = {
+            let cache = ready_cache().lock().unwrap_or_else(|e| e.into_inner());
+            // A plan whose first step is ready ran on this device before (steps are prepared
+            // in order): one lookup on the path of every call.
+            if cache.contains_key(&ready_key(plan, 0, gpu)) {
+                return Ahead::none();
+            }
+            (0..steps.len()).map(|si| cache.contains_key(&ready_key(plan, si, gpu))).collect()
+        };
+        let ahead: Vec<bool> =
+            (0..steps.len()).map(|si| !ready[si] && compiles_first(plan, si)).collect();
         if ahead.iter().filter(|a| **a).count() < 2 {
             return Ahead::none();
         }
@@ -185,10 +190,9 @@ impl<T> Slot<T> {
     }
 }
 
-/// Whether step `si` of `plan` (in the plan cache) would compile its kernel before it launches:
-/// its region makes a kernel, is not ready on this device, and the interpreter would not run it
-/// while it compiles.
-fn compiles_first(gpu: &Gpu, plan: &Arc<Compiled>, si: usize) -> bool {
+/// Whether step `si` of `plan`, not ready yet, would compile its kernel before it launches:
+/// its region makes a kernel, and the interpreter would not run it while it compiles.
+fn compiles_first(plan: &Compiled, si: usize) -> bool {
     let region = &plan.partition.regions[plan.schedule.steps[si].region];
     let kernel = match region.kind {
         RegionKind::Elementwise
@@ -197,17 +201,12 @@ fn compiles_first(gpu: &Gpu, plan: &Arc<Compiled>, si: usize) -> bool {
         | RegionKind::Scan => true,
         RegionKind::Sort | RegionKind::Vendor | RegionKind::Custom => false,
     };
-    if !kernel {
-        return false;
-    }
-    let key = (Arc::as_ptr(plan) as usize, si, gpu.device.id());
-    if ready_cache().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&key) {
-        return false;
-    }
-    let interpreted = interp::interpreting() != GpuInterp::Off
-        && fft_fusion::find(plan, si + 1, fft_fusion::Side::Load).is_none()
-        && Bytecode::of(region).is_ok();
-    !interpreted
+    let interpreted = || {
+        interp::interpreting() != GpuInterp::Off
+            && may_interpret(plan, si)
+            && Bytecode::of(region).is_ok()
+    };
+    kernel && !interpreted()
 }
 
 #[cfg(test)]

@@ -7,11 +7,12 @@
 //! process's PTX), its program exists ([`Bytecode::of`]), no FFT may take it as its load
 //! callback, and a compile worker has room; its [`Pending`]
 //! holds the interpreter's launch until the worker's code lands, and every call after that runs
-//! the compiled kernel. The workers (at most [`compile_workers`], each keeping its MLIR context and
-//! target machines) take compiles in order; when [`MAX_QUEUED`] wait, the caller compiles
-//! itself as before. A compile made on a worker stores its cubin in the disk cache, and a process that ends with compiles queued waits for them (at most
-//! [`EXIT_WAIT`], where a disk cache keeps them), so the next process finds them. The workers
-//! also prepare a plan's new kernels side by side ([`super::ahead`], [`on_worker`]).
+//! the compiled kernel. The workers (at most [`compile_workers`], each keeping its MLIR context
+//! and target machines) take compiles in order; when [`MAX_QUEUED`] wait, the caller compiles
+//! itself as before. A compile made on a worker stores its cubin in the disk cache, and a
+//! process that ends with compiles queued waits for them (at most [`EXIT_WAIT`], where a disk
+//! cache keeps them), so the next process finds them. The workers also prepare a plan's new
+//! kernels side by side ([`super::ahead`], [`on_worker`]).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::mpsc;
@@ -151,12 +152,13 @@ impl Interpreted {
             LaunchConfig::linear(blocks as u32, threads as u32).with_shared_mem(bytes as u32);
         let args: [&dyn KernelArg; 4] = [&self.code, &ncode, &n, &bufs];
         let stream = Stream::current()?;
-        // SAFETY: `kiln_interp(code, ncode, n, buffers)` (and `kiln_interp_1`) reads `ncode` words of `code` (this
-        // program, uploaded and finished), keeps registers below `p.registers` (each thread's
-        // lanes in the dynamic shared memory given), then for each element e < n reads the
-        // inputs the program's loads name at e (or 0) and writes the outputs its stores name at e: the
-        // inputs were checked to hold the program's dtypes and shapes (each `n` elements or,
-        // read at 0, at least one), the outputs are fresh buffers of `n` elements of theirs.
+        // SAFETY: `kiln_interp(code, ncode, n, buffers)` (and `kiln_interp_1`) reads `ncode`
+        // words of `code` (this program, uploaded and finished), keeps registers below
+        // `p.registers` (each thread's lanes in the dynamic shared memory given), then for each
+        // element e < n reads the inputs the program's loads name at e (or 0) and writes the
+        // outputs its stores name at e: the inputs were checked to hold the program's dtypes
+        // and shapes (each `n` elements or, read at 0, at least one), the outputs are fresh
+        // buffers of `n` elements of theirs.
         unsafe { function.launch_on(&stream, config, &args)? };
         Ok(outs)
     }
@@ -295,8 +297,7 @@ pub(super) fn interpret_while(
     program: Bytecode,
     compile: impl FnOnce() -> Result<Loaded> + Send + 'static,
 ) -> Option<Arc<Pending>> {
-    if QUEUED.fetch_add(1, Ordering::AcqRel) >= MAX_QUEUED {
-        QUEUED.fetch_sub(1, Ordering::AcqRel);
+    if !reserve() {
         return None;
     }
     let interpreted = match Interpreted::new(gpu, program) {
@@ -333,11 +334,19 @@ pub(super) fn interpret_while(
 /// a process's end waits for it too); here where no worker could start. Not at all where
 /// [`MAX_QUEUED`] compiles wait (`false`: the caller does the work itself).
 pub(super) fn on_worker(gpu: &Gpu, job: Job) -> bool {
+    let room = reserve();
+    if room {
+        submit(gpu, job);
+    }
+    room
+}
+
+/// Counts a compile in [`QUEUED`] where fewer than [`MAX_QUEUED`] are: whether it was.
+fn reserve() -> bool {
     if QUEUED.fetch_add(1, Ordering::AcqRel) >= MAX_QUEUED {
         QUEUED.fetch_sub(1, Ordering::AcqRel);
         return false;
     }
-    submit(gpu, job);
     true
 }
 

@@ -468,7 +468,7 @@ impl Walker for Cuda<'_> {
         });
         kiln_runtime::host_trace::point("step: start");
         let reads: Vec<Arc<DeviceArray>> = reads.iter().map(|a| (*a).clone()).collect();
-        let key = (Arc::as_ptr(plan) as usize, si, gpu.device.id());
+        let key = prepare::ready_key(plan, si, gpu);
         let hit = if self.cached {
             ready_cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.1.clone())
         } else {
@@ -477,14 +477,9 @@ impl Walker for Cuda<'_> {
         let ready = match hit {
             Some(r) => r,
             None => {
-                // A kernel an FFT may take as its callback compiles first.
                 let mut r = match self.ahead.take(gpu, si, region) {
                     Some(r) => r?,
-                    None => {
-                        let may_interpret =
-                            fft_fusion::find(plan, si + 1, fft_fusion::Side::Load).is_none();
-                        prepare(gpu, region, may_interpret)?
-                    }
+                    None => prepare(gpu, region, prepare::may_interpret(plan, si))?,
                 };
                 let side = if r.kernel().is_some() {
                     Some((si + 1, fft_fusion::Side::Load))

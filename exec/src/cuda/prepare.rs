@@ -118,6 +118,17 @@ impl Loaded {
     }
 }
 
+/// The key of step `si` of `plan` on `gpu` in [`ready_cache`].
+pub(super) fn ready_key(plan: &Arc<Compiled>, si: usize, gpu: &Gpu) -> (usize, usize, usize) {
+    (Arc::as_ptr(plan) as usize, si, gpu.device.id())
+}
+
+/// Whether step `si`'s kernel may run interpreted while it compiles: not where the next step's
+/// FFT may take it as its load callback (such a kernel compiles first).
+pub(super) fn may_interpret(plan: &Compiled, si: usize) -> bool {
+    super::fft_fusion::find(plan, si + 1, super::fft_fusion::Side::Load).is_none()
+}
+
 /// Regions ready to launch, by (plan, step, device ordinal): a plan kept in the plan cache is
 /// reused as is, so a repeated materialisation skips lowering, the PTX cache and the module
 /// lookup (a loaded function belongs to one device). The entry holds the plan, so its address
