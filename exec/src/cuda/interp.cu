@@ -182,41 +182,6 @@ static __device__ __forceinline__ u64 cast(int from, int to, u64 r) {
   }
 }
 
-#define FLOAT_UNARY(T, S, x)                                   \
-  switch (op) {                                                \
-    case OP_NEG: return -x;                                    \
-    case OP_ABS: return __nv_fabs##S(x);                       \
-    case OP_SQRT: return SQRT(x);                              \
-    case OP_SQUARE: return x * x;                              \
-    case OP_RECIP: return DIV((T)1, x);                        \
-    case OP_EXP: return __nv_exp##S(x);                        \
-    case OP_EXP2: return __nv_exp2##S(x);                      \
-    case OP_EXPM1: return __nv_expm1##S(x);                    \
-    case OP_LOG: return __nv_log##S(x);                        \
-    case OP_LOG2: return __nv_log2##S(x);                      \
-    case OP_LOG10: return __nv_log10##S(x);                    \
-    case OP_LOG1P: return __nv_log1p##S(x);                    \
-    case OP_SIN: return __nv_sin##S(x);                        \
-    case OP_COS: return __nv_cos##S(x);                        \
-    case OP_TAN: return __nv_tan##S(x);                        \
-    case OP_ASIN: return __nv_asin##S(x);                      \
-    case OP_ACOS: return __nv_acos##S(x);                      \
-    case OP_ATAN: return __nv_atan##S(x);                      \
-    case OP_SINH: return __nv_sinh##S(x);                      \
-    case OP_COSH: return __nv_cosh##S(x);                      \
-    case OP_TANH: return __nv_tanh##S(x);                      \
-    case OP_ASINH: return __nv_asinh##S(x);                    \
-    case OP_ACOSH: return __nv_acosh##S(x);                    \
-    case OP_ATANH: return __nv_atanh##S(x);                    \
-    case OP_FLOOR: return __nv_floor##S(x);                    \
-    case OP_CEIL: return __nv_ceil##S(x);                      \
-    case OP_TRUNC: return __nv_trunc##S(x);                    \
-    case OP_RINT: return __nv_rint##S(x);                      \
-    case OP_CBRT: return __nv_cbrt##S(x);                      \
-    case OP_SIGN: return x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x; \
-    default: return x;                                         \
-  }
-
 #define FLOAT_BINARY(T, S, x, y)                                          \
   switch (op) {                                                           \
     case OP_ADD: return x + y;                                            \
@@ -235,13 +200,11 @@ static __device__ __forceinline__ u64 cast(int from, int to, u64 r) {
 
 #define SQRT __nv_fsqrt_rn
 #define DIV __nv_fdiv_rn
-static __device__ __noinline__ float f32_unary(int op, float x) { FLOAT_UNARY(float, f, x) }
 static __device__ __noinline__ float f32_binary(int op, float x, float y) { FLOAT_BINARY(float, f, x, y) }
 #undef SQRT
 #undef DIV
 #define SQRT __nv_dsqrt_rn
 #define DIV __nv_ddiv_rn
-static __device__ __noinline__ double f64_unary(int op, double x) { FLOAT_UNARY(double, , x) }
 static __device__ __noinline__ double f64_binary(int op, double x, double y) { FLOAT_BINARY(double, , x, y) }
 #undef SQRT
 #undef DIV
@@ -320,8 +283,9 @@ static __device__ __forceinline__ u64 compute(int op, int ty, int c, u64 x, u64 
   if (ty == T_BOOL) return op == OP_NOT ? (x == 0) : op == OP_AND ? (x & y) : op == OP_OR ? (x | y) : (x ^ y);
   if (ty == T_I32) return of_i32(i32_op(op, (i32)(u32)x, (i32)(u32)y));
   if (ty == T_I64) return (u64)i64_op(op, (i64)x, (i64)y);
-  if (ty == T_F32) return of_f32(op < OP_ADD ? f32_unary(op, f32_of(x)) : f32_binary(op, f32_of(x), f32_of(y)));
-  return of_f64(op < OP_ADD ? f64_unary(op, f64_of(x)) : f64_binary(op, f64_of(x), f64_of(y)));
+  // Float unary ops never reach here: `run` decodes them once for a thread's lanes.
+  if (ty == T_F32) return of_f32(f32_binary(op, f32_of(x), f32_of(y)));
+  return of_f64(f64_binary(op, f64_of(x), f64_of(y)));
 }
 
 // The register file: `registers` registers of L lanes for each thread of the block, in
