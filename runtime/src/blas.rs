@@ -162,7 +162,7 @@ fn check_blas(call: &'static str, status: cb::cublasStatus_t) -> Result<()> {
 
 /// Runs `f` with the current device's cuBLAS handle bound to the current stream.
 fn with_blas<T>(f: impl FnOnce(cb::cublasHandle_t) -> Result<T>) -> Result<T> {
-    ensure_loaded("libcublas", &CUBLAS, cb::is_culib_present)?;
+    ensure_loaded("libcublas", &CUBLAS, &["cublas"])?;
     crate::host_trace::point("blas: library loaded");
     let stream = Stream::current()?;
     blas_handles().with(
@@ -453,7 +453,7 @@ pub unsafe fn gemm_epilogue(
     if d.m == 0 || d.n == 0 || d.batch == 0 {
         return Ok(());
     }
-    ensure_loaded("libcublasLt", &CUBLASLT, lt::is_culib_present)?;
+    ensure_loaded("libcublasLt", &CUBLASLT, &["cublasLt"])?;
     crate::host_trace::point("blasLt: library loaded");
     let stream = Stream::current()?;
     let workspace = DeviceBuffer::alloc(LT_WORKSPACE)?;

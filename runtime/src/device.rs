@@ -166,9 +166,8 @@ pub fn driver_version() -> Result<i32, RuntimeError> {
 
 /// Asks the driver how many devices it has, if the driver library can be loaded.
 fn probe_devices() -> Result<usize, RuntimeError> {
-    // SAFETY: `is_culib_present` only tries `dlopen` on the candidate names of libcuda and closes
-    // what it opened; loading libcuda runs no code of ours.
-    if !unsafe { sys::is_culib_present() } {
+    // Kept open: cudarc's own load of libcuda then finds it mapped.
+    if !crate::libs::open_kept(&["cuda", "nvcuda"]) {
         return Ok(0);
     }
     // The library exists; cudarc still panics if a symbol it needs is missing (old driver), so

@@ -16,23 +16,49 @@ use crate::device::{current_id, DeviceState};
 use crate::error::{LibraryError, Result, RuntimeError};
 use crate::stream::{Event, Stream};
 
-/// Errors unless the library `name` can be loaded (`present` is its cudarc `is_culib_present`).
-/// Checked once per library and process.
+/// Errors unless the library `name` can be loaded (`lib`: its name as cudarc knows it,
+/// [`open_kept`]). Checked once per library and process.
 pub(crate) fn ensure_loaded(
     name: &'static str,
     cell: &'static OnceLock<bool>,
-    present: unsafe fn() -> bool,
+    lib: &'static [&'static str],
 ) -> Result<()> {
-    // SAFETY: `is_culib_present` only `dlopen`s the library's candidate names; loading a CUDA
-    // library runs its initialisers, which touch no state of ours.
-    let ok = *cell.get_or_init(|| panic::catch_unwind(|| unsafe { present() }).unwrap_or(false));
-    if ok {
+    if *cell.get_or_init(|| open_kept(lib)) {
         Ok(())
     } else {
         Err(RuntimeError::Library(LibraryError {
             call: name,
             status: "the library could not be loaded".into(),
         }))
+    }
+}
+
+/// Opens a CUDA library by cudarc's candidate names for `lib` (its names as cudarc's
+/// `is_culib_present` lists them: `["cusolver"]`, `["cuda", "nvcuda"]`), in cudarc's order, and
+/// keeps the first that opens for the life of the process. Whether one opened. Never panics.
+///
+/// cudarc loads a library itself at its first call (`culib()`, the same names in the same
+/// order): it then finds this one mapped and only counts a reference. cudarc's
+/// `is_culib_present` closes what it opened, so a check made with it let the loader unmap the
+/// library, and the first call loaded it (and what it links: cuSOLVER links cuBLAS,
+/// cuBLASLt and cuSPARSE) a second time: on an H200, cuSOLVER's load took 86 ms, its unload
+/// 29-33 and its second load 106-108 (`benches/runs/2026-11-29-session41/floor.c`).
+pub(crate) fn open_kept(lib: &[&str]) -> bool {
+    static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
+    let open = || {
+        lib.iter().flat_map(|l| cudarc::get_lib_name_candidates(l)).find_map(|name| {
+            // SAFETY: loading a CUDA library runs its initialisers, which touch no state of
+            // ours; the library stays loaded (kept below), so nothing of it is unmapped while
+            // cudarc uses it.
+            unsafe { libloading::Library::new(name) }.ok()
+        })
+    };
+    match panic::catch_unwind(open).ok().flatten() {
+        Some(library) => {
+            KEPT.lock().unwrap_or_else(|p| p.into_inner()).push(library);
+            true
+        }
+        None => false,
     }
 }
 
@@ -110,7 +136,29 @@ impl<H> Handles<H> {
 
 #[cfg(test)]
 mod tests {
-    use super::switched_from;
+    use super::{open_kept, switched_from};
+
+    /// Whether the loader has `name` mapped (`dlopen` with glibc's `RTLD_NOLOAD`, 4: opens
+    /// nothing new; the reference it takes is given back on drop).
+    fn mapped(name: &str) -> bool {
+        // SAFETY: with RTLD_NOLOAD no library is loaded, so no initialiser runs.
+        unsafe {
+            libloading::os::unix::Library::open(Some(name), libloading::os::unix::RTLD_LAZY | 4)
+        }
+        .is_ok()
+    }
+
+    /// A library opened by cudarc's names stays mapped, so that cudarc's own load finds it
+    /// (glibc's libBrokenLocale, which every glibc ships and nothing of ours loads, stands in for
+    /// a CUDA library: cudarc's names include `lib{name}.so.1`).
+    #[test]
+    fn a_library_opened_by_cudarc_s_names_stays_mapped() {
+        let name = "libBrokenLocale.so.1";
+        assert!(!mapped(name), "{name} is mapped before the test: it tells nothing");
+        assert!(open_kept(&["BrokenLocale"]), "{name} opens");
+        assert!(mapped(name), "{name} was unmapped after the check");
+        assert!(!open_kept(&["kiln-no-such-library"]));
+    }
 
     #[test]
     fn a_call_waits_for_the_last_stream_only_when_it_changes() {

@@ -156,15 +156,13 @@ fn library() -> std::result::Result<(), String> {
     static LOADED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
-            // SAFETY: tries `dlopen` on cudarc's candidate names and closes what it opened.
-            if unsafe { sys::is_culib_present() } {
+            if crate::libs::open_kept(&["nvrtc"]) {
                 return Ok(());
             }
             let mut tried = Vec::new();
             for dir in kiln_cache::cuda_toolkit::nvrtc_dirs() {
                 match preload_from(&dir) {
-                    // SAFETY: as above.
-                    Ok(true) if unsafe { sys::is_culib_present() } => return Ok(()),
+                    Ok(true) if crate::libs::open_kept(&["nvrtc"]) => return Ok(()),
                     Ok(_) => tried.push(dir.display().to_string()),
                     Err(why) => tried.push(why),
                 }

@@ -52,7 +52,7 @@ pub unsafe fn generate(draw: Draw, seed: u64, offset: u64, n: usize, out: u64) -
             "curandGenerateNormal: an odd count ({n})"
         )));
     }
-    ensure_loaded("libcurand", &CURAND, cr::is_culib_present)?;
+    ensure_loaded("libcurand", &CURAND, &["curand"])?;
     let stream = Stream::current()?;
     generators().with(
         "curandCreateGenerator",

@@ -150,7 +150,7 @@ fn with_cache<T>(
     stream: Option<&Stream>,
     f: impl FnOnce(&mut PlanCache) -> Result<T>,
 ) -> Result<T> {
-    ensure_loaded("libcufft", &CUFFT, ff::is_culib_present)?;
+    ensure_loaded("libcufft", &CUFFT, &["cufft"])?;
     caches().with(
         "cufftCreate",
         stream,

@@ -419,7 +419,7 @@ fn check_blas(call: &'static str, status: cb::cublasStatus_t) -> Result<()> {
 impl Solver {
     /// The device's cuBLAS handle (made on first use), bound to `stream`.
     fn blas(&mut self, stream: &Stream) -> Result<cb::cublasHandle_t> {
-        ensure_loaded("libcublas", &CUBLAS, cb::is_culib_present)?;
+        ensure_loaded("libcublas", &CUBLAS, &["cublas"])?;
         if self.blas.is_null() {
             let mut h = std::ptr::null_mut();
             // SAFETY: writes a new handle into `h`; the device's context is current (we run
@@ -439,7 +439,7 @@ impl Solver {
 /// Runs `f` with the current device's cuSOLVER handle bound to the current stream (passed to
 /// `f`), the device's context current.
 fn with_solver<T>(f: impl FnOnce(&mut Solver, &Stream) -> Result<T>) -> Result<T> {
-    ensure_loaded("libcusolver", &CUSOLVER, cs::is_culib_present)?;
+    ensure_loaded("libcusolver", &CUSOLVER, &["cusolver"])?;
     crate::host_trace::point("solver: library loaded");
     let stream = Stream::current()?;
     handles().with(
