@@ -59,6 +59,23 @@ pub fn run(plan: &Arc<Compiled>, inputs: Inputs<'_>) -> Result<Outputs, ExecErro
     }
 }
 
+/// [`run`] on a CUDA device, its inputs made by `inputs` (copied to the device, say) once the
+/// plan's new kernels have begun to compile ([`cuda::Ahead`]): a process's first copies wait
+/// for the device's context, and its compiles run meanwhile.
+///
+/// Errors: as [`run`], and `inputs`' own.
+pub fn run_cuda<E: From<ExecError>>(
+    plan: &Arc<Compiled>,
+    gpu: &'static cuda::Gpu,
+    cached: bool,
+    inputs: impl FnOnce() -> Result<Vec<Arc<cuda::DeviceArray>>, E>,
+) -> Result<Outputs, E> {
+    let ahead = cuda::Ahead::start(gpu, plan, cached);
+    let inputs = inputs()?;
+    let outputs = cuda::run_schedule_ahead(gpu, plan, cached, &inputs, ahead).map_err(E::from)?;
+    Ok(Outputs::Cuda(outputs))
+}
+
 /// How a region of the last schedule ran: the code the executor used, for dumps.
 #[derive(Clone)]
 pub enum RanCode {

@@ -302,13 +302,17 @@ pub(crate) fn run_plan<A: std::borrow::Borrow<Array>>(
         Backend::Cuda(ordinal) => {
             let gpu = Gpu::get(ordinal)?;
             kiln_runtime::host_trace::point("gpu get");
-            let inputs: Vec<Arc<DeviceArray>> = held
-                .iter()
-                .map(|a| on_device_at(a.borrow(), gpu.device(), op))
-                .collect::<Result<_>>()?;
-            phase(2, t);
-            kiln_runtime::host_trace::point("inputs on device");
-            kiln_exec::run(plan, Inputs::Cuda(gpu, &inputs, cached))?
+            // The plan's new kernels compile while the inputs are copied (a process's first
+            // copy waits for the device's context).
+            kiln_exec::run_cuda(plan, gpu, cached, || {
+                let inputs: Vec<Arc<DeviceArray>> = held
+                    .iter()
+                    .map(|a| on_device_at(a.borrow(), gpu.device(), op))
+                    .collect::<Result<_>>()?;
+                phase(2, t);
+                kiln_runtime::host_trace::point("inputs on device");
+                Ok::<_, Error>(inputs)
+            })?
         }
         Backend::Cpu => {
             let host: Vec<Arc<HostArray>> = held

@@ -218,19 +218,31 @@ impl Device {
         DeviceState::get(self.id)
     }
 
-    /// The device's name (`NVIDIA H100 80GB HBM3`).
-    pub fn name(&self) -> Result<String> {
-        let state = self.state()?;
-        check("cuDeviceGetName", result::device::get_name(state.cu_device))
+    /// The driver's handle of the device (`cuDeviceGet`): no context needed, so what is asked
+    /// through it (name, attributes, memory size) does not wait for the context's creation.
+    fn cu_device(&self) -> Result<sys::CUdevice> {
+        let ordinal = std::ffi::c_int::try_from(self.id).map_err(|_| {
+            RuntimeError::DeviceUnavailable { requested: self.id, available: device_count() }
+        })?;
+        // `device_count() > 0` (the handle exists): the driver is loaded and initialised.
+        check("cuDeviceGet", result::device::get(ordinal))
     }
 
-    /// A device attribute (`cuDeviceGetAttribute`).
+    /// The device's name (`NVIDIA H100 80GB HBM3`).
+    pub fn name(&self) -> Result<String> {
+        check("cuDeviceGetName", result::device::get_name(self.cu_device()?))
+    }
+
+    /// A device attribute (`cuDeviceGetAttribute`). Needs no context.
     pub fn attribute(&self, attribute: sys::CUdevice_attribute) -> Result<i32> {
-        let state = self.state()?;
+        let device = self.cu_device()?;
         // SAFETY: a valid device handle.
-        check("cuDeviceGetAttribute", unsafe {
-            result::device::get_attribute(state.cu_device, attribute)
-        })
+        check("cuDeviceGetAttribute", unsafe { result::device::get_attribute(device, attribute) })
+    }
+
+    /// Whether the device's context was made (by a first use) already.
+    pub fn has_context(&self) -> bool {
+        DeviceState::made(self.id)
     }
 
     /// `(major, minor)`: `(9, 0)` for Hopper.
@@ -255,9 +267,9 @@ impl Device {
 
     /// Total memory in bytes (`cuDeviceTotalMem`).
     pub fn total_memory(&self) -> Result<usize> {
-        let state = self.state()?;
+        let device = self.cu_device()?;
         // SAFETY: a valid device handle.
-        check("cuDeviceTotalMem", unsafe { result::device::total_mem(state.cu_device) })
+        check("cuDeviceTotalMem", unsafe { result::device::total_mem(device) })
     }
 
     /// `(free, total)` bytes of device memory (`cuMemGetInfo`).
@@ -416,6 +428,9 @@ pub(crate) struct SendCtx(pub sys::CUcontext);
 unsafe impl Send for SendCtx {}
 unsafe impl Sync for SendCtx {}
 
+/// Each device's state, made on first use (the lock is held while a context is made).
+static STATES: Mutex<Vec<Option<&'static DeviceState>>> = Mutex::new(Vec::new());
+
 /// The runtime's state of one device, created on first use and kept for the process.
 pub(crate) struct DeviceState {
     pub id: usize,
@@ -431,9 +446,20 @@ pub(crate) struct DeviceState {
 }
 
 impl DeviceState {
+    /// Whether device `id`'s state (its context) was made. Does not wait for one being made.
+    pub fn made(id: usize) -> bool {
+        match STATES.try_lock() {
+            Ok(states) => states.get(id).is_some_and(|s| s.is_some()),
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                p.into_inner().get(id).is_some_and(|s| s.is_some())
+            }
+            // Being made by another thread (or another device's).
+            Err(std::sync::TryLockError::WouldBlock) => false,
+        }
+    }
+
     /// The state of device `id`, made on first call.
     pub fn get(id: usize) -> Result<&'static DeviceState> {
-        static STATES: Mutex<Vec<Option<&'static DeviceState>>> = Mutex::new(Vec::new());
         let available = device_count();
         if id >= available {
             return Err(RuntimeError::DeviceUnavailable { requested: id, available });

@@ -154,3 +154,57 @@ fn gpu_a_plans_new_kernels_are_prepared_side_by_side() {
     let want: f64 = v.iter().map(|&x| f64::from(x.cos() * k3)).sum();
     assert!(close(all.to_vec::<f32>()[0], want), "{:?} against {want}", all.to_vec::<f32>());
 }
+
+/// A process's first call compiles its one new kernel on a worker while the call's copy waits
+/// for the device's context (`kiln_exec::cuda::Ahead`: one new step is enough where the device
+/// has no context yet). In a child process (this binary, `first_call_child`), where no context
+/// was made before.
+#[test]
+fn gpu_a_process_s_first_kernel_compiles_while_the_context_is_made() {
+    if !on_gpu() {
+        return;
+    }
+    if !kiln_cache::config().gpu_compile_ahead || interp::compile_workers() < 2 {
+        println!("skipped: no compile ahead (KILN_GPU_COMPILE_AHEAD off, or one worker)");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["interp_gpu::first_call_child", "--exact", "--ignored", "--nocapture"])
+        .env("KILN_FIRST_CALL_CHILD", "1")
+        .env("KILN_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let at = stdout.find("first-call-child ").unwrap_or_else(|| panic!("no report in:\n{stdout}"));
+    let line = stdout[at..].lines().next().unwrap_or_default();
+    assert_eq!(line.trim(), "first-call-child context_before=false queued_ahead=1 right=true");
+}
+
+/// Run by `gpu_a_process_s_first_kernel_compiles_while_the_context_is_made` as a child process
+/// (`KILN_FIRST_CALL_CHILD` set): one column sum (a reduction: not interpreted) as the process's
+/// first call on the device.
+#[test]
+#[ignore = "a child process of gpu_a_process_s_first_kernel_compiles_while_the_context_is_made"]
+fn first_call_child() {
+    if std::env::var_os("KILN_FIRST_CALL_CHILD").is_none() {
+        println!("skipped: run by interp_gpu::gpu_a_process_s_first_kernel_compiles_while_the_context_is_made");
+        return;
+    }
+    let device = kiln_runtime::Device::new(0).unwrap();
+    let context_before = device.has_context();
+    let v: Vec<f32> = (0..96 * 40).map(|i| ((i * 13) % 29) as f32 - 7.0).collect();
+    let x = Array::from_vec(v.clone(), &[96, 40]);
+    let before = kiln_exec::cuda::queued_ahead();
+    let cols = (&x * 3.0f32).sum(0).to_vec::<f32>();
+    let queued = kiln_exec::cuda::queued_ahead() - before;
+    let right = (0..40).all(|c| cols[c] == (0..96).map(|r| v[r * 40 + c] * 3.0).sum::<f32>());
+    println!(
+        "first-call-child context_before={context_before} queued_ahead={queued} right={right}"
+    );
+}

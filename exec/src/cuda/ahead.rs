@@ -19,8 +19,9 @@ use kiln_compiler::fusion::RegionKind;
 use super::prepare::{may_interpret, prepare, ready_cache, ready_key, Ready};
 use super::*;
 
-/// The steps of one run prepared ahead, by step index (`None`: the step prepares itself).
-pub(super) struct Ahead {
+/// The steps of one run prepared ahead, by step index (`None`: the step prepares itself):
+/// [`Ahead::start`], then [`super::run_schedule_ahead`] of the same plan.
+pub struct Ahead {
     slots: Vec<Option<Arc<Slot<Prepared>>>>,
 }
 
@@ -65,14 +66,22 @@ impl Ahead {
     /// Starts preparing `plan`'s new kernel steps on the workers, where the plan is in the plan
     /// cache (`cached`: its steps are then kept ready, [`ready_cache`]), at least two steps are
     /// new, more than one worker compiles and `KILN_GPU_COMPILE_AHEAD` is on.
-    pub(super) fn start(gpu: &'static Gpu, plan: &Arc<Compiled>, cached: bool) -> Ahead {
+    ///
+    /// Where the device has no context yet (a process's first call), one new step is enough,
+    /// and steps the interpreter would run are compiled too: the context's creation (~125 ms
+    /// on an H200, on the caller's thread as it copies the inputs) then runs beside the
+    /// compiles (an elementwise kernel's ~40-60 ms), not before them.
+    pub fn start(gpu: &'static Gpu, plan: &Arc<Compiled>, cached: bool) -> Ahead {
         // A plan outside the plan cache is made again for each run: its steps are not kept
         // ready, so nothing tells a first run from a later one.
         if !cached || !kiln_cache::config().gpu_compile_ahead || interp::compile_workers() < 2 {
             return Ahead::none();
         }
         let steps = &plan.schedule.steps;
-        if steps.len() < 2 {
+        let first = !gpu.device.has_context();
+        // Two new steps at least, or one beside the context's creation.
+        let least = if first { 1 } else { 2 };
+        if steps.len() < least {
             return Ahead::none();
         }
         let ready: Vec<bool> = {
@@ -85,8 +94,8 @@ impl Ahead {
             (0..steps.len()).map(|si| cache.contains_key(&ready_key(plan, si, gpu))).collect()
         };
         let ahead: Vec<bool> =
-            (0..steps.len()).map(|si| !ready[si] && compiles_first(plan, si)).collect();
-        if ahead.iter().filter(|a| **a).count() < 2 {
+            (0..steps.len()).map(|si| !ready[si] && compiles_first(plan, si, first)).collect();
+        if ahead.iter().filter(|a| **a).count() < least {
             return Ahead::none();
         }
         let slots = ahead
@@ -191,8 +200,10 @@ impl<T> Slot<T> {
 }
 
 /// Whether step `si` of `plan`, not ready yet, would compile its kernel before it launches:
-/// its region makes a kernel, and the interpreter would not run it while it compiles.
-fn compiles_first(plan: &Compiled, si: usize) -> bool {
+/// its region makes a kernel, and the interpreter would not run it while it compiles (`first`:
+/// the device's first call, where the interpreter's own module would wait for the context
+/// too: compiled whatever the interpreter would do).
+fn compiles_first(plan: &Compiled, si: usize, first: bool) -> bool {
     let region = &plan.partition.regions[plan.schedule.steps[si].region];
     let kernel = match region.kind {
         RegionKind::Elementwise
@@ -206,7 +217,7 @@ fn compiles_first(plan: &Compiled, si: usize) -> bool {
             && may_interpret(plan, si)
             && Bytecode::of(region).is_ok()
     };
-    kernel && !interpreted()
+    kernel && (first || !interpreted())
 }
 
 #[cfg(test)]

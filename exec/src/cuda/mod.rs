@@ -272,12 +272,11 @@ impl Gpu {
             gpus[ordinal]
         };
         slot.get_or_init(|| {
+            // No context is made here (the attributes and the driver's version need none):
+            // a process's first call compiles its new kernels while the copies of its inputs
+            // wait for the context (`Ahead`). A thread's first use of the context leaves it
+            // current there (`bind`).
             let device = Device::new(ordinal)?;
-            if Device::current()? == device {
-                // The current device's context is left current on the thread (cudarc's
-                // libraries find it there); runs on other devices make theirs current per call.
-                device.make_current()?;
-            }
             let (major, minor) = device.compute_capability()?;
             let sms = device.multiprocessor_count()?;
             let target = PtxTarget { sm: major * 10 + minor, ..PtxTarget::default() };
@@ -367,7 +366,7 @@ mod streams;
 mod tests;
 mod vendor;
 
-pub use ahead::queued_ahead;
+pub use ahead::{queued_ahead, Ahead};
 pub use fft_fusion::{
     decision as fft_callback_decision, decisions as fft_callback_decisions,
     set_mode as set_fft_callback_mode, Decision as FftCallbackDecision, Mode as FftCallbackMode,
@@ -387,6 +386,18 @@ pub fn run_schedule(
     plan: &Arc<Compiled>,
     cached: bool,
     inputs: &[Arc<DeviceArray>],
+) -> Result<Vec<Arc<DeviceArray>>> {
+    run_schedule_ahead(gpu, plan, cached, inputs, Ahead::start(gpu, plan, cached))
+}
+
+/// [`run_schedule`] with its new kernels' preparation started before (`ahead`,
+/// [`Ahead::start`] of the same plan).
+pub fn run_schedule_ahead(
+    gpu: &'static Gpu,
+    plan: &Arc<Compiled>,
+    cached: bool,
+    inputs: &[Arc<DeviceArray>],
+    ahead: Ahead,
 ) -> Result<Vec<Arc<DeviceArray>>> {
     let sched: &Schedule = &plan.schedule;
     let _current = gpu.device.use_scoped()?;
@@ -409,7 +420,7 @@ pub fn run_schedule(
         stream_index: 0,
         pending: None,
         replay: replay::Replaying::new(gpu.device, sched),
-        ahead: ahead::Ahead::start(gpu, plan, cached),
+        ahead,
     };
     kiln_runtime::host_trace::point("run: lanes");
     let outputs = walk(sched, inputs, &mut cuda)?;
