@@ -588,6 +588,22 @@ fn same_as_the_evaluator_printing_ptx(y: &Array) {
     assert_eq!(difference(&want[0], &got), None, "{:?} vs {:?}", want[0].data(), got.data());
 }
 
+/// The property test's find on an H200 (session 41): a row's variance (the row's mean, then
+/// the mean of its squared deviations: two divisions by 2.0) under a `where` whose condition
+/// reads the row. The GPU kernel's MLIR failed to verify (`use of undeclared SSA value`).
+/// Its PTX must compile here (no GPU needed), and the result match the evaluator.
+#[test]
+fn a_row_variance_under_a_where_compiles_for_the_gpu() {
+    let x = Array::from_vec(vec![1.5f32, -2.0, 0.0, 3.25], &[1, 2, 2]);
+    x.eval();
+    let n = x.negative();
+    let y = kiln::where_(&n.astype(DType::Bool), &x.var(2, 0), &n);
+    let ptx = kiln::CodeStage::Ptx(kiln_compiler::toolchain::ptx::PtxTarget::default());
+    let code = kiln::kernel_code(&[&y], ptx).unwrap();
+    assert!(!code.contains("compilation failed"), "{code}");
+    same_as_the_evaluator_printing_ptx(&y);
+}
+
 /// The property test's find on an H200 once kernels were loaded as PTX (the driver's
 /// whole-program JIT): `maximum(float64(False), -0.0)` of a 0-d array gave +0.0.
 #[test]

@@ -91,6 +91,9 @@ fn gpu_a_new_expression_runs_interpreted_until_its_code_lands() {
         println!("skipped: KILN_GPU_INTERP is not on");
         return;
     }
+    // The context made first: a process's first call compiles beside the context's creation
+    // rather than interpreting (`gpu_a_process_s_first_kernel_compiles_while_the_context_is_made`).
+    gpu().device().synchronize().unwrap();
     let (x, k) = (x(), new_k(1));
     let (first, ran) = run(&x, k);
     assert!(matches!(ran, RanCode::GpuInterpreted(_)), "the first call is interpreted");

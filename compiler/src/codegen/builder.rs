@@ -50,8 +50,13 @@ pub(crate) struct Builder {
     pub const_extents: usize,
     /// Where float divisions' range checks are gathered rather than branched on: a GPU row
     /// kernel's output step collects them and takes one branch for the whole step (see
-    /// [`super::division::divide`]). `None`: each division branches by itself.
+    /// [`super::division::divide`]). `None`: each division branches by itself. Gathered only
+    /// in the scope where the gathering began ([`Builder::gather_div_checks`]): a check made
+    /// in a region opened since (a row's loop recomputed in the step) is not visible where the
+    /// step branches, so that division branches by itself.
     pub div_checks: Option<Vec<String>>,
+    /// The scope depth [`Builder::div_checks`] gathers at.
+    div_checks_at: usize,
     /// Float divisions are emitted as the IEEE division itself, which LLVM may not speculate
     /// (an output step's slow path).
     pub div_exact: bool,
@@ -81,8 +86,30 @@ impl Builder {
             index32: false,
             const_extents: 1,
             div_checks: None,
+            div_checks_at: 0,
             div_exact: false,
         }
+    }
+
+    /// Starts gathering float divisions' range checks here (`gather`), or stops (`!gather`),
+    /// returning what was gathered before, and where: give both back to
+    /// [`Builder::restore_div_checks`] when done.
+    pub fn gather_div_checks(&mut self, gather: bool) -> (Option<Vec<String>>, usize) {
+        let at = std::mem::replace(&mut self.div_checks_at, self.scopes.len());
+        (std::mem::replace(&mut self.div_checks, gather.then(Vec::new)), at)
+    }
+
+    /// Ends a gathering begun by [`Builder::gather_div_checks`], with what it returned; the
+    /// checks gathered meanwhile.
+    pub fn restore_div_checks(&mut self, outer: (Option<Vec<String>>, usize)) -> Vec<String> {
+        self.div_checks_at = outer.1;
+        std::mem::replace(&mut self.div_checks, outer.0).unwrap_or_default()
+    }
+
+    /// Whether a division here gathers its range check ([`Builder::div_checks`]) rather than
+    /// branching by itself.
+    pub fn gathers_div_checks(&self) -> bool {
+        self.div_checks.is_some() && self.scopes.len() == self.div_checks_at
     }
 
     /// A new SSA name.

@@ -52,7 +52,7 @@ pub(crate) fn divide(b: &mut Builder, x: &str, y: &str, ty: &str) -> String {
     if gpu
         && ty == "f32"
         && cfg.gpu_row_div >= 2
-        && b.div_checks.is_some()
+        && b.gathers_div_checks()
         && b.loop_invariant(y)
         && !b.loop_invariant(x)
     {
@@ -190,8 +190,8 @@ pub(crate) fn by_constant(b: &mut Builder, x: &str, cv: &str, c: f64, ty: &str) 
     let low_ok = bin(b, "arith.ori", &above_lo, &is_zero, "i1");
     let ok = bin(b, "arith.andi", &below_hi, &low_ok, "i1");
     // In an output step: its one branch (see `divide`).
-    if let Some(checks) = b.div_checks.as_mut() {
-        checks.push(ok);
+    if b.gathers_div_checks() {
+        b.div_checks.as_mut().expect("checks gathered").push(ok);
         return Some(q1);
     }
     let res = b.open(1, &format!("scf.if {ok} -> ({ty})")).swap_remove(0);

@@ -594,9 +594,9 @@ impl<'g> Lower<'g> {
         rs: &[String],
     ) -> Result<Vec<(usize, String, Val)>, Stop> {
         let gather = self.b.target == Target::Gpu && kiln_cache::config().gpu_row_div >= 2;
-        let outer = std::mem::replace(&mut self.b.div_checks, gather.then(Vec::new));
+        let outer = self.b.gather_div_checks(gather);
         let fast = self.output_values(shape, axes, kept, outs, rs);
-        let checks = std::mem::replace(&mut self.b.div_checks, outer).unwrap_or_default();
+        let checks = self.b.restore_div_checks(outer);
         let mut stores = fast?;
         if let Some((first, rest)) = checks.split_first() {
             self.row_div = true;
