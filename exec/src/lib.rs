@@ -60,8 +60,9 @@ pub fn run(plan: &Arc<Compiled>, inputs: Inputs<'_>) -> Result<Outputs, ExecErro
 }
 
 /// [`run`] on a CUDA device, its inputs made by `inputs` (copied to the device, say) once the
-/// plan's new kernels have begun to compile ([`cuda::Ahead`]): a process's first copies wait
-/// for the device's context, and its compiles run meanwhile.
+/// plan's new kernels have begun to compile ([`cuda::Ahead`]) and the libraries it calls to
+/// load (`cuda::preload_libraries`): a process's first copies wait for the device's context,
+/// and its compiles and library loads run meanwhile.
 ///
 /// Errors: as [`run`], and `inputs`' own.
 pub fn run_cuda<E: From<ExecError>>(
@@ -70,6 +71,7 @@ pub fn run_cuda<E: From<ExecError>>(
     cached: bool,
     inputs: impl FnOnce() -> Result<Vec<Arc<cuda::DeviceArray>>, E>,
 ) -> Result<Outputs, E> {
+    cuda::preload_libraries(plan);
     let ahead = cuda::Ahead::start(gpu, plan, cached);
     let inputs = inputs()?;
     let outputs = cuda::run_schedule_ahead(gpu, plan, cached, &inputs, ahead).map_err(E::from)?;

@@ -160,6 +160,18 @@ fn check_blas(call: &'static str, status: cb::cublasStatus_t) -> Result<()> {
     }
 }
 
+/// Starts loading cuBLAS and cuBLASLt on a thread of their own, once per process (see
+/// `kiln_exec`'s GPU runs: before a plan with a matrix product first runs), so that the first
+/// product does not wait for the loader. Never fails: a library that does not load is reported
+/// by the first call, as without a preload.
+pub fn preload() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    crate::libs::preload(&STARTED, || {
+        let _ = ensure_loaded("libcublas", &CUBLAS, &["cublas"]);
+        let _ = ensure_loaded("libcublasLt", &CUBLASLT, &["cublasLt"]);
+    });
+}
+
 /// Runs `f` with the current device's cuBLAS handle bound to the current stream.
 fn with_blas<T>(f: impl FnOnce(cb::cublasHandle_t) -> Result<T>) -> Result<T> {
     ensure_loaded("libcublas", &CUBLAS, &["cublas"])?;

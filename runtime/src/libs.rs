@@ -62,6 +62,16 @@ pub(crate) fn open_kept(lib: &[&str]) -> bool {
     }
 }
 
+/// Runs `load` (a library's [`ensure_loaded`] calls) on a thread of its own, the first time
+/// `started` is asked (once per process): a call that comes meanwhile waits for the load in
+/// `ensure_loaded`'s `OnceLock`, so nothing is loaded twice. Without a thread, nothing is done
+/// (the first call loads the library, as without a preload).
+pub(crate) fn preload(started: &'static std::sync::Once, load: fn()) {
+    started.call_once(|| {
+        let _ = std::thread::Builder::new().name("kiln-preload".into()).spawn(load);
+    });
+}
+
 /// A library handle that may cross threads: the libraries' handles are plain pointers (or ints)
 /// used under the registry's lock, one thread at a time.
 pub(crate) struct Handles<H> {
@@ -137,6 +147,30 @@ impl<H> Handles<H> {
 #[cfg(test)]
 mod tests {
     use super::{open_kept, switched_from};
+
+    /// A preload runs its load once, on a thread of its own.
+    #[test]
+    fn a_preload_runs_once_on_a_thread_of_its_own() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static STARTED: std::sync::Once = std::sync::Once::new();
+        static RUNS: AtomicUsize = AtomicUsize::new(0);
+        static ON_ITS_OWN: AtomicUsize = AtomicUsize::new(0);
+        fn load() {
+            RUNS.fetch_add(1, Ordering::SeqCst);
+            if std::thread::current().name() == Some("kiln-preload") {
+                ON_ITS_OWN.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        super::preload(&STARTED, load);
+        super::preload(&STARTED, load);
+        let t = std::time::Instant::now();
+        while RUNS.load(Ordering::SeqCst) == 0 && t.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(RUNS.load(Ordering::SeqCst), 1, "once");
+        assert_eq!(ON_ITS_OWN.load(Ordering::SeqCst), 1, "on the preload's thread");
+    }
 
     /// Whether the loader has `name` mapped (`dlopen` with glibc's `RTLD_NOLOAD`, 4: opens
     /// nothing new; the reference it takes is given back on drop).

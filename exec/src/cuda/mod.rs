@@ -377,6 +377,7 @@ pub use lto::{compile_lto_cached, lto_compile_count};
 use prepare::{prepare, ready_cache};
 pub use streams::{last_run_streams, ForeignInputs, RanOn};
 use streams::{order_on, Lanes, LAST_RUN};
+pub(crate) use vendor::preload_libraries;
 
 /// Runs a plan's schedule on the device: `inputs[k]` is the graph's `input {index=k}`. Returns
 /// the schedule's outputs in device memory. `cached`: the plan lives in the plan cache (its

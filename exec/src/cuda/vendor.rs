@@ -63,6 +63,34 @@ use super::DeviceArray;
 use super::Result;
 use crate::ExecError as Error;
 
+/// Starts loading the CUDA libraries the library steps of `plan` call (each once per process,
+/// on a thread of its own: `kiln_runtime::blas::preload` and its kin), so that a plan's first
+/// run loads them beside its compiles and its context's creation rather than at the step.
+pub(crate) fn preload_libraries(plan: &kiln_compiler::pipeline::Compiled) {
+    use kiln_ir::OpKind;
+    for step in &plan.schedule.steps {
+        let region = &plan.partition.regions[step.region];
+        if region.kind != RegionKind::Vendor {
+            continue;
+        }
+        let Some(&out) = region.body.outputs().first() else { continue };
+        match region.body.node(out).op {
+            OpKind::MatMul => blas::preload(),
+            OpKind::Fft | OpKind::Rfft | OpKind::Irfft => cufft::preload(),
+            OpKind::Cholesky
+            | OpKind::Solve
+            | OpKind::Inv
+            | OpKind::Det
+            | OpKind::Slogdet
+            | OpKind::Qr
+            | OpKind::Svd
+            | OpKind::Eigh => kiln_runtime::solver::preload(),
+            // A product with an absorbed epilogue: its output is the epilogue's op.
+            kiln_ir::ops_not_of!(Vendor) => blas::preload(),
+        }
+    }
+}
+
 /// The call of a vendor region the GPU executor takes, `None` for what runs on the host.
 pub(super) fn plan(region: &Region) -> Option<VendorCall> {
     if region.kind != RegionKind::Vendor {

@@ -144,6 +144,16 @@ fn caches() -> &'static Handles<PlanCache> {
     H.get_or_init(Handles::new)
 }
 
+/// Starts loading cuFFT on a thread of its own, once per process (before a plan with an FFT
+/// first runs), so that the first transform does not wait for the loader. Never fails: a
+/// library that does not load is reported by the first call, as without a preload.
+pub fn preload() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    crate::libs::preload(&STARTED, || {
+        let _ = ensure_loaded("libcufft", &CUFFT, &["cufft"]);
+    });
+}
+
 /// Runs `f` with the current device's plan cache; `stream`: the stream `f` queues transforms on
 /// (the plans' work areas are shared by every stream, see [`crate::libs`]).
 fn with_cache<T>(

@@ -16,6 +16,7 @@ pub(super) fn tests() -> Vec<GpuTest> {
         ($($name:ident),* $(,)?) => { vec![$(GpuTest { name: stringify!($name), run: $name }),*] };
     }
     list![
+        solver_preload,
         solver_potrf,
         solver_lu_solve,
         solver_qr,
@@ -26,6 +27,23 @@ pub(super) fn tests() -> Vec<GpuTest> {
         solver_gesvdj,
         solver_inv_batched,
     ]
+}
+
+/// `solver::preload` loads cuSOLVER on a thread of its own: the process's first solver call
+/// then finds it loaded (the first of the solver tests, so nothing loaded it before).
+fn solver_preload() -> TestResult {
+    solver::preload();
+    let t = std::time::Instant::now();
+    while solver::loaded().is_none() {
+        if t.elapsed() > std::time::Duration::from_secs(20) {
+            return Err(Failure::Fail("cuSOLVER not loaded 20 s after its preload".into()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    match solver::loaded() {
+        Some(true) => Ok(()),
+        _ => super::skip("cuSOLVER cannot be loaded"),
+    }
 }
 
 const TYPES: [SolverType; 4] =

@@ -436,6 +436,23 @@ impl Solver {
     }
 }
 
+/// Starts loading cuSOLVER (with what it links: cuBLAS, cuBLASLt, cuSPARSE) on a thread of its
+/// own, once per process (before a plan with a decomposition first runs), so that the first
+/// call does not wait for the loader (~80-86 ms on an H200). Never fails: a library that does
+/// not load is reported by the first call, as without a preload.
+pub fn preload() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    crate::libs::preload(&STARTED, || {
+        let _ = ensure_loaded("libcusolver", &CUSOLVER, &["cusolver"]);
+        let _ = ensure_loaded("libcublas", &CUBLAS, &["cublas"]);
+    });
+}
+
+/// Whether cuSOLVER was found loadable (`None`: not tried yet, or being loaded).
+pub(crate) fn loaded() -> Option<bool> {
+    CUSOLVER.get().copied()
+}
+
 /// Runs `f` with the current device's cuSOLVER handle bound to the current stream (passed to
 /// `f`), the device's context current.
 fn with_solver<T>(f: impl FnOnce(&mut Solver, &Stream) -> Result<T>) -> Result<T> {
