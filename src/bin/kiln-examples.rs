@@ -5,7 +5,8 @@
 //! ```sh
 //! (exec -a kmeans kiln-examples ../shared/data/digits_x.npy ../shared/data/digits_y.npy)
 //! ```
-//! Names: color_quantization, digits_stats, kmeans, kmeans_multi_gpu, gmm, image_pipeline, softmax_layernorm.
+//! Names: color_quantization, digits_stats, kmeans, kmeans_multi_gpu, gmm, image_pipeline, pca,
+//! softmax_layernorm.
 
 #![allow(dead_code)]
 
@@ -21,6 +22,8 @@ mod image_pipeline;
 mod kmeans;
 #[path = "../../examples/kmeans_multi_gpu.rs"]
 mod kmeans_multi_gpu;
+#[path = "../../examples/pca.rs"]
+mod pca;
 #[path = "../../examples/softmax_layernorm.rs"]
 mod softmax_layernorm;
 
@@ -60,11 +63,12 @@ fn run(name: &str) -> Result<(), Box<dyn std::error::Error>> {
         "image_pipeline" => image_pipeline::main(),
         "kmeans" => kmeans::main(),
         "kmeans_multi_gpu" => kmeans_multi_gpu::main(),
+        "pca" => pca::main(),
         "softmax_layernorm" => softmax_layernorm::main(),
         other => {
             eprintln!(
                 "kiln-examples: invoked as {other:?}; invoke it as one of color_quantization, digits_stats, gmm, image_pipeline, kmeans, kmeans_multi_gpu, \
-                 softmax_layernorm (exec -a NAME kiln-examples ARGS...)"
+                 pca, softmax_layernorm (exec -a NAME kiln-examples ARGS...)"
             );
             std::process::exit(2)
         }
