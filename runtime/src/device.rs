@@ -431,6 +431,9 @@ unsafe impl Sync for SendCtx {}
 /// Each device's state, made on first use (the lock is held while a context is made).
 static STATES: Mutex<Vec<Option<&'static DeviceState>>> = Mutex::new(Vec::new());
 
+/// Bit `k`: device `k`'s state was made (read without the lock, [`DeviceState::made`]).
+static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The runtime's state of one device, created on first use and kept for the process.
 pub(crate) struct DeviceState {
     pub id: usize,
@@ -446,15 +449,16 @@ pub(crate) struct DeviceState {
 }
 
 impl DeviceState {
-    /// Whether device `id`'s state (its context) was made. Does not wait for one being made.
+    /// Whether device `id`'s state (its context) was made. Does not wait for one being made
+    /// (devices 0-63; a later one's answer waits for the table's lock).
     pub fn made(id: usize) -> bool {
-        match STATES.try_lock() {
-            Ok(states) => states.get(id).is_some_and(|s| s.is_some()),
-            Err(std::sync::TryLockError::Poisoned(p)) => {
-                p.into_inner().get(id).is_some_and(|s| s.is_some())
-            }
-            // Being made by another thread (or another device's).
-            Err(std::sync::TryLockError::WouldBlock) => false,
+        match u32::try_from(id).ok().and_then(|i| 1u64.checked_shl(i)) {
+            Some(bit) => MADE.load(std::sync::atomic::Ordering::Acquire) & bit != 0,
+            None => STATES
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(id)
+                .is_some_and(|s| s.is_some()),
         }
     }
 
@@ -486,6 +490,9 @@ impl DeviceState {
             stream_write64: OnceLock::new(),
         }));
         states[id] = Some(state);
+        if let Some(bit) = u32::try_from(id).ok().and_then(|i| 1u64.checked_shl(i)) {
+            MADE.fetch_or(bit, std::sync::atomic::Ordering::Release);
+        }
         Ok(state)
     }
 
