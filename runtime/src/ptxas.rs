@@ -26,12 +26,12 @@ pub fn ptxas_path() -> Option<&'static Path> {
     kiln_cache::cuda_toolkit::ptxas()
 }
 
-/// Compiles `ptx` to a cubin for `sm_{sm}` with `ptxas` at `-O3` as a whole program (no `-c`).
-/// `name` names the code in errors.
+/// Compiles `ptx` to a cubin for `sm_{sm}` with `ptxas` at `-O{opt}` (0-3; more is 3, the
+/// default) as a whole program (no `-c`). `name` names the code in errors.
 ///
 /// Errors: no `ptxas` ([`ptxas_path`]); ptxas failing to start or rejecting the PTX, as
 /// [`crate::RuntimeError::Kernel`] at [`crate::error::KernelStage::Link`] with ptxas's messages as the log.
-pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32) -> Result<Vec<u8>> {
+pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32, opt: u32) -> Result<Vec<u8>> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let error = |log: String| KernelError::link(name, log);
     let ptxas = ptxas_path().ok_or_else(|| {
@@ -48,7 +48,7 @@ pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32) -> Result<Vec<u8>> {
             .map_err(|e| error(format!("cannot write {}: {e}", input.display())))?;
         let out = Command::new(ptxas)
             .arg(format!("-arch=sm_{sm}"))
-            .arg("-O3")
+            .arg(format!("-O{}", opt.min(3)))
             .arg("-o")
             .arg(&output)
             .arg(&input)
@@ -83,13 +83,13 @@ mod tests {
     fn compiles_ptx_to_an_elf_cubin_or_says_why_not() {
         match ptxas_path() {
             Some(_) => {
-                let cubin = ptxas_cubin("kiln_tid", PTX, 90).unwrap();
+                let cubin = ptxas_cubin("kiln_tid", PTX, 90, 3).unwrap();
                 assert_eq!(&cubin[..4], b"\x7fELF", "a cubin is an ELF file");
-                let bad = ptxas_cubin("broken", "not ptx", 90).unwrap_err().to_string();
+                let bad = ptxas_cubin("broken", "not ptx", 90, 1).unwrap_err().to_string();
                 assert!(bad.contains("broken"), "{bad}");
             }
             None => {
-                let e = ptxas_cubin("kiln_tid", PTX, 90).unwrap_err().to_string();
+                let e = ptxas_cubin("kiln_tid", PTX, 90, 3).unwrap_err().to_string();
                 assert!(e.contains("ptxas not found"), "{e}");
             }
         }

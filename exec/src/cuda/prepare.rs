@@ -233,7 +233,7 @@ fn load_cached(
         }
         return Err(kernel);
     };
-    let key = disk_cache_key(&kernel, gpu.target, tier, gpu.driver);
+    let key = code_key(&kernel, gpu, tier);
     kiln_runtime::host_trace::point("prepare: disk key");
     let lookup = disk.lookup(&key);
     kiln_runtime::host_trace::point("prepare: disk lookup");
@@ -268,7 +268,7 @@ fn load_cached(
 /// A lowered kernel compiled at `tier`, its cubin made by [`cubin_source`], loaded, and stored
 /// in the disk cache.
 fn compile_and_load(gpu: &Gpu, kernel: Kernel, tier: Tier) -> Result<(GpuKernel, Function)> {
-    let key = gpu.disk.as_ref().map(|_| disk_cache_key(&kernel, gpu.target, tier, gpu.driver));
+    let key = gpu.disk.as_ref().map(|_| code_key(&kernel, gpu, tier));
     let k = compile_ptx(kernel, gpu, tier)?;
     kiln_runtime::host_trace::point("prepare: compiled");
     let (function, cubin) = load_new(gpu, &k, cubin_source())?;
@@ -291,13 +291,15 @@ pub(super) fn load_new(
 ) -> Result<(Function, Vec<u8>)> {
     let cubin = match source {
         CubinSource::None => None,
-        CubinSource::Ptxas => match ptxas_cubin("kiln_region", &k.ptx, gpu.target.sm) {
-            Ok(cubin) => Some(cubin),
-            Err(e) => {
-                tracing::warn!(error = %e, "ptxas failed; loading the PTX");
-                None
+        CubinSource::Ptxas => {
+            match ptxas_cubin("kiln_region", &k.ptx, gpu.target.sm, sass_level(k.tier)) {
+                Ok(cubin) => Some(cubin),
+                Err(e) => {
+                    tracing::warn!(error = %e, "ptxas failed; loading the PTX");
+                    None
+                }
             }
-        },
+        }
         CubinSource::CuLink => Some(link_ptx_to_cubin(gpu.device, "kiln_region", &k.ptx)?),
         CubinSource::NvJitLink => {
             match nvjitlink::nvjitlink_cubin("kiln_region", &k.ptx, gpu.target.sm, &[]) {
@@ -382,6 +384,26 @@ pub(super) fn cubin_source() -> CubinSource {
 /// off it on an H100 (`x * k + cos(x)`: 34-36 ms against 36; level 0: 25 ms, its code 3-17×
 /// slower on reductions; `benches/RESULTS.md`, sessions 22 and 25), so the default stays.
 pub(super) const GPU_FAST_JIT_LEVEL: Option<u32> = None;
+
+/// The optimisation level of `tier`'s compile from PTX to SASS where `ptxas` makes it: the
+/// fast tier's `KILN_GPU_JIT_OPT` where set (the level the driver's JIT would take, 4 being
+/// `ptxas`'s 3), else 3.
+pub(super) fn sass_level(tier: Tier) -> u32 {
+    match tier {
+        Tier::Fast => kiln_cache::config().gpu_jit_opt.map_or(3, |l| l.min(3)),
+        Tier::Optimized => 3,
+    }
+}
+
+/// The disk cache's key of `kernel`'s code at `tier` for `gpu`: with the `ptxas` level where it
+/// is not the default ([`sass_level`]), so that code made at another level is not taken for it.
+pub(super) fn code_key(kernel: &Kernel, gpu: &Gpu, tier: Tier) -> String {
+    let key = disk_cache_key(kernel, gpu.target, tier, gpu.driver);
+    match sass_level(tier) {
+        3 => key,
+        level => format!("ptxas -O{level}\n{key}"),
+    }
+}
 
 /// Loads a region's code at `tier`: fast-tier PTX at [`GPU_FAST_JIT_LEVEL`] (or
 /// `KILN_GPU_JIT_OPT`), other code at the driver's default.
