@@ -233,9 +233,10 @@ pub struct Config {
     /// `KILN_GPU_COMPILE_AHEAD`: a plan's new GPU kernels compiled at once on the compile
     /// workers before its first step runs (a boolean; default on).
     pub gpu_compile_ahead: bool,
-    /// `KILN_GPU_JIT_OPT`: the driver JIT's optimisation level (`CU_JIT_OPTIMIZATION_LEVEL`, 0
-    /// to 4) for fast-tier PTX the driver compiles (no `ptxas` found, or `KILN_GPU_LINK=ptx`);
-    /// `None`: the driver's default (4).
+    /// `KILN_GPU_JIT_OPT`: the optimisation level (0 to 4) of fast-tier code's compile from
+    /// PTX: the driver JIT's (`CU_JIT_OPTIMIZATION_LEVEL`) for PTX the driver compiles (no
+    /// `ptxas` found, or `KILN_GPU_LINK=ptx`), `ptxas -O` (4 being 3) where `ptxas` makes the
+    /// cubin; `None`: the driver's default (4), `ptxas -O3`.
     pub gpu_jit_opt: Option<u32>,
     /// `KILN_GPU_GRAPHS`: launch lists replayed as CUDA graphs (`on`, `off` or `auto`; `None`:
     /// `auto`, which the runtime's `replay::mode` takes as on).

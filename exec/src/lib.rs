@@ -61,8 +61,9 @@ pub fn run(plan: &Arc<Compiled>, inputs: Inputs<'_>) -> Result<Outputs, ExecErro
 
 /// [`run`] on a CUDA device, its inputs made by `inputs` (copied to the device, say) once the
 /// plan's new kernels have begun to compile ([`cuda::Ahead`]) and the libraries it calls to
-/// load (`cuda::preload_libraries`): a process's first copies wait for the device's context,
-/// and its compiles and library loads run meanwhile.
+/// load (`cuda::preload_libraries`): a process's first copies wait for the device's context
+/// (made by them, or by the interpreter's warm-up thread), and its compiles and library loads
+/// run meanwhile.
 ///
 /// Errors: as [`run`], and `inputs`' own.
 pub fn run_cuda<E: From<ExecError>>(

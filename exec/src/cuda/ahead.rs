@@ -23,6 +23,8 @@ use super::*;
 /// [`Ahead::start`], then [`super::run_schedule_ahead`] of the same plan.
 pub struct Ahead {
     slots: Vec<Option<Arc<Slot<Prepared>>>>,
+    /// The plan whose steps these are (its address; 0 for none).
+    plan: usize,
 }
 
 /// A step's preparation: its result, or the panic that ended it on a worker (raised again on
@@ -60,7 +62,12 @@ enum State<T> {
 impl Ahead {
     /// No step prepared ahead.
     pub(super) fn none() -> Ahead {
-        Ahead { slots: Vec::new() }
+        Ahead { slots: Vec::new(), plan: 0 }
+    }
+
+    /// Whether these are `plan`'s steps (or none at all).
+    pub(super) fn is_for(&self, plan: &Arc<Compiled>) -> bool {
+        self.slots.is_empty() || self.plan == Arc::as_ptr(plan) as usize
     }
 
     /// Starts preparing `plan`'s new kernel steps on the workers, where the plan is in the plan
@@ -68,9 +75,10 @@ impl Ahead {
     /// new, more than one worker compiles and `KILN_GPU_COMPILE_AHEAD` is on.
     ///
     /// Where the device has no context yet (a process's first call), one new step is enough,
-    /// and steps the interpreter would run are compiled too: the context's creation (~125 ms
-    /// on an H200, on the caller's thread as it copies the inputs) then runs beside the
-    /// compiles (an elementwise kernel's ~40-60 ms), not before them.
+    /// and steps the interpreter would run are compiled too (unless `KILN_GPU_INTERP=always`):
+    /// the context's creation (~125 ms on an H200, on the interpreter's warm-up thread or on
+    /// the caller's as it copies the inputs) then runs beside the compiles (an elementwise
+    /// kernel's ~40-60 ms), not before them.
     pub fn start(gpu: &'static Gpu, plan: &Arc<Compiled>, cached: bool) -> Ahead {
         // A plan outside the plan cache is made again for each run: its steps are not kept
         // ready, so nothing tells a first run from a later one.
@@ -122,7 +130,7 @@ impl Ahead {
                 })
             })
             .collect();
-        Ahead { slots }
+        Ahead { slots, plan: Arc::as_ptr(plan) as usize }
     }
 
     /// Step `si`'s region prepared ahead: waited for where a worker prepares it, prepared here
@@ -202,7 +210,7 @@ impl<T> Slot<T> {
 /// Whether step `si` of `plan`, not ready yet, would compile its kernel before it launches:
 /// its region makes a kernel, and the interpreter would not run it while it compiles (`first`:
 /// the device's first call, where the interpreter's own module would wait for the context
-/// too: compiled whatever the interpreter would do).
+/// too: compiled unless `KILN_GPU_INTERP=always`).
 fn compiles_first(plan: &Compiled, si: usize, first: bool) -> bool {
     let region = &plan.partition.regions[plan.schedule.steps[si].region];
     let kernel = match region.kind {
@@ -217,7 +225,7 @@ fn compiles_first(plan: &Compiled, si: usize, first: bool) -> bool {
             && may_interpret(plan, si)
             && Bytecode::of(region).is_ok()
     };
-    kernel && (first || !interpreted())
+    kernel && ((first && interp::interpreting() != GpuInterp::Always) || !interpreted())
 }
 
 #[cfg(test)]

@@ -274,8 +274,9 @@ impl Gpu {
         slot.get_or_init(|| {
             // No context is made here (the attributes and the driver's version need none):
             // a process's first call compiles its new kernels while the copies of its inputs
-            // wait for the context (`Ahead`). A thread's first use of the context leaves it
-            // current there (`bind`).
+            // wait for the context (`Ahead`; the interpreter's warm-up thread, when it runs,
+            // makes it meanwhile). A thread's first use of the context leaves it current
+            // there (`bind`).
             let device = Device::new(ordinal)?;
             let (major, minor) = device.compute_capability()?;
             let sms = device.multiprocessor_count()?;
@@ -400,6 +401,9 @@ pub fn run_schedule_ahead(
     inputs: &[Arc<DeviceArray>],
     ahead: Ahead,
 ) -> Result<Vec<Arc<DeviceArray>>> {
+    debug_assert!(ahead.is_for(plan), "an Ahead started for another plan");
+    // Another plan's steps would hand this plan's steps the wrong kernels.
+    let ahead = if ahead.is_for(plan) { ahead } else { Ahead::none() };
     let sched: &Schedule = &plan.schedule;
     let _current = gpu.device.use_scoped()?;
     kiln_runtime::host_trace::point("run: device scoped");

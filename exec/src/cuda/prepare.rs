@@ -395,13 +395,16 @@ pub(super) fn sass_level(tier: Tier) -> u32 {
     }
 }
 
-/// The disk cache's key of `kernel`'s code at `tier` for `gpu`: with the `ptxas` level where it
-/// is not the default ([`sass_level`]), so that code made at another level is not taken for it.
+/// The disk cache's key of `kernel`'s code at `tier` for `gpu`: with the `ptxas` level where
+/// `ptxas` makes the cubin at another level than the default ([`sass_level`]), so that code made
+/// at another level is not taken for it.
 pub(super) fn code_key(kernel: &Kernel, gpu: &Gpu, tier: Tier) -> String {
     let key = disk_cache_key(kernel, gpu.target, tier, gpu.driver);
     match sass_level(tier) {
-        3 => key,
-        level => format!("ptxas -O{level}\n{key}"),
+        level if level != 3 && cubin_source() == CubinSource::Ptxas => {
+            format!("ptxas -O{level}\n{key}")
+        }
+        _ => key,
     }
 }
 

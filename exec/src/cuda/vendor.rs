@@ -76,7 +76,11 @@ pub(crate) fn preload_libraries(plan: &kiln_compiler::pipeline::Compiled) {
         let Some(&out) = region.body.outputs().first() else { continue };
         match region.body.node(out).op {
             OpKind::MatMul => blas::preload(),
-            OpKind::Fft | OpKind::Rfft | OpKind::Irfft => cufft::preload(),
+            OpKind::Fft | OpKind::Rfft | OpKind::Irfft => {
+                cufft::preload();
+                // A norm's scale is a cuBLAS call.
+                blas::preload();
+            }
             OpKind::Cholesky
             | OpKind::Solve
             | OpKind::Inv

@@ -40,9 +40,23 @@ fn solver_preload() -> TestResult {
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    match solver::loaded() {
-        Some(true) => Ok(()),
-        _ => super::skip("cuSOLVER cannot be loaded"),
+    if solver::loaded() != Some(true) {
+        return super::skip("cuSOLVER cannot be loaded");
+    }
+    // Still mapped (`libs::open_kept` kept it open): `dlopen` with glibc's RTLD_NOLOAD (4) of
+    // cudarc's names, which loads nothing.
+    let mapped = cudarc::get_lib_name_candidates("cusolver").iter().any(|name| {
+        // SAFETY: with RTLD_NOLOAD no library is loaded, so no initialiser runs; the reference
+        // taken is given back on drop.
+        unsafe {
+            libloading::os::unix::Library::open(Some(name), libloading::os::unix::RTLD_LAZY | 4)
+        }
+        .is_ok()
+    });
+    if mapped {
+        Ok(())
+    } else {
+        Err(Failure::Fail("cuSOLVER was unmapped after its preload".into()))
     }
 }
 
