@@ -151,13 +151,22 @@ pub fn kiln_module(
     source: &'static str,
     disk: Option<&DiskCache>,
 ) -> Result<Arc<Module>> {
-    static MODULES: OnceLock<Mutex<HashMap<(usize, &'static str), Arc<Module>>>> = OnceLock::new();
+    /// Each (device, label)'s slot: its module once made.
+    type Slot = Arc<Mutex<Option<Arc<Module>>>>;
+    static MODULES: OnceLock<Mutex<HashMap<(usize, &'static str), Slot>>> = OnceLock::new();
     let map = MODULES.get_or_init(Default::default);
-    let id = (device.id(), label);
-    // Held while a module is made: threads asking for one at once wait for the first's
-    // compile instead of compiling it again (each NVRTC compile takes 0.1-3 s).
-    let mut modules = map.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(m) = modules.get(&id) {
+    let slot = map
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry((device.id(), label))
+        .or_default()
+        .clone();
+    // The slot is held while its module is made: threads asking for the same module at once
+    // wait for the first's compile instead of compiling it again (each NVRTC compile takes
+    // 0.1-3 s); other modules do not wait for it. A module that failed leaves the slot empty,
+    // and the next caller tries again.
+    let mut module = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(m) = module.as_ref() {
         return Ok(m.clone());
     }
     let (major, minor) = device.compute_capability()?;
@@ -168,7 +177,7 @@ pub fn kiln_module(
             Ok(m) => {
                 crate::host_trace::point("kiln module: prebuilt cubin loaded");
                 PREBUILT_LOADS.add(label);
-                modules.insert(id, m.clone());
+                *module = Some(m.clone());
                 return Ok(m);
             }
             Err(e) => {
@@ -209,7 +218,7 @@ pub fn kiln_module(
         ModuleImage::Cubin(&entry.cubin)
     };
     let m = device.load_module(label, image)?;
-    modules.insert(id, m.clone());
+    *module = Some(m.clone());
     Ok(m)
 }
 
