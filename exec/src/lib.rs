@@ -53,9 +53,7 @@ pub fn run(plan: &Arc<Compiled>, inputs: Inputs<'_>) -> Result<Outputs, ExecErro
             };
             Ok(Outputs::Host(outs))
         }
-        Inputs::Cuda(gpu, inputs, cached) => {
-            Ok(Outputs::Cuda(cuda::run_schedule(gpu, plan, cached, inputs)?))
-        }
+        Inputs::Cuda(gpu, inputs, cached) => run_cuda(plan, gpu, cached, || Ok(inputs.to_vec())),
     }
 }
 
@@ -75,7 +73,7 @@ pub fn run_cuda<E: From<ExecError>>(
     cuda::preload_libraries(plan);
     let ahead = cuda::Ahead::start(gpu, plan, cached);
     let inputs = inputs()?;
-    let outputs = cuda::run_schedule_ahead(gpu, plan, cached, &inputs, ahead).map_err(E::from)?;
+    let outputs = cuda::run_schedule(gpu, plan, cached, &inputs, ahead).map_err(E::from)?;
     Ok(Outputs::Cuda(outputs))
 }
 

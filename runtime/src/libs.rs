@@ -62,6 +62,19 @@ pub(crate) fn open_kept(lib: &[&str]) -> bool {
     }
 }
 
+/// Whether the loader has a library of cudarc's candidate names for `lib` mapped (`dlopen`
+/// with glibc's `RTLD_NOLOAD`, 4: loads nothing; the reference it takes is given back at once).
+/// For tests: that [`open_kept`] kept a library open.
+pub(crate) fn is_mapped(lib: &[&str]) -> bool {
+    lib.iter().flat_map(|l| cudarc::get_lib_name_candidates(l)).any(|name| {
+        // SAFETY: with RTLD_NOLOAD no library is loaded, so no initialiser runs.
+        unsafe {
+            libloading::os::unix::Library::open(Some(name), libloading::os::unix::RTLD_LAZY | 4)
+        }
+        .is_ok()
+    })
+}
+
 /// Runs `load` (a library's [`ensure_loaded`] calls) on a thread of its own, the first time
 /// `started` is asked (once per process): a call that comes meanwhile waits for the load in
 /// `ensure_loaded`'s `OnceLock`, so nothing is loaded twice. Without a thread, nothing is done
@@ -146,7 +159,7 @@ impl<H> Handles<H> {
 
 #[cfg(test)]
 mod tests {
-    use super::{open_kept, switched_from};
+    use super::{is_mapped, open_kept, switched_from};
 
     /// A preload runs its load once, on a thread of its own.
     #[test]
@@ -173,25 +186,18 @@ mod tests {
         assert_eq!(ON_ITS_OWN.load(Ordering::SeqCst), 1, "on the preload's thread");
     }
 
-    /// Whether the loader has `name` mapped (`dlopen` with glibc's `RTLD_NOLOAD`, 4: opens
-    /// nothing new; the reference it takes is given back on drop).
-    fn mapped(name: &str) -> bool {
-        // SAFETY: with RTLD_NOLOAD no library is loaded, so no initialiser runs.
-        unsafe {
-            libloading::os::unix::Library::open(Some(name), libloading::os::unix::RTLD_LAZY | 4)
-        }
-        .is_ok()
-    }
-
     /// A library opened by cudarc's names stays mapped, so that cudarc's own load finds it
     /// (glibc's libBrokenLocale, which every glibc ships and nothing of ours loads, stands in for
     /// a CUDA library: cudarc's names include `lib{name}.so.1`).
     #[test]
     fn a_library_opened_by_cudarc_s_names_stays_mapped() {
         let name = "libBrokenLocale.so.1";
-        assert!(!mapped(name), "{name} is mapped before the test: it tells nothing");
+        assert!(
+            !is_mapped(&["BrokenLocale"]),
+            "{name} is mapped before the test: it tells nothing"
+        );
         assert!(open_kept(&["BrokenLocale"]), "{name} opens");
-        assert!(mapped(name), "{name} was unmapped after the check");
+        assert!(is_mapped(&["BrokenLocale"]), "{name} was unmapped after the check");
         assert!(!open_kept(&["kiln-no-such-library"]));
     }
 

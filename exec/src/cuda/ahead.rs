@@ -20,7 +20,7 @@ use super::prepare::{may_interpret, prepare, ready_cache, ready_key, Ready};
 use super::*;
 
 /// The steps of one run prepared ahead, by step index (`None`: the step prepares itself):
-/// [`Ahead::start`], then [`super::run_schedule_ahead`] of the same plan.
+/// [`Ahead::start`], then [`super::run_schedule`] of the same plan.
 pub struct Ahead {
     slots: Vec<Option<Arc<Slot<Prepared>>>>,
     /// The plan whose steps these are (its address; 0 for none).

@@ -383,18 +383,8 @@ pub(crate) use vendor::preload_libraries;
 /// Runs a plan's schedule on the device: `inputs[k]` is the graph's `input {index=k}`. Returns
 /// the schedule's outputs in device memory. `cached`: the plan lives in the plan cache (its
 /// prepared kernels may be kept by its address).
+/// `ahead`: its new kernels' preparation, started before ([`Ahead::start`] of the same plan).
 pub fn run_schedule(
-    gpu: &'static Gpu,
-    plan: &Arc<Compiled>,
-    cached: bool,
-    inputs: &[Arc<DeviceArray>],
-) -> Result<Vec<Arc<DeviceArray>>> {
-    run_schedule_ahead(gpu, plan, cached, inputs, Ahead::start(gpu, plan, cached))
-}
-
-/// [`run_schedule`] with its new kernels' preparation started before (`ahead`,
-/// [`Ahead::start`] of the same plan).
-pub fn run_schedule_ahead(
     gpu: &'static Gpu,
     plan: &Arc<Compiled>,
     cached: bool,

@@ -43,17 +43,8 @@ fn solver_preload() -> TestResult {
     if solver::loaded() != Some(true) {
         return super::skip("cuSOLVER cannot be loaded");
     }
-    // Still mapped (`libs::open_kept` kept it open): `dlopen` with glibc's RTLD_NOLOAD (4) of
-    // cudarc's names, which loads nothing.
-    let mapped = cudarc::get_lib_name_candidates("cusolver").iter().any(|name| {
-        // SAFETY: with RTLD_NOLOAD no library is loaded, so no initialiser runs; the reference
-        // taken is given back on drop.
-        unsafe {
-            libloading::os::unix::Library::open(Some(name), libloading::os::unix::RTLD_LAZY | 4)
-        }
-        .is_ok()
-    });
-    if mapped {
+    // Still mapped: `libs::open_kept` kept it open.
+    if crate::libs::is_mapped(&["cusolver"]) {
         Ok(())
     } else {
         Err(Failure::Fail("cuSOLVER was unmapped after its preload".into()))
