@@ -29,8 +29,10 @@ fn gpu_every_sample_program_agrees_with_the_evaluator() {
     }
     let gpu = gpu();
     let _d = gpu.device().use_scoped().unwrap();
-    // Small arrays run one element a thread, large ones four (`kiln_interp_1`, `kiln_interp`).
-    for n in [1000, 1 << 18] {
+    // Small arrays run one element a thread, large ones four (`kiln_interp_1`, `kiln_interp`);
+    // 2^21 + 3 elements are more tiles than the blocks the device holds at once (a block runs
+    // several, the last one partly full).
+    for n in [1000, 1 << 18, (1 << 21) + 3] {
         every_sample_program_agrees_at(gpu, n);
     }
 }
@@ -47,7 +49,7 @@ fn every_sample_program_agrees_at(gpu: &'static Gpu, n: usize) {
         let inputs: Vec<_> =
             host.iter().map(|h| std::sync::Arc::new(DeviceArray::upload(h).unwrap())).collect();
         let interpreted = Interpreted::new(gpu, program).unwrap();
-        let outs = interpreted.run(gpu, &inputs).unwrap();
+        let outs = interpreted.run(&inputs).unwrap();
         for (k, (o, w)) in outs.iter().zip(&want).enumerate() {
             let got = o.download().unwrap();
             let bound = if *max_ulps > 0 { MATH_ULPS } else { 0 };

@@ -3,12 +3,14 @@
 // compute while its code compiles. Carried compiled for sm_90 (runtime/prebuilt, made by
 // scripts/gpu/clang_modules.sh with clang and ptxas); NVRTC compiles it elsewhere.
 //
-// A block copies the program into shared memory, then each thread runs it for L elements
-// (kiln_interp: LANES, kiln_interp_1: one) at once (each instruction decoded once for them, their loads issued together), over a file
-// of 64-bit registers in shared memory (as many as the program uses): an instruction word's
-// byte 0 is its op (OP_*, bytecode::Family), byte 1 its operands' type (T_*), byte 2 the
-// register it writes, bytes 3-5 its operands. The math functions are libdevice's, as in
-// kiln's compiled kernels; each op rounds once.
+// A block copies the program into shared memory and decodes each word once (its (type, op)
+// key and its registers' places in the file), then each thread runs it for L elements
+// (kiln_interp: LANES, kiln_interp_1: one) at once: one jump on the key an instruction, then
+// the op alone for each lane (their loads issued together), over a file of 64-bit registers in
+// shared memory (as many as the program uses). An instruction word's byte 0 is its op (OP_*,
+// bytecode::Family), byte 1 its operands' type (T_*), byte 2 the register it writes, bytes 3-5
+// its operands. The math functions are libdevice's, as in kiln's compiled kernels; each op
+// rounds once.
 
 typedef unsigned char u8;
 typedef unsigned int u32;
@@ -29,7 +31,7 @@ typedef unsigned long long u64;
 #define __shared__ __attribute__((shared))
 #define __forceinline__ __attribute__((always_inline)) inline
 #define __noinline__ __attribute__((noinline))
-#define __launch_bounds__(n) __attribute__((launch_bounds(n)))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define SYNC_THREADS() __nvvm_barrier_sync(0)
 #define THREAD_X __nvvm_read_ptx_sreg_tid_x()
 #define BLOCK_X __nvvm_read_ptx_sreg_ctaid_x()
@@ -182,33 +184,6 @@ static __device__ __forceinline__ u64 cast(int from, int to, u64 r) {
   }
 }
 
-#define FLOAT_BINARY(T, S, x, y)                                          \
-  switch (op) {                                                           \
-    case OP_ADD: return x + y;                                            \
-    case OP_SUB: return x - y;                                            \
-    case OP_MUL: return x * y;                                            \
-    case OP_DIV: return DIV(x, y);                                        \
-    case OP_MAX: return (x != x || x > y) ? x : y;                        \
-    case OP_MIN: return (x != x || x < y) ? x : y;                        \
-    case OP_FMAX: return (y != y || x >= y) ? x : y;                      \
-    case OP_FMIN: return (y != y || x <= y) ? x : y;                      \
-    case OP_COPYSIGN: return __nv_copysign##S(x, y);                      \
-    case OP_ATAN2: return __nv_atan2##S(x, y);                            \
-    case OP_HYPOT: return __nv_hypot##S(x, y);                            \
-    default: return x;                                                    \
-  }
-
-#define SQRT __nv_fsqrt_rn
-#define DIV __nv_fdiv_rn
-static __device__ __noinline__ float f32_binary(int op, float x, float y) { FLOAT_BINARY(float, f, x, y) }
-#undef SQRT
-#undef DIV
-#define SQRT __nv_dsqrt_rn
-#define DIV __nv_ddiv_rn
-static __device__ __noinline__ double f64_binary(int op, double x, double y) { FLOAT_BINARY(double, , x, y) }
-#undef SQRT
-#undef DIV
-
 #define COMPARE(x, y)            \
   switch (op) {                  \
     case OP_EQ: return x == y;   \
@@ -224,8 +199,6 @@ static __device__ __noinline__ u64 compare(int op, int ty, u64 a, u64 b) {
   switch (ty) {
     case T_I32: { i32 x = (i32)(u32)a, y = (i32)(u32)b; COMPARE(x, y) }
     case T_I64: { i64 x = (i64)a, y = (i64)b; COMPARE(x, y) }
-    case T_F32: { float x = f32_of(a), y = f32_of(b); COMPARE(x, y) }
-    case T_F64: { double x = f64_of(a), y = f64_of(b); COMPARE(x, y) }
     default: { u64 x = a, y = b; COMPARE(x, y) }
   }
 }
@@ -283,45 +256,72 @@ static __device__ __forceinline__ u64 compute(int op, int ty, int c, u64 x, u64 
   if (ty == T_BOOL) return op == OP_NOT ? (x == 0) : op == OP_AND ? (x & y) : op == OP_OR ? (x | y) : (x ^ y);
   if (ty == T_I32) return of_i32(i32_op(op, (i32)(u32)x, (i32)(u32)y));
   if (ty == T_I64) return (u64)i64_op(op, (i64)x, (i64)y);
-  // Float unary ops never reach here: `run` decodes them once for a thread's lanes.
-  if (ty == T_F32) return of_f32(f32_binary(op, f32_of(x), f32_of(y)));
-  return of_f64(f64_binary(op, f64_of(x), f64_of(y)));
+  // Float arithmetic never reaches here: `run`'s switch decodes it for a thread's lanes.
+  return x;
 }
 
-// The register file: `registers` registers of L lanes for each thread of the block, in
-// dynamic shared memory (the launch gives registers * L * 8 bytes a thread), lane-major so that
-// a warp's accesses fall in distinct banks.
-#define FILE(r, l) file[((r) * L + (l)) * BLOCK_DIM_X + THREAD_X]
+// An instruction's switch key: its operands' type and its op.
+#define KEY(ty, op) (((ty) << 7) | (op))
 
-// A float unary op for the L lanes of a thread (`EACH(e)`: each lane's register set to `e` of
-// its `x`): the op decoded once for them, where `compute` decodes it again for every lane.
-#define FLOAT_UNARY_LANES(T, S)                                             \
-  switch (op) {                                                             \
-    case OP_NEG: EACH(-x) case OP_ABS: EACH(__nv_fabs##S(x))               \
-    case OP_SQRT: EACH(SQRT(x)) case OP_SQUARE: EACH(x * x)                \
-    case OP_RECIP: EACH(DIV((T)1, x)) case OP_EXP: EACH(__nv_exp##S(x))    \
-    case OP_EXP2: EACH(__nv_exp2##S(x)) case OP_EXPM1: EACH(__nv_expm1##S(x)) \
-    case OP_LOG: EACH(__nv_log##S(x)) case OP_LOG2: EACH(__nv_log2##S(x))  \
-    case OP_LOG10: EACH(__nv_log10##S(x)) case OP_LOG1P: EACH(__nv_log1p##S(x)) \
-    case OP_SIN: EACH(__nv_sin##S(x)) case OP_COS: EACH(__nv_cos##S(x))    \
-    case OP_TAN: EACH(__nv_tan##S(x)) case OP_ASIN: EACH(__nv_asin##S(x))  \
-    case OP_ACOS: EACH(__nv_acos##S(x)) case OP_ATAN: EACH(__nv_atan##S(x)) \
-    case OP_SINH: EACH(__nv_sinh##S(x)) case OP_COSH: EACH(__nv_cosh##S(x)) \
-    case OP_TANH: EACH(__nv_tanh##S(x)) case OP_ASINH: EACH(__nv_asinh##S(x)) \
-    case OP_ACOSH: EACH(__nv_acosh##S(x)) case OP_ATANH: EACH(__nv_atanh##S(x)) \
-    case OP_FLOOR: EACH(__nv_floor##S(x)) case OP_CEIL: EACH(__nv_ceil##S(x)) \
-    case OP_TRUNC: EACH(__nv_trunc##S(x)) case OP_RINT: EACH(__nv_rint##S(x)) \
-    case OP_CBRT: EACH(__nv_cbrt##S(x))                                     \
-    case OP_SIGN: EACH(x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x)   \
-    default: EACH(x)                                                        \
-  }
+// The op for each of a thread's lanes: `fa`, `fb` its operands' registers, `fd` the one it
+// writes (lane l at l * bd).
+#define LANE_LOOP _Pragma("unroll") for (int l = 0; l < L; l++)
+#define F32_UN(e) LANE_LOOP { float x = f32_of(fa[l * bd]); fd[l * bd] = of_f32(e); } break;
+#define F64_UN(e) LANE_LOOP { double x = f64_of(fa[l * bd]); fd[l * bd] = of_f64(e); } break;
+#define F32_BIN(e) LANE_LOOP { float x = f32_of(fa[l * bd]), y = f32_of(fb[l * bd]); fd[l * bd] = of_f32(e); } break;
+#define F64_BIN(e) LANE_LOOP { double x = f64_of(fa[l * bd]), y = f64_of(fb[l * bd]); fd[l * bd] = of_f64(e); } break;
+#define F32_CMP(e) LANE_LOOP { float x = f32_of(fa[l * bd]), y = f32_of(fb[l * bd]); fd[l * bd] = (u64)(e); } break;
+#define F64_CMP(e) LANE_LOOP { double x = f64_of(fa[l * bd]), y = f64_of(fb[l * bd]); fd[l * bd] = (u64)(e); } break;
 
-// The program run for L elements a thread at once (their loads issued together, each
-// instruction decoded once for them): lane l of thread t takes element tile + l * threads + t.
+// The float ops of one type, each a case of `run`'s switch.
+#define FLOAT_CASES(T, TY, S, UN, BIN, CMP, SQRT_, DIV_)                                      \
+  case KEY(TY, OP_NEG): UN(-x) case KEY(TY, OP_ABS): UN(__nv_fabs##S(x))                      \
+  case KEY(TY, OP_SQRT): UN(SQRT_(x)) case KEY(TY, OP_SQUARE): UN(x * x)                      \
+  case KEY(TY, OP_RECIP): UN(DIV_((T)1, x)) case KEY(TY, OP_EXP): UN(__nv_exp##S(x))          \
+  case KEY(TY, OP_EXP2): UN(__nv_exp2##S(x)) case KEY(TY, OP_EXPM1): UN(__nv_expm1##S(x))     \
+  case KEY(TY, OP_LOG): UN(__nv_log##S(x)) case KEY(TY, OP_LOG2): UN(__nv_log2##S(x))         \
+  case KEY(TY, OP_LOG10): UN(__nv_log10##S(x)) case KEY(TY, OP_LOG1P): UN(__nv_log1p##S(x))   \
+  case KEY(TY, OP_SIN): UN(__nv_sin##S(x)) case KEY(TY, OP_COS): UN(__nv_cos##S(x))           \
+  case KEY(TY, OP_TAN): UN(__nv_tan##S(x)) case KEY(TY, OP_ASIN): UN(__nv_asin##S(x))         \
+  case KEY(TY, OP_ACOS): UN(__nv_acos##S(x)) case KEY(TY, OP_ATAN): UN(__nv_atan##S(x))       \
+  case KEY(TY, OP_SINH): UN(__nv_sinh##S(x)) case KEY(TY, OP_COSH): UN(__nv_cosh##S(x))       \
+  case KEY(TY, OP_TANH): UN(__nv_tanh##S(x)) case KEY(TY, OP_ASINH): UN(__nv_asinh##S(x))     \
+  case KEY(TY, OP_ACOSH): UN(__nv_acosh##S(x)) case KEY(TY, OP_ATANH): UN(__nv_atanh##S(x))   \
+  case KEY(TY, OP_FLOOR): UN(__nv_floor##S(x)) case KEY(TY, OP_CEIL): UN(__nv_ceil##S(x))     \
+  case KEY(TY, OP_TRUNC): UN(__nv_trunc##S(x)) case KEY(TY, OP_RINT): UN(__nv_rint##S(x))     \
+  case KEY(TY, OP_CBRT): UN(__nv_cbrt##S(x))                                                  \
+  case KEY(TY, OP_SIGN): UN(x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x)                 \
+  case KEY(TY, OP_ADD): BIN(x + y) case KEY(TY, OP_SUB): BIN(x - y)                           \
+  case KEY(TY, OP_MUL): BIN(x * y) case KEY(TY, OP_DIV): BIN(DIV_(x, y))                      \
+  case KEY(TY, OP_MAX): BIN((x != x || x > y) ? x : y)                                        \
+  case KEY(TY, OP_MIN): BIN((x != x || x < y) ? x : y)                                        \
+  case KEY(TY, OP_FMAX): BIN((y != y || x >= y) ? x : y)                                      \
+  case KEY(TY, OP_FMIN): BIN((y != y || x <= y) ? x : y)                                      \
+  case KEY(TY, OP_COPYSIGN): BIN(__nv_copysign##S(x, y))                                      \
+  case KEY(TY, OP_ATAN2): BIN(__nv_atan2##S(x, y)) case KEY(TY, OP_HYPOT): BIN(__nv_hypot##S(x, y)) \
+  case KEY(TY, OP_EQ): CMP(x == y) case KEY(TY, OP_NE): CMP(x != y)                           \
+  case KEY(TY, OP_LT): CMP(x < y) case KEY(TY, OP_LE): CMP(x <= y)                            \
+  case KEY(TY, OP_GT): CMP(x > y) case KEY(TY, OP_GE): CMP(x >= y)
+
+// The program run for L elements a thread at once: lane l of thread t takes element
+// tile + l * threads + t. The register file: the program's registers, L lanes each for every
+// thread of the block, in dynamic shared memory (the launch gives registers * L * 8 bytes a
+// thread), lane-major so that a warp's accesses fall in distinct banks.
 template <int L>
 static __device__ __forceinline__ void run(const u64* code, u32 ncode, u64 n, Buffers bufs,
-                                           u64* program, const void** ins, void** outs, u64* file) {
-  for (u32 k = THREAD_X; k < ncode; k += BLOCK_DIM_X) program[k] = code[k];
+                                           u64* program, u64* decoded, const void** ins, void** outs, u64* file) {
+  // Each word decoded once for the block: its key (type, op) and its registers' offsets in
+  // the file (in registers of 8 bytes: below 32 * LANES * 256 = 2^15, so 16 bits each). A
+  // constant's value word is decoded too, and never read.
+  const u32 bd = BLOCK_DIM_X;
+  for (u32 k = THREAD_X; k < ncode; k += bd) {
+    u64 w = code[k];
+    program[k] = w;
+    u64 key = KEY((w >> 8) & 7, w & 0x7f);
+    u64 d = ((w >> 16) & (MAX_REGISTERS - 1)) * (L * bd), a = ((w >> 24) & (MAX_REGISTERS - 1)) * (L * bd);
+    u64 b = ((w >> 32) & (MAX_REGISTERS - 1)) * (L * bd);
+    decoded[k] = key | d << 16 | a << 32 | b << 48;
+  }
   if (THREAD_X == 0) {
 #pragma unroll
     for (int k = 0; k < MAX_INPUTS; k++) ins[k] = bufs.in[k];
@@ -329,69 +329,94 @@ static __device__ __forceinline__ void run(const u64* code, u32 ncode, u64 n, Bu
     for (int k = 0; k < MAX_OUTPUTS; k++) outs[k] = bufs.out[k];
   }
   SYNC_THREADS();
-  u64 tile_size = (u64)BLOCK_DIM_X * L;
+  u64* mine = file + THREAD_X;
+  u64 tile_size = (u64)bd * L;
   for (u64 tile = (u64)BLOCK_X * tile_size; tile < n; tile += (u64)GRID_DIM_X * tile_size) {
     u64 first = tile + THREAD_X;
+    bool whole = tile + tile_size <= n;
     for (u32 pc = 0; pc < ncode; pc++) {
-      u64 w = program[pc];
-      int op = (int)(w & 0xff), ty = (int)((w >> 8) & 0xff);
-      int dst = (int)((w >> 16) & 0xff) & (MAX_REGISTERS - 1), a = (int)((w >> 24) & 0xff) & (MAX_REGISTERS - 1);
-      int b = (int)((w >> 32) & 0xff) & (MAX_REGISTERS - 1), c = (int)((w >> 40) & 0xff);
-      if (op == OP_LOAD) {
-        const void* p = ins[(w >> 24) & 0xff];
-        u64 v[L];
-#pragma unroll
-        for (int l = 0; l < L; l++) {
-          u64 e = first + (u64)l * BLOCK_DIM_X;
-          v[l] = b ? load(p, ty, 0) : e < n ? load(p, ty, e) : 0;
+      u64 dw = decoded[pc];
+      u32 lo = (u32)dw, hi = (u32)(dw >> 32);
+      u64* fd = mine + (lo >> 16);
+      const u64* fa = mine + (hi & 0xffff);
+      const u64* fb = mine + (hi >> 16);
+      switch (lo & 0xffff) {
+        case KEY(T_F32, OP_LOAD):
+        case KEY(T_I32, OP_LOAD): {
+          u64 w = program[pc];
+          const u32* p = (const u32*)ins[(w >> 24) & 0xff];
+          if ((w >> 32) & 0xff) {
+            u64 v = p[0];
+            LANE_LOOP fd[l * bd] = v;
+          } else if (whole) {
+            u32 v[L];
+            LANE_LOOP v[l] = p[first + (u64)l * bd];
+            LANE_LOOP fd[l * bd] = v[l];
+          } else {
+            u32 v[L];
+            LANE_LOOP { u64 e = first + (u64)l * bd; v[l] = e < n ? p[e] : 0; }
+            LANE_LOOP fd[l * bd] = v[l];
+          }
+          break;
         }
-#pragma unroll
-        for (int l = 0; l < L; l++) FILE(dst, l) = v[l];
-      } else if (op == OP_STORE) {
-        void* p = outs[(w >> 16) & 0xff];
-#pragma unroll
-        for (int l = 0; l < L; l++) {
-          u64 e = first + (u64)l * BLOCK_DIM_X;
-          if (e < n) store(p, ty, e, FILE(a, l));
+        case KEY(T_F64, OP_LOAD):
+        case KEY(T_I64, OP_LOAD): {
+          u64 w = program[pc];
+          const u64* p = (const u64*)ins[(w >> 24) & 0xff];
+          if ((w >> 32) & 0xff) {
+            u64 v = p[0];
+            LANE_LOOP fd[l * bd] = v;
+          } else {
+            u64 v[L];
+            LANE_LOOP { u64 e = first + (u64)l * bd; v[l] = whole || e < n ? p[e] : 0; }
+            LANE_LOOP fd[l * bd] = v[l];
+          }
+          break;
         }
-      } else if (op == OP_CONST) {
-        u64 k = program[++pc];
-#pragma unroll
-        for (int l = 0; l < L; l++) FILE(dst, l) = k;
-      } else if (op >= OP_ADD && op <= OP_MUL && ty == T_F32) {
-        // The commonest ops in line, without the calls of `compute` (each rounds once, as the
-        // evaluator's).
-#pragma unroll
-        for (int l = 0; l < L; l++) {
-          float x = f32_of(FILE(a, l)), y = f32_of(FILE(b, l));
-          FILE(dst, l) = of_f32(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
+        case KEY(T_F32, OP_STORE):
+        case KEY(T_I32, OP_STORE): {
+          u32* p = (u32*)outs[(program[pc] >> 16) & 0xff];
+          if (whole) {
+            LANE_LOOP p[first + (u64)l * bd] = (u32)fa[l * bd];
+          } else {
+            LANE_LOOP { u64 e = first + (u64)l * bd; if (e < n) p[e] = (u32)fa[l * bd]; }
+          }
+          break;
         }
-      } else if (op >= OP_ADD && op <= OP_MUL && ty == T_F64) {
-#pragma unroll
-        for (int l = 0; l < L; l++) {
-          double x = f64_of(FILE(a, l)), y = f64_of(FILE(b, l));
-          FILE(dst, l) = of_f64(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
+        case KEY(T_F64, OP_STORE):
+        case KEY(T_I64, OP_STORE): {
+          u64* p = (u64*)outs[(program[pc] >> 16) & 0xff];
+          LANE_LOOP { u64 e = first + (u64)l * bd; if (whole || e < n) p[e] = fa[l * bd]; }
+          break;
         }
-      } else if (op >= OP_NEG && op <= OP_CBRT && ty == T_F32) {
-#define EACH(e) for (int l = 0; l < L; l++) { float x = f32_of(FILE(a, l)); FILE(dst, l) = of_f32(e); } break;
-#define SQRT __nv_fsqrt_rn
-#define DIV __nv_fdiv_rn
-        FLOAT_UNARY_LANES(float, f)
-#undef SQRT
-#undef DIV
-#undef EACH
-      } else if (op >= OP_NEG && op <= OP_CBRT && ty == T_F64) {
-#define EACH(e) for (int l = 0; l < L; l++) { double x = f64_of(FILE(a, l)); FILE(dst, l) = of_f64(e); } break;
-#define SQRT __nv_dsqrt_rn
-#define DIV __nv_ddiv_rn
-        FLOAT_UNARY_LANES(double, )
-#undef SQRT
-#undef DIV
-#undef EACH
-      } else {
-        int z = c & (MAX_REGISTERS - 1);
-#pragma unroll
-        for (int l = 0; l < L; l++) FILE(dst, l) = compute(op, ty, c, FILE(a, l), FILE(b, l), FILE(z, l));
+        case KEY(T_BOOL, OP_CONST): case KEY(T_I32, OP_CONST): case KEY(T_I64, OP_CONST):
+        case KEY(T_F32, OP_CONST): case KEY(T_F64, OP_CONST): {
+          u64 k = program[++pc];
+          LANE_LOOP fd[l * bd] = k;
+          break;
+        }
+#define SQRT_F __nv_fsqrt_rn
+#define DIV_F __nv_fdiv_rn
+#define SQRT_D __nv_dsqrt_rn
+#define DIV_D __nv_ddiv_rn
+        FLOAT_CASES(float, T_F32, f, F32_UN, F32_BIN, F32_CMP, SQRT_F, DIV_F)
+        FLOAT_CASES(double, T_F64, , F64_UN, F64_BIN, F64_CMP, SQRT_D, DIV_D)
+        default: {
+          u64 w = program[pc];
+          int op = (int)(w & 0xff), ty = (int)((w >> 8) & 0xff), b = (int)((w >> 32) & 0xff), c = (int)((w >> 40) & 0xff);
+          if (op == OP_LOAD) {
+            const void* p = ins[(w >> 24) & 0xff];
+            u64 v[L];
+            LANE_LOOP { u64 e = first + (u64)l * bd; v[l] = b ? load(p, ty, 0) : e < n ? load(p, ty, e) : 0; }
+            LANE_LOOP fd[l * bd] = v[l];
+          } else if (op == OP_STORE) {
+            void* p = outs[(w >> 16) & 0xff];
+            LANE_LOOP { u64 e = first + (u64)l * bd; if (e < n) store(p, ty, e, fa[l * bd]); }
+          } else {
+            const u64* fc = mine + (c & (MAX_REGISTERS - 1)) * (L * bd);
+            LANE_LOOP fd[l * bd] = compute(op, ty, c, fa[l * bd], fb[l * bd], fc[l * bd]);
+          }
+        }
       }
     }
   }
@@ -400,14 +425,19 @@ static __device__ __forceinline__ void run(const u64* code, u32 ncode, u64 n, Bu
 // Four elements a thread (arrays that fill the device), and one (small arrays: a thread's
 // program is then a quarter as long, and more threads share the work).
 #define LANES 4
+// Blocks of 256 threads a multiprocessor holds at once, at least: the registers' bound that
+// lets the register file's shared memory be the limit (ptxas then keeps 40 registers;
+// without it 64, and four blocks of 256 ran first_expr 6% slower, session 42).
+#define MIN_BLOCKS 6
 
 #define KERNEL(name, lanes)                                                                        \
-  extern "C" __global__ void __launch_bounds__(256) name(const u64* code, u32 ncode, u64 n, Buffers bufs) { \
+  extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS) name(const u64* code, u32 ncode, u64 n, Buffers bufs) { \
     __shared__ u64 program[MAX_CODE];                                                              \
+    __shared__ u64 decoded[MAX_CODE];                                                              \
     __shared__ const void* ins[MAX_INPUTS];                                                        \
     __shared__ void* outs[MAX_OUTPUTS];                                                            \
     extern __shared__ u64 file[];                                                                  \
-    run<lanes>(code, ncode, n, bufs, program, ins, outs, file);                                    \
+    run<lanes>(code, ncode, n, bufs, program, decoded, ins, outs, file);                           \
   }
 KERNEL(kiln_interp, LANES)
 KERNEL(kiln_interp_1, 1)

@@ -37,10 +37,9 @@ const LANES: usize = 4;
 /// made each thread's pass four times as long where there were threads to spare (64 ops on
 /// 1,024 elements: 0.080 ms with four, 0.034 with one, H200).
 const SMALL_PER_SM: usize = 1024;
-/// Shared memory a block's register file may take: the 48 KiB a launch gets without opting
-/// in, less the kernel's static shared memory (the program, the buffers' addresses: 3,200
-/// bytes).
-const FILE_BYTES: usize = 44 * 1024;
+/// Shared memory a launch gets without opting in: the register file's and the kernel's static
+/// shared memory (the program, decoded and not, and the buffers' addresses: 6,272 bytes) share it.
+const LAUNCH_SHARED_BYTES: usize = 48 * 1024;
 
 /// The buffers of a launch, by value (`Buffers` in `interp.cu`).
 #[repr(C)]
@@ -106,26 +105,41 @@ pub(super) fn warm_up(ordinal: usize) {
 pub struct Interpreted {
     pub program: Arc<Bytecode>,
     code: DeviceBuffer,
-    /// Four lanes a thread, one lane.
-    functions: [Function; 2],
+    /// The interpreter's function for this program's lanes (four a thread, or one).
+    function: Function,
+    /// Blocks, threads and dynamic shared memory (bytes) of its launches.
+    launch: (u32, u32, u32),
 }
 
 impl Interpreted {
     /// `program` on `gpu`: its code uploaded (and the upload finished, so any stream may read
     /// it), the interpreter loaded.
     pub fn new(gpu: &Gpu, program: Bytecode) -> Result<Interpreted> {
-        let functions = functions(gpu)?;
+        let [four, one] = functions(gpu)?;
+        let sms = gpu.multiprocessors();
+        let lanes = if program.elements < sms * SMALL_PER_SM { 1 } else { LANES };
+        let function = if lanes == 1 { one } else { four };
+        let file_bytes = LAUNCH_SHARED_BYTES.saturating_sub(function.shared_size_bytes()? as usize);
+        let (blocks, threads, bytes) =
+            launch_shape(program.registers, program.elements, sms, lanes, file_bytes);
+        // As much of each multiprocessor's L1 as shared memory as it takes (the register files
+        // are the bound), and a grid of the blocks the device holds at once: a grid of 2,048
+        // threads' worth a multiprocessor ran a second wave of a third of it (session 42).
+        function.set_preferred_shared_memory_carveout(100)?;
+        let resident = function.max_active_blocks(threads, bytes)?;
+        let blocks = if resident > 0 { blocks.min(sms * resident) } else { blocks };
         let mut code = DeviceBuffer::alloc(8 * program.code.len().max(1))?;
         if !program.code.is_empty() {
             code.copy_from_host(&program.code)?;
         }
         code.stream().synchronize()?;
-        Ok(Interpreted { program: Arc::new(program), code, functions })
+        let launch = (blocks as u32, threads as u32, bytes as u32);
+        Ok(Interpreted { program: Arc::new(program), code, function, launch })
     }
 
     /// Runs the program over `inputs` (its dtypes and shapes) into fresh outputs, on the
     /// current stream.
-    pub fn run(&self, gpu: &Gpu, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
+    pub fn run(&self, inputs: &[Arc<DeviceArray>]) -> Result<Vec<DeviceArray>> {
         let p = &self.program;
         check_inputs(0, &p.inputs, inputs)?;
         let outs: Vec<DeviceArray> = p
@@ -144,12 +158,8 @@ impl Interpreted {
             *slot = a.buf.ptr();
         }
         let (ncode, n) = (p.code.len() as u32, p.elements as u64);
-        let sms = gpu.multiprocessors();
-        let lanes = if p.elements < sms * SMALL_PER_SM { 1 } else { LANES };
-        let (blocks, threads, bytes) = launch_shape(p.registers, p.elements, sms, lanes);
-        let function = &self.functions[usize::from(lanes == 1)];
-        let config =
-            LaunchConfig::linear(blocks as u32, threads as u32).with_shared_mem(bytes as u32);
+        let (blocks, threads, bytes) = self.launch;
+        let config = LaunchConfig::linear(blocks, threads).with_shared_mem(bytes);
         let args: [&dyn KernelArg; 4] = [&self.code, &ncode, &n, &bufs];
         let stream = Stream::current()?;
         // SAFETY: `kiln_interp(code, ncode, n, buffers)` (and `kiln_interp_1`) reads `ncode`
@@ -159,23 +169,25 @@ impl Interpreted {
         // outputs its stores name at e: the inputs were checked to hold the program's dtypes
         // and shapes (each `n` elements or, read at 0, at least one), the outputs are fresh
         // buffers of `n` elements of theirs.
-        unsafe { function.launch_on(&stream, config, &args)? };
+        unsafe { self.function.launch_on(&stream, config, &args)? };
         Ok(outs)
     }
 }
 
 /// Blocks, threads and dynamic shared memory (bytes) of a launch of a program of `registers`
 /// registers over `elements` elements on `sms` multiprocessors, `lanes` elements a thread: the
-/// register file (`lanes` lanes a thread, 8 bytes each) within [`FILE_BYTES`], small arrays in
-/// small blocks so that every multiprocessor takes a share.
+/// register file (`lanes` lanes a thread, 8 bytes each) within `file_bytes`, small arrays in
+/// small blocks so that every multiprocessor takes a share; at most 2,048 threads a
+/// multiprocessor (the caller bounds the grid by what the device holds at once).
 fn launch_shape(
     registers: usize,
     elements: usize,
     sms: usize,
     lanes: usize,
+    file_bytes: usize,
 ) -> (usize, usize, usize) {
     let per_thread = registers.max(1) * lanes * 8;
-    let fit = (FILE_BYTES / per_thread / 32 * 32).clamp(32, THREADS);
+    let fit = (file_bytes / per_thread / 32 * 32).clamp(32, THREADS);
     let spread = elements.div_ceil(lanes * sms.max(1)).next_multiple_of(32);
     let threads = spread.clamp(32, fit);
     let blocks = elements.div_ceil(threads * lanes).min(sms.max(1) * (2048 / threads));
@@ -408,12 +420,14 @@ mod tests {
 
     #[test]
     fn launches_fit_the_shared_memory_and_spread_small_arrays() {
+        // The interpreter's static shared memory on sm_90 (ptxas -v): 6,272 bytes.
+        const FILE: usize = super::LAUNCH_SHARED_BYTES - 6272;
         for lanes in [1, super::LANES] {
             for registers in 1..=MAX_REGISTERS {
                 for elements in [1, 1024, 100_000, 1 << 26] {
                     let (blocks, threads, bytes) =
-                        super::launch_shape(registers, elements, 132, lanes);
-                    assert!(bytes + 3200 <= 48 * 1024, "{registers} registers: {bytes} bytes");
+                        super::launch_shape(registers, elements, 132, lanes, FILE);
+                    assert!(bytes <= FILE, "{registers} registers: {bytes} bytes");
                     assert!(threads % 32 == 0 && (32..=256).contains(&threads));
                     // Every element, or as many blocks as the device holds at once.
                     let resident = 132 * (2048 / threads) * threads;
@@ -423,9 +437,9 @@ mod tests {
         }
         // 1,024 elements on 132 multiprocessors: 8 blocks of 32 threads at four lanes, 32 at
         // one, not one block of 256.
-        assert_eq!(super::launch_shape(2, 1024, 132, super::LANES).0, 8);
-        assert_eq!(super::launch_shape(2, 1024, 132, 1).0, 32);
-        assert_eq!(super::launch_shape(2, 1 << 26, 132, super::LANES).1, 256);
+        assert_eq!(super::launch_shape(2, 1024, 132, super::LANES, FILE).0, 8);
+        assert_eq!(super::launch_shape(2, 1024, 132, 1, FILE).0, 32);
+        assert_eq!(super::launch_shape(2, 1 << 26, 132, super::LANES, FILE).1, 256);
     }
 
     #[test]

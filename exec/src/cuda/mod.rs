@@ -560,7 +560,7 @@ impl Walker for Cuda<'_> {
             }
             (None, _, None) if let Some(pending) = &ready.pending => {
                 let i = &pending.interpreted;
-                (i.run(gpu, &reads)?, RanCode::GpuInterpreted(i.program.clone()))
+                (i.run(&reads)?, RanCode::GpuInterpreted(i.program.clone()))
             }
             (None, _, None) if let Some(call @ VendorCall::Fft(_)) = &ready.vendor => {
                 let store = ready.fft_site.as_ref();
