@@ -13,10 +13,16 @@
 //! (`KILN_CUDA_PATH`, `CUDA_PATH`, `CUDA_HOME`, `/usr/local/cuda`), else `ptxas` on the `PATH`;
 //! [`ptxas_path`] is `None` without a toolkit (the driver's JIT
 //! then compiles the PTX, and the disk cache keeps the PTX only).
+//!
+//! Its files (the PTX in, the cubin out) live in a folder of the process's own
+//! (`kiln-ptxas-PID` in the temp dir), which the process's end removes
+//! ([`remove_files_at_exit`]): a `ptxas` still running then finds no folder to write its
+//! cubin to, where it left its files behind before.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Once, OnceLock};
 
 use crate::error::{KernelError, Result};
 
@@ -37,11 +43,9 @@ pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32, opt: u32) -> Result<Vec<u8>> 
     let ptxas = ptxas_path().ok_or_else(|| {
         error(format!("ptxas not found ({})", kiln_cache::cuda_toolkit::PTXAS_SEARCH))
     })?;
-    let stem = std::env::temp_dir().join(format!(
-        "kiln-ptxas-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
+    let stem = folder()
+        .map_err(|e| error(format!("no folder for ptxas's files: {e}")))?
+        .join(SEQ.fetch_add(1, Ordering::Relaxed).to_string());
     let (input, output) = (stem.with_extension("ptx"), stem.with_extension("cubin"));
     let result = (|| {
         std::fs::write(&input, ptx)
@@ -69,6 +73,50 @@ pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32, opt: u32) -> Result<Vec<u8>> 
     result
 }
 
+/// This process's folder for `ptxas`'s files, made at the first compile (and the process's
+/// end then set to remove it).
+fn folder() -> std::io::Result<&'static Path> {
+    static FOLDER: OnceLock<PathBuf> = OnceLock::new();
+    if ENDED.load(Ordering::Acquire) {
+        return Err(std::io::Error::other("the process is ending"));
+    }
+    if let Some(f) = FOLDER.get() {
+        return Ok(f);
+    }
+    let f = std::env::temp_dir().join(format!("kiln-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&f)?;
+    remove_files_at_exit();
+    Ok(FOLDER.get_or_init(|| f))
+}
+
+/// Set once the process's end removed the folder: no compile makes it again.
+static ENDED: AtomicBool = AtomicBool::new(false);
+
+/// Has the process's end remove this process's folder of `ptxas` files (`atexit`; once, the
+/// first compile calls it too). Handlers run in the reverse order of their registration: a
+/// handler that waits at exit for compiles running `ptxas` registers after calling this, so
+/// that the folder goes after that wait.
+pub fn remove_files_at_exit() {
+    static AT_EXIT: Once = Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: `remove_folder` is a plain function that takes no lock and does not
+        // unwind (it removes files, ignoring errors).
+        unsafe { libc::atexit(remove_folder) };
+    });
+}
+
+extern "C" fn remove_folder() {
+    ENDED.store(true, Ordering::Release);
+    let f = std::env::temp_dir().join(format!("kiln-ptxas-{}", std::process::id()));
+    // A `ptxas` that writes its cubin between the listing and the folder's removal leaves the
+    // folder not empty: again, a few times.
+    for _ in 0..4 {
+        if std::fs::remove_dir_all(&f).is_ok() || !f.exists() {
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +126,67 @@ mod tests {
         .visible .entry kiln_tid(.param .u64 out) {\n  .reg .b32 %r<2>;\n  .reg .b64 %rd<4>;\n\
         ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %tid.x;\n\
         mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd2, %rd2, %rd3;\n  st.global.u32 [%rd2], %r1;\n  ret;\n}\n";
+
+    /// Paths in the temp dir of `ptxas` files of process `pid`: its folder, and the files
+    /// kiln wrote beside it before (`kiln-ptxas-PID-N.ptx`).
+    fn files_of(pid: u32) -> Vec<PathBuf> {
+        let mine = format!("kiln-ptxas-{pid}");
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name == mine || name.starts_with(&format!("{mine}-"))
+            })
+            .map(|e| e.path())
+            .collect()
+    }
+
+    /// A process that ends while `ptxas` runs (the child below) leaves none of its files.
+    #[test]
+    fn a_process_that_ends_while_ptxas_runs_leaves_no_files() {
+        if ptxas_path().is_none() {
+            eprintln!("skipped: no ptxas");
+            return;
+        }
+        let child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "ptxas::tests::ends_while_ptxas_runs", "--ignored", "--nocapture"])
+            .env("KILN_PTXAS_CHILD", "1")
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&child.stdout);
+        assert!(out.contains("ptxas running, exiting"), "the child did not reach ptxas:\n{out}");
+        let pid: u32 = out
+            .lines()
+            .find_map(|l| l.strip_prefix("child pid "))
+            .and_then(|p| p.trim().parse().ok())
+            .expect("the child's pid");
+        let left = files_of(pid);
+        assert!(left.is_empty(), "the child left {left:?}");
+    }
+
+    /// The child of the test above: compiles on a thread, and ends the process once `ptxas`
+    /// has its input (the compile has not finished: `ptxas` takes 15 ms or more).
+    #[test]
+    #[ignore = "a child process of a_process_that_ends_while_ptxas_runs_leaves_no_files"]
+    fn ends_while_ptxas_runs() {
+        if std::env::var_os("KILN_PTXAS_CHILD").is_none() {
+            return;
+        }
+        let pid = std::process::id();
+        println!("child pid {pid}");
+        std::thread::spawn(|| ptxas_cubin("kiln_tid", PTX, 90, 3));
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_secs(10) {
+            let input = std::env::temp_dir().join(format!("kiln-ptxas-{pid}")).join("0.ptx");
+            if input.exists() {
+                println!("ptxas running, exiting");
+                std::process::exit(0);
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        panic!("ptxas's input never appeared");
+    }
 
     #[test]
     fn compiles_ptx_to_an_elf_cubin_or_says_why_not() {

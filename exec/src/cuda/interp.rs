@@ -275,7 +275,9 @@ fn queue() -> &'static Mutex<mpsc::Sender<Job>> {
         }
         // A process that ends with compiles queued waits for them (their code reaches the
         // disk cache for the next process): at most `EXIT_WAIT`, and only where a disk cache
-        // keeps them.
+        // keeps them. `ptxas`'s files go after that wait (handlers run in the reverse order
+        // of their registration), so that a compile still running then leaves none behind.
+        kiln_runtime::remove_ptxas_files_at_exit();
         // SAFETY: `wait_at_exit` is a plain function that only reads atomics and sleeps.
         unsafe { libc::atexit(wait_at_exit) };
         Mutex::new(tx)
