@@ -70,7 +70,7 @@ pub fn run_cuda<E: From<ExecError>>(
     cached: bool,
     inputs: impl FnOnce() -> Result<Vec<Arc<cuda::DeviceArray>>, E>,
 ) -> Result<Outputs, E> {
-    cuda::preload_libraries(plan);
+    cuda::preload_libraries(plan, gpu.disk());
     let ahead = cuda::Ahead::start(gpu, plan, cached);
     let inputs = inputs()?;
     let outputs = cuda::run_schedule(gpu, plan, cached, &inputs, ahead).map_err(E::from)?;

@@ -64,8 +64,8 @@ pub(crate) fn open_kept(lib: &[&str]) -> bool {
 
 /// Whether the loader has a library of cudarc's candidate names for `lib` mapped (`dlopen`
 /// with glibc's `RTLD_NOLOAD`, 4: loads nothing; the reference it takes is given back at once).
-/// For tests: that [`open_kept`] kept a library open.
-pub(crate) fn is_mapped(lib: &[&str]) -> bool {
+/// For tests: that [`open_kept`] kept a library open, that a preload loaded one.
+pub fn is_mapped(lib: &[&str]) -> bool {
     lib.iter().flat_map(|l| cudarc::get_lib_name_candidates(l)).any(|name| {
         // SAFETY: with RTLD_NOLOAD no library is loaded, so no initialiser runs.
         unsafe {

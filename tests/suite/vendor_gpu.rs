@@ -489,3 +489,51 @@ fn gpu_the_linear_algebra_helpers_compile_once() {
         assert_eq!((n, loads), (0, 1), "NVRTC compiles, prebuilt loads on sm_90");
     }
 }
+
+/// A program's CUDA libraries are remembered in the disk cache, and its next process starts
+/// loading them when it picks the backend, before any plan calls them. Two child processes of
+/// this binary (`remembered_libraries_child`) over one cache: the first calls `cholesky`
+/// (cuSOLVER); the next calls nothing and finds cuSOLVER loaded.
+#[test]
+fn gpu_a_program_s_libraries_load_at_its_next_process_s_start() {
+    if !on_gpu() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let child = |mode: &str| {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["vendor_gpu::remembered_libraries_child", "--exact", "--ignored", "--nocapture"])
+            .env("KILN_REMEMBERED_CHILD", mode)
+            .env("KILN_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{mode} child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        let at = stdout.find("remembered-child ").unwrap_or_else(|| panic!("no report in:\n{stdout}"));
+        stdout[at..].lines().next().unwrap_or_default().trim().to_string()
+    };
+    assert_eq!(child("first"), "remembered-child first cusolver_loaded_at_start=false");
+    assert_eq!(child("next"), "remembered-child next cusolver_loaded_at_start=true");
+}
+
+/// Run by `gpu_a_program_s_libraries_load_at_its_next_process_s_start` as a child process
+/// (`KILN_REMEMBERED_CHILD` = `first` or `next`): whether cuSOLVER is loaded within a while
+/// of picking the backend, before any call; `first` then factors a matrix.
+#[test]
+#[ignore = "a child process of gpu_a_program_s_libraries_load_at_its_next_process_s_start"]
+fn remembered_libraries_child() {
+    let Ok(mode) = std::env::var("KILN_REMEMBERED_CHILD") else { return };
+    assert!(on_gpu(), "the child picks the CUDA backend");
+    let start = std::time::Instant::now();
+    let wait = std::time::Duration::from_millis(if mode == "first" { 500 } else { 5000 });
+    let mut loaded = kiln_runtime::is_mapped(&["cusolver"]);
+    while !loaded && start.elapsed() < wait {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        loaded = kiln_runtime::is_mapped(&["cusolver"]);
+    }
+    if mode == "first" {
+        let spd = Array::from_vec(vec![4.0f64, 1.0, 1.0, 3.0], &[2, 2]);
+        kiln::linalg::cholesky(&spd).eval();
+    }
+    println!("remembered-child {mode} cusolver_loaded_at_start={loaded}");
+}

@@ -306,13 +306,23 @@ impl Gpu {
 }
 
 /// Starts, on threads of their own, what the first call of a new kernel on device `ordinal`
-/// would pay once: loading the bytecode interpreter ([`interp`], unless `KILN_GPU_INTERP=off`),
+/// would pay once: loading the CUDA libraries this program called in its last processes
+/// ([`remembered`]), the bytecode interpreter ([`interp`], unless `KILN_GPU_INTERP=off`),
 /// and where kernels compile through nvJitLink (`KILN_GPU_LINK=nvjitlink`) loading the library
 /// and its first compile ([`nvjitlink::warm_up`]). The frontend calls it when it
 /// picks the CUDA backend, long before the first materialisation; a compile that comes first
 /// waits for the library's `OnceLock` and pays the rest itself. Nothing here can fail a later
 /// compile.
 pub fn warm_up(ordinal: usize) {
+    if let Some(disk) = DiskCache::from_env() {
+        // After `cuInit` (in `Gpu::get`), beside the context's creation: a library loaded
+        // meanwhile held the loader's lock from `cuInit`, and its process gained nothing
+        // (gmm, H200, session 42).
+        let _ = std::thread::Builder::new().name("kiln-warm-libs".into()).spawn(move || {
+            let _ = Gpu::get(ordinal);
+            remembered::preload_remembered(&disk);
+        });
+    }
     if kiln_cache::config().gpu_interp != GpuInterp::Off {
         let _ = std::thread::Builder::new()
             .name("kiln-warm-interp".into())
@@ -359,6 +369,7 @@ mod lto;
 mod prepare;
 mod radix;
 pub mod random;
+mod remembered;
 mod replay;
 mod rows;
 mod select;

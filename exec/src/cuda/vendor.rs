@@ -65,22 +65,25 @@ use crate::ExecError as Error;
 
 /// Starts loading the CUDA libraries the library steps of `plan` call (each once per process,
 /// on a thread of its own: `kiln_runtime::blas::preload` and its kin), so that a plan's first
-/// run loads them beside its compiles and its context's creation rather than at the step.
-pub(crate) fn preload_libraries(plan: &kiln_compiler::pipeline::Compiled) {
+/// run loads them beside its compiles and its context's creation rather than at the step; and
+/// remembers them in `disk` for this program's next process ([`super::remembered`]).
+pub(crate) fn preload_libraries(
+    plan: &kiln_compiler::pipeline::Compiled,
+    disk: Option<&kiln_cache::DiskCache>,
+) {
+    use super::remembered::Library;
     use kiln_ir::OpKind;
+    let mut libraries = 0;
     for step in &plan.schedule.steps {
         let region = &plan.partition.regions[step.region];
         if region.kind != RegionKind::Vendor {
             continue;
         }
         let Some(&out) = region.body.outputs().first() else { continue };
-        match region.body.node(out).op {
-            OpKind::MatMul => blas::preload(),
-            OpKind::Fft | OpKind::Rfft | OpKind::Irfft => {
-                cufft::preload();
-                // A norm's scale is a cuBLAS call.
-                blas::preload();
-            }
+        libraries |= match region.body.node(out).op {
+            OpKind::MatMul => Library::Blas as u8,
+            // A norm's scale is a cuBLAS call.
+            OpKind::Fft | OpKind::Rfft | OpKind::Irfft => Library::Fft as u8 | Library::Blas as u8,
             OpKind::Cholesky
             | OpKind::Solve
             | OpKind::Inv
@@ -88,11 +91,21 @@ pub(crate) fn preload_libraries(plan: &kiln_compiler::pipeline::Compiled) {
             | OpKind::Slogdet
             | OpKind::Qr
             | OpKind::Svd
-            | OpKind::Eigh => kiln_runtime::solver::preload(),
+            | OpKind::Eigh => Library::Solver as u8,
             // A product with an absorbed epilogue: its output is the epilogue's op.
-            kiln_ir::ops_not_of!(Vendor) => blas::preload(),
-        }
+            kiln_ir::ops_not_of!(Vendor) => Library::Blas as u8,
+        };
     }
+    if libraries & Library::Blas as u8 != 0 {
+        blas::preload();
+    }
+    if libraries & Library::Fft as u8 != 0 {
+        cufft::preload();
+    }
+    if libraries & Library::Solver as u8 != 0 {
+        kiln_runtime::solver::preload();
+    }
+    super::remembered::used(libraries, disk);
 }
 
 /// The call of a vendor region the GPU executor takes, `None` for what runs on the host.
