@@ -232,13 +232,15 @@ fn store(d: &mut Data, i: usize, r: u64) {
 
 impl Bytecode {
     /// Runs the program on the host over `inputs` (C-contiguous, the program's dtypes and
-    /// shapes): its outputs. Panics on inputs of other dtypes or sizes.
+    /// shapes): its outputs, the prologue run once. Panics on inputs of other dtypes or sizes.
     pub fn run_host(&self, inputs: &[&HostArray]) -> Vec<HostArray> {
         let mut outs: Vec<Data> =
             self.outputs.iter().map(|(dt, _)| Data::zeros(*dt, self.elements)).collect();
         let mut r = [0u64; MAX_REGISTERS];
+        // The prologue once (as the GPU's interpreter runs it once a block), with element 0:
+        // its values are the same at every element.
         for e in 0..self.elements {
-            let mut pc = 0;
+            let mut pc = if e == 0 { 0 } else { self.prologue };
             while pc < self.code.len() {
                 let i = decode(self.code[pc]);
                 pc += 1;

@@ -183,6 +183,10 @@ pub struct Bytecode {
     pub outputs: Vec<(DType, Vec<usize>)>,
     /// Registers the program uses.
     pub registers: usize,
+    /// Words at the start of `code` whose values are the same at every element (constants,
+    /// scalars read at position 0, ops of those only): a machine may run them once for many
+    /// elements, their registers are not written again.
+    pub prologue: usize,
 }
 
 fn word(f: Family, ty: Ty, dst: usize, a: usize, b: usize, c: usize) -> u64 {
@@ -306,8 +310,14 @@ fn literal_bits(value: Literal, ty: Ty) -> Option<u64> {
 }
 
 impl Bytecode {
-    /// The program of `region`, or why the interpreter cannot run it.
+    /// The program of `region`, or why the interpreter cannot run it: the values that are the
+    /// same at every element first, as its [`prologue`](Bytecode::prologue), where their
+    /// registers, live to the end, leave enough for the rest.
     pub fn of(region: &Region) -> Result<Bytecode, Unsupported> {
+        Bytecode::build(region, true).or_else(|_| Bytecode::build(region, false))
+    }
+
+    fn build(region: &Region, hoist: bool) -> Result<Bytecode, Unsupported> {
         if region.kind != RegionKind::Elementwise {
             return Err(unsupported(None, format!("a {} region", region.kind.name())));
         }
@@ -353,12 +363,23 @@ impl Bytecode {
         for &o in outs {
             last_use[value[o.index()]] = usize::MAX;
         }
+        // Values of one element beside larger outputs are the same at every element: with
+        // `hoist`, computed first and kept to the end.
+        let invariant = |i: usize| hoist && at_zero[i];
+        for (i, l) in last_use.iter_mut().enumerate() {
+            if invariant(i) {
+                *l = usize::MAX;
+            }
+        }
         let mut code = Vec::new();
+        let mut prologue = 0;
         let mut reg = vec![usize::MAX; nodes.len()];
         let mut free: Vec<usize> = (0..MAX_REGISTERS).rev().collect();
         let mut registers = 0;
         let mut inputs: Vec<Option<(DType, Vec<usize>)>> = Vec::new();
-        for (i, n) in nodes.iter().enumerate() {
+        let order = (0..nodes.len()).filter(|&i| invariant(i)).chain((0..nodes.len()).filter(|&i| !invariant(i)));
+        for i in order {
+            let n = &nodes[i];
             if value[i] != i {
                 continue;
             }
@@ -419,6 +440,9 @@ impl Bytecode {
             registers = registers.max(r + 1);
             reg[i] = r;
             code.extend(insn);
+            if invariant(i) {
+                prologue = code.len();
+            }
             if last_use[i] == 0 {
                 // Never read (outputs are read at the end): its register is free again.
                 free.push(r);
@@ -441,7 +465,7 @@ impl Bytecode {
             .ok_or_else(|| unsupported(Some("input"), "an input the body does not read"))?;
         let outputs =
             outs.iter().map(|&o| (body.node(o).dtype, body.node(o).shape.to_vec())).collect();
-        Ok(Bytecode { code, elements, inputs, outputs, registers })
+        Ok(Bytecode { code, elements, inputs, outputs, registers, prologue })
     }
 
     /// The program as text, one instruction a line (`r3 = cos.f32 r1`), for dumps and tests.
@@ -450,6 +474,9 @@ impl Bytecode {
         let mut words = self.code.iter();
         let ty = |t: Ty| format!("{t:?}").to_lowercase();
         while let Some(&w) = words.next() {
+            if self.prologue > 0 && self.code.len() - words.len() - 1 == self.prologue {
+                out += "-- each element\n";
+            }
             let i = decode(w);
             let t = ty(i.ty);
             let line = match i.family {

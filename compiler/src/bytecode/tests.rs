@@ -40,12 +40,13 @@ fn a_chain_reads_as_its_program() {
          %4 = cos(%0) : f32[1024]\n%5 = add(%3, %4) : f32[1024]\nreturn %5\n",
     );
     let bc = Bytecode::of(&r).unwrap();
+    // The constant is the prologue's (run once for many elements), its register kept.
     assert_eq!(
         bc.text(),
-        "r0 = load.f32 in0\nr1 = const.f32 0x447a07df\nr1 = mul.f32 r0, r1\n\
-         r0 = cos.f32 r0\nr0 = add.f32 r1, r0\nout0 = store.f32 r0\n"
+        "r0 = const.f32 0x447a07df\n-- each element\nr1 = load.f32 in0\nr2 = mul.f32 r1, r0\n\
+         r1 = cos.f32 r1\nr1 = add.f32 r2, r1\nout0 = store.f32 r1\n"
     );
-    assert_eq!((bc.elements, bc.registers), (1024, 2));
+    assert_eq!((bc.elements, bc.registers, bc.prologue), (1024, 3, 2));
     check(&r, 1);
 }
 
@@ -113,4 +114,23 @@ fn what_the_interpreter_does_not_run() {
         let r = region(&format!("kiln.graph v1\n{text}"));
         assert!(Bytecode::of(&r).is_err(), "interpreted:\n{text}");
     }
+}
+
+#[test]
+fn values_the_same_at_every_element_are_the_prologue() {
+    // A scalar input times a constant: both read once, their product too.
+    let r = region(
+        "kiln.graph v1\n%0 = input {index=0} : f32[64]\n%1 = input {index=1} : f32[1]\n\
+         %2 = const {value=2.5} : f32[]\n%3 = broadcast_to(%2) {shape=[1]} : f32[1]\n\
+         %4 = multiply(%1, %3) : f32[1]\n%5 = broadcast_to(%4) {shape=[64]} : f32[64]\n\
+         %6 = add(%0, %5) : f32[64]\nreturn %6\n",
+    );
+    let bc = Bytecode::of(&r).unwrap();
+    assert_eq!(
+        bc.text(),
+        "r0 = load.f32 in1[0]\nr1 = const.f32 0x40200000\nr2 = mul.f32 r0, r1\n-- each element\n\
+         r3 = load.f32 in0\nr3 = add.f32 r3, r2\nout0 = store.f32 r3\n"
+    );
+    assert_eq!(bc.prologue, 4);
+    check(&r, 0);
 }

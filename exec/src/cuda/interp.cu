@@ -4,7 +4,8 @@
 // scripts/gpu/clang_modules.sh with clang and ptxas); NVRTC compiles it elsewhere.
 //
 // A block copies the program into shared memory and decodes each word once (its (type, op)
-// key and its registers' places in the file), then each thread runs it for L elements
+// key and its registers' places in the file), runs its prologue (values the same at every
+// element: bytecode::Bytecode::prologue) once, then each thread runs the rest for L elements
 // (kiln_interp: LANES, kiln_interp_1: one) at once: one jump on the key an instruction, then
 // the op alone for each lane (their loads issued together), over a file of 64-bit registers in
 // shared memory (as many as the program uses). An instruction word's byte 0 is its op (OP_*,
@@ -308,7 +309,7 @@ static __device__ __forceinline__ u64 compute(int op, int ty, int c, u64 x, u64 
 // thread of the block, in dynamic shared memory (the launch gives registers * L * 8 bytes a
 // thread), lane-major so that a warp's accesses fall in distinct banks.
 template <int L>
-static __device__ __forceinline__ void run(const u64* code, u32 ncode, u64 n, Buffers bufs,
+static __device__ __forceinline__ void run(const u64* code, u32 ncode, u32 nprologue, u64 n, Buffers bufs,
                                            u64* program, u64* decoded, const void** ins, void** outs, u64* file) {
   // Each word decoded once for the block: its key (type, op) and its registers' offsets in
   // the file (in registers of 8 bytes: below 32 * LANES * 256 = 2^15, so 16 bits each). A
@@ -331,10 +332,13 @@ static __device__ __forceinline__ void run(const u64* code, u32 ncode, u64 n, Bu
   SYNC_THREADS();
   u64* mine = file + THREAD_X;
   u64 tile_size = (u64)bd * L;
-  for (u64 tile = (u64)BLOCK_X * tile_size; tile < n; tile += (u64)GRID_DIM_X * tile_size) {
+  // The prologue's words (values the same at every element, their registers not written
+  // again) run with the block's first tile only.
+  u32 from = 0;
+  for (u64 tile = (u64)BLOCK_X * tile_size; tile < n; tile += (u64)GRID_DIM_X * tile_size, from = nprologue) {
     u64 first = tile + THREAD_X;
     bool whole = tile + tile_size <= n;
-    for (u32 pc = 0; pc < ncode; pc++) {
+    for (u32 pc = from; pc < ncode; pc++) {
       u64 dw = decoded[pc];
       u32 lo = (u32)dw, hi = (u32)(dw >> 32);
       u64* fd = mine + (lo >> 16);
@@ -431,13 +435,14 @@ static __device__ __forceinline__ void run(const u64* code, u32 ncode, u64 n, Bu
 #define MIN_BLOCKS 6
 
 #define KERNEL(name, lanes)                                                                        \
-  extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS) name(const u64* code, u32 ncode, u64 n, Buffers bufs) { \
+  extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS) name(const u64* code, u32 ncode, u32 nprologue, u64 n, \
+                                                                      Buffers bufs) {                      \
     __shared__ u64 program[MAX_CODE];                                                              \
     __shared__ u64 decoded[MAX_CODE];                                                              \
     __shared__ const void* ins[MAX_INPUTS];                                                        \
     __shared__ void* outs[MAX_OUTPUTS];                                                            \
     extern __shared__ u64 file[];                                                                  \
-    run<lanes>(code, ncode, n, bufs, program, decoded, ins, outs, file);                           \
+    run<lanes>(code, ncode, nprologue, n, bufs, program, decoded, ins, outs, file);                \
   }
 KERNEL(kiln_interp, LANES)
 KERNEL(kiln_interp_1, 1)

@@ -157,13 +157,14 @@ impl Interpreted {
         for (slot, a) in bufs.outputs.iter_mut().zip(&outs) {
             *slot = a.buf.ptr();
         }
-        let (ncode, n) = (p.code.len() as u32, p.elements as u64);
+        let (ncode, nprologue, n) = (p.code.len() as u32, p.prologue as u32, p.elements as u64);
         let (blocks, threads, bytes) = self.launch;
         let config = LaunchConfig::linear(blocks, threads).with_shared_mem(bytes);
-        let args: [&dyn KernelArg; 4] = [&self.code, &ncode, &n, &bufs];
+        let args: [&dyn KernelArg; 5] = [&self.code, &ncode, &nprologue, &n, &bufs];
         let stream = Stream::current()?;
-        // SAFETY: `kiln_interp(code, ncode, n, buffers)` (and `kiln_interp_1`) reads `ncode`
-        // words of `code` (this program, uploaded and finished), keeps registers below
+        // SAFETY: `kiln_interp(code, ncode, nprologue, n, buffers)` (and `kiln_interp_1`)
+        // reads `ncode` words of `code` (this program, uploaded and finished; its first
+        // `nprologue` words, at most `ncode`, once a block), keeps registers below
         // `p.registers` (each thread's lanes in the dynamic shared memory given), then for each
         // element e < n reads the inputs the program's loads name at e (or 0) and writes the
         // outputs its stores name at e: the inputs were checked to hold the program's dtypes
