@@ -94,6 +94,7 @@ pub use error::{
 };
 pub use graph::{CaptureMode, Graph};
 pub use launch::{KernelArg, LaunchConfig};
+pub use libs::is_mapped;
 pub use memory::{
     DeviceBuffer, DeviceCopy, DeviceMemoryPool, DevicePtr, PinnedBuffer, PinnedMemoryPool,
 };
@@ -102,6 +103,5 @@ pub use nvrtc::{NvrtcError, Program};
 pub use pool::async_pool::{async_pool_in_use, set_async_pool};
 pub use pool::{MemoryPool, PoolMode, PoolStats};
 pub use profile::{mark, profile, range, range_colored};
-pub use libs::is_mapped;
 pub use ptxas::{ptxas_cubin, ptxas_path, remove_files_at_exit as remove_ptxas_files_at_exit};
 pub use stream::{elapsed_time, Event, Stream, StreamGuard, StreamKind};

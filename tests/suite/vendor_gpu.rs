@@ -508,8 +508,13 @@ fn gpu_a_program_s_libraries_load_at_its_next_process_s_start() {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{mode} child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-        let at = stdout.find("remembered-child ").unwrap_or_else(|| panic!("no report in:\n{stdout}"));
+        assert!(
+            out.status.success(),
+            "{mode} child failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let at =
+            stdout.find("remembered-child ").unwrap_or_else(|| panic!("no report in:\n{stdout}"));
         stdout[at..].lines().next().unwrap_or_default().trim().to_string()
     };
     assert_eq!(child("first"), "remembered-child first cusolver_loaded_at_start=false");

@@ -377,7 +377,9 @@ impl Bytecode {
         let mut free: Vec<usize> = (0..MAX_REGISTERS).rev().collect();
         let mut registers = 0;
         let mut inputs: Vec<Option<(DType, Vec<usize>)>> = Vec::new();
-        let order = (0..nodes.len()).filter(|&i| invariant(i)).chain((0..nodes.len()).filter(|&i| !invariant(i)));
+        let order = (0..nodes.len())
+            .filter(|&i| invariant(i))
+            .chain((0..nodes.len()).filter(|&i| !invariant(i)));
         for i in order {
             let n = &nodes[i];
             if value[i] != i {
