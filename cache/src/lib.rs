@@ -5,13 +5,15 @@
 //! (what was compiled and for what: the compiler puts the kernel's canonical MLIR, the target
 //! (`sm_XX`, or the host CPU and its features) and the versions of kiln, LLVM and the driver in
 //! it) and the entry's byte strings. This crate knows nothing of what the key means: it stores
-//! bytes. Two kinds of entry share the directory, each with its [`Format`] (its magic and number
-//! of byte strings) and its [`Counters`]:
+//! bytes. Kinds of entry share the directory, each with its [`Format`] (its magic and number
+//! of byte strings), the kernels' with its [`Counters`]:
 //!
 //! - GPU kernels ([`DiskCache::lookup`], [`DiskCache::store`]): the PTX, and the cubin linked from
 //!   it for the device.
 //! - Host kernels (the compiler's `codegen::host`, through [`DiskCache::read`] and
 //!   [`DiskCache::write`]): an object file of the host CPU's machine code.
+//! - The CUDA libraries a program called (`kiln-exec`'s `cuda::remembered`, through
+//!   [`DiskCache::read`] and [`DiskCache::write`]; `<dir>/programs/<sha256>.kl`): a byte of bits.
 //!
 //! Their rules:
 //!

@@ -15,14 +15,14 @@
 //! then compiles the PTX, and the disk cache keeps the PTX only).
 //!
 //! Its files (the PTX in, the cubin out) live in a folder of the process's own
-//! (`kiln-ptxas-PID` in the temp dir), which the process's end removes
+//! (`kiln-ptxas-XXXXXX` in the temp dir, owner-only), which the process's end removes
 //! ([`remove_files_at_exit`]): a `ptxas` still running then finds no folder to write its
 //! cubin to, where it left its files behind before.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Once, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
 
 use crate::error::{KernelError, Result};
 
@@ -73,24 +73,34 @@ pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32, opt: u32) -> Result<Vec<u8>> 
     result
 }
 
-/// This process's folder for `ptxas`'s files, made at the first compile (and the process's
-/// end then set to remove it).
-fn folder() -> std::io::Result<&'static Path> {
-    static FOLDER: OnceLock<PathBuf> = OnceLock::new();
-    if ENDED.load(Ordering::Acquire) {
-        return Err(std::io::Error::other("the process is ending"));
+/// This process's folder for `ptxas`'s files: made at the first compile, with a name no other
+/// user can guess or take first (`kiln-ptxas-XXXXXX` in the temp dir, owner-only, made
+/// exclusively: `tempfile`), and the process's end then set to remove it. `None` once that end
+/// removed it: no compile makes it again.
+fn folder() -> std::io::Result<PathBuf> {
+    let mut folder = FOLDER.lock().unwrap_or_else(|e| e.into_inner());
+    match &*folder {
+        Folder::Made(f) => Ok(f.clone()),
+        Folder::Removed => Err(std::io::Error::other("the process is ending")),
+        Folder::None => {
+            let f = tempfile::Builder::new().prefix("kiln-ptxas-").tempdir()?.keep();
+            remove_files_at_exit();
+            *folder = Folder::Made(f.clone());
+            Ok(f)
+        }
     }
-    if let Some(f) = FOLDER.get() {
-        return Ok(f);
-    }
-    let f = std::env::temp_dir().join(format!("kiln-ptxas-{}", std::process::id()));
-    std::fs::create_dir_all(&f)?;
-    remove_files_at_exit();
-    Ok(FOLDER.get_or_init(|| f))
 }
 
-/// Set once the process's end removed the folder: no compile makes it again.
-static ENDED: AtomicBool = AtomicBool::new(false);
+/// The state of this process's folder of `ptxas` files.
+enum Folder {
+    None,
+    Made(PathBuf),
+    Removed,
+}
+
+/// Made and removed under one lock: a compile that starts as the process ends makes no folder
+/// after the end removed it.
+static FOLDER: Mutex<Folder> = Mutex::new(Folder::None);
 
 /// Has the process's end remove this process's folder of `ptxas` files (`atexit`; once, the
 /// first compile calls it too). Handlers run in the reverse order of their registration: a
@@ -99,20 +109,22 @@ static ENDED: AtomicBool = AtomicBool::new(false);
 pub fn remove_files_at_exit() {
     static AT_EXIT: Once = Once::new();
     AT_EXIT.call_once(|| {
-        // SAFETY: `remove_folder` is a plain function that takes no lock and does not
-        // unwind (it removes files, ignoring errors).
+        // SAFETY: `remove_folder` does not unwind (it ignores errors and a poisoned lock). It
+        // takes the folder's lock, which a compile holds only while it makes the folder, and
+        // allocates: at exit other threads still run, so neither can deadlock.
         unsafe { libc::atexit(remove_folder) };
     });
 }
 
 extern "C" fn remove_folder() {
-    ENDED.store(true, Ordering::Release);
-    let f = std::env::temp_dir().join(format!("kiln-ptxas-{}", std::process::id()));
-    // A `ptxas` that writes its cubin between the listing and the folder's removal leaves the
-    // folder not empty: again, a few times.
-    for _ in 0..4 {
-        if std::fs::remove_dir_all(&f).is_ok() || !f.exists() {
-            return;
+    let mut folder = FOLDER.lock().unwrap_or_else(|e| e.into_inner());
+    if let Folder::Made(f) = std::mem::replace(&mut *folder, Folder::Removed) {
+        // A `ptxas` that writes its cubin between the listing and the folder's removal leaves
+        // the folder not empty: again, a few times.
+        for _ in 0..4 {
+            if std::fs::remove_dir_all(&f).is_ok() || !f.exists() {
+                return;
+            }
         }
     }
 }
@@ -127,22 +139,8 @@ mod tests {
         ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %tid.x;\n\
         mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd2, %rd2, %rd3;\n  st.global.u32 [%rd2], %r1;\n  ret;\n}\n";
 
-    /// Paths in the temp dir of `ptxas` files of process `pid`: its folder, and the files
-    /// kiln wrote beside it before (`kiln-ptxas-PID-N.ptx`).
-    fn files_of(pid: u32) -> Vec<PathBuf> {
-        let mine = format!("kiln-ptxas-{pid}");
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .filter(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                name == mine || name.starts_with(&format!("{mine}-"))
-            })
-            .map(|e| e.path())
-            .collect()
-    }
-
-    /// A process that ends while `ptxas` runs (the child below) leaves none of its files.
+    /// A process that ends while `ptxas` runs (the child below) leaves none of its files: its
+    /// folder is gone.
     #[test]
     fn a_process_that_ends_while_ptxas_runs_leaves_no_files() {
         if ptxas_path().is_none() {
@@ -156,13 +154,14 @@ mod tests {
             .unwrap();
         let out = String::from_utf8_lossy(&child.stdout);
         assert!(out.contains("ptxas running, exiting"), "the child did not reach ptxas:\n{out}");
-        let pid: u32 = out
+        let folder: PathBuf = out
             .lines()
-            .find_map(|l| l.strip_prefix("child pid "))
-            .and_then(|p| p.trim().parse().ok())
-            .expect("the child's pid");
-        let left = files_of(pid);
-        assert!(left.is_empty(), "the child left {left:?}");
+            .find_map(|l| l.strip_prefix("child folder "))
+            .map(|p| p.trim().into())
+            .expect("the child's folder");
+        let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("kiln-ptxas-") && name.len() > "kiln-ptxas-".len(), "{name}");
+        assert!(!folder.exists(), "the child left {}", folder.display());
     }
 
     /// The child of the test above: compiles on a thread, and ends the process once `ptxas`
@@ -173,13 +172,12 @@ mod tests {
         if std::env::var_os("KILN_PTXAS_CHILD").is_none() {
             return;
         }
-        let pid = std::process::id();
-        println!("child pid {pid}");
+        let folder = folder().unwrap();
+        println!("child folder {}", folder.display());
         std::thread::spawn(|| ptxas_cubin("kiln_tid", PTX, 90, 3));
         let start = std::time::Instant::now();
         while start.elapsed() < std::time::Duration::from_secs(10) {
-            let input = std::env::temp_dir().join(format!("kiln-ptxas-{pid}")).join("0.ptx");
-            if input.exists() {
+            if folder.join("0.ptx").exists() {
                 println!("ptxas running, exiting");
                 std::process::exit(0);
             }

@@ -39,8 +39,12 @@ pub mod samples;
 
 /// Registers of the interpreter's file.
 pub const MAX_REGISTERS: usize = 32;
-/// Words of code a program may hold (the kernel's parameter block: 8 + 8 · this bytes).
+/// Words of code a program may hold (the interpreter keeps each in shared memory twice, as
+/// read and decoded: 16 bytes a word).
 pub const MAX_CODE: usize = 384;
+
+/// Why a program does not fit the register file.
+const NO_REGISTERS: &str = "more live values than registers";
 /// Input buffers a program may read.
 pub const MAX_INPUTS: usize = 12;
 /// Output buffers a program may write.
@@ -314,7 +318,13 @@ impl Bytecode {
     /// same at every element first, as its [`prologue`](Bytecode::prologue), where their
     /// registers, live to the end, leave enough for the rest.
     pub fn of(region: &Region) -> Result<Bytecode, Unsupported> {
-        Bytecode::build(region, true).or_else(|_| Bytecode::build(region, false))
+        Bytecode::build(region, true).or_else(|e| {
+            if e.reason == NO_REGISTERS {
+                Bytecode::build(region, false)
+            } else {
+                Err(e)
+            }
+        })
     }
 
     fn build(region: &Region, hoist: bool) -> Result<Bytecode, Unsupported> {
@@ -397,7 +407,7 @@ impl Bytecode {
                 }
             }
             let Some(r) = free.pop() else {
-                return Err(unsupported(None, "more live values than registers"));
+                return Err(unsupported(None, NO_REGISTERS));
             };
             let insn = match (n.op, &n.attrs) {
                 (OpKind::Input, Attrs::Input { index }) => {

@@ -4,14 +4,14 @@
 // scripts/gpu/clang_modules.sh with clang and ptxas); NVRTC compiles it elsewhere.
 //
 // A block copies the program into shared memory and decodes each word once (its (type, op)
-// key and its registers' places in the file), runs its prologue (values the same at every
-// element: bytecode::Bytecode::prologue) once, then each thread runs the rest for L elements
-// (kiln_interp: LANES, kiln_interp_1: one) at once: one jump on the key an instruction, then
-// the op alone for each lane (their loads issued together), over a file of 64-bit registers in
-// shared memory (as many as the program uses). An instruction word's byte 0 is its op (OP_*,
-// bytecode::Family), byte 1 its operands' type (T_*), byte 2 the register it writes, bytes 3-5
-// its operands. The math functions are libdevice's, as in kiln's compiled kernels; each op
-// rounds once.
+// key and its registers' places in the file); each thread runs its prologue (values the same
+// at every element: bytecode::Bytecode::prologue) with its first tile only, and the rest for
+// L elements (kiln_interp: LANES, kiln_interp_1: one) at once: one jump on the key an
+// instruction, then the op alone for each lane (their loads issued together), over a file of
+// 64-bit registers in shared memory (as many as the program uses). An instruction word's
+// byte 0 is its op (OP_*, bytecode::Family), byte 1 its operands' type (T_*), byte 2 the
+// register it writes, bytes 3-5 its operands. The math functions are libdevice's, as in
+// kiln's compiled kernels; each op rounds once.
 
 typedef unsigned char u8;
 typedef unsigned int u32;
@@ -417,7 +417,8 @@ static __device__ __forceinline__ void run(const u64* code, u32 ncode, u32 nprol
             void* p = outs[(w >> 16) & 0xff];
             LANE_LOOP { u64 e = first + (u64)l * bd; if (e < n) store(p, ty, e, fa[l * bd]); }
           } else {
-            const u64* fc = mine + (c & (MAX_REGISTERS - 1)) * (L * bd);
+            // `c` is a register for `where` only (a cast's target type otherwise).
+            const u64* fc = op == OP_WHERE ? mine + (c & (MAX_REGISTERS - 1)) * (L * bd) : fa;
             LANE_LOOP fd[l * bd] = compute(op, ty, c, fa[l * bd], fb[l * bd], fc[l * bd]);
           }
         }

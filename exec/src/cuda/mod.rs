@@ -319,8 +319,9 @@ pub fn warm_up(ordinal: usize) {
         // meanwhile held the loader's lock from `cuInit`, and its process gained nothing
         // (gmm, H200, session 42).
         let _ = std::thread::Builder::new().name("kiln-warm-libs".into()).spawn(move || {
-            let _ = Gpu::get(ordinal);
-            remembered::preload_remembered(&disk);
+            if Gpu::get(ordinal).is_ok() {
+                remembered::preload_remembered(&disk);
+            }
         });
     }
     if kiln_cache::config().gpu_interp != GpuInterp::Off {

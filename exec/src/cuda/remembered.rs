@@ -90,6 +90,10 @@ impl Remembered {
             return;
         }
         let (Some(disk), Some(key)) = (disk, key) else { return };
+        // One writer at a time: two threads' read-then-write could drop the other's library.
+        static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+        let used = self.used.load(Ordering::Acquire);
         let all = used | read(disk, key);
         self.known.fetch_or(all, Ordering::AcqRel);
         if let Err(e) = disk.write(&FORMAT, &path(disk, key), key, &[&[all]]) {
