@@ -75,8 +75,8 @@ pub fn ptxas_cubin(name: &str, ptx: &str, sm: u32, opt: u32) -> Result<Vec<u8>> 
 
 /// This process's folder for `ptxas`'s files: made at the first compile, with a name no other
 /// user can guess or take first (`kiln-ptxas-XXXXXX` in the temp dir, owner-only, made
-/// exclusively: `tempfile`), and the process's end then set to remove it. `None` once that end
-/// removed it: no compile makes it again.
+/// exclusively: `tempfile`), and the process's end then set to remove it. An error once that
+/// end removed it: no compile makes it again.
 fn folder() -> std::io::Result<PathBuf> {
     let mut folder = FOLDER.lock().unwrap_or_else(|e| e.into_inner());
     match &*folder {

@@ -73,15 +73,14 @@ impl Remembered {
     fn preload(&self, disk: &DiskCache, key: &str) -> u8 {
         let bits = read(disk, key);
         self.known.fetch_or(bits, Ordering::AcqRel);
-        for l in Library::ALL.into_iter().filter(|&l| bits & l as u8 != 0) {
-            l.preload();
-        }
+        preload(bits);
         bits
     }
 
-    /// Notes that this process calls `libraries` (bits); where the entry for `key` in `disk`
-    /// lacks one, writes it with them (the entry read again first: its union with them).
-    fn used(&self, libraries: u8, disk: Option<&DiskCache>, key: Option<&str>) {
+    /// Notes that this process calls `libraries` (bits); where the entry in `disk` (under the
+    /// key `key` gives, asked only then) lacks one, writes it with them (the entry read again
+    /// first: its union with them).
+    fn used(&self, libraries: u8, disk: Option<&DiskCache>, key: impl FnOnce() -> Option<String>) {
         if libraries & !self.used.load(Ordering::Acquire) == 0 {
             return;
         }
@@ -89,7 +88,8 @@ impl Remembered {
         if used & !self.known.load(Ordering::Acquire) == 0 {
             return;
         }
-        let (Some(disk), Some(key)) = (disk, key) else { return };
+        let (Some(disk), Some(key)) = (disk, key()) else { return };
+        let key = key.as_str();
         // One writer at a time: two threads' read-then-write could drop the other's library.
         static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
@@ -99,6 +99,14 @@ impl Remembered {
         if let Err(e) = disk.write(&FORMAT, &path(disk, key), key, &[&[all]]) {
             tracing::debug!(error = %e, "the libraries this program calls were not remembered");
         }
+    }
+}
+
+/// Starts loading `libraries` (bits of [`Library`]), each once per process on a thread of its
+/// own.
+pub(crate) fn preload(libraries: u8) {
+    for l in Library::ALL.into_iter().filter(|&l| libraries & l as u8 != 0) {
+        l.preload();
     }
 }
 
@@ -113,10 +121,7 @@ pub(super) fn preload_remembered(disk: &DiskCache) {
 /// Notes that this process calls `libraries` (bits of [`Library`]), remembering them in
 /// `disk` for the next where its entry lacks one.
 pub(crate) fn used(libraries: u8, disk: Option<&DiskCache>) {
-    if libraries & !REMEMBERED.used.load(Ordering::Acquire) == 0 {
-        return;
-    }
-    REMEMBERED.used(libraries, disk, key().as_deref());
+    REMEMBERED.used(libraries, disk, key);
 }
 
 #[cfg(test)]
@@ -131,17 +136,17 @@ mod tests {
         assert_eq!(read(&disk, key), 0, "no entry yet");
         // A process that calls cuSOLVER writes it.
         let first = Remembered::new();
-        first.used(Library::Solver as u8, Some(&disk), Some(key));
+        first.used(Library::Solver as u8, Some(&disk), || Some(key.to_string()));
         assert_eq!(read(&disk, key), Library::Solver as u8);
         // The next reads it at start; calling cuBLAS too adds it, and a third call adds nothing.
         let next = Remembered::new();
         assert_eq!(next.preload(&disk, key), Library::Solver as u8);
-        next.used(Library::Blas as u8, Some(&disk), Some(key));
-        next.used(Library::Solver as u8, Some(&disk), Some(key));
+        next.used(Library::Blas as u8, Some(&disk), || Some(key.to_string()));
+        next.used(Library::Solver as u8, Some(&disk), || Some(key.to_string()));
         assert_eq!(read(&disk, key), (Library::Solver as u8) | (Library::Blas as u8));
         // One that read nothing yet (its start raced its first plan) keeps the entry's bits.
         let racing = Remembered::new();
-        racing.used(Library::Fft as u8, Some(&disk), Some(key));
+        racing.used(Library::Fft as u8, Some(&disk), || Some(key.to_string()));
         assert_eq!(read(&disk, key), 7);
         // Another program's entry is its own.
         assert_eq!(read(&disk, "CUDA libraries of /another"), 0);

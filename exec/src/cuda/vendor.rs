@@ -96,15 +96,7 @@ pub(crate) fn preload_libraries(
             kiln_ir::ops_not_of!(Vendor) => Library::Blas as u8,
         };
     }
-    if libraries & Library::Blas as u8 != 0 {
-        blas::preload();
-    }
-    if libraries & Library::Fft as u8 != 0 {
-        cufft::preload();
-    }
-    if libraries & Library::Solver as u8 != 0 {
-        kiln_runtime::solver::preload();
-    }
+    super::remembered::preload(libraries);
     super::remembered::used(libraries, disk);
 }
 
